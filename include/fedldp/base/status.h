@@ -1,0 +1,58 @@
+// Errors as values at module boundaries.
+//
+// Builders (`Create`) validate every parameter and return either a valid object
+// or an Error whose message is one sentence a user can act on. Nothing in the
+// library constructs a half-valid mechanism or selector.
+#ifndef FEDLDP_BASE_STATUS_H_
+#define FEDLDP_BASE_STATUS_H_
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace fedldp {
+
+struct Error {
+  std::string message;
+};
+
+// Thrown only by Result::value() on misuse (reading the value of an error).
+class BadResultAccess : public std::logic_error {
+ public:
+  explicit BadResultAccess(const std::string& message) : std::logic_error(message) {}
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : data_(std::move(value)) {}          // NOLINT: implicit by design
+  Result(Error error) : data_(std::move(error)) {}      // NOLINT: implicit by design
+
+  bool ok() const { return std::holds_alternative<T>(data_); }
+  explicit operator bool() const { return ok(); }
+
+  const T& value() const& { Check(); return std::get<T>(data_); }
+  T& value() & { Check(); return std::get<T>(data_); }
+  T&& value() && { Check(); return std::get<T>(std::move(data_)); }
+  const T& operator*() const& { return value(); }
+  const T* operator->() const { return &value(); }
+
+  const std::string& error() const { return std::get<Error>(data_).message; }
+
+ private:
+  void Check() const {
+    if (!ok()) throw BadResultAccess("fedldp::Result holds an error: " + error());
+  }
+  std::variant<T, Error> data_;
+};
+
+// Parameter checks shared by every builder. Each returns an empty string when
+// the value is acceptable, otherwise a sentence naming the parameter.
+std::string CheckEpsilon(double epsilon, const char* name = "epsilon");
+std::string CheckFinite(double value, const char* name);
+std::string CheckPositive(double value, const char* name);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_BASE_STATUS_H_

@@ -1,0 +1,94 @@
+// The two-point mechanism of LDP-FL (Sun, Qian & Chen, IJCAI 2021, eq. 2) and,
+// as its special case c = 0, r = 1, Duchi et al.'s one-dimensional mechanism
+// (as used by Wang et al., ICDE 2019).
+//
+// Input domain [c - r, c + r]; with B = (e^eps + 1) / (e^eps - 1) the output is
+//   c + r B  with probability  1/2 + (x - c) / (2 r B),
+//   c - r B  otherwise.
+// E[M(x)] = x and Var[M(x)] = r^2 B^2 - (x - c)^2. (LDP-FL's Lemma 2 states
+// Var = r^2 B^2, which is only the upper bound; its own proof gives the
+// difference.)
+//
+// Exactness of the implementation. The Bernoulli draw compares the high 32
+// bits of one random word with an integer threshold T(x), so P[high | x] is
+// exactly T(x) / 2^32. T(x) is 2^32 P(x) rounded toward 2^31, clamped to
+// [T_min, 2^32 - T_min] with T_min = ceil(2^32 / (e^eps + 1)), raised if
+// needed until (2^32 - T_min) <= T_min e^eps. The worst-case ratio of the
+// implemented probabilities is (2^32 - T_min) / T_min <= e^eps, so the code is
+// eps-LDP as it runs, not only on paper; the price is a bias of at most
+// r B 2^-31. Mass(), Mean() and Variance() report the
+// implemented probabilities.
+#ifndef FEDLDP_MECHANISM_TWO_POINT_H_
+#define FEDLDP_MECHANISM_TWO_POINT_H_
+
+#include <cstdint>
+
+#include "fedldp/mechanism/value_mechanism.h"
+
+namespace fedldp {
+
+class TwoPointMechanism final : public ValueMechanism {
+ public:
+  // epsilon in (0, 500], center finite, radius finite and > 0.
+  static Result<TwoPointMechanism> Create(double epsilon, double center, double radius);
+  // Duchi's mechanism: center 0, radius 1.
+  static Result<TwoPointMechanism> CreateDuchi(double epsilon);
+
+  std::string name() const override { return duchi_ ? "duchi" : "twopoint"; }
+  double epsilon() const override { return epsilon_; }
+  Interval input_domain() const override { return {center_ - radius_, center_ + radius_}; }
+  Interval output_domain() const override { return {low_, high_}; }
+  bool CanOutput(double y) const override { return y == low_ || y == high_; }
+
+  double Sample(double x, Rng& rng) const override {
+    return static_cast<std::uint32_t>(rng() >> 32) < Threshold(x) ? high_ : low_;
+  }
+  void SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const override;
+  // The dense hot path for model weights: out[i] = Sample(in[i]) as float.
+  // Draws 32 bits per value in blocks. in and out may alias exactly.
+  void PerturbDense(std::span<const float> in, std::span<float> out, Rng& rng) const;
+
+  double Mean(double x) const override;
+  double Variance(double x) const override;
+  std::vector<double> Atoms() const override { return {low_, high_}; }
+  double Mass(double y, double x) const override;
+  double Cdf(double y, double x) const override;
+
+  double center() const { return center_; }
+  double radius() const { return radius_; }
+  // B = (e^eps + 1) / (e^eps - 1): outputs are c +- r B.
+  double bound() const { return bound_; }
+  double high() const { return high_; }
+  double low() const { return low_; }
+  // Exact P[high | x] = Threshold(x) / 2^32.
+  double ProbabilityHigh(double x) const { return Threshold(x) * 0x1.0p-32; }
+
+  // Integer threshold T(x) described above; the output is high iff a uniform
+  // 32-bit word is < T(x).
+  std::uint32_t Threshold(double x) const {
+    x = x == x ? x : center_;  // NaN -> centre
+    x = x < in_hi_ ? x : in_hi_;
+    x = x > in_lo_ ? x : in_lo_;
+    double t = x * slope_ + offset_;
+    t = t < t_max_ ? t : t_max_;
+    t = t > t_min_ ? t : t_min_;
+    // t is in [T_min, 2^32 - T_min], whose ends are integers; shifted into the
+    // int32 range so the (truncating) conversion vectorises without AVX-512.
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(t - 2147483648.0) ^
+                                      std::int32_t{-2147483647 - 1});
+  }
+
+ private:
+  TwoPointMechanism(double epsilon, double center, double radius, bool duchi);
+
+  double epsilon_, center_, radius_, bound_;
+  double high_, low_;
+  double in_lo_, in_hi_;
+  double slope_, offset_;  // 2^32 P(x) = slope_ * x + offset_
+  double t_min_, t_max_;   // clamp of 2^32 P(x), integers
+  bool duchi_;
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_MECHANISM_TWO_POINT_H_

@@ -1,0 +1,77 @@
+// Scalar value mechanisms: the interface every one of them implements.
+//
+// A mechanism M maps a real input x to a random output y and satisfies
+// eps-LDP on its input domain: for all x, x' and all measurable sets S,
+// P[M(x) in S] <= e^eps P[M(x') in S]. Inputs outside the input domain are
+// clipped to it first (NaN is mapped to the domain's centre); clipping is part
+// of the mechanism, so the guarantee holds for every real input.
+//
+// Every mechanism explains itself: its epsilon, domains, exact variance, and
+// its output law as atoms (probability masses) plus a density on the rest, so
+// tests and audits can check it against the mathematics.
+#ifndef FEDLDP_MECHANISM_VALUE_MECHANISM_H_
+#define FEDLDP_MECHANISM_VALUE_MECHANISM_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fedldp/base/status.h"
+#include "fedldp/random/rng.h"
+
+namespace fedldp {
+
+struct Interval {
+  double lo;
+  double hi;
+  bool Contains(double v) const { return v >= lo && v <= hi; }
+  double center() const { return 0.5 * (lo + hi); }
+};
+
+class ValueMechanism {
+ public:
+  virtual ~ValueMechanism() = default;
+
+  virtual std::string name() const = 0;
+  virtual double epsilon() const = 0;
+  virtual Interval input_domain() const = 0;
+  // Smallest interval holding every possible output.
+  virtual Interval output_domain() const = 0;
+  // True iff y could have been produced by this mechanism (for any input).
+  virtual bool CanOutput(double y) const = 0;
+
+  // The input as the mechanism sees it: clipped to the input domain, NaN
+  // replaced by the domain's centre.
+  double Clip(double x) const;
+
+  virtual double Sample(double x, Rng& rng) const = 0;
+  // out[i] = Sample(in[i]); may be faster than a loop of Sample.
+  virtual void SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const;
+
+  // Exact E[M(x)] and Var[M(x)] of the implemented mechanism.
+  virtual double Mean(double x) const { return Clip(x); }
+  virtual double Variance(double x) const = 0;
+
+  // The output law given x: point masses at Atoms() with probability Mass(y, x),
+  // plus a density Density(y, x) on the rest (0 for purely discrete
+  // mechanisms), and the distribution function Cdf(y, x) = P[M(x) <= y].
+  virtual std::vector<double> Atoms() const { return {}; }
+  virtual double Mass(double y, double x) const;
+  virtual double Density(double y, double x) const;
+  virtual double Cdf(double y, double x) const = 0;
+};
+
+// Builds a mechanism by name: duchi, pm, hm, laplace, twopoint. `center` and
+// `radius` are used by twopoint only (its input domain is [c - r, c + r]).
+Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(const std::string& name,
+                                                                 double epsilon,
+                                                                 double center = 0.0,
+                                                                 double radius = 1.0);
+
+// Names accepted by MakeValueMechanism.
+std::vector<std::string> ValueMechanismNames();
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_MECHANISM_VALUE_MECHANISM_H_

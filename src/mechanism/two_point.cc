@@ -1,0 +1,102 @@
+#include "fedldp/mechanism/two_point.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+namespace fedldp {
+namespace {
+
+constexpr double kTwo32 = 4294967296.0;
+
+}  // namespace
+
+Result<TwoPointMechanism> TwoPointMechanism::Create(double epsilon, double center, double radius) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (auto e = CheckFinite(center, "center"); !e.empty()) return Error{e};
+  if (auto e = CheckPositive(radius, "radius"); !e.empty()) return Error{e};
+  return TwoPointMechanism(epsilon, center, radius, false);
+}
+
+Result<TwoPointMechanism> TwoPointMechanism::CreateDuchi(double epsilon) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  return TwoPointMechanism(epsilon, 0.0, 1.0, true);
+}
+
+TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radius, bool duchi)
+    : epsilon_(epsilon), center_(center), radius_(radius), duchi_(duchi) {
+  const double ee = std::exp(epsilon);
+  // (e^eps + 1) / (e^eps - 1) = 1 / tanh(eps / 2), accurate for small eps too.
+  bound_ = 1.0 / std::tanh(epsilon / 2);
+  high_ = center + radius * bound_;
+  low_ = center - radius * bound_;
+  in_lo_ = center - radius;
+  in_hi_ = center + radius;
+  // 2^32 P(x) = 2^31 + 2^31 (x - c) / (r B).
+  slope_ = kTwo32 / (2 * radius * bound_);
+  offset_ = kTwo32 / 2 - center * slope_;
+  // The integer clamp that makes the implemented mechanism exactly eps-LDP:
+  // (2^32 - T_min) / T_min <= e^eps  <=>  2^32 <= T_min (e^eps + 1).
+  double t_min = std::ceil(kTwo32 / (ee + 1));
+  t_min = std::max(t_min, 1.0);
+  while ((kTwo32 - t_min) > static_cast<double>(static_cast<long double>(t_min) * ee)) t_min += 1;
+  t_min_ = t_min;
+  t_max_ = kTwo32 - t_min;
+}
+
+void TwoPointMechanism::SampleMany(std::span<const double> in, std::span<double> out,
+                                   Rng& rng) const {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = Sample(in[i], rng);
+}
+
+void TwoPointMechanism::PerturbDense(std::span<const float> in, std::span<float> out,
+                                     Rng& rng) const {
+  constexpr std::size_t kBlock = 2048;  // values per block; 32 random bits each
+  std::array<std::uint64_t, kBlock / 2> words;
+  std::array<std::uint32_t, kBlock> bits;
+  const float high = static_cast<float>(high_);
+  const float low = static_cast<float>(low_);
+  const std::size_t n = in.size();
+  for (std::size_t start = 0; start < n; start += kBlock) {
+    const std::size_t len = std::min(kBlock, n - start);
+    rng.Fill(std::span(words.data(), (len + 1) / 2));
+    // Word w supplies value 2w its high half and value 2w+1 its low half: the
+    // same 32-bit draw Sample() makes, twice per word.
+    for (std::size_t w = 0; w < (len + 1) / 2; ++w) {
+      bits[2 * w] = static_cast<std::uint32_t>(words[w] >> 32);
+      bits[2 * w + 1] = static_cast<std::uint32_t>(words[w]);
+    }
+    const float* src = in.data() + start;
+    float* dst = out.data() + start;
+    for (std::size_t i = 0; i < len; ++i) {
+      dst[i] = bits[i] < Threshold(static_cast<double>(src[i])) ? high : low;
+    }
+  }
+}
+
+double TwoPointMechanism::Mass(double y, double x) const {
+  const double p = ProbabilityHigh(x);
+  if (y == high_) return p;
+  if (y == low_) return 1.0 - p;
+  return 0.0;
+}
+
+double TwoPointMechanism::Mean(double x) const {
+  return center_ + radius_ * bound_ * (2 * ProbabilityHigh(x) - 1);
+}
+
+double TwoPointMechanism::Variance(double x) const {
+  // Var = (high - low)^2 p (1 - p) for a two-point law.
+  const double p = ProbabilityHigh(x);
+  const double span = 2 * radius_ * bound_;
+  return span * span * p * (1 - p);
+}
+
+double TwoPointMechanism::Cdf(double y, double x) const {
+  if (y < low_) return 0.0;
+  if (y < high_) return 1.0 - ProbabilityHigh(x);
+  return 1.0;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,142 @@
+// Closed forms, builders and edge cases of the value mechanisms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fedldp/mechanism/hybrid.h"
+#include "fedldp/mechanism/laplace.h"
+#include "fedldp/mechanism/piecewise.h"
+#include "fedldp/mechanism/two_point.h"
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+TEST(Builders, RejectBadParametersWithASentence) {
+  for (double eps : {0.0, -1.0, kNaN, kInf, 501.0}) {
+    for (const auto& name : ValueMechanismNames()) {
+      auto m = MakeValueMechanism(name, eps);
+      ASSERT_FALSE(m.ok()) << name << " eps " << eps;
+      EXPECT_NE(m.error().find("epsilon"), std::string::npos) << m.error();
+    }
+  }
+  EXPECT_FALSE(TwoPointMechanism::Create(1, 0, 0).ok());
+  EXPECT_FALSE(TwoPointMechanism::Create(1, 0, -1).ok());
+  EXPECT_FALSE(TwoPointMechanism::Create(1, kNaN, 1).ok());
+  EXPECT_FALSE(TwoPointMechanism::Create(1, 0, kInf).ok());
+  auto unknown = MakeValueMechanism("gauss", 1);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("unknown mechanism"), std::string::npos);
+}
+
+TEST(TwoPoint, MatchesEquationTwoOfLdpFl) {
+  for (double eps : {0.1, 1.0, 8.0}) {
+    const double c = -0.2, r = 0.015;
+    const auto m = TwoPointMechanism::Create(eps, c, r).value();
+    const double e = std::exp(eps);
+    EXPECT_NEAR(m.high(), c + r * (e + 1) / (e - 1), 1e-14 * std::fabs(m.high()));
+    EXPECT_NEAR(m.low(), c - r * (e + 1) / (e - 1), 1e-14 * std::fabs(m.low()));
+    for (double w : {c - r, c - 0.3 * r, c, c + 0.9 * r, c + r}) {
+      const double p = ((w - c) * (e - 1) + r * (e + 1)) / (2 * r * (e + 1));
+      // The implemented probability is a multiple of 2^-32 within 2^-32 of eq. 2.
+      EXPECT_NEAR(m.ProbabilityHigh(w), p, 0x1.0p-32);
+      EXPECT_EQ(m.ProbabilityHigh(w) * 0x1.0p32, std::floor(m.ProbabilityHigh(w) * 0x1.0p32));
+      // Lemma 2 as corrected by its own proof: r^2 B^2 - (w - c)^2.
+      const double b = (e + 1) / (e - 1);
+      EXPECT_NEAR(m.Variance(w), r * r * b * b - (w - c) * (w - c), 1e-8 * r * r * b * b);
+    }
+  }
+}
+
+TEST(TwoPoint, ImplementedProbabilitiesMeetTheBoundExactly) {
+  for (double eps = 0.01; eps < 40; eps *= 1.1) {
+    const auto m = TwoPointMechanism::CreateDuchi(eps).value();
+    const long double hi = m.ProbabilityHigh(1), lo = m.ProbabilityHigh(-1);
+    EXPECT_LE(hi / lo, std::exp(static_cast<long double>(eps))) << eps;
+    EXPECT_LE((1 - lo) / (1 - hi), std::exp(static_cast<long double>(eps))) << eps;
+  }
+}
+
+TEST(TwoPoint, ClipsAndMapsNaNToTheCentre) {
+  const auto m = TwoPointMechanism::Create(1, 2, 0.5).value();
+  EXPECT_EQ(m.ProbabilityHigh(100), m.ProbabilityHigh(2.5));
+  EXPECT_EQ(m.ProbabilityHigh(-kInf), m.ProbabilityHigh(1.5));
+  EXPECT_EQ(m.ProbabilityHigh(kNaN), m.ProbabilityHigh(2));
+  EXPECT_EQ(m.Clip(kNaN), 2);
+}
+
+TEST(TwoPoint, DensePerturbationFollowsTheLaw) {
+  const auto m = TwoPointMechanism::Create(2, 0, 0.075).value();
+  const std::size_t n = 1 << 20;
+  std::vector<float> w(n, 0.05f);
+  CounterRng rng(3);
+  m.PerturbDense(w, w, rng);  // in place
+  std::size_t high = 0;
+  for (float v : w) {
+    ASSERT_TRUE(v == static_cast<float>(m.high()) || v == static_cast<float>(m.low()));
+    high += v == static_cast<float>(m.high());
+  }
+  const double p = m.ProbabilityHigh(0.05f);
+  EXPECT_NEAR(static_cast<double>(high) / n, p, 5 * std::sqrt(p * (1 - p) / n));
+}
+
+TEST(TwoPoint, DensePerturbationIsReproducibleAndSplittable) {
+  const auto m = TwoPointMechanism::Create(1, 0, 1).value();
+  std::vector<float> in(5000);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = std::sin(static_cast<float>(i));
+  std::vector<float> a(in.size()), b(in.size());
+  CounterRng r1(42, 7), r2(42, 7);
+  m.PerturbDense(in, a, r1);
+  m.PerturbDense(in, b, r2);
+  EXPECT_EQ(a, b);
+}
+
+TEST(Piecewise, VarianceClosedFormMatchesTheDensity) {
+  for (double eps : {0.1, 1.0, 4.0}) {
+    const auto m = PiecewiseMechanism::Create(eps).value();
+    for (double t : {-1.0, -0.4, 0.0, 0.7, 1.0}) {
+      // E[Y^2] of a piecewise-constant density, piece by piece.
+      const Interval c = m.CenterInterval(t);
+      const double big = m.bound();
+      auto cube = [](double a, double b) { return (b * b * b - a * a * a) / 3; };
+      // Wang et al.: density p inside [l, r], p / e^eps outside.
+      const double high = (std::exp(eps) - std::exp(eps / 2)) / (2 * std::exp(eps / 2) + 2);
+      const double low = high / std::exp(eps);
+      EXPECT_DOUBLE_EQ(m.Density(c.center(), t), high);
+      if (c.lo > -big) { EXPECT_DOUBLE_EQ(m.Density((c.lo - big) / 2, t), low); }
+      if (c.hi < big) { EXPECT_DOUBLE_EQ(m.Density((c.hi + big) / 2, t), low); }
+      const double second = low * (cube(-big, c.lo) + cube(c.hi, big)) + high * cube(c.lo, c.hi);
+      EXPECT_NEAR(m.Variance(t), second - t * t, 1e-9 * second) << eps << " " << t;
+      EXPECT_NEAR(m.Cdf(big, t), 1.0, 1e-12);
+      EXPECT_NEAR(low * (c.lo + big + big - c.hi) + high * (c.hi - c.lo), 1.0, 1e-12);
+    }
+  }
+}
+
+TEST(Hybrid, IsDuchiBelowEpsStarAndAMixtureAbove) {
+  const auto duchi = TwoPointMechanism::CreateDuchi(0.5).value();
+  const auto low = HybridMechanism::Create(0.5).value();
+  EXPECT_EQ(low.alpha(), 0.0);
+  CounterRng a(1), b(1);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(low.Sample(0.3, a), duchi.Sample(0.3, b));
+  const auto high = HybridMechanism::Create(2).value();
+  EXPECT_DOUBLE_EQ(high.alpha(), 1 - std::exp(-1.0));
+  const auto pm = PiecewiseMechanism::Create(2).value();
+  const auto d2 = TwoPointMechanism::CreateDuchi(2).value();
+  EXPECT_NEAR(high.Variance(0.4),
+              high.alpha() * pm.Variance(0.4) + (1 - high.alpha()) * d2.Variance(0.4), 1e-9);
+}
+
+TEST(Laplace, ScaleAndVariance) {
+  const auto m = LaplaceMechanism::Create(0.5).value();
+  EXPECT_DOUBLE_EQ(m.scale(), 4.0);
+  EXPECT_DOUBLE_EQ(m.Variance(0.2), 32.0);
+  EXPECT_NEAR(m.Cdf(0.2, 0.2), 0.5, 1e-15);
+}
+
+}  // namespace
+}  // namespace fedldp

@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/random/secure_rng.h"
+#include "testing/stat_checks.h"
+
+namespace fedldp {
+namespace {
+
+// 64 buckets of the top 6 bits must be uniform.
+testing::Verdict TopBitsUniform(Rng& rng, std::size_t n) {
+  std::vector<std::uint64_t> counts(64, 0);
+  for (std::size_t i = 0; i < n; ++i) ++counts[rng() >> 58];
+  std::vector<double> p(64, 1.0 / 64);
+  return testing::CheckChiSquare(counts, p);
+}
+
+TEST(CounterRng, SameSeedAndStreamSameWords) {
+  CounterRng a(123, 4), b(123, 4);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(a(), b());
+}
+
+TEST(CounterRng, FillEqualsRepeatedDraws) {
+  CounterRng a(9, 1), b(9, 1);
+  std::vector<std::uint64_t> block(1000);
+  a();
+  a.Fill(block);
+  b();
+  for (auto w : block) ASSERT_EQ(w, b());
+  EXPECT_EQ(a.position(), b.position());
+}
+
+TEST(CounterRng, SeekJumpsAnywhere) {
+  CounterRng a(5), b(5);
+  for (int i = 0; i < 777; ++i) a();
+  b.Seek(777);
+  EXPECT_EQ(a(), b());
+}
+
+TEST(CounterRng, StreamsAndSeedsDiffer) {
+  // Neighbouring seeds and streams must not give shifted copies of one
+  // sequence: no word of one stream's first 4096 appears in another's.
+  std::vector<std::vector<std::uint64_t>> streams;
+  for (std::uint64_t seed : {0, 1}) {
+    for (std::uint64_t stream : {0, 1, 2}) {
+      CounterRng r(seed, stream);
+      std::vector<std::uint64_t> w(4096);
+      r.Fill(w);
+      std::sort(w.begin(), w.end());
+      streams.push_back(w);
+    }
+  }
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    for (std::size_t j = i + 1; j < streams.size(); ++j) {
+      std::vector<std::uint64_t> common;
+      std::set_intersection(streams[i].begin(), streams[i].end(), streams[j].begin(),
+                            streams[j].end(), std::back_inserter(common));
+      EXPECT_TRUE(common.empty()) << i << " " << j;
+    }
+  }
+}
+
+TEST(CounterRng, UniformAndUncorrelatedAcrossStreams) {
+  CounterRng a(1, 0);
+  const auto v = TopBitsUniform(a, 1 << 20);
+  EXPECT_TRUE(v.pass) << v.reason;
+  // Correlation of uniforms from streams 0 and 1 at the same positions.
+  CounterRng s0(1, 0), s1(1, 1);
+  const int n = 1 << 20;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += (Uniform01(s0) - 0.5) * (Uniform01(s1) - 0.5);
+  // Each product has variance 1/144: 5 standard errors.
+  EXPECT_LT(std::fabs(sum / n), 5 * std::sqrt(1.0 / 144 / n));
+}
+
+TEST(CounterRng, PerClientStreamsDoNotDependOnThreads) {
+  // Each client's words depend on (seed, client) only, whichever thread draws them.
+  const int clients = 64;
+  std::vector<std::uint64_t> sequential(clients), parallel(clients);
+  for (int c = 0; c < clients; ++c) {
+    CounterRng r(77, c);
+    for (int i = 0; i < 100; ++i) sequential[c] ^= r();
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = t; c < clients; c += 3) {
+        CounterRng r(77, c);
+        for (int i = 0; i < 100; ++i) parallel[c] ^= r();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(sequential, parallel);
+}
+
+TEST(SecureRng, UniformAndNeverRepeats) {
+  SecureRng a, b;
+  const auto v = TopBitsUniform(a, 1 << 18);
+  EXPECT_TRUE(v.pass) << v.reason;
+  std::vector<std::uint64_t> x(1000), y(1000);
+  a.Fill(x);
+  b.Fill(y);
+  EXPECT_NE(x, y);
+  std::vector<std::uint64_t> big(5000);  // the direct-keystream path
+  a.Fill(big);
+  std::sort(big.begin(), big.end());
+  EXPECT_EQ(std::adjacent_find(big.begin(), big.end()), big.end());
+}
+
+TEST(Distributions, UniformIndexIsExactlyUniform) {
+  CounterRng r(3);
+  std::vector<std::uint64_t> counts(7, 0);
+  for (int i = 0; i < 700000; ++i) ++counts[UniformIndex(r, 7)];
+  std::vector<double> p(7, 1.0 / 7);
+  const auto v = testing::CheckChiSquare(counts, p);
+  EXPECT_TRUE(v.pass) << v.reason;
+}
+
+TEST(Distributions, BinomialMatchesItsLaw) {
+  CounterRng r(4);
+  for (auto [n, p] : {std::pair<std::uint64_t, double>{10, 0.3}, {1000, 0.004}, {200, 0.5},
+                      {50, 0.97}}) {
+    std::vector<std::uint64_t> counts(n + 1, 0);
+    const int draws = 200000;
+    for (int i = 0; i < draws; ++i) ++counts[Binomial(r, n, p)];
+    std::vector<double> pmf(n + 1);
+    for (std::uint64_t k = 0; k <= n; ++k) {
+      pmf[k] = std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) +
+                        k * std::log(p) + (n - k) * std::log1p(-p));
+    }
+    const auto v = testing::CheckChiSquare(counts, pmf);
+    EXPECT_TRUE(v.pass) << n << " " << p << ": " << v.reason;
+  }
+}
+
+TEST(Distributions, StandardNormalMoments) {
+  CounterRng r(5);
+  const int n = 400000;
+  std::vector<double> v(n);
+  for (auto& x : v) x = StandardNormal(r);
+  const auto m = testing::SampleMoments(v);
+  EXPECT_TRUE(testing::CheckMean(m, 0, 1).pass);
+  EXPECT_TRUE(testing::CheckVariance(m, 1).pass);
+}
+
+}  // namespace
+}  // namespace fedldp

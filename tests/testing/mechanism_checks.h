@@ -1,0 +1,69 @@
+// Runs the statistical checks of stat_checks.h on value mechanisms.
+#ifndef FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
+#define FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
+
+#include <memory>
+#include <vector>
+
+#include "fedldp/mechanism/value_mechanism.h"
+#include "testing/stat_checks.h"
+
+namespace fedldp::testing {
+
+// Inputs an adversary would pick: both ends and the centre of the input
+// domain, interior points, and values outside it (including NaN and +-inf),
+// which the mechanism must clip.
+std::vector<double> AdversarialInputs(const ValueMechanism& m);
+
+std::vector<double> Draw(const ValueMechanism& m, double x, std::size_t n, std::uint64_t seed);
+
+// Mean and variance of `samples` against `reference`'s exact Mean and Variance at x.
+Verdict CheckMeanOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+Verdict CheckVarianceOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+// Every sample lies in reference's output domain and passes CanOutput.
+Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& reference);
+// Pearson's test of samples against reference's exact law at x: atoms as their
+// own categories, the continuous part in 64 equal-width bins.
+Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+// Exact worst-case likelihood ratio of `m` over AdversarialInputs, checked
+// against e^m.epsilon(): masses of every atom, densities on a grid of 4001
+// points across the output domain.
+Verdict CheckPrivacyOf(const ValueMechanism& m);
+
+// A mechanism built with a wrong constant, for showing that each check can
+// fail: it claims `claimed_epsilon`, reports `math`'s law, variance and mean,
+// and samples from `sampler`, scaling outputs about the input domain's centre
+// by `output_scale`.
+class Mutant final : public ValueMechanism {
+ public:
+  Mutant(std::shared_ptr<const ValueMechanism> math, std::shared_ptr<const ValueMechanism> sampler,
+         double claimed_epsilon, double output_scale = 1.0)
+      : math_(std::move(math)),
+        sampler_(std::move(sampler)),
+        claimed_epsilon_(claimed_epsilon),
+        output_scale_(output_scale) {}
+
+  std::string name() const override { return "mutant-" + math_->name(); }
+  double epsilon() const override { return claimed_epsilon_; }
+  Interval input_domain() const override { return math_->input_domain(); }
+  Interval output_domain() const override { return math_->output_domain(); }
+  bool CanOutput(double y) const override { return math_->CanOutput(y); }
+  double Sample(double x, Rng& rng) const override {
+    const double c = input_domain().center();
+    return c + output_scale_ * (sampler_->Sample(x, rng) - c);
+  }
+  double Mean(double x) const override { return math_->Mean(x); }
+  double Variance(double x) const override { return math_->Variance(x); }
+  std::vector<double> Atoms() const override { return math_->Atoms(); }
+  double Mass(double y, double x) const override { return math_->Mass(y, x); }
+  double Density(double y, double x) const override { return math_->Density(y, x); }
+  double Cdf(double y, double x) const override { return math_->Cdf(y, x); }
+
+ private:
+  std::shared_ptr<const ValueMechanism> math_, sampler_;
+  double claimed_epsilon_, output_scale_;
+};
+
+}  // namespace fedldp::testing
+
+#endif  // FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
