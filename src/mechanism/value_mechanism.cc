@@ -23,16 +23,6 @@ void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> ou
 double ValueMechanism::Mass(double, double) const { return 0.0; }
 double ValueMechanism::Density(double, double) const { return 0.0; }
 
-namespace {
-
-template <typename M>
-Result<std::shared_ptr<const ValueMechanism>> Share(Result<M> made) {
-  if (!made.ok()) return Error{made.error()};
-  return std::shared_ptr<const ValueMechanism>(std::make_shared<M>(std::move(made).value()));
-}
-
-}  // namespace
-
 std::vector<std::string> ValueMechanismNames() {
   return {"duchi", "pm", "hm", "laplace", "twopoint"};
 }
@@ -40,11 +30,11 @@ std::vector<std::string> ValueMechanismNames() {
 Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(const std::string& name,
                                                                  double epsilon, double center,
                                                                  double radius) {
-  if (name == "duchi") return Share(TwoPointMechanism::CreateDuchi(epsilon));
-  if (name == "twopoint") return Share(TwoPointMechanism::Create(epsilon, center, radius));
-  if (name == "pm") return Share(PiecewiseMechanism::Create(epsilon));
-  if (name == "hm") return Share(HybridMechanism::Create(epsilon));
-  if (name == "laplace") return Share(LaplaceMechanism::Create(epsilon));
+  if (name == "duchi") return ShareAs<ValueMechanism>(TwoPointMechanism::CreateDuchi(epsilon));
+  if (name == "twopoint") return ShareAs<ValueMechanism>(TwoPointMechanism::Create(epsilon, center, radius));
+  if (name == "pm") return ShareAs<ValueMechanism>(PiecewiseMechanism::Create(epsilon));
+  if (name == "hm") return ShareAs<ValueMechanism>(HybridMechanism::Create(epsilon));
+  if (name == "laplace") return ShareAs<ValueMechanism>(LaplaceMechanism::Create(epsilon));
   return Error{"unknown mechanism '" + name + "' (expected duchi, pm, hm, laplace or twopoint)"};
 }
 

@@ -6,6 +6,7 @@
 #ifndef FEDLDP_BASE_STATUS_H_
 #define FEDLDP_BASE_STATUS_H_
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +47,14 @@ class [[nodiscard]] Result {
   }
   std::variant<T, Error> data_;
 };
+
+// Moves a built object behind a shared pointer to its interface, or passes
+// the error on: the last step of every factory that picks a type by name.
+template <typename Base, typename T>
+Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
+  if (!made.ok()) return Error{made.error()};
+  return std::shared_ptr<const Base>(std::make_shared<T>(std::move(made).value()));
+}
 
 // Parameter checks shared by every builder. Each returns an empty string when
 // the value is acceptable, otherwise a sentence naming the parameter.

@@ -1,0 +1,232 @@
+#include "fedldp/select/selector.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "fedldp/select/ranking.h"
+#include "fedldp/select/selectors.h"
+
+namespace fedldp {
+
+void Selector::CheckSize(std::span<const double> r) const {
+  if (r.size() != d_) {
+    throw std::invalid_argument("selector " + name() + " was built for d = " + std::to_string(d_) +
+                                " but got a vector of " + std::to_string(r.size()));
+  }
+}
+
+std::int64_t Selector::Select(std::span<const double> r, Rng& rng) const {
+  CheckSize(r);
+  const std::int64_t position = SamplePosition(rng);
+  if (position == kNone) return kNone;
+  return static_cast<std::int64_t>(ElementAtPosition(r, static_cast<std::size_t>(position)));
+}
+
+std::vector<double> Selector::Probabilities(std::span<const double> r) const {
+  CheckSize(r);
+  const std::vector<std::size_t> ranking = Ranking(r);
+  std::vector<double> p(d_);
+  for (std::size_t m = 0; m < d_; ++m) p[ranking[m]] = PositionProbability(m);
+  return p;
+}
+
+double Selector::WorstCaseRatio() const {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (std::size_t m = 0; m < d_; ++m) {
+    const double p = PositionProbability(m);
+    lo = std::fmin(lo, p);
+    hi = std::fmax(hi, p);
+  }
+  return lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+}
+
+namespace {
+
+std::string CheckShape(std::size_t d, std::size_t k) {
+  if (d == 0) return "the vector must have at least one dimension";
+  if (k < 1 || k > d) {
+    return "k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(k);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> SelectorNames() {
+  return {"exp", "pe", "pe-published", "ps", "topk", "uniform"};
+}
+
+Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, double epsilon,
+                                                     std::size_t d, std::size_t k) {
+  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (name == "exp") return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
+  if (name == "pe") return ShareAs<Selector>(PerturbedEncoding::Create(epsilon, d, k));
+  if (name == "pe-published") return ShareAs<Selector>(PerturbedEncoding::CreatePublished(epsilon, d, k));
+  if (name == "ps") return ShareAs<Selector>(PerturbedSampling::Create(epsilon, d, k));
+  if (name == "topk") return ShareAs<Selector>(TopKSelection::Create(d, k));
+  if (name == "uniform") return ShareAs<Selector>(UniformSelection::Create(d));
+  return Error{"unknown selector '" + name + "' (expected exp, pe, pe-published, ps, topk or uniform)"};
+}
+
+// ---- EXP ----
+
+Result<ExponentialSelection> ExponentialSelection::Create(double epsilon, std::size_t d) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (auto e = CheckShape(d, 1); !e.empty()) return Error{e};
+  return ExponentialSelection(epsilon, d);
+}
+
+ExponentialSelection::ExponentialSelection(double epsilon, std::size_t d)
+    : Selector(d, 1), epsilon_(epsilon) {
+  if (d == 1) {
+    step_ = 0, log_norm_ = 0, tail_mass_ = 1;
+    return;
+  }
+  step_ = epsilon / static_cast<double>(d - 1);
+  tail_mass_ = -std::expm1(-step_ * static_cast<double>(d));
+  log_norm_ = std::log(-std::expm1(-step_)) - std::log(tail_mass_);
+}
+
+double ExponentialSelection::PositionProbability(std::size_t position) const {
+  if (dimension() == 1) return 1.0;
+  return std::exp(log_norm_ - step_ * static_cast<double>(position));
+}
+
+std::int64_t ExponentialSelection::SamplePosition(Rng& rng) const {
+  if (dimension() == 1) return 0;
+  // Inverse CDF of the geometric law truncated to [0, d).
+  const double m = std::floor(-std::log1p(-Uniform01(rng) * tail_mass_) / step_);
+  return static_cast<std::int64_t>(std::fmin(m, static_cast<double>(dimension() - 1)));
+}
+
+// ---- PE ----
+
+double PerturbedEncoding::RatioFor(double flip_epsilon, std::size_t d, std::size_t k) {
+  if (k == d) return 1.0;
+  const double p = 1 / (1 + std::exp(-flip_epsilon)), q = 1 / (1 + std::exp(flip_epsilon));
+  const double in = p * ExpectedInverseCount(k - 1, p, d - k, q);
+  const double out = q * ExpectedInverseCount(k, p, d - k - 1, q);
+  return in / out;
+}
+
+Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t d, std::size_t k) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  // The ratio grows from 1 (eps' = 0) past e^eps (eps' = eps). Bisection keeps
+  // `lo` on the safe side, so the result meets the bound even where rounding
+  // makes the ratio wobble.
+  const double target = std::exp(epsilon);
+  double lo = 0, hi = epsilon;
+  if (RatioFor(hi, d, k) <= target) {
+    lo = hi;  // only when k == d
+  } else {
+    for (int i = 0; i < 200 && hi - lo > 1e-15 * epsilon; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (RatioFor(mid, d, k) <= target ? lo : hi) = mid;
+    }
+  }
+  PerturbedEncoding pe(lo, d, k, false);
+  pe.guarantee_ = epsilon;
+  return pe;
+}
+
+Result<PerturbedEncoding> PerturbedEncoding::CreatePublished(double epsilon, std::size_t d,
+                                                             std::size_t k) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  return PerturbedEncoding(epsilon, d, k, true);
+}
+
+PerturbedEncoding::PerturbedEncoding(double flip_epsilon, std::size_t d, std::size_t k,
+                                     bool published)
+    : Selector(d, k), flip_epsilon_(flip_epsilon), published_(published) {
+  keep_ = 1 / (1 + std::exp(-flip_epsilon));
+  flip_ = 1 / (1 + std::exp(flip_epsilon));
+  in_ = keep_ * ExpectedInverseCount(k - 1, keep_, d - k, flip_);
+  out_ = k < d ? flip_ * ExpectedInverseCount(k, keep_, d - k - 1, flip_) : 0.0;
+  // Empty set: every Top-k bit flipped off, no other bit flipped on.
+  none_ = std::exp(static_cast<double>(k) * std::log(flip_) +
+                   static_cast<double>(d - k) * std::log(keep_));
+  guarantee_ = k < d ? std::log(in_ / out_) : 0.0;
+}
+
+double PerturbedEncoding::PositionProbability(std::size_t position) const {
+  return position < k() ? in_ : out_;
+}
+
+std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
+  // |S and Top-k| ~ Bin(k, p) and |S minus Top-k| ~ Bin(d - k, 1 - p); given
+  // their sizes both parts are uniform subsets, so a uniform member of S is a
+  // uniform member of the Top-k with probability A / (A + B), else a uniform
+  // member of the rest. Same law as Algorithm 3, with O(1) expected draws.
+  const std::uint64_t a = Binomial(rng, k(), keep_);
+  const std::uint64_t b = Binomial(rng, dimension() - k(), flip_);
+  if (a + b == 0) return kNone;
+  if (UniformIndex(rng, a + b) < a) return static_cast<std::int64_t>(UniformIndex(rng, k()));
+  return static_cast<std::int64_t>(k() + UniformIndex(rng, dimension() - k()));
+}
+
+// ---- PS ----
+
+Result<PerturbedSampling> PerturbedSampling::Create(double epsilon, std::size_t d, std::size_t k) {
+  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  return PerturbedSampling(epsilon, d, k);
+}
+
+PerturbedSampling::PerturbedSampling(double epsilon, std::size_t d, std::size_t k)
+    : Selector(d, k), epsilon_(epsilon) {
+  // P[m] = e^eps / (d - k + k e^eps) inside the Top-k, 1 / (d - k + k e^eps)
+  // outside, each written so that it neither overflows nor cancels.
+  const double dk = static_cast<double>(d - k), kk = static_cast<double>(k);
+  in_ = 1 / (dk * std::exp(-epsilon) + kk);
+  out_ = 1 / (dk + kk * std::exp(epsilon));
+  top_mass_ = kk * in_;
+}
+
+double PerturbedSampling::PositionProbability(std::size_t position) const {
+  return position < k() ? in_ : out_;
+}
+
+std::int64_t PerturbedSampling::SamplePosition(Rng& rng) const {
+  if (k() == dimension() || Uniform01(rng) < top_mass_) {
+    return static_cast<std::int64_t>(UniformIndex(rng, k()));
+  }
+  return static_cast<std::int64_t>(k() + UniformIndex(rng, dimension() - k()));
+}
+
+// ---- Top-k and uniform ----
+
+Result<TopKSelection> TopKSelection::Create(std::size_t d, std::size_t k) {
+  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  return TopKSelection(d, k);
+}
+
+double TopKSelection::epsilon() const {
+  return k() == dimension() ? 0.0 : std::numeric_limits<double>::infinity();
+}
+
+double TopKSelection::PositionProbability(std::size_t position) const {
+  return position < k() ? 1.0 / static_cast<double>(k()) : 0.0;
+}
+
+std::int64_t TopKSelection::SamplePosition(Rng& rng) const {
+  return static_cast<std::int64_t>(UniformIndex(rng, k()));
+}
+
+Result<UniformSelection> UniformSelection::Create(std::size_t d) {
+  if (auto e = CheckShape(d, 1); !e.empty()) return Error{e};
+  return UniformSelection(d);
+}
+
+std::int64_t UniformSelection::SamplePosition(Rng& rng) const {
+  return static_cast<std::int64_t>(UniformIndex(rng, dimension()));
+}
+
+std::int64_t UniformSelection::Select(std::span<const double> r, Rng& rng) const {
+  CheckSize(r);
+  return SamplePosition(rng);  // a uniform position of any ranking is a uniform index
+}
+
+}  // namespace fedldp

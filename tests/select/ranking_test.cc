@@ -1,0 +1,43 @@
+#include "fedldp/select/ranking.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+namespace {
+
+std::vector<double> VectorWithTies(std::size_t d, std::uint64_t seed) {
+  CounterRng rng(seed);
+  std::vector<double> r(d);
+  // Few distinct magnitudes and both signs: many ties.
+  for (auto& v : r) v = (static_cast<double>(UniformIndex(rng, 5)) - 2) * 0.25;
+  return r;
+}
+
+TEST(Ranking, OrdersByMagnitudeThenLowerIndex) {
+  const std::vector<double> r = {0.5, -2.0, 2.0, 0.0, -0.5, std::numeric_limits<double>::quiet_NaN(),
+                                 -std::numeric_limits<double>::infinity()};
+  // |r| = .5 2 2 0 .5 (NaN->0) inf
+  const std::vector<std::size_t> expected = {6, 1, 2, 0, 4, 3, 5};
+  EXPECT_EQ(Ranking(r), expected);
+  for (std::size_t m = 0; m < r.size(); ++m) EXPECT_EQ(ElementAtPosition(r, m), expected[m]);
+}
+
+TEST(Ranking, LinearTimeSelectionAgreesWithTheSort) {
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const auto r = VectorWithTies(50 + seed, seed);
+    const auto ranking = Ranking(r);
+    for (std::size_t m = 0; m < r.size(); ++m) ASSERT_EQ(ElementAtPosition(r, m), ranking[m]);
+    for (std::size_t k : {std::size_t{1}, std::size_t{7}, r.size()}) {
+      const auto mask = TopKMask(r, k);
+      for (std::size_t m = 0; m < r.size(); ++m) ASSERT_EQ(mask[ranking[m]], m < k ? 1 : 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fedldp

@@ -1,0 +1,105 @@
+// Selections drawn by every selector, for every eps, against their exact law.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/select/ranking.h"
+#include "fedldp/select/selectors.h"
+#include "testing/stat_checks.h"
+
+namespace fedldp {
+namespace {
+
+constexpr std::size_t kD = 20, kK = 4, kDraws = 200000;
+
+// Ties, signs, a zero and a NaN: the documented tie rule decides.
+std::vector<double> TestVector() {
+  std::vector<double> r(kD);
+  for (std::size_t j = 0; j < kD; ++j) r[j] = std::sin(3.0 * j) * (j % 3 ? 1 : -1);
+  r[4] = r[9] = -r[2];
+  r[11] = 0;
+  r[13] = std::nan("");
+  return r;
+}
+
+// Counts of Select() over `draws` draws: indices 0..d-1, then "none".
+std::vector<std::uint64_t> Counts(const Selector& s, const std::vector<double>& r, std::uint64_t seed,
+                                  std::size_t draws = kDraws) {
+  CounterRng rng(seed);
+  std::vector<std::uint64_t> counts(kD + 1, 0);
+  for (std::size_t i = 0; i < draws; ++i) {
+    const std::int64_t j = s.Select(r, rng);
+    ++counts[j == Selector::kNone ? kD : static_cast<std::size_t>(j)];
+  }
+  return counts;
+}
+
+std::vector<double> Law(const Selector& s, const std::vector<double>& r) {
+  auto p = s.Probabilities(r);
+  p.push_back(s.NoneProbability());
+  return p;
+}
+
+class SelectorLaw : public ::testing::TestWithParam<std::tuple<std::string, double>> {};
+
+TEST_P(SelectorLaw, DrawsFollowTheExactProbabilities) {
+  const auto [name, eps] = GetParam();
+  const auto s = MakeSelector(name, eps, kD, kK).value();
+  const auto r = TestVector();
+  const auto verdict = testing::CheckChiSquare(Counts(*s, r, 17), Law(*s, r));
+  EXPECT_TRUE(verdict.pass) << verdict.reason;
+}
+
+TEST_P(SelectorLaw, CheckRejectsTheSelectorBuiltWithAWrongEpsilon) {
+  const auto [name, eps] = GetParam();
+  if (name == "topk" || name == "uniform") GTEST_SKIP() << "no epsilon in the law";
+  const auto r = TestVector();
+  const auto right = MakeSelector(name, eps, kD, kK).value();
+  // At eps = 0.1 the laws of eps/2 and eps are close to uniform and to each
+  // other: the test needs more draws to tell them apart.
+  const std::size_t draws = eps < 0.5 ? 8 * kDraws : kDraws;
+  for (double factor : {0.5, 2.0}) {
+    const auto wrong = MakeSelector(name, factor * eps, kD, kK).value();
+    EXPECT_FALSE(testing::CheckChiSquare(Counts(*wrong, r, 19, draws), Law(*right, r)).pass)
+        << "factor " << factor;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSelectors, SelectorLaw,
+                         ::testing::Combine(::testing::Values("exp", "pe", "pe-published", "ps",
+                                                              "topk", "uniform"),
+                                            ::testing::Values(0.1, 0.5, 1.0, 2.0, 4.0, 8.0)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param);
+                           for (auto& c : name) c = c == '-' ? '_' : c;
+                           return name + "_eps" +
+                                  std::to_string(static_cast<int>(std::get<1>(info.param) * 10)) +
+                                  "tenths";
+                         });
+
+TEST(PerturbedEncoding, ShortcutSamplerHasTheLawOfAlgorithmThree) {
+  // Algorithm 3 literally: d Bernoulli flips, then a uniform member of S.
+  const double eps = 1.0;
+  const auto pe = PerturbedEncoding::CreatePublished(eps, kD, kK).value();
+  const auto r = TestVector();
+  const auto mask_order = Ranking(r);
+  std::vector<unsigned char> top(kD, 0);
+  for (std::size_t m = 0; m < kK; ++m) top[mask_order[m]] = 1;
+  const double p = std::exp(eps) / (std::exp(eps) + 1);
+  CounterRng rng(23);
+  std::vector<std::uint64_t> counts(kD + 1, 0);
+  for (std::size_t i = 0; i < kDraws; ++i) {
+    std::vector<std::size_t> set;
+    for (std::size_t j = 0; j < kD; ++j) {
+      if (Bernoulli(rng, top[j] ? p : 1 - p)) set.push_back(j);
+    }
+    ++counts[set.empty() ? kD : set[UniformIndex(rng, set.size())]];
+  }
+  const auto verdict = testing::CheckChiSquare(counts, Law(pe, r));
+  EXPECT_TRUE(verdict.pass) << verdict.reason;
+}
+
+}  // namespace
+}  // namespace fedldp
