@@ -15,8 +15,7 @@ double ValueMechanism::Clip(double x) const {
   return x < d.lo ? d.lo : (x > d.hi ? d.hi : x);
 }
 
-void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> out,
-                                Rng& rng) const {
+void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = Sample(in[i], rng);
 }
 
@@ -31,7 +30,8 @@ Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(const std::stri
                                                                  double epsilon, double center,
                                                                  double radius) {
   if (name == "duchi") return ShareAs<ValueMechanism>(TwoPointMechanism::CreateDuchi(epsilon));
-  if (name == "twopoint") return ShareAs<ValueMechanism>(TwoPointMechanism::Create(epsilon, center, radius));
+  if (name == "twopoint")
+    return ShareAs<ValueMechanism>(TwoPointMechanism::Create(epsilon, center, radius));
   if (name == "pm") return ShareAs<ValueMechanism>(PiecewiseMechanism::Create(epsilon));
   if (name == "hm") return ShareAs<ValueMechanism>(HybridMechanism::Create(epsilon));
   if (name == "laplace") return ShareAs<ValueMechanism>(LaplaceMechanism::Create(epsilon));

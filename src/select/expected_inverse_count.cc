@@ -59,7 +59,8 @@ double ExpectedInverseCount(std::uint64_t a, double p, std::uint64_t b, double q
     const double g = slope(u);
     const double h = g > 2 ? std::fmin(1 - u, 2 / g) : 1 - u;
     double panel = 0;
-    for (int i = 0; i < kNodes; ++i) panel += rule.w[i] * std::exp(log_f(u + h / 2 * (1 + rule.x[i])));
+    for (int i = 0; i < kNodes; ++i)
+      panel += rule.w[i] * std::exp(log_f(u + h / 2 * (1 + rule.x[i])));
     sum += panel * h / 2;
     u += h;
     if (u < 1 && std::exp(log_f(u)) / slope(u) < 1e-17 * sum) break;

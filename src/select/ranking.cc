@@ -18,8 +18,8 @@ inline std::uint64_t MagnitudeKey(double x) {
 }
 
 struct Threshold {
-  std::uint64_t key;          // magnitude key of the element at `position`
-  std::size_t strictly_above; // number of elements with a larger key
+  std::uint64_t key;           // magnitude key of the element at `position`
+  std::size_t strictly_above;  // number of elements with a larger key
 };
 
 // Key at `position` and how many keys are strictly larger.

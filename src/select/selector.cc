@@ -62,11 +62,13 @@ Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, do
   if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
   if (name == "exp") return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
   if (name == "pe") return ShareAs<Selector>(PerturbedEncoding::Create(epsilon, d, k));
-  if (name == "pe-published") return ShareAs<Selector>(PerturbedEncoding::CreatePublished(epsilon, d, k));
+  if (name == "pe-published")
+    return ShareAs<Selector>(PerturbedEncoding::CreatePublished(epsilon, d, k));
   if (name == "ps") return ShareAs<Selector>(PerturbedSampling::Create(epsilon, d, k));
   if (name == "topk") return ShareAs<Selector>(TopKSelection::Create(d, k));
   if (name == "uniform") return ShareAs<Selector>(UniformSelection::Create(d));
-  return Error{"unknown selector '" + name + "' (expected exp, pe, pe-published, ps, topk or uniform)"};
+  return Error{"unknown selector '" + name +
+               "' (expected exp, pe, pe-published, ps, topk or uniform)"};
 }
 
 // ---- EXP ----

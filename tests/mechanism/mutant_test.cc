@@ -1,11 +1,13 @@
 // A check that cannot fail is not a check: each statistical check of the
 // mechanism tests must reject a mechanism built with a wrong constant.
+#include "testing/mutant.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
-#include "testing/mechanism_checks.h"
 
 namespace fedldp {
 namespace {
@@ -38,7 +40,7 @@ TEST_P(MutantIsCaught, ByTheRatioCheck) {
   // Samples and reports the law of 2 eps but claims eps.
   for (double factor : {2.0, 1.25}) {
     Mutant m(Make(GetParam(), factor * kEps), Make(GetParam(), factor * kEps), kEps);
-    EXPECT_FALSE(testing::CheckPrivacyOf(m).pass) << "factor " << factor;
+    EXPECT_FALSE(audit::CheckPrivacyOf(m).pass) << "factor " << factor;
   }
 }
 
@@ -47,11 +49,11 @@ TEST_P(MutantIsCaught, ByTheLawAndVarianceChecks) {
   for (double factor : {0.5, 2.0}) {
     Mutant m(Make(GetParam(), kEps), Make(GetParam(), factor * kEps), kEps);
     const double x = m.input_domain().hi;
-    const auto samples = testing::Draw(m, x, kSamples, 7);
-    EXPECT_FALSE(testing::CheckLawOf(samples, m, x).pass) << "factor " << factor;
-    EXPECT_FALSE(testing::CheckVarianceOf(samples, m, x).pass) << "factor " << factor;
+    const auto samples = audit::Draw(m, x, kSamples, 7);
+    EXPECT_FALSE(audit::CheckLawOf(samples, m, x).pass) << "factor " << factor;
+    EXPECT_FALSE(audit::CheckVarianceOf(samples, m, x).pass) << "factor " << factor;
     // Both are unbiased: the mean check must still pass.
-    EXPECT_TRUE(testing::CheckMeanOf(samples, m, x).pass) << "factor " << factor;
+    EXPECT_TRUE(audit::CheckMeanOf(samples, m, x).pass) << "factor " << factor;
   }
 }
 
@@ -60,16 +62,16 @@ TEST_P(MutantIsCaught, ByTheMeanCheck) {
   const double scale = WrongScale(GetParam());
   Mutant m(Make(GetParam(), kEps), Make(GetParam(), kEps), kEps, scale);
   const double x = m.input_domain().hi;
-  const auto samples = testing::Draw(m, x, kSamples, 9);
-  EXPECT_FALSE(testing::CheckMeanOf(samples, m, x).pass);
+  const auto samples = audit::Draw(m, x, kSamples, 9);
+  EXPECT_FALSE(audit::CheckMeanOf(samples, m, x).pass);
 }
 
 TEST_P(MutantIsCaught, ByTheDomainCheck) {
   // Outputs of eps/2 reach beyond the output domain of eps.
   Mutant m(Make(GetParam(), kEps), Make(GetParam(), kEps / 2), kEps);
   if (!std::isfinite(m.output_domain().hi)) GTEST_SKIP() << "unbounded output domain";
-  const auto samples = testing::Draw(m, m.input_domain().hi, kSamples, 11);
-  EXPECT_FALSE(testing::CheckDomainOf(samples, m).pass);
+  const auto samples = audit::Draw(m, m.input_domain().hi, kSamples, 11);
+  EXPECT_FALSE(audit::CheckDomainOf(samples, m).pass);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllMechanisms, MutantIsCaught,

@@ -7,13 +7,14 @@
 #include <string>
 #include <tuple>
 
+#include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
-#include "testing/mechanism_checks.h"
+#include "testing/mutant.h"
 
 namespace fedldp {
 namespace {
 
-using testing::AdversarialInputs;
+using audit::AdversarialInputs;
 
 constexpr std::size_t kSamples = 200000;
 
@@ -31,25 +32,25 @@ TEST_P(MechanismMath, UnbiasedWithClosedFormVarianceAndExactLaw) {
   const auto m = Make(name, eps);
   std::uint64_t seed = 1;
   for (double x : AdversarialInputs(*m)) {
-    const auto samples = testing::Draw(*m, x, kSamples, seed++);
+    const auto samples = audit::Draw(*m, x, kSamples, seed++);
     SCOPED_TRACE("x = " + std::to_string(x));
-    const auto mean = testing::CheckMeanOf(samples, *m, x);
+    const auto mean = audit::CheckMeanOf(samples, *m, x);
     EXPECT_TRUE(mean.pass) << mean.reason;
     // The implemented mean is the clipped input, to the 2^-31 discretisation
     // of the two-point threshold.
     EXPECT_NEAR(m->Mean(x), m->Clip(x), 1e-9 * (1 + std::fabs(m->output_domain().hi)));
-    const auto variance = testing::CheckVarianceOf(samples, *m, x);
+    const auto variance = audit::CheckVarianceOf(samples, *m, x);
     EXPECT_TRUE(variance.pass) << variance.reason;
-    const auto domain = testing::CheckDomainOf(samples, *m);
+    const auto domain = audit::CheckDomainOf(samples, *m);
     EXPECT_TRUE(domain.pass) << domain.reason;
-    const auto law = testing::CheckLawOf(samples, *m, x);
+    const auto law = audit::CheckLawOf(samples, *m, x);
     EXPECT_TRUE(law.pass) << law.reason;
   }
 }
 
 TEST_P(MechanismMath, RatioBoundHoldsExactly) {
   const auto [name, eps] = GetParam();
-  const auto verdict = testing::CheckPrivacyOf(*Make(name, eps));
+  const auto verdict = audit::CheckPrivacyOf(*Make(name, eps));
   EXPECT_TRUE(verdict.pass) << verdict.reason;
 }
 

@@ -107,8 +107,12 @@ TEST(Piecewise, VarianceClosedFormMatchesTheDensity) {
       const double high = (std::exp(eps) - std::exp(eps / 2)) / (2 * std::exp(eps / 2) + 2);
       const double low = high / std::exp(eps);
       EXPECT_DOUBLE_EQ(m.Density(c.center(), t), high);
-      if (c.lo > -big) { EXPECT_DOUBLE_EQ(m.Density((c.lo - big) / 2, t), low); }
-      if (c.hi < big) { EXPECT_DOUBLE_EQ(m.Density((c.hi + big) / 2, t), low); }
+      if (c.lo > -big) {
+        EXPECT_DOUBLE_EQ(m.Density((c.lo - big) / 2, t), low);
+      }
+      if (c.hi < big) {
+        EXPECT_DOUBLE_EQ(m.Density((c.hi + big) / 2, t), low);
+      }
       const double second = low * (cube(-big, c.lo) + cube(c.hi, big)) + high * cube(c.lo, c.hi);
       EXPECT_NEAR(m.Variance(t), second - t * t, 1e-9 * second) << eps << " " << t;
       EXPECT_NEAR(m.Cdf(big, t), 1.0, 1e-12);

@@ -19,7 +19,12 @@ std::vector<double> VectorWithTies(std::size_t d, std::uint64_t seed) {
 }
 
 TEST(Ranking, OrdersByMagnitudeThenLowerIndex) {
-  const std::vector<double> r = {0.5, -2.0, 2.0, 0.0, -0.5, std::numeric_limits<double>::quiet_NaN(),
+  const std::vector<double> r = {0.5,
+                                 -2.0,
+                                 2.0,
+                                 0.0,
+                                 -0.5,
+                                 std::numeric_limits<double>::quiet_NaN(),
                                  -std::numeric_limits<double>::infinity()};
   // |r| = .5 2 2 0 .5 (NaN->0) inf
   const std::vector<std::size_t> expected = {6, 1, 2, 0, 4, 3, 5};

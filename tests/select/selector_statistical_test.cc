@@ -4,10 +4,10 @@
 #include <cmath>
 #include <tuple>
 
+#include "fedldp/audit/selector_checks.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/select/ranking.h"
 #include "fedldp/select/selectors.h"
-#include "testing/stat_checks.h"
 
 namespace fedldp {
 namespace {
@@ -24,31 +24,14 @@ std::vector<double> TestVector() {
   return r;
 }
 
-// Counts of Select() over `draws` draws: indices 0..d-1, then "none".
-std::vector<std::uint64_t> Counts(const Selector& s, const std::vector<double>& r, std::uint64_t seed,
-                                  std::size_t draws = kDraws) {
-  CounterRng rng(seed);
-  std::vector<std::uint64_t> counts(kD + 1, 0);
-  for (std::size_t i = 0; i < draws; ++i) {
-    const std::int64_t j = s.Select(r, rng);
-    ++counts[j == Selector::kNone ? kD : static_cast<std::size_t>(j)];
-  }
-  return counts;
-}
-
-std::vector<double> Law(const Selector& s, const std::vector<double>& r) {
-  auto p = s.Probabilities(r);
-  p.push_back(s.NoneProbability());
-  return p;
-}
-
 class SelectorLaw : public ::testing::TestWithParam<std::tuple<std::string, double>> {};
 
 TEST_P(SelectorLaw, DrawsFollowTheExactProbabilities) {
   const auto [name, eps] = GetParam();
   const auto s = MakeSelector(name, eps, kD, kK).value();
   const auto r = TestVector();
-  const auto verdict = testing::CheckChiSquare(Counts(*s, r, 17), Law(*s, r));
+  const auto verdict =
+      audit::CheckChiSquare(audit::SelectionCounts(*s, r, kDraws, 17), audit::SelectionLaw(*s, r));
   EXPECT_TRUE(verdict.pass) << verdict.reason;
 }
 
@@ -62,7 +45,9 @@ TEST_P(SelectorLaw, CheckRejectsTheSelectorBuiltWithAWrongEpsilon) {
   const std::size_t draws = eps < 0.5 ? 8 * kDraws : kDraws;
   for (double factor : {0.5, 2.0}) {
     const auto wrong = MakeSelector(name, factor * eps, kD, kK).value();
-    EXPECT_FALSE(testing::CheckChiSquare(Counts(*wrong, r, 19, draws), Law(*right, r)).pass)
+    EXPECT_FALSE(audit::CheckChiSquare(audit::SelectionCounts(*wrong, r, draws, 19),
+                                       audit::SelectionLaw(*right, r))
+                     .pass)
         << "factor " << factor;
   }
 }
@@ -97,7 +82,7 @@ TEST(PerturbedEncoding, ShortcutSamplerHasTheLawOfAlgorithmThree) {
     }
     ++counts[set.empty() ? kD : set[UniformIndex(rng, set.size())]];
   }
-  const auto verdict = testing::CheckChiSquare(counts, Law(pe, r));
+  const auto verdict = audit::CheckChiSquare(counts, audit::SelectionLaw(pe, r));
   EXPECT_TRUE(verdict.pass) << verdict.reason;
 }
 

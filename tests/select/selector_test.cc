@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numeric>
 
-#include "fedldp/select/ranking.h"
+#include "fedldp/audit/selector_checks.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/select/ranking.h"
 #include "fedldp/select/selectors.h"
-#include "testing/stat_checks.h"
 
 namespace fedldp {
 namespace {
@@ -39,8 +38,13 @@ long double ExactInverse(std::size_t n, double p, std::size_t m, double q) {
 }
 
 TEST(ExpectedInverseCount, MatchesExactConvolution) {
-  for (auto [n, m] : {std::pair<std::size_t, std::size_t>{0, 9}, {1, 0}, {3, 17}, {10, 90},
-                      {0, 299}, {30, 270}, {499, 0}}) {
+  for (auto [n, m] : {std::pair<std::size_t, std::size_t>{0, 9},
+                      {1, 0},
+                      {3, 17},
+                      {10, 90},
+                      {0, 299},
+                      {30, 270},
+                      {499, 0}}) {
     for (double eps : {0.01, 0.5, 2.0, 8.0, 30.0}) {
       const double p = 1 / (1 + std::exp(-eps)), q = 1 / (1 + std::exp(eps));
       const double exact = static_cast<double>(ExactInverse(n, p, m, q));
@@ -62,7 +66,7 @@ TEST(PerturbedEncoding, PublishedFormViolatesItsClaim) {
   const auto published = PerturbedEncoding::CreatePublished(eps, d, k).value();
   EXPECT_NEAR(std::log(published.WorstCaseRatio()), exact_log_ratio, 1e-12);
   EXPECT_NEAR(published.epsilon(), exact_log_ratio, 1e-12);  // it reports its true guarantee
-  EXPECT_FALSE(testing::CheckRatio(published.WorstCaseRatio(), eps).pass);
+  EXPECT_FALSE(audit::CheckRatio(published.WorstCaseRatio(), eps).pass);
 }
 
 TEST(PerturbedEncoding, CalibratedFormMeetsTheBoundTightly) {
@@ -115,50 +119,22 @@ TEST(PerturbedSampling, MatchesAlgorithmFourAndLemmaThree) {
   }
 }
 
-// Adversarial pairs: every vector in which a chosen index sits at the top, at
-// the bottom, just inside and just outside the Top-k.
-std::vector<std::vector<double>> AdversarialVectors(std::size_t d, std::size_t k) {
-  std::vector<std::vector<double>> out;
-  for (std::size_t place : {std::size_t{0}, k - 1, std::min(k, d - 1), d - 1}) {
-    for (std::size_t target : {std::size_t{0}, d / 2, d - 1}) {
-      std::vector<double> r(d);
-      // Magnitudes d, d-1, ..., 1 assigned so that `target` gets rank `place`.
-      std::vector<std::size_t> order(d);
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      std::swap(order[place], order[target]);
-      for (std::size_t m = 0; m < d; ++m) r[order[m]] = static_cast<double>(d - m) * (m % 2 ? -1 : 1);
-      out.push_back(r);
-    }
-  }
-  return out;
-}
-
-double WorstRatioOverVectors(const Selector& s) {
-  std::vector<std::vector<double>> likelihood;
-  for (const auto& r : AdversarialVectors(s.dimension(), s.k())) {
-    auto p = s.Probabilities(r);
-    p.push_back(s.NoneProbability());
-    likelihood.push_back(std::move(p));
-  }
-  return testing::WorstRatio(likelihood);
-}
-
 TEST(Selectors, ExactRatioOverAdversarialInputs) {
   for (const auto& name : {"exp", "pe", "ps"}) {
     for (double eps : {0.1, 0.5, 1.0, 2.0, 4.0, 8.0}) {
       const auto s = MakeSelector(name, eps, 40, 4).value();
-      const double worst = WorstRatioOverVectors(*s);
-      EXPECT_TRUE(testing::CheckRatio(worst, eps).pass) << name << " " << eps;
+      const double worst = audit::WorstSelectionRatio(*s);
+      EXPECT_TRUE(audit::CheckRatio(worst, eps).pass) << name << " " << eps;
       EXPECT_NEAR(worst, s->WorstCaseRatio(), 1e-12 * worst) << name;
       // The same check rejects the selector built with 2 eps but claiming eps.
       const auto loose = MakeSelector(name, 2 * eps, 40, 4).value();
-      EXPECT_FALSE(testing::CheckRatio(WorstRatioOverVectors(*loose), eps).pass) << name;
+      EXPECT_FALSE(audit::CheckRatio(audit::WorstSelectionRatio(*loose), eps).pass) << name;
     }
   }
-  EXPECT_TRUE(std::isinf(WorstRatioOverVectors(*MakeSelector("topk", 1, 40, 4).value())));
-  EXPECT_EQ(WorstRatioOverVectors(*MakeSelector("uniform", 1, 40, 4).value()), 1.0);
+  EXPECT_TRUE(std::isinf(audit::WorstSelectionRatio(*MakeSelector("topk", 1, 40, 4).value())));
+  EXPECT_EQ(audit::WorstSelectionRatio(*MakeSelector("uniform", 1, 40, 4).value()), 1.0);
   const auto published = MakeSelector("pe-published", 1.0, 40, 4).value();
-  EXPECT_FALSE(testing::CheckRatio(WorstRatioOverVectors(*published), 1.0).pass);
+  EXPECT_FALSE(audit::CheckRatio(audit::WorstSelectionRatio(*published), 1.0).pass);
 }
 
 TEST(Selectors, BuildersRejectBadShapesAndBudgets) {

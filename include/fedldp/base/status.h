@@ -27,15 +27,24 @@ class BadResultAccess : public std::logic_error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : data_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : data_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   explicit operator bool() const { return ok(); }
 
-  const T& value() const& { Check(); return std::get<T>(data_); }
-  T& value() & { Check(); return std::get<T>(data_); }
-  T&& value() && { Check(); return std::get<T>(std::move(data_)); }
+  const T& value() const& {
+    Check();
+    return std::get<T>(data_);
+  }
+  T& value() & {
+    Check();
+    return std::get<T>(data_);
+  }
+  T&& value() && {
+    Check();
+    return std::get<T>(std::move(data_));
+  }
   const T& operator*() const& { return value(); }
   const T* operator->() const { return &value(); }
 

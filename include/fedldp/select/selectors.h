@@ -21,9 +21,9 @@ class ExponentialSelection final : public Selector {
  private:
   ExponentialSelection(double epsilon, std::size_t d);
   double epsilon_;
-  double step_;        // eps / (d - 1): log-probability drop per position
-  double log_norm_;    // log of (1 - rho) / (1 - rho^d), rho = e^-step
-  double tail_mass_;   // 1 - rho^d
+  double step_;       // eps / (d - 1): log-probability drop per position
+  double log_norm_;   // log of (1 - rho) / (1 - rho^d), rho = e^-step
+  double tail_mass_;  // 1 - rho^d
 };
 
 // PE, Algorithm 3, with its randomized-response parameter calibrated (or not,

@@ -1,34 +1,12 @@
-// Runs the statistical checks of stat_checks.h on value mechanisms.
-#ifndef FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
-#define FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
+// Mechanisms built with a wrong constant, to show that the checks can fail.
+#ifndef FEDLDP_TESTS_TESTING_MUTANT_H_
+#define FEDLDP_TESTS_TESTING_MUTANT_H_
 
 #include <memory>
-#include <vector>
 
 #include "fedldp/mechanism/value_mechanism.h"
-#include "testing/stat_checks.h"
 
 namespace fedldp::testing {
-
-// Inputs an adversary would pick: both ends and the centre of the input
-// domain, interior points, and values outside it (including NaN and +-inf),
-// which the mechanism must clip.
-std::vector<double> AdversarialInputs(const ValueMechanism& m);
-
-std::vector<double> Draw(const ValueMechanism& m, double x, std::size_t n, std::uint64_t seed);
-
-// Mean and variance of `samples` against `reference`'s exact Mean and Variance at x.
-Verdict CheckMeanOf(std::span<const double> samples, const ValueMechanism& reference, double x);
-Verdict CheckVarianceOf(std::span<const double> samples, const ValueMechanism& reference, double x);
-// Every sample lies in reference's output domain and passes CanOutput.
-Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& reference);
-// Pearson's test of samples against reference's exact law at x: atoms as their
-// own categories, the continuous part in 64 equal-width bins.
-Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);
-// Exact worst-case likelihood ratio of `m` over AdversarialInputs, checked
-// against e^m.epsilon(): masses of every atom, densities on a grid of 4001
-// points across the output domain.
-Verdict CheckPrivacyOf(const ValueMechanism& m);
 
 // A mechanism built with a wrong constant, for showing that each check can
 // fail: it claims `claimed_epsilon`, reports `math`'s law, variance and mean,
@@ -66,4 +44,4 @@ class Mutant final : public ValueMechanism {
 
 }  // namespace fedldp::testing
 
-#endif  // FEDLDP_TESTS_TESTING_MECHANISM_CHECKS_H_
+#endif  // FEDLDP_TESTS_TESTING_MUTANT_H_

@@ -1,4 +1,4 @@
-#include "testing/mechanism_checks.h"
+#include "fedldp/audit/mechanism_checks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,14 +7,22 @@
 
 #include "fedldp/random/counter_rng.h"
 
-namespace fedldp::testing {
+namespace fedldp::audit {
 
 std::vector<double> AdversarialInputs(const ValueMechanism& m) {
   const Interval d = m.input_domain();
   const double w = d.hi - d.lo;
   const double inf = std::numeric_limits<double>::infinity();
-  return {d.lo,        d.hi,         d.center(), d.lo + 0.1 * w, d.lo + 0.37 * w,
-          d.hi - 1e-9 * w, d.lo - 10 * w, d.hi + 10 * w, -inf, inf,
+  return {d.lo,
+          d.hi,
+          d.center(),
+          d.lo + 0.1 * w,
+          d.lo + 0.37 * w,
+          d.hi - 1e-9 * w,
+          d.lo - 10 * w,
+          d.hi + 10 * w,
+          -inf,
+          inf,
           std::numeric_limits<double>::quiet_NaN()};
 }
 
@@ -31,7 +39,8 @@ Verdict CheckMeanOf(std::span<const double> samples, const ValueMechanism& refer
 
 Verdict CheckVarianceOf(std::span<const double> samples, const ValueMechanism& reference,
                         double x) {
-  return CheckVariance(SampleMoments(samples), reference.Variance(x));
+  return CheckVariance(SampleMoments(samples), reference.Variance(x),
+                       FourthCentralMoment(reference, x));
 }
 
 Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& reference) {
@@ -59,6 +68,21 @@ Interval Window(const ValueMechanism& m, double x) {
 }
 
 }  // namespace
+
+double FourthCentralMoment(const ValueMechanism& m, double x) {
+  const double mean = m.Mean(x);
+  auto fourth = [mean](double y) { return (y - mean) * (y - mean) * (y - mean) * (y - mean); };
+  double total = 0;
+  for (double a : m.Atoms()) total += m.Mass(a, x) * fourth(a);
+  const Interval w = Window(m, x);
+  constexpr int kCells = 1 << 18;
+  const double h = (w.hi - w.lo) / kCells;
+  for (int i = 0; i < kCells; ++i) {
+    const double y = w.lo + (i + 0.5) * h;
+    total += m.Density(y, x) * fourth(y) * h;
+  }
+  return total;
+}
 
 Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x) {
   // Categories: (-inf, e_1], (e_1, e_2], ..., (e_K, +inf) with e_i equally
@@ -105,10 +129,11 @@ Verdict CheckPrivacyOf(const ValueMechanism& m) {
     std::vector<double> l;
     for (double a : atoms) l.push_back(m.Mass(a, x));
     constexpr int kGrid = 4001;
-    for (int i = 0; i < kGrid; ++i) l.push_back(m.Density(w.lo + (w.hi - w.lo) * i / (kGrid - 1), x));
+    for (int i = 0; i < kGrid; ++i)
+      l.push_back(m.Density(w.lo + (w.hi - w.lo) * i / (kGrid - 1), x));
     likelihood.push_back(std::move(l));
   }
   return CheckRatio(WorstRatio(likelihood), m.epsilon());
 }
 
-}  // namespace fedldp::testing
+}  // namespace fedldp::audit

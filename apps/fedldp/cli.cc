@@ -1,0 +1,45 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+namespace fedldp::cli {
+
+int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"fedldp: federated learning under local differential privacy (FedSel, LDP-FL)",
+               "fedldp"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show the help of every subcommand");
+
+  SampleOptions sample;
+  SetupSample(
+      *app.add_subcommand("sample", "Draw outputs of one mechanism or selector (for audits)"),
+      sample);
+  AuditOptions audit;
+  SetupAudit(
+      *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
+      audit);
+
+  const std::string command = argc > 1 ? std::string(argv[1]) : std::string();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help: usage on stdout
+    err << "fedldp: error: " << e.what() << " (see --help)\n";
+    return kUsageExit;
+  }
+  try {
+    if (app.got_subcommand("sample")) return RunSample(sample, out, err);
+    if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
+  } catch (const UsageError& e) {
+    err << "fedldp " << command << ": error: " << e.what() << "\n";
+    return kUsageExit;
+  } catch (const std::exception& e) {
+    err << "fedldp " << command << ": failed: " << e.what() << "\n";
+    return 1;
+  }
+  return kUsageExit;
+}
+
+}  // namespace fedldp::cli

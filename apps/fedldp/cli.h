@@ -1,0 +1,28 @@
+// The `fedldp` command line: one CLI11 app with a subcommand per file
+// (options struct, Setup that binds flags, Run that does the work).
+#ifndef FEDLDP_APPS_FEDLDP_CLI_H_
+#define FEDLDP_APPS_FEDLDP_CLI_H_
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+namespace fedldp::cli {
+
+// Thrown by a command's Run for arguments that parse but make no sense; the
+// CLI prints it as one line on stderr and exits with kUsageExit.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kUsageExit = 2;
+
+// Runs `fedldp` on an argument vector, writing to out and err; returns the
+// exit code: 0 on success, 2 for bad arguments (nothing written to out), 1 when
+// the work itself fails (e.g. an audit finds a violation).
+int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace fedldp::cli
+
+#endif  // FEDLDP_APPS_FEDLDP_CLI_H_

@@ -1,0 +1,38 @@
+// The statistical checks of stat_checks.h applied to value mechanisms.
+#ifndef FEDLDP_AUDIT_MECHANISM_CHECKS_H_
+#define FEDLDP_AUDIT_MECHANISM_CHECKS_H_
+
+#include <vector>
+
+#include "fedldp/audit/stat_checks.h"
+#include "fedldp/mechanism/value_mechanism.h"
+
+namespace fedldp::audit {
+
+// Inputs an adversary would pick: both ends and the centre of the input
+// domain, interior points, and values outside it (including NaN and +-inf),
+// which the mechanism must clip.
+std::vector<double> AdversarialInputs(const ValueMechanism& m);
+
+std::vector<double> Draw(const ValueMechanism& m, double x, std::size_t n, std::uint64_t seed);
+
+// E[(M(x) - E M(x))^4] from the exact law: atoms exactly, the density by a
+// midpoint sum on 2^18 cells (relative error ~1e-5, plenty for a standard error).
+double FourthCentralMoment(const ValueMechanism& m, double x);
+
+// Mean and variance of `samples` against `reference`'s exact Mean and Variance at x.
+Verdict CheckMeanOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+Verdict CheckVarianceOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+// Every sample lies in reference's output domain and passes CanOutput.
+Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& reference);
+// Pearson's test of samples against reference's exact law at x: atoms as their
+// own categories, the continuous part in 64 equal-width bins.
+Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);
+// Exact worst-case likelihood ratio of `m` over AdversarialInputs, checked
+// against e^m.epsilon(): masses of every atom, densities on a grid of 4001
+// points across the output domain.
+Verdict CheckPrivacyOf(const ValueMechanism& m);
+
+}  // namespace fedldp::audit
+
+#endif  // FEDLDP_AUDIT_MECHANISM_CHECKS_H_

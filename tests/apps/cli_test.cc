@@ -1,0 +1,160 @@
+// `fedldp` parsed and run in-process on argument vectors.
+#include "cli.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "fedldp/mechanism/two_point.h"
+
+namespace fedldp::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome Fedldp(std::vector<std::string> args) {
+  args.insert(args.begin(), "fedldp");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = RunCli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::vector<double> Lines(const std::string& text) {
+  std::vector<double> v;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) v.push_back(std::stod(line));
+  return v;
+}
+
+TEST(Sample, MechanismPrintsCountOutputsFromItsDomain) {
+  const auto r = Fedldp({"sample", "--mechanism", "duchi", "--epsilon", "1", "--input", "0.3",
+                         "--count", "1000", "--seed", "5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto v = Lines(r.out);
+  ASSERT_EQ(v.size(), 1000u);
+  const auto duchi = TwoPointMechanism::CreateDuchi(1).value();
+  for (double y : v) ASSERT_TRUE(duchi.CanOutput(y)) << y;  // printed exactly, round-trip
+  EXPECT_EQ(Fedldp({"sample", "--mechanism", "duchi", "--epsilon", "1", "--input", "0.3", "--count",
+                    "1000", "--seed", "5"})
+                .out,
+            r.out);
+  EXPECT_NE(Fedldp({"sample", "--mechanism", "duchi", "--epsilon", "1", "--input", "0.3", "--count",
+                    "1000", "--seed", "6"})
+                .out,
+            r.out);
+}
+
+TEST(Sample, TwoPointUsesCenterAndRadius) {
+  const auto r = Fedldp({"sample", "--mechanism", "twopoint", "--epsilon", "2", "--input", "0.01",
+                         "--center", "0", "--radius", "0.075", "--count", "200", "--seed", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto m = TwoPointMechanism::Create(2, 0, 0.075).value();
+  for (double y : Lines(r.out)) ASSERT_TRUE(m.CanOutput(y)) << y;
+}
+
+TEST(Sample, OutOfDomainInputIsClippedAndSaid) {
+  const auto r = Fedldp({"sample", "--mechanism", "pm", "--epsilon", "1", "--input", "3", "--count",
+                         "10", "--seed", "1"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.err.find("clipped"), std::string::npos);
+  EXPECT_EQ(Lines(r.out).size(), 10u);
+}
+
+TEST(Sample, UnseededRunPrintsItsSeed) {
+  const auto r = Fedldp({"sample", "--mechanism", "hm", "--epsilon", "1", "--input", "0"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.err.find("seed"), std::string::npos);
+  EXPECT_EQ(Lines(r.out).size(), 1u);
+}
+
+TEST(Sample, SelectorPrintsIndicesAndMinusOneForNone) {
+  const auto r = Fedldp({"sample", "--selector", "topk", "--epsilon", "1", "--k", "1", "--vector",
+                         "0.1,-3,2", "--count", "50", "--seed", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (double j : Lines(r.out)) ASSERT_EQ(j, 1);  // |-3| is the largest
+  // PE with a tiny budget on d = 2 often flips every bit off.
+  const auto pe = Fedldp({"sample", "--selector", "pe", "--epsilon", "0.1", "--k", "1", "--vector",
+                          "1,0", "--count", "2000", "--seed", "2"});
+  ASSERT_EQ(pe.code, 0) << pe.err;
+  const auto v = Lines(pe.out);
+  std::set<double> seen(v.begin(), v.end());
+  EXPECT_EQ(seen, (std::set<double>{-1, 0, 1}));
+}
+
+TEST(Sample, SecureGeneratorWorks) {
+  const auto r = Fedldp({"sample", "--selector", "ps", "--epsilon", "1", "--k", "2", "--vector",
+                         "1,2,3,4", "--count", "20", "--secure"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (double j : Lines(r.out)) ASSERT_TRUE(j >= 0 && j < 4);
+}
+
+TEST(Sample, BadArgumentsGiveOneLineOnStderrAndExitTwo) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--mechanism", "pm", "--epsilon", "0", "--input", "0"},
+      {"--mechanism", "pm", "--epsilon", "-1", "--input", "0"},
+      {"--mechanism", "pm", "--epsilon", "nan", "--input", "0"},
+      {"--mechanism", "pm", "--epsilon", "inf", "--input", "0"},
+      {"--mechanism", "pm", "--epsilon", "abc", "--input", "0"},
+      {"--mechanism", "pm", "--input", "0"},
+      {"--mechanism", "pm", "--epsilon", "1", "--input", "nan"},
+      {"--mechanism", "pm", "--epsilon", "1"},
+      {"--mechanism", "gauss", "--epsilon", "1", "--input", "0"},
+      {"--mechanism", "twopoint", "--epsilon", "1", "--input", "0", "--radius", "0"},
+      {"--mechanism", "twopoint", "--epsilon", "1", "--input", "0", "--radius", "-1"},
+      {"--mechanism", "pm", "--epsilon", "1", "--input", "0", "--radius", "1"},
+      {"--mechanism", "pm", "--selector", "ps", "--epsilon", "1", "--input", "0"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "0", "--vector", "1,2,3"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "4", "--vector", "1,2,3"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1", "--vector", ""},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1", "--vector", "1,nan"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1", "--vector", "1,,2"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1", "--vector", "1,2x"},
+      {"--selector", "ps", "--epsilon", "1", "--k", "1", "--vector", "1e999"},
+      {"--selector", "topk", "--epsilon", "0", "--k", "1", "--vector", "1,2"},
+      {"--selector", "exp", "--epsilon", "1", "--vector", "1,2", "--count", "0"},
+      {"--epsilon", "1"},
+  };
+  for (auto args : bad) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    args.insert(args.begin(), "sample");
+    const auto r = Fedldp(args);
+    EXPECT_EQ(r.code, 2) << joined;
+    EXPECT_TRUE(r.out.empty()) << joined << "-> " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << "-> " << r.err;
+    EXPECT_NE(r.err.find("error"), std::string::npos) << joined;
+  }
+}
+
+TEST(Cli, HelpOnEverySubcommand) {
+  for (const std::string sub : {"sample", "audit"}) {
+    const auto r = Fedldp({sub, "--help"});
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find("--epsilon"), std::string::npos) << sub;
+  }
+  const auto top = Fedldp({"--help"});
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("sample"), std::string::npos);
+  EXPECT_EQ(Fedldp({}).code, 2);
+  EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
+}
+
+TEST(Audit, QuickAuditPasses) {
+  const auto r = Fedldp({"audit", "--epsilon", "1", "--draws", "5000", "--d", "20", "--k", "3"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("all checks passed"), std::string::npos);
+  EXPECT_NE(r.out.find("exceeds the eps claimed"), std::string::npos);
+  EXPECT_EQ(Fedldp({"audit", "--k", "200"}).code, 2);
+}
+
+}  // namespace
+}  // namespace fedldp::cli
