@@ -12,6 +12,21 @@ constexpr double kTwo32 = 4294967296.0;
 
 }  // namespace
 
+// The block loop of PerturbDense, compiled for several instruction sets and
+// chosen at load time. The arithmetic is exact IEEE double (no contraction)
+// and integer, so every clone returns the same bits.
+FEDLDP_HOT_LOOP
+void TwoPointMechanism::PerturbBlock(const float* src, const std::uint32_t* bits, float* dst,
+                                     std::size_t len) const {
+  const float high = static_cast<float>(high_);
+  const float low = static_cast<float>(low_);
+  for (std::size_t i = 0; i < len; ++i) {
+    // u < T  <=>  u - 2^31 < T - 2^31, compared as int32.
+    const auto shifted = static_cast<std::int32_t>(bits[i] ^ 0x80000000u);
+    dst[i] = shifted < ShiftedThreshold(static_cast<double>(src[i])) ? high : low;
+  }
+}
+
 Result<TwoPointMechanism> TwoPointMechanism::Create(double epsilon, double center, double radius) {
   if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
   if (auto e = CheckFinite(center, "center"); !e.empty()) return Error{e};
@@ -33,16 +48,16 @@ TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radiu
   low_ = center - radius * bound_;
   in_lo_ = center - radius;
   in_hi_ = center + radius;
-  // 2^32 P(x) = 2^31 + 2^31 (x - c) / (r B).
+  // 2^32 P(x) - 2^31 = 2^31 (x - c) / (r B).
   slope_ = kTwo32 / (2 * radius * bound_);
-  offset_ = kTwo32 / 2 - center * slope_;
+  offset_ = -center * slope_;
   // The integer clamp that makes the implemented mechanism exactly eps-LDP:
   // (2^32 - T_min) / T_min <= e^eps  <=>  2^32 <= T_min (e^eps + 1).
   double t_min = std::ceil(kTwo32 / (ee + 1));
   t_min = std::max(t_min, 1.0);
   while ((kTwo32 - t_min) > static_cast<double>(static_cast<long double>(t_min) * ee)) t_min += 1;
-  t_min_ = t_min;
-  t_max_ = kTwo32 - t_min;
+  t_min_ = t_min - kTwo32 / 2;
+  t_max_ = kTwo32 / 2 - t_min;
 }
 
 void TwoPointMechanism::SampleMany(std::span<const double> in, std::span<double> out,
@@ -55,8 +70,6 @@ void TwoPointMechanism::PerturbDense(std::span<const float> in, std::span<float>
   constexpr std::size_t kBlock = 2048;  // values per block; 32 random bits each
   std::array<std::uint64_t, kBlock / 2> words;
   std::array<std::uint32_t, kBlock> bits;
-  const float high = static_cast<float>(high_);
-  const float low = static_cast<float>(low_);
   const std::size_t n = in.size();
   for (std::size_t start = 0; start < n; start += kBlock) {
     const std::size_t len = std::min(kBlock, n - start);
@@ -67,11 +80,7 @@ void TwoPointMechanism::PerturbDense(std::span<const float> in, std::span<float>
       bits[2 * w] = static_cast<std::uint32_t>(words[w] >> 32);
       bits[2 * w + 1] = static_cast<std::uint32_t>(words[w]);
     }
-    const float* src = in.data() + start;
-    float* dst = out.data() + start;
-    for (std::size_t i = 0; i < len; ++i) {
-      dst[i] = bits[i] < Threshold(static_cast<double>(src[i])) ? high : low;
-    }
+    PerturbBlock(in.data() + start, bits.data(), out.data() + start, len);
   }
 }
 

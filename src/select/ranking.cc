@@ -22,8 +22,9 @@ struct Threshold {
   std::size_t strictly_above;  // number of elements with a larger key
 };
 
-// Key at `position` and how many keys are strictly larger.
-Threshold FindThreshold(std::span<const double> r, std::size_t position) {
+// Key at `position` and how many keys are strictly larger, by nth_element on
+// a copy of the keys: best while everything fits in cache.
+Threshold ThresholdBySelection(std::span<const double> r, std::size_t position) {
   thread_local std::vector<std::uint64_t> keys;
   keys.resize(r.size());
   for (std::size_t j = 0; j < r.size(); ++j) keys[j] = MagnitudeKey(r[j]);
@@ -32,6 +33,39 @@ Threshold FindThreshold(std::span<const double> r, std::size_t position) {
   std::size_t above = 0;
   for (std::size_t j = 0; j < position; ++j) above += keys[j] > v;
   return {v, above};
+}
+
+// The same by radix: a histogram of the top 16 bits of the keys (the sign bit
+// is always 0, so bits 47..62: the exponent and 5 mantissa bits) finds the
+// bucket holding `position`; only that bucket's keys are copied and selected.
+// Two streaming passes over r instead of nth_element's passes over a copy.
+Threshold ThresholdByRadix(std::span<const double> r, std::size_t position) {
+  constexpr int kShift = 47;
+  constexpr std::size_t kBuckets = std::size_t{1} << 16;
+  thread_local std::vector<std::uint32_t> histogram;
+  thread_local std::vector<std::uint64_t> bucket_keys;
+  histogram.assign(kBuckets, 0);
+  for (double x : r) ++histogram[MagnitudeKey(x) >> kShift];
+  std::size_t above = 0, bucket = kBuckets - 1;
+  while (above + histogram[bucket] <= position) above += histogram[bucket--];
+  bucket_keys.clear();
+  for (double x : r) {
+    const std::uint64_t key = MagnitudeKey(x);
+    if ((key >> kShift) == bucket) bucket_keys.push_back(key);
+  }
+  const std::size_t local = position - above;
+  std::nth_element(bucket_keys.begin(), bucket_keys.begin() + local, bucket_keys.end(),
+                   std::greater<>());
+  const std::uint64_t v = bucket_keys[local];
+  for (std::size_t j = 0; j < local; ++j) above += bucket_keys[j] > v;
+  return {v, above};
+}
+
+// Below this size the histogram's fixed cost outweighs the copy it saves.
+constexpr std::size_t kRadixFrom = std::size_t{1} << 15;
+
+Threshold FindThreshold(std::span<const double> r, std::size_t position) {
+  return r.size() >= kRadixFrom ? ThresholdByRadix(r, position) : ThresholdBySelection(r, position);
 }
 
 }  // namespace

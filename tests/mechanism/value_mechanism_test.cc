@@ -84,6 +84,27 @@ TEST(TwoPoint, DensePerturbationFollowsTheLaw) {
   EXPECT_NEAR(static_cast<double>(high) / n, p, 5 * std::sqrt(p * (1 - p) / n));
 }
 
+TEST(TwoPoint, DensePathEqualsTheScalarThresholdBitForBit) {
+  // Whatever clone of the block loop runs on this CPU, value 2w must use the
+  // high half and value 2w+1 the low half of word w, against Threshold().
+  const auto m = TwoPointMechanism::Create(3, 0.01, 0.075).value();
+  std::vector<float> in(10001);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = 0.2f * std::sin(0.37f * i);
+  in[5] = std::numeric_limits<float>::quiet_NaN();
+  in[6] = std::numeric_limits<float>::infinity();
+  std::vector<float> out(in.size());
+  CounterRng dense(8, 2), scalar(8, 2);
+  m.PerturbDense(in, out, dense);
+  for (std::size_t i = 0; i < in.size(); i += 2) {
+    const std::uint64_t word = scalar();
+    for (std::size_t j = i; j < std::min(i + 2, in.size()); ++j) {
+      const auto u = static_cast<std::uint32_t>(j == i ? word >> 32 : word);
+      const double expected = u < m.Threshold(in[j]) ? m.high() : m.low();
+      ASSERT_EQ(out[j], static_cast<float>(expected)) << j;
+    }
+  }
+}
+
 TEST(TwoPoint, DensePerturbationIsReproducibleAndSplittable) {
   const auto m = TwoPointMechanism::Create(1, 0, 1).value();
   std::vector<float> in(5000);

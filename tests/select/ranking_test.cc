@@ -44,5 +44,28 @@ TEST(Ranking, LinearTimeSelectionAgreesWithTheSort) {
   }
 }
 
+TEST(Ranking, RadixPathAgreesWithTheSortOnLargeVectors) {
+  // Above 2^15 dimensions the threshold is found by radix; check positions
+  // across the ranking, with heavy ties and with magnitudes spread over many
+  // exponents (many buckets) or packed into one bucket.
+  CounterRng rng(11);
+  std::vector<double> spread(100000), packed(70000);
+  for (auto& v : spread) v = StandardNormal(rng) * std::exp(3 * StandardNormal(rng));
+  for (auto& v : packed) v = 1.0 + static_cast<double>(UniformIndex(rng, 50)) * 1e-12;
+  const std::vector<double> ties = VectorWithTies(40000, 3);
+  const std::vector<const std::vector<double>*> cases = {&spread, &packed, &ties};
+  for (const auto* r : cases) {
+    const auto ranking = Ranking(*r);
+    const std::size_t d = r->size();
+    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{17}, d / 10, d / 2, d - 1}) {
+      ASSERT_EQ(ElementAtPosition(*r, m), ranking[m]) << m;
+    }
+    const auto mask = TopKMask(*r, r->size() / 10);
+    for (std::size_t m = 0; m < r->size(); ++m) {
+      ASSERT_EQ(mask[ranking[m]], m < r->size() / 10 ? 1 : 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fedldp

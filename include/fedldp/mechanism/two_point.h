@@ -21,8 +21,10 @@
 #ifndef FEDLDP_MECHANISM_TWO_POINT_H_
 #define FEDLDP_MECHANISM_TWO_POINT_H_
 
+#include <algorithm>
 #include <cstdint>
 
+#include "fedldp/base/hot_loop.h"
 #include "fedldp/mechanism/value_mechanism.h"
 
 namespace fedldp {
@@ -66,26 +68,33 @@ class TwoPointMechanism final : public ValueMechanism {
   // Integer threshold T(x) described above; the output is high iff a uniform
   // 32-bit word is < T(x).
   std::uint32_t Threshold(double x) const {
-    x = x == x ? x : center_;  // NaN -> centre
-    x = x < in_hi_ ? x : in_hi_;
-    x = x > in_lo_ ? x : in_lo_;
-    double t = x * slope_ + offset_;
-    t = t < t_max_ ? t : t_max_;
-    t = t > t_min_ ? t : t_min_;
-    // t is in [T_min, 2^32 - T_min], whose ends are integers; shifted into the
-    // int32 range so the (truncating) conversion vectorises without AVX-512.
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>(t - 2147483648.0) ^
-                                      std::int32_t{-2147483647 - 1});
+    return static_cast<std::uint32_t>(ShiftedThreshold(x)) ^ 0x80000000u;
   }
 
  private:
+  // T(x) - 2^31 as int32: branch-free min/max, so the dense loop vectorises
+  // (int32 conversions exist without AVX-512, uint32 ones do not). t's clamp
+  // ends are integers, so the truncating conversion stays inside them.
+  std::int32_t ShiftedThreshold(double x) const {
+    // Clip, NaN -> centre, without a branch: min(hi, max(lo, NaN)) = lo and
+    // max(lo, min(hi, NaN)) = hi, while for any other x both are clip(x) and
+    // (a + a) / 2 = a exactly.
+    const double up = std::min(in_hi_, std::max(in_lo_, x));
+    const double down = std::max(in_lo_, std::min(in_hi_, x));
+    x = 0.5 * (up + down);
+    double t = x * slope_ + offset_;
+    t = std::min(std::max(t, t_min_), t_max_);
+    return static_cast<std::int32_t>(t);
+  }
+
   TwoPointMechanism(double epsilon, double center, double radius, bool duchi);
+  void PerturbBlock(const float* src, const std::uint32_t* bits, float* dst, std::size_t len) const;
 
   double epsilon_, center_, radius_, bound_;
   double high_, low_;
   double in_lo_, in_hi_;
-  double slope_, offset_;  // 2^32 P(x) = slope_ * x + offset_
-  double t_min_, t_max_;   // clamp of 2^32 P(x), integers
+  double slope_, offset_;  // 2^32 P(x) - 2^31 = slope_ * x + offset_
+  double t_min_, t_max_;   // clamp of 2^32 P(x) - 2^31, integers
   bool duchi_;
 };
 
