@@ -1,5 +1,6 @@
 #include "fedldp/mechanism/value_mechanism.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fedldp/mechanism/hybrid.h"
@@ -20,6 +21,12 @@ void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> ou
 }
 
 double ValueMechanism::Mass(double, double) const { return 0.0; }
+
+double ValueMechanism::Likelihood(double y, double x) const {
+  const auto atoms = Atoms();
+  const bool atom = std::find(atoms.begin(), atoms.end(), y) != atoms.end();
+  return atom ? Mass(y, x) : Density(y, x);
+}
 double ValueMechanism::Density(double, double) const { return 0.0; }
 
 std::vector<std::string> ValueMechanismNames() {

@@ -60,6 +60,9 @@ class ValueMechanism {
   virtual double Mass(double y, double x) const;
   virtual double Density(double y, double x) const;
   virtual double Cdf(double y, double x) const = 0;
+  // Mass(y, x) if y is an atom, else Density(y, x): the likelihood of one
+  // observed output, as privacy checks need it.
+  double Likelihood(double y, double x) const;
 };
 
 // Builds a mechanism by name: duchi, pm, hm, laplace, twopoint. `center` and
