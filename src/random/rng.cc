@@ -39,7 +39,10 @@ std::uint64_t Binomial(Rng& rng, std::uint64_t n, double p) {
   const bool flip = p > 0.5;
   const double q = flip ? 1 - p : p;
   std::uint64_t x = 0;
-  if (static_cast<double>(n) * q < 16) {
+  if (n <= 32) {
+    // Count the Bernoulli trials themselves: no logarithms.
+    for (std::uint64_t i = 0; i < n; ++i) x += Uniform01(rng) < q;
+  } else if (static_cast<double>(n) * q < 16) {
     // Inversion by the geometric waiting times between successes: expected
     // n*q + 1 draws.
     const double log_fail = std::log1p(-q);
