@@ -50,7 +50,6 @@ TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radiu
   in_hi_ = center + radius;
   // 2^32 P(x) - 2^31 = 2^31 (x - c) / (r B).
   slope_ = kTwo32 / (2 * radius * bound_);
-  offset_ = -center * slope_;
   // The integer clamp that makes the implemented mechanism exactly eps-LDP:
   // (2^32 - T_min) / T_min <= e^eps  <=>  2^32 <= T_min (e^eps + 1).
   double t_min = std::ceil(kTwo32 / (ee + 1));

@@ -1,6 +1,7 @@
 // Closed forms, builders and edge cases of the value mechanisms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -59,6 +60,26 @@ TEST(TwoPoint, ImplementedProbabilitiesMeetTheBoundExactly) {
     EXPECT_LE(hi / lo, std::exp(static_cast<long double>(eps))) << eps;
     EXPECT_LE((1 - lo) / (1 - hi), std::exp(static_cast<long double>(eps))) << eps;
   }
+}
+
+TEST(TwoPoint, FarFromZeroRangesKeepTheirProbabilities) {
+  // |c| >> r: the threshold is computed from x - c, so no cancellation.
+  const auto m = TwoPointMechanism::Create(1, 1e6, 1e-6).value();
+  const double e = std::exp(1.0);
+  for (double t : {-1.0, -0.5, 0.0, 0.5, 1.0}) {
+    const double x = 1e6 + t * 1e-6;  // x - 1e6 is exact (Sterbenz)
+    // At t = +-1 the rounded x may fall just outside the range: clipped.
+    const double p =
+        std::clamp(0.5 + (x - 1e6) / 1e-6 * (e - 1) / (2 * (e + 1)), 1 / (e + 1), e / (e + 1));
+    EXPECT_NEAR(m.ProbabilityHigh(x), p, 1e-9) << t;
+  }
+}
+
+TEST(Laplace, CannotOutputInfinity) {
+  const auto m = LaplaceMechanism::Create(1).value();
+  EXPECT_FALSE(m.CanOutput(kInf));
+  EXPECT_FALSE(m.CanOutput(kNaN));
+  EXPECT_TRUE(m.CanOutput(-1e300));
 }
 
 TEST(TwoPoint, ClipsAndMapsNaNToTheCentre) {

@@ -7,6 +7,7 @@
 #ifndef FEDLDP_MECHANISM_LAPLACE_H_
 #define FEDLDP_MECHANISM_LAPLACE_H_
 
+#include <cmath>
 #include <limits>
 
 #include "fedldp/mechanism/value_mechanism.h"
@@ -23,7 +24,7 @@ class LaplaceMechanism final : public ValueMechanism {
   Interval output_domain() const override {
     return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   }
-  bool CanOutput(double y) const override { return y == y; }
+  bool CanOutput(double y) const override { return std::isfinite(y); }
 
   double Sample(double x, Rng& rng) const override;
   double Variance(double) const override { return 2 * scale_ * scale_; }

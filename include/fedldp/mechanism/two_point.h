@@ -46,8 +46,10 @@ class TwoPointMechanism final : public ValueMechanism {
     return static_cast<std::uint32_t>(rng() >> 32) < Threshold(x) ? high_ : low_;
   }
   void SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const override;
-  // The dense hot path for model weights: out[i] = Sample(in[i]) as float.
-  // Draws 32 bits per value in blocks. in and out may alias exactly.
+  // The dense hot path for model weights: each out[i] is float(high()) or
+  // float(low()), drawn with the same threshold as Sample() from 32 random
+  // bits (value 2w the high half of word w, value 2w+1 the low half). in and
+  // out may alias exactly.
   void PerturbDense(std::span<const float> in, std::span<float> out, Rng& rng) const;
 
   double Mean(double x) const override;
@@ -82,7 +84,7 @@ class TwoPointMechanism final : public ValueMechanism {
     const double up = std::min(in_hi_, std::max(in_lo_, x));
     const double down = std::max(in_lo_, std::min(in_hi_, x));
     x = 0.5 * (up + down);
-    double t = x * slope_ + offset_;
+    double t = (x - center_) * slope_;
     t = std::min(std::max(t, t_min_), t_max_);
     return static_cast<std::int32_t>(t);
   }
@@ -93,8 +95,8 @@ class TwoPointMechanism final : public ValueMechanism {
   double epsilon_, center_, radius_, bound_;
   double high_, low_;
   double in_lo_, in_hi_;
-  double slope_, offset_;  // 2^32 P(x) - 2^31 = slope_ * x + offset_
-  double t_min_, t_max_;   // clamp of 2^32 P(x) - 2^31, integers
+  double slope_;          // 2^32 P(x) - 2^31 = slope_ (x - c)
+  double t_min_, t_max_;  // clamp of 2^32 P(x) - 2^31, integers
   bool duchi_;
 };
 

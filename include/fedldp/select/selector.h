@@ -16,7 +16,7 @@
 //  PS   P[m] = e^eps / (d - k + k e^eps) for m < k, 1 / (d - k + k e^eps)
 //       otherwise (Algorithm 4 and Lemma 3's p = e^eps k / (d - k + e^eps k)).
 //       Ratio exactly e^eps. Sect. 4.1's text writes e^(eps k) instead; that
-//       typo would give ratio e^(eps k) / k and is not implemented.
+//       typo would give ratio e^(eps k) / k; fedldp follows Algorithm 4.
 //  PE   Algorithm 3: each Top-k bit is kept w.p. p = e^eps' / (e^eps' + 1),
 //       each other bit set w.p. 1 - p; S = set bits; output uniform on S, or
 //       none if S is empty. Exactly, for j in the Top-k,
