@@ -1,0 +1,61 @@
+// Loaders for the real datasets of the FedSel and LDP-FL experiments. Every
+// loader reads plain or gzip-compressed files (zlib detects which), and a
+// malformed file gives an Error "path:line: reason", never a crash or a
+// silently skipped row.
+//
+// Encodings (all features end up in [-1, 1]):
+//  Adult (UCI CSV) -> 123 binary features, exactly LIBSVM's a9a binarization
+//    (J. Platt): each categorical attribute one-hot in the order of
+//    adult.names; age, fnlwgt, education-num and hours-per-week in 5 bins and
+//    capital-gain / capital-loss as zero / non-zero, one-hot. A '?' sets no
+//    feature of its attribute (as in a9a). A test checks row-for-row
+//    equality with a9a.
+//  Bank Marketing -> 32 features: age, balance, day, duration, campaign, pdays
+//    and previous min-max scaled to [-1, 1]; job (12), marital (3),
+//    education (4) and contact (3) one-hot; default, housing and loan as 0/1.
+//    month and poutcome are left out: that is our reading of the paper's
+//    dimension 32, which it does not spell out.
+//  KDD Cup 99 -> 116 features: protocol_type (3), service (66 values seen in
+//    the 10 % file, plus any other value seen in the same load) and flag (11)
+//    one-hot; the 38 numeric columns min-max scaled to [-1, 1], except
+//    num_outbound_cmds and is_host_login, constant in the 10 % file and
+//    dropped. The paper reports 114. Label: 0 normal, 1 attack.
+//  Min-max ranges are taken over the loaded rows, so train and test files
+//  loaded together share them.
+#ifndef FEDLDP_DATA_LOADERS_H_
+#define FEDLDP_DATA_LOADERS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fedldp/base/status.h"
+#include "fedldp/data/dataset.h"
+
+namespace fedldp {
+
+// LIBSVM text: "label idx:value ...", 1-based indices. Labels -1/+1 or 0/1 map
+// to 0/1; other integer labels to classes in increasing order. dimension 0:
+// the largest index seen (a9a needs 123 given explicitly: its last feature
+// never occurs in a9a.t).
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0);
+
+Result<Dataset> LoadAdult(const std::vector<std::string>& paths);
+Result<Dataset> LoadBank(const std::string& path);
+// max_rows: if set and smaller than the file, a uniform random subset of that
+// many rows (seeded, in file order): the paper's 70,000 KDD records are
+// LoadKdd(path, 70000, seed).
+Result<Dataset> LoadKdd(const std::vector<std::string>& paths,
+                        std::optional<std::size_t> max_rows = std::nullopt,
+                        std::uint64_t seed = 1999);
+// IDX (MNIST, Fashion-MNIST): images scaled to [0, 1], labels 0..9.
+Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path);
+
+// Finds a dataset by name in `dir` (../shared/datasets by default): adult,
+// adult-test, a9a, a9a-test, bank, kdd (70,000 rows), kdd-full.
+Result<Dataset> LoadNamed(const std::string& name, const std::string& dir);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_DATA_LOADERS_H_

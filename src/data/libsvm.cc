@@ -1,0 +1,75 @@
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <sstream>
+
+#include "fedldp/data/loaders.h"
+#include "line_reader.h"
+
+namespace fedldp {
+
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension) {
+  internal::LineReader in(path);
+  if (!in.open_error().empty()) return Error{in.open_error()};
+  struct Row {
+    long label;
+    std::vector<std::pair<std::size_t, float>> entries;
+  };
+  std::vector<Row> rows;
+  std::size_t max_index = 0;
+  while (auto line = in.Next()) {
+    std::istringstream tokens(*line);
+    std::string token;
+    if (!(tokens >> token)) continue;  // blank line
+    Row row{};
+    const auto label = internal::ParseNumber(token);
+    if (!label || *label != static_cast<double>(static_cast<long>(*label))) {
+      return Error{in.Where("label '" + token + "' is not an integer")};
+    }
+    row.label = static_cast<long>(*label);
+    std::size_t previous = 0;
+    while (tokens >> token) {
+      const auto colon = token.find(':');
+      if (colon == std::string::npos) return Error{in.Where("'" + token + "' is not index:value")};
+      std::size_t index = 0;
+      const auto [ptr, ec] = std::from_chars(token.data(), token.data() + colon, index);
+      if (ec != std::errc() || ptr != token.data() + colon || index == 0) {
+        return Error{in.Where("index in '" + token + "' must be an integer >= 1")};
+      }
+      if (index <= previous)
+        return Error{in.Where("indices must increase, '" + token + "' does not")};
+      previous = index;
+      const auto value = internal::ParseNumber(token.substr(colon + 1));
+      if (!value) return Error{in.Where("value in '" + token + "' is not a finite number")};
+      if (dimension != 0 && index > dimension) {
+        return Error{in.Where("index " + std::to_string(index) + " exceeds the dimension " +
+                              std::to_string(dimension))};
+      }
+      max_index = std::max(max_index, index);
+      row.entries.emplace_back(index - 1, static_cast<float>(*value));
+    }
+    rows.push_back(std::move(row));
+  }
+  if (!in.read_error().empty()) return Error{in.read_error()};
+  if (rows.empty()) return Error{path + ": no rows"};
+  Dataset data;
+  data.name = path;
+  data.dimension = dimension != 0 ? dimension : max_index;
+  // Labels: {-1, +1} or {0, 1} -> {0, 1}; otherwise ranks of the sorted values.
+  std::map<long, int> classes;
+  for (const auto& r : rows) classes.emplace(r.label, 0);
+  const bool binary = std::all_of(classes.begin(), classes.end(), [](const auto& c) {
+    return c.first == -1 || c.first == 0 || c.first == 1;
+  });
+  int next = 0;
+  for (auto& [label, cls] : classes) cls = binary ? (label == 1 ? 1 : 0) : next++;
+  data.classes = binary ? 2 : next;
+  data.features.assign(rows.size() * data.dimension, 0.0f);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& [j, v] : rows[i].entries) data.features[i * data.dimension + j] = v;
+    data.labels.push_back(classes.at(rows[i].label));
+  }
+  return data;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,81 @@
+#include "line_reader.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace fedldp::internal {
+
+LineReader::LineReader(const std::string& path) : path_(path) {
+  errno = 0;
+  file_ = gzopen(path.c_str(), "rb");
+  if (file_ == nullptr) {
+    open_error_ = path + ": cannot open (" + (errno ? std::strerror(errno) : "zlib") + ")";
+  } else {
+    gzbuffer(file_, 1 << 17);
+  }
+}
+
+LineReader::~LineReader() {
+  if (file_ != nullptr) gzclose(file_);
+}
+
+std::optional<std::string> LineReader::Next() {
+  if (file_ == nullptr) return std::nullopt;
+  std::string line;
+  char chunk[4096];
+  while (true) {
+    if (gzgets(file_, chunk, sizeof chunk) == nullptr) {
+      int code = 0;
+      const char* message = gzerror(file_, &code);
+      if (code != Z_OK && code != Z_STREAM_END) {
+        read_error_ = Where(std::string("read error: ") + message);
+        return std::nullopt;
+      }
+      if (line.empty()) return std::nullopt;
+      break;
+    }
+    line.append(chunk);
+    if (!line.empty() && line.back() == '\n') break;
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  ++line_;
+  return line;
+}
+
+std::string LineReader::Where(const std::string& reason) const {
+  return path_ + ":" + std::to_string(line_) + ": " + reason;
+}
+
+std::vector<std::string> SplitFields(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = line.find(separator, start);
+    std::string field =
+        line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const auto first = field.find_first_not_of(" \t");
+    const auto last = field.find_last_not_of(" \t");
+    field = first == std::string::npos ? std::string() : field.substr(first, last - first + 1);
+    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
+      field = field.substr(1, field.size() - 2);
+    }
+    fields.push_back(std::move(field));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return fields;
+}
+
+std::optional<double> ParseNumber(const std::string& text) {
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace fedldp::internal

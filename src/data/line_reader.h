@@ -1,0 +1,46 @@
+// Reads a text file line by line, plain or gzip (zlib detects which), and
+// formats errors as "path:line: reason".
+#ifndef FEDLDP_SRC_DATA_LINE_READER_H_
+#define FEDLDP_SRC_DATA_LINE_READER_H_
+
+#include <zlib.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fedldp::internal {
+
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // Empty if the file could not be opened; otherwise check before reading.
+  const std::string& open_error() const { return open_error_; }
+  // The next line without its end-of-line characters, or nullopt at the end.
+  // Sets read_error() on a decompression error.
+  std::optional<std::string> Next();
+  const std::string& read_error() const { return read_error_; }
+  std::size_t line() const { return line_; }
+  // "path:line: reason" for the line last returned.
+  std::string Where(const std::string& reason) const;
+
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+  std::string open_error_, read_error_;
+  std::size_t line_ = 0;
+};
+
+// Splits on a single-character separator and trims spaces and one pair of
+// surrounding double quotes from each field.
+std::vector<std::string> SplitFields(const std::string& line, char separator);
+// Whole-string conversion; nullopt unless the text is a finite number.
+std::optional<double> ParseNumber(const std::string& text);
+
+}  // namespace fedldp::internal
+
+#endif  // FEDLDP_SRC_DATA_LINE_READER_H_

@@ -1,0 +1,63 @@
+#include "fedldp/data/synthetic.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+
+Result<Dataset> MakeSynthetic(const SyntheticOptions& o) {
+  if (o.rows == 0 || o.dimension == 0) return Error{"synthetic data needs rows >= 1 and d >= 1"};
+  if (!(o.c1 >= 0 && o.c1 <= 1)) return Error{"C1 must be in [0, 1]"};
+  if (!(o.c2 >= 0 && o.c2 <= 1)) return Error{"C2 must be in [0, 1]"};
+  if (!(o.label_noise >= 0 && o.label_noise <= 0.5))
+    return Error{"label noise must be in [0, 0.5]"};
+  Dataset data;
+  char name[96];
+  std::snprintf(name, sizeof name, "syn-%zu-%g-%g", o.dimension, o.c1, o.c2);
+  data.name = name;
+  data.dimension = o.dimension;
+  CounterRng truth(o.seed, 0), rows(o.seed, 1);
+  std::vector<double> w(o.dimension);
+  for (auto& v : w) v = StandardNormal(truth);
+  std::vector<float> x(o.dimension);
+  for (std::size_t i = 0; i < o.rows; ++i) {
+    double score = 0;
+    for (std::size_t j = 0; j < o.dimension; ++j) {
+      double v = 2 * Uniform01(rows) - 1;
+      if (Uniform01(rows) < o.c2) v *= o.c1;
+      x[j] = static_cast<float>(v);
+      score += w[j] * x[j];
+    }
+    int y = score > 0 ? 1 : 0;
+    if (o.label_noise > 0 && Uniform01(rows) < o.label_noise) y = 1 - y;
+    data.Append(x, y);
+  }
+  return data;
+}
+
+Result<SyntheticOptions> ParseSyntheticName(const std::string& name) {
+  // syn-{L,H}-C1-C2
+  const Error bad{"synthetic names look like syn-L-0.01-0.9 (L: d = 100, H: d = 300), got '" +
+                  name + "'"};
+  if (name.size() < 7 || name.compare(0, 4, "syn-") != 0 || (name[4] != 'L' && name[4] != 'H') ||
+      name[5] != '-') {
+    return bad;
+  }
+  const std::string rest = name.substr(6);
+  const auto dash = rest.find('-');
+  if (dash == std::string::npos) return bad;
+  SyntheticOptions o;
+  o.dimension = name[4] == 'L' ? 100 : 300;
+  char* end = nullptr;
+  const std::string c1 = rest.substr(0, dash), c2 = rest.substr(dash + 1);
+  o.c1 = std::strtod(c1.c_str(), &end);
+  if (c1.empty() || *end != '\0') return bad;
+  o.c2 = std::strtod(c2.c_str(), &end);
+  if (c2.empty() || *end != '\0') return bad;
+  return o;
+}
+
+}  // namespace fedldp

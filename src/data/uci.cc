@@ -1,0 +1,370 @@
+// UCI Adult, Bank Marketing and KDD Cup 99 (encodings in loaders.h).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "fedldp/data/loaders.h"
+#include "fedldp/random/counter_rng.h"
+#include "line_reader.h"
+
+namespace fedldp {
+namespace {
+
+using internal::LineReader;
+using internal::ParseNumber;
+using internal::SplitFields;
+
+// One input column of a one-hot encoding: a categorical attribute (its values
+// in order), a numeric attribute cut into bins (the lower ends of bins 2..n),
+// or a label.
+struct Column {
+  std::string name;
+  std::vector<std::string> values;  // categorical
+  std::vector<double> bin_starts;   // binned numeric
+  std::size_t width() const { return values.empty() ? bin_starts.size() + 1 : values.size(); }
+};
+
+// adult.names, and LIBSVM a9a's bins for the numeric attributes.
+const std::vector<Column>& AdultSchema() {
+  static const std::vector<Column> schema = {
+      {"age", {}, {26, 33, 41, 50}},
+      {"workclass",
+       {"Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+        "Without-pay", "Never-worked"},
+       {}},
+      {"fnlwgt", {}, {106648, 158662, 196338, 259873}},
+      {"education",
+       {"Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc",
+        "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th",
+        "Preschool"},
+       {}},
+      {"education-num", {}, {9, 10, 11, 13}},
+      {"marital-status",
+       {"Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+        "Married-spouse-absent", "Married-AF-spouse"},
+       {}},
+      {"occupation",
+       {"Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
+        "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
+        "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
+        "Armed-Forces"},
+       {}},
+      {"relationship",
+       {"Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"},
+       {}},
+      {"race", {"White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"}, {}},
+      {"sex", {"Female", "Male"}, {}},
+      {"capital-gain", {}, {0.5}},
+      {"capital-loss", {}, {0.5}},
+      {"hours-per-week", {}, {35, 40, 41, 48}},
+      {"native-country",
+       {"United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands"},
+       {}},
+  };
+  return schema;
+}
+
+// Sets the one-hot position of `field` in `out` (starting at `offset`), or
+// returns a reason it cannot.
+std::string EncodeOneHot(const Column& column, const std::string& field, float* out,
+                         std::size_t offset) {
+  if (!column.values.empty()) {
+    const auto it = std::find(column.values.begin(), column.values.end(), field);
+    if (it == column.values.end()) {
+      return "unknown " + column.name + " '" + field + "'";
+    }
+    out[offset + static_cast<std::size_t>(it - column.values.begin())] = 1;
+    return {};
+  }
+  const auto value = ParseNumber(field);
+  if (!value) return column.name + " '" + field + "' is not a number";
+  const auto bin = std::upper_bound(column.bin_starts.begin(), column.bin_starts.end(), *value) -
+                   column.bin_starts.begin();
+  out[offset + static_cast<std::size_t>(bin)] = 1;
+  return {};
+}
+
+std::vector<std::string> OneHotNames(const std::vector<Column>& schema) {
+  std::vector<std::string> names;
+  for (const auto& c : schema) {
+    for (std::size_t i = 0; i < c.width(); ++i) {
+      names.push_back(c.name + "=" +
+                      (c.values.empty() ? "bin" + std::to_string(i + 1) : c.values[i]));
+    }
+  }
+  return names;
+}
+
+// Min-max scaling of the given columns of `data` into [-1, 1] (a constant
+// column becomes 0).
+void ScaleColumns(Dataset& data, const std::vector<std::size_t>& columns) {
+  for (std::size_t c : columns) {
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      lo = std::min(lo, data.features[i * data.dimension + c]);
+      hi = std::max(hi, data.features[i * data.dimension + c]);
+    }
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      float& v = data.features[i * data.dimension + c];
+      v = hi > lo ? 2 * (v - lo) / (hi - lo) - 1 : 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
+Result<Dataset> LoadAdult(const std::vector<std::string>& paths) {
+  const auto& schema = AdultSchema();
+  Dataset data;
+  data.name = "adult";
+  data.feature_names = OneHotNames(schema);
+  data.dimension = data.feature_names.size();  // 123
+  std::vector<float> row(data.dimension);
+  for (const auto& path : paths) {
+    LineReader in(path);
+    if (!in.open_error().empty()) return Error{in.open_error()};
+    while (auto line = in.Next()) {
+      if (line->empty() || line->front() == '|') continue;  // blank end; adult.test's banner
+      const auto fields = SplitFields(*line, ',');
+      if (fields.size() != schema.size() + 1) {
+        return Error{in.Where("expected " + std::to_string(schema.size() + 1) +
+                              " comma-separated fields, got " + std::to_string(fields.size()))};
+      }
+      std::fill(row.begin(), row.end(), 0.0f);
+      std::size_t offset = 0;
+      for (std::size_t c = 0; c < schema.size(); ++c) {
+        if (fields[c] != "?") {  // missing: no feature of this attribute (as a9a)
+          if (auto e = EncodeOneHot(schema[c], fields[c], row.data(), offset); !e.empty()) {
+            return Error{in.Where(e)};
+          }
+        }
+        offset += schema[c].width();
+      }
+      std::string label = fields.back();
+      if (!label.empty() && label.back() == '.') label.pop_back();
+      if (label != ">50K" && label != "<=50K") {
+        return Error{in.Where("income must be >50K or <=50K, got '" + fields.back() + "'")};
+      }
+      data.Append(row, label == ">50K" ? 1 : 0);
+    }
+    if (!in.read_error().empty()) return Error{in.read_error()};
+  }
+  if (data.size() == 0) return Error{"no Adult rows in the given files"};
+  return data;
+}
+
+Result<Dataset> LoadBank(const std::string& path) {
+  // Input columns in file order; kind: n numeric, c categorical, b yes/no, - dropped.
+  const std::vector<Column> categorical = {
+      {"job",
+       {"admin.", "blue-collar", "entrepreneur", "housemaid", "management", "retired",
+        "self-employed", "services", "student", "technician", "unemployed", "unknown"},
+       {}},
+      {"marital", {"divorced", "married", "single"}, {}},
+      {"education", {"primary", "secondary", "tertiary", "unknown"}, {}},
+      {"contact", {"cellular", "telephone", "unknown"}, {}},
+  };
+  const std::array<const char*, 17> names = {
+      "age", "job",   "marital",  "education", "default", "balance",  "housing",  "loan", "contact",
+      "day", "month", "duration", "campaign",  "pdays",   "previous", "poutcome", "y"};
+  const std::string kinds = "ncccbnbbcn-nnnn-";  // per input column before y
+  Dataset data;
+  data.name = "bank";
+  std::vector<std::size_t> numeric_columns;
+  for (std::size_t c = 0, cat = 0; c < kinds.size(); ++c) {
+    if (kinds[c] == 'c') {
+      for (const auto& v : categorical[cat].values)
+        data.feature_names.push_back(std::string(names[c]) + "=" + v);
+      ++cat;
+    } else if (kinds[c] != '-') {
+      if (kinds[c] == 'n') numeric_columns.push_back(data.feature_names.size());
+      data.feature_names.push_back(names[c]);
+    }
+  }
+  data.dimension = data.feature_names.size();  // 32
+  LineReader in(path);
+  if (!in.open_error().empty()) return Error{in.open_error()};
+  std::vector<float> row(data.dimension);
+  bool header = true;
+  while (auto line = in.Next()) {
+    if (line->empty()) continue;
+    const auto fields = SplitFields(*line, ';');
+    if (fields.size() != names.size()) {
+      return Error{
+          in.Where("expected 17 ';'-separated fields, got " + std::to_string(fields.size()))};
+    }
+    if (header) {
+      header = false;
+      if (fields[0] != "age" || fields[16] != "y")
+        return Error{in.Where("expected the header age;...;y")};
+      continue;
+    }
+    std::fill(row.begin(), row.end(), 0.0f);
+    std::size_t offset = 0;
+    for (std::size_t c = 0, cat = 0; c < kinds.size(); ++c) {
+      const std::string& f = fields[c];
+      switch (kinds[c]) {
+        case 'n': {
+          const auto v = ParseNumber(f);
+          if (!v) return Error{in.Where(std::string(names[c]) + " '" + f + "' is not a number")};
+          row[offset++] = static_cast<float>(*v);
+          break;
+        }
+        case 'b':
+          if (f != "yes" && f != "no")
+            return Error{in.Where(std::string(names[c]) + " must be yes or no, got '" + f + "'")};
+          row[offset++] = f == "yes" ? 1.0f : 0.0f;
+          break;
+        case 'c':
+          if (auto e = EncodeOneHot(categorical[cat], f, row.data(), offset); !e.empty())
+            return Error{in.Where(e)};
+          offset += categorical[cat++].width();
+          break;
+        default:
+          break;
+      }
+    }
+    if (fields[16] != "yes" && fields[16] != "no")
+      return Error{in.Where("y must be yes or no, got '" + fields[16] + "'")};
+    data.Append(row, fields[16] == "yes" ? 1 : 0);
+  }
+  if (!in.read_error().empty()) return Error{in.read_error()};
+  if (data.size() == 0) return Error{path + ": no Bank rows"};
+  ScaleColumns(data, numeric_columns);
+  return data;
+}
+
+Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std::size_t> max_rows,
+                        std::uint64_t seed) {
+  constexpr std::size_t kFields = 42;
+  const std::array<std::size_t, 3> categorical = {1, 2, 3};
+  const std::array<const char*, 3> categorical_names = {"protocol_type", "service", "flag"};
+  // num_outbound_cmds (19) and is_host_login (20): constant in the 10 % file.
+  auto dropped = [](std::size_t c) { return c == 19 || c == 20; };
+  // Pass 1: every line, checked, and the categorical dictionaries.
+  std::vector<std::string> lines;
+  std::vector<std::pair<std::string, std::size_t>> origin;  // file, line number
+  std::array<std::map<std::string, std::size_t>, 3> dictionary;
+  for (const auto& path : paths) {
+    LineReader in(path);
+    if (!in.open_error().empty()) return Error{in.open_error()};
+    while (auto line = in.Next()) {
+      if (line->empty()) continue;
+      const auto fields = SplitFields(*line, ',');
+      if (fields.size() != kFields) {
+        return Error{
+            in.Where("expected 42 comma-separated fields, got " + std::to_string(fields.size()))};
+      }
+      for (std::size_t i = 0; i < 3; ++i) dictionary[i].emplace(fields[categorical[i]], 0);
+      lines.push_back(std::move(*line));
+      origin.emplace_back(path, in.line());
+    }
+    if (!in.read_error().empty()) return Error{in.read_error()};
+  }
+  if (lines.empty()) return Error{"no KDD rows in the given files"};
+  // Output layout in input-column order: a numeric column takes one
+  // position, a categorical one a block (values sorted), a dropped one none.
+  Dataset data;
+  data.name = "kdd";
+  std::vector<std::size_t> numeric_columns;
+  std::vector<std::size_t> position(kFields - 1, 0);
+  for (std::size_t c = 0; c + 1 < kFields; ++c) {
+    position[c] = data.feature_names.size();
+    const auto cat = std::find(categorical.begin(), categorical.end(), c);
+    if (cat != categorical.end()) {
+      const std::size_t i = static_cast<std::size_t>(cat - categorical.begin());
+      std::size_t index = 0;
+      for (auto& [value, slot] : dictionary[i]) {
+        slot = index++;
+        data.feature_names.push_back(std::string(categorical_names[i]) + "=" + value);
+      }
+    } else if (!dropped(c)) {
+      numeric_columns.push_back(data.feature_names.size());
+      data.feature_names.push_back("column" + std::to_string(c + 1));
+    }
+  }
+  data.dimension = data.feature_names.size();
+  // Which rows: all, or a seeded uniform subset in file order.
+  std::vector<std::size_t> chosen(lines.size());
+  std::iota(chosen.begin(), chosen.end(), std::size_t{0});
+  if (max_rows && *max_rows < lines.size()) {
+    CounterRng rng(seed, /*stream=*/0x4b4444);  // "KDD"
+    for (std::size_t i = 0; i < *max_rows; ++i) {
+      std::swap(chosen[i], chosen[i + UniformIndex(rng, chosen.size() - i)]);
+    }
+    chosen.resize(*max_rows);
+    std::sort(chosen.begin(), chosen.end());
+  }
+  std::vector<float> row(data.dimension);
+  for (std::size_t r : chosen) {
+    const auto fields = SplitFields(lines[r], ',');
+    auto where = [&](const std::string& reason) {
+      return origin[r].first + ":" + std::to_string(origin[r].second) + ": " + reason;
+    };
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (std::size_t c = 0; c + 1 < kFields; ++c) {
+      const auto cat = std::find(categorical.begin(), categorical.end(), c);
+      if (cat != categorical.end()) {
+        const std::size_t i = static_cast<std::size_t>(cat - categorical.begin());
+        row[position[c] + dictionary[i].at(fields[c])] = 1;
+      } else if (!dropped(c)) {
+        const auto v = ParseNumber(fields[c]);
+        if (!v) {
+          return Error{
+              where("column " + std::to_string(c + 1) + " '" + fields[c] + "' is not a number")};
+        }
+        row[position[c]] = static_cast<float>(*v);
+      }
+    }
+    std::string label = fields.back();
+    if (!label.empty() && label.back() == '.') label.pop_back();
+    if (label.empty()) return Error{where("empty label")};
+    data.Append(row, label == "normal" ? 0 : 1);
+  }
+  ScaleColumns(data, numeric_columns);
+  return data;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,205 @@
+#include "fedldp/data/loaders.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "fedldp/data/synthetic.h"
+
+namespace fedldp {
+namespace {
+
+const std::string kShared = FEDLDP_SHARED_DATASETS;
+
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("fedldp_test_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    const auto p = path_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string WriteGz(const std::string& name, const std::string& bytes) const {
+    const auto p = (path_ / name).string();
+    gzFile f = gzopen(p.c_str(), "wb");
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void ExpectInUnitBox(const Dataset& d) {
+  for (float v : d.features) ASSERT_TRUE(v >= -1 && v <= 1) << v;
+}
+
+TEST(Adult, RawCsvEncodesExactlyAsLibsvmA9a) {
+  for (const auto& [csv, libsvm] : {std::pair<std::string, std::string>{"adult.data.gz", "a9a.gz"},
+                                    {"adult.test.gz", "a9a.t.gz"}}) {
+    auto adult = LoadAdult({kShared + "/" + csv});
+    ASSERT_TRUE(adult.ok()) << adult.error();
+    auto a9a = LoadLibsvm(kShared + "/" + libsvm, 123);
+    ASSERT_TRUE(a9a.ok()) << a9a.error();
+    ASSERT_EQ(adult->dimension, 123u);
+    ASSERT_EQ(adult->size(), a9a->size());
+    EXPECT_EQ(adult->labels, a9a->labels);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < adult->size(); ++i) {
+      differing += !std::equal(adult->row(i).begin(), adult->row(i).end(), a9a->row(i).begin());
+    }
+    EXPECT_EQ(differing, 0u) << csv;
+  }
+  auto both = LoadNamed("adult", kShared);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->size(), 32561u);
+  EXPECT_NEAR(1 - both->MajorityRate(), 0.2408, 1e-4);
+}
+
+TEST(Bank, ThirtyTwoFeaturesInTheUnitBox) {
+  auto bank = LoadNamed("bank", kShared);
+  ASSERT_TRUE(bank.ok()) << bank.error();
+  EXPECT_EQ(bank->dimension, 32u);
+  EXPECT_EQ(bank->size(), 45211u);
+  EXPECT_NEAR(1 - bank->MajorityRate(), 0.1170, 1e-4);
+  ExpectInUnitBox(*bank);
+}
+
+TEST(Kdd, SeventyThousandReproducibleRows) {
+  auto a = LoadNamed("kdd", kShared);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_EQ(a->size(), 70000u);
+  EXPECT_EQ(a->dimension, 116u);
+  ExpectInUnitBox(*a);
+  // 19.69 % normal in the full file; a uniform subset of 70,000 is within a few SE.
+  const double normal = a->MajorityLabel() == 1 ? a->MajorityRate() : 1 - a->MajorityRate();
+  EXPECT_NEAR(1 - normal, 0.1969, 5 * std::sqrt(0.1969 * 0.8031 / 70000));
+  auto b = LoadKdd({kShared + "/kddcup.data_10_percent.gz"}, 70000);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->features, b->features);
+  auto c = LoadKdd({kShared + "/kddcup.data_10_percent.gz"}, 70000, /*seed=*/2);
+  EXPECT_NE(a->features, c->features);
+}
+
+TEST(Libsvm, DimensionAndLabels) {
+  TempDir dir;
+  auto d = LoadLibsvm(dir.Write("ok.svm", "+1 1:0.5 3:-1\n-1 2:1\n\n0 3:0.25\n"));
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_EQ(d->dimension, 3u);
+  EXPECT_EQ(d->labels, (std::vector<int>{1, 0, 0}));
+  EXPECT_EQ(d->features, (std::vector<float>{0.5f, 0, -1, 0, 1, 0, 0, 0, 0.25f}));
+  auto multi = LoadLibsvm(dir.Write("multi.svm", "3 1:1\n7 1:2\n3 1:3\n"));
+  ASSERT_TRUE(multi.ok());
+  EXPECT_EQ(multi->classes, 2);
+  EXPECT_EQ(multi->labels, (std::vector<int>{0, 1, 0}));
+}
+
+TEST(Loaders, MalformedInputNamesFileLineAndReason) {
+  TempDir dir;
+  struct Case {
+    std::string name, text, expected;
+  };
+  const std::string adult_ok =
+      "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
+      "Male, 2174, 0, 40, United-States, <=50K\n";
+  const std::vector<Case> svm = {
+      {"a.svm", "+1 1:1\n+1 2\n", ":2: '2' is not index:value"},
+      {"b.svm", "+1 0:1\n", ":1: index in '0:1' must be an integer >= 1"},
+      {"c.svm", "+1 2:1 1:1\n", ":1: indices must increase"},
+      {"d.svm", "x 1:1\n", ":1: label 'x' is not an integer"},
+      {"e.svm", "+1 1:nan\n", ":1: value in '1:nan' is not a finite number"},
+  };
+  for (const auto& c : svm) {
+    auto d = LoadLibsvm(dir.Write(c.name, c.text));
+    ASSERT_FALSE(d.ok()) << c.name;
+    EXPECT_NE(d.error().find(c.name + c.expected), std::string::npos) << d.error();
+  }
+  auto too_big = LoadLibsvm(dir.Write("f.svm", "+1 5:1\n"), 3);
+  EXPECT_NE(too_big.error().find(":1: index 5 exceeds the dimension 3"), std::string::npos);
+  const std::vector<Case> adult = {
+      {"a.csv", adult_ok + "39, State-gov\n", ":2: expected 15 comma-separated fields, got 2"},
+      {"b.csv",
+       adult_ok + adult_ok.substr(0, adult_ok.find("State-gov")) + "Martian" +
+           adult_ok.substr(adult_ok.find("State-gov") + 9),
+       ":2: unknown workclass 'Martian'"},
+      {"c.csv", "x" + adult_ok, ":1: age 'x39' is not a number"},
+      {"d.csv", adult_ok.substr(0, adult_ok.find("<=50K")) + "rich\n", ":1: income must be"},
+  };
+  for (const auto& c : adult) {
+    auto d = LoadAdult({dir.Write(c.name, c.text)});
+    ASSERT_FALSE(d.ok()) << c.name;
+    EXPECT_NE(d.error().find(c.name + c.expected), std::string::npos) << d.error();
+  }
+  EXPECT_TRUE(LoadAdult({dir.Write("ok.csv", adult_ok)}).ok());
+  auto gz = LoadAdult({dir.WriteGz("ok.csv.gz", adult_ok + adult_ok)});
+  ASSERT_TRUE(gz.ok()) << gz.error();
+  EXPECT_EQ(gz->size(), 2u);
+  auto missing = LoadAdult({"/nonexistent/adult.data"});
+  EXPECT_NE(missing.error().find("/nonexistent/adult.data: cannot open"), std::string::npos);
+  auto bank = LoadBank(dir.Write("bank.csv", "age;job\n"));
+  EXPECT_NE(bank.error().find("bank.csv:1: expected 17"), std::string::npos) << bank.error();
+  auto kdd = LoadKdd({dir.Write("kdd.csv", "0,tcp,http,SF\n")});
+  EXPECT_NE(kdd.error().find("kdd.csv:1: expected 42"), std::string::npos) << kdd.error();
+  EXPECT_FALSE(LoadNamed("mnist-please", kShared).ok());
+}
+
+std::string IdxBytes(std::vector<std::uint32_t> shape, const std::vector<unsigned char>& data) {
+  std::string s = {0, 0, 8, static_cast<char>(shape.size())};
+  for (auto v : shape) {
+    for (int b = 3; b >= 0; --b) s.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+  }
+  s.append(data.begin(), data.end());
+  return s;
+}
+
+TEST(Idx, ReadsImagesAndLabelsPlainOrGzip) {
+  TempDir dir;
+  const std::vector<unsigned char> pixels = {0, 255, 51, 102, 0, 0, 0, 255};  // 2 images 2x2
+  const auto images = dir.WriteGz("img.gz", IdxBytes({2, 2, 2}, pixels));
+  const auto labels = dir.Write("lab", IdxBytes({2}, {7, 3}));
+  auto d = LoadIdx(images, labels);
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_EQ(d->dimension, 4u);
+  EXPECT_EQ(d->labels, (std::vector<int>{7, 3}));
+  EXPECT_FLOAT_EQ(d->features[2], 0.2f);
+  EXPECT_NE(
+      LoadIdx(dir.Write("short", IdxBytes({2, 2, 2}, {1, 2, 3})), labels).error().find("truncated"),
+      std::string::npos);
+  EXPECT_NE(
+      LoadIdx(images, dir.Write("three", IdxBytes({3}, {1, 2, 3}))).error().find("2 images but"),
+      std::string::npos);
+  EXPECT_NE(LoadIdx(images, dir.Write("bad", IdxBytes({2}, {1, 12}))).error().find("not a digit"),
+            std::string::npos);
+  EXPECT_NE(LoadIdx(labels, labels).error().find("not an IDX file"), std::string::npos);
+}
+
+TEST(Synthetic, FollowsTheDocumentedProcedure) {
+  auto o = ParseSyntheticName("syn-L-0.01-0.9");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->dimension, 100u);
+  o.value().rows = 20000;
+  auto d = MakeSynthetic(*o);
+  ASSERT_TRUE(d.ok());
+  ExpectInUnitBox(*d);
+  // A coordinate is small (|x| <= 0.01) w.p. C2 + (1 - C2) * 0.01.
+  std::size_t small = 0;
+  for (float v : d->features) small += std::fabs(v) <= 0.01f;
+  const double p = 0.9 + 0.1 * 0.01, n = static_cast<double>(d->features.size());
+  EXPECT_NEAR(small / n, p, 5 * std::sqrt(p * (1 - p) / n));
+  auto again = MakeSynthetic(*o);
+  EXPECT_EQ(d->features, again->features);
+  EXPECT_FALSE(ParseSyntheticName("syn-X-1-2").ok());
+  EXPECT_EQ(ParseSyntheticName("syn-H-0.1-0.6")->dimension, 300u);
+}
+
+}  // namespace
+}  // namespace fedldp
