@@ -16,6 +16,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   SetupSample(
       *app.add_subcommand("sample", "Draw outputs of one mechanism or selector (for audits)"),
       sample);
+  TrainOptions train;
+  SetupTrain(*app.add_subcommand("train", "Train a linear model with FedSel or a baseline"), train);
   AuditOptions audit;
   SetupAudit(
       *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
@@ -32,6 +34,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   try {
     if (app.got_subcommand("sample")) return RunSample(sample, out, err);
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
+    if (app.got_subcommand("train")) return RunTrain(train, out, err);
   } catch (const UsageError& e) {
     err << "fedldp " << command << ": error: " << e.what() << "\n";
     return kUsageExit;

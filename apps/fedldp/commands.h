@@ -39,6 +39,30 @@ struct AuditOptions {
 void SetupAudit(CLI::App& app, AuditOptions& options);
 int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 
+struct TrainOptions {
+  std::string dataset = "adult";
+  std::string data_dir;  // default: $FEDLDP_DATA_DIR, else ../shared/datasets
+  std::string model = "logistic";
+  std::string variant = "ps-pm";
+  double epsilon = 2.0;
+  int epochs = 1;
+  double batch_fraction = 0.01;
+  std::string mu = "0.1";  // a number, or "auto" for the hyper-parameter-free rule
+  double theta = 0.2;
+  double k_fraction = 0.1;
+  double learning_rate = 0.5;
+  double momentum = 0.5;
+  double lambda = 1e-4;
+  int repeats = 10;
+  int folds = 5;
+  std::uint64_t seed = 1;
+  std::size_t threads = 0;
+  bool no_reference = false;
+  std::string out;  // JSON lines, appended
+};
+void SetupTrain(CLI::App& app, TrainOptions& options);
+int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err);
+
 }  // namespace fedldp::cli
 
 #endif  // FEDLDP_APPS_FEDLDP_COMMANDS_H_

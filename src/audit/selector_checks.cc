@@ -23,6 +23,12 @@ std::vector<std::vector<double>> AdversarialVectors(std::size_t d, std::size_t k
       out.push_back(std::move(r));
     }
   }
+  // Ties: all magnitudes equal, and one-hot-like vectors (a few equal
+  // non-zeros, zeros elsewhere), where random tie-breaking shapes the law.
+  out.push_back(std::vector<double>(d, 1.0));
+  std::vector<double> sparse(d, 0.0);
+  for (std::size_t j = 0; j < d; j += 3) sparse[j] = (j % 2 ? -0.5 : 0.5);
+  out.push_back(std::move(sparse));
   return out;
 }
 

@@ -7,6 +7,8 @@ Result<Dataset> LoadNamed(const std::string& name, const std::string& dir) {
   const std::string d = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   Result<Dataset> data = Error{""};
   if (name == "adult") {
+    data = LoadAdult({d + "adult.data.gz", d + "adult.test.gz"});
+  } else if (name == "adult-train") {
     data = LoadAdult({d + "adult.data.gz"});
   } else if (name == "adult-test") {
     data = LoadAdult({d + "adult.test.gz"});
@@ -26,8 +28,8 @@ Result<Dataset> LoadNamed(const std::string& name, const std::string& dir) {
     data = MakeSynthetic(*options);
   } else {
     return Error{"unknown dataset '" + name +
-                 "' (adult, adult-test, a9a, a9a-test, bank, kdd, kdd-full, syn-L-C1-C2, "
-                 "syn-H-C1-C2)"};
+                 "' (adult, adult-train, adult-test, a9a, a9a-test, bank, kdd, kdd-full, "
+                 "syn-L-C1-C2, syn-H-C1-C2)"};
   }
   if (data.ok()) data.value().name = name;
   return data;

@@ -80,6 +80,32 @@ std::size_t ElementAtPosition(std::span<const double> r, std::size_t position) {
   return r.size();  // unreachable for position < r.size()
 }
 
+std::size_t RandomElementAtPosition(std::span<const double> r, std::size_t position, Rng& rng) {
+  const Threshold t = FindThreshold(r, position);
+  std::size_t ties = 0;
+  for (double x : r) ties += MagnitudeKey(x) == t.key;
+  // The group covers positions [above, above + ties); in a uniformly random
+  // order of the group, the member at any of its positions is uniform.
+  std::size_t pick = ties == 1 ? 0 : UniformIndex(rng, ties);
+  for (std::size_t j = 0; j < r.size(); ++j) {
+    if (MagnitudeKey(r[j]) == t.key && pick-- == 0) return j;
+  }
+  return r.size();  // unreachable for position < r.size()
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> TieGroups(std::span<const double> r,
+                                                           std::span<const std::size_t> ranking) {
+  std::vector<std::pair<std::size_t, std::size_t>> groups(ranking.size());
+  std::size_t first = 0;
+  for (std::size_t m = 1; m <= ranking.size(); ++m) {
+    if (m == ranking.size() || MagnitudeKey(r[ranking[m]]) != MagnitudeKey(r[ranking[first]])) {
+      for (std::size_t p = first; p < m; ++p) groups[p] = {first, m};
+      first = m;
+    }
+  }
+  return groups;
+}
+
 std::vector<std::size_t> Ranking(std::span<const double> r) {
   std::vector<std::size_t> order(r.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -20,14 +20,23 @@ std::int64_t Selector::Select(std::span<const double> r, Rng& rng) const {
   CheckSize(r);
   const std::int64_t position = SamplePosition(rng);
   if (position == kNone) return kNone;
-  return static_cast<std::int64_t>(ElementAtPosition(r, static_cast<std::size_t>(position)));
+  return static_cast<std::int64_t>(
+      RandomElementAtPosition(r, static_cast<std::size_t>(position), rng));
 }
 
 std::vector<double> Selector::Probabilities(std::span<const double> r) const {
   CheckSize(r);
   const std::vector<std::size_t> ranking = Ranking(r);
+  const auto groups = TieGroups(r, ranking);
+  // A member of a tie group is output with the group's total position
+  // probability, shared equally.
   std::vector<double> p(d_);
-  for (std::size_t m = 0; m < d_; ++m) p[ranking[m]] = PositionProbability(m);
+  for (std::size_t m = 0; m < d_; ++m) {
+    const auto [first, last] = groups[m];
+    double total = 0;
+    for (std::size_t q = first; q < last; ++q) total += PositionProbability(q);
+    p[ranking[m]] = total / static_cast<double>(last - first);
+  }
   return p;
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -146,6 +148,27 @@ TEST(Cli, HelpOnEverySubcommand) {
   EXPECT_NE(top.out.find("sample"), std::string::npos);
   EXPECT_EQ(Fedldp({}).code, 2);
   EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
+}
+
+TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
+  const std::string out_file = ::testing::TempDir() + "/fedldp_train_test.jsonl";
+  std::remove(out_file.c_str());
+  const auto r = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm", "--epsilon",
+                         "4", "--repeats", "1", "--folds", "2", "--out", out_file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("privacy: eps per epoch 4 (selection eps1 0.4, value eps2 3.6)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("np (non-private)"), std::string::npos);
+  EXPECT_NE(r.out.find("majority class"), std::string::npos);
+  std::ifstream in(out_file);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_NE(line.find("\"eps_total_per_client\":4"), std::string::npos) << line;
+  EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
+  EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
+  EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);
+  EXPECT_EQ(Fedldp({"train", "--help"}).code, 0);
 }
 
 TEST(Audit, QuickAuditPasses) {

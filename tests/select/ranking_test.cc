@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "fedldp/audit/stat_checks.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -42,6 +43,22 @@ TEST(Ranking, LinearTimeSelectionAgreesWithTheSort) {
       for (std::size_t m = 0; m < r.size(); ++m) ASSERT_EQ(mask[ranking[m]], m < k ? 1 : 0);
     }
   }
+}
+
+TEST(Ranking, RandomTieBreakingIsUniformWithinTheGroup) {
+  // |r| = 3, then five 1s (positions 1..5), then 0.
+  const std::vector<double> r = {1, 0, -1, 3, 1, 1, -1};
+  for (std::size_t position : {std::size_t{1}, std::size_t{4}}) {
+    CounterRng rng(position);
+    std::vector<std::uint64_t> counts(r.size(), 0);
+    for (int i = 0; i < 70000; ++i) ++counts[RandomElementAtPosition(r, position, rng)];
+    const std::vector<double> p = {0.2, 0, 0.2, 0, 0.2, 0.2, 0.2};
+    const auto v = audit::CheckChiSquare(counts, p);
+    EXPECT_TRUE(v.pass) << v.reason;
+  }
+  CounterRng rng(9);
+  EXPECT_EQ(RandomElementAtPosition(r, 0, rng), 3u);
+  EXPECT_EQ(RandomElementAtPosition(r, 6, rng), 1u);
 }
 
 TEST(Ranking, RadixPathAgreesWithTheSortOnLargeVectors) {

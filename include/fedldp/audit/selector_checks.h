@@ -10,7 +10,8 @@
 namespace fedldp::audit {
 
 // Vectors of dimension d in which chosen indices sit at the top, at the
-// bottom, just inside and just outside the Top-k of the ranking by |r|.
+// bottom, just inside and just outside the Top-k of the ranking by |r|, plus
+// vectors with ties (all equal; a few equal non-zeros among zeros).
 std::vector<std::vector<double>> AdversarialVectors(std::size_t d, std::size_t k);
 
 // Exact law of Select(r): P[j] for j < d, then P[none].

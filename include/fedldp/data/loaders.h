@@ -52,8 +52,9 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths,
 // IDX (MNIST, Fashion-MNIST): images scaled to [0, 1], labels 0..9.
 Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path);
 
-// Finds a dataset by name in `dir` (../shared/datasets by default): adult,
-// adult-test, a9a, a9a-test, bank, kdd (70,000 rows), kdd-full.
+// Finds a dataset by name in `dir`: adult (adult.data + adult.test, 48,842
+// rows as in the paper), adult-train, adult-test, a9a, a9a-test, bank, kdd
+// (the seeded 70,000-row subset), kdd-full, and syn-{L,H}-C1-C2 (generated).
 Result<Dataset> LoadNamed(const std::string& name, const std::string& dir);
 
 }  // namespace fedldp

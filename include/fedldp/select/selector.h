@@ -3,12 +3,15 @@
 //
 // Every selector here is a function of the ranking of |r| only (ranking.h):
 // it draws a rank position M from a law that does not depend on r, and
-// outputs the index at position M (or "none", -1, for PE's empty set). Hence
-//   P[j | r] = P[M = position of j in r],
-// and the worst-case ratio over all pairs of inputs r, r' is exactly
-//   max_m P[M = m] / min_m P[M = m],
-// which WorstCaseRatio() returns. Sampling costs one O(d) expected
-// nth_element, never a full sort (the paper's EXP is O(d^2)).
+// outputs the index at position M, ties broken uniformly at random (or
+// "none", -1, for PE's empty set). Hence, with G(j) the positions of j's tie
+// group in r (a single position when |r_j| is unique),
+//   P[j | r] = average of P[M = m] over m in G(j),
+// which lies between min_m P[M = m] and max_m P[M = m]; the worst-case ratio
+// over all pairs of inputs r, r' is exactly
+//   max_m P[M = m] / min_m P[M = m]
+// (reached by inputs without ties), which WorstCaseRatio() returns. Sampling costs one O(d)
+// expected nth_element, never a full sort (the paper's EXP is O(d^2)).
 //
 // Position laws (d dimensions, Top-k = positions 0..k-1):
 //  EXP  P[m] proportional to exp(eps (d - m) / (d - 1)) (paper: rank z = d - m,

@@ -1,0 +1,44 @@
+// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+#ifndef FEDLDP_APPS_FEDLDP_PROGRESS_H_
+#define FEDLDP_APPS_FEDLDP_PROGRESS_H_
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace fedldp::cli {
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label)
+      : label_(std::move(label)),
+        enabled_(isatty(STDERR_FILENO) == 1),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (enabled_ && drawn_) std::fprintf(stderr, "\r\033[K");
+  }
+  void Update(std::size_t done, std::size_t total) {
+    if (!enabled_ || total == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    const double f = static_cast<double>(done) / static_cast<double>(total);
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const int width = 30, filled = static_cast<int>(f * width);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %.0fs elapsed, ~%.0fs left\033[K", label_.c_str(),
+                 filled, "##############################", width - filled, "", 100 * f, elapsed,
+                 f > 0 ? elapsed * (1 - f) / f : 0.0);
+  }
+
+ private:
+  std::string label_;
+  bool enabled_, drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+}  // namespace fedldp::cli
+
+#endif  // FEDLDP_APPS_FEDLDP_PROGRESS_H_

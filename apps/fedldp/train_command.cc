@@ -1,0 +1,174 @@
+// fedldp train: one FedSel configuration, cross-validated, beside its two
+// references (majority class, non-private model) on the same folds.
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "cli.h"
+#include "commands.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/sim/cross_validation.h"
+#include "progress.h"
+
+namespace fedldp::cli {
+
+void SetupTrain(CLI::App& app, TrainOptions& o) {
+  app.description(
+      "Cross-validated FedSel training (Algorithm 1 of the paper) of an l2-regularised\n"
+      "linear model, one record per client. Prints the privacy statement and the\n"
+      "accuracy beside the majority-class and non-private references on the same folds.\n"
+      "Variants: np, np-rs, np-k, pm, hm, duchi, pm-rp, {exp,pe,ps}-{pm,hm,duchi}[-c][-o].\n"
+      "Flags may also come from a TOML/INI file: --config FILE.");
+  app.set_config("--config", "", "Read options from a TOML/INI file");
+  app.add_option("--dataset", o.dataset,
+                 "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2, "
+                 "syn-H-C1-C2")
+      ->capture_default_str();
+  app.add_option("--data-dir", o.data_dir,
+                 "Folder of the dataset files (default $FEDLDP_DATA_DIR or ../shared/datasets)");
+  app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
+  app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
+  app.add_option("--epsilon", o.epsilon, "Total budget per client")->capture_default_str();
+  app.add_option("--epochs", o.epochs, "Epochs E")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
+  app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto' (theta-capped rule)")
+      ->capture_default_str();
+  app.add_option("--theta", o.theta, "Cap of the automatic mu")->capture_default_str();
+  app.add_option("--k-fraction", o.k_fraction, "k / d for the Top-k set")->capture_default_str();
+  app.add_option("--lr", o.learning_rate, "Learning rate alpha")->capture_default_str();
+  app.add_option("--momentum", o.momentum, "Momentum eta in [0, 1)")->capture_default_str();
+  app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
+  app.add_option("--repeats", o.repeats, "Cross-validation repeats")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--folds", o.folds, "Cross-validation folds")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100));
+  app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str();
+  app.add_flag("--no-reference", o.no_reference, "Skip the non-private reference run");
+  app.add_option("--out", o.out, "Append one JSON line of results to this file");
+}
+
+namespace {
+
+std::string DataDir(const TrainOptions& o) {
+  if (!o.data_dir.empty()) return o.data_dir;
+  if (const char* env = std::getenv("FEDLDP_DATA_DIR")) return env;
+  return "../shared/datasets";
+}
+
+std::string Percent(double mean, double sd) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << 100 * mean << " +- " << 100 * sd << " %";
+  return s.str();
+}
+
+}  // namespace
+
+int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  FedSelConfig config;
+  auto loss = ParseLoss(o.model);
+  if (!loss.ok()) throw UsageError(loss.error());
+  config.loss = *loss;
+  auto variant = ParseFedSelVariant(o.variant);
+  if (!variant.ok()) throw UsageError(variant.error());
+  config.variant = o.variant;
+  if (auto e = CheckEpsilon(o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
+  config.epsilon = o.epsilon;
+  config.epochs = o.epochs;
+  config.batch_fraction = o.batch_fraction;
+  if (o.mu == "auto") {
+    config.mu.reset();
+  } else {
+    char* end = nullptr;
+    const double mu = std::strtod(o.mu.c_str(), &end);
+    if (o.mu.empty() || *end != '\0' || !(mu >= 0 && mu < 1)) {
+      throw UsageError("--mu must be a number in [0, 1) or 'auto', got '" + o.mu + "'");
+    }
+    config.mu = mu;
+  }
+  config.theta = o.theta;
+  config.k_fraction = o.k_fraction;
+  config.learning_rate = o.learning_rate;
+  config.momentum = o.momentum;
+  config.lambda = o.lambda;
+  auto data = LoadNamed(o.dataset, DataDir(o));
+  if (!data.ok()) throw UsageError(data.error());
+  if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
+
+  ThreadPool pool(o.threads);
+  const CrossValidationOptions cv{o.repeats, o.folds, o.seed};
+  out << "fedldp train: " << o.dataset << " (" << data->size()
+      << " records, d = " << data->dimension << "), " << LossName(config.loss) << ", variant "
+      << o.variant << ", " << o.repeats << " x " << o.folds << "-fold CV, seed " << o.seed << ", "
+      << pool.size() << " threads\n";
+  out.flush();
+  CrossValidationResult result;
+  {
+    ProgressBar bar(o.variant);
+    auto r = CrossValidateFedSel(config, *data, cv, pool,
+                                 [&](std::size_t d, std::size_t t) { bar.Update(d, t); });
+    if (!r.ok()) throw UsageError(r.error());
+    result = std::move(r).value();
+  }
+  const FedSelRun& run = result.last;
+  out << "privacy: "
+      << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
+      << "\n";
+  out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
+      << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
+  if (run.rejected > 0) out << "warning: the server rejected " << run.rejected << " reports\n";
+  out << "  " << std::left << std::setw(24) << o.variant
+      << Percent(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
+  CrossValidationResult reference;
+  if (!o.no_reference && o.variant != "np") {
+    FedSelConfig np = config;
+    np.variant = "np";
+    ProgressBar bar("np reference");
+    auto r = CrossValidateFedSel(np, *data, cv, pool,
+                                 [&](std::size_t d, std::size_t t) { bar.Update(d, t); });
+    if (!r.ok()) throw UsageError(r.error());
+    reference = std::move(r).value();
+    out << "  " << std::setw(24) << "np (non-private)"
+        << Percent(reference.MeanAccuracy(), reference.StdAccuracy()) << "\n";
+  }
+  out << "  " << std::setw(24) << "majority class" << Percent(result.MeanMajority(), 0) << "\n";
+  const bool learned =
+      result.MeanAccuracy() - 2 * result.StdAccuracy() / std::sqrt(result.folds.size()) >
+      result.MeanMajority();
+  if (!learned) {
+    out << "note: " << o.variant
+        << " is not better than the majority class: it has learned nothing\n";
+  }
+  const double rate = static_cast<double>(result.updates) / result.seconds;
+  out << "time: " << std::fixed << std::setprecision(2) << result.seconds << " s, "
+      << std::setprecision(0) << rate << " client updates/s\n";
+  if (!o.out.empty()) {
+    std::ofstream file(o.out, std::ios::app);
+    if (!file) throw std::runtime_error("cannot write " + o.out);
+    file << std::setprecision(10) << "{\"dataset\":\"" << o.dataset
+         << "\",\"d\":" << data->dimension << ",\"records\":" << data->size() << ",\"model\":\""
+         << LossName(config.loss) << "\",\"variant\":\"" << o.variant
+         << "\",\"epsilon\":" << o.epsilon << ",\"epochs\":" << o.epochs
+         << ",\"eps_epoch\":" << run.budget.epoch_epsilon
+         << ",\"eps_select\":" << run.budget.select_epsilon
+         << ",\"eps_value\":" << run.budget.value_epsilon
+         << ",\"eps_total_per_client\":" << run.budget.TotalPerClient()
+         << ",\"mu\":" << run.budget.mu << ",\"m\":" << run.batch << ",\"k\":" << run.k
+         << ",\"lr\":" << o.learning_rate << ",\"momentum\":" << o.momentum
+         << ",\"repeats\":" << o.repeats << ",\"folds\":" << o.folds << ",\"seed\":" << o.seed
+         << ",\"accuracy_mean\":" << result.MeanAccuracy()
+         << ",\"accuracy_sd\":" << result.StdAccuracy()
+         << ",\"majority_mean\":" << result.MeanMajority()
+         << ",\"nonprivate_mean\":" << (reference.folds.empty() ? -1 : reference.MeanAccuracy())
+         << ",\"seconds\":" << result.seconds << ",\"client_updates\":" << result.updates << "}\n";
+  }
+  (void)err;
+  return 0;
+}
+
+}  // namespace fedldp::cli

@@ -1,0 +1,88 @@
+// FedSel's Algorithm 1 as plain synchronous logic, and the baselines of its
+// Table 2, named as in the paper (case-insensitive):
+//   np                  full gradients, non-private
+//   np-rs               one uniformly sampled gradient coordinate, scaled by d
+//   np-k                Top-1 of the accumulated vector, exact value
+//   pm, hm, duchi       flat solution (Wang et al.) at eps'
+//   pm-rp (hm-rp, ...)  compressed solution (random projection, q = 0.1 d)
+//   {exp,pe,ps}-{pm,hm,duchi}[-c][-o]
+//                       two-stage FedSel: selection at eps1, value at eps2;
+//                       -c: the control spending eps1 on top of eps' for the
+//                       value; -o: accumulation r += alpha g instead of r += g.
+//                       pe-published-... uses the paper's uncalibrated PE.
+//
+// Per iteration: m = max(1, round(batch_fraction N)) clients (each holding
+// one record) compute g = clip(grad L(w)), accumulate r += g, select j from
+// r, report M(r_j + eta r_j^prev), set r_j = 0; the server averages the m
+// reports and steps w -= alpha mean. Each epoch visits every client once in a
+// fresh random order; r persists across epochs. Randomness: client c in epoch
+// e draws from CounterRng(seed, c E + e), the order from its own stream, so
+// results do not depend on how many threads run the clients.
+#ifndef FEDLDP_FL_FEDSEL_H_
+#define FEDLDP_FL_FEDSEL_H_
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fedldp/data/dataset.h"
+#include "fedldp/model/linear.h"
+#include "fedldp/privacy/fedsel_budget.h"
+
+namespace fedldp {
+
+struct FedSelVariant {
+  enum class Kind { kFullGradient, kTwoStage, kFlat, kCompressed };
+  Kind kind = Kind::kTwoStage;
+  std::string selector;              // two-stage: exp, pe, pe-published, ps, topk, uniform
+  std::string mechanism;             // pm, hm, duchi, none
+  bool control = false;              // -c
+  bool scaled_accumulation = false;  // -o
+  bool accumulate = true;            // false for np-rs
+  bool is_private() const { return kind != Kind::kFullGradient && mechanism != "none"; }
+};
+Result<FedSelVariant> ParseFedSelVariant(const std::string& name);
+
+struct FedSelConfig {
+  std::string variant = "ps-pm";
+  Loss loss = Loss::kLogistic;
+  double epsilon = 2.0;
+  int epochs = 1;
+  double batch_fraction = 0.01;
+  std::optional<double> mu = 0.1;  // nullopt: hyper-parameter-free (fedsel_budget.h)
+  double theta = 0.2;
+  double k_fraction = 0.1;  // k = max(1, round(k_fraction d))
+  double learning_rate = 0.5;
+  double momentum = 0.5;  // eta
+  double lambda = 1e-4;
+  double projection_ratio = 0.1;  // compressed: q = max(1, round(ratio d))
+};
+
+struct FedSelRun {
+  std::vector<double> weights;
+  FedSelBudget budget;
+  std::size_t batch = 0;       // m
+  std::size_t k = 0;           // Top-k size (two-stage)
+  std::size_t iterations = 0;  // global updates
+  std::size_t updates = 0;     // client reports
+  std::size_t rejected = 0;    // reports the server refused (should be 0)
+};
+
+// Runs f(0..n-1), in any order and on any threads; each f(i) writes only its
+// own slot. The default runs them in order on the calling thread; sim/ passes
+// a thread pool.
+using ParallelFor = std::function<void(std::size_t, const std::function<void(std::size_t)>&)>;
+void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f);
+
+// Trains on rows `train` of `data` (all rows if empty). progress(done, total)
+// is called after every iteration if given.
+Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
+                              std::span<const std::size_t> train, std::uint64_t seed,
+                              const ParallelFor& parallel = RunSequentially,
+                              const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_FL_FEDSEL_H_

@@ -1,0 +1,42 @@
+// l2-regularised linear models with hand-written gradients: logistic
+// regression and the linear SVM (hinge loss), labels y in {-1, +1} taken from
+// dataset labels {0, 1}. No intercept (the paper's d counts features only;
+// every encoding here has one-hot groups that can carry one).
+//   logistic: L = log(1 + exp(-y w.x)) + lambda/2 |w|^2
+//   hinge:    L = max(0, 1 - y w.x)    + lambda/2 |w|^2
+// Gradients are clipped coordinate-wise to [-clip, clip] (FedSel clips to the
+// value mechanism's input domain [-1, 1]).
+#ifndef FEDLDP_MODEL_LINEAR_H_
+#define FEDLDP_MODEL_LINEAR_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fedldp/base/status.h"
+#include "fedldp/data/dataset.h"
+
+namespace fedldp {
+
+enum class Loss { kLogistic, kHinge };
+Result<Loss> ParseLoss(const std::string& name);  // "logistic" / "lr", "svm" / "hinge"
+std::string LossName(Loss loss);
+
+struct LinearModel {
+  fedldp::Loss loss = fedldp::Loss::kLogistic;
+  double lambda = 1e-4;
+  double clip = 1.0;
+
+  // g = clip(grad L(w; x, y)), y in {0, 1}.
+  void Gradient(std::span<const double> w, std::span<const float> x, int y,
+                std::span<double> g) const;
+  double Objective(std::span<const double> w, std::span<const float> x, int y) const;
+  static int Predict(std::span<const double> w, std::span<const float> x);
+  // Fraction of `rows` of `data` predicted correctly (all rows if empty).
+  static double Accuracy(std::span<const double> w, const Dataset& data,
+                         std::span<const std::size_t> rows);
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_MODEL_LINEAR_H_

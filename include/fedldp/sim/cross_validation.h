@@ -1,0 +1,45 @@
+// Repeated k-fold cross-validation of FedSel runs (the paper reports 10 x 5):
+// for each repeat the rows are shuffled (seeded) and cut into `folds` parts;
+// each part is the test set once, the rest are the clients. Every fold also
+// scores the trivial classifier (the training part's majority label).
+#ifndef FEDLDP_SIM_CROSS_VALIDATION_H_
+#define FEDLDP_SIM_CROSS_VALIDATION_H_
+
+#include <functional>
+#include <vector>
+
+#include "fedldp/fl/fedsel.h"
+#include "fedldp/sim/thread_pool.h"
+
+namespace fedldp {
+
+struct CrossValidationOptions {
+  int repeats = 10;
+  int folds = 5;
+  std::uint64_t seed = 1;
+};
+
+struct FoldResult {
+  int repeat = 0, fold = 0;
+  double accuracy = 0;  // FedSel model on the test part
+  double majority = 0;  // trivial classifier on the test part
+};
+
+struct CrossValidationResult {
+  std::vector<FoldResult> folds;
+  FedSelRun last;  // the last fold's run: budget, m, k, ...
+  double seconds = 0;
+  std::size_t updates = 0;  // client reports over all folds
+  double MeanAccuracy() const;
+  double StdAccuracy() const;  // sample standard deviation over folds
+  double MeanMajority() const;
+};
+
+// progress(done, total) counts iterations over all folds.
+Result<CrossValidationResult> CrossValidateFedSel(
+    const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
+    ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_SIM_CROSS_VALIDATION_H_

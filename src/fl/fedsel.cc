@@ -1,0 +1,249 @@
+#include "fedldp/fl/fedsel.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numeric>
+
+#include "fedldp/pipeline/compressed.h"
+#include "fedldp/pipeline/fedsel.h"
+#include "fedldp/pipeline/flat.h"
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+
+Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
+  std::string name = raw;
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  FedSelVariant v;
+  auto is_mechanism = [](const std::string& s) { return s == "pm" || s == "hm" || s == "duchi"; };
+  if (name == "np") {
+    v.kind = FedSelVariant::Kind::kFullGradient;
+    v.mechanism = "none";
+    return v;
+  }
+  if (name == "np-rs") {
+    v.selector = "uniform", v.mechanism = "none", v.accumulate = false;
+    return v;
+  }
+  if (name == "np-k") {
+    v.selector = "topk", v.mechanism = "none";
+    return v;
+  }
+  if (is_mechanism(name)) {
+    v.kind = FedSelVariant::Kind::kFlat, v.mechanism = name;
+    return v;
+  }
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, "-rp") == 0 &&
+      is_mechanism(name.substr(0, name.size() - 3))) {
+    v.kind = FedSelVariant::Kind::kCompressed, v.mechanism = name.substr(0, name.size() - 3);
+    return v;
+  }
+  // {selector}-{mechanism}[-c][-o]
+  std::string rest = name;
+  for (const std::string selector : {"pe-published", "exp", "pe", "ps"}) {
+    if (rest.rfind(selector + "-", 0) == 0) {
+      v.selector = selector;
+      rest = rest.substr(selector.size() + 1);
+      break;
+    }
+  }
+  const auto dash = rest.find('-');
+  v.mechanism = rest.substr(0, dash);
+  std::string flags = dash == std::string::npos ? "" : rest.substr(dash);
+  while (!flags.empty()) {
+    if (flags.rfind("-c", 0) == 0) {
+      v.control = true;
+    } else if (flags.rfind("-o", 0) == 0) {
+      v.scaled_accumulation = true;
+    } else {
+      break;
+    }
+    flags = flags.substr(2);
+  }
+  if (v.selector.empty() || !is_mechanism(v.mechanism) || !flags.empty()) {
+    return Error{"unknown variant '" + raw +
+                 "' (np, np-rs, np-k, pm, hm, duchi, pm-rp, or {exp,pe,ps}-{pm,hm,duchi} "
+                 "with optional -c and -o)"};
+  }
+  return v;
+}
+
+namespace {
+
+std::string CheckConfig(const FedSelConfig& c) {
+  if (!(c.batch_fraction > 0 && c.batch_fraction <= 1)) return "batch fraction must be in (0, 1]";
+  if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return "k fraction must be in (0, 1]";
+  if (!(c.learning_rate > 0 && std::isfinite(c.learning_rate))) return "learning rate must be > 0";
+  if (!(c.momentum >= 0 && c.momentum < 1)) return "momentum eta must be in [0, 1)";
+  if (!(c.lambda >= 0 && std::isfinite(c.lambda))) return "lambda must be >= 0";
+  if (!(c.theta >= 0 && c.theta < 1)) return "theta must be in [0, 1)";
+  if (!(c.projection_ratio > 0 && c.projection_ratio <= 1))
+    return "projection ratio must be in (0, 1]";
+  return {};
+}
+
+// The privacy step of one client, built once per run.
+struct ClientStep {
+  FedSelVariant variant;
+  std::optional<FedSelRandomizer> two_stage;
+  std::optional<FlatRandomizer> flat;
+  std::optional<CompressedRandomizer> compressed;
+};
+
+}  // namespace
+
+void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
+  for (std::size_t i = 0; i < n; ++i) f(i);
+}
+
+Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
+                              std::span<const std::size_t> train, std::uint64_t seed,
+                              const ParallelFor& parallel,
+                              const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (auto e = CheckConfig(config); !e.empty()) return Error{e};
+  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
+  auto variant = ParseFedSelVariant(config.variant);
+  if (!variant.ok()) return Error{variant.error()};
+  std::vector<std::size_t> rows(train.begin(), train.end());
+  if (rows.empty()) {
+    rows.resize(data.size());
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  const std::size_t n = rows.size(), d = data.dimension;
+  FedSelRun run;
+  run.batch =
+      std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
+  run.k = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.k_fraction * d)));
+  const double epoch_epsilon = config.epsilon / config.epochs;
+  const double mu =
+      config.mu ? *config.mu : HyperParameterFreeMu(epoch_epsilon, d, run.batch, config.theta);
+  const bool two_stage_private =
+      variant->kind == FedSelVariant::Kind::kTwoStage && variant->is_private();
+  auto budget = MakeFedSelBudget(config.epsilon, config.epochs, two_stage_private ? mu : 0.0,
+                                 variant->control);
+  if (!budget.ok()) return Error{budget.error()};
+  run.budget = *budget;
+  if (!variant->is_private()) run.budget.select_epsilon = run.budget.value_epsilon = 0;
+
+  ClientStep step{*variant, {}, {}, {}};
+  const double eps_value = run.budget.value_epsilon, eps_select = run.budget.select_epsilon;
+  switch (variant->kind) {
+    case FedSelVariant::Kind::kTwoStage: {
+      const std::size_t k = variant->selector == "topk" ? 1 : run.k;
+      // Non-private selectors ignore epsilon; pass a valid one.
+      const double select_eps = eps_select > 0 ? eps_select : 1.0;
+      auto r = FedSelRandomizer::Create(variant->selector, select_eps, d, k, variant->mechanism,
+                                        eps_value > 0 ? eps_value : 1.0);
+      if (!r.ok()) return Error{r.error()};
+      step.two_stage.emplace(std::move(r).value());
+      break;
+    }
+    case FedSelVariant::Kind::kFlat: {
+      auto r = FlatRandomizer::Create(variant->mechanism, eps_value, d);
+      if (!r.ok()) return Error{r.error()};
+      step.flat.emplace(std::move(r).value());
+      break;
+    }
+    case FedSelVariant::Kind::kCompressed: {
+      const auto q = std::max<std::size_t>(
+          1, static_cast<std::size_t>(std::llround(config.projection_ratio * d)));
+      auto r = CompressedRandomizer::Create(variant->mechanism, eps_value, d, q, seed);
+      if (!r.ok()) return Error{r.error()};
+      step.compressed.emplace(std::move(r).value());
+      break;
+    }
+    case FedSelVariant::Kind::kFullGradient:
+      break;
+  }
+
+  const LinearModel model{config.loss, config.lambda, 1.0};
+  run.weights.assign(d, 0.0);
+  std::vector<double> accumulated;  // r of every client, n x d
+  if (variant->kind == FedSelVariant::Kind::kTwoStage) accumulated.assign(n * d, 0.0);
+  // Per-client slots of one batch, written in parallel, summed in order.
+  std::vector<FedSelReport> two_stage_reports(run.batch);
+  std::vector<SparseReport> sparse_reports(run.batch);
+  std::vector<double> gradients(run.batch * d);
+  std::vector<double> previous(run.batch * d);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  CounterRng order_rng(seed, ~std::uint64_t{0});
+  const std::size_t batches = (n + run.batch - 1) / run.batch;
+  const std::size_t total = batches * static_cast<std::size_t>(config.epochs);
+  const double alpha = config.learning_rate;
+
+  for (int epoch = 0; epoch < config.epochs; ++epoch) {
+    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
+    for (std::size_t b = 0; b < batches; ++b) {
+      const std::size_t first = b * run.batch, m = std::min(run.batch, n - first);
+      parallel(m, [&](std::size_t slot) {
+        const std::size_t client = order[first + slot];
+        const std::size_t row = rows[client];
+        CounterRng rng(seed, client * static_cast<std::uint64_t>(config.epochs) + epoch);
+        std::span<double> g(gradients.data() + slot * d, d);
+        model.Gradient(run.weights, data.row(row), data.labels[row], g);
+        switch (variant->kind) {
+          case FedSelVariant::Kind::kFullGradient:
+            return;
+          case FedSelVariant::Kind::kFlat:
+            sparse_reports[slot] = step.flat->Randomize(g, rng);
+            return;
+          case FedSelVariant::Kind::kCompressed:
+            sparse_reports[slot] = step.compressed->Randomize(g, rng);
+            return;
+          case FedSelVariant::Kind::kTwoStage:
+            break;
+        }
+        if (!variant->accumulate) {  // np-rs: the fresh gradient, no state
+          two_stage_reports[slot] = step.two_stage->Randomize(g, g, 0.0, rng);
+          return;
+        }
+        std::span<double> r(accumulated.data() + client * d, d);
+        std::span<double> prev(previous.data() + slot * d, d);
+        std::copy(r.begin(), r.end(), prev.begin());
+        const double scale = variant->scaled_accumulation ? alpha : 1.0;
+        for (std::size_t j = 0; j < d; ++j) r[j] += scale * g[j];
+        const FedSelReport report = step.two_stage->Randomize(r, prev, config.momentum, rng);
+        if (report.index >= 0) r[static_cast<std::size_t>(report.index)] = 0;
+        two_stage_reports[slot] = report;
+      });
+      // Server: validate, average, step.
+      std::vector<double> mean(d, 0.0);
+      switch (variant->kind) {
+        case FedSelVariant::Kind::kFullGradient:
+          for (std::size_t s = 0; s < m; ++s) {
+            for (std::size_t j = 0; j < d; ++j)
+              mean[j] += gradients[s * d + j] / static_cast<double>(m);
+          }
+          break;
+        case FedSelVariant::Kind::kFlat: {
+          FlatAggregator agg(*step.flat);
+          for (std::size_t s = 0; s < m; ++s) run.rejected += !agg.Add(sparse_reports[s]);
+          mean = agg.Estimate();
+          break;
+        }
+        case FedSelVariant::Kind::kCompressed: {
+          CompressedAggregator agg(*step.compressed);
+          for (std::size_t s = 0; s < m; ++s) run.rejected += !agg.Add(sparse_reports[s]);
+          mean = agg.Estimate();
+          break;
+        }
+        case FedSelVariant::Kind::kTwoStage: {
+          FedSelAggregator agg(*step.two_stage, d);
+          for (std::size_t s = 0; s < m; ++s) agg.Add(two_stage_reports[s]);
+          run.rejected += agg.rejected();
+          mean = agg.Mean();
+          break;
+        }
+      }
+      for (std::size_t j = 0; j < d; ++j) run.weights[j] -= alpha * mean[j];
+      run.updates += m;
+      ++run.iterations;
+      if (progress) progress(run.iterations, total);
+    }
+  }
+  return run;
+}
+
+}  // namespace fedldp

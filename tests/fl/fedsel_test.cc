@@ -1,0 +1,116 @@
+#include "fedldp/fl/fedsel.h"
+
+#include <gtest/gtest.h>
+
+#include "fedldp/data/synthetic.h"
+#include "fedldp/pipeline/fedsel.h"
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/thread_pool.h"
+
+namespace fedldp {
+namespace {
+
+TEST(FedSelVariant, ParsesEveryNameOfTableTwo) {
+  using Kind = FedSelVariant::Kind;
+  EXPECT_EQ(ParseFedSelVariant("NP")->kind, Kind::kFullGradient);
+  EXPECT_EQ(ParseFedSelVariant("np-rs")->selector, "uniform");
+  EXPECT_FALSE(ParseFedSelVariant("np-rs")->accumulate);
+  EXPECT_EQ(ParseFedSelVariant("np-k")->selector, "topk");
+  EXPECT_EQ(ParseFedSelVariant("HM")->kind, Kind::kFlat);
+  EXPECT_EQ(ParseFedSelVariant("pm-rp")->kind, Kind::kCompressed);
+  const auto v = ParseFedSelVariant("PS-PM-C").value();
+  EXPECT_EQ(v.selector, "ps");
+  EXPECT_EQ(v.mechanism, "pm");
+  EXPECT_TRUE(v.control);
+  EXPECT_TRUE(ParseFedSelVariant("exp-duchi-o")->scaled_accumulation);
+  EXPECT_EQ(ParseFedSelVariant("pe-published-hm")->selector, "pe-published");
+  for (const char* bad : {"ps", "ps-laplace", "ps-pm-x", "xx-pm", "pm-rpx", ""}) {
+    EXPECT_FALSE(ParseFedSelVariant(bad).ok()) << bad;
+  }
+}
+
+TEST(FedSelRandomizer, ReportsAValidatedValueOfTheSelectedCoordinate) {
+  const auto r = FedSelRandomizer::Create("topk", 1, 4, 1, "none", 1).value();
+  CounterRng rng(1);
+  const std::vector<double> acc = {0.1, -0.9, 0.3, 0.0}, prev = {0, -0.4, 0, 0};
+  const auto report = r.Randomize(acc, prev, 0.5, rng);
+  EXPECT_EQ(report.index, 1);
+  EXPECT_DOUBLE_EQ(report.value, -0.9 + 0.5 * -0.4);
+  const auto pm = FedSelRandomizer::Create("ps", 1, 4, 1, "pm", 1).value();
+  EXPECT_TRUE(pm.Validate(pm.Randomize(acc, prev, 0.5, rng)));
+  EXPECT_FALSE(pm.Validate({7, 0.0}));    // index out of range
+  EXPECT_FALSE(pm.Validate({1, 100.0}));  // outside PM's output domain
+  EXPECT_FALSE(pm.Validate({-1, 0.0}));   // PS never reports none
+  const auto pe = FedSelRandomizer::Create("pe", 1, 4, 1, "pm", 1).value();
+  EXPECT_TRUE(pe.Validate({-1, 0.0}));
+  EXPECT_FALSE(FedSelRandomizer::Create("ps", 1, 4, 1, "twopoint", 1).ok());
+}
+
+Dataset Synthetic(std::size_t rows) {
+  SyntheticOptions o;
+  o.rows = rows;
+  o.dimension = 20;
+  o.c1 = 0.1;
+  o.c2 = 0.6;
+  return MakeSynthetic(o).value();
+}
+
+TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
+  const Dataset data = Synthetic(3000);
+  for (const char* variant : {"ps-pm", "pe-hm-c", "exp-duchi-o", "pm", "pm-rp", "np", "np-k"}) {
+    FedSelConfig config;
+    config.variant = variant;
+    config.epochs = 2;
+    ThreadPool one(1), three(3);
+    auto a = TrainFedSel(
+        config, data, {}, 5,
+        [&](std::size_t n, const std::function<void(std::size_t)>& f) { one.ParallelFor(n, f); });
+    auto b = TrainFedSel(
+        config, data, {}, 5,
+        [&](std::size_t n, const std::function<void(std::size_t)>& f) { three.ParallelFor(n, f); });
+    ASSERT_TRUE(a.ok() && b.ok()) << variant;
+    EXPECT_EQ(a->weights, b->weights) << variant;
+    EXPECT_EQ(a->rejected, 0u) << variant;
+    EXPECT_EQ(a->updates, 2 * data.size()) << variant;
+    EXPECT_EQ(a->iterations, 2u * 100) << variant;  // m = 30 -> 100 batches per epoch
+  }
+}
+
+TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
+  const Dataset data = Synthetic(1000);
+  FedSelConfig config;
+  config.epsilon = 2;
+  config.epochs = 2;
+  config.variant = "ps-pm-c";
+  const auto c = TrainFedSel(config, data, {}, 1).value();
+  EXPECT_DOUBLE_EQ(c.budget.select_epsilon, 0.1);
+  EXPECT_DOUBLE_EQ(c.budget.value_epsilon, 1.0);
+  config.variant = "pm";
+  const auto flat = TrainFedSel(config, data, {}, 1).value();
+  EXPECT_DOUBLE_EQ(flat.budget.select_epsilon, 0.0);
+  EXPECT_DOUBLE_EQ(flat.budget.value_epsilon, 1.0);
+  config.variant = "np";
+  EXPECT_DOUBLE_EQ(TrainFedSel(config, data, {}, 1)->budget.TotalPerClient(), 0.0);
+  config.variant = "ps-pm";
+  config.mu.reset();  // hyper-parameter-free
+  const auto automatic = TrainFedSel(config, data, {}, 1).value();
+  EXPECT_DOUBLE_EQ(automatic.budget.mu, HyperParameterFreeMu(1.0, 20, 10));
+  config.batch_fraction = 0;
+  EXPECT_FALSE(TrainFedSel(config, data, {}, 1).ok());
+}
+
+TEST(CrossValidation, NonPrivateModelBeatsTheMajorityClass) {
+  const Dataset data = Synthetic(4000);
+  FedSelConfig config;
+  config.variant = "np";
+  config.epochs = 3;
+  ThreadPool pool(2);
+  const auto cv = CrossValidateFedSel(config, data, {2, 5, 3}, pool).value();
+  EXPECT_EQ(cv.folds.size(), 10u);
+  EXPECT_GT(cv.MeanAccuracy(), cv.MeanMajority() + 0.2);
+  EXPECT_GT(cv.MeanMajority(), 0.4);
+}
+
+}  // namespace
+}  // namespace fedldp

@@ -1,0 +1,54 @@
+#include "fedldp/model/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fedldp {
+namespace {
+
+TEST(LinearModel, GradientMatchesFiniteDifferences) {
+  const std::vector<float> x = {0.5f, -1.0f, 0.0f, 0.25f};
+  const std::vector<double> w = {0.3, -0.2, 0.7, 1.1};
+  for (Loss loss : {Loss::kLogistic, Loss::kHinge}) {
+    const LinearModel model{loss, 0.01, 1e9};  // no clipping
+    for (int y : {0, 1}) {
+      std::vector<double> g(4);
+      model.Gradient(w, x, y, g);
+      for (std::size_t j = 0; j < 4; ++j) {
+        auto wp = w, wm = w;
+        wp[j] += 1e-6;
+        wm[j] -= 1e-6;
+        const double numeric = (model.Objective(wp, x, y) - model.Objective(wm, x, y)) / 2e-6;
+        EXPECT_NEAR(g[j], numeric, 1e-6) << LossName(loss) << " y=" << y << " j=" << j;
+      }
+    }
+  }
+}
+
+TEST(LinearModel, GradientIsClippedToTheMechanismDomain) {
+  const std::vector<float> x = {50.0f, -50.0f, 0.1f};
+  const std::vector<double> w = {0, 0, 0};
+  const LinearModel model{Loss::kHinge, 1e-4, 1.0};
+  std::vector<double> g(3);
+  model.Gradient(w, x, 1, g);
+  EXPECT_EQ(g[0], -1.0);
+  EXPECT_EQ(g[1], 1.0);
+  EXPECT_NEAR(g[2], -0.1, 1e-7);
+}
+
+TEST(LinearModel, PredictAndAccuracy) {
+  Dataset d;
+  d.dimension = 1;
+  d.Append(std::vector<float>{1}, 1);
+  d.Append(std::vector<float>{-1}, 0);
+  d.Append(std::vector<float>{2}, 0);
+  const std::vector<double> w = {1};
+  EXPECT_NEAR(LinearModel::Accuracy(w, d, {}), 2.0 / 3, 1e-12);
+  const std::vector<std::size_t> rows = {0, 1};
+  EXPECT_EQ(LinearModel::Accuracy(w, d, rows), 1.0);
+  EXPECT_FALSE(ParseLoss("tree").ok());
+}
+
+}  // namespace
+}  // namespace fedldp
