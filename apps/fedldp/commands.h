@@ -50,9 +50,10 @@ struct TrainOptions {
   std::string mu = "0.1";  // a number, or "auto" for the hyper-parameter-free rule
   double theta = 0.2;
   double k_fraction = 0.1;
-  double learning_rate = 0.5;
+  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (README)
   double momentum = 0.5;
   double lambda = 1e-4;
+  double reference_lr = 1.0;  // the non-private reference's learning rate
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;
@@ -62,6 +63,17 @@ struct TrainOptions {
 };
 void SetupTrain(CLI::App& app, TrainOptions& options);
 int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err);
+
+struct ReproduceOptions {
+  std::string out;
+  bool quick = false;
+  std::string data_dir;
+  std::uint64_t seed = 1;
+  std::size_t threads = 0;
+  double epsilon = 2.0;
+};
+void SetupReproduce(CLI::App& app, ReproduceOptions& options);
+int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace fedldp::cli
 

@@ -1,15 +1,14 @@
 // fedldp train: one FedSel configuration, cross-validated, beside its two
 // references (majority class, non-private model) on the same folds.
-#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
+#include "experiment.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/sim/cross_validation.h"
-#include "progress.h"
 
 namespace fedldp::cli {
 
@@ -50,16 +49,14 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
   app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
   app.add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str();
   app.add_flag("--no-reference", o.no_reference, "Skip the non-private reference run");
+  app.add_option("--reference-lr", o.reference_lr,
+                 "Learning rate of the non-private reference (the private default diverges "
+                 "on Bank without noise)")
+      ->capture_default_str();
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
 namespace {
-
-std::string DataDir(const TrainOptions& o) {
-  if (!o.data_dir.empty()) return o.data_dir;
-  if (const char* env = std::getenv("FEDLDP_DATA_DIR")) return env;
-  return "../shared/datasets";
-}
 
 std::string Percent(double mean, double sd) {
   std::ostringstream s;
@@ -96,7 +93,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.learning_rate = o.learning_rate;
   config.momentum = o.momentum;
   config.lambda = o.lambda;
-  auto data = LoadNamed(o.dataset, DataDir(o));
+  auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error());
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
 
@@ -107,14 +104,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << o.variant << ", " << o.repeats << " x " << o.folds << "-fold CV, seed " << o.seed << ", "
       << pool.size() << " threads\n";
   out.flush();
-  CrossValidationResult result;
-  {
-    ProgressBar bar(o.variant);
-    auto r = CrossValidateFedSel(config, *data, cv, pool,
-                                 [&](std::size_t d, std::size_t t) { bar.Update(d, t); });
-    if (!r.ok()) throw UsageError(r.error());
-    result = std::move(r).value();
-  }
+  const CrossValidationResult result = RunCrossValidation(config, *data, cv, pool, o.variant);
   const FedSelRun& run = result.last;
   out << "privacy: "
       << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
@@ -128,11 +118,8 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.no_reference && o.variant != "np") {
     FedSelConfig np = config;
     np.variant = "np";
-    ProgressBar bar("np reference");
-    auto r = CrossValidateFedSel(np, *data, cv, pool,
-                                 [&](std::size_t d, std::size_t t) { bar.Update(d, t); });
-    if (!r.ok()) throw UsageError(r.error());
-    reference = std::move(r).value();
+    np.learning_rate = o.reference_lr;
+    reference = RunCrossValidation(np, *data, cv, pool, "np reference");
     out << "  " << std::setw(24) << "np (non-private)"
         << Percent(reference.MeanAccuracy(), reference.StdAccuracy()) << "\n";
   }
@@ -150,22 +137,9 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     std::ofstream file(o.out, std::ios::app);
     if (!file) throw std::runtime_error("cannot write " + o.out);
-    file << std::setprecision(10) << "{\"dataset\":\"" << o.dataset
-         << "\",\"d\":" << data->dimension << ",\"records\":" << data->size() << ",\"model\":\""
-         << LossName(config.loss) << "\",\"variant\":\"" << o.variant
-         << "\",\"epsilon\":" << o.epsilon << ",\"epochs\":" << o.epochs
-         << ",\"eps_epoch\":" << run.budget.epoch_epsilon
-         << ",\"eps_select\":" << run.budget.select_epsilon
-         << ",\"eps_value\":" << run.budget.value_epsilon
-         << ",\"eps_total_per_client\":" << run.budget.TotalPerClient()
-         << ",\"mu\":" << run.budget.mu << ",\"m\":" << run.batch << ",\"k\":" << run.k
-         << ",\"lr\":" << o.learning_rate << ",\"momentum\":" << o.momentum
-         << ",\"repeats\":" << o.repeats << ",\"folds\":" << o.folds << ",\"seed\":" << o.seed
-         << ",\"accuracy_mean\":" << result.MeanAccuracy()
-         << ",\"accuracy_sd\":" << result.StdAccuracy()
-         << ",\"majority_mean\":" << result.MeanMajority()
-         << ",\"nonprivate_mean\":" << (reference.folds.empty() ? -1 : reference.MeanAccuracy())
-         << ",\"seconds\":" << result.seconds << ",\"client_updates\":" << result.updates << "}\n";
+    file << ResultJson(o.dataset, *data, config, cv, result,
+                       reference.folds.empty() ? -1 : reference.MeanAccuracy())
+         << "\n";
   }
   (void)err;
   return 0;

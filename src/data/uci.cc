@@ -137,18 +137,25 @@ std::vector<std::string> OneHotNames(const std::vector<Column>& schema) {
   return names;
 }
 
-// Min-max scaling of the given columns of `data` into [-1, 1] (a constant
-// column becomes 0).
+// Rank (quantile) scaling of the given columns of `data` into [-1, 1]:
+// x -> 2 F(x) - 1 with F the empirical distribution function at mid-ranks,
+// F(x) = (#{< x} + #{= x} / 2) / n. Heavy-tailed columns (balance,
+// duration, byte counts) are spread evenly instead of being squashed against
+// -1 as min-max scaling does; a constant column becomes 0.
 void ScaleColumns(Dataset& data, const std::vector<std::size_t>& columns) {
+  const std::size_t n = data.size();
+  std::vector<float> sorted(n);
   for (std::size_t c : columns) {
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      lo = std::min(lo, data.features[i * data.dimension + c]);
-      hi = std::max(hi, data.features[i * data.dimension + c]);
-    }
-    for (std::size_t i = 0; i < data.size(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) sorted[i] = data.features[i * data.dimension + c];
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < n; ++i) {
       float& v = data.features[i * data.dimension + c];
-      v = hi > lo ? 2 * (v - lo) / (hi - lo) - 1 : 0.0f;
+      const auto lo = std::lower_bound(sorted.begin(), sorted.end(), v);
+      const auto hi = std::upper_bound(lo, sorted.end(), v);
+      const double f =
+          (static_cast<double>(lo - sorted.begin()) + 0.5 * static_cast<double>(hi - lo)) /
+          static_cast<double>(n);
+      v = static_cast<float>(2 * f - 1);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -169,6 +170,27 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--help"}).code, 0);
+}
+
+TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
+  const std::string dir = ::testing::TempDir() + "/fedldp_reproduce_test";
+  std::filesystem::remove_all(dir);
+  const auto r = Fedldp(
+      {"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_SHARED_DATASETS});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = [](const std::string& path) {
+    std::ifstream in(path);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  EXPECT_EQ(lines(dir + "/runs.jsonl"), 8u * 8);  // 8 rows x (np, pm, 3 x 2 selectors)
+  EXPECT_EQ(lines(dir + "/table3.csv"), 9u);
+  EXPECT_GE(lines(dir + "/table3.md"), 2u + 2 + 8);
+  EXPECT_NE(r.out.find("| adult | svm |"), std::string::npos);
+  EXPECT_EQ(Fedldp({"reproduce", "fedsel"}).code, 2);  // --out is required
+  EXPECT_EQ(Fedldp({"reproduce"}).code, 2);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Audit, QuickAuditPasses) {

@@ -53,9 +53,9 @@ struct FedSelConfig {
   double batch_fraction = 0.01;
   std::optional<double> mu = 0.1;  // nullopt: hyper-parameter-free (fedsel_budget.h)
   double theta = 0.2;
-  double k_fraction = 0.1;  // k = max(1, round(k_fraction d))
-  double learning_rate = 0.5;
-  double momentum = 0.5;  // eta
+  double k_fraction = 0.1;     // k = max(1, round(k_fraction d))
+  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (README)
+  double momentum = 0.5;       // eta
   double lambda = 1e-4;
   double projection_ratio = 0.1;  // compressed: q = max(1, round(ratio d))
 };

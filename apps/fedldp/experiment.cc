@@ -1,0 +1,50 @@
+#include "experiment.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "cli.h"
+#include "progress.h"
+
+namespace fedldp::cli {
+
+std::string DataDir(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("FEDLDP_DATA_DIR")) return env;
+  return "../shared/datasets";
+}
+
+CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
+                                         const CrossValidationOptions& cv, ThreadPool& pool,
+                                         const std::string& label) {
+  ProgressBar bar(label);
+  auto r = CrossValidateFedSel(config, data, cv, pool, [&](std::size_t done, std::size_t total) {
+    bar.Update(done, total);
+  });
+  if (!r.ok()) throw UsageError(r.error());
+  return std::move(r).value();
+}
+
+std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
+                       const CrossValidationOptions& cv, const CrossValidationResult& result,
+                       double nonprivate_mean) {
+  const FedSelRun& run = result.last;
+  std::ostringstream o;
+  o.precision(10);
+  o << "{\"dataset\":\"" << dataset << "\",\"d\":" << data.dimension
+    << ",\"records\":" << data.size() << ",\"model\":\"" << LossName(config.loss)
+    << "\",\"variant\":\"" << config.variant << "\",\"epsilon\":" << config.epsilon
+    << ",\"epochs\":" << config.epochs << ",\"eps_epoch\":" << run.budget.epoch_epsilon
+    << ",\"eps_select\":" << run.budget.select_epsilon
+    << ",\"eps_value\":" << run.budget.value_epsilon
+    << ",\"eps_total_per_client\":" << run.budget.TotalPerClient() << ",\"mu\":" << run.budget.mu
+    << ",\"m\":" << run.batch << ",\"k\":" << run.k << ",\"lr\":" << config.learning_rate
+    << ",\"momentum\":" << config.momentum << ",\"repeats\":" << cv.repeats
+    << ",\"folds\":" << cv.folds << ",\"seed\":" << cv.seed
+    << ",\"accuracy_mean\":" << result.MeanAccuracy() << ",\"accuracy_sd\":" << result.StdAccuracy()
+    << ",\"majority_mean\":" << result.MeanMajority() << ",\"nonprivate_mean\":" << nonprivate_mean
+    << ",\"seconds\":" << result.seconds << ",\"client_updates\":" << result.updates << "}";
+  return o.str();
+}
+
+}  // namespace fedldp::cli
