@@ -14,6 +14,12 @@ std::string DataDir(const std::string& given) {
   return "../shared/datasets";
 }
 
+std::string DataDirHint(const std::string& error) {
+  return error.find("cannot open") != std::string::npos
+             ? " (give the dataset folder with --data-dir or FEDLDP_DATA_DIR)"
+             : "";
+}
+
 CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
                                          const CrossValidationOptions& cv, ThreadPool& pool,
                                          const std::string& label) {

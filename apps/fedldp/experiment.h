@@ -12,6 +12,10 @@ namespace fedldp::cli {
 // $FEDLDP_DATA_DIR if set, else ../shared/datasets, unless `given` is set.
 std::string DataDir(const std::string& given);
 
+// " (give the folder with --data-dir or FEDLDP_DATA_DIR)" when `error` says a
+// file could not be opened, else "".
+std::string DataDirHint(const std::string& error);
+
 // Cross-validates `config`, drawing a progress bar labelled `label` on a
 // terminal; throws UsageError on a configuration error.
 CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,

@@ -81,7 +81,7 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
   const std::vector<std::string> selectors = {"exp", "pe", "ps"};
   for (const std::string dataset : {"syn-L-0.01-0.9", "bank", "kdd", "adult"}) {
     auto data = LoadNamed(dataset, DataDir(o.data_dir));
-    if (!data.ok()) throw UsageError(data.error());
+    if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
     for (const Loss loss : {Loss::kLogistic, Loss::kHinge}) {
       const std::string row = dataset + "/" + LossName(loss);
       auto run = [&](const std::string& variant) {

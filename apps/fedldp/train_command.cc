@@ -94,7 +94,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.momentum = o.momentum;
   config.lambda = o.lambda;
   auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
-  if (!data.ok()) throw UsageError(data.error());
+  if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
 
   ThreadPool pool(o.threads);
