@@ -11,6 +11,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
                "fedldp"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
+  // Options of a subcommand may come from a TOML/INI file, under a section
+  // named after it ([train], ...); flags on the command line win.
+  app.set_config("--config", "", "Read options from a TOML/INI file");
 
   SampleOptions sample;
   SetupSample(

@@ -48,6 +48,7 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
     << ",\"momentum\":" << config.momentum << ",\"repeats\":" << cv.repeats
     << ",\"folds\":" << cv.folds << ",\"seed\":" << cv.seed
     << ",\"accuracy_mean\":" << result.MeanAccuracy() << ",\"accuracy_sd\":" << result.StdAccuracy()
+    << ",\"misclassification_mean\":" << 1 - result.MeanAccuracy()
     << ",\"majority_mean\":" << result.MeanMajority() << ",\"nonprivate_mean\":" << nonprivate_mean
     << ",\"seconds\":" << result.seconds << ",\"client_updates\":" << result.updates << "}";
   return o.str();

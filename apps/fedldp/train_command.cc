@@ -18,8 +18,8 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
       "linear model, one record per client. Prints the privacy statement and the\n"
       "accuracy beside the majority-class and non-private references on the same folds.\n"
       "Variants: np, np-rs, np-k, pm, hm, duchi, pm-rp, {exp,pe,ps}-{pm,hm,duchi}[-c][-o].\n"
-      "Flags may also come from a TOML/INI file: --config FILE.");
-  app.set_config("--config", "", "Read options from a TOML/INI file");
+      "Options may also come from a TOML/INI file given before the subcommand:\n"
+      "  fedldp --config run.toml train   with the options under a [train] section.");
   app.add_option("--dataset", o.dataset,
                  "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2, "
                  "syn-H-C1-C2")
@@ -58,9 +58,11 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
 
 namespace {
 
+// "accuracy +- sd %   (misclassification m %)".
 std::string Percent(double mean, double sd) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << 100 * mean << " +- " << 100 * sd << " %";
+  s << std::fixed << std::setprecision(2) << 100 * mean << " +- " << 100 * sd
+    << " %   (misclassification " << 100 * (1 - mean) << " %)";
   return s.str();
 }
 

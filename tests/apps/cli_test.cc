@@ -166,6 +166,16 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_NE(line.find("\"eps_total_per_client\":4"), std::string::npos) << line;
+  EXPECT_NE(r.out.find("misclassification"), std::string::npos);
+  // The same options from a config file.
+  const std::string config = ::testing::TempDir() + "/fedldp_train_test.toml";
+  std::ofstream(config) << "[train]\ndataset = \"syn-L-0.1-0.6\"\nvariant = \"pe-duchi\"\n"
+                           "repeats = 1\nfolds = 2\nno-reference = true\n";
+  const auto from_file = Fedldp({"--config", config, "train"});
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("variant pe-duchi, 1 x 2-fold"), std::string::npos) << from_file.out;
+  EXPECT_EQ(from_file.out.find("np (non-private)"), std::string::npos);
+  std::remove(config.c_str());
   EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);
