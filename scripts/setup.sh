@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsodium-dev libcli11-dev zlib1g-dev
+  libsodium-dev libcli11-dev zlib1g-dev gnuplot-nox
 )
 
 missing=()

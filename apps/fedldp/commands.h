@@ -5,10 +5,15 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace fedldp {
+class ThreadPool;
+}  // namespace fedldp
 
 namespace fedldp::cli {
 
@@ -71,9 +76,13 @@ struct ReproduceOptions {
   std::uint64_t seed = 1;
   std::size_t threads = 0;
   double epsilon = 2.0;
+  bool no_figures = false;
 };
 void SetupReproduce(CLI::App& app, ReproduceOptions& options);
 int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::ostream& err);
+// Fig. 2(f-i) and Fig. 3 into options.out (reproduce_figures.cc).
+void ReproduceFedSelFigures(const ReproduceOptions& options, ThreadPool& pool, std::ostream& out,
+                            std::ofstream& runs);
 
 }  // namespace fedldp::cli
 

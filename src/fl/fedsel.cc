@@ -170,12 +170,13 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   std::iota(order.begin(), order.end(), std::size_t{0});
   CounterRng order_rng(seed, ~std::uint64_t{0});
   const std::size_t batches = (n + run.batch - 1) / run.batch;
-  const std::size_t total = batches * static_cast<std::size_t>(config.epochs);
+  std::size_t total = batches * static_cast<std::size_t>(config.epochs);
+  if (config.max_iterations > 0) total = std::min(total, config.max_iterations);
   const double alpha = config.learning_rate;
 
   for (int epoch = 0; epoch < config.epochs; ++epoch) {
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
-    for (std::size_t b = 0; b < batches; ++b) {
+    for (std::size_t b = 0; b < batches && run.iterations < total; ++b) {
       const std::size_t first = b * run.batch, m = std::min(run.batch, n - first);
       parallel(m, [&](std::size_t slot) {
         const std::size_t client = order[first + slot];

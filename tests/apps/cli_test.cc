@@ -194,7 +194,13 @@ TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
     for (std::string line; std::getline(in, line);) ++n;
     return n;
   };
-  EXPECT_EQ(lines(dir + "/runs.jsonl"), 8u * 8);  // 8 rows x (np, pm, 3 x 2 selectors)
+  // Table 3: 8 rows x (np, pm, 3 x 2 selectors); the figures add their runs.
+  EXPECT_GT(lines(dir + "/runs.jsonl"), 8u * 8);
+  for (const char* figure : {"fig2f", "fig2g", "fig2h", "fig2i", "fig3a", "fig3b", "fig3c"}) {
+    EXPECT_GT(lines(dir + "/" + figure + ".csv"), 1u) << figure;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + figure + ".gp")) << figure;
+    EXPECT_GT(std::filesystem::file_size(dir + "/" + figure + ".png"), 1000u) << figure;
+  }
   EXPECT_EQ(lines(dir + "/table3.csv"), 9u);
   EXPECT_GE(lines(dir + "/table3.md"), 2u + 2 + 8);
   EXPECT_NE(r.out.find("| adult | svm |"), std::string::npos);

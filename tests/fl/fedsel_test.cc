@@ -96,6 +96,10 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   config.mu.reset();  // hyper-parameter-free
   const auto automatic = TrainFedSel(config, data, {}, 1).value();
   EXPECT_DOUBLE_EQ(automatic.budget.mu, HyperParameterFreeMu(1.0, 20, 10));
+  config.max_iterations = 7;
+  const auto capped = TrainFedSel(config, data, {}, 1).value();
+  EXPECT_EQ(capped.iterations, 7u);
+  EXPECT_EQ(capped.updates, 7u * capped.batch);
   config.batch_fraction = 0;
   EXPECT_FALSE(TrainFedSel(config, data, {}, 1).ok());
 }

@@ -58,6 +58,9 @@ struct FedSelConfig {
   double momentum = 0.5;       // eta
   double lambda = 1e-4;
   double projection_ratio = 0.1;  // compressed: q = max(1, round(ratio d))
+  // Stop after this many global iterations (0: run all epochs). FedSel's
+  // Fig. 3(c) compares batch sizes at an equal number of iterations.
+  std::size_t max_iterations = 0;
 };
 
 struct FedSelRun {
