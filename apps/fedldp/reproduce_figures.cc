@@ -164,6 +164,7 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
       for (double mu : mus) flat.points.push_back({mu, p.mean, 0});
       f.series.push_back(flat);
     }
+    AddReferences(c, f, mus, 1, true);
     finish(f);
   }
   {  // Fig. 3(c): hyper-parameter-free mu across batch sizes, equal iterations.
@@ -188,6 +189,7 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
       }
       f.series.push_back(s);
     }
+    AddReferences(c, f, fractions, 1, true);  // NP over all its epoch, for scale
     finish(f);
   }
 }
