@@ -113,6 +113,9 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << "\n";
   out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
       << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
+  if (!run.selector.empty() && run.selector != variant->selector) {
+    out << "note: mu = 0 leaves no budget for selection, so dimensions are sampled uniformly\n";
+  }
   if (run.rejected > 0) out << "warning: the server rejected " << run.rejected << " reports\n";
   out << "  " << std::left << std::setw(24) << o.variant
       << Percent(result.MeanAccuracy(), result.StdAccuracy()) << "\n";

@@ -131,9 +131,14 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   switch (variant->kind) {
     case FedSelVariant::Kind::kTwoStage: {
       const std::size_t k = variant->selector == "topk" ? 1 : run.k;
-      // Non-private selectors ignore epsilon; pass a valid one.
-      const double select_eps = eps_select > 0 ? eps_select : 1.0;
-      auto r = FedSelRandomizer::Create(variant->selector, select_eps, d, k, variant->mechanism,
+      // A private variant with eps1 = 0 (mu = 0, which the automatic rule
+      // gives for small budgets) may only select data-independently: uniform
+      // sampling is the one selection that spends nothing. topk and uniform
+      // ignore their epsilon, and "none" its value budget: pass valid ones.
+      run.selector = variant->is_private() && eps_select <= 0 ? "uniform" : variant->selector;
+      const double select_eps =
+          run.selector == variant->selector && eps_select > 0 ? eps_select : 1.0;
+      auto r = FedSelRandomizer::Create(run.selector, select_eps, d, k, variant->mechanism,
                                         eps_value > 0 ? eps_value : 1.0);
       if (!r.ok()) return Error{r.error()};
       step.two_stage.emplace(std::move(r).value());

@@ -96,6 +96,14 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   config.mu.reset();  // hyper-parameter-free
   const auto automatic = TrainFedSel(config, data, {}, 1).value();
   EXPECT_DOUBLE_EQ(automatic.budget.mu, HyperParameterFreeMu(1.0, 20, 10));
+  // mu = 0 leaves nothing for selection: only uniform sampling spends nothing.
+  config.mu = 0.0;
+  const auto no_select = TrainFedSel(config, data, {}, 1).value();
+  EXPECT_EQ(no_select.selector, "uniform");
+  EXPECT_DOUBLE_EQ(no_select.budget.select_epsilon, 0.0);
+  EXPECT_DOUBLE_EQ(no_select.budget.value_epsilon, 1.0);
+  config.mu = 0.1;
+  EXPECT_EQ(TrainFedSel(config, data, {}, 1)->selector, "ps");
   config.max_iterations = 7;
   const auto capped = TrainFedSel(config, data, {}, 1).value();
   EXPECT_EQ(capped.iterations, 7u);

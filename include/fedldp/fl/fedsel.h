@@ -68,6 +68,7 @@ struct FedSelRun {
   FedSelBudget budget;
   std::size_t batch = 0;       // m
   std::size_t k = 0;           // Top-k size (two-stage)
+  std::string selector;        // the selector used (uniform when a private variant has mu = 0)
   std::size_t iterations = 0;  // global updates
   std::size_t updates = 0;     // client reports
   std::size_t rejected = 0;    // reports the server refused (should be 0)
