@@ -26,8 +26,8 @@ Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
     v.selector = "uniform", v.mechanism = "none", v.accumulate = false;
     return v;
   }
-  if (name == "np-k") {
-    v.selector = "topk", v.mechanism = "none";
+  if (name == "np-k" || name == "np-k-o") {
+    v.selector = "topk", v.mechanism = "none", v.scaled_accumulation = name == "np-k-o";
     return v;
   }
   if (is_mechanism(name)) {
@@ -63,8 +63,8 @@ Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
   }
   if (v.selector.empty() || !is_mechanism(v.mechanism) || !flags.empty()) {
     return Error{"unknown variant '" + raw +
-                 "' (np, np-rs, np-k, pm, hm, duchi, pm-rp, or {exp,pe,ps}-{pm,hm,duchi} "
-                 "with optional -c and -o)"};
+                 "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, or "
+                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o)"};
   }
   return v;
 }
@@ -243,7 +243,10 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
           break;
         }
       }
-      for (std::size_t j = 0; j < d; ++j) run.weights[j] -= alpha * mean[j];
+      // -O accumulates alpha g, so alpha is already inside the report: FedSel
+      // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
+      const double step_size = variant->scaled_accumulation ? 1.0 : alpha;
+      for (std::size_t j = 0; j < d; ++j) run.weights[j] -= step_size * mean[j];
       run.updates += m;
       ++run.iterations;
       if (progress) progress(run.iterations, total);

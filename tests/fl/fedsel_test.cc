@@ -17,6 +17,7 @@ TEST(FedSelVariant, ParsesEveryNameOfTableTwo) {
   EXPECT_EQ(ParseFedSelVariant("np-rs")->selector, "uniform");
   EXPECT_FALSE(ParseFedSelVariant("np-rs")->accumulate);
   EXPECT_EQ(ParseFedSelVariant("np-k")->selector, "topk");
+  EXPECT_TRUE(ParseFedSelVariant("np-k-o")->scaled_accumulation);
   EXPECT_EQ(ParseFedSelVariant("HM")->kind, Kind::kFlat);
   EXPECT_EQ(ParseFedSelVariant("pm-rp")->kind, Kind::kCompressed);
   const auto v = ParseFedSelVariant("PS-PM-C").value();
@@ -75,6 +76,27 @@ TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
     EXPECT_EQ(a->updates, 2 * data.size()) << variant;
     EXPECT_EQ(a->iterations, 2u * 100) << variant;  // m = 30 -> 100 batches per epoch
   }
+}
+
+TEST(TrainFedSel, ScaledAccumulationAppliesTheLearningRateOnce) {
+  // Noiseless, one step: np-k reports s = g_j and steps w -= alpha s; np-k-o
+  // accumulates alpha g, reports s = alpha g_j and steps w -= s. Both move w
+  // by alpha g_j; applying alpha twice would move np-k-o by alpha^2 g_j.
+  const Dataset data = Synthetic(50);
+  FedSelConfig config;
+  config.batch_fraction = 1.0 / 50;
+  config.learning_rate = 0.25;
+  config.max_iterations = 1;
+  config.variant = "np-k";
+  const auto plain = TrainFedSel(config, data, {}, 3).value();
+  config.variant = "np-k-o";
+  const auto scaled = TrainFedSel(config, data, {}, 3).value();
+  std::size_t moved = 0;
+  for (std::size_t j = 0; j < plain.weights.size(); ++j) {
+    EXPECT_DOUBLE_EQ(scaled.weights[j], plain.weights[j]) << j;
+    moved += plain.weights[j] != 0;
+  }
+  EXPECT_EQ(moved, 1u);
 }
 
 TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {

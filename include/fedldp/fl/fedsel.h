@@ -3,12 +3,15 @@
 //   np                  full gradients, non-private
 //   np-rs               one uniformly sampled gradient coordinate, scaled by d
 //   np-k                Top-1 of the accumulated vector, exact value
+//   np-k-o              the same with -o accumulation (a noiseless check of -o)
 //   pm, hm, duchi       flat solution (Wang et al.) at eps'
 //   pm-rp (hm-rp, ...)  compressed solution (random projection, q = 0.1 d)
 //   {exp,pe,ps}-{pm,hm,duchi}[-c][-o]
 //                       two-stage FedSel: selection at eps1, value at eps2;
 //                       -c: the control spending eps1 on top of eps' for the
-//                       value; -o: accumulation r += alpha g instead of r += g.
+//                       value; -o: accumulation r += alpha g instead of r += g,
+//                       and then the server steps by the mean itself (Sect.
+//                       3.3: the update is (1/m) (alpha s)*).
 //                       pe-published-... uses the paper's uncalibrated PE.
 //
 // Per iteration: m = max(1, round(batch_fraction N)) clients (each holding
