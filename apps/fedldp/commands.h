@@ -59,6 +59,7 @@ struct TrainOptions {
   double momentum = 0.5;
   double lambda = 1e-4;
   double reference_lr = 1.0;  // the non-private reference's learning rate
+  std::string gradient_scaling = "clip";
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;
@@ -77,6 +78,7 @@ struct ReproduceOptions {
   std::size_t threads = 0;
   double epsilon = 2.0;
   bool no_figures = false;
+  std::string gradient_scaling = "clip";
 };
 void SetupReproduce(CLI::App& app, ReproduceOptions& options);
 int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::ostream& err);

@@ -39,6 +39,8 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   o.precision(10);
   o << "{\"dataset\":\"" << dataset << "\",\"d\":" << data.dimension
     << ",\"records\":" << data.size() << ",\"model\":\"" << LossName(config.loss)
+    << "\",\"gradient_scaling\":\""
+    << (config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize")
     << "\",\"variant\":\"" << config.variant << "\",\"epsilon\":" << config.epsilon
     << ",\"epochs\":" << config.epochs << ",\"eps_epoch\":" << run.budget.epoch_epsilon
     << ",\"eps_select\":" << run.budget.select_epsilon

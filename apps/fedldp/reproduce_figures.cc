@@ -16,11 +16,19 @@ namespace {
 
 struct Context {
   const ReproduceOptions& options;
+  GradientScaling scaling;
   const Dataset& data;
   CrossValidationOptions cv;
   ThreadPool& pool;
   std::ofstream& runs;
 };
+
+// A configuration with the run's gradient scaling.
+FedSelConfig Base(const Context& c) {
+  FedSelConfig config;
+  config.gradient_scaling = c.scaling;
+  return config;
+}
 
 Point Evaluate(Context& c, const FedSelConfig& config, double x, bool misclassification) {
   const auto r = RunCrossValidation(config, c.data, c.cv, c.pool, "adult " + config.variant);
@@ -32,7 +40,7 @@ Point Evaluate(Context& c, const FedSelConfig& config, double x, bool misclassif
 // NP (alpha = 1) and the majority class as flat reference lines over xs.
 void AddReferences(Context& c, Figure& f, const std::vector<double>& xs, int epochs,
                    bool misclassification) {
-  FedSelConfig np;
+  FedSelConfig np = Base(c);
   np.variant = "np";
   np.learning_rate = 1.0;
   np.epochs = epochs;
@@ -52,7 +60,7 @@ Series Sweep(Context& c, const std::string& variant, const std::vector<double>& 
              int epochs, bool misclassification) {
   Series s{variant, {}, false};
   for (double eps : epsilons) {
-    FedSelConfig config;
+    FedSelConfig config = Base(c);
     config.variant = variant;
     config.epsilon = eps;
     config.epochs = epochs;
@@ -72,7 +80,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
                             std::ofstream& runs) {
   auto data = LoadNamed("adult", DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
-  Context c{o, *data, {o.quick ? 1 : 2, o.quick ? 2 : 5, o.seed}, pool, runs};
+  const auto scaling = ParseGradientScaling(o.gradient_scaling);
+  if (!scaling.ok()) throw UsageError(scaling.error());
+  Context c{o, *scaling, *data, {o.quick ? 1 : 2, o.quick ? 2 : 5, o.seed}, pool, runs};
   const std::vector<double> eps =
       o.quick ? std::vector<double>{1, 4} : std::vector<double>{0.5, 1, 2, 4, 8};
   const std::vector<std::string> selectors = {"exp", "pe", "ps"};
@@ -149,14 +159,14 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
       label << "ps-pm eps=" << e;
       Series s{label.str(), {}, false};
       for (double mu : mus) {
-        FedSelConfig config;
+        FedSelConfig config = Base(c);
         config.variant = "ps-pm";
         config.epsilon = e;
         config.mu = mu;
         s.points.push_back(Evaluate(c, config, mu, true));
       }
       f.series.push_back(s);
-      FedSelConfig pm;
+      FedSelConfig pm = Base(c);
       pm.variant = "pm";
       pm.epsilon = e;
       const Point p = Evaluate(c, pm, 0, true);
@@ -180,7 +190,7 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     for (const std::string v : {"pm", "exp-pm", "pe-pm", "ps-pm"}) {
       Series s{v == "pm" ? v : v + " (auto mu)", {}, false};
       for (double fraction : fractions) {
-        FedSelConfig config;
+        FedSelConfig config = Base(c);
         config.variant = v;
         config.batch_fraction = fraction;
         config.max_iterations = 50;

@@ -40,6 +40,9 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
   app.add_option("--lr", o.learning_rate, "Learning rate alpha")->capture_default_str();
   app.add_option("--momentum", o.momentum, "Momentum eta in [0, 1)")->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
+  app.add_option("--gradient-scaling", o.gradient_scaling,
+                 "clip (coordinate-wise to [-1, 1]) or normalize (to max |g_j| = 1)")
+      ->capture_default_str();
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -95,6 +98,9 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.learning_rate = o.learning_rate;
   config.momentum = o.momentum;
   config.lambda = o.lambda;
+  auto scaling = ParseGradientScaling(o.gradient_scaling);
+  if (!scaling.ok()) throw UsageError(scaling.error());
+  config.gradient_scaling = *scaling;
   auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");

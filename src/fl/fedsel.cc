@@ -162,7 +162,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       break;
   }
 
-  const LinearModel model{config.loss, config.lambda, 1.0};
+  const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
   run.weights.assign(d, 0.0);
   std::vector<double> accumulated;  // r of every client, n x d
   if (variant->kind == FedSelVariant::Kind::kTwoStage) accumulated.assign(n * d, 0.0);

@@ -32,10 +32,27 @@ void LinearModel::Gradient(std::span<const double> w, std::span<const float> x, 
   } else {
     coefficient = margin < 1 ? -sign : 0.0;
   }
-  for (std::size_t j = 0; j < w.size(); ++j) {
-    const double v = coefficient * x[j] + lambda * w[j];
-    g[j] = v > clip ? clip : (v < -clip ? -clip : v);
+  if (scaling == GradientScaling::kClip) {
+    for (std::size_t j = 0; j < w.size(); ++j) {
+      const double v = coefficient * x[j] + lambda * w[j];
+      g[j] = v > clip ? clip : (v < -clip ? -clip : v);
+    }
+    return;
   }
+  double top = 0;
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    g[j] = coefficient * x[j] + lambda * w[j];
+    top = std::fmax(top, std::fabs(g[j]));
+  }
+  if (top > 0) {
+    for (std::size_t j = 0; j < w.size(); ++j) g[j] *= clip / top;
+  }
+}
+
+Result<GradientScaling> ParseGradientScaling(const std::string& name) {
+  if (name == "clip") return GradientScaling::kClip;
+  if (name == "normalize") return GradientScaling::kNormalize;
+  return Error{"gradient scaling must be clip or normalize, got '" + name + "'"};
 }
 
 double LinearModel::Objective(std::span<const double> w, std::span<const float> x, int y) const {

@@ -37,6 +37,22 @@ TEST(LinearModel, GradientIsClippedToTheMechanismDomain) {
   EXPECT_NEAR(g[2], -0.1, 1e-7);
 }
 
+TEST(LinearModel, NormalisingKeepsTheDirection) {
+  const std::vector<float> x = {4.0f, -2.0f, 0.5f};
+  const std::vector<double> w = {0, 0, 0};
+  const LinearModel model{Loss::kHinge, 0.0, 1.0, GradientScaling::kNormalize};
+  std::vector<double> g(3);
+  model.Gradient(w, x, 1, g);  // raw gradient -x = (-4, 2, -0.5)
+  EXPECT_DOUBLE_EQ(g[0], -1.0);
+  EXPECT_DOUBLE_EQ(g[1], 0.5);
+  EXPECT_DOUBLE_EQ(g[2], -0.125);
+  const std::vector<float> small = {0.5f, 0.0f, 0.25f};  // scaled up as well
+  model.Gradient(w, small, 1, g);
+  EXPECT_DOUBLE_EQ(g[0], -1.0);
+  EXPECT_DOUBLE_EQ(g[2], -0.5);
+  EXPECT_FALSE(ParseGradientScaling("squash").ok());
+}
+
 TEST(LinearModel, PredictAndAccuracy) {
   Dataset d;
   d.dimension = 1;

@@ -60,6 +60,7 @@ struct FedSelConfig {
   double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (README)
   double momentum = 0.5;       // eta
   double lambda = 1e-4;
+  GradientScaling gradient_scaling = GradientScaling::kClip;
   double projection_ratio = 0.1;  // compressed: q = max(1, round(ratio d))
   // Stop after this many global iterations (0: run all epochs). FedSel's
   // Fig. 3(c) compares batch sizes at an equal number of iterations.

@@ -4,8 +4,11 @@
 // every encoding here has one-hot groups that can carry one).
 //   logistic: L = log(1 + exp(-y w.x)) + lambda/2 |w|^2
 //   hinge:    L = max(0, 1 - y w.x)    + lambda/2 |w|^2
-// Gradients are clipped coordinate-wise to [-clip, clip] (FedSel clips to the
-// value mechanism's input domain [-1, 1]).
+// Gradients are brought into [-clip, clip]^d (FedSel: the value mechanism's
+// input domain [-1, 1]) by coordinate-wise clipping (the default, as the paper
+// says) or, optionally, by normalising to max_j |g_j| = clip: the direction
+// at full scale, whatever the magnitude (a reading of "clipped" that the
+// paper's numbers may reflect; see README).
 #ifndef FEDLDP_MODEL_LINEAR_H_
 #define FEDLDP_MODEL_LINEAR_H_
 
@@ -19,6 +22,8 @@
 namespace fedldp {
 
 enum class Loss { kLogistic, kHinge };
+enum class GradientScaling { kClip, kNormalize };
+Result<GradientScaling> ParseGradientScaling(const std::string& name);  // clip, normalize
 Result<Loss> ParseLoss(const std::string& name);  // "logistic" / "lr", "svm" / "hinge"
 std::string LossName(Loss loss);
 
@@ -26,6 +31,7 @@ struct LinearModel {
   fedldp::Loss loss = fedldp::Loss::kLogistic;
   double lambda = 1e-4;
   double clip = 1.0;
+  GradientScaling scaling = GradientScaling::kClip;
 
   // g = clip(grad L(w; x, y)), y in {0, 1}.
   void Gradient(std::span<const double> w, std::span<const float> x, int y,
