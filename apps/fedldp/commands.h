@@ -85,6 +85,7 @@ struct LdpFlOptions {
   std::optional<double> learning_rate;  // default: 0.03, 0.015 for cifar10
   double dirichlet = 0;
   std::string schedule = "permutation";
+  bool raw_inputs = false;  // true: no input standardisation
   bool no_reference = false;
   int threads = 0;
   std::uint64_t seed = 1;

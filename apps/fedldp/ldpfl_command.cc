@@ -49,6 +49,8 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
                  "Shuffler: permutation, or delay (Algorithm 3's random delays)")
       ->check(CLI::IsMember({"permutation", "delay"}))
       ->capture_default_str();
+  app.add_flag("--raw-inputs", o.raw_inputs,
+               "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");
   app.add_flag("--no-reference", o.no_reference, "Skip the noise-free federated reference");
   app.add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the simulation")->capture_default_str();
@@ -90,6 +92,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
                                                     : o.dataset == "fmnist" ? 0.015
                                                                             : 1.0)};
   config.dirichlet_alpha = o.dirichlet;
+  config.standardize_inputs = !o.raw_inputs;
   config.schedule =
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
 
@@ -98,7 +101,8 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << " clients (" << (config.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID")
       << "), fraction " << config.fraction << ", " << config.rounds
       << " rounds, E = " << config.local_epochs << ", B = " << config.batch << ", lr "
-      << config.learning_rate << ", seed " << o.seed << "\n";
+      << config.learning_rate << (o.raw_inputs ? ", raw [0, 1] inputs" : ", standardised inputs")
+      << ", seed " << o.seed << "\n";
   out << "ranges: "
       << (config.adaptive ? std::string("adaptive per layer")
                           : "fixed (c, r) = (" + std::to_string(config.fixed_range.center) + ", " +
@@ -142,8 +146,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   const double total = train_s + perturb_s + shuffle_s + aggregate_s;
   out << "time: " << total << " s, " << total / run.rounds.size() << " s per round; local training "
       << 100 * train_s / total << " %, perturbation " << 100 * perturb_s / total << " %, shuffling "
-      << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total
-      << " %\n";
+      << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total << " %\n";
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::app);
     if (!f) throw std::runtime_error("cannot append to " + o.out);
@@ -151,7 +154,8 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << o.range << "\",\"epsilon\":" << o.epsilon << ",\"clients\":" << config.clients
       << ",\"fraction\":" << config.fraction << ",\"rounds\":" << config.rounds
       << ",\"local_epochs\":" << config.local_epochs << ",\"batch\":" << config.batch
-      << ",\"lr\":" << config.learning_rate << ",\"seed\":" << o.seed
+      << ",\"lr\":" << config.learning_rate
+      << ",\"standardized\":" << (o.raw_inputs ? "false" : "true") << ",\"seed\":" << o.seed
       << ",\"accuracy\":" << run.final_accuracy() << ",\"accuracy_per_round\":" << RoundsJson(run)
       << ",\"majority\":" << run.majority
       << ",\"noise_free\":" << (reference ? reference->final_accuracy() : -1)

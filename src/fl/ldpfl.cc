@@ -116,6 +116,14 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                  std::to_string(net.input_dimension()) + " features, the data has " +
                  std::to_string(train.dimension)};
   }
+  if (config.standardize_inputs) {
+    double sum = 0, sum_sq = 0;
+    for (const float v : train.features) sum += v, sum_sq += static_cast<double>(v) * v;
+    const double count = static_cast<double>(train.features.size());
+    const double mean = count > 0 ? sum / count : 0;
+    const double sd = count > 0 ? std::sqrt(std::max(0.0, sum_sq / count - mean * mean)) : 1;
+    if (sd > 0) net.SetInputStandardization(mean, sd);
+  }
   auto shards = SplitClients(train, config.clients, config.dirichlet_alpha, seed);
   if (!shards.ok()) return Error{shards.error()};
   const std::size_t per_round = std::max<std::size_t>(

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -87,6 +88,12 @@ struct NeuralNet::Impl {
   std::vector<std::size_t> sizes;
   std::vector<std::string> names;
   std::size_t total = 0;
+  double input_mean = 0, input_sd = 1;
+  torch::Tensor Input(const Dataset& data, std::span<const std::size_t> rows) const {
+    auto x = Rows(data, rows);
+    if (input_mean != 0 || input_sd != 1) x.sub_(input_mean).div_(input_sd);
+    return x;
+  }
 };
 
 Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed) {
@@ -151,6 +158,14 @@ void NeuralNet::SetWeights(std::span<const float> w) {
   }
 }
 
+void NeuralNet::SetInputStandardization(double mean, double sd) {
+  if (!(sd > 0) || !std::isfinite(mean) || !std::isfinite(sd)) {
+    throw std::invalid_argument("NeuralNet::SetInputStandardization: sd must be > 0");
+  }
+  impl_->input_mean = mean;
+  impl_->input_sd = sd;
+}
+
 double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                         std::size_t batch, double lr, std::uint64_t seed) {
   torch::manual_seed(seed);  // dropout
@@ -169,7 +184,7 @@ double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, 
       const std::span<const std::size_t> b(order.data() + start,
                                            std::min(batch, order.size() - start));
       sgd.zero_grad();
-      auto loss = torch::nll_loss(impl_->forward(Rows(data, b)), Labels(data, b));
+      auto loss = torch::nll_loss(impl_->forward(impl_->Input(data, b)), Labels(data, b));
       loss.backward();
       sgd.step();
       sum += loss.item<double>();
@@ -189,7 +204,7 @@ double NeuralNet::Accuracy(const Dataset& data) const {
   for (std::size_t start = 0; start < data.size(); start += kChunk) {
     rows.resize(std::min(kChunk, data.size() - start));
     std::iota(rows.begin(), rows.end(), start);
-    const auto predicted = impl_->forward(Rows(data, rows)).argmax(1);
+    const auto predicted = impl_->forward(impl_->Input(data, rows)).argmax(1);
     correct +=
         static_cast<std::size_t>(predicted.eq(Labels(data, rows)).sum().item<std::int64_t>());
   }

@@ -49,6 +49,23 @@ TEST(NeuralNet, WeightsRoundTripAndSeedsReproduce) {
   EXPECT_THROW(a.SetWeights(w), std::invalid_argument);
 }
 
+TEST(NeuralNet, InputStandardizationEqualsTransformingTheData) {
+  const Dataset raw = Noise(40, 784, 7);
+  Dataset moved = raw;
+  for (auto& v : moved.features) v = (v - 0.3f) / 0.25f;
+  std::vector<std::size_t> rows(raw.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  auto a = NeuralNet::Create("cnn", 3).value();
+  auto b = NeuralNet::Create("cnn", 3).value();
+  a.SetInputStandardization(0.3, 0.25);
+  const double loss_a = a.Train(raw, rows, 1, 10, 0.05, 9);
+  const double loss_b = b.Train(moved, rows, 1, 10, 0.05, 9);
+  EXPECT_EQ(loss_a, loss_b);
+  EXPECT_EQ(a.GetWeights(), b.GetWeights());
+  EXPECT_EQ(a.Accuracy(raw), b.Accuracy(moved));
+  EXPECT_THROW(a.SetInputStandardization(0, 0), std::invalid_argument);
+}
+
 TEST(NeuralNet, OneVggTrainingStepOnCifarShapedFixtures) {
   // CIFAR-10 is not on these machines: one step on 8 fixture images checks
   // the VGG's shapes, that training moves the weights, and determinism.

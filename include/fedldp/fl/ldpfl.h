@@ -50,6 +50,11 @@ struct LdpFlConfig {
   bool shuffle = true;         // through the ParameterShuffler (same model either way)
   ShuffleSchedule schedule = ShuffleSchedule::kPermutation;
   double delta = 1e-5;  // for the shuffle-model statement
+  // Inputs standardised by the training set's pixel mean and standard
+  // deviation (one pair for all pixels: public constants of the dataset,
+  // which the server would announce with the model), as in the PyTorch
+  // MNIST example; false feeds the loader's [0, 1] pixels.
+  bool standardize_inputs = true;
 };
 
 struct LdpFlRound {

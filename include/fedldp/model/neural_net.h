@@ -48,6 +48,12 @@ class NeuralNet {
   // Throws std::invalid_argument unless weights.size() == parameters().
   void SetWeights(std::span<const float> weights);
 
+  // Inputs enter the network as (x - mean) / sd; (0, 1), the default, leaves
+  // them as the loader gave them. LDP-FL's runs use the training pixels' mean
+  // and standard deviation, as the PyTorch MNIST example does with its
+  // published (0.1307, 0.3081).
+  void SetInputStandardization(double mean, double sd);
+
   // `epochs` passes of mini-batch SGD (learning rate lr, negative
   // log-likelihood) over data's `rows`, shuffled each epoch with `seed`,
   // which also seeds dropout. Returns the mean training loss of the last
