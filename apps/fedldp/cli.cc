@@ -27,6 +27,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   ReproduceOptions reproduce;
   auto* reproduce_app = app.add_subcommand("reproduce", "Recompute a paper's tables and figures");
   SetupReproduce(*reproduce_app, reproduce);
+  ReproduceLdpFlOptions reproduce_ldpfl;
+  SetupReproduceLdpFl(*reproduce_app, reproduce_ldpfl);
   AuditOptions audit;
   SetupAudit(
       *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
@@ -46,6 +48,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("train")) return RunTrain(train, out, err);
     if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
+    if (reproduce_app->got_subcommand("ldpfl")) {
+      return RunReproduceLdpFl(reproduce_ldpfl, out, err);
+    }
   } catch (const UsageError& e) {
     err << "fedldp " << command << ": error: " << e.what() << "\n";
     return kUsageExit;

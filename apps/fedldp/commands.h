@@ -110,6 +110,25 @@ int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::
 void ReproduceFedSelFigures(const ReproduceOptions& options, ThreadPool& pool, std::ostream& out,
                             std::ofstream& runs);
 
+struct ReproduceLdpFlOptions {
+  std::string dataset = "mnist";  // mnist or fmnist
+  std::string out;
+  std::string data_dir;
+  bool quick = false;
+  int local_epochs = 1;
+  std::size_t batch = 10;
+  int rounds = 10;
+  int repeats = 1;
+  bool resume = false;
+  bool raw_inputs = false;
+  bool no_figures = false;
+  int threads = 0;
+  std::uint64_t seed = 1;
+};
+// Adds `ldpfl` under the `reproduce` subcommand (reproduce_ldpfl.cc).
+void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& options);
+int RunReproduceLdpFl(const ReproduceLdpFlOptions& options, std::ostream& out, std::ostream& err);
+
 }  // namespace fedldp::cli
 
 #endif  // FEDLDP_APPS_FEDLDP_COMMANDS_H_

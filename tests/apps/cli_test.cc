@@ -243,6 +243,42 @@ TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
+  const std::string dir = Scratch("reproduce_ldpfl_test");
+  std::filesystem::remove_all(dir);
+  auto lines = [](const std::string& path) {
+    std::ifstream in(path);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  const auto r = Fedldp({"reproduce", "ldpfl", "--quick", "--out", dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Noise-free, Table 1's four, Fig. 5's two budgets (one is in Table 1 for
+  // fmnist, none for mnist) and Fig. 3's other n twice: 9 distinct runs.
+  EXPECT_EQ(lines(dir + "/runs.jsonl"), 9u);
+  EXPECT_NE(r.out.find("[9/9]"), std::string::npos) << r.out;
+  EXPECT_EQ(lines(dir + "/table1.csv"), 3u);
+  EXPECT_NE(r.out.find("| 5 | "), std::string::npos);
+  EXPECT_NE(r.out.find("(96.34)"), std::string::npos);  // the paper's, beside ours
+  for (const char* figure : {"fig5a", "fig3a"}) {
+    EXPECT_GT(lines(dir + "/" + figure + ".csv"), 4u) << figure;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + figure + ".gp")) << figure;
+  }
+  // A second call with --resume trains nothing and prints the same table.
+  const auto again = Fedldp({"reproduce", "ldpfl", "--quick", "--out", dir, "--resume"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("resuming: 9 runs"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("% ("), std::string::npos) << again.out;  // no run line
+  auto table = [](const std::string& out) { return out.substr(out.find("| eps |")); };
+  EXPECT_EQ(table(again.out).substr(0, 200), table(r.out).substr(0, 200));
+  EXPECT_EQ(lines(dir + "/runs.jsonl"), 9u);
+  EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--out", dir, "--dataset", "cifar10"}).code, 2);
+  EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--quick"}).code, 2);  // --out is required
+  EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--out", dir, "--repeats", "0"}).code, 2);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Audit, QuickAuditPasses) {
   const auto r = Fedldp({"audit", "--epsilon", "1", "--draws", "5000", "--d", "20", "--k", "3"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
