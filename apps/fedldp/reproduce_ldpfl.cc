@@ -162,6 +162,10 @@ class Runner {
 
   // Mean and standard deviation over the repeats of one setting.
   Stats Get(const Setting& s) {
+    if (s.is_private) {  // all clients join every round
+      privacy_[{s.epsilon, s.clients}] =
+          AccountLdpFl(s.epsilon, parameters_, static_cast<std::size_t>(o_.rounds), s.clients);
+    }
     std::vector<double> values;
     for (int r = 0; r < o_.repeats; ++r) values.push_back(One(s, o_.seed + r));
     Stats st;
@@ -181,6 +185,8 @@ class Runner {
   double perturb_share() const { return seconds_ ? perturb_ / seconds_ : 0; }
   double shuffle_share() const { return seconds_ ? shuffle_ / seconds_ : 0; }
   std::size_t trained() const { return trained_; }
+  // The privacy statement of every private setting asked for.
+  const std::map<std::pair<double, std::size_t>, LdpFlPrivacy>& privacy() const { return privacy_; }
 
  private:
   double One(const Setting& s, std::uint64_t seed) {
@@ -249,7 +255,9 @@ class Runner {
   const Dataset& test_;
   std::ostream& out_;
   Paper paper_;
+  std::size_t parameters_ = NeuralNet::Create("cnn", 0).value().parameters();
   std::map<std::string, double> done_;
+  std::map<std::pair<double, std::size_t>, LdpFlPrivacy> privacy_;
   std::vector<std::string> lines_;
   std::ofstream runs_;
   std::size_t index_ = 0, planned_ = 0, trained_ = 0, rounds_ = 0;
@@ -300,9 +308,10 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
   runner.Plan(settings * static_cast<std::size_t>(o.repeats));
   out << "fedldp reproduce ldpfl: " << o.dataset << " (" << train.size() << " train, "
       << test.size() << " test), cnn, n = " << paper.clients << ", fraction 1, " << rounds
-      << " rounds, E = " << o.local_epochs << ", B = " << o.batch
-      << ", lr 0.03, fixed (c, r) = (0, " << paper.radius << "), " << o.repeats
-      << " run(s) per setting from seed " << o.seed << " -> " << o.out << "\n";
+      << " rounds, E = " << o.local_epochs << ", B = " << o.batch << ", lr 0.03, "
+      << (o.raw_inputs ? "raw [0, 1]" : "standardised") << " inputs, fixed (c, r) = (0, "
+      << paper.radius << "), " << o.repeats << " run(s) per setting from seed " << o.seed << " -> "
+      << o.out << "\n";
   out.flush();
 
   const double majority = test.MajorityRate();
@@ -398,6 +407,22 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
     out << "not better than the majority class (these models learned nothing):";
     for (const auto& n : nothing) out << " [" << n << "]";
     out << "\n";
+  }
+  if (!runner.privacy().empty()) {
+    // What is proven for each private setting: one statement per (eps, n).
+    std::ofstream privacy(o.out + "/privacy.md");
+    std::size_t applies = 0;
+    for (const auto& [setting, p] : runner.privacy()) {
+      privacy << "## eps = " << setting.first << ", n = " << setting.second << "\n\n```\n"
+              << DescribeLdpFlPrivacy(p) << "```\n\n";
+      applies += p.shuffle_applies ? 1 : 0;
+    }
+    const auto& any = runner.privacy().begin()->second;
+    out << "privacy (" << o.out << "/privacy.md, per setting): eps per weight as the paper "
+        << "states; plain composition " << any.weights << " x eps per round, x "
+        << any.rounds_joined
+        << " rounds per client; the Feldman-McMillan-Talwar shuffle bound applies to " << applies
+        << " of " << runner.privacy().size() << " settings\n";
   }
   if (runner.trained() > 0) {
     out << "time: " << Fixed(runner.seconds(), 1) << " s in private runs, "

@@ -261,6 +261,12 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   EXPECT_EQ(lines(dir + "/table1.csv"), 3u);
   EXPECT_NE(r.out.find("| 5 | "), std::string::npos);
   EXPECT_NE(r.out.find("(96.34)"), std::string::npos);  // the paper's, beside ours
+  EXPECT_NE(r.out.find("standardised inputs"), std::string::npos);
+  EXPECT_NE(r.out.find("shuffle bound applies to 0 of 5 settings"), std::string::npos) << r.out;
+  std::ifstream privacy(dir + "/privacy.md");
+  const std::string statement((std::istreambuf_iterator<char>(privacy)), {});
+  EXPECT_NE(statement.find("## eps = 5, n = 10"), std::string::npos) << statement;
+  EXPECT_NE(statement.find("plain composition"), std::string::npos);
   for (const char* figure : {"fig5a", "fig3a"}) {
     EXPECT_GT(lines(dir + "/" + figure + ".csv"), 4u) << figure;
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + figure + ".gp")) << figure;
