@@ -7,6 +7,19 @@
 
 namespace fedldp::cli {
 
+namespace {
+
+// A series name as one CSV field and one gnuplot string: no separators, no
+// quotes (a comma in a name would split its rows and lose the series).
+std::string Field(std::string name) {
+  for (char& c : name) {
+    if (c == ',' || c == '\'' || c == '"' || c == '\n') c = ' ';
+  }
+  return name;
+}
+
+}  // namespace
+
 bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
   const std::string stem = dir + "/" + f.id;
   {
@@ -15,7 +28,7 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
     csv << "series,x,mean,sd\n";
     for (const auto& s : f.series) {
       for (const auto& p : s.points)
-        csv << s.name << "," << p.x << "," << p.mean << "," << p.sd << "\n";
+        csv << Field(s.name) << "," << p.x << "," << p.mean << "," << p.sd << "\n";
     }
   }
   {
@@ -31,9 +44,9 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
     for (std::size_t i = 0; i < f.series.size(); ++i) {
       const auto& s = f.series[i];
       gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using 2:(stringcolumn(1) eq '"
-         << s.name << "' ? $3 : 1/0)" << (s.reference ? "" : ":4")
+         << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4")
          << (s.reference ? " with lines dashtype 2 lw 2" : " with yerrorlines lw 2") << " title '"
-         << s.name << "'";
+         << Field(s.name) << "'";
     }
     gp << "\n";
   }

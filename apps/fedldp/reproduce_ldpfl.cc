@@ -361,7 +361,7 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
 
   if (!o.no_figures) {
     const std::string fig5_id = o.dataset == "mnist" ? "fig5a" : "fig5b";
-    Series ldp{"LDP-FL, fixed range", {}, false};
+    Series ldp{"LDP-FL (fixed range)", {}, false};
     for (double e : paper.fig5) {
       const Stats s = runner.Get({true, false, e, paper.clients});
       if (s.mean <= majority) nothing.push_back("fixed eps " + Fixed(e, 1));
@@ -382,7 +382,7 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
          flat("majority class", majority, paper.fig5)}};
     WriteFigure(fig5, o.out, out);
 
-    Series ldp_n{"LDP-FL, eps " + Fixed(paper.fig3_epsilon, 0), {}, false};
+    Series ldp_n{"LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0), {}, false};
     Series free_n{"noise-free FL", {}, false};
     std::vector<double> xs;
     for (std::size_t n : paper.n) {

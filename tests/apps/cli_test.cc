@@ -268,8 +268,16 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   EXPECT_NE(statement.find("## eps = 5, n = 10"), std::string::npos) << statement;
   EXPECT_NE(statement.find("plain composition"), std::string::npos);
   for (const char* figure : {"fig5a", "fig3a"}) {
-    EXPECT_GT(lines(dir + "/" + figure + ".csv"), 4u) << figure;
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + figure + ".gp")) << figure;
+    // Every row has its 4 fields, and the private series is there (2 points).
+    std::ifstream csv(dir + "/" + figure + ".csv");
+    std::size_t private_points = 0, rows = 0;
+    for (std::string line; std::getline(csv, line); ++rows) {
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), 3) << figure << ": " << line;
+      private_points += line.rfind("LDP-FL", 0) == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(private_points, 2u) << figure;
+    EXPECT_GT(rows, 4u) << figure;
   }
   // A second call with --resume trains nothing and prints the same table.
   const auto again = Fedldp({"reproduce", "ldpfl", "--quick", "--out", dir, "--resume"});
