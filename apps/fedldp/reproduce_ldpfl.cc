@@ -192,12 +192,13 @@ class Runner {
  private:
   double One(const Setting& s, std::uint64_t seed) {
     // Everything that changes the result is in the key: a resumed folder
-    // never mixes runs of another dataset, E, B, round count or subsample.
+    // never mixes runs of another dataset, E, B, round count, subsample or
+    // input scaling.
     const std::string shown = s.Key() + " seed=" + std::to_string(seed);
-    const std::string key = o_.dataset + " E=" + std::to_string(o_.local_epochs) +
-                            " B=" + std::to_string(o_.batch) +
-                            " rounds=" + std::to_string(o_.rounds) +
-                            " rows=" + std::to_string(train_.size()) + " " + shown;
+    const std::string key =
+        o_.dataset + " E=" + std::to_string(o_.local_epochs) + " B=" + std::to_string(o_.batch) +
+        " rounds=" + std::to_string(o_.rounds) + " rows=" + std::to_string(train_.size()) +
+        (o_.raw_inputs ? " raw" : "") + " " + shown;
     if (auto it = done_.find(key); it != done_.end()) return it->second;
     ++index_;
     LdpFlConfig c;
