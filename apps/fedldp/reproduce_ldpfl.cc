@@ -35,8 +35,9 @@ void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& o) {
       "    fixed range, beside the noise-free federated model;\n"
       "  Fig. 3(a, b): accuracy against the number of clients n (eps 1 MNIST, 5\n"
       "    Fashion-MNIST), LDP-FL and noise-free.\n"
-      "Writes DIR/table1.{md,csv}, DIR/fig5{a,b}.{csv,gp,png}, DIR/fig3{a,b}.* and\n"
-      "DIR/runs.jsonl (one line per run, written as it ends; --resume reuses them).");
+      "Writes DIR/table1.{md,csv}, DIR/fig5{a,b}.{csv,gp,png}, DIR/fig3{a,b}.*,\n"
+      "DIR/privacy.md (what is proven for each eps and n) and DIR/runs.jsonl (one\n"
+      "line per run, written as it ends; --resume reuses them).");
   app->add_option("--dataset", o.dataset, "mnist or fmnist")
       ->check(CLI::IsMember({"mnist", "fmnist"}))
       ->capture_default_str();
