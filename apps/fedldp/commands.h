@@ -74,6 +74,7 @@ struct LdpFlOptions {
   std::string dataset = "mnist";  // mnist, fmnist, cifar10
   std::string data_dir;           // default: where setup put it (loaders.h)
   std::string range = "fixed";    // fixed or adaptive
+  std::string perturb = "weights";  // weights or updates
   double center = 0;
   std::optional<double> radius;  // default: 0.075 mnist, 0.015 fmnist, 1 cifar10
   double epsilon = 1.0;

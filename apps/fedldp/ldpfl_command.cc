@@ -29,6 +29,11 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_option("--range", o.range, "fixed (c, r) for every layer, or adaptive per layer")
       ->check(CLI::IsMember({"fixed", "adaptive"}))
       ->capture_default_str();
+  app.add_option("--perturb", o.perturb,
+                 "What clients perturb: their weights (Algorithm 2), or their update W - W_global "
+                 "(fixed range only)")
+      ->check(CLI::IsMember({"weights", "updates"}))
+      ->capture_default_str();
   app.add_option("--center", o.center, "Fixed range: centre c")->capture_default_str();
   app.add_option("--radius", o.radius,
                  "Fixed range: radius r > 0 (default 0.075 mnist, 0.015 fmnist, 1 cifar10)");
@@ -74,6 +79,9 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   if (!(o.fraction > 0 && o.fraction <= 1)) throw UsageError("--fraction must be in (0, 1]");
   if (o.batch < 1) throw UsageError("--batch must be >= 1");
   if (o.threads < 0) throw UsageError("--threads must be >= 0");
+  if (o.perturb == "updates" && o.range != "fixed") {
+    throw UsageError("--perturb updates takes --range fixed");
+  }
   auto split = LoadImageSplit(o.dataset, o.data_dir);
   if (!split.ok()) throw UsageError(split.error());
   if (o.threads > 0) NeuralNet::SetThreads(o.threads);
@@ -88,6 +96,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   config.learning_rate = o.learning_rate.value_or(o.dataset == "cifar10" ? 0.015 : 0.03);
   config.epsilon = o.epsilon;
   config.adaptive = o.range == "adaptive";
+  config.perturb_updates = o.perturb == "updates";
   config.fixed_range = {o.center, o.radius.value_or(o.dataset == "mnist"    ? 0.075
                                                     : o.dataset == "fmnist" ? 0.015
                                                                             : 1.0)};
@@ -107,7 +116,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << (config.adaptive ? std::string("adaptive per layer")
                           : "fixed (c, r) = (" + std::to_string(config.fixed_range.center) + ", " +
                                 std::to_string(config.fixed_range.radius) + ")")
-      << "\n";
+      << (config.perturb_updates ? ", on the update W - W_global" : ", on the weights") << "\n";
   out.flush();
 
   auto train_once = [&](bool is_private, const std::string& label) {
@@ -151,7 +160,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
     std::ofstream f(o.out, std::ios::app);
     if (!f) throw std::runtime_error("cannot append to " + o.out);
     f << "{\"dataset\":\"" << o.dataset << "\",\"arch\":\"" << config.arch << "\",\"range\":\""
-      << o.range << "\",\"epsilon\":" << o.epsilon << ",\"clients\":" << config.clients
+      << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"epsilon\":" << o.epsilon << ",\"clients\":" << config.clients
       << ",\"fraction\":" << config.fraction << ",\"rounds\":" << config.rounds
       << ",\"local_epochs\":" << config.local_epochs << ",\"batch\":" << config.batch
       << ",\"lr\":" << config.learning_rate

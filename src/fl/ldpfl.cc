@@ -108,6 +108,9 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
   if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
   if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
+  if (config.perturb_updates && config.adaptive) {
+    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
+  }
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
   NeuralNet net = std::move(net_made).value();
@@ -163,7 +166,10 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
       net.SetWeights(global);
       net.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
                 seed ^ (stream * 0x9e3779b97f4a7c15ULL));
-      const std::vector<float> local = net.GetWeights();
+      std::vector<float> local = net.GetWeights();
+      if (config.perturb_updates) {
+        for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
+      }
       stats.train_seconds += Since(t);
       if (!config.is_private) {
         for (std::size_t j = 0; j < local.size(); ++j) plain_sum[j] += local[j];
@@ -193,10 +199,14 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         t = Clock::now();
         if (auto e = aggregator.AddShuffled(shuffled); !e.empty()) return Error{e};
       }
-      global = aggregator.Mean();
+      const std::vector<float> mean = aggregator.Mean();
+      for (std::size_t j = 0; j < global.size(); ++j) {
+        global[j] = config.perturb_updates ? global[j] + mean[j] : mean[j];
+      }
     } else {
       for (std::size_t j = 0; j < global.size(); ++j) {
-        global[j] = static_cast<float>(plain_sum[j] / static_cast<double>(per_round));
+        const double m = plain_sum[j] / static_cast<double>(per_round);
+        global[j] = static_cast<float>(config.perturb_updates ? global[j] + m : m);
       }
     }
     if (config.adaptive) ranges = RangesOf(global, net.layer_sizes(), config.adaptive_margin);
@@ -206,6 +216,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     run.rounds.push_back(stats);
     if (on_round) on_round(run.rounds.back());
   }
+  run.weights = std::move(global);
   return run;
 }
 

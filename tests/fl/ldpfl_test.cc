@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -81,6 +83,54 @@ TEST(TrainLdpFl, ShufflingLeavesTheModelBitIdentical) {
   EXPECT_EQ(with.reports, 16u);
   EXPECT_EQ(with.report_bytes, 8u * 16 + (21840 + 7) / 8);
   EXPECT_DOUBLE_EQ(with.privacy.plain_composition, 2 * 21840 * 5.0);
+}
+
+// One round: with n clients the server's mean of two-point outputs is
+// c + r B (2k/n - 1) for an integer k, so each new weight sits on that
+// lattice: itself (weights perturbed) or offset by the old weight (updates).
+TEST(TrainLdpFl, UpdatesArePerturbedAroundTheGlobalModelAndAddedBack) {
+  const Dataset train = Stripes(200, 4), test = Stripes(50, 5);
+  LdpFlConfig c;
+  c.clients = 5;
+  c.rounds = 1;
+  c.epsilon = 2;
+  c.fixed_range = {0, 0.01};
+  const double rb = 0.01 * (std::exp(2.0) + 1) / (std::exp(2.0) - 1);
+  const std::vector<float> initial = NeuralNet::Create("cnn", 9).value().GetWeights();
+  auto lattice_distance = [&](double offset) {  // of offset / (r B) from {2k/n - 1}
+    const double k = (offset / rb + 1) * 5 / 2;
+    return std::abs(k - std::round(k));
+  };
+  for (const bool updates : {false, true}) {
+    c.perturb_updates = updates;
+    const auto run = TrainLdpFl(c, train, test, 9).value();
+    ASSERT_EQ(run.weights.size(), initial.size());
+    double worst = 0;
+    std::size_t moved = 0;
+    for (std::size_t j = 0; j < initial.size(); ++j) {
+      const double offset = updates ? double{run.weights[j]} - initial[j] : run.weights[j];
+      worst = std::max(worst, lattice_distance(offset));
+      moved += run.weights[j] != initial[j];
+    }
+    EXPECT_LT(worst, 1e-3) << (updates ? "updates" : "weights");
+    EXPECT_GT(moved, initial.size() / 2);
+  }
+  c.adaptive = true;  // updates take a fixed range only
+  EXPECT_FALSE(TrainLdpFl(c, train, test, 9).ok());
+}
+
+TEST(TrainLdpFl, NoiseFreeModelIsTheSameWhetherWeightsOrUpdatesAreSent) {
+  const Dataset train = Stripes(200, 4), test = Stripes(50, 5);
+  LdpFlConfig c;
+  c.clients = 4;
+  c.rounds = 2;
+  c.is_private = false;
+  const auto weights = TrainLdpFl(c, train, test, 3).value();
+  c.perturb_updates = true;
+  const auto updates = TrainLdpFl(c, train, test, 3).value();
+  for (std::size_t j = 0; j < weights.weights.size(); ++j) {
+    ASSERT_NEAR(weights.weights[j], updates.weights[j], 1e-6);
+  }
 }
 
 TEST(TrainLdpFl, RejectsBadConfigurations) {

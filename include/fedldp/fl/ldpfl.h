@@ -15,6 +15,14 @@
 // the rule is stable while that noise is small against the weights' spread
 // (it is at eps >= 1 with 100 clients; README).
 //
+// What is perturbed. Weights (Algorithm 2 as written, the default): the
+// client reports its trained weights W and the server's new model is their
+// mean. Updates (an alternative reading of the paper's "local weights
+// update", tested in README): the client reports W - W_global, clipped to the
+// same fixed (c, r), and the server adds the mean update to W_global. The
+// mechanism, reports, shuffler and privacy statement are the same; only the
+// fixed range is used with updates.
+//
 // Shards: equal IID shards of a seeded permutation, or non-IID with each
 // class split over the clients by Dirichlet(alpha) proportions.
 #ifndef FEDLDP_FL_LDPFL_H_
@@ -45,6 +53,7 @@ struct LdpFlConfig {
   double epsilon = 1.0;    // per weight
   bool adaptive = false;
   LayerRange fixed_range{0, 0.075};
+  bool perturb_updates = false;  // false: weights (see above)
   double adaptive_margin = 1.0;
   double dirichlet_alpha = 0;  // 0: IID shards
   bool shuffle = true;         // through the ParameterShuffler (same model either way)
@@ -71,6 +80,7 @@ struct LdpFlRun {
   std::size_t report_bytes = 0, float32_bytes = 0;  // one client's report
   std::size_t reports = 0;
   LdpFlPrivacy privacy;
+  std::vector<float> weights;  // the final global model
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
 };
 
