@@ -18,3 +18,26 @@ function(fedldp_test name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
+
+# fedldp_proto_library(NAME PROTOS a.proto ...)
+# A static library of the C++ code protoc generates for proto/<each PROTOS>;
+# its users include "fedldp/v1/x.pb.h". (FindProtobuf's protobuf_generate
+# would put the files under an extra proto/ folder.)
+function(fedldp_proto_library name)
+  cmake_parse_arguments(ARG "" "" "PROTOS" ${ARGN})
+  set(out ${PROJECT_BINARY_DIR}/proto)
+  set(sources)
+  foreach(proto ${ARG_PROTOS})
+    string(REGEX REPLACE "\\.proto$" "" stem ${proto})
+    list(APPEND sources ${out}/${stem}.pb.cc ${out}/${stem}.pb.h)
+    add_custom_command(OUTPUT ${out}/${stem}.pb.cc ${out}/${stem}.pb.h
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+      COMMAND protobuf::protoc --cpp_out=${out} -I ${PROJECT_SOURCE_DIR}/proto
+              ${PROJECT_SOURCE_DIR}/proto/${proto}
+      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc
+      COMMENT "protoc ${proto}")
+  endforeach()
+  add_library(${name} STATIC ${sources})
+  target_include_directories(${name} SYSTEM PUBLIC ${out})
+  target_link_libraries(${name} PUBLIC protobuf::libprotobuf)
+endfunction()

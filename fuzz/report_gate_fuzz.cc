@@ -1,0 +1,91 @@
+// libFuzzer target: arbitrary bytes through the server's report gate, for a
+// FedSel round and an LDP-FL round. Beyond "no crash, no sanitizer report",
+// every accepted report must be one the round's aggregator takes, and must
+// survive re-encoding unchanged.
+//
+// FEDLDP_FUZZ_WRITE_SEEDS=DIR writes valid reports of both kinds into DIR as
+// a starting corpus, then exits.
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <span>
+#include <string>
+
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/wire/report_codec.h"
+
+namespace {
+
+using namespace fedldp;
+
+constexpr std::uint64_t kRound = 7;
+
+const FedSelRandomizer& FedSel() {
+  static const FedSelRandomizer r = FedSelRandomizer::Create("pe", 0.5, 20, 2, "pm", 1.5).value();
+  return r;
+}
+
+const LdpFlRandomizer& LdpFl() {
+  static const LdpFlRandomizer r =
+      LdpFlRandomizer::Create(1.0, {5, 70, 3}, {{0, 0.1}, {0.2, 0.05}, {-1, 2}}).value();
+  return r;
+}
+
+void Require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+void WriteSeeds(const std::string& dir) {
+  CounterRng rng(1, 1);
+  std::vector<double> r(20), prev(20, 0.0);
+  std::vector<float> w(78);
+  for (int i = 0; i < 8; ++i) {
+    for (auto& v : r) v = Uniform01(rng) * 2 - 1;
+    for (auto& v : w) v = static_cast<float>(Uniform01(rng) * 2 - 1);
+    const std::string a = EncodeReport(kRound, FedSel().Randomize(r, prev, 0.5, rng));
+    const std::string b = EncodeReport(kRound, LdpFl().Randomize(w, rng));
+    std::ofstream(dir + "/fedsel-" + std::to_string(i), std::ios::binary) << a;
+    std::ofstream(dir + "/ldpfl-" + std::to_string(i), std::ios::binary) << b;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS")) {
+    WriteSeeds(dir);
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> bytes(data, size);
+  ReportGate fedsel_gate(kRound, FedSel());
+  ReportGate ldpfl_gate(kRound, LdpFl());
+  for (ReportGate* gate : {&fedsel_gate, &ldpfl_gate}) {
+    GateVerdict verdict = gate->Admit("client", bytes);
+    Require(verdict.accepted() != verdict.detail.size() > 0, "a verdict has a reason iff rejected");
+    Require(gate->accepted() + gate->rejected_total() == 1, "every report is counted once");
+    if (!verdict.accepted()) continue;
+    Require(gate->Admit("client", bytes).reason == RejectReason::kDuplicate, "duplicates refused");
+    std::string again;
+    if (const auto* f = std::get_if<FedSelReport>(&*verdict.report)) {
+      FedSelAggregator aggregator(FedSel(), 20);
+      Require(aggregator.Add(*f), "the FedSel aggregator takes what the gate accepted");
+      again = EncodeReport(kRound, *f);
+    } else {
+      const auto& l = std::get<LdpFlReport>(*verdict.report);
+      LdpFlAggregator aggregator(LdpFl());
+      Require(aggregator.Add(l).empty(), "the LDP-FL aggregator takes what the gate accepted");
+      again = EncodeReport(kRound, l);
+    }
+    ReportGate fresh = gate == &fedsel_gate ? ReportGate(kRound, FedSel()) : ReportGate(kRound, LdpFl());
+    const auto* p = reinterpret_cast<const std::uint8_t*>(again.data());
+    Require(fresh.Admit("other", {p, again.size()}).accepted(), "re-encoding is accepted");
+  }
+  return 0;
+}

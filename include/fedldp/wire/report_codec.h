@@ -1,0 +1,91 @@
+// Reports on the wire (proto/fedldp/v1/reports.proto): encoding a client's
+// report for one round, and the server's gate that decodes, validates and
+// counts every report it receives.
+//
+// The gate accepts a report only if it could have been produced, for this
+// round, by the randomizer the server announced: the same FedSelRandomizer
+// or LdpFlRandomizer the simulator runs decides (FedSelRandomizer::Validate,
+// LdpFlRandomizer::Check). Everything else is rejected with one of the
+// reasons below, counted, and described in one line for the log. A rejected
+// report changes nothing but the counters.
+//
+// Protobuf types stay inside src/wire: callers see fedldp's own report types.
+#ifndef FEDLDP_WIRE_REPORT_CODEC_H_
+#define FEDLDP_WIRE_REPORT_CODEC_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <variant>
+
+#include "fedldp/pipeline/fedsel.h"
+#include "fedldp/pipeline/ldpfl.h"
+
+namespace fedldp {
+
+std::string EncodeReport(std::uint64_t round, const FedSelReport& report);
+std::string EncodeReport(std::uint64_t round, const LdpFlReport& report);
+
+enum class RejectReason {
+  kMalformed,      // not a parsable report, unknown fields, wrong shape
+  kOversized,      // more bytes than the announced report can take
+  kWrongProtocol,  // a FedSel report in an LDP-FL round or the reverse
+  kWrongRound,     // for another round than the current one
+  kDuplicate,      // a second report from the same client in this round
+  kNonFinite,      // NaN or infinity anywhere
+  kOutOfDomain,    // a value the announced mechanism cannot output
+};
+inline constexpr std::size_t kRejectReasons = 7;
+const char* ReasonName(RejectReason reason);  // "malformed", "oversized", ...
+
+using DecodedReport = std::variant<FedSelReport, LdpFlReport>;
+
+struct GateVerdict {
+  std::optional<DecodedReport> report;  // set iff accepted
+  RejectReason reason = RejectReason::kMalformed;
+  std::string detail;  // why, in one line, when rejected
+  bool accepted() const { return report.has_value(); }
+};
+
+// The server's gate for one round. Holds references to the round's
+// randomizer, which must outlive it.
+class ReportGate {
+ public:
+  ReportGate(std::uint64_t round, const FedSelRandomizer& fedsel);
+  ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl);
+
+  // client: who sent the bytes, as the transport authenticated them (a token,
+  // or an opaque per-connection id behind a shuffler); used only to refuse a
+  // second report from the same sender in this round.
+  GateVerdict Admit(std::string_view client, std::span<const std::uint8_t> bytes);
+
+  std::uint64_t round() const { return round_; }
+  std::size_t accepted() const { return accepted_; }
+  std::size_t rejected(RejectReason reason) const {
+    return rejected_[static_cast<std::size_t>(reason)];
+  }
+  std::size_t rejected_total() const;
+  // The largest report this round accepts, in bytes.
+  std::size_t max_bytes() const { return max_bytes_; }
+
+ private:
+  GateVerdict Reject(RejectReason reason, std::string detail);
+  GateVerdict Check(const FedSelReport& report) const;
+  GateVerdict Check(const LdpFlReport& report) const;
+
+  std::uint64_t round_;
+  const FedSelRandomizer* fedsel_ = nullptr;
+  const LdpFlRandomizer* ldpfl_ = nullptr;
+  std::size_t max_bytes_ = 0;
+  std::unordered_set<std::string> seen_;
+  std::size_t accepted_ = 0;
+  std::array<std::size_t, kRejectReasons> rejected_{};
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_WIRE_REPORT_CODEC_H_

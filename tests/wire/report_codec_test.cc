@@ -1,0 +1,139 @@
+#include "fedldp/wire/report_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+namespace {
+
+std::span<const std::uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// (Built with append: GCC 12 warns falsely on "c" + std::to_string(i).)
+std::string Client(int i) {
+  std::string id = "client-";
+  id.append(std::to_string(i));
+  return id;
+}
+
+class ReportGateTest : public ::testing::Test {
+ protected:
+  FedSelRandomizer fedsel_ = FedSelRandomizer::Create("pe", 0.5, 20, 2, "pm", 1.5).value();
+  LdpFlRandomizer ldpfl_ =
+      LdpFlRandomizer::Create(1.0, {5, 70, 3}, {{0, 0.1}, {0.2, 0.05}, {-1, 2}}).value();
+  CounterRng rng_{3, 4};
+
+  LdpFlReport LdpFlReportOf(float value) {
+    return ldpfl_.Randomize(std::vector<float>(78, value), rng_);
+  }
+};
+
+TEST_F(ReportGateTest, AcceptsWhatTheRandomizerProducedAndDecodesItExactly) {
+  ReportGate gate(3, ldpfl_);
+  for (int client = 0; client < 20; ++client) {
+    const LdpFlReport sent = LdpFlReportOf(0.01f * static_cast<float>(client));
+    const GateVerdict v = gate.Admit(Client(client), Bytes(EncodeReport(3, sent)));
+    ASSERT_TRUE(v.accepted()) << v.detail;
+    const auto& got = std::get<LdpFlReport>(*v.report);
+    EXPECT_EQ(got.bits, sent.bits);
+    EXPECT_EQ(got.ranges, sent.ranges);
+    EXPECT_EQ(got.weights, sent.weights);
+  }
+  EXPECT_EQ(gate.accepted(), 20u);
+  EXPECT_EQ(gate.rejected_total(), 0u);
+
+  ReportGate fedsel_gate(3, fedsel_);
+  std::vector<double> r(20), prev(20, 0.0);
+  for (int client = 0; client < 200; ++client) {
+    for (auto& x : r) x = Uniform01(rng_) * 2 - 1;
+    const FedSelReport sent = fedsel_.Randomize(r, prev, 0.5, rng_);
+    const GateVerdict v =
+        fedsel_gate.Admit(Client(client), Bytes(EncodeReport(3, sent)));
+    ASSERT_TRUE(v.accepted()) << v.detail;
+    EXPECT_EQ(std::get<FedSelReport>(*v.report).index, sent.index);
+    EXPECT_EQ(std::get<FedSelReport>(*v.report).value, sent.value);  // bit for bit
+  }
+}
+
+TEST_F(ReportGateTest, LdpFlReportIsOneBitPerWeightPlusRangesAndSmallOverhead) {
+  const std::string bytes = EncodeReport(1, LdpFlReportOf(0));
+  // 78 weights -> 10 bytes of bits, 3 ranges of 2 doubles: the payload is
+  // 58 bytes; the protobuf framing adds a few bytes per field.
+  EXPECT_LE(bytes.size(), 58u + 3 * 4 + 12);
+  ReportGate gate(1, ldpfl_);
+  EXPECT_GE(gate.max_bytes(), bytes.size());
+}
+
+TEST_F(ReportGateTest, RejectsEachKindOfBadReportWithItsReason) {
+  ReportGate gate(5, ldpfl_);
+  auto expect = [&](const std::string& bytes, RejectReason reason, const std::string& client) {
+    const GateVerdict v = gate.Admit(client, Bytes(bytes));
+    EXPECT_FALSE(v.accepted());
+    EXPECT_EQ(v.reason, reason) << ReasonName(v.reason) << ": " << v.detail;
+    EXPECT_FALSE(v.detail.empty());
+  };
+  const LdpFlReport good = LdpFlReportOf(0);
+
+  expect("\xff\xff\xff", RejectReason::kMalformed, "a");
+  expect("", RejectReason::kMalformed, "a");  // no body
+  expect(std::string(gate.max_bytes() + 1, '\0'), RejectReason::kOversized, "a");
+  expect(EncodeReport(5, FedSelReport{1, 0.5}), RejectReason::kWrongProtocol, "a");
+  expect(EncodeReport(4, good), RejectReason::kWrongRound, "a");
+
+  LdpFlReport short_report = good;
+  short_report.weights = 77;
+  expect(EncodeReport(5, short_report), RejectReason::kMalformed, "a");
+  LdpFlReport padded = good;
+  padded.bits.back() |= std::uint64_t{1} << 78 % 64;  // bit 78 does not exist
+  expect(EncodeReport(5, padded), RejectReason::kMalformed, "a");
+
+  LdpFlReport nan_range = good;
+  nan_range.ranges[1].radius = std::numeric_limits<double>::quiet_NaN();
+  expect(EncodeReport(5, nan_range), RejectReason::kNonFinite, "a");
+  LdpFlReport other_range = good;
+  other_range.ranges[0].radius = 0.2;  // outputs +-0.2 B, not the announced +-0.1 B
+  expect(EncodeReport(5, other_range), RejectReason::kOutOfDomain, "a");
+
+  // Unknown fields (here field 15, a varint) are refused, not ignored.
+  expect(EncodeReport(5, good) + std::string("\x78\x01", 2), RejectReason::kMalformed, "a");
+
+  EXPECT_TRUE(gate.Admit("a", Bytes(EncodeReport(5, good))).accepted());
+  expect(EncodeReport(5, LdpFlReportOf(0.05f)), RejectReason::kDuplicate, "a");
+  EXPECT_TRUE(gate.Admit("b", Bytes(EncodeReport(5, good))).accepted());
+
+  EXPECT_EQ(gate.accepted(), 2u);
+  EXPECT_EQ(gate.rejected(RejectReason::kMalformed), 5u);
+  EXPECT_EQ(gate.rejected(RejectReason::kOversized), 1u);
+  EXPECT_EQ(gate.rejected(RejectReason::kWrongProtocol), 1u);
+  EXPECT_EQ(gate.rejected(RejectReason::kWrongRound), 1u);
+  EXPECT_EQ(gate.rejected(RejectReason::kNonFinite), 1u);
+  EXPECT_EQ(gate.rejected(RejectReason::kOutOfDomain), 1u);
+  EXPECT_EQ(gate.rejected(RejectReason::kDuplicate), 1u);
+  EXPECT_EQ(gate.rejected_total(), 11u);
+}
+
+TEST_F(ReportGateTest, FedSelValuesOutsideThePiecewiseOutputsAreRejected) {
+  ReportGate gate(2, fedsel_);
+  const double c = fedsel_.mechanism()->output_domain().hi;  // PM's C at eps2 = 1.5
+  auto admit = [&](const std::string& client, FedSelReport r) {
+    return gate.Admit(client, Bytes(EncodeReport(2, r)));
+  };
+  EXPECT_TRUE(admit("a", {3, c}).accepted());
+  EXPECT_TRUE(admit("b", {-1, 0}).accepted());  // PE's empty outcome
+  EXPECT_EQ(admit("c", {-1, 0.5}).reason, RejectReason::kOutOfDomain);
+  EXPECT_EQ(admit("c", {3, std::nextafter(c, 100.0)}).reason, RejectReason::kOutOfDomain);
+  EXPECT_EQ(admit("c", {20, 0}).reason, RejectReason::kOutOfDomain);  // d = 20
+  EXPECT_EQ(admit("c", {-2, 0}).reason, RejectReason::kOutOfDomain);
+  EXPECT_EQ(admit("c", {3, std::numeric_limits<double>::infinity()}).reason,
+            RejectReason::kNonFinite);
+  EXPECT_EQ(admit("c", {3, std::nan("")}).reason, RejectReason::kNonFinite);
+  EXPECT_TRUE(admit("c", {19, -c}).accepted());
+}
+
+}  // namespace
+}  // namespace fedldp
