@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsodium-dev libcli11-dev zlib1g-dev gnuplot-nox
   libtorch-dev libopenblas-dev dataset-fashion-mnist
-  libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev
+  libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
 )
 
 missing=()

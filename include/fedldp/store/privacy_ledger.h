@@ -1,0 +1,64 @@
+// A client's persistent privacy ledger (SQLite): every report the client
+// releases is written down, with the epsilon it spends, before it leaves
+// the device, and a report that would take the client past its total budget
+// is refused.
+//
+// Rules, and why:
+// - The total budget is fixed when the ledger is created. Opening it with
+//   another total is an error: a ledger whose limit can be raised quietly
+//   protects nothing.
+// - Charging happens before sending, in one transaction with the report's
+//   bytes. A crash after the charge and before the send costs budget but
+//   never lets a report out unrecorded; on restart the client finds the
+//   stored bytes (Find) and sends exactly those again, which reveals nothing
+//   new and costs nothing. Drawing a fresh report for the same round would
+//   spend the budget twice, so a second Charge for a (task, round) is
+//   refused.
+// - Spending is compared with a small relative tolerance (1e-12 of the
+//   total) so that ten charges of 0.1 fit a total of 1.0 despite rounding.
+#ifndef FEDLDP_STORE_PRIVACY_LEDGER_H_
+#define FEDLDP_STORE_PRIVACY_LEDGER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fedldp/base/status.h"
+
+struct sqlite3;
+
+namespace fedldp {
+
+class PrivacyLedger {
+ public:
+  // Opens the ledger at `path`, creating it with `total_epsilon` if it does
+  // not exist; an existing ledger must have been created with the same total.
+  static Result<PrivacyLedger> Open(const std::string& path, double total_epsilon);
+  ~PrivacyLedger();
+  PrivacyLedger(PrivacyLedger&&) noexcept;
+  PrivacyLedger& operator=(PrivacyLedger&&) noexcept;
+
+  // Records that the report `bytes` for (task, round) spends `epsilon`, if
+  // the total allows it, and returns ""; otherwise records nothing and
+  // returns why (with how much is left).
+  std::string Charge(std::string_view task, std::uint64_t round, double epsilon,
+                      std::string_view bytes);
+  // The bytes recorded for (task, round), if any.
+  std::optional<std::string> Find(std::string_view task, std::uint64_t round) const;
+
+  double total() const { return total_; }
+  double spent() const;
+  double remaining() const { return total_ - spent(); }
+  std::size_t reports() const;
+
+ private:
+  PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
+  sqlite3* db_ = nullptr;
+  double total_ = 0;
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_STORE_PRIVACY_LEDGER_H_

@@ -1,0 +1,87 @@
+#include "fedldp/store/privacy_ledger.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace fedldp {
+namespace {
+
+class PrivacyLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fedldp_ledger_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "ledger.sqlite").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(PrivacyLedgerTest, RefusesTheReportThatWouldExceedTheTotalAndRecordsNothing) {
+  auto ledger = PrivacyLedger::Open(path_, 1.0).value();
+  for (int round = 0; round < 10; ++round) {  // ten charges of 0.1 fit 1.0 despite rounding
+    ASSERT_EQ(ledger.Charge("fedsel-adult", static_cast<std::uint64_t>(round), 0.1, "r"), "");
+  }
+  EXPECT_NEAR(ledger.spent(), 1.0, 1e-12);
+  const std::string refused = ledger.Charge("fedsel-adult", 10, 0.1, "r10");
+  EXPECT_NE(refused.find("refused"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("left"), std::string::npos) << refused;
+  EXPECT_EQ(ledger.reports(), 10u);
+  EXPECT_FALSE(ledger.Find("fedsel-adult", 10));
+}
+
+TEST_F(PrivacyLedgerTest, SurvivesReopeningAndKeepsItsTotal) {
+  {
+    auto ledger = PrivacyLedger::Open(path_, 4.0).value();
+    ASSERT_EQ(ledger.Charge("t", 1, 3.0, std::string("\0\x01\x02", 3)), "");
+  }
+  auto again = PrivacyLedger::Open(path_, 4.0).value();
+  EXPECT_DOUBLE_EQ(again.spent(), 3.0);
+  EXPECT_DOUBLE_EQ(again.remaining(), 1.0);
+  EXPECT_EQ(again.Find("t", 1), std::string("\0\x01\x02", 3));  // bytes kept exactly
+  EXPECT_NE(again.Charge("t", 2, 1.5, "x"), "");
+  // The total cannot be raised by reopening with another one.
+  const auto raised = PrivacyLedger::Open(path_, 100.0);
+  ASSERT_FALSE(raised.ok());
+  EXPECT_NE(raised.error().find("cannot be changed"), std::string::npos) << raised.error();
+}
+
+TEST_F(PrivacyLedgerTest, ASecondReportForTheSameRoundIsRefusedTheFirstCanBeResent) {
+  auto ledger = PrivacyLedger::Open(path_, 10.0).value();
+  ASSERT_EQ(ledger.Charge("t", 5, 1.0, "first"), "");
+  EXPECT_NE(ledger.Charge("t", 5, 1.0, "second").find("already reported"), std::string::npos);
+  EXPECT_EQ(ledger.Find("t", 5), "first");
+  EXPECT_EQ(ledger.Charge("other-task", 5, 1.0, "x"), "");  // rounds are per task
+  EXPECT_DOUBLE_EQ(ledger.spent(), 2.0);
+}
+
+TEST_F(PrivacyLedgerTest, BadInputsAreClearErrors) {
+  EXPECT_FALSE(PrivacyLedger::Open(path_, 0).ok());
+  EXPECT_FALSE(PrivacyLedger::Open(path_, -1).ok());
+  EXPECT_FALSE(PrivacyLedger::Open((dir_ / "no" / "such" / "dir.sqlite").string(), 1).ok());
+  auto ledger = PrivacyLedger::Open(path_, 1e6).value();  // LDP-FL-sized totals are fine
+  EXPECT_NE(ledger.Charge("t", 1, -0.5, "x"), "");
+  EXPECT_NE(ledger.Charge("t", 1, std::nan(""), "x"), "");
+  EXPECT_EQ(ledger.reports(), 0u);
+  // A file that is not a database.
+  const std::string junk = (dir_ / "junk").string();
+  {
+    std::FILE* f = std::fopen(junk.c_str(), "w");
+    std::fputs("not an SQLite database, only text of some length", f);
+    std::fclose(f);
+  }
+  const auto opened = PrivacyLedger::Open(junk, 1);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.error().find(junk), std::string::npos) << opened.error();
+}
+
+}  // namespace
+}  // namespace fedldp
