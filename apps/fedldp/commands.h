@@ -122,6 +122,7 @@ struct ReproduceLdpFlOptions {
   int repeats = 1;
   bool resume = false;
   bool raw_inputs = false;
+  bool perturb_updates = false;  // fixed-range runs perturb W - W_global
   bool no_figures = false;
   int threads = 0;
   std::uint64_t seed = 1;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cli.h"
@@ -61,6 +62,11 @@ void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& o) {
       ->capture_default_str();
   app->add_flag("--raw-inputs", o.raw_inputs,
                 "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");
+  app->add_option_function<std::string>(
+         "--perturb", [&o](const std::string& v) { o.perturb_updates = v == "updates"; },
+         "What fixed-range runs perturb: weights (Algorithm 2 as written, default) or the "
+         "update W - W_global; adaptive runs always perturb weights")
+      ->check(CLI::IsMember({"weights", "updates"}));
   app->add_flag("--resume", o.resume, "Reuse the runs already in DIR/runs.jsonl");
   app->add_flag("--no-figures", o.no_figures, "Table 1 only");
   app->add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str();
@@ -181,7 +187,18 @@ class Runner {
   }
 
   // The planned number of runs, for the progress line.
-  void Plan(std::size_t runs) { planned_ = runs; }
+  // The progress counter's total: the runs of `settings` (each repeated)
+  // that are not already in runs.jsonl.
+  void Plan(const std::vector<Setting>& settings) {
+    std::set<std::string> keys;
+    for (const Setting& s : settings) {
+      for (int r = 0; r < o_.repeats; ++r) {
+        const std::string key = KeyOf(s, o_.seed + r);
+        if (!done_.contains(key)) keys.insert(key);
+      }
+    }
+    planned_ = keys.size();
+  }
   double seconds() const { return seconds_; }
   double round_seconds() const { return rounds_ ? seconds_ / rounds_ : 0; }
   double perturb_share() const { return seconds_ ? perturb_ / seconds_ : 0; }
@@ -191,15 +208,25 @@ class Runner {
   const std::map<std::pair<double, std::size_t>, LdpFlPrivacy>& privacy() const { return privacy_; }
 
  private:
+  // Only private fixed-range runs perturb updates: adaptive ranges are
+  // defined on weights, and the noise-free model is the same either way.
+  bool Updates(const Setting& s) const { return o_.perturb_updates && s.is_private && !s.adaptive; }
+
+  static std::string Shown(const Setting& s, std::uint64_t seed) {
+    return s.Key() + " seed=" + std::to_string(seed);
+  }
+  // Everything that changes the result is in the key: a resumed folder never
+  // mixes runs of another dataset, E, B, round count, subsample, input
+  // scaling or perturbed quantity.
+  std::string KeyOf(const Setting& s, std::uint64_t seed) const {
+    return o_.dataset + " E=" + std::to_string(o_.local_epochs) +
+           " B=" + std::to_string(o_.batch) + " rounds=" + std::to_string(o_.rounds) +
+           " rows=" + std::to_string(train_.size()) + (o_.raw_inputs ? " raw" : "") +
+           (Updates(s) ? " updates" : "") + " " + Shown(s, seed);
+  }
+
   double One(const Setting& s, std::uint64_t seed) {
-    // Everything that changes the result is in the key: a resumed folder
-    // never mixes runs of another dataset, E, B, round count, subsample or
-    // input scaling.
-    const std::string shown = s.Key() + " seed=" + std::to_string(seed);
-    const std::string key =
-        o_.dataset + " E=" + std::to_string(o_.local_epochs) + " B=" + std::to_string(o_.batch) +
-        " rounds=" + std::to_string(o_.rounds) + " rows=" + std::to_string(train_.size()) +
-        (o_.raw_inputs ? " raw" : "") + " " + shown;
+    const std::string shown = Shown(s, seed), key = KeyOf(s, seed);
     if (auto it = done_.find(key); it != done_.end()) return it->second;
     ++index_;
     LdpFlConfig c;
@@ -214,6 +241,7 @@ class Runner {
     c.adaptive = s.adaptive;
     c.fixed_range = {0, paper_.radius};
     c.standardize_inputs = !o_.raw_inputs;
+    c.perturb_updates = Updates(s);
     std::ostringstream label;
     label << "[" << index_ << "/" << planned_ << "] " << shown;
     ProgressBar bar(label.str());
@@ -239,7 +267,8 @@ class Runner {
     const double accuracy = run->final_accuracy();
     runs_ << "{\"key\":\"" << key << "\",\"dataset\":\"" << o_.dataset
           << "\",\"private\":" << (s.is_private ? "true" : "false") << ",\"range\":\""
-          << (s.adaptive ? "adaptive" : "fixed") << "\",\"epsilon\":" << c.epsilon
+          << (s.adaptive ? "adaptive" : "fixed") << "\",\"perturb\":\""
+          << (c.perturb_updates ? "updates" : "weights") << "\",\"epsilon\":" << c.epsilon
           << ",\"clients\":" << s.clients << ",\"rounds\":" << c.rounds
           << ",\"local_epochs\":" << c.local_epochs << ",\"batch\":" << c.batch
           << ",\"train_rows\":" << train_.size() << ",\"seed\":" << seed
@@ -302,18 +331,25 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
   Runner runner(effective, train, test, out);
 
   const std::vector<double> table_eps = {5, 10};
-  std::size_t settings = 1 + 4;  // noise-free at n, Table 1
-  if (!o.no_figures) {
-    for (double e : paper.fig5) settings += (e == 5 || e == 10) ? 0 : 1;
-    for (std::size_t n : paper.n)
-      settings += n == paper.clients ? 0 : 2;  // n: in Fig. 5 or Table 1
+  // Every setting this call asks for, in the order it asks (for the counter).
+  std::vector<Setting> plan = {{false, false, 0, paper.clients}};
+  for (double e : table_eps) {
+    for (bool adaptive : {false, true}) plan.push_back({true, adaptive, e, paper.clients});
   }
-  runner.Plan(settings * static_cast<std::size_t>(o.repeats));
+  if (!o.no_figures) {
+    for (double e : paper.fig5) plan.push_back({true, false, e, paper.clients});
+    for (std::size_t n : paper.n) {
+      plan.push_back({true, false, paper.fig3_epsilon, n});
+      plan.push_back({false, false, 0, n});
+    }
+  }
+  runner.Plan(plan);
   out << "fedldp reproduce ldpfl: " << o.dataset << " (" << train.size() << " train, "
       << test.size() << " test), cnn, n = " << paper.clients << ", fraction 1, " << rounds
       << " rounds, E = " << o.local_epochs << ", B = " << o.batch << ", lr 0.03, "
       << (o.raw_inputs ? "raw [0, 1]" : "standardised") << " inputs, fixed (c, r) = (0, "
-      << paper.radius << "), " << o.repeats << " run(s) per setting from seed " << o.seed << " -> "
+      << paper.radius << ")" << (o.perturb_updates ? " on the update W - W_global" : "") << ", "
+      << o.repeats << " run(s) per setting from seed " << o.seed << " -> "
       << o.out << "\n";
   out.flush();
 
@@ -331,7 +367,8 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
      << " rounds, E = " << o.local_epochs << ", B = " << o.batch << ", " << train.size()
      << " training images; mean" << (o.repeats > 1 ? " ± sd" : "") << " over " << o.repeats
      << " run(s)): test accuracy in %, the paper's in parentheses.\n\n"
-     << "| eps | fixed (0, " << paper.radius << ") | adaptive | noise-free FL | majority |\n"
+     << "| eps | fixed (0, " << paper.radius << ")" << (o.perturb_updates ? ", updates" : "")
+     << " | adaptive | noise-free FL | majority |\n"
      << "|---|---|---|---|---|\n";
   std::ofstream csv(o.out + "/table1.csv");
   if (!csv) throw std::runtime_error("cannot write " + o.out + "/table1.csv");
@@ -367,7 +404,8 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
 
   if (!o.no_figures) {
     const std::string fig5_id = o.dataset == "mnist" ? "fig5a" : "fig5b";
-    Series ldp{"LDP-FL (fixed range)", {}, false};
+    Series ldp{o.perturb_updates ? "LDP-FL (fixed range; updates)" : "LDP-FL (fixed range)", {},
+               false};
     for (double e : paper.fig5) {
       const Setting setting{true, false, e, paper.clients};
       const Stats s = runner.Get(setting);
@@ -389,7 +427,9 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
          flat("majority class", majority, paper.fig5)}};
     WriteFigure(fig5, o.out, out);
 
-    Series ldp_n{"LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0), {}, false};
+    Series ldp_n{"LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0) +
+                     (o.perturb_updates ? " (updates)" : ""),
+                 {}, false};
     Series free_n{"noise-free FL", {}, false};
     std::vector<double> xs;
     for (std::size_t n : paper.n) {

@@ -287,6 +287,17 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   auto table = [](const std::string& out) { return out.substr(out.find("| eps |")); };
   EXPECT_EQ(table(again.out).substr(0, 200), table(r.out).substr(0, 200));
   EXPECT_EQ(lines(dir + "/runs.jsonl"), 9u);
+  // Perturbing updates changes only the fixed-range private runs: Table 1's
+  // two are trained, the noise-free and adaptive ones are reused.
+  const auto updates = Fedldp(
+      {"reproduce", "ldpfl", "--quick", "--out", dir, "--resume", "--no-figures", "--perturb",
+       "updates"});
+  ASSERT_EQ(updates.code, 0) << updates.err;
+  EXPECT_EQ(lines(dir + "/runs.jsonl"), 11u);
+  EXPECT_NE(updates.out.find("on the update W - W_global"), std::string::npos) << updates.out;
+  EXPECT_NE(updates.out.find("| fixed (0, 0.075), updates |"), std::string::npos) << updates.out;
+  EXPECT_NE(updates.out.find("[2/2]"), std::string::npos) << updates.out;
+  EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--out", dir, "--perturb", "gradients"}).code, 2);
   EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--out", dir, "--dataset", "cifar10"}).code, 2);
   EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--quick"}).code, 2);  // --out is required
   EXPECT_EQ(Fedldp({"reproduce", "ldpfl", "--out", dir, "--repeats", "0"}).code, 2);
