@@ -1,0 +1,104 @@
+#include "fedldp/wire/sealed_box.h"
+
+#include <sodium.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace fedldp {
+namespace {
+
+static_assert(crypto_box_SEALBYTES == kSealedBoxOverhead);
+
+void InitSodium() {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium cannot be initialised");
+}
+
+Result<std::string> ReadKey(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read key file " + path};
+  std::string key((std::istreambuf_iterator<char>(in)), {});
+  if (key.size() != 32) {
+    return Error{"key file " + path + " holds " + std::to_string(key.size()) +
+                 " bytes, a key has 32"};
+  }
+  return key;
+}
+
+const unsigned char* Bytes(std::string_view s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+}  // namespace
+
+ServerKeys ServerKeys::Generate() {
+  InitSodium();
+  ServerKeys keys;
+  keys.public_key.resize(crypto_box_PUBLICKEYBYTES);
+  keys.secret_key.resize(crypto_box_SECRETKEYBYTES);
+  crypto_box_keypair(reinterpret_cast<unsigned char*>(keys.public_key.data()),
+                     reinterpret_cast<unsigned char*>(keys.secret_key.data()));
+  return keys;
+}
+
+Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
+                                    const std::string& secret_path) {
+  auto pub = ReadKey(public_path);
+  if (!pub.ok()) return Error{pub.error()};
+  auto sec = ReadKey(secret_path);
+  if (!sec.ok()) return Error{sec.error()};
+  ServerKeys keys{std::move(pub).value(), std::move(sec).value()};
+  // The pair must match: derive the public key from the secret one.
+  std::string derived(crypto_box_PUBLICKEYBYTES, '\0');
+  crypto_scalarmult_base(reinterpret_cast<unsigned char*>(derived.data()),
+                         Bytes(keys.secret_key));
+  if (derived != keys.public_key) {
+    return Error{public_path + " is not the public key of " + secret_path};
+  }
+  return keys;
+}
+
+std::string ServerKeys::Save(const std::string& public_path,
+                             const std::string& secret_path) const {
+  {
+    // Created with mode 0600 before anything is written to it.
+    const mode_t old = ::umask(077);
+    std::ofstream out(secret_path, std::ios::binary | std::ios::trunc);
+    ::umask(old);
+    if (!(out << secret_key) || !out.flush()) return "cannot write " + secret_path;
+  }
+  ::chmod(secret_path.c_str(), 0600);
+  std::ofstream out(public_path, std::ios::binary | std::ios::trunc);
+  if (!(out << public_key) || !out.flush()) return "cannot write " + public_path;
+  return "";
+}
+
+std::string Seal(std::string_view message, std::string_view public_key) {
+  if (public_key.size() != crypto_box_PUBLICKEYBYTES) {
+    throw std::invalid_argument("a public key has 32 bytes");
+  }
+  InitSodium();
+  std::string sealed(message.size() + crypto_box_SEALBYTES, '\0');
+  crypto_box_seal(reinterpret_cast<unsigned char*>(sealed.data()), Bytes(message), message.size(),
+                  Bytes(public_key));
+  return sealed;
+}
+
+Result<std::string> Unseal(std::string_view sealed, const ServerKeys& keys) {
+  if (sealed.size() < crypto_box_SEALBYTES) return Error{"sealed report too short"};
+  if (keys.public_key.size() != crypto_box_PUBLICKEYBYTES ||
+      keys.secret_key.size() != crypto_box_SECRETKEYBYTES) {
+    return Error{"server keys have the wrong size"};
+  }
+  InitSodium();
+  std::string message(sealed.size() - crypto_box_SEALBYTES, '\0');
+  if (crypto_box_seal_open(reinterpret_cast<unsigned char*>(message.data()), Bytes(sealed),
+                           sealed.size(), Bytes(keys.public_key), Bytes(keys.secret_key)) != 0) {
+    return Error{"sealed report does not open with the server's key (altered, or sealed to another key)"};
+  }
+  return message;
+}
+
+}  // namespace fedldp
