@@ -100,6 +100,16 @@ struct ClientStep {
 
 }  // namespace
 
+FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> previous,
+                              std::span<const double> gradient, double scale,
+                              const FedSelRandomizer& randomizer, double momentum, Rng& rng) {
+  std::copy(accumulated.begin(), accumulated.end(), previous.begin());
+  for (std::size_t j = 0; j < accumulated.size(); ++j) accumulated[j] += scale * gradient[j];
+  const FedSelReport report = randomizer.Randomize(accumulated, previous, momentum, rng);
+  if (report.index >= 0) accumulated[static_cast<std::size_t>(report.index)] = 0;
+  return report;
+}
+
 void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }
@@ -213,14 +223,9 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
           two_stage_reports[slot] = step.two_stage->Randomize(g, g, 0.0, rng);
           return;
         }
-        std::span<double> r(accumulated.data() + client * d, d);
-        std::span<double> prev(previous.data() + slot * d, d);
-        std::copy(r.begin(), r.end(), prev.begin());
-        const double scale = variant->scaled_accumulation ? alpha : 1.0;
-        for (std::size_t j = 0; j < d; ++j) r[j] += scale * g[j];
-        const FedSelReport report = step.two_stage->Randomize(r, prev, config.momentum, rng);
-        if (report.index >= 0) r[static_cast<std::size_t>(report.index)] = 0;
-        two_stage_reports[slot] = report;
+        two_stage_reports[slot] = FedSelClientStep(
+            {accumulated.data() + client * d, d}, {previous.data() + slot * d, d}, g,
+            variant->scaled_accumulation ? alpha : 1.0, *step.two_stage, config.momentum, rng);
       });
       // Server: validate, average, step.
       std::vector<double> mean(d, 0.0);

@@ -75,6 +75,25 @@ Dataset Synthetic(std::size_t rows) {
   return MakeSynthetic(o).value();
 }
 
+// The client step the simulator and the deployed client share: with NP-K
+// (Top-1, the exact value) every effect is visible.
+TEST(FedSelClientStep, AccumulatesReportsWithMomentumAndZeroesTheReportedCoordinate) {
+  const auto np_k = FedSelRandomizer::Create("topk", 1, 3, 1, "none", 1).value();
+  std::vector<double> r = {0.1, -0.5, 0.2}, previous(3), g = {0.3, 0.0, -0.1};
+  CounterRng rng(1, 2);
+  const FedSelReport report = FedSelClientStep(r, previous, g, 1.0, np_k, 0.5, rng);
+  EXPECT_EQ(previous, (std::vector<double>{0.1, -0.5, 0.2}));  // r^{t-1}
+  EXPECT_EQ(report.index, 1);                                    // |r| = 0.4, 0.5, 0.1
+  EXPECT_DOUBLE_EQ(report.value, -0.5 + 0.5 * -0.5);             // r_j + eta r_j^{t-1}
+  EXPECT_DOUBLE_EQ(r[0], 0.4);
+  EXPECT_EQ(r[1], 0.0);  // reported, so reset
+  EXPECT_DOUBLE_EQ(r[2], 0.1);
+  // -o: r += alpha g.
+  std::vector<double> r2 = {0, 0, 0};
+  FedSelClientStep(r2, previous, std::vector<double>{0.25, 0, 0.01}, 4.0, np_k, 0.5, rng);
+  EXPECT_EQ(r2, (std::vector<double>{0, 0, 0.04}));
+}
+
 TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
   const Dataset data = Synthetic(3000);
   for (const char* variant : {"ps-pm", "pe-hm-c", "exp-duchi-o", "pm", "pm-rp", "np", "np-k"}) {

@@ -38,6 +38,7 @@
 
 #include "fedldp/data/dataset.h"
 #include "fedldp/model/linear.h"
+#include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
 
 namespace fedldp {
@@ -84,6 +85,15 @@ struct FedSelRun {
   std::size_t updates = 0;     // client reports
   std::size_t rejected = 0;    // reports the server refused (should be 0)
 };
+
+// One client's part of Algorithm 1 (lines 12-19), shared by TrainFedSel and
+// the deployed client: r^{t-1} = r (into `previous`), r += scale g, report
+// randomizer(r, r^{t-1}, momentum) and zero the reported coordinate of r.
+// `accumulated` is the client's r, kept across its rounds; `previous` is
+// scratch of the same size. scale is 1, or alpha for -o.
+FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> previous,
+                              std::span<const double> gradient, double scale,
+                              const FedSelRandomizer& randomizer, double momentum, Rng& rng);
 
 // Runs f(0..n-1), in any order and on any threads; each f(i) writes only its
 // own slot. The default runs them in order on the calling thread; sim/ passes
