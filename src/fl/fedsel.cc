@@ -114,50 +114,77 @@ void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }
 
-Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
-                              std::span<const std::size_t> train, std::uint64_t seed,
-                              const ParallelFor& parallel,
-                              const std::function<void(std::size_t, std::size_t)>& progress) {
+Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::size_t d) {
   if (auto e = CheckConfig(config); !e.empty()) return Error{e};
-  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
+  if (n == 0 || d == 0) return Error{"FedSel needs at least one client and one dimension"};
   auto variant = ParseFedSelVariant(config.variant);
   if (!variant.ok()) return Error{variant.error()};
-  std::vector<std::size_t> rows(train.begin(), train.end());
-  if (rows.empty()) {
-    rows.resize(data.size());
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
-  }
-  const std::size_t n = rows.size(), d = data.dimension;
-  FedSelRun run;
-  run.batch =
+  FedSelPlan plan;
+  plan.variant = *variant;
+  plan.batch =
       std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
-  run.k = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.k_fraction * d)));
+  plan.k = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.k_fraction * d)));
   const double epoch_epsilon = config.epsilon / config.epochs;
   const double mu =
-      config.mu ? *config.mu : HyperParameterFreeMu(epoch_epsilon, d, run.batch, config.theta);
+      config.mu ? *config.mu : HyperParameterFreeMu(epoch_epsilon, d, plan.batch, config.theta);
   // Uniform selection spends no budget: eps' goes to the value.
   const bool two_stage_private = variant->kind == FedSelVariant::Kind::kTwoStage &&
                                  variant->is_private() && variant->selector != "uniform";
   auto budget = MakeFedSelBudget(config.epsilon, config.epochs, two_stage_private ? mu : 0.0,
                                  variant->control);
   if (!budget.ok()) return Error{budget.error()};
-  run.budget = *budget;
-  if (!variant->is_private()) run.budget.select_epsilon = run.budget.value_epsilon = 0;
+  plan.budget = *budget;
+  if (!variant->is_private()) plan.budget.select_epsilon = plan.budget.value_epsilon = 0;
+  // A private variant with eps1 = 0 (mu = 0, which the automatic rule gives
+  // for small budgets) may only select data-independently: uniform sampling
+  // is the one selection that spends nothing.
+  plan.selector = variant->kind == FedSelVariant::Kind::kTwoStage && variant->is_private() &&
+                          plan.budget.select_epsilon <= 0
+                      ? "uniform"
+                      : variant->selector;
+  return plan;
+}
+
+Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
+  const FedSelVariant& v = plan.variant;
+  if (v.kind != FedSelVariant::Kind::kTwoStage) {
+    return Error{"variant '" + v.selector + "-" + v.mechanism +
+                 "' is not a two-stage (select, then perturb) variant"};
+  }
+  const std::size_t k = v.selector == "topk" ? 1 : plan.k;
+  // topk and uniform ignore their epsilon, and "none" its value budget: pass
+  // valid ones.
+  const double eps_select = plan.budget.select_epsilon, eps_value = plan.budget.value_epsilon;
+  const double select_eps = plan.selector == v.selector && eps_select > 0 ? eps_select : 1.0;
+  return FedSelRandomizer::Create(plan.selector, select_eps, d, k, v.mechanism,
+                                  eps_value > 0 ? eps_value : 1.0, v.enlarge_uniform);
+}
+
+Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
+                              std::span<const std::size_t> train, std::uint64_t seed,
+                              const ParallelFor& parallel,
+                              const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
+  std::vector<std::size_t> rows(train.begin(), train.end());
+  if (rows.empty()) {
+    rows.resize(data.size());
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  const std::size_t n = rows.size(), d = data.dimension;
+  auto plan = PlanFedSel(config, n, d);
+  if (!plan.ok()) return Error{plan.error()};
+  const FedSelVariant* variant = &plan->variant;
+  FedSelRun run;
+  run.batch = plan->batch;
+  run.k = plan->k;
+  run.budget = plan->budget;
+  run.selector = plan->selector;
 
   ClientStep step{*variant, {}, {}, {}};
-  const double eps_value = run.budget.value_epsilon, eps_select = run.budget.select_epsilon;
+  const double eps_value = run.budget.value_epsilon;
   switch (variant->kind) {
     case FedSelVariant::Kind::kTwoStage: {
-      const std::size_t k = variant->selector == "topk" ? 1 : run.k;
-      // A private variant with eps1 = 0 (mu = 0, which the automatic rule
-      // gives for small budgets) may only select data-independently: uniform
-      // sampling is the one selection that spends nothing. topk and uniform
-      // ignore their epsilon, and "none" its value budget: pass valid ones.
-      run.selector = variant->is_private() && eps_select <= 0 ? "uniform" : variant->selector;
-      const double select_eps =
-          run.selector == variant->selector && eps_select > 0 ? eps_select : 1.0;
-      auto r = FedSelRandomizer::Create(run.selector, select_eps, d, k, variant->mechanism,
-                                        eps_value > 0 ? eps_value : 1.0, variant->enlarge_uniform);
+      auto r = MakeFedSelRandomizer(*plan, d);
       if (!r.ok()) return Error{r.error()};
       step.two_stage.emplace(std::move(r).value());
       break;

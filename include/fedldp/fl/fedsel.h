@@ -86,6 +86,23 @@ struct FedSelRun {
   std::size_t rejected = 0;    // reports the server refused (should be 0)
 };
 
+// What a configuration means for N clients of dimension d: the budget
+// split, batch size m, Top-k size and the selector actually used. The
+// simulator and the deployment (server and every client) derive it from the
+// same announced configuration, so they build the same randomizer.
+struct FedSelPlan {
+  FedSelVariant variant;
+  FedSelBudget budget;
+  std::size_t batch = 0;  // m
+  std::size_t k = 0;
+  std::string selector;  // uniform when a private variant has eps1 = 0
+  // What one report costs its client: eps1 + eps2 (sequential composition).
+  double ReportEpsilon() const { return budget.select_epsilon + budget.value_epsilon; }
+};
+Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t clients, std::size_t d);
+// The two-stage randomizer of a plan (an error for flat, compressed and np).
+Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d);
+
 // One client's part of Algorithm 1 (lines 12-19), shared by TrainFedSel and
 // the deployed client: r^{t-1} = r (into `previous`), r += scale g, report
 // randomizer(r, r^{t-1}, momentum) and zero the reported coordinate of r.
