@@ -64,9 +64,9 @@ Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_
       !Exec(db,
             "CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1),"
             " total REAL NOT NULL);"
-            "CREATE TABLE IF NOT EXISTS reports (task TEXT NOT NULL, round INTEGER NOT NULL,"
-            " epsilon REAL NOT NULL, bytes BLOB NOT NULL, at TEXT NOT NULL DEFAULT"
-            " (datetime('now')), PRIMARY KEY (task, round));")) {
+            "CREATE TABLE IF NOT EXISTS reports (account TEXT NOT NULL, task TEXT NOT NULL,"
+            " round INTEGER NOT NULL, epsilon REAL NOT NULL, bytes BLOB NOT NULL,"
+            " at TEXT NOT NULL DEFAULT (datetime('now')), PRIMARY KEY (account, task, round));")) {
     return Error{Message(db, path + " is not a usable privacy ledger")};
   }
   Statement insert(db, "INSERT OR IGNORE INTO budget (id, total) VALUES (1, ?)");
@@ -100,51 +100,95 @@ PrivacyLedger& PrivacyLedger::operator=(PrivacyLedger&& other) noexcept {
 
 std::string PrivacyLedger::Charge(std::string_view task, std::uint64_t round, double epsilon,
                                   std::string_view bytes) {
-  if (!(epsilon >= 0) || !std::isfinite(epsilon)) return "epsilon must be finite and >= 0";
-  if (round > static_cast<std::uint64_t>(INT64_MAX)) return "round number too large";
-  // IMMEDIATE: the read of the spent budget and the insert are one unit, even
-  // if two processes share the ledger.
-  if (!Exec(db_, "BEGIN IMMEDIATE")) return Message(db_, "privacy ledger busy");
-  auto rollback = [&](std::string why) {
-    Exec(db_, "ROLLBACK");
-    return why;
+  const Entry entry{"", std::string(task), round, epsilon, std::string(bytes)};
+  return ChargeMany({&entry, 1}).front();
+}
+
+std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entries) {
+  std::vector<std::string> verdicts(entries.size());
+  auto fail_all = [&](const std::string& why) {
+    for (auto& v : verdicts) v = why;
+    return verdicts;
   };
-  if (Find(task, round)) {
-    return rollback("already reported in round " + std::to_string(round) + " of task " +
-                    std::string(task) + "; resend the recorded report instead of a new one");
+  if (entries.empty()) return verdicts;
+  // IMMEDIATE: the reads of the spent budgets and the inserts are one unit,
+  // even if two processes share the ledger.
+  if (!Exec(db_, "BEGIN IMMEDIATE")) return fail_all(Message(db_, "privacy ledger busy"));
+  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports WHERE account = ?");
+  Statement insert(db_,
+                   "INSERT INTO reports (account, task, round, epsilon, bytes) VALUES (?, ?, ?, ?, ?)");
+  if (!sum.ok() || !insert.ok()) {
+    Exec(db_, "ROLLBACK");
+    return fail_all(Message(db_, "privacy ledger"));
   }
-  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports");
-  if (!sum.ok() || sum.Step() != SQLITE_ROW) return rollback(Message(db_, "privacy ledger"));
-  const double used = sqlite3_column_double(sum.get(), 0);
-  if (used + epsilon > total_ * (1 + 1e-12)) {
-    return rollback("refused: this report spends eps = " + Format(epsilon) + ", but only " +
-                    Format(total_ - used) + " of the total " + Format(total_) + " is left");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (!(e.epsilon >= 0) || !std::isfinite(e.epsilon)) {
+      verdicts[i] = "epsilon must be finite and >= 0";
+      continue;
+    }
+    if (e.round > static_cast<std::uint64_t>(INT64_MAX)) {
+      verdicts[i] = "round number too large";
+      continue;
+    }
+    if (Find(e.account, e.task, e.round)) {
+      verdicts[i] = "already reported in round " + std::to_string(e.round) + " of task " + e.task +
+                    "; resend the recorded report instead of a new one";
+      continue;
+    }
+    sqlite3_reset(sum.get());
+    sum.Bind(1, e.account);
+    if (sum.Step() != SQLITE_ROW) {
+      Exec(db_, "ROLLBACK");
+      return fail_all(Message(db_, "privacy ledger"));
+    }
+    const double used = sqlite3_column_double(sum.get(), 0);
+    if (used + e.epsilon > total_ * (1 + 1e-12)) {
+      verdicts[i] = "refused: this report spends eps = " + Format(e.epsilon) + ", but only " +
+                    Format(total_ - used) + " of the total " + Format(total_) + " is left" +
+                    (e.account.empty() ? "" : " (account " + e.account + ")");
+      continue;
+    }
+    sqlite3_reset(insert.get());
+    insert.Bind(1, e.account);
+    insert.Bind(2, e.task);
+    sqlite3_bind_int64(insert.get(), 3, static_cast<sqlite3_int64>(e.round));
+    sqlite3_bind_double(insert.get(), 4, e.epsilon);
+    insert.BindBlob(5, e.bytes);
+    if (insert.Step() != SQLITE_DONE) {
+      Exec(db_, "ROLLBACK");
+      return fail_all(Message(db_, "privacy ledger"));
+    }
   }
-  Statement insert(db_, "INSERT INTO reports (task, round, epsilon, bytes) VALUES (?, ?, ?, ?)");
-  if (!insert.ok()) return rollback(Message(db_, "privacy ledger"));
-  insert.Bind(1, task);
-  sqlite3_bind_int64(insert.get(), 2, static_cast<sqlite3_int64>(round));
-  sqlite3_bind_double(insert.get(), 3, epsilon);
-  insert.BindBlob(4, bytes);
-  if (insert.Step() != SQLITE_DONE) return rollback(Message(db_, "privacy ledger"));
-  if (!Exec(db_, "COMMIT")) return rollback(Message(db_, "privacy ledger commit"));
-  return "";
+  if (!Exec(db_, "COMMIT")) {
+    Exec(db_, "ROLLBACK");
+    return fail_all(Message(db_, "privacy ledger commit"));
+  }
+  return verdicts;
 }
 
 std::optional<std::string> PrivacyLedger::Find(std::string_view task, std::uint64_t round) const {
-  Statement find(db_, "SELECT bytes FROM reports WHERE task = ? AND round = ?");
+  return Find("", task, round);
+}
+
+std::optional<std::string> PrivacyLedger::Find(std::string_view account, std::string_view task,
+                                               std::uint64_t round) const {
+  Statement find(db_, "SELECT bytes FROM reports WHERE account = ? AND task = ? AND round = ?");
   if (!find.ok()) return std::nullopt;
-  find.Bind(1, task);
-  sqlite3_bind_int64(find.get(), 2, static_cast<sqlite3_int64>(round));
+  find.Bind(1, account);
+  find.Bind(2, task);
+  sqlite3_bind_int64(find.get(), 3, static_cast<sqlite3_int64>(round));
   if (find.Step() != SQLITE_ROW) return std::nullopt;
   const auto* data = static_cast<const char*>(sqlite3_column_blob(find.get(), 0));
   return std::string(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(find.get(), 0)));
 }
 
-double PrivacyLedger::spent() const {
-  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports");
+double PrivacyLedger::spent(std::string_view account) const {
+  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports WHERE account = ?");
+  if (!sum.ok()) return total_;
+  sum.Bind(1, account);
   // A ledger that cannot be read counts as spent: it fails closed.
-  return sum.ok() && sum.Step() == SQLITE_ROW ? sqlite3_column_double(sum.get(), 0) : total_;
+  return sum.Step() == SQLITE_ROW ? sqlite3_column_double(sum.get(), 0) : total_;
 }
 
 std::size_t PrivacyLedger::reports() const {

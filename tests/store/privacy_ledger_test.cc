@@ -83,5 +83,30 @@ TEST_F(PrivacyLedgerTest, BadInputsAreClearErrors) {
   EXPECT_NE(opened.error().find(junk), std::string::npos) << opened.error();
 }
 
+TEST_F(PrivacyLedgerTest, AccountsHaveTheirOwnBudgetsAndOneCallChargesMany) {
+  auto ledger = PrivacyLedger::Open(path_, 1.0).value();
+  using E = PrivacyLedger::Entry;
+  const std::vector<E> first = {{"u1", "t", 0, 0.6, "a"}, {"u2", "t", 0, 0.6, "b"},
+                                {"u1", "t", 0, 0.1, "dup"}};
+  const auto v = ledger.ChargeMany(first);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0], "");
+  EXPECT_EQ(v[1], "");  // u2's budget is its own
+  EXPECT_NE(v[2].find("already reported"), std::string::npos) << v[2];
+  EXPECT_DOUBLE_EQ(ledger.spent("u1"), 0.6);
+  EXPECT_DOUBLE_EQ(ledger.spent("u2"), 0.6);
+  EXPECT_DOUBLE_EQ(ledger.spent(), 0.0);  // the single-device account is untouched
+  // u1 cannot spend 0.6 again; u3 can; the refusal names the account.
+  const std::vector<E> second = {{"u1", "t", 1, 0.6, "c"}, {"u3", "t", 1, 0.6, "d"}};
+  const auto w = ledger.ChargeMany(second);
+  EXPECT_NE(w[0].find("refused"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("u1"), std::string::npos) << w[0];
+  EXPECT_EQ(w[1], "");
+  EXPECT_FALSE(ledger.Find("u1", "t", 1));
+  EXPECT_EQ(ledger.Find("u3", "t", 1), "d");
+  EXPECT_EQ(ledger.Find("u1", "t", 0), "a");
+  EXPECT_EQ(ledger.reports(), 3u);
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -14,6 +14,10 @@
 //   new and costs nothing. Drawing a fresh report for the same round would
 //   spend the budget twice, so a second Charge for a (task, round) is
 //   refused.
+// - One ledger file may keep several accounts (a process that hosts many
+//   simulated devices, each with its own budget): every account has the
+//   same total, and a charge only counts against its own account. The
+//   single-device calls use the account "".
 // - Spending is compared with a small relative tolerance (1e-12 of the
 //   total) so that ten charges of 0.1 fit a total of 1.0 despite rounding.
 #ifndef FEDLDP_STORE_PRIVACY_LEDGER_H_
@@ -22,8 +26,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fedldp/base/status.h"
 
@@ -44,14 +50,29 @@ class PrivacyLedger {
   // the total allows it, and returns ""; otherwise records nothing and
   // returns why (with how much is left).
   std::string Charge(std::string_view task, std::uint64_t round, double epsilon,
-                      std::string_view bytes);
+                     std::string_view bytes);
   // The bytes recorded for (task, round), if any.
   std::optional<std::string> Find(std::string_view task, std::uint64_t round) const;
 
+  struct Entry {
+    std::string account;
+    std::string task;
+    std::uint64_t round = 0;
+    double epsilon = 0;
+    std::string bytes;
+  };
+  // Charges every entry in one transaction (one disk sync), each against its
+  // own account; returns, per entry, "" or why it was refused. Refused
+  // entries record nothing; the others are recorded. Two entries for the
+  // same (account, task, round) in one call: the second is refused.
+  std::vector<std::string> ChargeMany(std::span<const Entry> entries);
+  std::optional<std::string> Find(std::string_view account, std::string_view task,
+                                  std::uint64_t round) const;
+
   double total() const { return total_; }
-  double spent() const;
-  double remaining() const { return total_ - spent(); }
-  std::size_t reports() const;
+  double spent(std::string_view account = "") const;
+  double remaining(std::string_view account = "") const { return total_ - spent(account); }
+  std::size_t reports() const;  // in all accounts
 
  private:
   PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
