@@ -3,49 +3,16 @@
 #include <sqlite3.h>
 
 #include <cmath>
-#include <sstream>
 #include <utility>
 
+#include "sqlite_util.h"
+
 namespace fedldp {
-namespace {
 
-// One prepared statement, finalized on scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return stmt_ != nullptr; }
-  sqlite3_stmt* get() const { return stmt_; }
-  void Bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void BindBlob(int i, std::string_view bytes) {
-    sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
-  }
-  int Step() { return sqlite3_step(stmt_); }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-std::string Message(sqlite3* db, const std::string& what) {
-  return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
-}
-
-bool Exec(sqlite3* db, const char* sql) {
-  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
-}
-
-std::string Format(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  return s.str();
-}
-
-}  // namespace
+using sqlite::Exec;
+using sqlite::Format;
+using sqlite::Message;
+using sqlite::Statement;
 
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per

@@ -1,0 +1,84 @@
+// The coordinator's durable state (SQLite, WAL): the task it serves, the
+// enrolled clients, the model at the last closed round, and every report
+// accepted in the open round. What the coordinator acknowledged is on disk
+// before the acknowledgement leaves, so a server killed at any point (even
+// SIGKILL) resumes from its last committed round with no report lost and
+// none counted twice:
+// - a round's accepted reports are recorded in one transaction per batch,
+//   before the client hears "accepted";
+// - closing a round writes the new model and deletes that round's reports in
+//   one transaction; on restart the open round's recorded reports are
+//   admitted again, so a client that resends one is told it is counted.
+// Commits use synchronous=NORMAL: they survive the process being killed; an
+// operating-system crash may lose the last commits (then clients resend what
+// their own ledgers recorded). Tokens are stored only as BLAKE2b hashes.
+#ifndef FEDLDP_STORE_SERVER_STATE_H_
+#define FEDLDP_STORE_SERVER_STATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fedldp/base/status.h"
+
+struct sqlite3;
+
+namespace fedldp {
+
+class ServerState {
+ public:
+  static Result<ServerState> Open(const std::string& path);
+  ~ServerState();
+  ServerState(ServerState&&) noexcept;
+  ServerState& operator=(ServerState&&) noexcept;
+
+  // The task (opaque bytes, a serialized fedldp.v1.Task): stored on the first
+  // call; later calls must pass the same bytes (a state file serves one task).
+  std::string BindTask(std::string_view task);
+
+  // Enrolment: `count` fresh tokens (64 hex characters), recorded by hash.
+  Result<std::vector<std::string>> IssueTokens(std::size_t count);
+  bool KnownToken(std::string_view token) const;
+  std::size_t tokens() const;
+
+  // Clients that joined: their users are first .. first + users - 1. Join
+  // gives a new client the next free user numbers; a client that joins again
+  // (after a restart) keeps its numbers and must host the same count.
+  struct Client {
+    std::uint64_t first = 0;
+    std::uint64_t users = 0;
+  };
+  std::optional<Client> FindClient(std::string_view token) const;
+  Result<Client> Join(std::string_view token, std::uint64_t users);
+  std::uint64_t joined_users() const;
+
+  // The model after the last closed round, and where the schedule stands.
+  struct Snapshot {
+    std::uint64_t round = 0;     // the open round
+    std::uint64_t epoch = 0;
+    std::uint64_t position = 0;  // index into order of the open round's first user
+    std::vector<std::uint64_t> order;
+    std::vector<double> weights;
+    bool finished = false;
+  };
+  std::optional<Snapshot> Load() const;
+  // Stores the snapshot and forgets the reports of earlier rounds, atomically.
+  std::string Commit(const Snapshot& snapshot);
+
+  // Accepted reports of the open round, recorded before they are acknowledged.
+  std::string RecordReports(std::uint64_t round,
+                            std::span<const std::pair<std::uint64_t, std::string>> reports);
+  std::vector<std::pair<std::uint64_t, std::string>> Reports(std::uint64_t round) const;
+
+ private:
+  explicit ServerState(sqlite3* db) : db_(db) {}
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_STORE_SERVER_STATE_H_

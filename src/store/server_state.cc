@@ -1,0 +1,238 @@
+#include "fedldp/store/server_state.h"
+
+#include <sodium.h>
+#include <sqlite3.h>
+
+#include <cstring>
+#include <utility>
+
+#include "sqlite_util.h"
+
+namespace fedldp {
+
+using sqlite::Exec;
+using sqlite::Message;
+using sqlite::Statement;
+
+namespace {
+
+std::string TokenHash(std::string_view token) {
+  unsigned char hash[32];
+  crypto_generichash(hash, sizeof hash, reinterpret_cast<const unsigned char*>(token.data()),
+                     token.size(), nullptr, 0);
+  return std::string(reinterpret_cast<const char*>(hash), sizeof hash);
+}
+
+template <typename T>
+std::string Pack(const std::vector<T>& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+template <typename T>
+std::vector<T> Unpack(std::string_view bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+// Runs `body` in an IMMEDIATE transaction; returns "" or why it failed
+// (and then nothing was written).
+template <typename Body>
+std::string Transaction(sqlite3* db, Body body) {
+  if (!Exec(db, "BEGIN IMMEDIATE")) return Message(db, "server state busy");
+  std::string why = body();
+  if (why.empty() && Exec(db, "COMMIT")) return "";
+  if (why.empty()) why = Message(db, "server state commit");
+  Exec(db, "ROLLBACK");
+  return why;
+}
+
+}  // namespace
+
+Result<ServerState> ServerState::Open(const std::string& path) {
+  if (sodium_init() < 0) return Error{"libsodium cannot be initialised"};
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    const std::string e = Message(db, "cannot open server state " + path);
+    sqlite3_close(db);
+    return Error{e};
+  }
+  ServerState state(db);
+  if (!Exec(db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;") ||
+      !Exec(db,
+            "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
+            " bytes BLOB NOT NULL);"
+            "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
+            " users INTEGER);"
+            "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
+            " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
+            " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL);"
+            "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
+            " bytes BLOB NOT NULL, PRIMARY KEY (round, user));")) {
+    return Error{Message(db, path + " is not a usable server state")};
+  }
+  return state;
+}
+
+ServerState::~ServerState() { sqlite3_close(db_); }
+ServerState::ServerState(ServerState&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+ServerState& ServerState::operator=(ServerState&& o) noexcept {
+  if (this != &o) {
+    sqlite3_close(db_);
+    db_ = std::exchange(o.db_, nullptr);
+  }
+  return *this;
+}
+
+std::string ServerState::BindTask(std::string_view task) {
+  return Transaction(db_, [&]() -> std::string {
+    Statement find(db_, "SELECT bytes FROM task WHERE id = 1");
+    if (!find.ok()) return Message(db_, "server state");
+    if (find.Step() == SQLITE_ROW) {
+      return find.Blob(0) == task ? ""
+                                  : "this state file belongs to another task (or another "
+                                    "configuration of it); use a new --state file";
+    }
+    Statement insert(db_, "INSERT INTO task (id, bytes) VALUES (1, ?)");
+    insert.BindBlob(1, task);
+    return insert.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
+  });
+}
+
+Result<std::vector<std::string>> ServerState::IssueTokens(std::size_t count) {
+  std::vector<std::string> tokens;
+  const std::string why = Transaction(db_, [&]() -> std::string {
+    Statement insert(db_, "INSERT INTO tokens (hash) VALUES (?)");
+    if (!insert.ok()) return Message(db_, "server state");
+    for (std::size_t i = 0; i < count; ++i) {
+      unsigned char raw[32];
+      randombytes_buf(raw, sizeof raw);
+      char hex[2 * sizeof raw + 1];
+      sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+      tokens.emplace_back(hex);
+      insert.Reset();
+      insert.BindBlob(1, TokenHash(tokens.back()));
+      if (insert.Step() != SQLITE_DONE) return Message(db_, "server state");
+    }
+    return "";
+  });
+  if (!why.empty()) return Error{why};
+  return tokens;
+}
+
+bool ServerState::KnownToken(std::string_view token) const {
+  Statement find(db_, "SELECT 1 FROM tokens WHERE hash = ?");
+  find.BindBlob(1, TokenHash(token));
+  return find.ok() && find.Step() == SQLITE_ROW;
+}
+
+std::size_t ServerState::tokens() const {
+  Statement count(db_, "SELECT COUNT(*) FROM tokens");
+  return count.ok() && count.Step() == SQLITE_ROW ? static_cast<std::size_t>(count.Int(0)) : 0;
+}
+
+std::optional<ServerState::Client> ServerState::FindClient(std::string_view token) const {
+  Statement find(db_, "SELECT first, users FROM tokens WHERE hash = ? AND users IS NOT NULL");
+  find.BindBlob(1, TokenHash(token));
+  if (!find.ok() || find.Step() != SQLITE_ROW) return std::nullopt;
+  return Client{static_cast<std::uint64_t>(find.Int(0)), static_cast<std::uint64_t>(find.Int(1))};
+}
+
+Result<ServerState::Client> ServerState::Join(std::string_view token, std::uint64_t users) {
+  if (users == 0) return Error{"a client must host at least one user"};
+  if (users > (std::uint64_t{1} << 40)) return Error{"too many users for one client"};
+  Client client;
+  const std::string why = Transaction(db_, [&]() -> std::string {
+    Statement find(db_, "SELECT first, users FROM tokens WHERE hash = ?");
+    find.BindBlob(1, TokenHash(token));
+    if (!find.ok() || find.Step() != SQLITE_ROW) return "unknown token (not enrolled)";
+    if (sqlite3_column_type(find.get(), 1) != SQLITE_NULL) {
+      client = {static_cast<std::uint64_t>(find.Int(0)), static_cast<std::uint64_t>(find.Int(1))};
+      return client.users == users
+                 ? ""
+                 : "this token joined with " + std::to_string(client.users) +
+                       " users; it cannot rejoin with " + std::to_string(users);
+    }
+    client.first = joined_users();
+    client.users = users;
+    Statement update(db_, "UPDATE tokens SET first = ?, users = ? WHERE hash = ?");
+    update.Bind(1, static_cast<std::int64_t>(client.first));
+    update.Bind(2, static_cast<std::int64_t>(client.users));
+    update.BindBlob(3, TokenHash(token));
+    return update.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
+  });
+  if (!why.empty()) return Error{why};
+  return client;
+}
+
+std::uint64_t ServerState::joined_users() const {
+  Statement sum(db_, "SELECT COALESCE(SUM(users), 0) FROM tokens");
+  return sum.ok() && sum.Step() == SQLITE_ROW ? static_cast<std::uint64_t>(sum.Int(0)) : 0;
+}
+
+std::optional<ServerState::Snapshot> ServerState::Load() const {
+  Statement load(db_,
+                 "SELECT round, epoch, position, ord, weights, finished FROM snapshot WHERE id = 1");
+  if (!load.ok() || load.Step() != SQLITE_ROW) return std::nullopt;
+  Snapshot s;
+  s.round = static_cast<std::uint64_t>(load.Int(0));
+  s.epoch = static_cast<std::uint64_t>(load.Int(1));
+  s.position = static_cast<std::uint64_t>(load.Int(2));
+  s.order = Unpack<std::uint64_t>(load.Blob(3));
+  s.weights = Unpack<double>(load.Blob(4));
+  s.finished = load.Int(5) != 0;
+  return s;
+}
+
+std::string ServerState::Commit(const Snapshot& s) {
+  return Transaction(db_, [&]() -> std::string {
+    Statement put(db_,
+                  "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
+                  " finished) VALUES (1, ?, ?, ?, ?, ?, ?)");
+    if (!put.ok()) return Message(db_, "server state");
+    put.Bind(1, static_cast<std::int64_t>(s.round));
+    put.Bind(2, static_cast<std::int64_t>(s.epoch));
+    put.Bind(3, static_cast<std::int64_t>(s.position));
+    put.BindBlob(4, Pack(s.order));
+    put.BindBlob(5, Pack(s.weights));
+    put.Bind(6, std::int64_t{s.finished});
+    if (put.Step() != SQLITE_DONE) return Message(db_, "server state");
+    Statement forget(db_, "DELETE FROM reports WHERE round < ?");
+    forget.Bind(1, static_cast<std::int64_t>(s.round));
+    return forget.ok() && forget.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
+  });
+}
+
+std::string ServerState::RecordReports(
+    std::uint64_t round, std::span<const std::pair<std::uint64_t, std::string>> reports) {
+  if (reports.empty()) return "";
+  return Transaction(db_, [&]() -> std::string {
+    Statement insert(db_, "INSERT INTO reports (round, user, bytes) VALUES (?, ?, ?)");
+    if (!insert.ok()) return Message(db_, "server state");
+    for (const auto& [user, bytes] : reports) {
+      insert.Reset();
+      insert.Bind(1, static_cast<std::int64_t>(round));
+      insert.Bind(2, static_cast<std::int64_t>(user));
+      insert.BindBlob(3, bytes);
+      if (insert.Step() != SQLITE_DONE) return Message(db_, "server state");
+    }
+    return "";
+  });
+}
+
+std::vector<std::pair<std::uint64_t, std::string>> ServerState::Reports(std::uint64_t round) const {
+  std::vector<std::pair<std::uint64_t, std::string>> out;
+  Statement all(db_, "SELECT user, bytes FROM reports WHERE round = ? ORDER BY rowid");
+  if (!all.ok()) return out;
+  all.Bind(1, static_cast<std::int64_t>(round));
+  while (all.Step() == SQLITE_ROW) {
+    out.emplace_back(static_cast<std::uint64_t>(all.Int(0)), std::string(all.Blob(1)));
+  }
+  return out;
+}
+
+}  // namespace fedldp

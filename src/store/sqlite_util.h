@@ -1,0 +1,62 @@
+// Small helpers over the SQLite C API, shared by the store module's files.
+#ifndef FEDLDP_SRC_STORE_SQLITE_UTIL_H_
+#define FEDLDP_SRC_STORE_SQLITE_UTIL_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace fedldp::sqlite {
+
+// One prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return stmt_ != nullptr; }
+  sqlite3_stmt* get() const { return stmt_; }
+  void Bind(int i, std::string_view text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void BindBlob(int i, std::string_view bytes) {
+    sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, std::int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string_view Blob(int column) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+    return {data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))};
+  }
+  std::int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+inline std::string Message(sqlite3* db, const std::string& what) {
+  return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+inline bool Exec(sqlite3* db, const char* sql) {
+  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+inline std::string Format(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return s.str();
+}
+
+}  // namespace fedldp::sqlite
+
+#endif  // FEDLDP_SRC_STORE_SQLITE_UTIL_H_

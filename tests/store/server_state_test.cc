@@ -1,0 +1,79 @@
+#include "fedldp/store/server_state.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace fedldp {
+namespace {
+
+class ServerStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fedldp_server_state_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "server.sqlite").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(ServerStateTest, TokensAreIssuedOnceAndJoinKeepsUserNumbers) {
+  auto state = ServerState::Open(path_).value();
+  const auto tokens = state.IssueTokens(3).value();
+  ASSERT_EQ(tokens.size(), 3u);
+  EXPECT_EQ(tokens[0].size(), 64u);
+  EXPECT_NE(tokens[0], tokens[1]);
+  EXPECT_TRUE(state.KnownToken(tokens[2]));
+  EXPECT_FALSE(state.KnownToken("not-a-token"));
+  EXPECT_FALSE(state.Join("not-a-token", 5).ok());
+  const auto a = state.Join(tokens[0], 5).value();
+  const auto b = state.Join(tokens[1], 7).value();
+  EXPECT_EQ(a.first, 0u);
+  EXPECT_EQ(b.first, 5u);
+  EXPECT_EQ(state.joined_users(), 12u);
+  // Rejoining keeps the numbers; another count is refused.
+  EXPECT_EQ(state.Join(tokens[0], 5).value().first, 0u);
+  const auto other = state.Join(tokens[1], 8);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().find("7 users"), std::string::npos) << other.error();
+  EXPECT_FALSE(state.FindClient(tokens[2]));
+  EXPECT_EQ(state.FindClient(tokens[1])->users, 7u);
+}
+
+TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) {
+  {
+    auto state = ServerState::Open(path_).value();
+    EXPECT_EQ(state.BindTask("task-A"), "");
+    EXPECT_FALSE(state.Load());
+    ASSERT_EQ(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false}), "");
+    const std::vector<std::pair<std::uint64_t, std::string>> reports = {{2, "x"},
+                                                                        {0, std::string(2, '\0')}};
+    ASSERT_EQ(state.RecordReports(3, reports), "");
+    // A report recorded twice for one (round, user) is refused as a whole batch.
+    const std::vector<std::pair<std::uint64_t, std::string>> again = {{1, "y"}, {2, "z"}};
+    EXPECT_NE(state.RecordReports(3, again), "");
+    EXPECT_EQ(state.Reports(3).size(), 2u);
+  }
+  auto state = ServerState::Open(path_).value();
+  EXPECT_EQ(state.BindTask("task-A"), "");
+  EXPECT_NE(state.BindTask("task-B"), "");
+  const auto s = state.Load().value();
+  EXPECT_EQ(s.round, 3u);
+  EXPECT_EQ(s.position, 30u);
+  EXPECT_EQ(s.order, (std::vector<std::uint64_t>{2, 0, 1}));
+  EXPECT_EQ(s.weights, (std::vector<double>{0.5, -1.25}));
+  const auto reports = state.Reports(3);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].second, std::string(2, '\0'));
+  ASSERT_EQ(state.Commit({4, 0, 40, {2, 0, 1}, {0.0, 0.0}, false}), "");
+  EXPECT_TRUE(state.Reports(3).empty());
+}
+
+}  // namespace
+}  // namespace fedldp
