@@ -19,25 +19,37 @@ function(fedldp_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
-# fedldp_proto_library(NAME PROTOS a.proto ...)
+# fedldp_proto_library(NAME [GRPC] PROTOS a.proto ... [DEPS ...])
 # A static library of the C++ code protoc generates for proto/<each PROTOS>;
-# its users include "fedldp/v1/x.pb.h". (FindProtobuf's protobuf_generate
-# would put the files under an extra proto/ folder.)
+# its users include "fedldp/v1/x.pb.h" (and "x.grpc.pb.h" with GRPC).
+# (FindProtobuf's protobuf_generate would put the files under an extra proto/
+# folder.)
 function(fedldp_proto_library name)
-  cmake_parse_arguments(ARG "" "" "PROTOS" ${ARGN})
+  cmake_parse_arguments(ARG "GRPC" "" "PROTOS;DEPS" ${ARGN})
   set(out ${PROJECT_BINARY_DIR}/proto)
   set(sources)
   foreach(proto ${ARG_PROTOS})
     string(REGEX REPLACE "\\.proto$" "" stem ${proto})
-    list(APPEND sources ${out}/${stem}.pb.cc ${out}/${stem}.pb.h)
-    add_custom_command(OUTPUT ${out}/${stem}.pb.cc ${out}/${stem}.pb.h
+    set(outputs ${out}/${stem}.pb.cc ${out}/${stem}.pb.h)
+    set(grpc_args)
+    set(grpc_deps)
+    if(ARG_GRPC)
+      list(APPEND outputs ${out}/${stem}.grpc.pb.cc ${out}/${stem}.grpc.pb.h)
+      set(grpc_args --grpc_out=${out} --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
+      set(grpc_deps gRPC::grpc_cpp_plugin)
+    endif()
+    list(APPEND sources ${outputs})
+    add_custom_command(OUTPUT ${outputs}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
-      COMMAND protobuf::protoc --cpp_out=${out} -I ${PROJECT_SOURCE_DIR}/proto
+      COMMAND protobuf::protoc --cpp_out=${out} ${grpc_args} -I ${PROJECT_SOURCE_DIR}/proto
               ${PROJECT_SOURCE_DIR}/proto/${proto}
-      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc
+      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc ${grpc_deps}
       COMMENT "protoc ${proto}")
   endforeach()
   add_library(${name} STATIC ${sources})
   target_include_directories(${name} SYSTEM PUBLIC ${out})
-  target_link_libraries(${name} PUBLIC protobuf::libprotobuf)
+  target_link_libraries(${name} PUBLIC protobuf::libprotobuf ${ARG_DEPS})
+  if(ARG_GRPC)
+    target_link_libraries(${name} PUBLIC gRPC::grpc++)
+  endif()
 endfunction()

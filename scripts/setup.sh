@@ -12,6 +12,7 @@ packages=(
   libsodium-dev libcli11-dev zlib1g-dev gnuplot-nox
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
+  libgrpc++-dev protobuf-compiler-grpc
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/sim/cross_validation.h"
 #include "fedldp/sim/thread_pool.h"
+#include "testing/synthetic.h"
 
 namespace fedldp {
 namespace {
@@ -66,14 +67,7 @@ TEST(FedSelRandomizer, UniformSelectionIsEnlargedByDOnlyWhenAsked) {
   }
 }
 
-Dataset Synthetic(std::size_t rows) {
-  SyntheticOptions o;
-  o.rows = rows;
-  o.dimension = 20;
-  o.c1 = 0.1;
-  o.c2 = 0.6;
-  return MakeSynthetic(o).value();
-}
+Dataset Synthetic(std::size_t rows) { return testing::SmallSynthetic(rows); }
 
 // The client step the simulator and the deployed client share: with NP-K
 // (Top-1, the exact value) every effect is visible.

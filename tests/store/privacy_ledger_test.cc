@@ -1,7 +1,8 @@
 #include "fedldp/store/privacy_ledger.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
+
+#include "testing/temp_dir.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,18 +11,12 @@
 namespace fedldp {
 namespace {
 
-class PrivacyLedgerTest : public ::testing::Test {
+class PrivacyLedgerTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fedldp_ledger_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "ledger.sqlite").string();
+    TempDirTest::SetUp();
+    path_ = Path("ledger.sqlite");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
   std::string path_;
 };
 

@@ -1,25 +1,20 @@
 #include "fedldp/store/server_state.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
+
+#include "testing/temp_dir.h"
 
 #include <filesystem>
 
 namespace fedldp {
 namespace {
 
-class ServerStateTest : public ::testing::Test {
+class ServerStateTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fedldp_server_state_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "server.sqlite").string();
+    TempDirTest::SetUp();
+    path_ = Path("server.sqlite");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
   std::string path_;
 };
 

@@ -1,0 +1,148 @@
+// The FedSel server of a deployment as plain logic (no network): users join
+// through their clients, rounds are scheduled as in the simulator (every
+// epoch visits all N users in a fresh random order, m at a time), reports
+// pass the same ReportGate and FedSelAggregator the simulator's server uses,
+// and every acknowledged report and closed round is in ServerState first.
+//
+// Rounds and faults:
+// - A round closes as soon as all its users have reported.
+// - It also closes early when every missing user belongs to a client that
+//   has not polled for `stale_after` (it dropped out), and at the latest at
+//   its deadline (a client that hangs).
+// - Closing without all reports updates the model only if at least
+//   `min_participation` of the round's users reported; otherwise the round
+//   passes without an update (and says so).
+// - The model step divides by the reports received: the mean of those.
+//
+// Thread-safe: the network service calls it from many threads; Tick is
+// called by a timer. `now` is passed in so tests control time.
+#ifndef FEDLDP_NET_FEDSEL_COORDINATOR_H_
+#define FEDLDP_NET_FEDSEL_COORDINATOR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fedldp/fl/fedsel.h"
+#include "fedldp/store/server_state.h"
+#include "fedldp/wire/report_codec.h"
+
+namespace fedldp {
+
+// What the server announces: clients rebuild the randomizer from it.
+struct FedSelTaskSpec {
+  std::string id;  // the task's name in every client's ledger
+  FedSelConfig config;
+  std::uint64_t users = 0;      // N
+  std::uint64_t dimension = 0;  // d
+};
+
+struct RoundPolicy {
+  std::chrono::milliseconds deadline{10000};
+  std::chrono::milliseconds stale_after{2000};
+  std::chrono::milliseconds retry{20};  // how often clients poll
+  double min_participation = 0.5;
+};
+
+class FedSelCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Log = std::function<void(const std::string&)>;
+  // Called when an epoch ends (epoch counts from 1), with the model.
+  using OnEpoch = std::function<void(std::uint64_t, std::span<const double>)>;
+
+  // Resumes from `state` if it holds a snapshot of this task.
+  static Result<std::unique_ptr<FedSelCoordinator>> Create(const FedSelTaskSpec& spec,
+                                                           const RoundPolicy& policy,
+                                                           ServerState state, Log log = {},
+                                                           OnEpoch on_epoch = {});
+
+  struct Joined {
+    std::string error;  // set: refused
+    std::uint64_t first = 0, users = 0;
+  };
+  Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
+
+  struct Poll {
+    enum class State { kWaiting, kRound, kFinished };
+    std::string error;  // set: unknown client
+    State state = State::kWaiting;
+    std::uint64_t round = 0;
+    std::vector<double> weights;       // kRound
+    std::vector<std::uint64_t> users;  // kRound: this client's users in the round
+    std::uint32_t deadline_ms = 0;
+    std::uint32_t retry_ms = 0;
+  };
+  Poll PollRound(std::string_view token, Clock::time_point now);
+
+  struct Verdict {
+    bool accepted = false;
+    std::string reason;
+  };
+  // error (unknown client) or one verdict per report.
+  Result<std::vector<Verdict>> Submit(
+      std::string_view token, std::span<const std::pair<std::uint64_t, std::string>> reports,
+      Clock::time_point now);
+
+  void Tick(Clock::time_point now);
+
+  struct Stats {
+    std::uint64_t round = 0;  // the open round (or rounds run, when finished)
+    std::uint64_t epoch = 0;
+    std::uint64_t rounds_closed = 0;  // by this process
+    std::uint64_t rounds_without_update = 0;
+    std::uint64_t accepted = 0;  // reports counted, by this process
+    std::uint64_t rejected = 0;
+    bool started = false;
+    bool finished = false;
+  };
+  Stats stats() const;
+  std::vector<double> weights() const;
+  const FedSelPlan& plan() const { return plan_; }
+  const FedSelTaskSpec& spec() const { return spec_; }
+
+ private:
+  FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy, ServerState state,
+                    FedSelPlan plan, FedSelRandomizer randomizer, Log log, OnEpoch on_epoch);
+  void StartIfReady(Clock::time_point now);
+  void NewOrder();
+  void OpenRound(Clock::time_point now);
+  void CloseRound(Clock::time_point now, const char* why);
+  void Commit();
+  void Say(const std::string& line) const;
+  std::optional<ServerState::Client> ClientOf(std::string_view token);
+
+  const FedSelTaskSpec spec_;
+  const RoundPolicy policy_;
+  const FedSelPlan plan_;
+  const FedSelRandomizer randomizer_;
+  const Log log_;
+  const OnEpoch on_epoch_;
+  std::uint64_t batches_ = 0;  // rounds per epoch
+
+  mutable std::mutex mu_;
+  ServerState state_;
+  ServerState::Snapshot snap_;
+  bool started_ = false;
+  // The open round.
+  std::vector<std::uint64_t> assigned_;  // sorted
+  std::optional<ReportGate> gate_;
+  std::optional<FedSelAggregator> aggregator_;
+  std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes
+  Clock::time_point opened_{};
+  // Clients seen by this process: token -> (client, last poll).
+  std::unordered_map<std::string, std::pair<ServerState::Client, Clock::time_point>> clients_;
+  Stats stats_;
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_NET_FEDSEL_COORDINATOR_H_

@@ -1,0 +1,339 @@
+#include "fedldp/net/fedsel_coordinator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "fedldp/random/secure_rng.h"
+
+namespace fedldp {
+
+Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSelTaskSpec& spec,
+                                                                     const RoundPolicy& policy,
+                                                                     ServerState state, Log log,
+                                                                     OnEpoch on_epoch) {
+  if (spec.users == 0 || spec.dimension == 0) return Error{"a task needs users and a dimension"};
+  if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
+    return Error{"minimum participation must be in (0, 1]"};
+  }
+  if (policy.deadline.count() <= 0) return Error{"the round deadline must be positive"};
+  auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
+  if (!plan.ok()) return Error{plan.error()};
+  auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
+  if (!randomizer.ok()) {
+    return Error{"the deployment runs two-stage variants only: " + randomizer.error()};
+  }
+  std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
+      spec, policy, std::move(state), *plan, std::move(randomizer).value(), std::move(log),
+      std::move(on_epoch)));
+  std::lock_guard lock(c->mu_);
+  if (auto snap = c->state_.Load()) {
+    if (snap->weights.size() != spec.dimension || snap->order.size() != spec.users) {
+      return Error{"the state file's model does not fit this task"};
+    }
+    c->snap_ = std::move(*snap);
+    c->started_ = true;
+    c->stats_.round = c->snap_.round;
+    c->stats_.epoch = c->snap_.epoch;
+    c->stats_.finished = c->snap_.finished;
+    if (!c->snap_.finished) {
+      c->OpenRound(Clock::now());
+      // Admit again what was acknowledged before the restart.
+      const auto recorded = c->state_.Reports(c->snap_.round);
+      for (const auto& [user, bytes] : recorded) {
+        auto verdict = c->gate_->Admit(std::to_string(user),
+                                       {reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                        bytes.size()});
+        if (!verdict.accepted()) continue;  // cannot happen: it passed this gate before
+        c->aggregator_->Add(std::get<FedSelReport>(*verdict.report));
+        c->received_[user] = bytes;
+      }
+      c->Say("resumed at round " + std::to_string(c->snap_.round) + " (epoch " +
+             std::to_string(c->snap_.epoch + 1) + "), " + std::to_string(recorded.size()) +
+             " reports of it already recorded");
+      if (c->received_.size() == c->assigned_.size()) c->CloseRound(Clock::now(), "complete");
+    }
+  }
+  return c;
+}
+
+FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy,
+                                     ServerState state, FedSelPlan plan,
+                                     FedSelRandomizer randomizer, Log log, OnEpoch on_epoch)
+    : spec_(spec),
+      policy_(policy),
+      plan_(std::move(plan)),
+      randomizer_(std::move(randomizer)),
+      log_(std::move(log)),
+      on_epoch_(std::move(on_epoch)),
+      batches_((spec.users + plan_.batch - 1) / plan_.batch),
+      state_(std::move(state)) {}
+
+void FedSelCoordinator::Say(const std::string& line) const {
+  if (log_) log_(line);
+}
+
+std::optional<ServerState::Client> FedSelCoordinator::ClientOf(std::string_view token) {
+  const auto it = clients_.find(std::string(token));
+  if (it != clients_.end()) return it->second.first;
+  auto client = state_.FindClient(token);  // joined before a restart
+  if (client) clients_[std::string(token)] = {*client, Clock::time_point{}};
+  return client;
+}
+
+FedSelCoordinator::Joined FedSelCoordinator::Join(std::string_view token, std::uint64_t users,
+                                                  Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Joined out;
+  if (!state_.KnownToken(token)) {
+    out.error = "unknown token (not enrolled with this server)";
+    return out;
+  }
+  if (!state_.FindClient(token)) {
+    const std::uint64_t joined = state_.joined_users();
+    if (users > spec_.users - std::min(joined, spec_.users)) {
+      out.error = "the task has " + std::to_string(spec_.users) + " users and " +
+                  std::to_string(joined) + " have joined; no room for " + std::to_string(users);
+      return out;
+    }
+  }
+  auto client = state_.Join(token, users);
+  if (!client.ok()) {
+    out.error = client.error();
+    return out;
+  }
+  out.first = client->first;
+  out.users = client->users;
+  clients_[std::string(token)] = {*client, now};
+  Say("client joined: users " + std::to_string(out.first) + ".." +
+      std::to_string(out.first + out.users - 1) + " (" + std::to_string(state_.joined_users()) +
+      " of " + std::to_string(spec_.users) + ")");
+  StartIfReady(now);
+  return out;
+}
+
+void FedSelCoordinator::StartIfReady(Clock::time_point now) {
+  if (started_ || state_.joined_users() < spec_.users) return;
+  started_ = true;
+  snap_ = {};
+  snap_.weights.assign(spec_.dimension, 0.0);
+  NewOrder();
+  Commit();
+  Say("all " + std::to_string(spec_.users) + " users joined; training starts: " +
+      std::to_string(spec_.config.epochs) + " epochs of " + std::to_string(batches_) +
+      " rounds, " + std::to_string(plan_.batch) + " users per round");
+  OpenRound(now);
+}
+
+void FedSelCoordinator::NewOrder() {
+  // Who takes part is drawn from the secure generator too: the schedule is
+  // not noise, but nothing in a deployment is seeded.
+  SecureRng rng;
+  snap_.order.resize(spec_.users);
+  std::iota(snap_.order.begin(), snap_.order.end(), std::uint64_t{0});
+  for (std::size_t i = snap_.order.size(); i > 1; --i) {
+    std::swap(snap_.order[i - 1], snap_.order[UniformIndex(rng, i)]);
+  }
+  snap_.position = 0;
+}
+
+void FedSelCoordinator::OpenRound(Clock::time_point now) {
+  const std::size_t first = snap_.position;
+  const std::size_t last = std::min<std::size_t>(first + plan_.batch, spec_.users);
+  assigned_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
+                   snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
+  std::sort(assigned_.begin(), assigned_.end());
+  gate_.emplace(snap_.round, randomizer_);
+  aggregator_.emplace(randomizer_, spec_.dimension);
+  received_.clear();
+  opened_ = now;
+}
+
+void FedSelCoordinator::Commit() {
+  if (auto why = state_.Commit(snap_); !why.empty()) {
+    // Nothing may be acknowledged that is not on disk: stop, a restart
+    // resumes from the last commit.
+    throw std::runtime_error("cannot save the server state: " + why);
+  }
+}
+
+void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
+  const std::size_t m = assigned_.size(), got = received_.size();
+  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * m));
+  const bool update = got > 0 && got >= needed;
+  if (update) {
+    const std::vector<double> mean = aggregator_->Mean();
+    const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
+    for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
+  } else {
+    ++stats_.rounds_without_update;
+  }
+  ++stats_.rounds_closed;
+  if (got < m) {
+    std::ostringstream line;
+    line << "round " << snap_.round << " closed (" << why << ") with " << got << " of " << m
+         << " reports; "
+         << (update ? "model updated"
+                    : "below the minimum of " + std::to_string(needed) + ": no update");
+    Say(line.str());
+  }
+  ++snap_.round;
+  snap_.position += plan_.batch;
+  bool epoch_ended = false;
+  if (snap_.position >= spec_.users) {
+    ++snap_.epoch;
+    epoch_ended = true;
+    if (snap_.epoch >= static_cast<std::uint64_t>(spec_.config.epochs)) {
+      snap_.finished = true;
+    } else {
+      NewOrder();
+    }
+  }
+  Commit();
+  stats_.round = snap_.round;
+  stats_.epoch = snap_.epoch;
+  stats_.finished = snap_.finished;
+  if (epoch_ended) {
+    Say("epoch " + std::to_string(snap_.epoch) + " of " + std::to_string(spec_.config.epochs) +
+        " done (round " + std::to_string(snap_.round) + ")");
+    if (on_epoch_) on_epoch_(snap_.epoch, snap_.weights);
+  }
+  if (snap_.finished) {
+    gate_.reset();
+    aggregator_.reset();
+    assigned_.clear();
+    Say("training finished after " + std::to_string(snap_.round) + " rounds");
+    return;
+  }
+  OpenRound(now);
+}
+
+FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
+                                                     Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Poll out;
+  out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
+  const auto client = ClientOf(token);
+  if (!client) {
+    out.error = "unknown client: join first";
+    return out;
+  }
+  clients_[std::string(token)].second = now;
+  if (snap_.finished) {
+    out.state = Poll::State::kFinished;
+    out.round = snap_.round;
+    return out;
+  }
+  if (!started_) return out;
+  out.round = snap_.round;
+  const auto lo = std::lower_bound(assigned_.begin(), assigned_.end(), client->first);
+  const auto hi = std::lower_bound(lo, assigned_.end(), client->first + client->users);
+  for (auto it = lo; it != hi; ++it) {
+    if (!received_.contains(*it)) out.users.push_back(*it);
+  }
+  if (out.users.empty()) return out;
+  out.state = Poll::State::kRound;
+  out.weights = snap_.weights;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      opened_ + policy_.deadline - now);
+  out.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  return out;
+}
+
+Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
+    std::string_view token, std::span<const std::pair<std::uint64_t, std::string>> reports,
+    Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  const auto client = ClientOf(token);
+  if (!client) return Error{"unknown client: join first"};
+  clients_[std::string(token)].second = now;
+  std::vector<Verdict> verdicts(reports.size());
+  std::vector<std::pair<std::uint64_t, std::string>> to_record;
+  std::vector<FedSelReport> decoded;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const auto& [user, bytes] = reports[i];
+    Verdict& v = verdicts[i];
+    if (user < client->first || user >= client->first + client->users) {
+      v.reason = "user " + std::to_string(user) + " is not this client's";
+    } else if (!gate_) {
+      v.reason = snap_.finished ? "the task is finished" : "no round is open";
+    } else if (!std::binary_search(assigned_.begin(), assigned_.end(), user)) {
+      v.reason = "user " + std::to_string(user) + " does not take part in round " +
+                 std::to_string(snap_.round);
+    }
+    if (!v.reason.empty()) {
+      ++stats_.rejected;
+      continue;
+    }
+    auto verdict = gate_->Admit(std::to_string(user),
+                                {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+    if (verdict.accepted()) {
+      v.accepted = true;
+      to_record.emplace_back(user, bytes);
+      decoded.push_back(std::get<FedSelReport>(*verdict.report));
+      continue;
+    }
+    const auto it = received_.find(user);
+    if (verdict.reason == RejectReason::kDuplicate && it != received_.end() && it->second == bytes) {
+      v.accepted = true;  // a resend of what is counted: nothing to do
+      v.reason = "already counted";
+      continue;
+    }
+    ++stats_.rejected;
+    v.reason = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
+    Say("rejected a report of user " + std::to_string(user) + ": " + v.reason);
+  }
+  if (!to_record.empty()) {
+    if (auto why = state_.RecordReports(snap_.round, to_record); !why.empty()) {
+      throw std::runtime_error("cannot record reports: " + why);
+    }
+    for (std::size_t i = 0; i < to_record.size(); ++i) {
+      aggregator_->Add(decoded[i]);
+      received_[to_record[i].first] = std::move(to_record[i].second);
+    }
+    stats_.accepted += to_record.size();
+    if (received_.size() == assigned_.size()) CloseRound(now, "complete");
+  }
+  return verdicts;
+}
+
+void FedSelCoordinator::Tick(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!started_ || snap_.finished || !gate_) return;
+  if (now >= opened_ + policy_.deadline) {
+    CloseRound(now, "deadline");
+    return;
+  }
+  // Every missing user's client has gone quiet: do not wait for the deadline.
+  // A round just opened gives its clients stale_after to show up.
+  if (now < opened_ + policy_.stale_after) return;
+  for (const std::uint64_t user : assigned_) {
+    if (received_.contains(user)) continue;
+    bool alive = false;
+    for (const auto& [token, entry] : clients_) {
+      const auto& [client, seen] = entry;
+      if (user >= client.first && user < client.first + client.users) {
+        alive = now - seen < policy_.stale_after;
+        break;
+      }
+    }
+    if (alive) return;
+  }
+  CloseRound(now, "the missing users' clients went quiet");
+}
+
+FedSelCoordinator::Stats FedSelCoordinator::stats() const {
+  std::lock_guard lock(mu_);
+  Stats s = stats_;
+  s.started = started_;
+  return s;
+}
+
+std::vector<double> FedSelCoordinator::weights() const {
+  std::lock_guard lock(mu_);
+  return snap_.weights;
+}
+
+}  // namespace fedldp

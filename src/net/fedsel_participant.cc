@@ -1,0 +1,105 @@
+#include "fedldp/net/fedsel_participant.h"
+
+#include "fedldp/model/linear.h"
+#include "fedldp/wire/report_codec.h"
+
+namespace fedldp {
+
+Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task,
+                                                    const Dataset& data,
+                                                    std::vector<std::size_t> rows,
+                                                    PrivacyLedger& ledger) {
+  if (data.dimension != task.dimension) {
+    return Error{"the task has dimension " + std::to_string(task.dimension) +
+                 " but the local data has " + std::to_string(data.dimension)};
+  }
+  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
+  if (rows.empty()) return Error{"a client needs at least one local row"};
+  for (const std::size_t r : rows) {
+    if (r >= data.size()) return Error{"local row " + std::to_string(r) + " does not exist"};
+  }
+  auto plan = PlanFedSel(task.config, task.users, task.dimension);
+  if (!plan.ok()) return Error{plan.error()};
+  if (plan->ReportEpsilon() > ledger.total()) {
+    return Error{"one report of this task spends eps = " + std::to_string(plan->ReportEpsilon()) +
+                 ", more than this client's whole budget " + std::to_string(ledger.total())};
+  }
+  auto randomizer = MakeFedSelRandomizer(*plan, task.dimension);
+  if (!randomizer.ok()) return Error{randomizer.error()};
+  return FedSelParticipant(task, data, std::move(rows), ledger, std::move(plan).value(),
+                           std::move(randomizer).value());
+}
+
+FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data,
+                                     std::vector<std::size_t> rows, PrivacyLedger& ledger,
+                                     FedSelPlan plan, FedSelRandomizer randomizer)
+    : task_(task),
+      data_(&data),
+      rows_(std::move(rows)),
+      ledger_(&ledger),
+      plan_(std::move(plan)),
+      randomizer_(std::move(randomizer)),
+      accumulated_(rows_.size() * task.dimension, 0.0),
+      rng_(std::make_unique<SecureRng>()) {}
+
+FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
+                                                     std::span<const double> weights,
+                                                     std::span<const std::uint64_t> users) {
+  Answer answer;
+  const std::size_t d = task_.dimension;
+  if (weights.size() != d) {
+    answer.refusals.push_back("the server sent " + std::to_string(weights.size()) +
+                              " weights for a task of dimension " + std::to_string(d));
+    return answer;
+  }
+  const FedSelConfig& config = task_.config;
+  const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
+  const double cost = plan_.ReportEpsilon();
+  std::vector<PrivacyLedger::Entry> fresh;
+  std::vector<std::uint64_t> fresh_users;
+  std::vector<double> gradient(d), previous(d);
+  for (const std::uint64_t user : users) {
+    if (user < first_user_ || user - first_user_ >= rows_.size()) {
+      answer.refusals.push_back("the server asked for user " + std::to_string(user) +
+                                ", who is not hosted here");
+      continue;
+    }
+    const std::size_t local = user - first_user_;
+    const std::string account = "row-" + std::to_string(rows_[local]);
+    if (auto recorded = ledger_->Find(account, task_.id, round)) {  // a resend
+      answer.reports.emplace_back(user, std::move(*recorded));
+      continue;
+    }
+    if (ledger_->remaining(account) < cost * (1 - 1e-12)) {
+      answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
+                                "): refused, a report spends eps = " + std::to_string(cost) +
+                                " but only " + std::to_string(ledger_->remaining(account)) +
+                                " of " + std::to_string(ledger_->total()) + " is left");
+      continue;
+    }
+    const std::size_t row = rows_[local];
+    model.Gradient(weights, data_->row(row), data_->labels[row], gradient);
+    std::span<double> r(accumulated_.data() + local * d, d);
+    FedSelReport report;
+    if (!plan_.variant.accumulate) {  // np-rs: the fresh gradient, no state
+      report = randomizer_.Randomize(gradient, gradient, 0.0, *rng_);
+    } else {
+      report = FedSelClientStep(r, previous, gradient,
+                                plan_.variant.scaled_accumulation ? config.learning_rate : 1.0,
+                                randomizer_, config.momentum, *rng_);
+    }
+    fresh.push_back({account, task_.id, round, cost, EncodeReport(round, report)});
+    fresh_users.push_back(user);
+  }
+  const auto verdicts = ledger_->ChargeMany(fresh);
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    if (verdicts[i].empty()) {
+      answer.reports.emplace_back(fresh_users[i], std::move(fresh[i].bytes));
+    } else {
+      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " + verdicts[i]);
+    }
+  }
+  return answer;
+}
+
+}  // namespace fedldp

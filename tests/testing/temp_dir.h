@@ -1,0 +1,30 @@
+// A fresh folder per test (named after the process and the test), removed
+// when the test ends.
+#ifndef FEDLDP_TESTS_TESTING_TEMP_DIR_H_
+#define FEDLDP_TESTS_TESTING_TEMP_DIR_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+namespace fedldp::testing {
+
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fedldp_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+}  // namespace fedldp::testing
+
+#endif  // FEDLDP_TESTS_TESTING_TEMP_DIR_H_
