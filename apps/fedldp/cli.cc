@@ -34,6 +34,14 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
       audit);
 
+  EnrolOptions enrol;
+  SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
+  ServeOptions serve;
+  SetupServe(*app.add_subcommand("serve", "Run a FedSel task as a deployment's server (gRPC)"),
+             serve);
+  ClientOptions client;
+  SetupClient(*app.add_subcommand("client", "Take part in a deployed task as a client"), client);
+
   const std::string command = argc > 1 ? std::string(argv[1]) : std::string();
   try {
     app.parse(argc, argv);
@@ -47,6 +55,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
     if (app.got_subcommand("train")) return RunTrain(train, out, err);
     if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err);
+    if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);
+    if (app.got_subcommand("serve")) return RunServe(serve, out, err);
+    if (app.got_subcommand("client")) return RunClient(client, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);

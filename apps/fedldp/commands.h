@@ -131,6 +131,56 @@ struct ReproduceLdpFlOptions {
 void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& options);
 int RunReproduceLdpFl(const ReproduceLdpFlOptions& options, std::ostream& out, std::ostream& err);
 
+// The deployment (deploy_command.cc).
+struct EnrolOptions {
+  std::string state;
+  std::size_t count = 1;
+  std::string out;
+};
+void SetupEnrol(CLI::App& app, EnrolOptions& options);
+int RunEnrol(const EnrolOptions& options, std::ostream& out, std::ostream& err);
+
+struct ServeOptions {
+  std::string state;
+  std::string address = "127.0.0.1:7070";
+  std::uint64_t users = 0;
+  std::string dataset = "adult";
+  std::string data_dir;
+  std::string eval_rows = "32561:";  // adult.test within "adult"
+  std::string task;
+  std::string model = "logistic";
+  std::string variant = "ps-pm";
+  double epsilon = 2.0;
+  int epochs = 1;
+  double batch_fraction = 0.01;
+  std::string mu = "0.1";
+  double k_fraction = 0.1;
+  double learning_rate = 4.0;
+  double momentum = 0.5;
+  double lambda = 1e-4;
+  int deadline_ms = 10000;
+  int stale_ms = 2000;
+  double min_participation = 0.5;
+  std::string tls_cert, tls_key;
+  std::string out;
+};
+void SetupServe(CLI::App& app, ServeOptions& options);
+int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
+
+struct ClientOptions {
+  std::string server = "127.0.0.1:7070";
+  std::string token, token_file;
+  std::string dataset = "adult";
+  std::string data_dir;
+  std::string rows = "0:32561";  // adult.data within "adult"
+  std::string part;
+  std::string ledger = "fedldp-ledger.sqlite";
+  std::optional<double> budget;
+  std::string tls_ca;
+};
+void SetupClient(CLI::App& app, ClientOptions& options);
+int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);
+
 }  // namespace fedldp::cli
 
 #endif  // FEDLDP_APPS_FEDLDP_COMMANDS_H_

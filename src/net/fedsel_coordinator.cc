@@ -164,6 +164,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * m));
   const bool update = got > 0 && got >= needed;
   if (update) {
+    snap_.counted += got;
     const std::vector<double> mean = aggregator_->Mean();
     const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
     for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
@@ -311,11 +312,13 @@ void FedSelCoordinator::Tick(Clock::time_point now) {
   if (now < opened_ + policy_.stale_after) return;
   for (const std::uint64_t user : assigned_) {
     if (received_.contains(user)) continue;
-    bool alive = false;
+    // A client not heard from since this process started (a restart) is
+    // not judged: the deadline covers it.
+    bool alive = true;
     for (const auto& [token, entry] : clients_) {
       const auto& [client, seen] = entry;
       if (user >= client.first && user < client.first + client.users) {
-        alive = now - seen < policy_.stale_after;
+        alive = seen == Clock::time_point{} || now - seen < policy_.stale_after;
         break;
       }
     }
@@ -328,6 +331,7 @@ FedSelCoordinator::Stats FedSelCoordinator::stats() const {
   std::lock_guard lock(mu_);
   Stats s = stats_;
   s.started = started_;
+  s.counted = snap_.counted;
   return s;
 }
 

@@ -232,7 +232,9 @@ class Connection {
     while (true) {
       if (options_.stop && options_.stop()) return Error{"stopped"};
       grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      // Short: a call answers in milliseconds; a server that went away is
+      // found again by retrying, not by waiting on a dead connection.
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
       Reply reply;
       const grpc::Status status = (stub_.get()->*rpc)(&context, request, &reply);
       if (status.ok()) {
@@ -282,6 +284,11 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Reconnect to a restarted server within a second (gRPC's default backoff
+  // grows to two minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   Connection connection(o, grpc::CreateCustomChannel(o.address, credentials, args));
 
   pb::JoinRequest join;
@@ -312,7 +319,8 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   pb::PollRequest poll;
   poll.set_token(o.token);
   std::uint64_t last_round = ~std::uint64_t{0};
-  std::unordered_set<std::uint64_t> given_up;  // users of last_round not to answer again
+  std::unordered_set<std::uint64_t> given_up;
+  auto last_log = Clock::now();  // users of last_round not to answer again
   while (true) {
     auto reply = connection.Call<pb::PollRequest, pb::PollReply>(
         poll, &pb::Coordinator::Stub::Poll, "poll");
@@ -367,6 +375,11 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     if (!verdicts.ok()) {
       if (o.stop && o.stop()) return summary;
       return Error{verdicts.error()};
+    }
+    if (Clock::now() - last_log > std::chrono::seconds(5)) {
+      connection.Say("round " + std::to_string(reply->round()) + ": " +
+                     std::to_string(summary.reports + submit.reports_size()) + " reports sent");
+      last_log = Clock::now();
     }
     for (int i = 0; i < verdicts->verdicts_size(); ++i) {
       const auto& v = verdicts->verdicts(i);

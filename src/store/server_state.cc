@@ -70,7 +70,8 @@ Result<ServerState> ServerState::Open(const std::string& path) {
             " users INTEGER);"
             "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
             " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
-            " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL);"
+            " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
+            " counted INTEGER NOT NULL);"
             "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
             " bytes BLOB NOT NULL, PRIMARY KEY (round, user));")) {
     return Error{Message(db, path + " is not a usable server state")};
@@ -176,7 +177,7 @@ std::uint64_t ServerState::joined_users() const {
 
 std::optional<ServerState::Snapshot> ServerState::Load() const {
   Statement load(db_,
-                 "SELECT round, epoch, position, ord, weights, finished FROM snapshot WHERE id = 1");
+                 "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
   if (!load.ok() || load.Step() != SQLITE_ROW) return std::nullopt;
   Snapshot s;
   s.round = static_cast<std::uint64_t>(load.Int(0));
@@ -185,6 +186,7 @@ std::optional<ServerState::Snapshot> ServerState::Load() const {
   s.order = Unpack<std::uint64_t>(load.Blob(3));
   s.weights = Unpack<double>(load.Blob(4));
   s.finished = load.Int(5) != 0;
+  s.counted = static_cast<std::uint64_t>(load.Int(6));
   return s;
 }
 
@@ -192,7 +194,7 @@ std::string ServerState::Commit(const Snapshot& s) {
   return Transaction(db_, [&]() -> std::string {
     Statement put(db_,
                   "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
-                  " finished) VALUES (1, ?, ?, ?, ?, ?, ?)");
+                  " finished, counted) VALUES (1, ?, ?, ?, ?, ?, ?, ?)");
     if (!put.ok()) return Message(db_, "server state");
     put.Bind(1, static_cast<std::int64_t>(s.round));
     put.Bind(2, static_cast<std::int64_t>(s.epoch));
@@ -200,6 +202,7 @@ std::string ServerState::Commit(const Snapshot& s) {
     put.BindBlob(4, Pack(s.order));
     put.BindBlob(5, Pack(s.weights));
     put.Bind(6, std::int64_t{s.finished});
+    put.Bind(7, static_cast<std::int64_t>(s.counted));
     if (put.Step() != SQLITE_DONE) return Message(db_, "server state");
     Statement forget(db_, "DELETE FROM reports WHERE round < ?");
     forget.Bind(1, static_cast<std::int64_t>(s.round));

@@ -211,6 +211,7 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   // plus what was counted after it is exactly 2 N.
   const std::size_t before = 5 * 100 + sent[0].size() + sent[1].size();
   EXPECT_EQ(before + accepted, 2 * data_.size());
+  EXPECT_EQ(resumed->stats().counted, 2 * data_.size());  // in the model: each exactly once
 }
 
 TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {

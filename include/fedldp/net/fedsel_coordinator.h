@@ -101,6 +101,7 @@ class FedSelCoordinator {
     std::uint64_t rounds_without_update = 0;
     std::uint64_t accepted = 0;  // reports counted, by this process
     std::uint64_t rejected = 0;
+    std::uint64_t counted = 0;  // reports in the model, over every run of the server
     bool started = false;
     bool finished = false;
   };

@@ -64,6 +64,7 @@ class ServerState {
     std::vector<std::uint64_t> order;
     std::vector<double> weights;
     bool finished = false;
+    std::uint64_t counted = 0;  // reports aggregated into the model so far
   };
   std::optional<Snapshot> Load() const;
   // Stores the snapshot and forgets the reports of earlier rounds, atomically.

@@ -1,0 +1,335 @@
+// fedldp enrol / serve / client: the FedSel deployment as separate processes.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include "cli.h"
+#include "commands.h"
+#include "experiment.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/model/linear.h"
+#include "fedldp/net/services.h"
+
+namespace fedldp::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnSignal(int) { g_stop.store(true); }
+
+// SIGTERM and SIGINT end the process cleanly: the loops below poll g_stop.
+void CatchSignals() {
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+// "A:B" (half-open), or all rows of `n` when empty.
+std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const char* flag) {
+  std::size_t a = 0, b = n;
+  if (!spec.empty()) {
+    const auto colon = spec.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("");
+      a = colon == 0 ? 0 : std::stoul(spec.substr(0, colon));
+      b = colon + 1 == spec.size() ? n : std::stoul(spec.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw UsageError(std::string(flag) + " must be FIRST:END (half-open), not '" + spec + "'");
+    }
+  }
+  if (a >= b || b > n) {
+    throw UsageError(std::string(flag) + " " + spec + " is empty or outside the dataset's " +
+                     std::to_string(n) + " rows");
+  }
+  std::vector<std::size_t> rows(b - a);
+  std::iota(rows.begin(), rows.end(), a);
+  return rows;
+}
+
+// Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.
+std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const std::string& spec) {
+  if (spec.empty()) return rows;
+  std::size_t i = 0, p = 0;
+  const auto slash = spec.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    i = std::stoul(spec.substr(0, slash));
+    p = std::stoul(spec.substr(slash + 1));
+  } catch (const std::exception&) {
+    throw UsageError("--part must be I/P, not '" + spec + "'");
+  }
+  if (p == 0 || i == 0 || i > p || p > rows.size()) {
+    throw UsageError("--part " + spec + ": need 1 <= I <= P <= " + std::to_string(rows.size()));
+  }
+  const std::size_t first = (i - 1) * rows.size() / p, end = i * rows.size() / p;
+  return {rows.begin() + static_cast<std::ptrdiff_t>(first),
+          rows.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+Dataset LoadData(const std::string& name, const std::string& dir) {
+  auto data = LoadNamed(name, DataDir(dir));
+  if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
+  return std::move(data).value();
+}
+
+std::string Stamp() {
+  const auto t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::ostringstream s;
+  s << std::put_time(&tm, "%H:%M:%S");
+  return s.str();
+}
+
+std::string Pct(double x) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << 100 * x << " %";
+  return s.str();
+}
+
+}  // namespace
+
+void SetupEnrol(CLI::App& app, EnrolOptions& o) {
+  app.description(
+      "Issue client tokens for a server's state file. Each token lets one client process\n"
+      "join; the server keeps only their hashes. Hand each client its own token.");
+  app.add_option("--state", o.state, "The server's state file (SQLite)")->required();
+  app.add_option("--count", o.count, "How many tokens")->capture_default_str()->check(
+      CLI::Range(1, 1000000));
+  app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
+}
+
+int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
+  auto opened = ServerState::Open(o.state);
+  if (!opened.ok()) throw UsageError(opened.error());
+  ServerState state = std::move(opened).value();
+  auto tokens = state.IssueTokens(o.count);
+  if (!tokens.ok()) throw std::runtime_error(tokens.error());
+  if (o.out.empty()) {
+    for (const auto& t : *tokens) out << t << "\n";
+  } else {
+    const std::string tmp = o.out + ".partial";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      for (const auto& t : *tokens) f << t << "\n";
+      if (!f) throw std::runtime_error("cannot write " + tmp);
+    }
+    ::chmod(tmp.c_str(), 0600);
+    std::filesystem::rename(tmp, o.out);
+  }
+  err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens()
+      << " in all for " << o.state << ")\n";
+  return 0;
+}
+
+void SetupServe(CLI::App& app, ServeOptions& o) {
+  app.description(
+      "Run a FedSel task as the server of a deployment: clients (fedldp client) join with\n"
+      "tokens from fedldp enrol, and rounds run until every epoch is done. The state file\n"
+      "keeps the model, the round and the open round's reports: kill the server at any\n"
+      "time and start it again with the same options to resume.");
+  app.add_option("--state", o.state, "State file (SQLite); created if absent")->required();
+  app.add_option("--address", o.address, "host:port to listen on")->capture_default_str();
+  app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
+  app.add_option("--dataset", o.dataset, "Dataset (for its dimension and the evaluation rows)")
+      ->capture_default_str();
+  app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
+  app.add_option("--eval-rows", o.eval_rows,
+                 "Rows FIRST:END the server evaluates the model on (adult: 32561: is "
+                 "adult.test)")
+      ->capture_default_str();
+  app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
+  app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
+  app.add_option("--variant", o.variant, "Two-stage FedSel variant")->capture_default_str();
+  app.add_option("--epsilon", o.epsilon, "Total budget per user")->capture_default_str();
+  app.add_option("--epochs", o.epochs, "Epochs E")->capture_default_str()->check(
+      CLI::Range(1, 1000));
+  app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
+  app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto'")->capture_default_str();
+  app.add_option("--k-fraction", o.k_fraction, "k / d")->capture_default_str();
+  app.add_option("--lr", o.learning_rate, "Learning rate")->capture_default_str();
+  app.add_option("--momentum", o.momentum, "Momentum eta")->capture_default_str();
+  app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
+  app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
+  app.add_option("--stale-ms", o.stale_ms,
+                 "A client silent this long counts as dropped out")
+      ->capture_default_str();
+  app.add_option("--min-participation", o.min_participation,
+                 "Share of a round's users that must report for an update")
+      ->capture_default_str();
+  app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): serve over TLS");
+  app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
+  app.add_option("--out", o.out, "Append one JSON line with the result to this file");
+}
+
+int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    throw UsageError("--tls-cert and --tls-key go together");
+  }
+  const Dataset data = LoadData(o.dataset, o.data_dir);
+  const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
+  FedSelTaskSpec spec;
+  spec.id = o.task.empty() ? "fedsel-" + o.dataset : o.task;
+  auto loss = ParseLoss(o.model);
+  if (!loss.ok()) throw UsageError(loss.error());
+  FedSelConfig& c = spec.config;
+  c.variant = o.variant;
+  c.loss = *loss;
+  c.epsilon = o.epsilon;
+  c.epochs = o.epochs;
+  c.batch_fraction = o.batch_fraction;
+  if (o.mu == "auto") {
+    c.mu.reset();
+  } else {
+    try {
+      c.mu = std::stod(o.mu);
+    } catch (const std::exception&) {
+      throw UsageError("--mu must be a number or 'auto'");
+    }
+  }
+  c.k_fraction = o.k_fraction;
+  c.learning_rate = o.learning_rate;
+  c.momentum = o.momentum;
+  c.lambda = o.lambda;
+  spec.users = o.users;
+  spec.dimension = data.dimension;
+  RoundPolicy policy;
+  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
+  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
+  policy.min_participation = o.min_participation;
+
+  auto opened = ServerState::Open(o.state);
+  if (!opened.ok()) throw UsageError(opened.error());
+  ServerState state = std::move(opened).value();
+  if (auto why = state.BindTask(EncodeTask(spec)); !why.empty()) throw UsageError(why);
+  if (state.tokens() == 0) {
+    throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +
+                     o.state + " --count N first");
+  }
+  const double majority = data.Subset(eval).MajorityRate();
+  double last_accuracy = 0;
+  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
+  auto coordinator = FedSelCoordinator::Create(
+      spec, policy, std::move(state), log,
+      [&](std::uint64_t epoch, std::span<const double> w) {
+        last_accuracy = LinearModel::Accuracy(w, data, eval);
+        log("epoch " + std::to_string(epoch) + ": accuracy " + Pct(last_accuracy) +
+            " on rows " + o.eval_rows + " (majority class " + Pct(majority) + ")");
+      });
+  if (!coordinator.ok()) throw UsageError(coordinator.error());
+  FedSelCoordinator& coord = **coordinator;
+  log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
+  TlsFiles tls;
+  tls.certificate = o.tls_cert;
+  tls.key = o.tls_key;
+  CatchSignals();
+  auto server = CoordinatorServer::Start(coord, o.address, tls);
+  if (!server.ok()) throw UsageError(server.error());
+  log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
+      (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
+  std::uint64_t shown_round = 0;
+  auto last_show = std::chrono::steady_clock::now();
+  while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto s = coord.stats();
+    const auto now = std::chrono::steady_clock::now();
+    if (s.started && s.round != shown_round && now - last_show > std::chrono::seconds(5)) {
+      log("round " + std::to_string(s.round) + " (epoch " + std::to_string(s.epoch + 1) + "), " +
+          std::to_string(s.accepted) + " reports accepted, " + std::to_string(s.rejected) +
+          " rejected");
+      shown_round = s.round;
+      last_show = now;
+    }
+  }
+  const auto s = coord.stats();
+  if (s.finished) {
+    // Let the clients hear that the task is over before the server goes.
+    std::this_thread::sleep_for(policy.stale_after);
+  }
+  (*server)->Shutdown();
+  if ((*server)->failed()) {
+    err << "serve: failed: the state could not be saved; start again to resume\n";
+    return 1;
+  }
+  if (!s.finished) {
+    log("stopped at round " + std::to_string(s.round) + "; start again to resume");
+    return 0;
+  }
+  const double accuracy = LinearModel::Accuracy(coord.weights(), data, eval);
+  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy "
+      << Pct(accuracy) << " (majority class " << Pct(majority) << "), " << s.round
+      << " rounds, " << s.rounds_without_update << " without update, " << s.counted
+      << " reports counted\n";
+  if (!o.out.empty()) {
+    std::ofstream f(o.out, std::ios::app);
+    f << std::setprecision(10) << "{\"command\":\"serve\",\"dataset\":\"" << o.dataset
+      << "\",\"variant\":\"" << c.variant << "\",\"epsilon\":" << c.epsilon
+      << ",\"epochs\":" << c.epochs << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
+      << ",\"majority\":" << majority << ",\"rounds\":" << s.round
+      << ",\"rounds_without_update\":" << s.rounds_without_update
+      << ",\"reports_counted\":" << s.counted << "}\n";
+  }
+  return 0;
+}
+
+void SetupClient(CLI::App& app, ClientOptions& o) {
+  app.description(
+      "Take part in a deployed FedSel task: each local row is one user with its own\n"
+      "privacy budget on this client's ledger. Noise comes from the secure generator;\n"
+      "every report is charged to the ledger before it is sent.");
+  app.add_option("--server", o.server, "Server address host:port")->capture_default_str();
+  app.add_option("--token", o.token, "Token from fedldp enrol");
+  app.add_option("--token-file", o.token_file, "Read the token from this file (first line)");
+  app.add_option("--dataset", o.dataset, "Local data: a dataset name")->capture_default_str();
+  app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
+  app.add_option("--rows", o.rows, "Rows FIRST:END of the dataset that are local")
+      ->capture_default_str();
+  app.add_option("--part", o.part, "I/P: the I-th of P equal chunks of --rows");
+  app.add_option("--ledger", o.ledger, "Privacy ledger (SQLite)")->capture_default_str();
+  app.add_option("--budget", o.budget,
+                 "Each user's total epsilon on the ledger (default: the task's epsilon)");
+  app.add_option("--tls-ca", o.tls_ca, "Trust this certificate (PEM): connect over TLS");
+}
+
+int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
+  std::string token = o.token;
+  if (!o.token_file.empty()) {
+    std::ifstream f(o.token_file);
+    if (!f || !std::getline(f, token)) throw UsageError("cannot read a token from " + o.token_file);
+  }
+  if (token.empty()) throw UsageError("give --token or --token-file");
+  const Dataset data = LoadData(o.dataset, o.data_dir);
+  const auto rows = TakePart(ParseRows(o.rows, data.size(), "--rows"), o.part);
+  FedSelClientOptions c;
+  c.address = o.server;
+  c.token = token;
+  c.ledger = o.ledger;
+  c.budget = o.budget;
+  c.tls.ca = o.tls_ca;
+  c.stop = [] { return g_stop.load(); };
+  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  CatchSignals();
+  c.log("hosting " + std::to_string(rows.size()) + " users (rows " +
+        std::to_string(rows.front()) + ".." + std::to_string(rows.back()) + " of " + o.dataset +
+        "); server " + o.server);
+  auto summary = RunFedSelClient(c, data, rows);
+  if (!summary.ok()) {
+    err << "client: failed: " << summary.error() << "\n";
+    return 1;
+  }
+  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; "
+      << summary->rounds << " rounds, " << summary->reports << " reports accepted, "
+      << summary->refused << " refused\n";
+  return 0;
+}
+
+}  // namespace fedldp::cli
