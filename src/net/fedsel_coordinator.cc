@@ -266,6 +266,7 @@ Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
     }
     if (!v.reason.empty()) {
       ++stats_.rejected;
+      Say("refused a report: " + v.reason);
       continue;
     }
     auto verdict = gate_->Admit(std::to_string(user),

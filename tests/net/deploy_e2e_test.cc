@@ -65,11 +65,13 @@ double JsonNumber(const std::string& json, const std::string& key) {
 
 class DeployE2eTest : public testing::TempDirTest {
  protected:
+  // Deadlines long enough for a slow (sanitizer) build to reconnect 20
+  // clients after a restart: a round must not close without a live client.
   std::vector<std::string> Serve(int port) const {
     return {FEDLDP_BINARY, "serve", "--state", Path("server.sqlite"), "--address",
             "127.0.0.1:" + std::to_string(port), "--users", std::to_string(kTrainRows),
             "--data-dir", FEDLDP_SHARED_DATASETS, "--epsilon", "8", "--out", Path("result.json"),
-            "--stale-ms", "1000"};
+            "--stale-ms", "5000", "--deadline-ms", "60000"};
   }
   // Issues the clients' tokens (the server refuses to start without any).
   void Enrol() const {
