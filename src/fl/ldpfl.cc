@@ -34,8 +34,10 @@ double Gamma(double shape, Rng& rng) {
   }
 }
 
-std::vector<LayerRange> RangesOf(std::span<const float> w, const std::vector<std::size_t>& sizes,
-                                 double margin) {
+}  // namespace
+
+std::vector<LayerRange> LayerRangesOf(std::span<const float> w,
+                                      const std::vector<std::size_t>& sizes, double margin) {
   std::vector<LayerRange> ranges;
   std::size_t offset = 0;
   for (const std::size_t n : sizes) {
@@ -47,8 +49,6 @@ std::vector<LayerRange> RangesOf(std::span<const float> w, const std::vector<std
   }
   return ranges;
 }
-
-}  // namespace
 
 Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
                                                            double alpha, std::uint64_t seed) {
@@ -139,7 +139,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                              static_cast<std::size_t>(config.rounds), per_round, config.delta);
   std::vector<float> global = net.GetWeights();
   std::vector<LayerRange> ranges =
-      config.adaptive ? RangesOf(global, net.layer_sizes(), config.adaptive_margin)
+      config.adaptive ? LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin)
                       : std::vector<LayerRange>(net.layer_sizes().size(), config.fixed_range);
   CounterRng pick(seed, 0x9e37);
   std::vector<std::size_t> everyone(config.clients);
@@ -209,7 +209,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         global[j] = static_cast<float>(config.perturb_updates ? global[j] + m : m);
       }
     }
-    if (config.adaptive) ranges = RangesOf(global, net.layer_sizes(), config.adaptive_margin);
+    if (config.adaptive) ranges = LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin);
     stats.aggregate_seconds += Since(t);
     net.SetWeights(global);
     stats.accuracy = net.Accuracy(test);

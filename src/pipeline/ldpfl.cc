@@ -111,16 +111,71 @@ ShuffledRound ParameterShuffler::Release(Rng& rng) {
   return round;
 }
 
+std::vector<ReportChunk> ChunkModel(const std::vector<std::size_t>& layer_sizes,
+                                    std::size_t chunk) {
+  std::vector<ReportChunk> chunks;
+  std::size_t offset = 0;
+  for (std::size_t l = 0; l < layer_sizes.size(); ++l) {
+    const std::size_t end = offset + layer_sizes[l];
+    for (std::size_t b = offset; b < end; b += std::max<std::size_t>(chunk, 1)) {
+      chunks.push_back({l, b, std::min(end, b + std::max<std::size_t>(chunk, 1))});
+    }
+    offset = end;
+  }
+  return chunks;
+}
+
+LdpFlReport PieceOf(const LdpFlReport& report, const ReportChunk& chunk) {
+  LdpFlReport piece;
+  piece.ranges = {report.ranges.at(chunk.layer)};
+  piece.weights = chunk.end - chunk.begin;
+  piece.bits.assign((piece.weights + 63) / 64, 0);
+  for (std::size_t i = 0; i < piece.weights; ++i) {
+    piece.bits[i / 64] |= static_cast<std::uint64_t>(report.Bit(chunk.begin + i)) << (i % 64);
+  }
+  return piece;
+}
+
 LdpFlAggregator::LdpFlAggregator(const LdpFlRandomizer& randomizer)
-    : randomizer_(randomizer), ones_(randomizer.weights(), 0) {}
+    : randomizer_(randomizer), ones_(randomizer.weights(), 0), seen_(randomizer.weights(), 0) {}
 
 std::string LdpFlAggregator::Add(const LdpFlReport& report) {
   if (auto e = randomizer_.Check(report); !e.empty()) {
     ++rejected_;
     return e;
   }
-  for (std::size_t i = 0; i < ones_.size(); ++i) ones_[i] += report.Bit(i);
+  for (std::size_t i = 0; i < ones_.size(); ++i) ones_[i] += report.Bit(i), ++seen_[i];
   ++count_;
+  return "";
+}
+
+std::string LdpFlAggregator::AddPiece(const ReportChunk& chunk, const LdpFlReport& piece) {
+  std::size_t first = 0;
+  for (std::size_t l = 0; l < chunk.layer && l < randomizer_.layer_sizes().size(); ++l) {
+    first += randomizer_.layer_sizes()[l];
+  }
+  std::string why;
+  if (chunk.layer >= randomizer_.layer_sizes().size() || chunk.begin < first ||
+      chunk.end <= chunk.begin || chunk.end > first + randomizer_.layer_sizes()[chunk.layer]) {
+    why = "the chunk is not inside one layer of the model";
+  } else if (piece.weights != chunk.end - chunk.begin ||
+             piece.bits.size() != (piece.weights + 63) / 64) {
+    why = "the piece has " + std::to_string(piece.weights) + " weights, its chunk " +
+          std::to_string(chunk.end - chunk.begin);
+  } else if (piece.weights % 64 != 0 && (piece.bits.back() >> (piece.weights % 64)) != 0) {
+    why = "the piece sets bits beyond its last weight";
+  } else if (piece.ranges.size() != 1 || piece.ranges[0] != randomizer_.ranges()[chunk.layer]) {
+    why = "the piece's range differs from the one announced for its layer";
+  }
+  if (!why.empty()) {
+    ++rejected_;
+    return why;
+  }
+  for (std::size_t i = 0; i < piece.weights; ++i) {
+    ones_[chunk.begin + i] += piece.Bit(i);
+    ++seen_[chunk.begin + i];
+  }
+  ++pieces_;
   return "";
 }
 
@@ -137,21 +192,25 @@ std::string LdpFlAggregator::AddShuffled(const ShuffledRound& round) {
       ones += static_cast<std::uint32_t>(std::popcount(round.columns[j * wpc + w]));
     }
     ones_[j] += ones;
+    seen_[j] += static_cast<std::uint32_t>(round.reports);
   }
   count_ += round.reports;
   return "";
 }
 
 std::vector<float> LdpFlAggregator::Mean() const {
-  if (count_ == 0) return {};
+  if (count_ == 0 && pieces_ == 0) return {};
   std::vector<float> mean(ones_.size());
-  const double n = static_cast<double>(count_);
   std::size_t i = 0;
   for (std::size_t l = 0; l < randomizer_.layer_sizes().size(); ++l) {
     const auto& m = randomizer_.mechanism(l);
     for (std::size_t end = i + randomizer_.layer_sizes()[l]; i < end; ++i) {
       // (ones high + (n - ones) low) / n, computed from the integer count.
-      const double ones = ones_[i];
+      const double ones = ones_[i], n = seen_[i];
+      if (n == 0) {
+        mean[i] = std::nanf("");
+        continue;
+      }
       mean[i] = static_cast<float>((ones * m.high() + (n - ones) * m.low()) / n);
     }
   }

@@ -154,6 +154,50 @@ TEST(ParameterShuffler, ReleaseOrderIsUniformAndIndependentOfArrival) {
   }
 }
 
+TEST(LdpFlAggregator, PiecesOfEveryReportGiveTheWholeReportsMeanBitForBit) {
+  const auto r = Make();
+  const auto chunks = ChunkModel(r.layer_sizes(), 32);
+  // 70 = 32 + 32 + 6, 5, 130 = 32 * 4 + 2: no chunk crosses a layer.
+  ASSERT_EQ(chunks.size(), 3u + 1u + 5u);
+  EXPECT_EQ(chunks[3].layer, 1u);
+  EXPECT_EQ(chunks[3].begin, 70u);
+  EXPECT_EQ(chunks.back().end, r.weights());
+  LdpFlAggregator whole(r), pieces(r);
+  const auto w = Weights(r.weights());
+  for (int c = 0; c < 25; ++c) {
+    CounterRng rng(11, static_cast<std::uint64_t>(c));
+    const auto report = r.Randomize(w, rng);
+    ASSERT_EQ(whole.Add(report), "");
+    for (const auto& chunk : chunks) ASSERT_EQ(pieces.AddPiece(chunk, PieceOf(report, chunk)), "");
+  }
+  const auto a = whole.Mean(), b = pieces.Mean();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << i;
+}
+
+TEST(LdpFlAggregator, RefusesAPieceThatDoesNotFitItsChunk) {
+  const auto r = Make();
+  const auto chunks = ChunkModel(r.layer_sizes(), 64);
+  CounterRng rng(3, 4);
+  const auto report = r.Randomize(Weights(r.weights()), rng);
+  LdpFlAggregator a(r);
+  auto piece = PieceOf(report, chunks[0]);
+  EXPECT_NE(a.AddPiece(chunks[1], piece), "");  // 64 weights into a chunk of 6
+  piece.ranges[0].radius *= 2;
+  EXPECT_NE(a.AddPiece(chunks[0], piece), "");  // another range
+  auto tail = PieceOf(report, chunks[1]);        // 6 weights: padding must stay zero
+  tail.bits[0] |= std::uint64_t{1} << 10;
+  EXPECT_NE(a.AddPiece(chunks[1], tail), "");
+  EXPECT_NE(a.AddPiece({0, 60, 80}, PieceOf(report, {0, 60, 80})), "");  // across layers
+  EXPECT_EQ(a.rejected(), 4u);
+  EXPECT_TRUE(a.Mean().empty());
+  // One good piece: its weights get a mean, the others none (NaN).
+  ASSERT_EQ(a.AddPiece(chunks[1], PieceOf(report, chunks[1])), "");
+  const auto mean = a.Mean();
+  EXPECT_TRUE(std::isnan(mean[0]));
+  EXPECT_FALSE(std::isnan(mean[64]));
+}
+
 TEST(ParameterShuffler, RejectsReportsOfAnotherRound) {
   const auto r = Make();
   ParameterShuffler shuffler(r);

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,11 @@ struct LdpFlRun {
 // Splits `rows` of `data` into `clients` shards (IID, or Dirichlet(alpha)).
 Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
                                                            double alpha, std::uint64_t seed);
+
+// The adaptive rule: per layer, the centre and half-width of the layer's
+// weights, the half-width times `margin` (at least 1e-6).
+std::vector<LayerRange> LayerRangesOf(std::span<const float> weights,
+                                      const std::vector<std::size_t>& layer_sizes, double margin);
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,

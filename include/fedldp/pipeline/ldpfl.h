@@ -115,6 +115,19 @@ class ParameterShuffler {
   std::vector<LdpFlReport> reports_;
 };
 
+// A deployment's unit of shuffling: a report is cut into pieces of at most
+// `chunk` consecutive weights, never across a layer, and each piece travels
+// (sealed) on its own, so the shuffler can permute every chunk's pieces
+// across clients without reading them. Piece j of a report is an LdpFlReport
+// of one layer's range and end - begin weights.
+struct ReportChunk {
+  std::size_t layer = 0;
+  std::size_t begin = 0, end = 0;  // weights [begin, end) of the model
+};
+std::vector<ReportChunk> ChunkModel(const std::vector<std::size_t>& layer_sizes,
+                                    std::size_t chunk);
+LdpFlReport PieceOf(const LdpFlReport& report, const ReportChunk& chunk);
+
 // Mean per weight from integer counts of ones.
 class LdpFlAggregator {
  public:
@@ -123,15 +136,19 @@ class LdpFlAggregator {
   std::string Add(const LdpFlReport& report);
   // Shuffled path: a whole round at once. "" if accepted, else why.
   std::string AddShuffled(const ShuffledRound& round);
-  std::size_t count() const { return count_; }
+  // Deployed path: one piece (PieceOf) of some client's report, for the
+  // chunk given; checked against the chunk's layer range. "" if accepted.
+  std::string AddPiece(const ReportChunk& chunk, const LdpFlReport& piece);
+  std::size_t count() const { return count_; }  // whole reports (Add, AddShuffled)
   std::size_t rejected() const { return rejected_; }
-  // Mean per weight; empty if no report was accepted.
+  // Mean per weight, over the reports or pieces that weight received; empty
+  // if nothing was accepted, NaN for a weight no piece reached.
   std::vector<float> Mean() const;
 
  private:
   const LdpFlRandomizer& randomizer_;
-  std::vector<std::uint32_t> ones_;
-  std::size_t count_ = 0, rejected_ = 0;
+  std::vector<std::uint32_t> ones_, seen_;
+  std::size_t count_ = 0, pieces_ = 0, rejected_ = 0;
 };
 
 }  // namespace fedldp
