@@ -69,47 +69,20 @@ FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPoli
       log_(std::move(log)),
       on_epoch_(std::move(on_epoch)),
       batches_((spec.users + plan_.batch - 1) / plan_.batch),
-      state_(std::move(state)) {}
+      state_(std::move(state)),
+      roster_(spec.users) {}
 
 void FedSelCoordinator::Say(const std::string& line) const {
   if (log_) log_(line);
 }
 
-std::optional<ServerState::Client> FedSelCoordinator::ClientOf(std::string_view token) {
-  const auto it = clients_.find(std::string(token));
-  if (it != clients_.end()) return it->second.first;
-  auto client = state_.FindClient(token);  // joined before a restart
-  if (client) clients_[std::string(token)] = {*client, Clock::time_point{}};
-  return client;
-}
-
 FedSelCoordinator::Joined FedSelCoordinator::Join(std::string_view token, std::uint64_t users,
                                                   Clock::time_point now) {
   std::lock_guard lock(mu_);
-  Joined out;
-  if (!state_.KnownToken(token)) {
-    out.error = "unknown token (not enrolled with this server)";
-    return out;
-  }
-  if (!state_.FindClient(token)) {
-    const std::uint64_t joined = state_.joined_users();
-    if (users > spec_.users - std::min(joined, spec_.users)) {
-      out.error = "the task has " + std::to_string(spec_.users) + " users and " +
-                  std::to_string(joined) + " have joined; no room for " + std::to_string(users);
-      return out;
-    }
-  }
-  auto client = state_.Join(token, users);
-  if (!client.ok()) {
-    out.error = client.error();
-    return out;
-  }
-  out.first = client->first;
-  out.users = client->users;
-  clients_[std::string(token)] = {*client, now};
-  Say("client joined: users " + std::to_string(out.first) + ".." +
-      std::to_string(out.first + out.users - 1) + " (" + std::to_string(state_.joined_users()) +
-      " of " + std::to_string(spec_.users) + ")");
+  std::string line;
+  Joined out = roster_.Join(state_, token, users, now, &line);
+  if (!out.error.empty()) return out;
+  Say(line);
   StartIfReady(now);
   return out;
 }
@@ -216,12 +189,12 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
   std::lock_guard lock(mu_);
   Poll out;
   out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
-  const auto client = ClientOf(token);
+  const auto client = roster_.Find(state_, token);
   if (!client) {
     out.error = "unknown client: join first";
     return out;
   }
-  clients_[std::string(token)].second = now;
+  roster_.Seen(token, now);
   if (snap_.finished) {
     out.state = Poll::State::kFinished;
     out.round = snap_.round;
@@ -247,9 +220,9 @@ Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
     std::string_view token, std::span<const std::pair<std::uint64_t, std::string>> reports,
     Clock::time_point now) {
   std::lock_guard lock(mu_);
-  const auto client = ClientOf(token);
+  const auto client = roster_.Find(state_, token);
   if (!client) return Error{"unknown client: join first"};
-  clients_[std::string(token)].second = now;
+  roster_.Seen(token, now);
   std::vector<Verdict> verdicts(reports.size());
   std::vector<std::pair<std::uint64_t, std::string>> to_record;
   std::vector<FedSelReport> decoded;
@@ -304,28 +277,10 @@ Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
 void FedSelCoordinator::Tick(Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (!started_ || snap_.finished || !gate_) return;
-  if (now >= opened_ + policy_.deadline) {
-    CloseRound(now, "deadline");
-    return;
+  if (const char* why = roster_.CloseReason(opened_, policy_, now, assigned_,
+                                             [&](std::uint64_t u) { return received_.contains(u); })) {
+    CloseRound(now, why);
   }
-  // Every missing user's client has gone quiet: do not wait for the deadline.
-  // A round just opened gives its clients stale_after to show up.
-  if (now < opened_ + policy_.stale_after) return;
-  for (const std::uint64_t user : assigned_) {
-    if (received_.contains(user)) continue;
-    // A client not heard from since this process started (a restart) is
-    // not judged: the deadline covers it.
-    bool alive = true;
-    for (const auto& [token, entry] : clients_) {
-      const auto& [client, seen] = entry;
-      if (user >= client.first && user < client.first + client.users) {
-        alive = seen == Clock::time_point{} || now - seen < policy_.stale_after;
-        break;
-      }
-    }
-    if (alive) return;
-  }
-  CloseRound(now, "the missing users' clients went quiet");
 }
 
 FedSelCoordinator::Stats FedSelCoordinator::stats() const {

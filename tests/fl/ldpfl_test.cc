@@ -8,27 +8,12 @@
 
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
+#include "testing/synthetic.h"
 
 namespace fedldp {
 namespace {
 
-// Tiny MNIST-shaped data: 10 classes, the class drawn as a bright row.
-Dataset Stripes(std::size_t rows, std::uint64_t seed) {
-  Dataset d;
-  d.dimension = 784;
-  d.classes = 10;
-  CounterRng rng(seed);
-  std::vector<float> x(784);
-  for (std::size_t i = 0; i < rows; ++i) {
-    const int y = static_cast<int>(i % 10);
-    for (std::size_t j = 0; j < 784; ++j) {
-      x[j] = 0.2f * static_cast<float>(Uniform01(rng)) +
-             (j / 28 == static_cast<std::size_t>(2 * y + 4) ? 0.8f : 0.0f);
-    }
-    d.Append(x, y);
-  }
-  return d;
-}
+using testing::Stripes;
 
 TEST(SplitClients, IidShardsAreEqualAndDisjoint) {
   const Dataset d = Stripes(1003, 1);

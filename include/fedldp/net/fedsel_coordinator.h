@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fedldp/fl/fedsel.h"
+#include "fedldp/net/roster.h"
 #include "fedldp/store/server_state.h"
 #include "fedldp/wire/report_codec.h"
 
@@ -43,13 +44,6 @@ struct FedSelTaskSpec {
   FedSelConfig config;
   std::uint64_t users = 0;      // N
   std::uint64_t dimension = 0;  // d
-};
-
-struct RoundPolicy {
-  std::chrono::milliseconds deadline{10000};
-  std::chrono::milliseconds stale_after{2000};
-  std::chrono::milliseconds retry{20};  // how often clients poll
-  double min_participation = 0.5;
 };
 
 class FedSelCoordinator {
@@ -65,10 +59,7 @@ class FedSelCoordinator {
                                                            ServerState state, Log log = {},
                                                            OnEpoch on_epoch = {});
 
-  struct Joined {
-    std::string error;  // set: refused
-    std::uint64_t first = 0, users = 0;
-  };
+  using Joined = fedldp::Joined;
   Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
 
   struct Poll {
@@ -119,7 +110,6 @@ class FedSelCoordinator {
   void CloseRound(Clock::time_point now, const char* why);
   void Commit();
   void Say(const std::string& line) const;
-  std::optional<ServerState::Client> ClientOf(std::string_view token);
 
   const FedSelTaskSpec spec_;
   const RoundPolicy policy_;
@@ -139,8 +129,7 @@ class FedSelCoordinator {
   std::optional<FedSelAggregator> aggregator_;
   std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes
   Clock::time_point opened_{};
-  // Clients seen by this process: token -> (client, last poll).
-  std::unordered_map<std::string, std::pair<ServerState::Client, Clock::time_point>> clients_;
+  Roster roster_;
   Stats stats_;
 };
 

@@ -1,0 +1,266 @@
+// The LDP-FL deployment as plain logic (no network): server, client and
+// shuffler, each a separate party.
+//
+// - LdpFlCoordinator (the server): users join through their clients; every
+//   round it draws round(fraction N) users with the secure generator, and
+//   announces the global model and the round's ranges. It never receives a
+//   report from a client: the shuffler delivers batches of sealed pieces,
+//   which it opens, passes through the very gate and aggregator the
+//   simulator's server uses (ReportGate with each chunk's LdpFlRandomizer,
+//   LdpFlAggregator::AddPiece), and records in ServerState before it
+//   acknowledges. Rounds close as FedSel's do (complete, clients gone quiet,
+//   deadline; minimum participation), and the state survives SIGKILL.
+// - LdpFlParticipant (a client): per user, the simulator's local training
+//   and LdpFlRandomizer::Randomize with SecureRng; the report is cut into
+//   chunks (ChunkModel), every piece sealed to the server's key; the cost,
+//   d eps per report (what is proven without trusting the shuffler), is
+//   charged to the user's ledger account before anything leaves, with the
+//   sealed pieces, which are what a retry resends.
+// - ShufflerCore (a third party): holds the sealed pieces of a round, one
+//   submission per user (vouched for by the server), and forwards a batch
+//   only when it has at least `min_batch` users and every user still
+//   expected has come in (or the round's deadline nears). A batch names its
+//   contributors sorted, never which piece is whose: every chunk's pieces are
+//   permuted on their own with the secure generator, so the server can link
+//   a piece to no client, nor two pieces (two chunks) to each other.
+//
+// Trust: the shuffler cannot read or alter a piece (sealed boxes); it is
+// trusted not to collude with the server and not to inject pieces (anyone
+// can seal to the public key). The server learns who took part in a round,
+// which it knows anyway from who polls.
+#ifndef FEDLDP_NET_LDPFL_DEPLOY_H_
+#define FEDLDP_NET_LDPFL_DEPLOY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fedldp/data/dataset.h"
+#include "fedldp/fl/ldpfl.h"
+#include "fedldp/model/neural_net.h"
+#include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/net/roster.h"
+#include "fedldp/random/secure_rng.h"
+#include "fedldp/store/privacy_ledger.h"
+#include "fedldp/store/server_state.h"
+#include "fedldp/wire/report_codec.h"
+#include "fedldp/wire/sealed_box.h"
+
+namespace fedldp {
+
+// What the server announces.
+struct LdpFlTaskSpec {
+  std::string id;
+  // arch, rounds, local_epochs, batch, learning_rate, fraction, epsilon,
+  // adaptive, fixed_range, adaptive_margin, perturb_updates.
+  LdpFlConfig config;
+  std::uint64_t users = 0;  // N
+  double input_mean = 0, input_sd = 1;
+  std::uint64_t chunk = 256;  // weights per sealed piece, at most
+  std::string public_key;     // the server's, 32 bytes
+  std::vector<std::size_t> layer_sizes;
+
+  std::size_t weights() const;
+  std::uint64_t per_round() const;  // users drawn per round
+  // The proven cost of one report without trusting the shuffler: d eps.
+  double ReportEpsilon() const { return config.epsilon * static_cast<double>(weights()); }
+  std::vector<ReportChunk> chunks() const { return ChunkModel(layer_sizes, chunk); }
+  std::string Check() const;  // "" if usable
+};
+
+class LdpFlCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Log = std::function<void(const std::string&)>;
+  // After every closed round (rounds closed so far, the model).
+  using OnRound = std::function<void(std::uint64_t, std::span<const double>)>;
+
+  // `initial`: the model to start from, if the state holds none yet.
+  static Result<std::unique_ptr<LdpFlCoordinator>> Create(const LdpFlTaskSpec& spec,
+                                                          const RoundPolicy& policy,
+                                                          ServerState state, ServerKeys keys,
+                                                          std::vector<double> initial,
+                                                          Log log = {}, OnRound on_round = {});
+
+  Joined Join(std::string_view token, std::uint64_t users,
+                                 Clock::time_point now);
+
+  struct Poll {
+    FedSelCoordinator::Poll round;  // as FedSel's
+    std::vector<LayerRange> ranges;  // kRound: the round's (c, r) per layer
+  };
+  Poll PollRound(std::string_view token, Clock::time_point now);
+
+  // The shuffler's questions.
+  std::string Vouch(std::string_view token, std::uint64_t user, std::uint64_t round);
+  struct Info {
+    std::uint64_t round = 0;
+    std::uint64_t expected = 0;
+    std::vector<std::uint64_t> delivered;
+    std::uint64_t waiting = 0;  // users not delivered whose clients still poll
+    std::uint32_t deadline_ms = 0;
+    bool open = false, finished = false;
+    std::uint64_t chunks = 0;
+  };
+  Info RoundInfo(Clock::time_point now);
+
+  struct Delivery {
+    std::uint64_t round = 0;
+    std::vector<std::pair<std::string, std::uint64_t>> contributors;  // (token, user)
+    std::vector<std::vector<std::string>> pieces;  // per chunk, one sealed piece each
+  };
+  struct Delivered {
+    bool accepted = false;
+    std::string reason;
+    std::uint64_t pieces_accepted = 0, pieces_rejected = 0;
+  };
+  Delivered Deliver(const Delivery& batch, Clock::time_point now);
+
+  void Tick(Clock::time_point now);
+
+  struct Stats {
+    std::uint64_t round = 0;  // rounds closed in all, over every run
+    std::uint64_t rounds_closed = 0;
+    std::uint64_t rounds_without_update = 0;
+    std::uint64_t batches = 0, pieces_accepted = 0, pieces_rejected = 0, batches_refused = 0;
+    std::uint64_t counted = 0;  // user reports in the model, over every run
+    bool started = false, finished = false;
+  };
+  Stats stats() const;
+  std::vector<double> weights() const;
+  const LdpFlTaskSpec& spec() const { return spec_; }
+
+ private:
+  LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state,
+                   ServerKeys keys, Log log, OnRound on_round);
+  void StartIfReady(Clock::time_point now);
+  void DrawUsers();
+  std::string OpenRound(Clock::time_point now);
+  void CloseRound(Clock::time_point now, const char* why);
+  void Commit();
+  void Say(const std::string& line) const;
+  // Opens, gates and (if accepted) returns one piece of `chunk`.
+  std::optional<LdpFlReport> Admit(std::size_t chunk, std::string_view plain, std::string* why);
+
+  const LdpFlTaskSpec spec_;
+  const RoundPolicy policy_;
+  const ServerKeys keys_;
+  const Log log_;
+  const OnRound on_round_;
+  const std::vector<ReportChunk> chunks_;
+
+  mutable std::mutex mu_;
+  ServerState state_;
+  ServerState::Snapshot snap_;  // order: the open round's users, sorted
+  bool started_ = false;
+  // The open round.
+  std::optional<LdpFlRandomizer> randomizer_;
+  std::vector<LdpFlRandomizer> chunk_randomizers_;
+  std::vector<ReportGate> gates_;
+  std::optional<LdpFlAggregator> aggregator_;
+  std::set<std::uint64_t> delivered_;
+  std::uint64_t piece_records_ = 0, piece_names_ = 0;
+  Clock::time_point opened_{};
+  Roster roster_;
+  Stats stats_;
+};
+
+class LdpFlParticipant {
+ public:
+  // shards: the local rows of `data` of each hosted user; `data` and
+  // `ledger` must outlive the participant.
+  static Result<LdpFlParticipant> Create(const LdpFlTaskSpec& task, const Dataset& data,
+                                         std::vector<std::vector<std::size_t>> shards,
+                                         PrivacyLedger& ledger);
+  void SetFirstUser(std::uint64_t first) { first_user_ = first; }
+  std::uint64_t users() const { return shards_.size(); }
+
+  struct Answer {
+    // (user, sealed pieces in chunk order)
+    std::vector<std::pair<std::uint64_t, std::vector<std::string>>> reports;
+    std::vector<std::string> refusals;  // one line each
+  };
+  Answer Respond(std::uint64_t round, std::span<const double> weights,
+                 std::span<const LayerRange> ranges, std::span<const std::uint64_t> users);
+  double report_epsilon() const { return task_.ReportEpsilon(); }
+
+ private:
+  LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
+                   std::vector<std::vector<std::size_t>> shards, PrivacyLedger& ledger,
+                   NeuralNet net);
+  std::string Account(std::size_t local) const;
+
+  LdpFlTaskSpec task_;
+  const Dataset* data_;
+  std::vector<std::vector<std::size_t>> shards_;
+  PrivacyLedger* ledger_;
+  NeuralNet net_;
+  std::uint64_t first_user_ = 0;
+  std::unique_ptr<SecureRng> rng_;
+};
+
+// Several byte strings as one (length-prefixed), and back: how a user's
+// sealed pieces are kept in its ledger entry.
+std::string PackPieces(std::span<const std::string> pieces);
+Result<std::vector<std::string>> UnpackPieces(std::string_view bytes);
+
+struct ShufflerPolicy {
+  std::size_t min_batch = 10;                  // users per forwarded batch, at least
+  std::chrono::milliseconds flush_before{2000};  // forward what is held this long before the deadline
+};
+
+class ShufflerCore {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  explicit ShufflerCore(ShufflerPolicy policy, Log log = {});
+
+  // The server's latest view of the round (LdpFlCoordinator::Info).
+  void Update(const LdpFlCoordinator::Info& info);
+  // A client's submission; `vouch` asks the server whether the token's
+  // client may report for this user in this round ("" yes). Returns "" if
+  // held (or already held or delivered), else why not.
+  std::string Shuffle(const std::string& token, std::uint64_t round, std::uint64_t user,
+                      std::vector<std::string> pieces,
+                      const std::function<std::string()>& vouch);
+  // A batch to forward now, if the rule allows one; its users count as
+  // forwarded. Put it back with Return if the server could not be reached.
+  std::optional<LdpFlCoordinator::Delivery> TakeBatch();
+  void Return(LdpFlCoordinator::Delivery batch);
+
+  struct Stats {
+    std::uint64_t held = 0, refused = 0, batches = 0, forwarded = 0, dropped = 0;
+  };
+  Stats stats() const;
+
+ private:
+  void Say(const std::string& line) const;
+  struct Held {
+    std::string token;
+    std::vector<std::string> pieces;
+  };
+  const ShufflerPolicy policy_;
+  const Log log_;
+  mutable std::mutex mu_;
+  LdpFlCoordinator::Info info_;
+  bool known_ = false;
+  std::map<std::uint64_t, Held> pending_;  // user -> submission, for info_.round
+  std::set<std::uint64_t> forwarded_;      // users of info_.round sent on
+  std::optional<LdpFlCoordinator::Delivery> returned_;
+  SecureRng rng_;
+  bool warned_small_ = false;
+  Stats stats_;
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_NET_LDPFL_DEPLOY_H_

@@ -1,0 +1,429 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "fedldp/net/ldpfl_deploy.h"
+
+namespace fedldp {
+namespace {
+
+// ServerState keeps the open round's records by a number: below kPieceKey a
+// user whose pieces were delivered (no bytes); from kPieceKey on, one
+// accepted piece each (8 bytes chunk index, then the opened report).
+constexpr std::uint64_t kPieceKey = std::uint64_t{1} << 48;
+
+std::string ChunkPrefix(std::size_t chunk) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((chunk >> (8 * i)) & 0xff);
+  return s;
+}
+
+std::size_t ChunkOfPrefix(std::string_view s) {
+  std::size_t c = 0;
+  for (int i = 0; i < 8; ++i) c |= static_cast<std::size_t>(static_cast<unsigned char>(s[i])) << (8 * i);
+  return c;
+}
+
+}  // namespace
+
+std::size_t LdpFlTaskSpec::weights() const {
+  return std::accumulate(layer_sizes.begin(), layer_sizes.end(), std::size_t{0});
+}
+
+std::uint64_t LdpFlTaskSpec::per_round() const {
+  return std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::llround(config.fraction * static_cast<double>(users))));
+}
+
+std::string LdpFlTaskSpec::Check() const {
+  if (id.empty()) return "the task needs an id";
+  if (users == 0) return "the task needs users";
+  if (layer_sizes.empty() || weights() == 0) return "the task needs a model";
+  if (chunk == 0) return "the chunk size must be >= 1";
+  if (public_key.size() != 32) return "the server's public key must be 32 bytes";
+  if (config.rounds < 1 || config.local_epochs < 1 || config.batch < 1) {
+    return "rounds, local epochs and batch must be >= 1";
+  }
+  if (!(config.fraction > 0 && config.fraction <= 1)) return "fraction must be in (0, 1]";
+  if (!(config.learning_rate > 0)) return "the learning rate must be > 0";
+  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return "epsilon must be > 0";
+  if (!config.adaptive && !(config.fixed_range.radius > 0)) return "the radius must be > 0";
+  if (config.adaptive && config.perturb_updates) {
+    return "perturbing updates takes a fixed range, not an adaptive one";
+  }
+  if (!(input_sd > 0)) return "the input standard deviation must be > 0";
+  return "";
+}
+
+Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
+    const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state, ServerKeys keys,
+    std::vector<double> initial, Log log, OnRound on_round) {
+  if (auto e = spec.Check(); !e.empty()) return Error{e};
+  if (keys.public_key != spec.public_key) return Error{"the task announces another public key"};
+  if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
+    return Error{"minimum participation must be in (0, 1]"};
+  }
+  if (policy.deadline.count() <= 0) return Error{"the round deadline must be positive"};
+  if (initial.size() != spec.weights()) return Error{"the initial model does not fit the task"};
+  std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
+      spec, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
+  std::lock_guard lock(c->mu_);
+  if (auto snap = c->state_.Load()) {
+    if (snap->weights.size() != spec.weights()) {
+      return Error{"the state file's model does not fit this task"};
+    }
+    c->snap_ = std::move(*snap);
+    c->started_ = true;
+    c->stats_.round = c->snap_.round;
+    c->stats_.finished = c->snap_.finished;
+    if (!c->snap_.finished) {
+      if (auto e = c->OpenRound(Clock::now()); !e.empty()) return Error{e};
+      // Take again what was acknowledged before the restart.
+      std::size_t pieces = 0;
+      for (const auto& [key, bytes] : c->state_.Reports(c->snap_.round)) {
+        if (key < kPieceKey) {
+          c->delivered_.insert(key);
+          continue;
+        }
+        ++c->piece_records_;
+        std::string why;
+        if (bytes.size() < 8) continue;
+        const std::size_t chunk = ChunkOfPrefix(bytes);
+        if (chunk >= c->chunks_.size()) continue;
+        auto piece = c->Admit(chunk, std::string_view(bytes).substr(8), &why);
+        if (piece) c->aggregator_->AddPiece(c->chunks_[chunk], *piece), ++pieces;
+      }
+      c->Say("resumed at round " + std::to_string(c->snap_.round + 1) + ", " +
+             std::to_string(c->delivered_.size()) + " users' pieces (" + std::to_string(pieces) +
+             ") of it already recorded");
+      if (c->delivered_.size() == c->snap_.order.size()) c->CloseRound(Clock::now(), "complete");
+    }
+  } else {
+    c->snap_.weights = std::move(initial);
+  }
+  return c;
+}
+
+LdpFlCoordinator::LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy,
+                                   ServerState state, ServerKeys keys, Log log, OnRound on_round)
+    : spec_(spec),
+      policy_(policy),
+      keys_(std::move(keys)),
+      log_(std::move(log)),
+      on_round_(std::move(on_round)),
+      chunks_(spec.chunks()),
+      state_(std::move(state)),
+      roster_(spec.users) {}
+
+void LdpFlCoordinator::Say(const std::string& line) const {
+  if (log_) log_(line);
+}
+
+Joined LdpFlCoordinator::Join(std::string_view token, std::uint64_t users,
+                             Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::string line;
+  Joined out = roster_.Join(state_, token, users, now, &line);
+  if (!out.error.empty()) return out;
+  Say(line);
+  StartIfReady(now);
+  return out;
+}
+
+void LdpFlCoordinator::StartIfReady(Clock::time_point now) {
+  if (started_ || state_.joined_users() < spec_.users) return;
+  started_ = true;
+  snap_.round = 0;
+  DrawUsers();
+  Commit();
+  Say("all " + std::to_string(spec_.users) + " users joined; training starts: " +
+      std::to_string(spec_.config.rounds) + " rounds of " + std::to_string(spec_.per_round()) +
+      " users, each report cut into " + std::to_string(chunks_.size()) + " sealed pieces");
+  if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
+}
+
+void LdpFlCoordinator::DrawUsers() {
+  // A uniform subset, from the secure generator (nothing in a deployment is
+  // seeded); kept sorted.
+  SecureRng rng;
+  std::vector<std::uint64_t> all(spec_.users);
+  std::iota(all.begin(), all.end(), std::uint64_t{0});
+  const std::size_t m = spec_.per_round();
+  for (std::size_t i = 0; i < m; ++i) std::swap(all[i], all[i + UniformIndex(rng, all.size() - i)]);
+  all.resize(m);
+  std::sort(all.begin(), all.end());
+  snap_.order = std::move(all);
+  snap_.position = 0;
+}
+
+std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
+  std::vector<LayerRange> ranges;
+  if (spec_.config.adaptive) {
+    const std::vector<float> w(snap_.weights.begin(), snap_.weights.end());
+    ranges = LayerRangesOf(w, spec_.layer_sizes, spec_.config.adaptive_margin);
+  } else {
+    ranges.assign(spec_.layer_sizes.size(), spec_.config.fixed_range);
+  }
+  auto full = LdpFlRandomizer::Create(spec_.config.epsilon, spec_.layer_sizes, ranges);
+  if (!full.ok()) return "round " + std::to_string(snap_.round + 1) + ": " + full.error();
+  randomizer_.emplace(std::move(full).value());
+  gates_.clear();
+  chunk_randomizers_.clear();
+  chunk_randomizers_.reserve(chunks_.size());
+  for (const auto& chunk : chunks_) {
+    chunk_randomizers_.push_back(LdpFlRandomizer::Create(spec_.config.epsilon,
+                                                         {chunk.end - chunk.begin},
+                                                         {ranges[chunk.layer]})
+                                     .value());
+  }
+  gates_.reserve(chunks_.size());
+  for (const auto& r : chunk_randomizers_) gates_.emplace_back(snap_.round, r);
+  aggregator_.emplace(*randomizer_);
+  delivered_.clear();
+  piece_records_ = 0;
+  opened_ = now;
+  return "";
+}
+
+void LdpFlCoordinator::Commit() {
+  if (auto why = state_.Commit(snap_); !why.empty()) {
+    throw std::runtime_error("cannot save the server state: " + why);
+  }
+}
+
+void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
+  const std::size_t m = snap_.order.size(), got = delivered_.size();
+  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * m));
+  const bool update = got > 0 && got >= needed;
+  if (update) {
+    snap_.counted += got;
+    const std::vector<float> mean = aggregator_->Mean();
+    for (std::size_t j = 0; j < mean.size(); ++j) {
+      if (std::isnan(mean[j])) continue;  // no piece of this chunk got through
+      snap_.weights[j] = spec_.config.perturb_updates ? snap_.weights[j] + mean[j] : mean[j];
+    }
+  } else {
+    ++stats_.rounds_without_update;
+  }
+  ++stats_.rounds_closed;
+  std::ostringstream line;
+  line << "round " << snap_.round + 1 << " of " << spec_.config.rounds << " closed (" << why
+       << ") with " << got << " of " << m << " users' reports; "
+       << (update ? "model updated" : "below the minimum of " + std::to_string(needed) + ": no update");
+  Say(line.str());
+  ++snap_.round;
+  if (snap_.round >= static_cast<std::uint64_t>(spec_.config.rounds)) {
+    snap_.finished = true;
+  } else {
+    DrawUsers();
+  }
+  Commit();
+  stats_.round = snap_.round;
+  stats_.finished = snap_.finished;
+  if (on_round_) on_round_(snap_.round, snap_.weights);
+  if (snap_.finished) {
+    gates_.clear();
+    aggregator_.reset();
+    snap_.order.clear();
+    Say("training finished after " + std::to_string(snap_.round) + " rounds");
+    return;
+  }
+  if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
+}
+
+LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Poll out;
+  auto& p = out.round;
+  p.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
+  const auto client = roster_.Find(state_, token);
+  if (!client) {
+    p.error = "unknown client: join first";
+    return out;
+  }
+  roster_.Seen(token, now);
+  if (snap_.finished) {
+    p.state = FedSelCoordinator::Poll::State::kFinished;
+    p.round = snap_.round;
+    return out;
+  }
+  if (!started_) return out;
+  p.round = snap_.round;
+  const auto& assigned = snap_.order;
+  const auto lo = std::lower_bound(assigned.begin(), assigned.end(), client->first);
+  const auto hi = std::lower_bound(lo, assigned.end(), client->first + client->users);
+  for (auto it = lo; it != hi; ++it) {
+    if (!delivered_.contains(*it)) p.users.push_back(*it);
+  }
+  if (p.users.empty()) return out;
+  p.state = FedSelCoordinator::Poll::State::kRound;
+  p.weights = snap_.weights;
+  out.ranges = randomizer_->ranges();
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(opened_ + policy_.deadline - now);
+  p.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  return out;
+}
+
+std::string LdpFlCoordinator::Vouch(std::string_view token, std::uint64_t user,
+                                    std::uint64_t round) {
+  std::lock_guard lock(mu_);
+  const auto client = roster_.Find(state_, token);
+  if (!client) return "unknown client";
+  if (user < client->first || user >= client->first + client->users) {
+    return "user " + std::to_string(user) + " is not this client's";
+  }
+  if (!randomizer_ || snap_.finished) return snap_.finished ? "the task is finished" : "no round is open";
+  if (round != snap_.round) {
+    return "round " + std::to_string(round) + " is not the open round " +
+           std::to_string(snap_.round);
+  }
+  if (!std::binary_search(snap_.order.begin(), snap_.order.end(), user)) {
+    return "user " + std::to_string(user) + " does not take part in round " +
+           std::to_string(round);
+  }
+  if (delivered_.contains(user)) return "already delivered";
+  return "";
+}
+
+LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Info info;
+  info.round = snap_.round;
+  info.finished = snap_.finished;
+  info.open = started_ && !snap_.finished && randomizer_.has_value();
+  info.chunks = chunks_.size();
+  if (!info.open) return info;
+  info.expected = snap_.order.size();
+  info.delivered.assign(delivered_.begin(), delivered_.end());
+  for (const std::uint64_t user : snap_.order) {
+    if (!delivered_.contains(user) && !roster_.Quiet(user, now, policy_.stale_after)) ++info.waiting;
+  }
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(opened_ + policy_.deadline - now);
+  info.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  return info;
+}
+
+std::optional<LdpFlReport> LdpFlCoordinator::Admit(std::size_t chunk, std::string_view plain,
+                                                   std::string* why) {
+  // Pieces reach the server without a sender: each gets its own name, so
+  // the gate's duplicate check never fires (the shuffler keeps one
+  // submission per user, and the server one delivery per user).
+  auto verdict = gates_[chunk].Admit(
+      "piece-" + std::to_string(piece_names_++),
+      {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+  if (!verdict.accepted()) {
+    *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
+    return std::nullopt;
+  }
+  return std::get<LdpFlReport>(*verdict.report);
+}
+
+LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
+                                                      Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Delivered out;
+  auto refuse = [&](std::string why) {
+    ++stats_.batches_refused;
+    out.reason = std::move(why);
+    Say("refused a batch from the shuffler: " + out.reason);
+    return out;
+  };
+  if (!randomizer_ || snap_.finished) return refuse(snap_.finished ? "the task is finished" : "no round is open");
+  if (batch.round != snap_.round) {
+    return refuse("wrong round: the batch is for round " + std::to_string(batch.round) +
+                  ", the open round is " + std::to_string(snap_.round));
+  }
+  if (batch.contributors.empty()) return refuse("an empty batch");
+  std::set<std::uint64_t> users;
+  for (const auto& [token, user] : batch.contributors) {
+    const auto client = roster_.Find(state_, token);
+    if (!client || user < client->first || user >= client->first + client->users) {
+      return refuse("user " + std::to_string(user) + " is not its contributor's");
+    }
+    if (!std::binary_search(snap_.order.begin(), snap_.order.end(), user)) {
+      return refuse("user " + std::to_string(user) + " does not take part in this round");
+    }
+    if (delivered_.contains(user) || !users.insert(user).second) {
+      return refuse("user " + std::to_string(user) + "'s report was already delivered");
+    }
+  }
+  if (batch.pieces.size() != chunks_.size()) {
+    return refuse("malformed: " + std::to_string(batch.pieces.size()) + " chunks, the model has " +
+                  std::to_string(chunks_.size()));
+  }
+  for (const auto& pieces : batch.pieces) {
+    if (pieces.size() != users.size()) {
+      return refuse("malformed: a chunk with " + std::to_string(pieces.size()) + " pieces for " +
+                    std::to_string(users.size()) + " contributors");
+    }
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> records;
+  std::vector<std::pair<std::size_t, LdpFlReport>> accepted;
+  for (const std::uint64_t user : users) records.emplace_back(user, std::string());
+  std::map<std::string, std::size_t> reasons;
+  for (std::size_t c = 0; c < chunks_.size(); ++c) {
+    for (const std::string& sealed : batch.pieces[c]) {
+      std::string why;
+      std::optional<LdpFlReport> piece;
+      auto plain = Unseal(sealed, keys_);
+      if (!plain.ok()) {
+        why = "malformed: " + plain.error();
+      } else {
+        piece = Admit(c, *plain, &why);
+      }
+      if (!piece) {
+        ++out.pieces_rejected;
+        ++reasons[why];
+        continue;
+      }
+      records.emplace_back(kPieceKey + piece_records_ + accepted.size(), ChunkPrefix(c) + *plain);
+      accepted.emplace_back(c, std::move(*piece));
+    }
+  }
+  if (auto why = state_.RecordReports(snap_.round, records); !why.empty()) {
+    throw std::runtime_error("cannot record pieces: " + why);
+  }
+  piece_records_ += accepted.size();
+  for (const auto& [c, piece] : accepted) aggregator_->AddPiece(chunks_[c], piece);
+  delivered_.insert(users.begin(), users.end());
+  out.accepted = true;
+  out.pieces_accepted = accepted.size();
+  ++stats_.batches;
+  stats_.pieces_accepted += out.pieces_accepted;
+  stats_.pieces_rejected += out.pieces_rejected;
+  for (const auto& [why, n] : reasons) {
+    Say("round " + std::to_string(snap_.round + 1) + ": rejected " + std::to_string(n) +
+        " piece(s): " + why);
+  }
+  if (delivered_.size() == snap_.order.size()) CloseRound(now, "complete");
+  return out;
+}
+
+void LdpFlCoordinator::Tick(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!started_ || snap_.finished || !randomizer_) return;
+  if (const char* why = roster_.CloseReason(opened_, policy_, now, snap_.order,
+                                             [&](std::uint64_t u) { return delivered_.contains(u); })) {
+    CloseRound(now, why);
+  }
+}
+
+LdpFlCoordinator::Stats LdpFlCoordinator::stats() const {
+  std::lock_guard lock(mu_);
+  Stats s = stats_;
+  s.started = started_;
+  s.counted = snap_.counted;
+  return s;
+}
+
+std::vector<double> LdpFlCoordinator::weights() const {
+  std::lock_guard lock(mu_);
+  return snap_.weights;
+}
+
+}  // namespace fedldp

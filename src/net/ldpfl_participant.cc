@@ -1,0 +1,146 @@
+#include "fedldp/net/ldpfl_deploy.h"
+
+namespace fedldp {
+
+std::string PackPieces(std::span<const std::string> pieces) {
+  std::string out;
+  for (const std::string& p : pieces) {
+    const std::uint64_t n = p.size();
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+    out += p;
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> UnpackPieces(std::string_view bytes) {
+  std::vector<std::string> pieces;
+  while (!bytes.empty()) {
+    if (bytes.size() < 8) return Error{"a truncated piece length"};
+    std::uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    bytes.remove_prefix(8);
+    if (n > bytes.size()) return Error{"a piece longer than what is left"};
+    pieces.emplace_back(bytes.substr(0, n));
+    bytes.remove_prefix(n);
+  }
+  return pieces;
+}
+
+Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, const Dataset& data,
+                                                  std::vector<std::vector<std::size_t>> shards,
+                                                  PrivacyLedger& ledger) {
+  if (auto e = task.Check(); !e.empty()) return Error{e};
+  auto made = NeuralNet::Create(task.config.arch, 0);  // the server's weights replace these
+  if (!made.ok()) return Error{made.error()};
+  NeuralNet net = std::move(made).value();
+  if (net.layer_sizes() != task.layer_sizes) {
+    return Error{"the announced model's layers do not match architecture " + task.config.arch};
+  }
+  if (data.dimension != net.input_dimension()) {
+    return Error{"the local data has " + std::to_string(data.dimension) + " features, " +
+                 task.config.arch + " expects " + std::to_string(net.input_dimension())};
+  }
+  for (const auto& shard : shards) {
+    if (shard.empty()) return Error{"a user with no local rows"};
+    for (const std::size_t row : shard) {
+      if (row >= data.size()) return Error{"a local row beyond the data"};
+    }
+  }
+  net.SetInputStandardization(task.input_mean, task.input_sd);
+  return LdpFlParticipant(task, data, std::move(shards), ledger, std::move(net));
+}
+
+LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
+                                   std::vector<std::vector<std::size_t>> shards,
+                                   PrivacyLedger& ledger, NeuralNet net)
+    : task_(task),
+      data_(&data),
+      shards_(std::move(shards)),
+      ledger_(&ledger),
+      net_(std::move(net)),
+      rng_(std::make_unique<SecureRng>()) {}
+
+std::string LdpFlParticipant::Account(std::size_t local) const {
+  // Named by the data, not by the server's user number.
+  return "rows-" + std::to_string(shards_[local].front()) + "+" +
+         std::to_string(shards_[local].size());
+}
+
+LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
+                                                   std::span<const double> weights,
+                                                   std::span<const LayerRange> ranges,
+                                                   std::span<const std::uint64_t> users) {
+  Answer answer;
+  const std::size_t d = task_.weights();
+  if (weights.size() != d) {
+    answer.refusals.push_back("the server sent " + std::to_string(weights.size()) +
+                              " weights for a model of " + std::to_string(d));
+    return answer;
+  }
+  // Any announced range keeps every weight eps-LDP; a malformed one is refused.
+  auto randomizer = LdpFlRandomizer::Create(task_.config.epsilon, task_.layer_sizes,
+                                            std::vector<LayerRange>(ranges.begin(), ranges.end()));
+  if (!randomizer.ok()) {
+    answer.refusals.push_back("the server announced unusable ranges: " + randomizer.error());
+    return answer;
+  }
+  const auto chunks = task_.chunks();
+  const double cost = task_.ReportEpsilon();
+  const std::vector<float> global(weights.begin(), weights.end());
+  std::vector<PrivacyLedger::Entry> fresh;
+  std::vector<std::uint64_t> fresh_users;
+  for (const std::uint64_t user : users) {
+    if (user < first_user_ || user - first_user_ >= shards_.size()) {
+      answer.refusals.push_back("the server asked for user " + std::to_string(user) +
+                                ", who is not hosted here");
+      continue;
+    }
+    const std::size_t local = user - first_user_;
+    const std::string account = Account(local);
+    if (auto recorded = ledger_->Find(account, task_.id, round)) {  // a resend
+      auto pieces = UnpackPieces(*recorded);
+      if (pieces.ok()) {
+        answer.reports.emplace_back(user, std::move(pieces).value());
+      } else {
+        answer.refusals.push_back("user " + std::to_string(user) +
+                                  ": the ledger's record is damaged: " + pieces.error());
+      }
+      continue;
+    }
+    if (ledger_->remaining(account) < cost * (1 - 1e-12)) {
+      answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
+                                "): refused, a report spends eps = " + std::to_string(cost) +
+                                " (d eps) but only " + std::to_string(ledger_->remaining(account)) +
+                                " of " + std::to_string(ledger_->total()) + " is left");
+      continue;
+    }
+    // The simulator's client: local training from the global model, then
+    // the randomizer over the announced ranges, noise from SecureRng.
+    net_.SetWeights(global);
+    net_.Train(*data_, shards_[local], task_.config.local_epochs, task_.config.batch,
+               task_.config.learning_rate, (*rng_)());
+    std::vector<float> local_weights = net_.GetWeights();
+    if (task_.config.perturb_updates) {
+      for (std::size_t j = 0; j < d; ++j) local_weights[j] -= global[j];
+    }
+    const LdpFlReport report = randomizer->Randomize(local_weights, *rng_);
+    std::vector<std::string> pieces;
+    pieces.reserve(chunks.size());
+    for (const auto& chunk : chunks) {
+      pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
+    }
+    fresh.push_back({account, task_.id, round, cost, PackPieces(pieces)});
+    fresh_users.push_back(user);
+  }
+  const auto verdicts = ledger_->ChargeMany(fresh);
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    if (!verdicts[i].empty()) {
+      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " + verdicts[i]);
+      continue;
+    }
+    answer.reports.emplace_back(fresh_users[i], UnpackPieces(fresh[i].bytes).value());
+  }
+  return answer;
+}
+
+}  // namespace fedldp

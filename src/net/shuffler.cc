@@ -1,0 +1,136 @@
+#include <algorithm>
+
+#include "fedldp/net/ldpfl_deploy.h"
+
+namespace fedldp {
+
+ShufflerCore::ShufflerCore(ShufflerPolicy policy, Log log)
+    : policy_(policy), log_(std::move(log)) {}
+
+void ShufflerCore::Say(const std::string& line) const {
+  if (log_) log_(line);
+}
+
+void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
+  std::lock_guard lock(mu_);
+  if (known_ && info.round != info_.round) {
+    // The round closed: what is still held can no longer count. It is
+    // dropped, never sent on in a batch smaller than the minimum.
+    if (!pending_.empty()) {
+      Say("round " + std::to_string(info_.round + 1) + " closed with " +
+          std::to_string(pending_.size()) + " users' pieces still held (fewer than the batch of " +
+          std::to_string(policy_.min_batch) + " or too late): dropped");
+      stats_.dropped += pending_.size();
+    }
+    if (returned_) {
+      Say("round " + std::to_string(info_.round + 1) + " closed before the server took a batch of " +
+          std::to_string(returned_->contributors.size()) + " users: dropped");
+      stats_.dropped += returned_->contributors.size();
+    }
+    pending_.clear();
+    forwarded_.clear();
+    returned_.reset();
+    warned_small_ = false;
+  }
+  info_ = info;
+  known_ = true;
+  // Users the server already has (a batch delivered before a restart of
+  // this process) are not sent again.
+  for (const std::uint64_t u : info_.delivered) {
+    pending_.erase(u);
+    forwarded_.insert(u);
+  }
+  if (info_.open && info_.expected < policy_.min_batch && !warned_small_) {
+    warned_small_ = true;
+    Say("round " + std::to_string(info_.round + 1) + " draws " + std::to_string(info_.expected) +
+        " users, fewer than the minimum batch of " + std::to_string(policy_.min_batch) +
+        ": nothing of it can be forwarded");
+  }
+}
+
+std::string ShufflerCore::Shuffle(const std::string& token, std::uint64_t round,
+                                  std::uint64_t user, std::vector<std::string> pieces,
+                                  const std::function<std::string()>& vouch) {
+  {
+    std::lock_guard lock(mu_);
+    std::string why;
+    if (!known_ || !info_.open) {
+      why = "no round is open";
+    } else if (round != info_.round) {
+      why = "round " + std::to_string(round) + " is not the open round " +
+            std::to_string(info_.round);
+    } else if (pieces.size() != info_.chunks) {
+      why = "a report of " + std::to_string(pieces.size()) + " pieces; the model has " +
+            std::to_string(info_.chunks) + " chunks";
+    }
+    if (!why.empty()) {
+      ++stats_.refused;
+      return why;
+    }
+    const auto held = pending_.find(user);
+    if (held != pending_.end()) return held->second.token == token ? "" : "held for another client";
+    if (forwarded_.contains(user)) return "";  // a retry of what was sent on
+  }
+  // Asked without the lock: the server is another process.
+  if (auto why = vouch(); !why.empty()) {
+    std::lock_guard lock(mu_);
+    ++stats_.refused;
+    return "the server does not vouch for it: " + why;
+  }
+  std::lock_guard lock(mu_);
+  if (!info_.open || round != info_.round) return "the round closed meanwhile";
+  if (pending_.contains(user) || forwarded_.contains(user)) return "";
+  pending_[user] = Held{token, std::move(pieces)};
+  ++stats_.held;
+  return "";
+}
+
+std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {
+  std::lock_guard lock(mu_);
+  if (returned_) {
+    auto batch = std::move(*returned_);
+    returned_.reset();
+    return batch;
+  }
+  if (!known_ || !info_.open || pending_.size() < policy_.min_batch) return std::nullopt;
+  // Forward when everyone the server still waits for is here, or when the
+  // deadline nears; never fewer than min_batch users.
+  const bool all_in = pending_.size() >= info_.waiting;
+  const bool late = info_.deadline_ms <= policy_.flush_before.count();
+  if (!all_in && !late) return std::nullopt;
+  LdpFlCoordinator::Delivery batch;
+  batch.round = info_.round;
+  batch.pieces.assign(info_.chunks, {});
+  std::vector<std::pair<std::string, std::uint64_t>> contributors;
+  for (auto& [user, held] : pending_) {
+    batch.contributors.emplace_back(held.token, user);
+    for (std::size_t c = 0; c < info_.chunks; ++c) {
+      batch.pieces[c].push_back(std::move(held.pieces[c]));
+    }
+    forwarded_.insert(user);
+  }
+  std::sort(batch.contributors.begin(), batch.contributors.end());
+  // Each chunk's pieces in an order of its own: no piece can be linked to a
+  // contributor, nor to the other pieces of the same report.
+  for (auto& pieces : batch.pieces) {
+    for (std::size_t k = pieces.size(); k > 1; --k) {
+      std::swap(pieces[k - 1], pieces[UniformIndex(rng_, k)]);
+    }
+  }
+  pending_.clear();
+  ++stats_.batches;
+  stats_.forwarded += batch.contributors.size();
+  return batch;
+}
+
+void ShufflerCore::Return(LdpFlCoordinator::Delivery batch) {
+  std::lock_guard lock(mu_);
+  if (known_ && batch.round == info_.round) returned_ = std::move(batch);
+}
+
+ShufflerCore::Stats ShufflerCore::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,369 @@
+// The LDP-FL deployment's logic without a network: server, shuffler and
+// clients called directly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "fedldp/net/ldpfl_deploy.h"
+#include "testing/synthetic.h"
+#include "testing/temp_dir.h"
+
+namespace fedldp {
+namespace {
+
+using Clock = LdpFlCoordinator::Clock;
+using namespace std::chrono_literals;
+
+class LdpFlDeployTest : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    keys_ = ServerKeys::Generate();
+    auto net = NeuralNet::Create("cnn", 3).value();
+    initial_ = net.GetWeights();
+    spec_.id = "mnist-test";
+    spec_.config.arch = "cnn";
+    spec_.config.rounds = 2;
+    spec_.config.local_epochs = 1;
+    spec_.config.batch = 10;
+    spec_.config.epsilon = 1;
+    spec_.config.fixed_range = {0, 0.075};
+    spec_.config.perturb_updates = true;
+    spec_.users = 6;
+    spec_.input_mean = 0.13;
+    spec_.input_sd = 0.3;
+    spec_.chunk = 4096;
+    spec_.public_key = keys_.public_key;
+    spec_.layer_sizes = net.layer_sizes();
+    policy_.deadline = 60s;
+    policy_.stale_after = 30s;
+  }
+
+  std::unique_ptr<LdpFlCoordinator> Coordinator() {
+    auto state = ServerState::Open(Path("server.sqlite")).value();
+    auto tokens = state.IssueTokens(0).value();
+    std::vector<double> initial(initial_.begin(), initial_.end());
+    return LdpFlCoordinator::Create(spec_, policy_, std::move(state), keys_, initial).value();
+  }
+
+  // Three clients of two users each, 40 rows per user.
+  void MakeClients(double budget) {
+    auto state = ServerState::Open(Path("server.sqlite")).value();
+    tokens_ = state.IssueTokens(3).value();
+    for (int c = 0; c < 3; ++c) {
+      ledgers_.push_back(std::make_unique<PrivacyLedger>(
+          PrivacyLedger::Open(Path("ledger" + std::to_string(c)), budget).value()));
+      std::vector<std::vector<std::size_t>> shards(2);
+      for (std::size_t u = 0; u < 2; ++u) {
+        shards[u].resize(40);
+        std::iota(shards[u].begin(), shards[u].end(), (2 * c + u) * 40);
+      }
+      clients_.push_back(std::make_unique<LdpFlParticipant>(
+          LdpFlParticipant::Create(spec_, data_, std::move(shards), *ledgers_.back()).value()));
+    }
+  }
+  void JoinAll(LdpFlCoordinator& server) {
+    for (int c = 0; c < 3; ++c) {
+      const auto joined = server.Join(tokens_[c], 2, Clock::now());
+      ASSERT_EQ(joined.error, "");
+      clients_[c]->SetFirstUser(joined.first);
+    }
+  }
+  // Every client answers the open round: (token, user, pieces).
+  struct Submission {
+    std::string token;
+    std::uint64_t user;
+    std::vector<std::string> pieces;
+  };
+  std::vector<Submission> Answers(LdpFlCoordinator& server, std::uint64_t* round = nullptr) {
+    std::vector<Submission> out;
+    for (int c = 0; c < 3; ++c) {
+      const auto poll = server.PollRound(tokens_[c], Clock::now());
+      if (poll.round.state != FedSelCoordinator::Poll::State::kRound) continue;
+      if (round) *round = poll.round.round;
+      auto answer = clients_[c]->Respond(poll.round.round, poll.round.weights, poll.ranges,
+                                         poll.round.users);
+      EXPECT_TRUE(answer.refusals.empty()) << answer.refusals.front();
+      for (auto& [user, pieces] : answer.reports) out.push_back({tokens_[c], user, std::move(pieces)});
+    }
+    return out;
+  }
+  static LdpFlCoordinator::Delivery Batch(std::uint64_t round, std::span<const Submission> subs) {
+    LdpFlCoordinator::Delivery batch;
+    batch.round = round;
+    batch.pieces.resize(subs.front().pieces.size());
+    for (const auto& s : subs) {
+      batch.contributors.emplace_back(s.token, s.user);
+      for (std::size_t c = 0; c < s.pieces.size(); ++c) batch.pieces[c].push_back(s.pieces[c]);
+    }
+    return batch;
+  }
+  // After a round with updates over (0, r): every weight is w0 + r B (2k/n - 1).
+  void ExpectLattice(std::span<const double> before, std::span<const double> after, double n) {
+    const double e = std::exp(spec_.config.epsilon);
+    const double rb = spec_.config.fixed_range.radius * (e + 1) / (e - 1);
+    double worst = 0;
+    for (std::size_t j = 0; j < before.size(); ++j) {
+      const double k = ((after[j] - before[j]) / rb + 1) * n / 2;
+      worst = std::max(worst, std::abs(k - std::round(k)));
+      ASSERT_GE(std::round(k), 0);
+      ASSERT_LE(std::round(k), n);
+    }
+    EXPECT_LT(worst, 1e-3);  // float rounding of the stored mean
+  }
+
+  // What the server's model must be after a round of `subs`: the pieces
+  // opened and aggregated here, independently of the coordinator.
+  std::vector<double> Expected(std::span<const double> before, std::span<const Submission> subs,
+                               std::uint64_t round) {
+    const std::vector<LayerRange> ranges(spec_.layer_sizes.size(), spec_.config.fixed_range);
+    const auto full = LdpFlRandomizer::Create(1, spec_.layer_sizes, ranges).value();
+    LdpFlAggregator aggregator(full);
+    const auto chunks = spec_.chunks();
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const auto r = LdpFlRandomizer::Create(1, {chunks[c].end - chunks[c].begin},
+                                             {spec_.config.fixed_range}).value();
+      ReportGate gate(round, r);
+      for (std::size_t i = 0; i < subs.size(); ++i) {
+        const std::string plain = Unseal(subs[i].pieces[c], keys_).value();
+        auto v = gate.Admit(std::to_string(i),
+                            {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+        EXPECT_TRUE(v.accepted());
+        EXPECT_EQ(aggregator.AddPiece(chunks[c], std::get<LdpFlReport>(*v.report)), "");
+      }
+    }
+    const auto mean = aggregator.Mean();
+    std::vector<double> after(before.begin(), before.end());
+    for (std::size_t j = 0; j < after.size(); ++j) after[j] += mean[j];
+    return after;
+  }
+
+  const Dataset data_ = testing::Stripes(240, 1);
+  ServerKeys keys_;
+  std::vector<float> initial_;
+  LdpFlTaskSpec spec_;
+  RoundPolicy policy_;
+  std::vector<std::string> tokens_;
+  std::vector<std::unique_ptr<PrivacyLedger>> ledgers_;
+  std::vector<std::unique_ptr<LdpFlParticipant>> clients_;
+};
+
+TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattice) {
+  MakeClients(1e9);
+  auto server = Coordinator();
+  JoinAll(*server);
+  ShufflerCore shuffler({.min_batch = 3});
+  for (int round = 0; round < 2; ++round) {
+    const auto before = server->weights();
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    std::uint64_t r = 0;
+    for (auto& s : Answers(*server, &r)) {
+      ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces,
+                                 [&] { return server->Vouch(s.token, s.user, r); }),
+                "");
+      // A retry is taken and not held twice.
+      ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces, [] { return std::string(); }), "");
+    }
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    auto batch = shuffler.TakeBatch();
+    ASSERT_TRUE(batch.has_value());
+    EXPECT_EQ(batch->contributors.size(), 6u);
+    EXPECT_TRUE(std::is_sorted(batch->contributors.begin(), batch->contributors.end()));
+    const auto delivered = server->Deliver(*batch, Clock::now());
+    ASSERT_TRUE(delivered.accepted) << delivered.reason;
+    EXPECT_EQ(delivered.pieces_rejected, 0u);
+    ExpectLattice(before, server->weights(), 6);
+  }
+  const auto stats = server->stats();
+  EXPECT_TRUE(stats.finished);
+  EXPECT_EQ(stats.counted, 12u);
+  EXPECT_EQ(shuffler.stats().forwarded, 12u);
+}
+
+TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
+  MakeClients(1e9);
+  auto server = Coordinator();
+  JoinAll(*server);
+  std::uint64_t round = 0;
+  auto subs = Answers(*server, &round);
+  ASSERT_EQ(subs.size(), 6u);
+  // Wrong round, a stranger among the contributors, a wrong shape: refused whole.
+  EXPECT_FALSE(server->Deliver(Batch(round + 1, subs), Clock::now()).accepted);
+  auto stranger = subs;
+  stranger[0].token = "not-a-client";
+  EXPECT_FALSE(server->Deliver(Batch(round, stranger), Clock::now()).accepted);
+  auto short_batch = Batch(round, subs);
+  short_batch.pieces[0].pop_back();
+  EXPECT_FALSE(server->Deliver(short_batch, Clock::now()).accepted);
+  // A piece altered on the way, and a piece sealed for another round: each
+  // rejected alone, the rest counted.
+  auto batch = Batch(round, std::span(subs).first(3));
+  batch.pieces[0][1][20] ^= 1;
+  LdpFlReport other;
+  other.ranges = {spec_.config.fixed_range};
+  other.weights = spec_.chunks()[1].end - spec_.chunks()[1].begin;
+  other.bits.assign((other.weights + 63) / 64, 0);
+  batch.pieces[1][2] = Seal(EncodeReport(round + 7, other), keys_.public_key);
+  const auto d = server->Deliver(batch, Clock::now());
+  ASSERT_TRUE(d.accepted) << d.reason;
+  EXPECT_EQ(d.pieces_rejected, 2u);
+  EXPECT_EQ(d.pieces_accepted, 3 * spec_.chunks().size() - 2);
+  // The same users again: refused (no report counted twice).
+  EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
+  EXPECT_EQ(server->stats().batches_refused, 4u);
+  EXPECT_EQ(server->Vouch(subs[0].token, subs[0].user, round), "already delivered");
+  EXPECT_NE(server->Vouch(tokens_[0], 5, round), "");  // not this client's user
+}
+
+TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
+  MakeClients(1e9);
+  std::vector<double> before;
+  std::vector<Submission> subs;
+  std::uint64_t round = 0;
+  {
+    auto server = Coordinator();
+    JoinAll(*server);
+    before = server->weights();
+    subs = Answers(*server, &round);
+    ASSERT_TRUE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
+  }  // the server dies here; its state file stays
+  auto server = Coordinator();
+  const auto info = server->RoundInfo(Clock::now());
+  EXPECT_EQ(info.round, round);
+  EXPECT_EQ(info.delivered.size(), 3u);
+  EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
+  ASSERT_TRUE(server->Deliver(Batch(round, std::span(subs).subspan(3)), Clock::now()).accepted);
+  EXPECT_EQ(server->stats().counted, 6u);
+  EXPECT_EQ(server->weights(), Expected(before, subs, round));  // every piece, each once
+}
+
+TEST_F(LdpFlDeployTest, LedgerChargesDEpsilonPerReportAndResendsTheRecordedPieces) {
+  const double d = static_cast<double>(spec_.weights());
+  MakeClients(1.5 * d * spec_.config.epsilon);
+  auto server = Coordinator();
+  JoinAll(*server);
+  const auto poll = server->PollRound(tokens_[0], Clock::now());
+  ASSERT_EQ(poll.round.users.size(), 2u);
+  const auto first = clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges,
+                                          poll.round.users);
+  ASSERT_EQ(first.reports.size(), 2u);
+  EXPECT_NEAR(ledgers_[0]->spent("rows-0+40"), d, 1e-6);
+  const auto again = clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges,
+                                          poll.round.users);
+  ASSERT_EQ(again.reports.size(), 2u);
+  EXPECT_EQ(again.reports[0].second, first.reports[0].second);  // the same sealed bytes
+  EXPECT_NEAR(ledgers_[0]->spent("rows-0+40"), d, 1e-6);        // nothing spent again
+  // The next round would pass the total: refused, with the reason.
+  const auto refused = clients_[0]->Respond(poll.round.round + 1, poll.round.weights, poll.ranges,
+                                            poll.round.users);
+  EXPECT_TRUE(refused.reports.empty());
+  ASSERT_EQ(refused.refusals.size(), 2u);
+  EXPECT_NE(refused.refusals[0].find("d eps"), std::string::npos) << refused.refusals[0];
+}
+
+// The shuffler alone, with a made-up round: 3 users, 2 chunks.
+LdpFlCoordinator::Info Round(std::uint64_t round, std::uint64_t waiting, std::uint32_t left_ms) {
+  LdpFlCoordinator::Info info;
+  info.round = round;
+  info.expected = 5;
+  info.waiting = waiting;
+  info.deadline_ms = left_ms;
+  info.open = true;
+  info.chunks = 2;
+  return info;
+}
+
+std::vector<std::string> Pieces(std::uint64_t user) {
+  return {"u" + std::to_string(user) + "c0", "u" + std::to_string(user) + "c1"};
+}
+
+TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {
+  ShufflerCore shuffler({.min_batch = 3, .flush_before = 0ms});
+  const auto yes = [] { return std::string(); };
+  // position_of_user0[chunk][position], and how often both chunks put it at
+  // the same place.
+  std::map<std::pair<int, std::size_t>, int> positions;
+  int same = 0;
+  const int trials = 600;
+  for (int t = 0; t < trials; ++t) {
+    shuffler.Update(Round(static_cast<std::uint64_t>(t), 3, 10000));
+    for (std::uint64_t u : {2, 0, 1}) {
+      ASSERT_EQ(shuffler.Shuffle("tok" + std::to_string(u), static_cast<std::uint64_t>(t), u,
+                                 Pieces(u), yes),
+                "");
+    }
+    const auto batch = shuffler.TakeBatch();
+    ASSERT_TRUE(batch.has_value());
+    ASSERT_EQ(batch->contributors.size(), 3u);
+    EXPECT_EQ(batch->contributors[0].second, 0u);  // sorted, not in arrival order
+    std::size_t at[2] = {0, 0};
+    for (int c = 0; c < 2; ++c) {
+      auto sorted = batch->pieces[c];
+      std::sort(sorted.begin(), sorted.end());
+      ASSERT_EQ(sorted, (std::vector<std::string>{"u0c" + std::to_string(c), "u1c" + std::to_string(c),
+                                                  "u2c" + std::to_string(c)}));
+      at[c] = static_cast<std::size_t>(
+          std::find(batch->pieces[c].begin(), batch->pieces[c].end(), "u0c" + std::to_string(c)) -
+          batch->pieces[c].begin());
+      ++positions[{c, at[c]}];
+    }
+    same += at[0] == at[1];
+  }
+  // Each count is Binomial(600, 1/3): mean 200, sd 11.5; 5 sd either side.
+  for (const auto& [key, n] : positions) {
+    EXPECT_GT(n, 142) << key.first << "," << key.second;
+    EXPECT_LT(n, 258) << key.first << "," << key.second;
+  }
+  EXPECT_EQ(positions.size(), 6u);
+  EXPECT_GT(same, 142);  // independent chunks: same place with probability 1/3
+  EXPECT_LT(same, 258);
+}
+
+TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {
+  ShufflerCore shuffler({.min_batch = 3, .flush_before = 1000ms});
+  const auto yes = [] { return std::string(); };
+  EXPECT_NE(shuffler.Shuffle("a", 0, 0, Pieces(0), yes), "");  // no round known yet
+  shuffler.Update(Round(4, 5, 10000));
+  EXPECT_NE(shuffler.Shuffle("a", 3, 0, Pieces(0), yes), "");            // wrong round
+  EXPECT_NE(shuffler.Shuffle("a", 4, 0, {"only one"}, yes), "");         // wrong shape
+  EXPECT_NE(shuffler.Shuffle("a", 4, 0, Pieces(0), [] { return std::string("no"); }), "");
+  for (std::uint64_t u = 0; u < 2; ++u) ASSERT_EQ(shuffler.Shuffle("a", 4, u, Pieces(u), yes), "");
+  EXPECT_NE(shuffler.Shuffle("b", 4, 1, Pieces(1), yes), "");  // someone else's held user
+  shuffler.Update(Round(4, 5, 500));  // late, but 2 < 3: nothing goes
+  EXPECT_FALSE(shuffler.TakeBatch().has_value());
+  ASSERT_EQ(shuffler.Shuffle("a", 4, 2, Pieces(2), yes), "");
+  shuffler.Update(Round(4, 5, 10000));  // 3 held, 5 expected, not late: wait
+  EXPECT_FALSE(shuffler.TakeBatch().has_value());
+  shuffler.Update(Round(4, 3, 10000));  // the other two went quiet: everyone left is here
+  auto batch = shuffler.TakeBatch();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->contributors.size(), 3u);
+  // The server could not be reached: the batch comes back, then goes again.
+  shuffler.Return(std::move(*batch));
+  ASSERT_TRUE(shuffler.TakeBatch().has_value());
+  // Two late users, then the round closes: dropped, never sent as a batch of 2.
+  shuffler.Update(Round(4, 2, 10000));
+  for (std::uint64_t u = 3; u < 5; ++u) ASSERT_EQ(shuffler.Shuffle("a", 4, u, Pieces(u), yes), "");
+  shuffler.Update(Round(4, 2, 0));
+  EXPECT_FALSE(shuffler.TakeBatch().has_value());
+  shuffler.Update(Round(5, 5, 10000));
+  EXPECT_FALSE(shuffler.TakeBatch().has_value());
+  const auto stats = shuffler.stats();
+  EXPECT_EQ(stats.forwarded, 3u);
+  EXPECT_EQ(stats.dropped, 2u);
+  EXPECT_EQ(stats.refused, 4u);
+}
+
+TEST(PackPieces, RoundTripsAndRefusesTruncation) {
+  const std::vector<std::string> pieces = {"", "abc", std::string(300, '\0')};
+  const std::string packed = PackPieces(pieces);
+  EXPECT_EQ(UnpackPieces(packed).value(), pieces);
+  EXPECT_FALSE(UnpackPieces(packed.substr(0, packed.size() - 1)).ok());
+  EXPECT_FALSE(UnpackPieces("abc").ok());
+}
+
+}  // namespace
+}  // namespace fedldp
