@@ -10,10 +10,12 @@
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
+#include "grpc_util.h"
 
 namespace fedldp {
 
 namespace pb = ::fedldp::v1;
+using namespace net_internal;
 using Clock = std::chrono::steady_clock;
 
 std::string EncodeTask(const FedSelTaskSpec& t) {
@@ -76,14 +78,6 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + path};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class CoordinatorService final : public pb::Coordinator::Service {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::shared_ptr<std::atomic<bool>> failed)
@@ -91,7 +85,7 @@ class CoordinatorService final : public pb::Coordinator::Service {
 
   grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
                     pb::JoinReply* reply) override {
-    return Guard([&] {
+    return Guard(*failed_, [&] {
       const auto joined = coordinator_.Join(request->token(), request->users(), Clock::now());
       if (!joined.error.empty()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, joined.error);
       reply->mutable_task()->ParseFromString(task_);
@@ -103,7 +97,7 @@ class CoordinatorService final : public pb::Coordinator::Service {
 
   grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
                     pb::PollReply* reply) override {
-    return Guard([&] {
+    return Guard(*failed_, [&] {
       auto poll = coordinator_.PollRound(request->token(), Clock::now());
       if (!poll.error.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, poll.error);
       using S = FedSelCoordinator::Poll::State;
@@ -121,7 +115,7 @@ class CoordinatorService final : public pb::Coordinator::Service {
 
   grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest* request,
                       pb::SubmitReply* reply) override {
-    return Guard([&] {
+    return Guard(*failed_, [&] {
       std::vector<std::pair<std::uint64_t, std::string>> reports;
       reports.reserve(static_cast<std::size_t>(request->reports_size()));
       for (const auto& r : request->reports()) reports.emplace_back(r.user(), r.report());
@@ -138,19 +132,6 @@ class CoordinatorService final : public pb::Coordinator::Service {
   }
 
  private:
-  // The coordinator throws only when it cannot save its state: answer
-  // UNAVAILABLE (clients retry) and flag the server to stop.
-  template <typename F>
-  grpc::Status Guard(F f) {
-    if (failed_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
-    try {
-      return f();
-    } catch (const std::exception& e) {
-      failed_->store(true);
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, e.what());
-    }
-  }
-
   FedSelCoordinator& coordinator_;
   std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
@@ -159,10 +140,8 @@ class CoordinatorService final : public pb::Coordinator::Service {
 }  // namespace
 
 struct CoordinatorServer::Impl {
-  std::unique_ptr<CoordinatorService> service;
-  std::unique_ptr<grpc::Server> server;
-  std::thread ticker;
-  std::atomic<bool> stopping{false};
+  std::unique_ptr<grpc::Service> service;
+  std::unique_ptr<RunningServer> running;
 };
 
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
@@ -170,132 +149,32 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = std::make_unique<CoordinatorService>(coordinator, s->failed_);
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (tls.enabled()) {
-    auto cert = ReadFile(tls.certificate);
-    auto key = ReadFile(tls.key);
-    if (!cert.ok()) return Error{cert.error()};
-    if (!key.ok()) return Error{key.error()};
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
-    credentials = grpc::SslServerCredentials(ssl);
-  }
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, credentials, &s->port_);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  builder.RegisterService(s->impl_->service.get());
-  s->impl_->server = builder.BuildAndStart();
-  if (!s->impl_->server || s->port_ == 0) {
-    return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
-  }
-  Impl* impl = s->impl_.get();
-  auto failed = s->failed_;
-  s->impl_->ticker = std::thread([impl, &coordinator, failed] {
-    while (!impl->stopping.load()) {
-      try {
-        coordinator.Tick(Clock::now());
-      } catch (const std::exception&) {
-        failed->store(true);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  });
+  auto running = StartServer(s->impl_->service.get(), address, tls, &s->port_,
+                             [&coordinator] { coordinator.Tick(Clock::now()); }, s->failed_);
+  if (!running.ok()) return Error{running.error()};
+  s->impl_->running = std::move(running).value();
   return s;
 }
 
 void CoordinatorServer::Shutdown() {
-  if (!impl_ || impl_->stopping.exchange(true)) return;
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  impl_->server->Wait();
-  if (impl_->ticker.joinable()) impl_->ticker.join();
+  if (impl_ && impl_->running) impl_->running->Shutdown();
 }
 
 CoordinatorServer::~CoordinatorServer() { Shutdown(); }
 
 // ---------------------------------------------------------------- client
 
-namespace {
-
-class Connection {
- public:
-  Connection(const FedSelClientOptions& o, std::shared_ptr<grpc::Channel> channel)
-      : options_(o), stub_(pb::Coordinator::NewStub(std::move(channel))) {}
-
-  // Calls `rpc` until it succeeds, fails for a reason retrying cannot fix,
-  // stop() says so, or the server stays unreachable for give_up.
-  template <typename Request, typename Reply, typename Rpc>
-  Result<Reply> Call(const Request& request, Rpc rpc, const char* what) {
-    const auto start = Clock::now();
-    auto backoff = std::chrono::milliseconds(50);
-    bool said = false;
-    while (true) {
-      if (options_.stop && options_.stop()) return Error{"stopped"};
-      grpc::ClientContext context;
-      // Short: a call answers in milliseconds; a server that went away is
-      // found again by retrying, not by waiting on a dead connection.
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-      Reply reply;
-      const grpc::Status status = (stub_.get()->*rpc)(&context, request, &reply);
-      if (status.ok()) {
-        if (said) Say(std::string(what) + ": server reachable again");
-        return reply;
-      }
-      const auto code = status.error_code();
-      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED) {
-        return Error{std::string(what) + " refused: " + status.error_message()};
-      }
-      if (Clock::now() - start > options_.give_up) {
-        return Error{std::string(what) + ": server unreachable at " + options_.address +
-                     " for " + std::to_string(options_.give_up.count() / 1000) +
-                     " s: " + status.error_message()};
-      }
-      if (!said) Say(std::string(what) + ": server unavailable (" + status.error_message() +
-                     "); retrying");
-      said = true;
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
-    }
-  }
-
-  void Say(const std::string& line) const {
-    if (options_.log) options_.log(line);
-  }
-
-  pb::Coordinator::Stub& stub() { return *stub_; }
-
- private:
-  const FedSelClientOptions& options_;
-  std::unique_ptr<pb::Coordinator::Stub> stub_;
-};
-
-}  // namespace
-
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const Dataset& data,
                                             std::vector<std::size_t> rows) {
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (o.tls.enabled()) {
-    auto ca = ReadFile(o.tls.ca);
-    if (!ca.ok()) return Error{ca.error()};
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = *ca;
-    credentials = grpc::SslCredentials(ssl);
-  }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
-  // Reconnect to a restarted server within a second (gRPC's default backoff
-  // grows to two minutes).
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  Connection connection(o, grpc::CreateCustomChannel(o.address, credentials, args));
-
+  auto channel = MakeChannel(o.address, o.tls);
+  if (!channel.ok()) return Error{channel.error()};
+  auto stub = pb::Coordinator::NewStub(*channel);
+  Retrier connection("server " + o.address, o.stop, o.log, o.give_up);
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(rows.size());
-  auto joined = connection.Call<pb::JoinRequest, pb::JoinReply>(
-      join, &pb::Coordinator::Stub::Join, "join");
+  auto joined = connection.Call<pb::JoinReply>(
+      [&](grpc::ClientContext* c, pb::JoinReply* r) { return stub->Join(c, join, r); }, "join");
   if (!joined.ok()) return Error{joined.error()};
   auto task = DecodeTask(joined->task().SerializeAsString());
   if (!task.ok()) return Error{task.error()};
@@ -322,8 +201,8 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   std::unordered_set<std::uint64_t> given_up;
   auto last_log = Clock::now();  // users of last_round not to answer again
   while (true) {
-    auto reply = connection.Call<pb::PollRequest, pb::PollReply>(
-        poll, &pb::Coordinator::Stub::Poll, "poll");
+    auto reply = connection.Call<pb::PollReply>(
+        [&](grpc::ClientContext* c, pb::PollReply* r) { return stub->Poll(c, poll, r); }, "poll");
     if (!reply.ok()) {
       if (o.stop && o.stop()) return summary;
       return Error{reply.error()};
@@ -370,8 +249,9 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
       r->set_user(user);
       r->set_report(std::move(bytes));
     }
-    auto verdicts = connection.Call<pb::SubmitRequest, pb::SubmitReply>(
-        submit, &pb::Coordinator::Stub::Submit, "submit");
+    auto verdicts = connection.Call<pb::SubmitReply>(
+        [&](grpc::ClientContext* c, pb::SubmitReply* r) { return stub->Submit(c, submit, r); },
+        "submit");
     if (!verdicts.ok()) {
       if (o.stop && o.stop()) return summary;
       return Error{verdicts.error()};

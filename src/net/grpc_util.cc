@@ -1,0 +1,86 @@
+#include "grpc_util.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace fedldp::net_internal {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read " + path};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
+  if (tls.certificate.empty()) return grpc::InsecureServerCredentials();
+  auto cert = ReadFile(tls.certificate);
+  auto key = ReadFile(tls.key);
+  if (!cert.ok()) return Error{cert.error()};
+  if (!key.ok()) return Error{key.error()};
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                   const TlsFiles& tls) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!tls.ca.empty()) {
+    auto ca = ReadFile(tls.ca);
+    if (!ca.ok()) return Error{ca.error()};
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = *ca;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Reconnect to a restarted peer within a second (gRPC's default backoff
+  // grows to two minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(address, credentials, args);
+}
+
+void RunningServer::Shutdown() {
+  if (stopping.exchange(true)) return;
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server->Wait();
+  if (ticker.joinable()) ticker.join();
+}
+
+Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
+                                                   const std::string& address,
+                                                   const TlsFiles& tls, int* port,
+                                                   std::function<void()> tick,
+                                                   std::shared_ptr<std::atomic<bool>> failed) {
+  auto credentials = ServerCredentials(tls);
+  if (!credentials.ok()) return Error{credentials.error()};
+  auto s = std::make_unique<RunningServer>();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, *credentials, port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(service);
+  s->server = builder.BuildAndStart();
+  if (!s->server || *port == 0) {
+    return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
+  }
+  RunningServer* raw = s.get();
+  s->ticker = std::thread([raw, tick = std::move(tick), failed] {
+    while (!raw->stopping.load()) {
+      try {
+        tick();
+      } catch (const std::exception&) {
+        failed->store(true);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  return s;
+}
+
+}  // namespace fedldp::net_internal
