@@ -37,8 +37,11 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   EnrolOptions enrol;
   SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
   ServeOptions serve;
-  SetupServe(*app.add_subcommand("serve", "Run a FedSel task as a deployment's server (gRPC)"),
+  SetupServe(*app.add_subcommand("serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)"),
              serve);
+  ShuffleOptions shuffle;
+  SetupShuffle(*app.add_subcommand("shuffle", "Stand between LDP-FL clients and the server"),
+               shuffle);
   ClientOptions client;
   SetupClient(*app.add_subcommand("client", "Take part in a deployed task as a client"), client);
 
@@ -58,6 +61,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);
     if (app.got_subcommand("serve")) return RunServe(serve, out, err);
     if (app.got_subcommand("client")) return RunClient(client, out, err);
+    if (app.got_subcommand("shuffle")) return RunShuffle(shuffle, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);

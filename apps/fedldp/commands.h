@@ -91,6 +91,7 @@ struct LdpFlOptions {
   int threads = 0;
   std::uint64_t seed = 1;
   std::string out;  // JSON lines, appended
+  std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
 };
 void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
 int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err);
@@ -141,21 +142,35 @@ void SetupEnrol(CLI::App& app, EnrolOptions& options);
 int RunEnrol(const EnrolOptions& options, std::ostream& out, std::ostream& err);
 
 struct ServeOptions {
+  std::string protocol = "fedsel";
   std::string state;
   std::string address = "127.0.0.1:7070";
   std::uint64_t users = 0;
-  std::string dataset = "adult";
+  std::string dataset;    // adult (FedSel), mnist (LDP-FL)
   std::string data_dir;
-  std::string eval_rows = "32561:";  // adult.test within "adult"
+  std::string eval_rows;  // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
   std::string model = "logistic";
   std::string variant = "ps-pm";
-  double epsilon = 2.0;
+  std::optional<double> epsilon;  // FedSel: 2 in all; LDP-FL: 1 per weight
   int epochs = 1;
   double batch_fraction = 0.01;
   std::string mu = "0.1";
   double k_fraction = 0.1;
-  double learning_rate = 4.0;
+  std::optional<double> learning_rate;  // FedSel 4, LDP-FL 0.03
+  // LDP-FL
+  int rounds = 10;
+  int local_epochs = 1;
+  std::size_t batch = 10;
+  double fraction = 1.0;
+  std::string range = "fixed";
+  std::string perturb = "weights";
+  double center = 0;
+  std::optional<double> radius;
+  std::size_t chunk = 256;
+  std::string train_rows;  // rows of the training split for the input standardisation
+  std::string shuffler_token_file;
+  std::string key_file;  // default: STATE.key (secret) and STATE.key.pub
   double momentum = 0.5;
   double lambda = 1e-4;
   int deadline_ms = 10000;
@@ -169,10 +184,14 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 struct ClientOptions {
   std::string server = "127.0.0.1:7070";
+  std::string shuffler;        // set: an LDP-FL client
+  std::size_t users = 1;       // LDP-FL: users hosted, each an equal share of the rows
+  std::string shuffler_ca;
+  int threads = 1;
   std::string token, token_file;
   std::string dataset = "adult";
   std::string data_dir;
-  std::string rows = "0:32561";  // adult.data within "adult"
+  std::string rows;  // default: 0:32561 (adult.data within "adult"), or the whole training split
   std::string part;
   std::string ledger = "fedldp-ledger.sqlite";
   std::optional<double> budget;
@@ -180,6 +199,22 @@ struct ClientOptions {
 };
 void SetupClient(CLI::App& app, ClientOptions& options);
 int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);
+
+struct ShuffleOptions {
+  std::string address = "127.0.0.1:7071";
+  std::string server = "127.0.0.1:7070";
+  std::string token_file;  // the shuffler's token (serve --shuffler-token-file)
+  std::size_t min_batch = 10;
+  int flush_before_ms = 2000;
+  std::string tls_cert, tls_key, server_ca;
+};
+void SetupShuffle(CLI::App& app, ShuffleOptions& options);
+int RunShuffle(const ShuffleOptions& options, std::ostream& out, std::ostream& err);
+
+// LDP-FL's halves of serve and client (deploy_ldpfl.cc).
+int RunServeLdpFl(const ServeOptions& options, std::ostream& out, std::ostream& err);
+int RunClientLdpFl(const ClientOptions& options, const std::string& token, std::ostream& out,
+                   std::ostream& err);
 
 }  // namespace fedldp::cli
 

@@ -13,16 +13,18 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/services.h"
 
 namespace fedldp::cli {
-namespace {
 
 std::atomic<bool> g_stop{false};
+namespace {
 extern "C" void OnSignal(int) { g_stop.store(true); }
+}  // namespace
 
 // SIGTERM and SIGINT end the process cleanly: the loops below poll g_stop.
 void CatchSignals() {
@@ -96,7 +98,14 @@ std::string Pct(double x) {
   return s.str();
 }
 
-}  // namespace
+std::string ReadToken(const std::string& path, const char* flag) {
+  std::ifstream f(path);
+  std::string token;
+  if (!f || !std::getline(f, token) || token.empty()) {
+    throw UsageError(std::string(flag) + ": cannot read a token from " + path);
+  }
+  return token;
+}
 
 void SetupEnrol(CLI::App& app, EnrolOptions& o) {
   app.description(
@@ -133,32 +142,64 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
 
 void SetupServe(CLI::App& app, ServeOptions& o) {
   app.description(
-      "Run a FedSel task as the server of a deployment: clients (fedldp client) join with\n"
-      "tokens from fedldp enrol, and rounds run until every epoch is done. The state file\n"
-      "keeps the model, the round and the open round's reports: kill the server at any\n"
-      "time and start it again with the same options to resume.");
+      "Run a FedSel or LDP-FL task as the server of a deployment: clients (fedldp client)\n"
+      "join with tokens from fedldp enrol, and rounds run until the task is done. The state\n"
+      "file keeps the model, the round and the open round's reports: kill the server at any\n"
+      "time and start it again with the same options to resume. LDP-FL reports reach the\n"
+      "server only through the shuffler (fedldp shuffle), sealed to the server's key.");
+  app.add_option("--protocol", o.protocol, "fedsel or ldpfl")
+      ->check(CLI::IsMember({"fedsel", "ldpfl"}))
+      ->capture_default_str();
   app.add_option("--state", o.state, "State file (SQLite); created if absent")->required();
   app.add_option("--address", o.address, "host:port to listen on")->capture_default_str();
   app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
-  app.add_option("--dataset", o.dataset, "Dataset (for its dimension and the evaluation rows)")
-      ->capture_default_str();
+  app.add_option("--dataset", o.dataset,
+                 "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   app.add_option("--eval-rows", o.eval_rows,
-                 "Rows FIRST:END the server evaluates the model on (adult: 32561: is "
-                 "adult.test)")
-      ->capture_default_str();
+                 "Rows FIRST:END the server evaluates the model on (default 32561:, adult.test; "
+                 "LDP-FL: of the test split, default all)");
   app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "Two-stage FedSel variant")->capture_default_str();
-  app.add_option("--epsilon", o.epsilon, "Total budget per user")->capture_default_str();
+  app.add_option("--epsilon", o.epsilon,
+                 "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");
   app.add_option("--epochs", o.epochs, "Epochs E")->capture_default_str()->check(
       CLI::Range(1, 1000));
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
   app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto'")->capture_default_str();
   app.add_option("--k-fraction", o.k_fraction, "k / d")->capture_default_str();
-  app.add_option("--lr", o.learning_rate, "Learning rate")->capture_default_str();
+  app.add_option("--lr", o.learning_rate, "Learning rate (default 4; LDP-FL 0.03)");
   app.add_option("--momentum", o.momentum, "Momentum eta")->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
+  app.add_option("--rounds", o.rounds, "LDP-FL: communication rounds")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--local-epochs", o.local_epochs, "LDP-FL: local epochs E")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--batch", o.batch, "LDP-FL: local mini-batch B")->capture_default_str();
+  app.add_option("--fraction", o.fraction, "LDP-FL: share of users per round")
+      ->capture_default_str();
+  app.add_option("--range", o.range, "LDP-FL: fixed or adaptive ranges")
+      ->check(CLI::IsMember({"fixed", "adaptive"}))
+      ->capture_default_str();
+  app.add_option("--perturb", o.perturb, "LDP-FL: weights (Algorithm 2) or updates")
+      ->check(CLI::IsMember({"weights", "updates"}))
+      ->capture_default_str();
+  app.add_option("--center", o.center, "LDP-FL: fixed range centre")->capture_default_str();
+  app.add_option("--radius", o.radius, "LDP-FL: fixed range radius (default 0.075 mnist, 0.015 fmnist)");
+  app.add_option("--chunk", o.chunk, "LDP-FL: weights per sealed piece, at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--train-rows", o.train_rows,
+                 "LDP-FL: training rows FIRST:END whose pixel mean and sd standardise inputs "
+                 "(default all)");
+  app.add_option("--shuffler-token-file", o.shuffler_token_file,
+                 "LDP-FL: the shuffler's secret token (created, mode 0600, if absent)");
+  app.add_option("--key-file", o.key_file,
+                 "LDP-FL: the server's secret key file (default STATE.key; public key in "
+                 "KEY.pub; created if absent)");
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms,
                  "A client silent this long counts as dropped out")
@@ -171,10 +212,14 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
 }
 
-int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.tls_cert.empty() != o.tls_key.empty()) {
+int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
+  if (given.tls_cert.empty() != given.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
+  if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
+  ServeOptions o = given;
+  if (o.dataset.empty()) o.dataset = "adult";
+  if (o.eval_rows.empty()) o.eval_rows = "32561:";
   const Dataset data = LoadData(o.dataset, o.data_dir);
   const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
   FedSelTaskSpec spec;
@@ -184,7 +229,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   FedSelConfig& c = spec.config;
   c.variant = o.variant;
   c.loss = *loss;
-  c.epsilon = o.epsilon;
+  c.epsilon = o.epsilon.value_or(2.0);
   c.epochs = o.epochs;
   c.batch_fraction = o.batch_fraction;
   if (o.mu == "auto") {
@@ -197,7 +242,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
   c.k_fraction = o.k_fraction;
-  c.learning_rate = o.learning_rate;
+  c.learning_rate = o.learning_rate.value_or(4.0);
   c.momentum = o.momentum;
   c.lambda = o.lambda;
   spec.users = o.users;
@@ -283,16 +328,27 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
 
 void SetupClient(CLI::App& app, ClientOptions& o) {
   app.description(
-      "Take part in a deployed FedSel task: each local row is one user with its own\n"
-      "privacy budget on this client's ledger. Noise comes from the secure generator;\n"
-      "every report is charged to the ledger before it is sent.");
+      "Take part in a deployed task. FedSel: each local row is one user with its own\n"
+      "privacy budget on this client's ledger. LDP-FL (with --shuffler): the rows are\n"
+      "split into --users equal shards, one user each, whose sealed reports go to the\n"
+      "shuffler. Noise comes from the secure generator; every report is charged to the\n"
+      "ledger before it is sent.");
   app.add_option("--server", o.server, "Server address host:port")->capture_default_str();
+  app.add_option("--shuffler", o.shuffler, "LDP-FL: the shuffler's address host:port");
+  app.add_option("--users", o.users, "LDP-FL: users hosted (equal shards of the rows)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--shuffler-ca", o.shuffler_ca, "LDP-FL: trust this certificate for the shuffler");
+  app.add_option("--threads", o.threads, "LDP-FL: Torch threads for local training")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_option("--token", o.token, "Token from fedldp enrol");
   app.add_option("--token-file", o.token_file, "Read the token from this file (first line)");
   app.add_option("--dataset", o.dataset, "Local data: a dataset name")->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
-  app.add_option("--rows", o.rows, "Rows FIRST:END of the dataset that are local")
-      ->capture_default_str();
+  app.add_option("--rows", o.rows,
+                 "Rows FIRST:END of the dataset that are local (default 0:32561 for adult; "
+                 "LDP-FL: of the training split, default all)");
   app.add_option("--part", o.part, "I/P: the I-th of P equal chunks of --rows");
   app.add_option("--ledger", o.ledger, "Privacy ledger (SQLite)")->capture_default_str();
   app.add_option("--budget", o.budget,
@@ -302,13 +358,13 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
 
 int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   std::string token = o.token;
-  if (!o.token_file.empty()) {
-    std::ifstream f(o.token_file);
-    if (!f || !std::getline(f, token)) throw UsageError("cannot read a token from " + o.token_file);
-  }
+  if (!o.token_file.empty()) token = ReadToken(o.token_file, "--token-file");
   if (token.empty()) throw UsageError("give --token or --token-file");
+  if (!o.shuffler.empty()) return RunClientLdpFl(o, token, out, err);
   const Dataset data = LoadData(o.dataset, o.data_dir);
-  const auto rows = TakePart(ParseRows(o.rows, data.size(), "--rows"), o.part);
+  const auto rows = TakePart(ParseRows(o.rows.empty() && o.dataset == "adult" ? "0:32561" : o.rows,
+                                       data.size(), "--rows"),
+                             o.part);
   FedSelClientOptions c;
   c.address = o.server;
   c.token = token;

@@ -2,6 +2,7 @@
 // with the privacy statement, the accuracy per round beside the majority
 // class and the noise-free federated model, and where the time went.
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "cli.h"
@@ -59,6 +60,9 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_flag("--no-reference", o.no_reference, "Skip the noise-free federated reference");
   app.add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the simulation")->capture_default_str();
+  app.add_option("--train-rows", o.train_rows,
+                 "Train on the first N rows of the training split only (0: all)");
+  app.add_option("--test-rows", o.test_rows, "Test on the first N rows of the test split (0: all)");
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
@@ -82,8 +86,18 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   if (o.perturb == "updates" && o.range != "fixed") {
     throw UsageError("--perturb updates takes --range fixed");
   }
-  auto split = LoadImageSplit(o.dataset, o.data_dir);
-  if (!split.ok()) throw UsageError(split.error());
+  auto loaded = LoadImageSplit(o.dataset, o.data_dir);
+  if (!loaded.ok()) throw UsageError(loaded.error());
+  TrainTest data = std::move(loaded).value();
+  TrainTest* split = &data;
+  auto first = [](Dataset& d, std::size_t n) {
+    if (n == 0 || n >= d.size()) return;
+    std::vector<std::size_t> rows(n);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    d = d.Subset(rows);
+  };
+  first(split->train, o.train_rows);
+  first(split->test, o.test_rows);
   if (o.threads > 0) NeuralNet::SetThreads(o.threads);
 
   LdpFlConfig config;

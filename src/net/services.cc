@@ -146,11 +146,22 @@ struct CoordinatorServer::Impl {
 
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     FedSelCoordinator& coordinator, const std::string& address, const TlsFiles& tls) {
+  return StartWith(
+      [&coordinator](std::shared_ptr<std::atomic<bool>> failed) {
+        return std::make_unique<CoordinatorService>(coordinator, std::move(failed));
+      },
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
+}
+
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(const MakeService& make,
+                                                                        const std::string& address,
+                                                                        const TlsFiles& tls,
+                                                                        std::function<void()> tick) {
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
-  s->impl_->service = std::make_unique<CoordinatorService>(coordinator, s->failed_);
-  auto running = StartServer(s->impl_->service.get(), address, tls, &s->port_,
-                             [&coordinator] { coordinator.Tick(Clock::now()); }, s->failed_);
+  s->impl_->service = make(s->failed_);
+  auto running = StartServer(s->impl_->service.get(), address, tls, &s->port_, std::move(tick),
+                             s->failed_);
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;

@@ -13,12 +13,18 @@
 
 #include "fedldp/data/dataset.h"
 #include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/net/ldpfl_deploy.h"
 
 namespace fedldp {
 
 // A serialized fedldp.v1.Task, and back.
 std::string EncodeTask(const FedSelTaskSpec& task);
 Result<FedSelTaskSpec> DecodeTask(std::string_view bytes);
+
+std::string EncodeLdpFlTask(const LdpFlTaskSpec& task);
+Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes);
+// "fedsel", "ldpfl", or "" for bytes that are not a task.
+std::string TaskProtocol(std::string_view bytes);
 
 // Messages up to this size pass (gRPC's default cap is 4 MiB).
 inline constexpr int kMaxMessageBytes = 64 << 20;
@@ -32,12 +38,24 @@ struct TlsFiles {
 
 // The coordinator's gRPC server, with a timer that closes rounds at their
 // deadlines. Stops on Shutdown or destruction.
+}  // namespace fedldp
+namespace grpc {
+class Service;
+}
+namespace fedldp {
+
 class CoordinatorServer {
  public:
   // address: host:port; port 0 picks a free one (see port()).
   static Result<std::unique_ptr<CoordinatorServer>> Start(FedSelCoordinator& coordinator,
                                                           const std::string& address,
                                                           const TlsFiles& tls = {});
+  // LDP-FL: clients join and poll here; only the shuffler holding
+  // `shuffler_token` may call Vouch, RoundInfo and Deliver.
+  static Result<std::unique_ptr<CoordinatorServer>> Start(LdpFlCoordinator& coordinator,
+                                                          const std::string& address,
+                                                          const TlsFiles& tls,
+                                                          std::string shuffler_token);
   ~CoordinatorServer();
   int port() const { return port_; }
   // Set when the coordinator could not save its state: the process should
@@ -47,6 +65,12 @@ class CoordinatorServer {
 
  private:
   CoordinatorServer() = default;
+  using MakeService =
+      std::function<std::unique_ptr<grpc::Service>(std::shared_ptr<std::atomic<bool>> failed)>;
+  static Result<std::unique_ptr<CoordinatorServer>> StartWith(const MakeService& make,
+                                                              const std::string& address,
+                                                              const TlsFiles& tls,
+                                                              std::function<void()> tick);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
@@ -75,6 +99,51 @@ struct FedSelClientSummary {
 // users are `rows` of `data`.
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& options,
                                             const Dataset& data, std::vector<std::size_t> rows);
+
+// ---------------------------------------------------------------- LDP-FL
+
+struct ShufflerServerOptions {
+  std::string address = "127.0.0.1:7071";  // where clients reach the shuffler
+  TlsFiles tls;                              // its own certificate and key
+  std::string server = "127.0.0.1:7070";     // the coordinator
+  TlsFiles server_tls;                       // ca: trust for the coordinator
+  std::string shuffler_token;
+  std::function<void(const std::string&)> log;
+};
+
+// The shuffler's gRPC face: takes clients' sealed pieces (asking the server
+// to vouch for each), polls the server's round every 20 ms and forwards the
+// batches ShufflerCore releases; a batch the server cannot take is kept and
+// sent again.
+class ShufflerServer {
+ public:
+  static Result<std::unique_ptr<ShufflerServer>> Start(ShufflerCore& core,
+                                                       const ShufflerServerOptions& options);
+  ~ShufflerServer();
+  int port() const { return port_; }
+  bool finished() const { return finished_->load(); }  // the server said the task is over
+  void Shutdown();
+
+ private:
+  ShufflerServer() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+  std::shared_ptr<std::atomic<bool>> finished_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+struct LdpFlClientOptions : FedSelClientOptions {
+  std::string shuffler = "127.0.0.1:7071";
+  TlsFiles shuffler_tls;  // ca: trust for the shuffler
+};
+
+// Joins the server, then answers rounds through the shuffler until the task
+// finishes (or stop()). Each entry of `shards` is one user's local rows. A
+// user whose pieces the server has not received is sent again (the recorded
+// pieces, at no new cost) while the round lasts, so a shuffler that dies
+// loses nothing that can still count.
+Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& options, const Dataset& data,
+                                           std::vector<std::vector<std::size_t>> shards);
 
 }  // namespace fedldp
 

@@ -1,0 +1,288 @@
+// fedldp serve --protocol ldpfl / client --shuffler / shuffle: the LDP-FL
+// deployment as separate processes.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <thread>
+
+#include "cli.h"
+#include "commands.h"
+#include "deploy_util.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/model/neural_net.h"
+#include "fedldp/net/services.h"
+#include "fedldp/random/secure_rng.h"
+
+namespace fedldp::cli {
+namespace {
+
+// The shuffler's token: read, or created (mode 0600) when the file is absent.
+std::string ShufflerToken(const std::string& path, const std::function<void(const std::string&)>& log) {
+  if (path.empty()) throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
+  if (std::filesystem::exists(path)) return ReadToken(path, "--shuffler-token-file");
+  SecureRng rng;
+  std::ostringstream hex;
+  for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << hex.str() << "\n";
+    if (!f) throw UsageError("cannot write " + tmp);
+  }
+  ::chmod(tmp.c_str(), 0600);
+  std::filesystem::rename(tmp, path);
+  log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
+  return hex.str();
+}
+
+ServerKeys Keys(const std::string& secret_path, const std::function<void(const std::string&)>& log) {
+  const std::string public_path = secret_path + ".pub";
+  if (std::filesystem::exists(secret_path)) {
+    auto keys = ServerKeys::Load(public_path, secret_path);
+    if (!keys.ok()) throw UsageError(keys.error());
+    return std::move(keys).value();
+  }
+  ServerKeys keys = ServerKeys::Generate();
+  if (auto why = keys.Save(public_path, secret_path); !why.empty()) throw UsageError(why);
+  log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
+  return keys;
+}
+
+double Accuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const Dataset& test) {
+  auto net = NeuralNet::Create(spec.config.arch, 0).value();
+  net.SetInputStandardization(spec.input_mean, spec.input_sd);
+  const std::vector<float> f(w.begin(), w.end());
+  net.SetWeights(f);
+  return net.Accuracy(test);
+}
+
+}  // namespace
+
+int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string dataset = o.dataset.empty() ? "mnist" : o.dataset;
+  if (dataset != "mnist" && dataset != "fmnist") {
+    throw UsageError("LDP-FL deployments run on mnist or fmnist, not " + dataset);
+  }
+  if (o.perturb == "updates" && o.range != "fixed") {
+    throw UsageError("--perturb updates takes --range fixed");
+  }
+  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
+  auto split = LoadImageSplit(dataset, o.data_dir);
+  if (!split.ok()) throw UsageError(split.error());
+  const Dataset test = split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
+  const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
+  // The inputs' standardisation: public constants of the dataset, announced
+  // with the task (the simulator uses the same training rows).
+  double sum = 0, sum_sq = 0;
+  for (const std::size_t r : train_rows) {
+    for (const float v : split->train.row(r)) sum += v, sum_sq += static_cast<double>(v) * v;
+  }
+  const double count = static_cast<double>(train_rows.size() * split->train.dimension);
+  const double mean = sum / count;
+  const double sd = std::sqrt(std::max(0.0, sum_sq / count - mean * mean));
+
+  const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
+  ServerKeys keys = Keys(key_file, log);
+  const std::string shuffler_token = ShufflerToken(o.shuffler_token_file, log);
+
+  LdpFlTaskSpec spec;
+  spec.id = o.task.empty() ? "ldpfl-" + dataset : o.task;
+  LdpFlConfig& c = spec.config;
+  c.arch = "cnn";
+  c.epsilon = o.epsilon.value_or(1.0);
+  c.rounds = o.rounds;
+  c.local_epochs = o.local_epochs;
+  c.batch = o.batch;
+  c.learning_rate = o.learning_rate.value_or(0.03);
+  c.fraction = o.fraction;
+  c.adaptive = o.range == "adaptive";
+  c.perturb_updates = o.perturb == "updates";
+  c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
+  spec.users = o.users;
+  spec.input_mean = mean;
+  spec.input_sd = sd;
+  spec.chunk = o.chunk;
+  spec.public_key = keys.public_key;
+  SecureRng rng;
+  auto net = NeuralNet::Create(c.arch, rng());
+  if (!net.ok()) throw UsageError(net.error());
+  spec.layer_sizes = net->layer_sizes();
+  if (auto e = spec.Check(); !e.empty()) throw UsageError(e);
+  const std::vector<float> init = net->GetWeights();
+
+  RoundPolicy policy;
+  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
+  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
+  policy.min_participation = o.min_participation;
+  auto opened = ServerState::Open(o.state);
+  if (!opened.ok()) throw UsageError(opened.error());
+  ServerState state = std::move(opened).value();
+  if (auto why = state.BindTask(EncodeLdpFlTask(spec)); !why.empty()) {
+    throw UsageError(why + " (the state file was made for another task or key)");
+  }
+  if (state.tokens() == 0) {
+    throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +
+                     o.state + " --count N first");
+  }
+  const double majority = test.MajorityRate();
+  double last_accuracy = 0;
+  auto coordinator = LdpFlCoordinator::Create(
+      spec, policy, std::move(state), keys, std::vector<double>(init.begin(), init.end()), log,
+      [&](std::uint64_t round, std::span<const double> w) {
+        last_accuracy = Accuracy(spec, w, test);
+        log("round " + std::to_string(round) + " of " + std::to_string(c.rounds) +
+            ": accuracy " + Pct(last_accuracy) + " on " + std::to_string(test.size()) +
+            " test rows (majority class " + Pct(majority) + ")");
+      });
+  if (!coordinator.ok()) throw UsageError(coordinator.error());
+  LdpFlCoordinator& coord = **coordinator;
+  const auto privacy = AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds),
+                                    spec.per_round());
+  log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
+      std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
+      std::to_string(c.epsilon) + " per weight, so d eps = " +
+      std::to_string(spec.ReportEpsilon()) + " per report without trusting the shuffler");
+  err << DescribeLdpFlPrivacy(privacy);
+  TlsFiles tls;
+  tls.certificate = o.tls_cert;
+  tls.key = o.tls_key;
+  CatchSignals();
+  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
+  if (!server.ok()) throw UsageError(server.error());
+  log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
+      (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
+  while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto s = coord.stats();
+  if (s.finished) std::this_thread::sleep_for(policy.stale_after);  // let everyone hear it
+  (*server)->Shutdown();
+  if ((*server)->failed()) {
+    err << "serve: failed: the state could not be saved; start again to resume\n";
+    return 1;
+  }
+  if (!s.finished) {
+    log("stopped after " + std::to_string(s.round) + " rounds; start again to resume");
+    return 0;
+  }
+  const double accuracy = Accuracy(spec, coord.weights(), test);
+  out << "deployed LDP-FL on " << dataset << ": accuracy " << Pct(accuracy) << " (majority class "
+      << Pct(majority) << "), " << s.round << " rounds, " << s.rounds_without_update
+      << " without update, " << s.counted << " reports counted, " << s.pieces_rejected
+      << " pieces rejected\n";
+  if (!o.out.empty()) {
+    std::ofstream f(o.out, std::ios::app);
+    f << std::setprecision(10) << "{\"command\":\"serve\",\"protocol\":\"ldpfl\",\"dataset\":\""
+      << dataset << "\",\"epsilon\":" << c.epsilon << ",\"rounds\":" << s.round
+      << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy << ",\"majority\":" << majority
+      << ",\"rounds_without_update\":" << s.rounds_without_update
+      << ",\"reports_counted\":" << s.counted << ",\"batches\":" << s.batches
+      << ",\"pieces_rejected\":" << s.pieces_rejected << "}\n";
+  }
+  return 0;
+}
+
+int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostream& out,
+                   std::ostream& err) {
+  const std::string dataset = o.dataset == "adult" ? "mnist" : o.dataset;
+  auto split = LoadImageSplit(dataset, o.data_dir);
+  if (!split.ok()) throw UsageError(split.error());
+  const Dataset& data = split->train;
+  const auto rows = TakePart(ParseRows(o.rows, data.size(), "--rows"), o.part);
+  if (o.users > rows.size()) {
+    throw UsageError("--users " + std::to_string(o.users) + " exceeds the " +
+                     std::to_string(rows.size()) + " local rows");
+  }
+  std::vector<std::vector<std::size_t>> shards(o.users);
+  for (std::size_t u = 0; u < o.users; ++u) {
+    const std::size_t a = u * rows.size() / o.users, b = (u + 1) * rows.size() / o.users;
+    shards[u].assign(rows.begin() + static_cast<std::ptrdiff_t>(a),
+                     rows.begin() + static_cast<std::ptrdiff_t>(b));
+  }
+  NeuralNet::SetThreads(o.threads);
+  LdpFlClientOptions c;
+  c.address = o.server;
+  c.shuffler = o.shuffler;
+  c.token = token;
+  c.ledger = o.ledger;
+  c.budget = o.budget;
+  c.tls.ca = o.tls_ca;
+  c.shuffler_tls.ca = o.shuffler_ca;
+  c.stop = [] { return g_stop.load(); };
+  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  CatchSignals();
+  c.log("hosting " + std::to_string(o.users) + " users on rows " + std::to_string(rows.front()) +
+        ".." + std::to_string(rows.back()) + " of " + dataset + " (training split); server " +
+        o.server + ", shuffler " + o.shuffler);
+  auto summary = RunLdpFlClient(c, data, std::move(shards));
+  if (!summary.ok()) {
+    err << "client: failed: " << summary.error() << "\n";
+    return 1;
+  }
+  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; "
+      << summary->rounds << " rounds, " << summary->reports << " reports handed to the shuffler, "
+      << summary->refused << " refused\n";
+  return 0;
+}
+
+void SetupShuffle(CLI::App& app, ShuffleOptions& o) {
+  app.description(
+      "Stand between LDP-FL clients and the server, run by a party other than the server.\n"
+      "Clients hand over their reports as pieces sealed to the server's key (the shuffler\n"
+      "cannot read them). The shuffler keeps one submission per user and round (the server\n"
+      "vouches for each), and forwards a batch only when it holds at least --min-batch users\n"
+      "and everyone the server still waits for, or the deadline nears: contributors sorted,\n"
+      "every chunk's pieces in an order of its own, so no piece can be linked to a client.");
+  app.add_option("--address", o.address, "host:port clients reach the shuffler on")
+      ->capture_default_str();
+  app.add_option("--server", o.server, "The server's address")->capture_default_str();
+  app.add_option("--token-file", o.token_file, "The shuffler's token (serve --shuffler-token-file)")
+      ->required();
+  app.add_option("--min-batch", o.min_batch, "Users per forwarded batch, at least")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+      ->capture_default_str();
+  app.add_option("--flush-before-ms", o.flush_before_ms,
+                 "Forward what is held this long before the round's deadline")
+      ->check(CLI::Range(0, 3600000))
+      ->capture_default_str();
+  app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): take clients over TLS");
+  app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
+  app.add_option("--server-ca", o.server_ca, "Trust this certificate for the server (TLS)");
+}
+
+int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    throw UsageError("--tls-cert and --tls-key go together");
+  }
+  auto log = [&err](const std::string& line) { err << Stamp() << " shuffle: " << line << std::endl; };
+  ShufflerServerOptions s;
+  s.address = o.address;
+  s.tls.certificate = o.tls_cert;
+  s.tls.key = o.tls_key;
+  s.server = o.server;
+  s.server_tls.ca = o.server_ca;
+  s.shuffler_token = ReadToken(o.token_file, "--token-file");
+  s.log = log;
+  ShufflerCore core({.min_batch = o.min_batch,
+                     .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
+                    log);
+  CatchSignals();
+  auto server = ShufflerServer::Start(core, s);
+  if (!server.ok()) throw UsageError(server.error());
+  log("listening on " + o.address + (s.tls.enabled() ? " (TLS)" : "") + "; server " + o.server +
+      "; batches of at least " + std::to_string(o.min_batch) + " users");
+  while (!g_stop.load() && !(*server)->finished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  (*server)->Shutdown();
+  const auto stats = core.stats();
+  out << "shuffle: " << ((*server)->finished() ? "task finished" : "stopped") << "; "
+      << stats.forwarded << " users' reports forwarded in " << stats.batches << " batches, "
+      << stats.dropped << " dropped (round closed first), " << stats.refused << " refused\n";
+  return 0;
+}
+
+}  // namespace fedldp::cli

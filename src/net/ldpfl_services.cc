@@ -1,0 +1,504 @@
+// The LDP-FL deployment's gRPC faces: the coordinator's service, the
+// shuffler's server and the client loop. They translate messages and call
+// the plain logic (ldpfl_deploy.h); nothing here opens or reads a piece.
+#include <future>
+#include <map>
+#include <set>
+
+#include "fedldp/net/services.h"
+#include "fedldp/v1/service.grpc.pb.h"
+#include "grpc_util.h"
+
+namespace fedldp {
+
+namespace pb = ::fedldp::v1;
+using namespace net_internal;
+using Clock = std::chrono::steady_clock;
+
+std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
+  pb::Task task;
+  task.set_id(t.id);
+  pb::LdpFlTask& f = *task.mutable_ldpfl();
+  const LdpFlConfig& c = t.config;
+  f.set_arch(c.arch);
+  f.set_epsilon(c.epsilon);
+  f.set_rounds(c.rounds);
+  f.set_local_epochs(c.local_epochs);
+  f.set_batch(c.batch);
+  f.set_learning_rate(c.learning_rate);
+  f.set_fraction(c.fraction);
+  f.set_adaptive(c.adaptive);
+  f.set_center(c.fixed_range.center);
+  f.set_radius(c.fixed_range.radius);
+  f.set_adaptive_margin(c.adaptive_margin);
+  f.set_perturb_updates(c.perturb_updates);
+  f.set_input_mean(t.input_mean);
+  f.set_input_sd(t.input_sd);
+  f.set_users(t.users);
+  f.set_chunk(t.chunk);
+  f.set_public_key(t.public_key);
+  for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
+  std::string bytes;
+  task.SerializeToString(&bytes);
+  return bytes;
+}
+
+Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
+  pb::Task task;
+  if (!task.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !task.has_ldpfl()) {
+    return Error{"the server announced a task this client cannot read as LDP-FL"};
+  }
+  const pb::LdpFlTask& f = task.ldpfl();
+  LdpFlTaskSpec t;
+  t.id = task.id();
+  LdpFlConfig& c = t.config;
+  c.arch = f.arch();
+  c.epsilon = f.epsilon();
+  c.rounds = f.rounds();
+  c.local_epochs = f.local_epochs();
+  c.batch = f.batch();
+  c.learning_rate = f.learning_rate();
+  c.fraction = f.fraction();
+  c.adaptive = f.adaptive();
+  c.fixed_range = {f.center(), f.radius()};
+  c.adaptive_margin = f.adaptive_margin();
+  c.perturb_updates = f.perturb_updates();
+  t.input_mean = f.input_mean();
+  t.input_sd = f.input_sd();
+  t.users = f.users();
+  t.chunk = f.chunk();
+  t.public_key = f.public_key();
+  t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
+  if (auto e = t.Check(); !e.empty()) return Error{"the announced task is unusable: " + e};
+  return t;
+}
+
+std::string TaskProtocol(std::string_view bytes) {
+  pb::Task task;
+  if (!task.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return "";
+  return task.has_fedsel() ? "fedsel" : task.has_ldpfl() ? "ldpfl" : "";
+}
+
+namespace {
+
+bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+class LdpFlCoordinatorService final : public pb::Coordinator::Service {
+ public:
+  LdpFlCoordinatorService(LdpFlCoordinator& coordinator, std::string shuffler_token,
+                          std::shared_ptr<std::atomic<bool>> failed)
+      : coordinator_(coordinator),
+        shuffler_token_(std::move(shuffler_token)),
+        failed_(std::move(failed)),
+        task_(EncodeLdpFlTask(coordinator.spec())) {}
+
+  grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
+                    pb::JoinReply* reply) override {
+    return Guard(*failed_, [&] {
+      const auto joined = coordinator_.Join(request->token(), request->users(), Clock::now());
+      if (!joined.error.empty()) {
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, joined.error);
+      }
+      reply->mutable_task()->ParseFromString(task_);
+      reply->set_first_user(joined.first);
+      reply->set_users(joined.users);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
+                    pb::PollReply* reply) override {
+    return Guard(*failed_, [&] {
+      const auto poll = coordinator_.PollRound(request->token(), Clock::now());
+      const auto& p = poll.round;
+      if (!p.error.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, p.error);
+      using S = FedSelCoordinator::Poll::State;
+      reply->set_state(p.state == S::kRound      ? pb::PollReply::ROUND
+                       : p.state == S::kFinished ? pb::PollReply::FINISHED
+                                                 : pb::PollReply::WAITING);
+      reply->set_round(p.round);
+      reply->mutable_users()->Assign(p.users.begin(), p.users.end());
+      reply->set_deadline_ms(p.deadline_ms);
+      reply->set_retry_ms(p.retry_ms);
+      if (request->has_known_round() && request->known_round() == p.round) {
+        return grpc::Status::OK;
+      }
+      reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
+      for (const auto& r : poll.ranges) {
+        reply->add_centers(r.center);
+        reply->add_radii(r.radius);
+      }
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest*, pb::SubmitReply*) override {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "this server runs LDP-FL: reports go through the shuffler");
+  }
+
+  grpc::Status Vouch(grpc::ServerContext*, const pb::VouchRequest* request,
+                     pb::VouchReply* reply) override {
+    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
+    return Guard(*failed_, [&] {
+      const std::string why = coordinator_.Vouch(request->token(), request->user(), request->round());
+      reply->set_ok(why.empty());
+      reply->set_reason(why);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status RoundInfo(grpc::ServerContext*, const pb::RoundInfoRequest* request,
+                         pb::RoundInfoReply* reply) override {
+    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
+    return Guard(*failed_, [&] {
+      const auto info = coordinator_.RoundInfo(Clock::now());
+      reply->set_round(info.round);
+      reply->set_expected(info.expected);
+      reply->mutable_delivered()->Assign(info.delivered.begin(), info.delivered.end());
+      reply->set_waiting(info.waiting);
+      reply->set_deadline_ms(info.deadline_ms);
+      reply->set_open(info.open);
+      reply->set_finished(info.finished);
+      reply->set_chunks(info.chunks);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status Deliver(grpc::ServerContext*, const pb::DeliverRequest* request,
+                       pb::DeliverReply* reply) override {
+    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
+    return Guard(*failed_, [&] {
+      LdpFlCoordinator::Delivery batch;
+      batch.round = request->round();
+      for (const auto& c : request->contributors()) batch.contributors.emplace_back(c.token(), c.user());
+      for (const auto& chunk : request->chunks()) {
+        batch.pieces.emplace_back(chunk.pieces().begin(), chunk.pieces().end());
+      }
+      const auto d = coordinator_.Deliver(batch, Clock::now());
+      reply->set_accepted(d.accepted);
+      reply->set_reason(d.reason);
+      reply->set_pieces_accepted(d.pieces_accepted);
+      reply->set_pieces_rejected(d.pieces_rejected);
+      return grpc::Status::OK;
+    });
+  }
+
+ private:
+  static grpc::Status NotShuffler() {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "only the shuffler may ask this");
+  }
+
+  LdpFlCoordinator& coordinator_;
+  const std::string shuffler_token_;
+  std::shared_ptr<std::atomic<bool>> failed_;
+  const std::string task_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(LdpFlCoordinator& coordinator,
+                                                                    const std::string& address,
+                                                                    const TlsFiles& tls,
+                                                                    std::string shuffler_token) {
+  if (shuffler_token.size() < 16) return Error{"the shuffler's token must have >= 16 characters"};
+  return StartWith(
+      [&coordinator, &shuffler_token](std::shared_ptr<std::atomic<bool>> failed) {
+        return std::make_unique<LdpFlCoordinatorService>(coordinator, shuffler_token,
+                                                         std::move(failed));
+      },
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
+}
+
+// ---------------------------------------------------------------- shuffler
+
+namespace {
+
+class ShufflerService final : public pb::Shuffler::Service {
+ public:
+  ShufflerService(ShufflerCore& core, pb::Coordinator::Stub& server, std::string token)
+      : core_(core), server_(server), token_(std::move(token)) {}
+
+  grpc::Status Shuffle(grpc::ServerContext*, const pb::ShuffleRequest* request,
+                       pb::ShuffleReply* reply) override {
+    std::vector<std::string> pieces(request->pieces().begin(), request->pieces().end());
+    const std::string why = core_.Shuffle(
+        request->token(), request->round(), request->user(), std::move(pieces), [&] {
+          pb::VouchRequest vouch;
+          vouch.set_shuffler_token(token_);
+          vouch.set_token(request->token());
+          vouch.set_user(request->user());
+          vouch.set_round(request->round());
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+          pb::VouchReply answer;
+          const auto status = server_.Vouch(&context, vouch, &answer);
+          if (!status.ok()) return "the server cannot be asked (" + status.error_message() + ")";
+          return answer.ok() ? std::string() : answer.reason();
+        });
+    reply->set_accepted(why.empty());
+    reply->set_reason(why);
+    return grpc::Status::OK;
+  }
+
+ private:
+  ShufflerCore& core_;
+  pb::Coordinator::Stub& server_;
+  const std::string token_;
+};
+
+}  // namespace
+
+struct ShufflerServer::Impl {
+  std::unique_ptr<pb::Coordinator::Stub> stub;
+  std::unique_ptr<ShufflerService> service;
+  std::unique_ptr<RunningServer> running;
+};
+
+Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core,
+                                                              const ShufflerServerOptions& o) {
+  auto channel = MakeChannel(o.server, o.server_tls);
+  if (!channel.ok()) return Error{channel.error()};
+  std::unique_ptr<ShufflerServer> s(new ShufflerServer());
+  s->impl_ = std::make_unique<Impl>();
+  s->impl_->stub = pb::Coordinator::NewStub(*channel);
+  s->impl_->service = std::make_unique<ShufflerService>(core, *s->impl_->stub, o.shuffler_token);
+  pb::Coordinator::Stub* stub = s->impl_->stub.get();
+  auto finished = s->finished_;
+  auto last_pump = std::make_shared<Clock::time_point>();
+  auto said_down = std::make_shared<bool>(false);
+  auto log = o.log;
+  const std::string token = o.shuffler_token;
+  const std::string server = o.server;
+  // Every 20 ms: the server's view of the round, then any batch it allows.
+  auto pump = [=, &core] {
+    const auto now = Clock::now();
+    if (now - *last_pump < std::chrono::milliseconds(20)) return;
+    *last_pump = now;
+    pb::RoundInfoRequest ask;
+    ask.set_shuffler_token(token);
+    pb::RoundInfoReply info;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    const auto status = stub->RoundInfo(&context, ask, &info);
+    if (!status.ok()) {
+      if (!*said_down && log) log("server " + server + " unavailable (" + status.error_message() + "); retrying");
+      *said_down = true;
+      return;
+    }
+    if (*said_down && log) log("server " + server + " reachable again");
+    *said_down = false;
+    LdpFlCoordinator::Info view;
+    view.round = info.round();
+    view.expected = info.expected();
+    view.delivered.assign(info.delivered().begin(), info.delivered().end());
+    view.waiting = info.waiting();
+    view.deadline_ms = info.deadline_ms();
+    view.open = info.open();
+    view.finished = info.finished();
+    view.chunks = info.chunks();
+    core.Update(view);
+    if (view.finished) finished->store(true);
+    auto batch = core.TakeBatch();
+    if (!batch) return;
+    pb::DeliverRequest deliver;
+    deliver.set_shuffler_token(token);
+    deliver.set_round(batch->round);
+    for (const auto& [t, user] : batch->contributors) {
+      auto* c = deliver.add_contributors();
+      c->set_token(t);
+      c->set_user(user);
+    }
+    for (const auto& pieces : batch->pieces) {
+      auto* chunk = deliver.add_chunks();
+      for (const auto& p : pieces) chunk->add_pieces(p);
+    }
+    pb::DeliverReply reply;
+    grpc::ClientContext deliver_context;
+    deliver_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    const auto sent = stub->Deliver(&deliver_context, deliver, &reply);
+    if (!sent.ok()) {
+      if (log) log("could not deliver a batch of " + std::to_string(batch->contributors.size()) +
+                   " users (" + sent.error_message() + "); it is kept and sent again");
+      core.Return(std::move(*batch));
+      return;
+    }
+    if (log) {
+      log("round " + std::to_string(batch->round + 1) + ": delivered a batch of " +
+          std::to_string(batch->contributors.size()) + " users, " +
+          std::to_string(reply.pieces_accepted()) + " pieces accepted, " +
+          std::to_string(reply.pieces_rejected()) + " rejected" +
+          (reply.accepted() ? "" : "; the server refused it: " + reply.reason()));
+    }
+  };
+  auto failed = std::make_shared<std::atomic<bool>>(false);
+  auto running = StartServer(s->impl_->service.get(), o.address, o.tls, &s->port_, pump, failed);
+  if (!running.ok()) return Error{running.error()};
+  s->impl_->running = std::move(running).value();
+  return s;
+}
+
+void ShufflerServer::Shutdown() {
+  if (impl_ && impl_->running) impl_->running->Shutdown();
+}
+
+ShufflerServer::~ShufflerServer() { Shutdown(); }
+
+// ---------------------------------------------------------------- client
+
+Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Dataset& data,
+                                           std::vector<std::vector<std::size_t>> shards) {
+  auto channel = MakeChannel(o.address, o.tls);
+  if (!channel.ok()) return Error{channel.error()};
+  auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
+  if (!to_shuffler.ok()) return Error{to_shuffler.error()};
+  auto server = pb::Coordinator::NewStub(*channel);
+  auto shuffler = pb::Shuffler::NewStub(*to_shuffler);
+  Retrier connection("server " + o.address, o.stop, o.log, o.give_up);
+
+  pb::JoinRequest join;
+  join.set_token(o.token);
+  join.set_users(shards.size());
+  auto joined = connection.Call<pb::JoinReply>(
+      [&](grpc::ClientContext* c, pb::JoinReply* r) { return server->Join(c, join, r); }, "join");
+  if (!joined.ok()) return Error{joined.error()};
+  const std::string task_bytes = joined->task().SerializeAsString();
+  if (TaskProtocol(task_bytes) != "ldpfl") {
+    return Error{"the server runs a " + TaskProtocol(task_bytes) +
+                 " task, not LDP-FL: start the client without --shuffler"};
+  }
+  auto task = DecodeLdpFlTask(task_bytes);
+  if (!task.ok()) return Error{task.error()};
+  // Default total: every round at the proven cost, d eps each.
+  const double budget =
+      o.budget.value_or(task->ReportEpsilon() * static_cast<double>(task->config.rounds));
+  auto opened = PrivacyLedger::Open(o.ledger, budget);
+  if (!opened.ok()) return Error{opened.error()};
+  PrivacyLedger ledger = std::move(opened).value();
+  auto created = LdpFlParticipant::Create(*task, data, std::move(shards), ledger);
+  if (!created.ok()) return Error{created.error()};
+  auto participant = std::make_unique<LdpFlParticipant>(std::move(created).value());
+  participant->SetFirstUser(joined->first_user());
+  connection.Say("joined LDP-FL task " + task->id + " (" + task->config.arch + ", eps " +
+                 std::to_string(task->config.epsilon) + " per weight, " +
+                 std::to_string(task->config.rounds) + " rounds) as users " +
+                 std::to_string(joined->first_user()) + ".." +
+                 std::to_string(joined->first_user() + joined->users() - 1) +
+                 "; each report spends d eps = " + std::to_string(participant->report_epsilon()) +
+                 " of each user's ledger total " + std::to_string(budget) + "; pieces go to " +
+                 o.shuffler);
+
+  FedSelClientSummary summary;
+  pb::PollRequest poll;
+  poll.set_token(o.token);
+  std::uint64_t last_round = ~std::uint64_t{0};
+  std::vector<double> weights;  // the model of last_round
+  std::vector<LayerRange> ranges;
+  std::map<std::uint64_t, Clock::time_point> sent;  // user -> last hand-over this round
+  std::set<std::uint64_t> refused;                   // users not to ask again this round
+  std::set<std::uint64_t> handed;                    // users the shuffler took this round
+  bool shuffler_down = false;
+  while (true) {
+    auto reply = connection.Call<pb::PollReply>(
+        [&](grpc::ClientContext* c, pb::PollReply* r) { return server->Poll(c, poll, r); }, "poll");
+    if (!reply.ok()) {
+      if (o.stop && o.stop()) return summary;
+      return Error{reply.error()};
+    }
+    const auto wait = std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms()));
+    if (reply->state() == pb::PollReply::FINISHED) {
+      summary.finished = true;
+      return summary;
+    }
+    if (reply->state() != pb::PollReply::ROUND) {
+      std::this_thread::sleep_for(wait);
+      continue;
+    }
+    if (reply->round() != last_round) {
+      if (reply->weights_size() == 0) {  // asked for a round it does not know
+        poll.clear_known_round();
+        continue;
+      }
+      last_round = reply->round();
+      weights.assign(reply->weights().begin(), reply->weights().end());
+      ranges.clear();
+      for (int l = 0; l < reply->centers_size() && l < reply->radii_size(); ++l) {
+        ranges.push_back({reply->centers(l), reply->radii(l)});
+      }
+      poll.set_known_round(last_round);
+      sent.clear();
+      refused.clear();
+      handed.clear();
+      ++summary.rounds;
+    }
+    // The round's users whose pieces the server does not have yet: new
+    // ones, and (once a second) ones handed over that have not arrived,
+    // which a shuffler that died had held.
+    const auto now = Clock::now();
+    std::vector<std::uint64_t> users;
+    for (const std::uint64_t u : reply->users()) {
+      if (refused.contains(u)) continue;
+      const auto it = sent.find(u);
+      if (it == sent.end() || now - it->second > std::chrono::seconds(1)) users.push_back(u);
+    }
+    if (users.empty()) {
+      std::this_thread::sleep_for(wait);
+      continue;
+    }
+    // Local training takes seconds: keep polling meanwhile (the reply is
+    // small, the model is known), so that the server does not take this
+    // client for one that dropped out.
+    auto job = std::async(std::launch::async, [&] {
+      return participant->Respond(reply->round(), weights, ranges, users);
+    });
+    while (job.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+      pb::PollReply heartbeat;
+      (void)server->Poll(&context, poll, &heartbeat);
+    }
+    auto answer = job.get();
+    for (const auto& line : answer.refusals) {
+      connection.Say("round " + std::to_string(reply->round() + 1) + ": " + line);
+    }
+    summary.refused += answer.refusals.size();
+    for (const std::uint64_t u : users) refused.insert(u);
+    for (const auto& [user, pieces] : answer.reports) refused.erase(user);
+    for (auto& [user, pieces] : answer.reports) {
+      pb::ShuffleRequest request;
+      request.set_token(o.token);
+      request.set_round(reply->round());
+      request.set_user(user);
+      for (auto& p : pieces) request.add_pieces(std::move(p));
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+      pb::ShuffleReply verdict;
+      const auto status = shuffler->Shuffle(&context, request, &verdict);
+      sent[user] = Clock::now();
+      if (!status.ok()) {
+        if (!shuffler_down) {
+          connection.Say("shuffler " + o.shuffler + " unavailable (" + status.error_message() +
+                         "); retrying while the round lasts");
+        }
+        shuffler_down = true;
+        break;
+      }
+      if (shuffler_down) connection.Say("shuffler " + o.shuffler + " reachable again");
+      shuffler_down = false;
+      if (verdict.accepted()) {
+        if (handed.insert(user).second) ++summary.reports;
+      } else {
+        connection.Say("round " + std::to_string(reply->round() + 1) + ": the shuffler refused user " +
+                       std::to_string(user) + "'s pieces: " + verdict.reason());
+      }
+    }
+    std::this_thread::sleep_for(wait);
+  }
+}
+
+}  // namespace fedldp
