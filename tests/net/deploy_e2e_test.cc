@@ -20,48 +20,16 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/model/linear.h"
+#include "testing/processes.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace fedldp {
 namespace {
 
+using namespace testing::processes;
+
 constexpr std::size_t kTrainRows = 32561;  // adult.data; adult.test follows
 constexpr int kClients = 20;
-
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&files, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  return rc == 0 ? pid : -1;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const auto at = json.rfind("\"" + key + "\":");
-  if (at == std::string::npos) return -1;
-  return std::stod(json.substr(at + key.size() + 3));
-}
 
 class DeployE2eTest : public testing::TempDirTest {
  protected:
@@ -97,7 +65,7 @@ class DeployE2eTest : public testing::TempDirTest {
     }
     return pids;
   }
-  static int Port() { return 20000 + static_cast<int>(::getpid() % 20000); }
+  static int Port() { return FreePort(); }
 };
 
 TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
@@ -134,7 +102,7 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
 }
 
 TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
-  const int port = Port() + 1;
+  const int port = Port();
   Enrol();
   pid_t server = Spawn(Serve(port), Path("serve1.out"), Path("serve1.err"));
   const auto pids = Clients(port);
