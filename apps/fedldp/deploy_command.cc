@@ -112,8 +112,9 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
       "Issue client tokens for a server's state file. Each token lets one client process\n"
       "join; the server keeps only their hashes. Hand each client its own token.");
   app.add_option("--state", o.state, "The server's state file (SQLite)")->required();
-  app.add_option("--count", o.count, "How many tokens")->capture_default_str()->check(
-      CLI::Range(1, 1000000));
+  app.add_option("--count", o.count, "How many tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
 }
 
@@ -135,8 +136,8 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
     ::chmod(tmp.c_str(), 0600);
     std::filesystem::rename(tmp, o.out);
   }
-  err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens()
-      << " in all for " << o.state << ")\n";
+  err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens() << " in all for "
+      << o.state << ")\n";
   return 0;
 }
 
@@ -153,8 +154,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--state", o.state, "State file (SQLite); created if absent")->required();
   app.add_option("--address", o.address, "host:port to listen on")->capture_default_str();
   app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
-  app.add_option("--dataset", o.dataset,
-                 "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
+  app.add_option(
+      "--dataset", o.dataset,
+      "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   app.add_option("--eval-rows", o.eval_rows,
                  "Rows FIRST:END the server evaluates the model on (default 32561:, adult.test; "
@@ -164,8 +166,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--variant", o.variant, "Two-stage FedSel variant")->capture_default_str();
   app.add_option("--epsilon", o.epsilon,
                  "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");
-  app.add_option("--epochs", o.epochs, "Epochs E")->capture_default_str()->check(
-      CLI::Range(1, 1000));
+  app.add_option("--epochs", o.epochs, "Epochs E")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
   app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto'")->capture_default_str();
   app.add_option("--k-fraction", o.k_fraction, "k / d")->capture_default_str();
@@ -188,7 +191,8 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       ->check(CLI::IsMember({"weights", "updates"}))
       ->capture_default_str();
   app.add_option("--center", o.center, "LDP-FL: fixed range centre")->capture_default_str();
-  app.add_option("--radius", o.radius, "LDP-FL: fixed range radius (default 0.075 mnist, 0.015 fmnist)");
+  app.add_option("--radius", o.radius,
+                 "LDP-FL: fixed range radius (default 0.075 mnist, 0.015 fmnist)");
   app.add_option("--chunk", o.chunk, "LDP-FL: weights per sealed piece, at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
@@ -201,8 +205,7 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "LDP-FL: the server's secret key file (default STATE.key; public key in "
                  "KEY.pub; created if absent)");
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
-  app.add_option("--stale-ms", o.stale_ms,
-                 "A client silent this long counts as dropped out")
+  app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
   app.add_option("--min-participation", o.min_participation,
                  "Share of a round's users that must report for an update")
@@ -261,15 +264,16 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
                      o.state + " --count N first");
   }
   const double majority = data.Subset(eval).MajorityRate();
-  double last_accuracy = 0;
   auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
+  PendingModels pending;
+  const auto evaluate = [&](std::uint64_t epoch, const std::vector<double>& w) {
+    log("epoch " + std::to_string(epoch) + ": accuracy " +
+        Pct(LinearModel::Accuracy(w, data, eval)) + " on rows " + o.eval_rows +
+        " (majority class " + Pct(majority) + ")");
+  };
   auto coordinator = FedSelCoordinator::Create(
       spec, policy, std::move(state), log,
-      [&](std::uint64_t epoch, std::span<const double> w) {
-        last_accuracy = LinearModel::Accuracy(w, data, eval);
-        log("epoch " + std::to_string(epoch) + ": accuracy " + Pct(last_accuracy) +
-            " on rows " + o.eval_rows + " (majority class " + Pct(majority) + ")");
-      });
+      [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); });
   if (!coordinator.ok()) throw UsageError(coordinator.error());
   FedSelCoordinator& coord = **coordinator;
   log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
@@ -285,6 +289,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   auto last_show = std::chrono::steady_clock::now();
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pending.Drain(evaluate);
     const auto s = coord.stats();
     const auto now = std::chrono::steady_clock::now();
     if (s.started && s.round != shown_round && now - last_show > std::chrono::seconds(5)) {
@@ -295,6 +300,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       last_show = now;
     }
   }
+  pending.Drain(evaluate);
   const auto s = coord.stats();
   if (s.finished) {
     // Let the clients hear that the task is over before the server goes.
@@ -310,10 +316,9 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
     return 0;
   }
   const double accuracy = LinearModel::Accuracy(coord.weights(), data, eval);
-  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy "
-      << Pct(accuracy) << " (majority class " << Pct(majority) << "), " << s.round
-      << " rounds, " << s.rounds_without_update << " without update, " << s.counted
-      << " reports counted\n";
+  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy " << Pct(accuracy)
+      << " (majority class " << Pct(majority) << "), " << s.round << " rounds, "
+      << s.rounds_without_update << " without update, " << s.counted << " reports counted\n";
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::app);
     f << std::setprecision(10) << "{\"command\":\"serve\",\"dataset\":\"" << o.dataset
@@ -362,9 +367,9 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   if (token.empty()) throw UsageError("give --token or --token-file");
   if (!o.shuffler.empty()) return RunClientLdpFl(o, token, out, err);
   const Dataset data = LoadData(o.dataset, o.data_dir);
-  const auto rows = TakePart(ParseRows(o.rows.empty() && o.dataset == "adult" ? "0:32561" : o.rows,
-                                       data.size(), "--rows"),
-                             o.part);
+  const auto rows = TakePart(
+      ParseRows(o.rows.empty() && o.dataset == "adult" ? "0:32561" : o.rows, data.size(), "--rows"),
+      o.part);
   FedSelClientOptions c;
   c.address = o.server;
   c.token = token;
@@ -374,17 +379,16 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();
-  c.log("hosting " + std::to_string(rows.size()) + " users (rows " +
-        std::to_string(rows.front()) + ".." + std::to_string(rows.back()) + " of " + o.dataset +
-        "); server " + o.server);
+  c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
+        ".." + std::to_string(rows.back()) + " of " + o.dataset + "); server " + o.server);
   auto summary = RunFedSelClient(c, data, rows);
   if (!summary.ok()) {
     err << "client: failed: " << summary.error() << "\n";
     return 1;
   }
-  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; "
-      << summary->rounds << " rounds, " << summary->reports << " reports accepted, "
-      << summary->refused << " refused\n";
+  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; " << summary->rounds
+      << " rounds, " << summary->reports << " reports accepted, " << summary->refused
+      << " refused\n";
   return 0;
 }
 

@@ -20,7 +20,8 @@ namespace fedldp::cli {
 namespace {
 
 // The shuffler's token: read, or created (mode 0600) when the file is absent.
-std::string ShufflerToken(const std::string& path, const std::function<void(const std::string&)>& log) {
+std::string ShufflerToken(const std::string& path,
+                          const std::function<void(const std::string&)>& log) {
   if (path.empty()) throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
   if (std::filesystem::exists(path)) return ReadToken(path, "--shuffler-token-file");
   SecureRng rng;
@@ -38,7 +39,8 @@ std::string ShufflerToken(const std::string& path, const std::function<void(cons
   return hex.str();
 }
 
-ServerKeys Keys(const std::string& secret_path, const std::function<void(const std::string&)>& log) {
+ServerKeys Keys(const std::string& secret_path,
+                const std::function<void(const std::string&)>& log) {
   const std::string public_path = secret_path + ".pub";
   if (std::filesystem::exists(secret_path)) {
     auto keys = ServerKeys::Load(public_path, secret_path);
@@ -72,7 +74,8 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
   auto split = LoadImageSplit(dataset, o.data_dir);
   if (!split.ok()) throw UsageError(split.error());
-  const Dataset test = split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
+  const Dataset test =
+      split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
   // The inputs' standardisation: public constants of the dataset, announced
   // with the task (the simulator uses the same training rows).
@@ -128,19 +131,23 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
                      o.state + " --count N first");
   }
   const double majority = test.MajorityRate();
+  PendingModels pending;
+  std::uint64_t evaluated_round = 0;
   double last_accuracy = 0;
+  const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
+    last_accuracy = Accuracy(spec, w, test);
+    evaluated_round = round;
+    log("round " + std::to_string(round) + " of " + std::to_string(c.rounds) + ": accuracy " +
+        Pct(last_accuracy) + " on " + std::to_string(test.size()) + " test rows (majority class " +
+        Pct(majority) + ")");
+  };
   auto coordinator = LdpFlCoordinator::Create(
       spec, policy, std::move(state), keys, std::vector<double>(init.begin(), init.end()), log,
-      [&](std::uint64_t round, std::span<const double> w) {
-        last_accuracy = Accuracy(spec, w, test);
-        log("round " + std::to_string(round) + " of " + std::to_string(c.rounds) +
-            ": accuracy " + Pct(last_accuracy) + " on " + std::to_string(test.size()) +
-            " test rows (majority class " + Pct(majority) + ")");
-      });
+      [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); });
   if (!coordinator.ok()) throw UsageError(coordinator.error());
   LdpFlCoordinator& coord = **coordinator;
-  const auto privacy = AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds),
-                                    spec.per_round());
+  const auto privacy =
+      AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds), spec.per_round());
   log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
       std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
       std::to_string(c.epsilon) + " per weight, so d eps = " +
@@ -156,7 +163,9 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pending.Drain(evaluate);
   }
+  pending.Drain(evaluate);
   const auto s = coord.stats();
   if (s.finished) std::this_thread::sleep_for(policy.stale_after);  // let everyone hear it
   (*server)->Shutdown();
@@ -168,7 +177,10 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     log("stopped after " + std::to_string(s.round) + " rounds; start again to resume");
     return 0;
   }
-  const double accuracy = Accuracy(spec, coord.weights(), test);
+  // The last round's model was evaluated as it closed, unless this start
+  // found the task already finished.
+  const double accuracy =
+      evaluated_round == s.round ? last_accuracy : Accuracy(spec, coord.weights(), test);
   out << "deployed LDP-FL on " << dataset << ": accuracy " << Pct(accuracy) << " (majority class "
       << Pct(majority) << "), " << s.round << " rounds, " << s.rounds_without_update
       << " without update, " << s.counted << " reports counted, " << s.pieces_rejected
@@ -222,9 +234,9 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
     err << "client: failed: " << summary.error() << "\n";
     return 1;
   }
-  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; "
-      << summary->rounds << " rounds, " << summary->reports << " reports handed to the shuffler, "
-      << summary->refused << " refused\n";
+  out << "client: " << (summary->finished ? "task finished" : "stopped") << "; " << summary->rounds
+      << " rounds, " << summary->reports << " reports handed to the shuffler, " << summary->refused
+      << " refused\n";
   return 0;
 }
 
@@ -257,7 +269,9 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   if (o.tls_cert.empty() != o.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
-  auto log = [&err](const std::string& line) { err << Stamp() << " shuffle: " << line << std::endl; };
+  auto log = [&err](const std::string& line) {
+    err << Stamp() << " shuffle: " << line << std::endl;
+  };
   ShufflerServerOptions s;
   s.address = o.address;
   s.tls.certificate = o.tls_cert;
@@ -266,9 +280,9 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   s.server_tls.ca = o.server_ca;
   s.shuffler_token = ReadToken(o.token_file, "--token-file");
   s.log = log;
-  ShufflerCore core({.min_batch = o.min_batch,
-                     .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
-                    log);
+  ShufflerCore core(
+      {.min_batch = o.min_batch, .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
+      log);
   CatchSignals();
   auto server = ShufflerServer::Start(core, s);
   if (!server.ok()) throw UsageError(server.error());

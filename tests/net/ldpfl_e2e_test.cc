@@ -24,22 +24,53 @@ using namespace testing::processes;
 
 constexpr int kClients = 20;
 constexpr std::size_t kTrainRows = 6000;
+// Under ASan + UBSan a round costs ~30 s and the simulator's 3 seeds ~10
+// minutes: the sanitizer build runs 3 rounds and checks the protocol (every
+// report counted, the shuffler's death survived) and that the model learned;
+// the release build also holds the accuracy to the simulator's.
+constexpr bool kSanitized = FEDLDP_SANITIZED;
+constexpr int kRounds = kSanitized ? 3 : 5;
 
 class LdpFlE2eTest : public testing::TempDirTest {
  protected:
   std::vector<std::string> Serve(int port, int rounds, int local_epochs) const {
-    return {FEDLDP_BINARY, "serve", "--protocol", "ldpfl", "--state", Path("server.sqlite"),
-            "--address", "127.0.0.1:" + std::to_string(port), "--users", std::to_string(kClients),
-            "--data-dir", FEDLDP_MNIST_DIR, "--rounds", std::to_string(rounds), "--local-epochs",
-            std::to_string(local_epochs), "--perturb", "updates", "--epsilon", "5",
-            "--train-rows", "0:" + std::to_string(kTrainRows), "--shuffler-token-file",
-            Path("shuffler.token"), "--out", Path("result.json"), "--stale-ms", "5000",
-            "--deadline-ms", "120000"};
+    return {FEDLDP_BINARY,
+            "serve",
+            "--protocol",
+            "ldpfl",
+            "--state",
+            Path("server.sqlite"),
+            "--address",
+            "127.0.0.1:" + std::to_string(port),
+            "--users",
+            std::to_string(kClients),
+            "--data-dir",
+            FEDLDP_MNIST_DIR,
+            "--rounds",
+            std::to_string(rounds),
+            "--local-epochs",
+            std::to_string(local_epochs),
+            "--perturb",
+            "updates",
+            "--epsilon",
+            "5",
+            "--train-rows",
+            "0:" + std::to_string(kTrainRows),
+            "--shuffler-token-file",
+            Path("shuffler.token"),
+            "--out",
+            Path("result.json"),
+            "--stale-ms",
+            "5000",
+            "--deadline-ms",
+            "120000"};
   }
   std::vector<std::string> Shuffle(int port) const {
-    return {FEDLDP_BINARY, "shuffle", "--server", "127.0.0.1:" + std::to_string(port),
-            "--address", "127.0.0.1:" + std::to_string(shuffler_port_), "--token-file",
-            Path("shuffler.token"), "--min-batch", "10"};
+    return {FEDLDP_BINARY,  "shuffle",
+            "--server",     "127.0.0.1:" + std::to_string(port),
+            "--address",    "127.0.0.1:" + std::to_string(shuffler_port_),
+            "--token-file", Path("shuffler.token"),
+            "--min-batch",  "10"};
   }
   void Enrol() const {
     const pid_t enrol = Spawn({FEDLDP_BINARY, "enrol", "--state", Path("server.sqlite"), "--count",
@@ -90,19 +121,30 @@ class LdpFlE2eTest : public testing::TempDirTest {
 TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator) {
   const int port = server_port_;
   Enrol();
-  const pid_t server = Spawn(Serve(port, 5, 5), Path("serve.out"), Path("serve.err"));
+  const pid_t server = Spawn(Serve(port, kRounds, 5), Path("serve.out"), Path("serve.err"));
   AwaitToken();
   pid_t shuffler = Spawn(Shuffle(port), Path("shuffle1.out"), Path("shuffle1.err"));
   const auto pids = Clients(port);
-  // Kill the shuffler as round 2 opens, leave it down a while, start another.
+  // Kill the shuffler as round 2 opens; start another once clients miss it.
   const auto start = std::chrono::steady_clock::now();
-  while (Read(Path("serve.err")).find("round 1 of 5 closed") == std::string::npos &&
+  while (Read(Path("serve.err")).find("round 1 of " + std::to_string(kRounds) + " closed") ==
+             std::string::npos &&
          std::chrono::steady_clock::now() - start < std::chrono::seconds(300)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ::kill(shuffler, SIGKILL);
   EXPECT_EQ(Wait(shuffler), 128 + SIGKILL);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Down until some client, done training, has found it gone.
+  auto clients_log = [&] {
+    std::string all;
+    for (int i = 1; i <= kClients; ++i) all += Read(Path("client" + std::to_string(i) + ".err"));
+    return all;
+  };
+  const auto down = std::chrono::steady_clock::now();
+  while (clients_log().find("unavailable") == std::string::npos &&
+         std::chrono::steady_clock::now() - down < std::chrono::seconds(120)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   shuffler = Spawn(Shuffle(port), Path("shuffle2.out"), Path("shuffle2.err"));
   ASSERT_EQ(Wait(server), 0) << Read(Path("serve.err"));
   WaitAll(pids);
@@ -110,22 +152,31 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   const std::string json = Read(Path("result.json"));
   const double deployed = JsonNumber(json, "accuracy");
   // Nothing lost to the dead shuffler: every user's report of every round.
-  EXPECT_EQ(JsonNumber(json, "rounds"), 5.0) << json;
+  EXPECT_EQ(JsonNumber(json, "rounds"), double{kRounds}) << json;
   EXPECT_EQ(JsonNumber(json, "rounds_without_update"), 0.0) << json;
-  EXPECT_EQ(JsonNumber(json, "reports_counted"), 5.0 * kClients) << json << Read(Path("serve.err"));
+  EXPECT_EQ(JsonNumber(json, "reports_counted"), double{kRounds * kClients})
+      << json << Read(Path("serve.err"));
   EXPECT_EQ(JsonNumber(json, "pieces_rejected"), 0.0) << json;
-  std::string clients;
-  for (int i = 1; i <= kClients; ++i) clients += Read(Path("client" + std::to_string(i) + ".err"));
-  EXPECT_NE(clients.find("unavailable"), std::string::npos) << clients;  // they noticed, and retried
+  const std::string clients = clients_log();
+  EXPECT_NE(clients.find("unavailable"), std::string::npos)
+      << clients;  // they noticed, and retried
+  EXPECT_NE(clients.find("reachable again"), std::string::npos) << clients;
+  const auto split = LoadImageSplit("mnist", FEDLDP_MNIST_DIR).value();
+  const double majority = split.test.MajorityRate();
+  if (kSanitized) {
+    std::printf("deployed %.4f, majority %.4f (sanitizer build: no simulator run)\n", deployed,
+                majority);
+    EXPECT_GT(deployed, majority + 0.5) << json;  // 3 rounds reach ~90 %
+    return;
+  }
 
   // The simulator, same rows and configuration: the mean of 3 seeds.
-  auto split = LoadImageSplit("mnist", FEDLDP_MNIST_DIR).value();
   std::vector<std::size_t> rows(kTrainRows);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   const Dataset train = split.train.Subset(rows);
   LdpFlConfig config;
   config.clients = kClients;
-  config.rounds = 5;
+  config.rounds = kRounds;
   config.local_epochs = 5;
   config.perturb_updates = true;
   config.epsilon = 5;
@@ -133,7 +184,6 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     simulated += TrainLdpFl(config, train, split.test, seed).value().final_accuracy() / 3;
   }
-  const double majority = split.test.MajorityRate();
   std::printf("deployed %.4f, simulated (mean of 3) %.4f, majority %.4f\n", deployed, simulated,
               majority);
   // The simulator's spread here: sd 0.28 points over 6 seeds (93.10 % mean).

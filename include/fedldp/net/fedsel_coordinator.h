@@ -50,7 +50,9 @@ class FedSelCoordinator {
  public:
   using Clock = std::chrono::steady_clock;
   using Log = std::function<void(const std::string&)>;
-  // Called when an epoch ends (epoch counts from 1), with the model.
+  // Called when an epoch ends (epoch counts from 1), with the model. It runs
+  // under the coordinator's lock, where polls wait: keep it quick (copy the
+  // model; evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnEpoch = std::function<void(std::uint64_t, std::span<const double>)>;
 
   // Resumes from `state` if it holds a snapshot of this task.

@@ -82,7 +82,9 @@ class LdpFlCoordinator {
  public:
   using Clock = std::chrono::steady_clock;
   using Log = std::function<void(const std::string&)>;
-  // After every closed round (rounds closed so far, the model).
+  // After every closed round (rounds closed so far, the model). It runs under
+  // the coordinator's lock, where polls wait: keep it quick (copy the model;
+  // evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnRound = std::function<void(std::uint64_t, std::span<const double>)>;
 
   // `initial`: the model to start from, if the state holds none yet.
