@@ -39,6 +39,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   ServeOptions serve;
   SetupServe(*app.add_subcommand("serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)"),
              serve);
+  LoadOptions load;
+  SetupLoad(*app.add_subcommand("load", "Load-test a FedSel server with many concurrent clients"),
+            load);
   ShuffleOptions shuffle;
   SetupShuffle(*app.add_subcommand("shuffle", "Stand between LDP-FL clients and the server"),
                shuffle);
@@ -62,6 +65,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("serve")) return RunServe(serve, out, err);
     if (app.got_subcommand("client")) return RunClient(client, out, err);
     if (app.got_subcommand("shuffle")) return RunShuffle(shuffle, out, err);
+    if (app.got_subcommand("load")) return RunLoad(load, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);

@@ -175,6 +175,7 @@ struct ServeOptions {
   double lambda = 1e-4;
   int deadline_ms = 10000;
   int stale_ms = 2000;
+  int poll_ms = 20;
   double min_participation = 0.5;
   std::string tls_cert, tls_key;
   std::string out;
@@ -199,6 +200,20 @@ struct ClientOptions {
 };
 void SetupClient(CLI::App& app, ClientOptions& options);
 int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);
+
+struct LoadOptions {
+  std::size_t clients = 1000;
+  std::string dataset = "adult";
+  std::string data_dir;
+  std::string rows = "0:32561";
+  int epochs = 3;
+  double batch_fraction = 0.1;
+  int poll_ms = 100;
+  std::string dir;  // work folder; default: a fresh one in /dev/shm (or /tmp)
+  std::string out;  // JSON line, appended
+};
+void SetupLoad(CLI::App& app, LoadOptions& options);
+int RunLoad(const LoadOptions& options, std::ostream& out, std::ostream& err);
 
 struct ShuffleOptions {
   std::string address = "127.0.0.1:7071";

@@ -207,6 +207,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
+  app.add_option("--poll-ms", o.poll_ms, "How often clients poll (the reply says)")
+      ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
   app.add_option("--min-participation", o.min_participation,
                  "Share of a round's users that must report for an update")
       ->capture_default_str();
@@ -253,6 +256,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   RoundPolicy policy;
   policy.deadline = std::chrono::milliseconds(o.deadline_ms);
   policy.stale_after = std::chrono::milliseconds(o.stale_ms);
+  policy.retry = std::chrono::milliseconds(o.poll_ms);
   policy.min_participation = o.min_participation;
 
   auto opened = ServerState::Open(o.state);
@@ -287,11 +291,13 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   std::uint64_t shown_round = 0;
   auto last_show = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> training_start;
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     pending.Drain(evaluate);
     const auto s = coord.stats();
     const auto now = std::chrono::steady_clock::now();
+    if (s.started && !training_start) training_start = now;
     if (s.started && s.round != shown_round && now - last_show > std::chrono::seconds(5)) {
       log("round " + std::to_string(s.round) + " (epoch " + std::to_string(s.epoch + 1) + "), " +
           std::to_string(s.accepted) + " reports accepted, " + std::to_string(s.rejected) +
@@ -302,6 +308,11 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   }
   pending.Drain(evaluate);
   const auto s = coord.stats();
+  const double seconds =
+      training_start
+          ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *training_start)
+                .count()
+          : 0;
   if (s.finished) {
     // Let the clients hear that the task is over before the server goes.
     std::this_thread::sleep_for(policy.stale_after);
@@ -326,7 +337,8 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       << ",\"epochs\":" << c.epochs << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
       << ",\"majority\":" << majority << ",\"rounds\":" << s.round
       << ",\"rounds_without_update\":" << s.rounds_without_update
-      << ",\"reports_counted\":" << s.counted << "}\n";
+      << ",\"reports_counted\":" << s.counted << ",\"accepted_here\":" << s.accepted
+      << ",\"training_seconds\":" << seconds << "}\n";
   }
   return 0;
 }

@@ -158,6 +158,18 @@ TEST(Cli, HelpOnEverySubcommand) {
   EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
 }
 
+TEST(Load, RefusesBadSizesBeforeStartingAnything) {
+  for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
+                           std::vector<std::string>{"--clients", "0"},
+                           std::vector<std::string>{"--clients", "10", "--rows", "5:2"}}) {
+    std::vector<std::string> full = {"load", "--data-dir", FEDLDP_SHARED_DATASETS};
+    full.insert(full.end(), args.begin(), args.end());
+    const auto r = Fedldp(full);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
+  }
+}
+
 TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   const std::string out_file = Scratch("train_test.jsonl");
   std::remove(out_file.c_str());
@@ -289,9 +301,8 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   EXPECT_EQ(lines(dir + "/runs.jsonl"), 9u);
   // Perturbing updates changes only the fixed-range private runs: Table 1's
   // two are trained, the noise-free and adaptive ones are reused.
-  const auto updates = Fedldp(
-      {"reproduce", "ldpfl", "--quick", "--out", dir, "--resume", "--no-figures", "--perturb",
-       "updates"});
+  const auto updates = Fedldp({"reproduce", "ldpfl", "--quick", "--out", dir, "--resume",
+                               "--no-figures", "--perturb", "updates"});
   ASSERT_EQ(updates.code, 0) << updates.err;
   EXPECT_EQ(lines(dir + "/runs.jsonl"), 11u);
   EXPECT_NE(updates.out.find("on the update W - W_global"), std::string::npos) << updates.out;

@@ -4,8 +4,8 @@
 // simulator's TrainFedSel on the same rows; then the server is killed with
 // SIGKILL mid-training and restarted, and every report must be in the model
 // exactly once.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -36,10 +36,15 @@ class DeployE2eTest : public testing::TempDirTest {
   // Deadlines long enough for a slow (sanitizer) build to reconnect 20
   // clients after a restart: a round must not close without a live client.
   std::vector<std::string> Serve(int port) const {
-    return {FEDLDP_BINARY, "serve", "--state", Path("server.sqlite"), "--address",
-            "127.0.0.1:" + std::to_string(port), "--users", std::to_string(kTrainRows),
-            "--data-dir", FEDLDP_SHARED_DATASETS, "--epsilon", "8", "--out", Path("result.json"),
-            "--stale-ms", "5000", "--deadline-ms", "60000"};
+    return {FEDLDP_BINARY,   "serve",
+            "--state",       Path("server.sqlite"),
+            "--address",     "127.0.0.1:" + std::to_string(port),
+            "--users",       std::to_string(kTrainRows),
+            "--data-dir",    FEDLDP_SHARED_DATASETS,
+            "--epsilon",     "8",
+            "--out",         Path("result.json"),
+            "--stale-ms",    "5000",
+            "--deadline-ms", "60000"};
   }
   // Issues the clients' tokens (the server refuses to start without any).
   void Enrol() const {
@@ -56,12 +61,12 @@ class DeployE2eTest : public testing::TempDirTest {
       std::string token;
       std::getline(tokens, token);
       const std::string n = std::to_string(i);
-      pids.push_back(Spawn({FEDLDP_BINARY, "client", "--server", "127.0.0.1:" + std::to_string(port),
-                            "--token", token, "--data-dir", FEDLDP_SHARED_DATASETS, "--rows",
-                            "0:" + std::to_string(kTrainRows), "--part",
-                            n + "/" + std::to_string(kClients), "--ledger",
-                            Path("ledger" + n + ".sqlite")},
-                           Path("client" + n + ".out"), Path("client" + n + ".err")));
+      pids.push_back(
+          Spawn({FEDLDP_BINARY, "client", "--server", "127.0.0.1:" + std::to_string(port),
+                 "--token", token, "--data-dir", FEDLDP_SHARED_DATASETS, "--rows",
+                 "0:" + std::to_string(kTrainRows), "--part", n + "/" + std::to_string(kClients),
+                 "--ledger", Path("ledger" + n + ".sqlite")},
+                Path("client" + n + ".out"), Path("client" + n + ".err")));
     }
     return pids;
   }
@@ -90,8 +95,9 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
   config.epsilon = 8;
   double simulated = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    simulated += LinearModel::Accuracy(TrainFedSel(config, data, train, seed).value().weights,
-                                       data, test) / 5;
+    simulated +=
+        LinearModel::Accuracy(TrainFedSel(config, data, train, seed).value().weights, data, test) /
+        5;
   }
   const double majority = data.Subset(test).MajorityRate();
   std::printf("deployed %.4f, simulated (mean of 5) %.4f, majority %.4f\n", deployed, simulated,
@@ -127,6 +133,25 @@ TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
   EXPECT_EQ(JsonNumber(json, "rounds"), 100.0) << json;
   EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows))
       << json << Read(Path("serve1.err")) << log << Read(Path("client1.err"));
+}
+
+// fedldp load: a real server process and 20 clients as threads of the load
+// process; every user's report of the epoch is counted, and the figures the
+// README quotes are printed.
+TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
+  const pid_t load = Spawn(
+      {FEDLDP_BINARY, "load", "--clients", "20", "--rows", "0:1000", "--epochs", "1", "--data-dir",
+       FEDLDP_SHARED_DATASETS, "--dir", Path("load"), "--out", Path("load.json")},
+      Path("load.out"), Path("load.err"));
+  ASSERT_EQ(Wait(load), 0) << Read(Path("load.err")) << Read(Path("load/serve.err"));
+  const std::string json = Read(Path("load.json"));
+  EXPECT_EQ(JsonNumber(json, "reports"), 1000.0) << json;  // 1,000 users, one epoch
+  EXPECT_EQ(JsonNumber(json, "rounds"), 10.0) << json;     // batch fraction 0.1
+  EXPECT_EQ(JsonNumber(json, "failed_clients"), 0.0) << json;
+  EXPECT_GT(JsonNumber(json, "reports_per_second"), 0.0) << json;
+  EXPECT_GT(JsonNumber(json, "server_peak_mib"), 1.0) << json;
+  EXPECT_NE(Read(Path("load.out")).find(" reports/s; server peak memory "), std::string::npos)
+      << Read(Path("load.out"));
 }
 
 }  // namespace
