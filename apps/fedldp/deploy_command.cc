@@ -292,12 +292,16 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   std::uint64_t shown_round = 0;
   auto last_show = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> training_start;
+  double cpu_at_start = 0;
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     pending.Drain(evaluate);
     const auto s = coord.stats();
     const auto now = std::chrono::steady_clock::now();
-    if (s.started && !training_start) training_start = now;
+    if (s.started && !training_start) {
+      training_start = now;
+      cpu_at_start = ProcessCpuSeconds();
+    }
     if (s.started && s.round != shown_round && now - last_show > std::chrono::seconds(5)) {
       log("round " + std::to_string(s.round) + " (epoch " + std::to_string(s.epoch + 1) + "), " +
           std::to_string(s.accepted) + " reports accepted, " + std::to_string(s.rejected) +
@@ -313,6 +317,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
           ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *training_start)
                 .count()
           : 0;
+  const double cpu_seconds = training_start ? ProcessCpuSeconds() - cpu_at_start : 0;
   if (s.finished) {
     // Let the clients hear that the task is over before the server goes.
     std::this_thread::sleep_for(policy.stale_after);
@@ -338,7 +343,8 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       << ",\"majority\":" << majority << ",\"rounds\":" << s.round
       << ",\"rounds_without_update\":" << s.rounds_without_update
       << ",\"reports_counted\":" << s.counted << ",\"accepted_here\":" << s.accepted
-      << ",\"training_seconds\":" << seconds << "}\n";
+      << ",\"training_seconds\":" << seconds << ",\"training_cpu_seconds\":" << cpu_seconds
+      << "}\n";
   }
   return 0;
 }

@@ -2,6 +2,8 @@
 #ifndef FEDLDP_APPS_FEDLDP_DEPLOY_UTIL_H_
 #define FEDLDP_APPS_FEDLDP_DEPLOY_UTIL_H_
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -15,6 +17,14 @@
 #include "fedldp/data/dataset.h"
 
 namespace fedldp::cli {
+
+// CPU time (user + system) this process has used so far, in seconds.
+inline double ProcessCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 // Set by SIGTERM or SIGINT once CatchSignals ran; the loops poll it.
 extern std::atomic<bool> g_stop;

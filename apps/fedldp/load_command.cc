@@ -198,6 +198,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   const double counted = JsonField(json, "accepted_here");
   const double seconds = JsonField(json, "training_seconds");
   const double rounds = JsonField(json, "rounds");
+  const double server_cpu = JsonField(json, "training_cpu_seconds");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || json.empty() || seconds <= 0) {
     err << "load: the server " << (stopping ? "was stopped" : "failed") << " (status " << status
         << "); its log and state are kept in " << dir.string() << "\n";
@@ -210,7 +211,9 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << " reports in " << std::setprecision(2) << seconds << " s = " << std::setprecision(0)
       << per_second << " reports/s; server peak memory " << std::setprecision(1)
       << usage.ru_maxrss / 1024.0 << " MiB (clients' process " << self.ru_maxrss / 1024.0
-      << " MiB); " << finished.load() << " clients finished, " << failed.load() << " failed"
+      << " MiB); server CPU " << std::setprecision(2) << server_cpu << " s in training, "
+      << std::setprecision(0) << server_cpu / counted * 1e6 << " us per report; "
+      << finished.load() << " clients finished, " << failed.load() << " failed"
       << (first_error.empty() ? "" : " (" + first_error + ")") << "\n";
   if (!o.out.empty()) {
     std::ofstream j(o.out, std::ios::app);
@@ -218,6 +221,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << ",\"users\":" << rows.size() << ",\"rounds\":" << rounds << ",\"reports\":" << counted
       << ",\"seconds\":" << seconds << ",\"reports_per_second\":" << per_second
       << ",\"server_peak_mib\":" << usage.ru_maxrss / 1024.0
+      << ",\"server_cpu_seconds\":" << server_cpu
       << ",\"failed_clients\":" << failed.load() << "}\n";
   }
   return failed.load() == 0 ? 0 : 1;

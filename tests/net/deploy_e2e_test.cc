@@ -150,6 +150,12 @@ TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
   EXPECT_EQ(JsonNumber(json, "failed_clients"), 0.0) << json;
   EXPECT_GT(JsonNumber(json, "reports_per_second"), 0.0) << json;
   EXPECT_GT(JsonNumber(json, "server_peak_mib"), 1.0) << json;
+  // The server worked during training, and not more than wall time allows
+  // on this machine's cores.
+  EXPECT_GT(JsonNumber(json, "server_cpu_seconds"), 0.0) << json;
+  EXPECT_LT(JsonNumber(json, "server_cpu_seconds"),
+            JsonNumber(json, "seconds") * std::thread::hardware_concurrency() + 0.5)
+      << json;
   EXPECT_NE(Read(Path("load.out")).find(" reports/s; server peak memory "), std::string::npos)
       << Read(Path("load.out"));
 }
