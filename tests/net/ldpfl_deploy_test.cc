@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "fedldp/net/ldpfl_deploy.h"
+#include "testing/ldpfl_task.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -24,20 +25,7 @@ class LdpFlDeployTest : public testing::TempDirTest {
     keys_ = ServerKeys::Generate();
     auto net = NeuralNet::Create("cnn", 3).value();
     initial_ = net.GetWeights();
-    spec_.id = "mnist-test";
-    spec_.config.arch = "cnn";
-    spec_.config.rounds = 2;
-    spec_.config.local_epochs = 1;
-    spec_.config.batch = 10;
-    spec_.config.epsilon = 1;
-    spec_.config.fixed_range = {0, 0.075};
-    spec_.config.perturb_updates = true;
-    spec_.users = 6;
-    spec_.input_mean = 0.13;
-    spec_.input_sd = 0.3;
-    spec_.chunk = 4096;
-    spec_.public_key = keys_.public_key;
-    spec_.layer_sizes = net.layer_sizes();
+    spec_ = testing::SmallCnnTask("mnist-test", 6, keys_, net);
     policy_.deadline = 60s;
     policy_.stale_after = 30s;
   }

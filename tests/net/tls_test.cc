@@ -1,0 +1,159 @@
+// TLS on every hop of the deployment, over gRPC on loopback: FedSel's
+// clients to the server, and LDP-FL's clients to the shuffler and to the
+// server and the shuffler to the server. The certificates in tests/net/tls
+// are self-signed for localhost and 127.0.0.1 and serve these tests only.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <thread>
+
+#include "fedldp/net/ldpfl_deploy.h"
+#include "fedldp/net/services.h"
+#include "testing/ldpfl_task.h"
+#include "testing/synthetic.h"
+#include "testing/temp_dir.h"
+
+namespace fedldp {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kCertificate = FEDLDP_TLS_DIR "/localhost.pem";
+const std::string kKey = FEDLDP_TLS_DIR "/localhost.key";
+const std::string kStranger = FEDLDP_TLS_DIR "/stranger.pem";  // another self-signed certificate
+
+TlsFiles ServerTls() {
+  TlsFiles tls;
+  tls.certificate = kCertificate;
+  tls.key = kKey;
+  return tls;
+}
+TlsFiles Trust(const std::string& ca) {
+  TlsFiles tls;
+  tls.ca = ca;
+  return tls;
+}
+std::string Local(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+class TlsTest : public testing::TempDirTest {};
+
+FedSelTaskSpec FedSelSpec(const Dataset& data) {
+  FedSelTaskSpec spec;
+  spec.id = "tls-fedsel";
+  spec.config.variant = "ps-pm";
+  spec.config.epsilon = 8;
+  spec.config.epochs = 1;
+  spec.config.batch_fraction = 0.25;
+  spec.users = data.size();
+  spec.dimension = data.dimension;
+  return spec;
+}
+
+TEST_F(TlsTest, FedSelClientsTrainOverTlsAndAClientTrustingAnotherCertificateCannotConnect) {
+  const Dataset data = testing::SmallSynthetic(200);
+  auto state = ServerState::Open(Path("server.sqlite")).value();
+  const auto tokens = state.IssueTokens(3).value();
+  RoundPolicy policy;
+  policy.retry = 5ms;
+  auto c = FedSelCoordinator::Create(FedSelSpec(data), policy, std::move(state)).value();
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0", ServerTls()).value();
+
+  // Trusting the wrong certificate: the handshake fails, so the server is
+  // never reached, and the client says so once it gives up.
+  FedSelClientOptions wrong;
+  wrong.address = Local(server->port());
+  wrong.token = tokens[2];
+  wrong.ledger = Path("ledger-wrong");
+  wrong.tls = Trust(kStranger);
+  wrong.give_up = 1s;
+  const auto refused = RunFedSelClient(wrong, data, {0});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("unreachable"), std::string::npos) << refused.error();
+  // gRPC's reason comes along: "... Ssl handshake failed ... certificate verify failed".
+  EXPECT_NE(refused.error().find("handshake"), std::string::npos) << refused.error();
+  EXPECT_FALSE(c->stats().started);
+
+  std::vector<std::thread> threads;
+  std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
+  for (std::size_t p = 0; p < 2; ++p) {
+    threads.emplace_back([&, p] {
+      FedSelClientOptions o;
+      o.address = Local(server->port());
+      o.token = tokens[p];
+      o.ledger = Path("ledger" + std::to_string(p));
+      o.tls = Trust(kCertificate);
+      std::vector<std::size_t> rows(100);
+      std::iota(rows.begin(), rows.end(), p * 100);
+      results[p] = RunFedSelClient(o, data, rows);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->finished);
+    EXPECT_EQ(r->reports, 100u);  // 100 users, one epoch
+  }
+  EXPECT_EQ(c->stats().counted, 200u);
+}
+
+TEST_F(TlsTest, LdpFlReportsPassTheShufflerWithTlsOnEveryHop) {
+  const Dataset data = testing::Stripes(120, 1);
+  const ServerKeys keys = ServerKeys::Generate();
+  auto net = NeuralNet::Create("cnn", 3).value();
+  const std::vector<float> initial = net.GetWeights();
+  const LdpFlTaskSpec spec = testing::SmallCnnTask("tls-ldpfl", 4, keys, net);
+  RoundPolicy policy;
+  policy.deadline = 60s;
+  policy.stale_after = 30s;
+  policy.retry = 5ms;
+  auto state = ServerState::Open(Path("server.sqlite")).value();
+  const auto tokens = state.IssueTokens(2).value();
+  auto c = LdpFlCoordinator::Create(spec, policy, std::move(state), keys,
+                                    std::vector<double>(initial.begin(), initial.end()))
+               .value();
+  const std::string shuffler_token = "shuffler-secret-of-this-test";
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0", ServerTls(), shuffler_token).value();
+  ShufflerCore core({.min_batch = 2});
+  ShufflerServerOptions s;
+  s.address = "127.0.0.1:0";
+  s.tls = ServerTls();
+  s.server = Local(server->port());
+  s.server_tls = Trust(kCertificate);
+  s.shuffler_token = shuffler_token;
+  auto shuffler = ShufflerServer::Start(core, s).value();
+
+  std::vector<std::thread> threads;
+  std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
+  for (std::size_t p = 0; p < 2; ++p) {
+    threads.emplace_back([&, p] {
+      LdpFlClientOptions o;
+      o.address = Local(server->port());
+      o.shuffler = Local(shuffler->port());
+      o.token = tokens[p];
+      o.ledger = Path("ledger" + std::to_string(p));
+      o.budget = 1e9;
+      o.tls = Trust(kCertificate);
+      o.shuffler_tls = Trust(kCertificate);
+      o.give_up = 30s;
+      std::vector<std::vector<std::size_t>> shards(2);
+      for (std::size_t u = 0; u < 2; ++u) {
+        shards[u].resize(30);
+        std::iota(shards[u].begin(), shards[u].end(), (2 * p + u) * 30);
+      }
+      results[p] = RunLdpFlClient(o, data, std::move(shards));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->finished);
+    EXPECT_EQ(r->reports, 4u);  // 2 users, 2 rounds
+  }
+  const auto stats = c->stats();
+  EXPECT_TRUE(stats.finished);
+  EXPECT_EQ(stats.counted, 8u);
+  EXPECT_EQ(core.stats().forwarded, 8u);
+}
+
+}  // namespace
+}  // namespace fedldp
