@@ -10,6 +10,7 @@
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
+#include "fedsel_handlers.h"
 #include "grpc_util.h"
 
 namespace fedldp {
@@ -78,6 +79,18 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
+grpc::Status Status(const Outcome& o) {
+  switch (o.kind) {
+    case Outcome::Kind::kOk:
+      return grpc::Status::OK;
+    case Outcome::Kind::kPermissionDenied:
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, o.message);
+    case Outcome::Kind::kUnauthenticated:
+      break;
+  }
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
+}
+
 class CoordinatorService final : public pb::Coordinator::Service {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::shared_ptr<std::atomic<bool>> failed)
@@ -86,49 +99,20 @@ class CoordinatorService final : public pb::Coordinator::Service {
   grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
                     pb::JoinReply* reply) override {
     return Guard(*failed_, [&] {
-      const auto joined = coordinator_.Join(request->token(), request->users(), Clock::now());
-      if (!joined.error.empty()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, joined.error);
-      reply->mutable_task()->ParseFromString(task_);
-      reply->set_first_user(joined.first);
-      reply->set_users(joined.users);
-      return grpc::Status::OK;
+      return Status(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
     });
   }
 
   grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
                     pb::PollReply* reply) override {
-    return Guard(*failed_, [&] {
-      auto poll = coordinator_.PollRound(request->token(), Clock::now());
-      if (!poll.error.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, poll.error);
-      using S = FedSelCoordinator::Poll::State;
-      reply->set_state(poll.state == S::kRound      ? pb::PollReply::ROUND
-                       : poll.state == S::kFinished ? pb::PollReply::FINISHED
-                                                    : pb::PollReply::WAITING);
-      reply->set_round(poll.round);
-      reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
-      reply->mutable_users()->Assign(poll.users.begin(), poll.users.end());
-      reply->set_deadline_ms(poll.deadline_ms);
-      reply->set_retry_ms(poll.retry_ms);
-      return grpc::Status::OK;
-    });
+    return Guard(*failed_,
+                 [&] { return Status(HandlePoll(coordinator_, *request, reply, Clock::now())); });
   }
 
   grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest* request,
                       pb::SubmitReply* reply) override {
-    return Guard(*failed_, [&] {
-      std::vector<std::pair<std::uint64_t, std::string>> reports;
-      reports.reserve(static_cast<std::size_t>(request->reports_size()));
-      for (const auto& r : request->reports()) reports.emplace_back(r.user(), r.report());
-      auto result = coordinator_.Submit(request->token(), reports, Clock::now());
-      if (!result.ok()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, result.error());
-      const std::vector<FedSelCoordinator::Verdict> verdicts = std::move(result).value();
-      for (const auto& v : verdicts) {
-        auto* out = reply->add_verdicts();
-        out->set_accepted(v.accepted);
-        out->set_reason(v.reason);
-      }
-      return grpc::Status::OK;
-    });
+    return Guard(*failed_,
+                 [&] { return Status(HandleSubmit(coordinator_, *request, reply, Clock::now())); });
   }
 
  private:

@@ -1,0 +1,171 @@
+// libFuzzer target: a fuzzed conversation with the FedSel server, through
+// the very handlers its gRPC service runs (src/net/fedsel_handlers.h): Join,
+// Poll and Submit as serialized messages, and time passing (Tick). A call
+// uses one of the enrolled tokens or the fuzzed one; a Submit may carry
+// fuzzed report bytes or valid reports for the open round, so rounds close,
+// epochs end and the task finishes. Beyond "no crash, no sanitizer report":
+// - a Submit answers one verdict per report, and the reports the server
+//   says it counted are exactly its own tally;
+// - a poll offers a client only its own users, with the whole model;
+// - the model stays finite, and no report counts twice.
+//
+// FEDLDP_FUZZ_WRITE_SEEDS=DIR writes a few conversations into DIR as a
+// starting corpus, then exits.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/random/counter_rng.h"
+#include "fedsel_handlers.h"
+
+namespace {
+
+using namespace fedldp;
+using Clock = FedSelCoordinator::Clock;
+namespace pb = ::fedldp::v1;
+
+constexpr std::size_t kUsers = 6, kDimension = 5, kClients = 3;
+
+void Require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+FedSelTaskSpec Spec() {
+  FedSelTaskSpec spec;
+  spec.id = "fuzz";
+  spec.config.variant = "ps-pm";
+  spec.config.epsilon = 4;
+  spec.config.epochs = 2;
+  spec.config.batch_fraction = 0.5;  // 3 users per round, 2 rounds per epoch
+  spec.users = kUsers;
+  spec.dimension = kDimension;
+  return spec;
+}
+
+void WriteSeeds(const std::string& dir) {
+  // Random conversations of a few hundred bytes: the provider turns any
+  // bytes into calls, so these only give the fuzzer longer inputs to start.
+  CounterRng rng(1, 1);
+  for (int i = 0; i < 8; ++i) {
+    std::string bytes(256 + 64 * i, '\0');
+    for (auto& b : bytes) b = static_cast<char>(rng() & 0xff);
+    std::ofstream(dir + "/conversation-" + std::to_string(i), std::ios::binary) << bytes;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Protobuf logs every string field that is not UTF-8; the fuzzer sends many.
+  google::protobuf::SetLogHandler(nullptr);
+  if (const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS")) {
+    WriteSeeds(dir);
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  auto opened = ServerState::Open(":memory:");
+  Require(opened.ok(), "an in-memory state opens");
+  ServerState state = std::move(opened).value();
+  const std::vector<std::string> tokens = state.IssueTokens(kClients).value();
+  RoundPolicy policy;
+  policy.deadline = std::chrono::milliseconds(5000);
+  policy.stale_after = std::chrono::milliseconds(1000);
+  auto created = FedSelCoordinator::Create(Spec(), policy, std::move(state));
+  Require(created.ok(), "the coordinator starts");
+  FedSelCoordinator& c = **created;
+  const FedSelRandomizer randomizer = MakeFedSelRandomizer(c.plan(), kDimension).value();
+  const std::string task = "task bytes";
+  CounterRng rng(in.ConsumeIntegral<std::uint32_t>(), 7);
+  auto now = Clock::time_point{} + std::chrono::hours(1);
+  std::uint64_t counted_by_verdicts = 0;
+
+  while (in.remaining_bytes() > 0) {
+    const int op = in.ConsumeIntegralInRange(0, 3);
+    const std::size_t who = in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
+    const std::string bytes = in.ConsumeRandomLengthString(512);
+    const auto token = [&](auto& message) {
+      if (who < kClients) message.set_token(tokens[who]);
+    };
+    if (op == 0) {
+      pb::JoinRequest request;
+      if (!request.ParseFromString(bytes)) continue;  // gRPC refuses what does not parse
+      token(request);
+      if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
+      pb::JoinReply reply;
+      const auto outcome = net_internal::HandleJoin(c, task, request, &reply, now);
+      if (outcome.ok()) {
+        // A rejoining client keeps the users it was given first.
+        Require(reply.first_user() + reply.users() <= kUsers, "users exist");
+      }
+    } else if (op == 1) {
+      pb::PollRequest request;
+      if (!request.ParseFromString(bytes)) continue;
+      token(request);
+      pb::PollReply reply;
+      const auto outcome = net_internal::HandlePoll(c, request, &reply, now);
+      if (outcome.ok() && reply.state() == pb::PollReply::ROUND) {
+        Require(reply.weights_size() == static_cast<int>(kDimension), "the whole model is sent");
+        Require(reply.users_size() > 0, "a round names this client's users");
+        for (const auto u : reply.users()) Require(u < kUsers, "polled users exist");
+      }
+    } else if (op == 2) {
+      pb::SubmitRequest request;
+      if (!request.ParseFromString(bytes)) continue;
+      token(request);
+      if (in.ConsumeBool()) {
+        // Valid reports for the open round (or one off), for users the
+        // fuzzer picks (kUsers is no user).
+        const auto round = c.stats().round + in.ConsumeIntegralInRange(-1, 1);
+        std::vector<double> r(kDimension), previous(kDimension, 0.0);
+        request.clear_reports();
+        for (std::size_t i = in.ConsumeIntegralInRange<std::size_t>(0, kUsers); i > 0; --i) {
+          for (auto& v : r) v = Uniform01(rng) * 2 - 1;
+          auto* report = request.add_reports();
+          report->set_user(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
+          report->set_report(EncodeReport(round, randomizer.Randomize(r, previous, 0.5, rng)));
+        }
+      }
+      pb::SubmitReply reply;
+      const auto before = c.stats();
+      const auto outcome = net_internal::HandleSubmit(c, request, &reply, now);
+      const auto after = c.stats();
+      if (!outcome.ok()) {
+        Require(after.accepted == before.accepted && after.rejected == before.rejected,
+                "a refused call counts nothing");
+        continue;
+      }
+      Require(reply.verdicts_size() == request.reports_size(), "one verdict per report");
+      std::uint64_t accepted = 0, refused = 0;
+      for (const auto& v : reply.verdicts()) {
+        Require(v.accepted() || !v.reason().empty(), "a refusal says why");
+        if (v.accepted() && v.reason() != "already counted") ++accepted;
+        if (!v.accepted()) ++refused;
+      }
+      Require(after.accepted - before.accepted == accepted, "accepted reports are counted once");
+      Require(after.rejected - before.rejected == refused, "refused reports are counted");
+      counted_by_verdicts += accepted;
+    } else {
+      now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));
+      c.Tick(now);
+    }
+    const auto s = c.stats();
+    Require(s.accepted == counted_by_verdicts, "the server's tally is its verdicts'");
+    Require(s.counted <= s.accepted, "only accepted reports reach the model");
+    Require(s.counted <= kUsers * 2, "no user counts twice in an epoch");
+    for (const double w : c.weights()) Require(std::isfinite(w), "the model stays finite");
+  }
+  return 0;
+}

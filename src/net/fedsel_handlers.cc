@@ -1,0 +1,53 @@
+#include "fedsel_handlers.h"
+
+#include <utility>
+#include <vector>
+
+namespace fedldp::net_internal {
+
+namespace pb = ::fedldp::v1;
+
+Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
+                   const pb::JoinRequest& request, pb::JoinReply* reply,
+                   FedSelCoordinator::Clock::time_point now) {
+  const auto joined = coordinator.Join(request.token(), request.users(), now);
+  if (!joined.error.empty()) return {Outcome::Kind::kPermissionDenied, joined.error};
+  reply->mutable_task()->ParseFromString(task);
+  reply->set_first_user(joined.first);
+  reply->set_users(joined.users);
+  return {};
+}
+
+Outcome HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
+                   pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
+  auto poll = coordinator.PollRound(request.token(), now);
+  if (!poll.error.empty()) return {Outcome::Kind::kUnauthenticated, poll.error};
+  using S = FedSelCoordinator::Poll::State;
+  reply->set_state(poll.state == S::kRound      ? pb::PollReply::ROUND
+                   : poll.state == S::kFinished ? pb::PollReply::FINISHED
+                                                : pb::PollReply::WAITING);
+  reply->set_round(poll.round);
+  reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
+  reply->mutable_users()->Assign(poll.users.begin(), poll.users.end());
+  reply->set_deadline_ms(poll.deadline_ms);
+  reply->set_retry_ms(poll.retry_ms);
+  return {};
+}
+
+Outcome HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& request,
+                     pb::SubmitReply* reply, FedSelCoordinator::Clock::time_point now) {
+  std::vector<std::pair<std::uint64_t, std::string>> reports;
+  reports.reserve(static_cast<std::size_t>(request.reports_size()));
+  for (const auto& r : request.reports()) reports.emplace_back(r.user(), r.report());
+  auto result = coordinator.Submit(request.token(), reports, now);
+  if (!result.ok()) return {Outcome::Kind::kUnauthenticated, result.error()};
+  const std::vector<FedSelCoordinator::Verdict> verdicts = std::move(result).value();
+  for (const auto& v : verdicts) {
+    auto* out = reply->add_verdicts();
+    out->set_accepted(v.accepted);
+    out->set_reason(v.reason);
+  }
+  return {};
+}
+
+}  // namespace fedldp::net_internal

@@ -1,0 +1,34 @@
+// The FedSel server's service calls as plain functions: a request message
+// in, a reply message and an outcome out, with no gRPC in between. The gRPC
+// service (services.cc) and the service fuzzer (fuzz/service_fuzz.cc) both
+// call these, so what is fuzzed is what serves.
+#ifndef FEDLDP_SRC_NET_FEDSEL_HANDLERS_H_
+#define FEDLDP_SRC_NET_FEDSEL_HANDLERS_H_
+
+#include <string>
+
+#include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/v1/service.pb.h"
+
+namespace fedldp::net_internal {
+
+// OK, or why the call is refused (the gRPC layer maps the kind to a status).
+struct Outcome {
+  enum class Kind { kOk, kPermissionDenied, kUnauthenticated };
+  Kind kind = Kind::kOk;
+  std::string message;
+  bool ok() const { return kind == Kind::kOk; }
+};
+
+// `task` is the coordinator's task as a serialized fedldp.v1.Task.
+Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
+                   const v1::JoinRequest& request, v1::JoinReply* reply,
+                   FedSelCoordinator::Clock::time_point now);
+Outcome HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
+                   v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
+Outcome HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,
+                     v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
+
+}  // namespace fedldp::net_internal
+
+#endif  // FEDLDP_SRC_NET_FEDSEL_HANDLERS_H_
