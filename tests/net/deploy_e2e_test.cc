@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -86,24 +87,34 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
   const double deployed = JsonNumber(json, "accuracy");
   EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows)) << json;
 
-  // The simulator on the same rows and configuration: the mean of 5 seeds.
+  // The simulator on the same rows and configuration: the mean of 20 seeds.
   const Dataset data = LoadNamed("adult", FEDLDP_SHARED_DATASETS).value();
   std::vector<std::size_t> train(kTrainRows), test(data.size() - kTrainRows);
   std::iota(train.begin(), train.end(), 0);
   std::iota(test.begin(), test.end(), kTrainRows);
   FedSelConfig config;
   config.epsilon = 8;
+  constexpr int kSeeds = 20;
   double simulated = 0;
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
     simulated +=
         LinearModel::Accuracy(TrainFedSel(config, data, train, seed).value().weights, data, test) /
-        5;
+        kSeeds;
   }
   const double majority = data.Subset(test).MajorityRate();
-  std::printf("deployed %.4f, simulated (mean of 5) %.4f, majority %.4f\n", deployed, simulated,
-              majority);
-  // The simulator's spread here is 0.3 points (sd over 10 seeds).
-  EXPECT_NEAR(deployed, simulated, 0.01) << json;
+  // One run's accuracy here has sd 0.58 points, measured on 60 runs of the
+  // deployment's coordinator and participants (sd 0.577) and 120 simulator
+  // seeds (sd 0.555, mean 77.32 % against the deployment's 77.34 %). So even
+  // identical code puts one deployed run more than 1 point from the mean of 5
+  // seeds 10 % of the time (resampled from those runs). The bound is 3.5 sd
+  // of deployed minus simulated, 3.5 x 0.58 x sqrt(1 + 1/20) = 2.1 points:
+  // exceeded with probability 3e-5 (resampled) unless the paths differ.
+  const double tolerance = 3.5 * 0.0058 * std::sqrt(1.0 + 1.0 / kSeeds);
+  std::printf("deployed %.4f, simulated (mean of %d) %.4f, difference %+.2f points (%s 1 point), "
+              "majority %.4f\n",
+              deployed, kSeeds, simulated, 100 * (deployed - simulated),
+              std::abs(deployed - simulated) <= 0.01 ? "within" : "NOT within", majority);
+  EXPECT_NEAR(deployed, simulated, tolerance) << json;
   EXPECT_GT(deployed, majority) << json;
 }
 
