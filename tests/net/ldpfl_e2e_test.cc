@@ -186,7 +186,8 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   }
   std::printf("deployed %.4f, simulated (mean of 3) %.4f, majority %.4f\n", deployed, simulated,
               majority);
-  // The simulator's spread here: sd 0.28 points over 6 seeds (93.10 % mean).
+  // The simulator's spread here: sd 0.29 points over 14 seeds (93.35 % mean);
+  // README says why this bound may still be tight for one deployed run.
   EXPECT_NEAR(deployed, simulated, 0.01) << json;
   EXPECT_GT(deployed, majority) << json;
 }
