@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <thread>
@@ -184,11 +185,17 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     simulated += TrainLdpFl(config, train, split.test, seed).value().final_accuracy() / 3;
   }
-  std::printf("deployed %.4f, simulated (mean of 3) %.4f, majority %.4f\n", deployed, simulated,
-              majority);
-  // The simulator's spread here: sd 0.29 points over 14 seeds (93.35 % mean);
-  // README says why this bound may still be tight for one deployed run.
-  EXPECT_NEAR(deployed, simulated, 0.01) << json;
+  // One run's spread here: sd 0.29 points over 14 simulator seeds (93.35 %
+  // mean), 0.48 over 7 deployed runs (93.40 % mean). A 1-point bound on one
+  // run against 3 seeds would fail a few percent of the time with identical
+  // code; the bound is 3.5 sd of deployed minus simulated, taking sd 0.45:
+  // 3.5 x 0.45 x sqrt(1 + 1/3) = 1.8 points.
+  const double tolerance = 3.5 * 0.0045 * std::sqrt(1.0 + 1.0 / 3);
+  std::printf("deployed %.4f, simulated (mean of 3) %.4f, difference %+.2f points (%s 1 point), "
+              "majority %.4f\n",
+              deployed, simulated, 100 * (deployed - simulated),
+              std::abs(deployed - simulated) <= 0.01 ? "within" : "NOT within", majority);
+  EXPECT_NEAR(deployed, simulated, tolerance) << json;
   EXPECT_GT(deployed, majority) << json;
 }
 
