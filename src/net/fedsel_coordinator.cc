@@ -122,6 +122,7 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
   aggregator_.emplace(randomizer_, spec_.dimension);
   received_.clear();
   opened_ = now;
+  ++changes_;
 }
 
 void FedSelCoordinator::Commit() {
@@ -179,6 +180,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
     aggregator_.reset();
     assigned_.clear();
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
+    ++changes_;
     return;
   }
   OpenRound(now);

@@ -47,16 +47,17 @@ Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
 
 void RunningServer::Shutdown() {
   if (stopping.exchange(true)) return;
+  if (ticker.joinable()) ticker.join();
+  if (drain) drain();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();
-  if (ticker.joinable()) ticker.join();
 }
 
 Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
-                                                   const std::string& address,
-                                                   const TlsFiles& tls, int* port,
-                                                   std::function<void()> tick,
-                                                   std::shared_ptr<std::atomic<bool>> failed) {
+                                                   const std::string& address, const TlsFiles& tls,
+                                                   int* port, std::function<void()> tick,
+                                                   std::shared_ptr<std::atomic<bool>> failed,
+                                                   std::function<void()> drain) {
   auto credentials = ServerCredentials(tls);
   if (!credentials.ok()) return Error{credentials.error()};
   auto s = std::make_unique<RunningServer>();
@@ -69,6 +70,7 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
   if (!s->server || *port == 0) {
     return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
   }
+  s->drain = std::move(drain);
   RunningServer* raw = s.get();
   s->ticker = std::thread([raw, tick = std::move(tick), failed] {
     while (!raw->stopping.load()) {

@@ -24,8 +24,7 @@ Result<std::string> ReadFile(const std::string& path);
 // TLS from tls.certificate / tls.key when given, else plaintext.
 Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls);
 // A channel to `address`, trusting tls.ca when given.
-Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                   const TlsFiles& tls);
+Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address, const TlsFiles& tls);
 
 // Runs a service handler; the plain logic throws only when it cannot save
 // its state: answer UNAVAILABLE (callers retry) and flag the process to stop.
@@ -45,8 +44,8 @@ grpc::Status Guard(std::atomic<bool>& failed, F f) {
 class Retrier {
  public:
   using Clock = std::chrono::steady_clock;
-  Retrier(std::string peer, std::function<bool()> stop,
-          std::function<void(const std::string&)> log, std::chrono::milliseconds give_up)
+  Retrier(std::string peer, std::function<bool()> stop, std::function<void(const std::string&)> log,
+          std::chrono::milliseconds give_up)
       : peer_(std::move(peer)), stop_(std::move(stop)), log_(std::move(log)), give_up_(give_up) {}
 
   template <typename Reply, typename Invoke>
@@ -74,8 +73,9 @@ class Retrier {
         return Error{std::string(what) + ": " + peer_ + " unreachable for " +
                      std::to_string(give_up_.count() / 1000) + " s: " + status.error_message()};
       }
-      if (!said) Say(std::string(what) + ": " + peer_ + " unavailable (" + status.error_message() +
-                     "); retrying");
+      if (!said)
+        Say(std::string(what) + ": " + peer_ + " unavailable (" + status.error_message() +
+            "); retrying");
       said = true;
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
@@ -97,16 +97,19 @@ class Retrier {
 struct RunningServer {
   std::unique_ptr<grpc::Server> server;
   std::thread ticker;
+  std::function<void()> drain;
   std::atomic<bool> stopping{false};
   void Shutdown();
 };
 // Builds, listens on `address` (port 0: a free one, written to *port) and
-// starts `tick` on its own thread; a tick that throws sets `failed`.
+// starts `tick` on its own thread; a tick that throws sets `failed`. On
+// Shutdown the timer stops, then `drain` (if any) answers calls the service
+// holds, then the server stops.
 Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
-                                                   const std::string& address,
-                                                   const TlsFiles& tls, int* port,
-                                                   std::function<void()> tick,
-                                                   std::shared_ptr<std::atomic<bool>> failed);
+                                                   const std::string& address, const TlsFiles& tls,
+                                                   int* port, std::function<void()> tick,
+                                                   std::shared_ptr<std::atomic<bool>> failed,
+                                                   std::function<void()> drain = {});
 
 }  // namespace fedldp::net_internal
 

@@ -91,34 +91,123 @@ grpc::Status Status(const Outcome& o) {
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
 }
 
-class CoordinatorService final : public pb::Coordinator::Service {
+// The FedSel coordinator's service, on gRPC's callback API so that a waiting
+// client's poll can be held without holding a thread: it is answered when a
+// round opens or the task ends (Release, from the server's timer), not after
+// the client slept and asked again.
+class CoordinatorService final : public pb::Coordinator::CallbackService {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::shared_ptr<std::atomic<bool>> failed)
-      : coordinator_(coordinator), failed_(std::move(failed)), task_(EncodeTask(coordinator.spec())) {}
+      : coordinator_(coordinator),
+        failed_(std::move(failed)),
+        task_(EncodeTask(coordinator.spec())) {}
 
-  grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
-                    pb::JoinReply* reply) override {
-    return Guard(*failed_, [&] {
+  grpc::ServerUnaryReactor* Join(grpc::CallbackServerContext* context,
+                                 const pb::JoinRequest* request, pb::JoinReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(Guard(*failed_, [&] {
       return Status(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
-    });
+    }));
+    return reactor;
   }
 
-  grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
-                    pb::PollReply* reply) override {
-    return Guard(*failed_,
-                 [&] { return Status(HandlePoll(coordinator_, *request, reply, Clock::now())); });
+  grpc::ServerUnaryReactor* Poll(grpc::CallbackServerContext* context,
+                                 const pb::PollRequest* request, pb::PollReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    const auto now = Clock::now();
+    const std::uint64_t changes = coordinator_.changes();
+    grpc::Status status = Answer(*request, reply, now);
+    if (status.ok() && reply->state() == pb::PollReply::WAITING && request->wait_ms() > 0) {
+      const auto wait = std::chrono::milliseconds(std::min(request->wait_ms(), kMaxHoldMs));
+      std::lock_guard lock(mu_);
+      if (!draining_) {
+        held_.push_back({context, reactor, request, reply, changes, now + wait});
+        return reactor;
+      }
+    }
+    reactor->Finish(status);
+    return reactor;
   }
 
-  grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest* request,
-                      pb::SubmitReply* reply) override {
-    return Guard(*failed_,
-                 [&] { return Status(HandleSubmit(coordinator_, *request, reply, Clock::now())); });
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const pb::SubmitRequest* request,
+                                   pb::SubmitReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(Guard(*failed_, [&] {
+      return Status(HandleSubmit(coordinator_, *request, reply, Clock::now()));
+    }));
+    return reactor;
+  }
+
+  // Answers the held polls whose client may now have something to do (the
+  // coordinator changed), whose wait is over, or whose caller went away;
+  // every one of them when draining.
+  void Release(Clock::time_point now) {
+    const std::uint64_t changes = coordinator_.changes();
+    std::vector<Held> due;
+    {
+      std::lock_guard lock(mu_);
+      if (held_.empty()) return;
+      std::vector<Held> keep;
+      for (Held& h : held_) {
+        const bool go =
+            draining_ || h.changes != changes || now >= h.until || h.context->IsCancelled();
+        (go ? due : keep).push_back(h);
+      }
+      held_ = std::move(keep);
+    }
+    std::vector<Held> again;
+    for (Held& h : due) {
+      h.reply->Clear();
+      const grpc::Status status = Answer(*h.request, h.reply, now);
+      if (status.ok() && h.reply->state() == pb::PollReply::WAITING && now < h.until &&
+          !h.context->IsCancelled()) {
+        h.changes = changes;  // a round opened without this client's users
+        again.push_back(h);
+        continue;
+      }
+      h.reply->set_retry_ms(0);  // poll again at once: the wait was the server's
+      h.reactor->Finish(status);
+    }
+    std::lock_guard lock(mu_);
+    if (draining_) {
+      for (Held& h : again) h.reactor->Finish(grpc::Status::OK);
+    } else {
+      held_.insert(held_.end(), again.begin(), again.end());
+    }
+  }
+
+  // Before the server shuts down: answer every held poll, hold no more.
+  void Drain() {
+    {
+      std::lock_guard lock(mu_);
+      draining_ = true;
+    }
+    Release(Clock::now());
   }
 
  private:
+  static constexpr std::uint32_t kMaxHoldMs =
+      1000;  // well below the 3 s call deadline and stale_after
+  struct Held {
+    grpc::CallbackServerContext* context;
+    grpc::ServerUnaryReactor* reactor;
+    const pb::PollRequest* request;
+    pb::PollReply* reply;
+    std::uint64_t changes;  // the coordinator's changes() when last answered
+    Clock::time_point until;
+  };
+
+  grpc::Status Answer(const pb::PollRequest& request, pb::PollReply* reply, Clock::time_point now) {
+    return Guard(*failed_, [&] { return Status(HandlePoll(coordinator_, request, reply, now)); });
+  }
+
   FedSelCoordinator& coordinator_;
   std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
+  std::mutex mu_;
+  std::vector<Held> held_;
+  bool draining_ = false;
 };
 
 }  // namespace
@@ -128,24 +217,34 @@ struct CoordinatorServer::Impl {
   std::unique_ptr<RunningServer> running;
 };
 
-Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
-    FedSelCoordinator& coordinator, const std::string& address, const TlsFiles& tls) {
-  return StartWith(
-      [&coordinator](std::shared_ptr<std::atomic<bool>> failed) {
-        return std::make_unique<CoordinatorService>(coordinator, std::move(failed));
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordinator& coordinator,
+                                                                    const std::string& address,
+                                                                    const TlsFiles& tls) {
+  std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
+  s->impl_ = std::make_unique<Impl>();
+  auto service = std::make_unique<CoordinatorService>(coordinator, s->failed_);
+  CoordinatorService* raw = service.get();
+  s->impl_->service = std::move(service);
+  auto running = StartServer(
+      raw, address, tls, &s->port_,
+      [&coordinator, raw] {
+        coordinator.Tick(Clock::now());
+        raw->Release(Clock::now());
       },
-      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
+      s->failed_, [raw] { raw->Drain(); });
+  if (!running.ok()) return Error{running.error()};
+  s->impl_->running = std::move(running).value();
+  return s;
 }
 
-Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(const MakeService& make,
-                                                                        const std::string& address,
-                                                                        const TlsFiles& tls,
-                                                                        std::function<void()> tick) {
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
+    const MakeService& make, const std::string& address, const TlsFiles& tls,
+    std::function<void()> tick) {
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = make(s->failed_);
-  auto running = StartServer(s->impl_->service.get(), address, tls, &s->port_, std::move(tick),
-                             s->failed_);
+  auto running =
+      StartServer(s->impl_->service.get(), address, tls, &s->port_, std::move(tick), s->failed_);
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;
@@ -192,6 +291,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   FedSelClientSummary summary;
   pb::PollRequest poll;
   poll.set_token(o.token);
+  poll.set_wait_ms(1000);  // the server answers a waiting poll when a round opens
   std::uint64_t last_round = ~std::uint64_t{0};
   std::unordered_set<std::uint64_t> given_up;
   auto last_log = Clock::now();  // users of last_round not to answer again
@@ -207,8 +307,8 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
       return summary;
     }
     if (reply->state() != pb::PollReply::ROUND) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::uint32_t>(
-          1, reply->retry_ms())));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
       continue;
     }
     const std::vector<double> weights(reply->weights().begin(), reply->weights().end());
@@ -223,18 +323,19 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     }
     // Users the ledger or the server refused this round are not asked again.
     if (users.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::uint32_t>(
-          1, reply->retry_ms())));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
       continue;
     }
     for (const std::uint64_t u : users) given_up.insert(u);
     auto answer = participant->Respond(reply->round(), weights, users);
-    for (const auto& line : answer.refusals) connection.Say("round " + std::to_string(reply->round()) + ": " + line);
+    for (const auto& line : answer.refusals)
+      connection.Say("round " + std::to_string(reply->round()) + ": " + line);
     summary.refused += answer.refusals.size();
     if (answer.reports.empty()) {
       // Nothing this client may send in this round: wait for the next one.
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::uint32_t>(
-          1, reply->retry_ms())));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
       continue;
     }
     pb::SubmitRequest submit;

@@ -19,6 +19,7 @@
 #ifndef FEDLDP_NET_FEDSEL_COORDINATOR_H_
 #define FEDLDP_NET_FEDSEL_COORDINATOR_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -87,6 +88,11 @@ class FedSelCoordinator {
 
   void Tick(Clock::time_point now);
 
+  // Grows whenever what a poll answers may change for a waiting client: a
+  // round opens, or the task finishes. A server may hold a waiting poll until
+  // it moves (read it before PollRound).
+  std::uint64_t changes() const { return changes_.load(); }
+
   struct Stats {
     std::uint64_t round = 0;  // the open round (or rounds run, when finished)
     std::uint64_t epoch = 0;
@@ -133,6 +139,7 @@ class FedSelCoordinator {
   Clock::time_point opened_{};
   Roster roster_;
   Stats stats_;
+  std::atomic<std::uint64_t> changes_{0};
 };
 
 }  // namespace fedldp

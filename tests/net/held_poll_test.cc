@@ -1,0 +1,131 @@
+// The FedSel server holds a waiting client's poll (PollRequest.wait_ms) and
+// answers it when a round opens, when the wait is over, or when the server
+// shuts down; a poll without wait_ms is answered at once, as before.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/net/services.h"
+#include "fedldp/v1/service.grpc.pb.h"
+#include "testing/synthetic.h"
+#include "testing/temp_dir.h"
+
+namespace fedldp {
+namespace {
+
+namespace pb = ::fedldp::v1;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class HeldPollTest : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    FedSelTaskSpec spec;
+    spec.id = "held-poll";
+    spec.config.variant = "ps-pm";
+    spec.config.epsilon = 8;
+    spec.config.epochs = 1;
+    spec.config.batch_fraction = 0.05;  // 100 of 2000 users per round
+    spec.users = data_.size();
+    spec.dimension = data_.dimension;
+    auto state = ServerState::Open(Path("server.sqlite")).value();
+    tokens_ = state.IssueTokens(2).value();
+    RoundPolicy policy;
+    policy.retry = 7ms;
+    coordinator_ = FedSelCoordinator::Create(spec, policy, std::move(state)).value();
+    server_ = CoordinatorServer::Start(*coordinator_, "127.0.0.1:0").value();
+    stub_ = pb::Coordinator::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  }
+
+  void Join(std::size_t client, std::uint64_t users) {
+    pb::JoinRequest request;
+    request.set_token(tokens_[client]);
+    request.set_users(users);
+    pb::JoinReply reply;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->Join(&context, request, &reply).ok());
+  }
+
+  struct Polled {
+    grpc::Status status;
+    pb::PollReply reply;
+    Clock::duration took{};
+  };
+  Polled Poll(std::size_t client, std::uint32_t wait_ms) {
+    pb::PollRequest request;
+    request.set_token(tokens_[client]);
+    request.set_wait_ms(wait_ms);
+    Polled out;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    const auto start = Clock::now();
+    out.status = stub_->Poll(&context, request, &out.reply);
+    out.took = Clock::now() - start;
+    return out;
+  }
+
+  const Dataset data_ = testing::SmallSynthetic(2000);
+  std::vector<std::string> tokens_;
+  std::unique_ptr<FedSelCoordinator> coordinator_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::unique_ptr<pb::Coordinator::Stub> stub_;
+};
+
+TEST_F(HeldPollTest, WithoutWaitAWaitingPollIsAnsweredAtOnce) {
+  Join(0, 1000);
+  const Polled p = Poll(0, 0);
+  ASSERT_TRUE(p.status.ok()) << p.status.error_message();
+  EXPECT_EQ(p.reply.state(), pb::PollReply::WAITING);
+  EXPECT_EQ(p.reply.retry_ms(), 7u);  // the client sleeps, as before
+}
+
+TEST_F(HeldPollTest, AHeldPollEndsAtItsWaitAndAsksForAnImmediatePoll) {
+  Join(0, 1000);  // half the users: training cannot start
+  const Polled p = Poll(0, 300);
+  ASSERT_TRUE(p.status.ok()) << p.status.error_message();
+  EXPECT_EQ(p.reply.state(), pb::PollReply::WAITING);
+  EXPECT_EQ(p.reply.retry_ms(), 0u);
+  EXPECT_GE(p.took, 290ms);  // held, up to the 10 ms of the server's timer
+}
+
+TEST_F(HeldPollTest, AHeldPollIsAnsweredWithTheRoundWhenItOpens) {
+  Join(0, 1000);
+  // Held for up to 1 s while client 1 has not joined; its join starts
+  // training and opens round 0, in which client 0 hosts some of the 100
+  // users (all 100 in client 1's half has probability below 1e-30). If the
+  // open round did not release the poll, it would be answered only at the
+  // end of its wait, 1 s after it came.
+  auto held = std::async(std::launch::async, [&] { return Poll(0, 1000); });
+  std::this_thread::sleep_for(200ms);
+  Join(1, 1000);
+  const Polled p = held.get();
+  ASSERT_TRUE(p.status.ok()) << p.status.error_message();
+  EXPECT_EQ(p.reply.state(), pb::PollReply::ROUND);
+  EXPECT_EQ(p.reply.round(), 0u);
+  EXPECT_GT(p.reply.users_size(), 0);
+  EXPECT_EQ(p.reply.weights_size(), static_cast<int>(data_.dimension));
+  EXPECT_LT(p.took, 900ms);
+}
+
+TEST_F(HeldPollTest, ShuttingDownAnswersAHeldPoll) {
+  Join(0, 1000);
+  auto held = std::async(std::launch::async, [&] { return Poll(0, 1000); });
+  std::this_thread::sleep_for(200ms);
+  server_->Shutdown();  // would wait for the held call if nobody answered it
+  const Polled p = held.get();
+  EXPECT_LT(p.took, 1000ms);  // answered by the shutdown, not at the end of its wait
+  if (p.status.ok()) {
+    EXPECT_EQ(p.reply.state(), pb::PollReply::WAITING);
+  } else {
+    EXPECT_EQ(p.status.error_code(), grpc::StatusCode::UNAVAILABLE) << p.status.error_message();
+  }
+}
+
+}  // namespace
+}  // namespace fedldp
