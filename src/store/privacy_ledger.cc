@@ -19,7 +19,7 @@ Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_
   // round (21,840 eps for the CNN), so totals are large.
   if (auto e = CheckPositive(total_epsilon, "total epsilon"); !e.empty()) return Error{e};
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+  if (sqlite::OpenDatabase(path, &db) !=
       SQLITE_OK) {
     const std::string e = Message(db, "cannot open privacy ledger " + path);
     sqlite3_close(db);

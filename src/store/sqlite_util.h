@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -41,6 +42,17 @@ class Statement {
  private:
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+// Opens `path` for reading and writing, creating it. The first call in a
+// process turns SQLite's memory statistics off (if SQLite is not yet in use):
+// they take one process-wide mutex on every allocation, which serializes
+// threads that each use their own database, like a load test's client
+// ledgers.
+inline int OpenDatabase(const std::string& path, sqlite3** db) {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+  return sqlite3_open_v2(path.c_str(), db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+}
 
 inline std::string Message(sqlite3* db, const std::string& what) {
   return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
