@@ -14,13 +14,26 @@ using sqlite::Format;
 using sqlite::Message;
 using sqlite::Statement;
 
+struct PrivacyLedger::Statements {
+  explicit Statements(sqlite3* db)
+      : find(db, "SELECT bytes FROM reports WHERE account = ? AND task = ? AND round = ?"),
+        sum(db, "SELECT COALESCE(SUM(epsilon), 0) FROM reports WHERE account = ?"),
+        insert(
+            db,
+            "INSERT INTO reports (account, task, round, epsilon, bytes) VALUES (?, ?, ?, ?, ?)") {}
+  bool ok() const { return find.ok() && sum.ok() && insert.ok(); }
+  std::mutex mu;
+  Statement find, sum, insert;
+};
+
+PrivacyLedger::PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
+
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per
   // round (21,840 eps for the CNN), so totals are large.
   if (auto e = CheckPositive(total_epsilon, "total epsilon"); !e.empty()) return Error{e};
   sqlite3* db = nullptr;
-  if (sqlite::OpenDatabase(path, &db) !=
-      SQLITE_OK) {
+  if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
     const std::string e = Message(db, "cannot open privacy ledger " + path);
     sqlite3_close(db);
     return Error{e};
@@ -48,19 +61,29 @@ Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_
                  Format(stored) + ", not " + Format(total_epsilon) +
                  "; a ledger's total cannot be changed"};
   }
+  ledger.statements_ = std::make_unique<Statements>(db);
+  if (!ledger.statements_->ok())
+    return Error{Message(db, path + " is not a usable privacy ledger")};
   return ledger;
 }
 
-PrivacyLedger::~PrivacyLedger() { sqlite3_close(db_); }
+PrivacyLedger::~PrivacyLedger() {
+  statements_.reset();  // finalized before the database closes
+  sqlite3_close(db_);
+}
 
 PrivacyLedger::PrivacyLedger(PrivacyLedger&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), total_(other.total_) {}
+    : db_(std::exchange(other.db_, nullptr)),
+      total_(other.total_),
+      statements_(std::move(other.statements_)) {}
 
 PrivacyLedger& PrivacyLedger::operator=(PrivacyLedger&& other) noexcept {
   if (this != &other) {
+    statements_.reset();
     sqlite3_close(db_);
     db_ = std::exchange(other.db_, nullptr);
     total_ = other.total_;
+    statements_ = std::move(other.statements_);
   }
   return *this;
 }
@@ -78,16 +101,11 @@ std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entrie
     return verdicts;
   };
   if (entries.empty()) return verdicts;
+  std::lock_guard lock(statements_->mu);
   // IMMEDIATE: the reads of the spent budgets and the inserts are one unit,
   // even if two processes share the ledger.
   if (!Exec(db_, "BEGIN IMMEDIATE")) return fail_all(Message(db_, "privacy ledger busy"));
-  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports WHERE account = ?");
-  Statement insert(db_,
-                   "INSERT INTO reports (account, task, round, epsilon, bytes) VALUES (?, ?, ?, ?, ?)");
-  if (!sum.ok() || !insert.ok()) {
-    Exec(db_, "ROLLBACK");
-    return fail_all(Message(db_, "privacy ledger"));
-  }
+  Statement& insert = statements_->insert;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     if (!(e.epsilon >= 0) || !std::isfinite(e.epsilon)) {
@@ -98,31 +116,32 @@ std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entrie
       verdicts[i] = "round number too large";
       continue;
     }
-    if (Find(e.account, e.task, e.round)) {
+    if (FindLocked(e.account, e.task, e.round)) {
       verdicts[i] = "already reported in round " + std::to_string(e.round) + " of task " + e.task +
                     "; resend the recorded report instead of a new one";
       continue;
     }
-    sqlite3_reset(sum.get());
-    sum.Bind(1, e.account);
-    if (sum.Step() != SQLITE_ROW) {
+    const std::optional<double> spent = SpentLocked(e.account);
+    if (!spent) {
       Exec(db_, "ROLLBACK");
       return fail_all(Message(db_, "privacy ledger"));
     }
-    const double used = sqlite3_column_double(sum.get(), 0);
+    const double used = *spent;
     if (used + e.epsilon > total_ * (1 + 1e-12)) {
       verdicts[i] = "refused: this report spends eps = " + Format(e.epsilon) + ", but only " +
                     Format(total_ - used) + " of the total " + Format(total_) + " is left" +
                     (e.account.empty() ? "" : " (account " + e.account + ")");
       continue;
     }
-    sqlite3_reset(insert.get());
+    insert.Reset();
     insert.Bind(1, e.account);
     insert.Bind(2, e.task);
     sqlite3_bind_int64(insert.get(), 3, static_cast<sqlite3_int64>(e.round));
     sqlite3_bind_double(insert.get(), 4, e.epsilon);
     insert.BindBlob(5, e.bytes);
-    if (insert.Step() != SQLITE_DONE) {
+    const int step = insert.Step();
+    insert.Reset();
+    if (step != SQLITE_DONE) {
       Exec(db_, "ROLLBACK");
       return fail_all(Message(db_, "privacy ledger"));
     }
@@ -140,22 +159,38 @@ std::optional<std::string> PrivacyLedger::Find(std::string_view task, std::uint6
 
 std::optional<std::string> PrivacyLedger::Find(std::string_view account, std::string_view task,
                                                std::uint64_t round) const {
-  Statement find(db_, "SELECT bytes FROM reports WHERE account = ? AND task = ? AND round = ?");
-  if (!find.ok()) return std::nullopt;
+  std::lock_guard lock(statements_->mu);
+  return FindLocked(account, task, round);
+}
+
+std::optional<std::string> PrivacyLedger::FindLocked(std::string_view account,
+                                                     std::string_view task,
+                                                     std::uint64_t round) const {
+  Statement& find = statements_->find;
+  find.Reset();
   find.Bind(1, account);
   find.Bind(2, task);
   sqlite3_bind_int64(find.get(), 3, static_cast<sqlite3_int64>(round));
-  if (find.Step() != SQLITE_ROW) return std::nullopt;
-  const auto* data = static_cast<const char*>(sqlite3_column_blob(find.get(), 0));
-  return std::string(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(find.get(), 0)));
+  std::optional<std::string> out;
+  if (find.Step() == SQLITE_ROW) out = std::string(find.Blob(0));
+  find.Reset();
+  return out;
 }
 
 double PrivacyLedger::spent(std::string_view account) const {
-  Statement sum(db_, "SELECT COALESCE(SUM(epsilon), 0) FROM reports WHERE account = ?");
-  if (!sum.ok()) return total_;
-  sum.Bind(1, account);
+  std::lock_guard lock(statements_->mu);
   // A ledger that cannot be read counts as spent: it fails closed.
-  return sum.Step() == SQLITE_ROW ? sqlite3_column_double(sum.get(), 0) : total_;
+  return SpentLocked(account).value_or(total_);
+}
+
+std::optional<double> PrivacyLedger::SpentLocked(std::string_view account) const {
+  Statement& sum = statements_->sum;
+  sum.Reset();
+  sum.Bind(1, account);
+  std::optional<double> out;
+  if (sum.Step() == SQLITE_ROW) out = sqlite3_column_double(sum.get(), 0);
+  sum.Reset();
+  return out;
 }
 
 std::size_t PrivacyLedger::reports() const {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -75,9 +76,16 @@ class PrivacyLedger {
   std::size_t reports() const;  // in all accounts
 
  private:
-  PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
+  // The statements every charge runs, prepared once (parsing them per call
+  // was most of a small charge's cost); one caller at a time uses them.
+  struct Statements;
+  PrivacyLedger(sqlite3* db, double total);
+  std::optional<std::string> FindLocked(std::string_view account, std::string_view task,
+                                        std::uint64_t round) const;
+  std::optional<double> SpentLocked(std::string_view account) const;  // nullopt: unreadable
   sqlite3* db_ = nullptr;
   double total_ = 0;
+  std::unique_ptr<Statements> statements_;
 };
 
 }  // namespace fedldp
