@@ -207,7 +207,8 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
-  app.add_option("--poll-ms", o.poll_ms, "How often clients poll (the reply says)")
+  app.add_option("--poll-ms", o.poll_ms, "How often clients poll when a reply cannot be held (the reply says;\n"
+                 "FedSel clients' waiting polls are held until a round opens)")
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   app.add_option("--min-participation", o.min_participation,

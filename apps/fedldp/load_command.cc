@@ -71,7 +71,8 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
   app.add_option("--rows", o.rows, "Rows FIRST:END, one user each")->capture_default_str();
   app.add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
-  app.add_option("--poll-ms", o.poll_ms, "How often clients poll")->capture_default_str();
+  app.add_option("--poll-ms", o.poll_ms,
+                 "How often clients poll when the server does not hold the poll")->capture_default_str();
   app.add_option("--dir", o.dir, "Work folder (default: fresh in /dev/shm, removed after)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
 }
