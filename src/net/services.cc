@@ -187,8 +187,8 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
   }
 
  private:
-  static constexpr std::uint32_t kMaxHoldMs =
-      1000;  // well below the 3 s call deadline and stale_after
+  // Well below the clients' 3 s call deadline and the roster's stale_after.
+  static constexpr std::uint32_t kMaxHoldMs = 1000;
   struct Held {
     grpc::CallbackServerContext* context;
     grpc::ServerUnaryReactor* reactor;
