@@ -54,8 +54,7 @@ std::string Transaction(sqlite3* db, Body body) {
 Result<ServerState> ServerState::Open(const std::string& path) {
   if (sodium_init() < 0) return Error{"libsodium cannot be initialised"};
   sqlite3* db = nullptr;
-  if (sqlite::OpenDatabase(path, &db) !=
-      SQLITE_OK) {
+  if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
     const std::string e = Message(db, "cannot open server state " + path);
     sqlite3_close(db);
     return Error{e};
