@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/temp_dir.h"
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+
+#include "testing/temp_dir.h"
 
 namespace fedldp {
 namespace {
@@ -38,15 +38,33 @@ TEST_F(PrivacyLedgerTest, SurvivesReopeningAndKeepsItsTotal) {
     auto ledger = PrivacyLedger::Open(path_, 4.0).value();
     ASSERT_EQ(ledger.Charge("t", 1, 3.0, std::string("\0\x01\x02", 3)), "");
   }
-  auto again = PrivacyLedger::Open(path_, 4.0).value();
-  EXPECT_DOUBLE_EQ(again.spent(), 3.0);
-  EXPECT_DOUBLE_EQ(again.remaining(), 1.0);
-  EXPECT_EQ(again.Find("t", 1), std::string("\0\x01\x02", 3));  // bytes kept exactly
-  EXPECT_NE(again.Charge("t", 2, 1.5, "x"), "");
+  {
+    auto again = PrivacyLedger::Open(path_, 4.0).value();
+    EXPECT_DOUBLE_EQ(again.spent(), 3.0);
+    EXPECT_DOUBLE_EQ(again.remaining(), 1.0);
+    EXPECT_EQ(again.Find("t", 1), std::string("\0\x01\x02", 3));  // bytes kept exactly
+    EXPECT_NE(again.Charge("t", 2, 1.5, "x"), "");
+  }
   // The total cannot be raised by reopening with another one.
   const auto raised = PrivacyLedger::Open(path_, 100.0);
   ASSERT_FALSE(raised.ok());
   EXPECT_NE(raised.error().find("cannot be changed"), std::string::npos) << raised.error();
+}
+
+TEST_F(PrivacyLedgerTest, AnOpenLedgerIsHeldByOneHolderAtATime) {
+  {
+    auto first = PrivacyLedger::Open(path_, 2.0).value();
+    ASSERT_EQ(first.Charge("t", 1, 1.0, "a"), "");
+    // A second holder (here in the same process; another process alike) is
+    // refused rather than spending the same budget behind the first's back.
+    const auto second = PrivacyLedger::Open(path_, 2.0);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.error().find("in use"), std::string::npos) << second.error();
+    EXPECT_EQ(first.Charge("t", 2, 1.0, "b"), "");  // the first is unaffected
+  }
+  // Closed, it opens again, with both charges.
+  auto again = PrivacyLedger::Open(path_, 2.0).value();
+  EXPECT_DOUBLE_EQ(again.spent(), 2.0);
 }
 
 TEST_F(PrivacyLedgerTest, ASecondReportForTheSameRoundIsRefusedTheFirstCanBeResent) {
@@ -81,8 +99,8 @@ TEST_F(PrivacyLedgerTest, BadInputsAreClearErrors) {
 TEST_F(PrivacyLedgerTest, AccountsHaveTheirOwnBudgetsAndOneCallChargesMany) {
   auto ledger = PrivacyLedger::Open(path_, 1.0).value();
   using E = PrivacyLedger::Entry;
-  const std::vector<E> first = {{"u1", "t", 0, 0.6, "a"}, {"u2", "t", 0, 0.6, "b"},
-                                {"u1", "t", 0, 0.1, "dup"}};
+  const std::vector<E> first = {
+      {"u1", "t", 0, 0.6, "a"}, {"u2", "t", 0, 0.6, "b"}, {"u1", "t", 0, 0.1, "dup"}};
   const auto v = ledger.ChargeMany(first);
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0], "");

@@ -14,6 +14,10 @@
 //   new and costs nothing. Drawing a fresh report for the same round would
 //   spend the budget twice, so a second Charge for a (task, round) is
 //   refused.
+// - One holder at a time: an open ledger keeps its file locked (SQLite's
+//   exclusive locking mode), so a second process, or a second Open in the
+//   same process, is refused with "in use" instead of spending from the same
+//   budget behind the first one's back.
 // - One ledger file may keep several accounts (a process that hosts many
 //   simulated devices, each with its own budget): every account has the
 //   same total, and a charge only counts against its own account. The
