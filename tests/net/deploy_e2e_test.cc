@@ -168,6 +168,7 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
       "majority %.4f\n",
       deployed, kSeeds, simulated, 100 * (deployed - simulated), majority);
   EXPECT_NEAR(deployed, simulated, tolerance) << json;
+  EXPECT_GT(deployed, majority) << json;
   // The 1 point, on the mean of this run and 9 in-process runs of
   // the deployment's code: sd sqrt(0.58^2 / 10 + 0.555^2 / 20) = 0.22 points,
   // so 1 point is 4.5 sd (exceeded with probability 7e-6 if the code paths
