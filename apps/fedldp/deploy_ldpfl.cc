@@ -77,23 +77,11 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const Dataset test =
       split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
-  // The inputs' standardisation: public constants of the dataset, announced
-  // with the task (the simulator uses the same training rows).
-  double sum = 0, sum_sq = 0;
-  for (const std::size_t r : train_rows) {
-    for (const float v : split->train.row(r)) sum += v, sum_sq += static_cast<double>(v) * v;
-  }
-  const double count = static_cast<double>(train_rows.size() * split->train.dimension);
-  const double mean = sum / count;
-  const double sd = std::sqrt(std::max(0.0, sum_sq / count - mean * mean));
-
   const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
   ServerKeys keys = Keys(key_file, log);
   const std::string shuffler_token = ShufflerToken(o.shuffler_token_file, log);
 
-  LdpFlTaskSpec spec;
-  spec.id = o.task.empty() ? "ldpfl-" + dataset : o.task;
-  LdpFlConfig& c = spec.config;
+  LdpFlConfig c;
   c.arch = "cnn";
   c.epsilon = o.epsilon.value_or(1.0);
   c.rounds = o.rounds;
@@ -104,16 +92,15 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.adaptive = o.range == "adaptive";
   c.perturb_updates = o.perturb == "updates";
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
-  spec.users = o.users;
-  spec.input_mean = mean;
-  spec.input_sd = sd;
-  spec.chunk = o.chunk;
-  spec.public_key = keys.public_key;
+  // The inputs' standardisation over the training rows: public constants of
+  // the dataset, announced with the task (the simulator's, for those rows).
+  auto made = MakeLdpFlTask(o.task.empty() ? "ldpfl-" + dataset : o.task, c, o.users,
+                            split->train, train_rows, keys.public_key, o.chunk);
+  if (!made.ok()) throw UsageError(made.error());
+  const LdpFlTaskSpec spec = std::move(made).value();
   SecureRng rng;
   auto net = NeuralNet::Create(c.arch, rng());
   if (!net.ok()) throw UsageError(net.error());
-  spec.layer_sizes = net->layer_sizes();
-  if (auto e = spec.Check(); !e.empty()) throw UsageError(e);
   const std::vector<float> init = net->GetWeights();
 
   RoundPolicy policy;

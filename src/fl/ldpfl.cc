@@ -99,6 +99,17 @@ Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, 
   return shards;
 }
 
+InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows) {
+  double sum = 0, sum_sq = 0;
+  for (const std::size_t r : rows) {
+    for (const float v : data.row(r)) sum += v, sum_sq += static_cast<double>(v) * v;
+  }
+  const double count = static_cast<double>(rows.size() * data.dimension);
+  if (count == 0) return {};
+  const double mean = sum / count;
+  return {mean, std::sqrt(std::max(0.0, sum_sq / count - mean * mean))};
+}
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round) {
@@ -120,12 +131,10 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                  std::to_string(train.dimension)};
   }
   if (config.standardize_inputs) {
-    double sum = 0, sum_sq = 0;
-    for (const float v : train.features) sum += v, sum_sq += static_cast<double>(v) * v;
-    const double count = static_cast<double>(train.features.size());
-    const double mean = count > 0 ? sum / count : 0;
-    const double sd = count > 0 ? std::sqrt(std::max(0.0, sum_sq / count - mean * mean)) : 1;
-    if (sd > 0) net.SetInputStandardization(mean, sd);
+    std::vector<std::size_t> all(train.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    const auto m = InputMomentsOf(train, all);
+    if (m.sd > 0) net.SetInputStandardization(m.mean, m.sd);
   }
   auto shards = SplitClients(train, config.clients, config.dirichlet_alpha, seed);
   if (!shards.ok()) return Error{shards.error()};

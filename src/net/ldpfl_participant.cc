@@ -26,6 +26,33 @@ Result<std::vector<std::string>> UnpackPieces(std::string_view bytes) {
   return pieces;
 }
 
+Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
+                                    std::uint64_t users, const Dataset& train,
+                                    std::span<const std::size_t> rows, std::string public_key,
+                                    std::uint64_t chunk) {
+  for (const std::size_t r : rows) {
+    if (r >= train.size()) return Error{"a training row beyond the data"};
+  }
+  auto net = NeuralNet::Create(config.arch, 0);
+  if (!net.ok()) return Error{net.error()};
+  if (train.dimension != net->input_dimension()) {
+    return Error{"the data has " + std::to_string(train.dimension) + " features, " + config.arch +
+                 " expects " + std::to_string(net->input_dimension())};
+  }
+  LdpFlTaskSpec spec;
+  spec.id = std::move(id);
+  spec.config = config;
+  spec.users = users;
+  const InputMoments m = InputMomentsOf(train, rows);
+  spec.input_mean = m.mean;
+  spec.input_sd = m.sd;
+  spec.chunk = chunk;
+  spec.public_key = std::move(public_key);
+  spec.layer_sizes = net->layer_sizes();
+  if (auto e = spec.Check(); !e.empty()) return Error{e};
+  return spec;
+}
+
 Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, const Dataset& data,
                                                   std::vector<std::vector<std::size_t>> shards,
                                                   PrivacyLedger& ledger) {

@@ -118,6 +118,20 @@ TEST(TrainLdpFl, NoiseFreeModelIsTheSameWhetherWeightsOrUpdatesAreSent) {
   }
 }
 
+TEST(InputMomentsOf, IsTheMeanAndSdOfEveryValueOfTheChosenRows) {
+  Dataset d;
+  d.dimension = 2;
+  d.features = {0, 1, 2, 3, 4, 5};
+  d.labels = {0, 0, 0};
+  const std::vector<std::size_t> rows{0, 2};  // 0, 1, 4, 5
+  const InputMoments m = InputMomentsOf(d, rows);
+  EXPECT_DOUBLE_EQ(m.mean, 2.5);
+  EXPECT_DOUBLE_EQ(m.sd, std::sqrt(4.25));
+  const InputMoments none = InputMomentsOf(d, {});
+  EXPECT_EQ(none.mean, 0);
+  EXPECT_EQ(none.sd, 1);
+}
+
 TEST(TrainLdpFl, RejectsBadConfigurations) {
   const Dataset train = Stripes(100, 4), test = Stripes(20, 5);
   LdpFlConfig c;

@@ -171,6 +171,32 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
   EXPECT_EQ(shuffler.stats().forwarded, 12u);
 }
 
+TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {
+  std::vector<std::size_t> rows(120);
+  std::iota(rows.begin(), rows.end(), std::size_t{60});
+  const auto spec = MakeLdpFlTask("t", spec_.config, 7, data_, rows, keys_.public_key, 100).value();
+  const InputMoments m = InputMomentsOf(data_, rows);
+  EXPECT_EQ(spec.input_mean, m.mean);
+  EXPECT_EQ(spec.input_sd, m.sd);
+  EXPECT_EQ(spec.users, 7u);
+  EXPECT_EQ(spec.chunk, 100u);
+  EXPECT_EQ(spec.layer_sizes, spec_.layer_sizes);
+  EXPECT_EQ(spec.public_key, keys_.public_key);
+  EXPECT_EQ(spec.Check(), "");
+  rows.push_back(data_.size());
+  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 7, data_, rows, keys_.public_key).error().find(
+                "beyond the data"),
+            std::string::npos);
+  rows.pop_back();
+  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 0, data_, rows, keys_.public_key).error().find(
+                "needs users"),
+            std::string::npos);
+  LdpFlConfig vgg = spec_.config;
+  vgg.arch = "vgg";  // expects 3072 features
+  EXPECT_NE(MakeLdpFlTask("t", vgg, 7, data_, rows, keys_.public_key).error().find("expects 3072"),
+            std::string::npos);
+}
+
 TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
   MakeClients(1e9);
   auto server = Coordinator();

@@ -94,6 +94,14 @@ Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, 
 std::vector<LayerRange> LayerRangesOf(std::span<const float> weights,
                                       const std::vector<std::size_t>& layer_sizes, double margin);
 
+// The inputs' standardisation: the mean and standard deviation of every
+// feature value of `rows` (sd 1 if there are none). The simulator uses its
+// training rows; a deployment announces the same constants with its task.
+struct InputMoments {
+  double mean = 0, sd = 1;
+};
+InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows);
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round = {});

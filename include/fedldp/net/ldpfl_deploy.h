@@ -78,6 +78,15 @@ struct LdpFlTaskSpec {
   std::string Check() const;  // "" if usable
 };
 
+// The task a server announces for `config`, `users` users and `chunk`:
+// with the inputs' standardisation over `rows` of `train` (InputMomentsOf,
+// as the simulator computes it over the same rows), config.arch's layer
+// sizes and the server's public key; checked.
+Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
+                                    std::uint64_t users, const Dataset& train,
+                                    std::span<const std::size_t> rows, std::string public_key,
+                                    std::uint64_t chunk = 256);
+
 class LdpFlCoordinator {
  public:
   using Clock = std::chrono::steady_clock;
