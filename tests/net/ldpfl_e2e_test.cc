@@ -4,6 +4,12 @@
 // quick setting; compared with the simulator's TrainLdpFl on the same rows
 // and configuration; the shuffler is killed as round 2 opens and restarted:
 // clients retry, and every user's report of every round is counted once.
+//
+// One deployed run's accuracy varies too much (sd 0.46 points) to be held
+// within 1 point of the simulator on its own; the 1-point check is on the
+// mean of the process run and 5 more runs of the deployment's own task,
+// coordinator, shuffler core and participants in this process (SecureRng,
+// sealed pieces, ledgers, state file; only the network left out).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -15,6 +21,7 @@
 
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
+#include "fedldp/net/ldpfl_deploy.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -31,9 +38,92 @@ constexpr std::size_t kTrainRows = 6000;
 // the release build also holds the accuracy to the simulator's.
 constexpr bool kSanitized = FEDLDP_SANITIZED;
 constexpr int kRounds = kSanitized ? 3 : 5;
+// Deployed runs whose mean the release build holds to the simulator's:
+// the process run and 5 in this process.
+constexpr int kDeployedRuns = 6;
+
+// The configuration of the process run's `fedldp serve` flags below.
+LdpFlConfig Config() {
+  LdpFlConfig config;
+  config.clients = kClients;
+  config.rounds = kRounds;
+  config.local_epochs = 5;
+  config.perturb_updates = true;
+  config.epsilon = 5;
+  return config;
+}
 
 class LdpFlE2eTest : public testing::TempDirTest {
  protected:
+  // What `fedldp serve --protocol ldpfl`, `fedldp shuffle` and 20 `fedldp
+  // client --part i/20` processes run, in this process: the same task, keys,
+  // coordinator and state file, shuffler core, participants and ledgers
+  // (SecureRng throughout); only the network is left out. Returns the final
+  // model's test accuracy.
+  double DeployedInProcess(const TrainTest& split, std::span<const std::size_t> rows,
+                           int run) const {
+    using Clock = LdpFlCoordinator::Clock;
+    const std::string tag = "inproc" + std::to_string(run);
+    ServerKeys keys = ServerKeys::Generate();
+    const LdpFlTaskSpec spec =
+        MakeLdpFlTask(tag, Config(), kClients, split.train, rows, keys.public_key).value();
+    SecureRng rng;
+    const std::vector<float> init = NeuralNet::Create(spec.config.arch, rng()).value().GetWeights();
+    auto state = ServerState::Open(Path(tag + ".sqlite")).value();
+    const auto tokens = state.IssueTokens(kClients).value();
+    RoundPolicy policy;
+    policy.deadline = std::chrono::hours(1);
+    policy.stale_after = std::chrono::hours(1);
+    auto server = LdpFlCoordinator::Create(spec, policy, std::move(state), std::move(keys),
+                                           std::vector<double>(init.begin(), init.end()))
+                      .value();
+    ShufflerCore shuffler({.min_batch = 10});
+    std::vector<std::unique_ptr<PrivacyLedger>> ledgers;
+    std::vector<std::unique_ptr<LdpFlParticipant>> clients;
+    for (int i = 0; i < kClients; ++i) {
+      const std::size_t a = i * rows.size() / kClients, b = (i + 1) * rows.size() / kClients;
+      std::vector<std::vector<std::size_t>> shards{{rows.begin() + a, rows.begin() + b}};
+      ledgers.push_back(std::make_unique<PrivacyLedger>(
+          PrivacyLedger::Open(Path(tag + "-ledger" + std::to_string(i)),
+                              spec.ReportEpsilon() * kRounds)
+              .value()));
+      clients.push_back(std::make_unique<LdpFlParticipant>(
+          LdpFlParticipant::Create(spec, split.train, std::move(shards), *ledgers.back()).value()));
+      const auto joined = server->Join(tokens[i], 1, Clock::now());
+      EXPECT_EQ(joined.error, "");
+      clients.back()->SetFirstUser(joined.first);
+    }
+    for (int pass = 0; pass < 10 * kRounds && !server->stats().finished; ++pass) {
+      shuffler.Update(server->RoundInfo(Clock::now()));
+      for (int i = 0; i < kClients; ++i) {
+        const auto poll = server->PollRound(tokens[i], Clock::now());
+        if (poll.round.state != FedSelCoordinator::Poll::State::kRound) continue;
+        const std::uint64_t round = poll.round.round;
+        auto answer = clients[i]->Respond(round, poll.round.weights, poll.ranges, poll.round.users);
+        EXPECT_TRUE(answer.refusals.empty());
+        for (auto& [user, pieces] : answer.reports) {
+          EXPECT_EQ(shuffler.Shuffle(tokens[i], round, user, std::move(pieces),
+                                     [&] { return server->Vouch(tokens[i], user, round); }),
+                    "");
+        }
+      }
+      shuffler.Update(server->RoundInfo(Clock::now()));
+      while (auto batch = shuffler.TakeBatch()) {
+        const auto delivered = server->Deliver(*batch, Clock::now());
+        EXPECT_TRUE(delivered.accepted) << delivered.reason;
+        EXPECT_EQ(delivered.pieces_rejected, 0u);
+      }
+    }
+    const auto stats = server->stats();
+    EXPECT_TRUE(stats.finished);
+    EXPECT_EQ(stats.counted, std::uint64_t{kRounds * kClients});
+    auto net = NeuralNet::Create(spec.config.arch, 0).value();
+    net.SetInputStandardization(spec.input_mean, spec.input_sd);
+    const auto w = server->weights();
+    net.SetWeights(std::vector<float>(w.begin(), w.end()));
+    return net.Accuracy(split.test);
+  }
+
   std::vector<std::string> Serve(int port, int rounds, int local_epochs) const {
     return {FEDLDP_BINARY,
             "serve",
@@ -175,27 +265,36 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   std::vector<std::size_t> rows(kTrainRows);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   const Dataset train = split.train.Subset(rows);
-  LdpFlConfig config;
-  config.clients = kClients;
-  config.rounds = kRounds;
-  config.local_epochs = 5;
-  config.perturb_updates = true;
-  config.epsilon = 5;
   double simulated = 0;
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-    simulated += TrainLdpFl(config, train, split.test, seed).value().final_accuracy() / 3;
+    simulated += TrainLdpFl(Config(), train, split.test, seed).value().final_accuracy() / 3;
+  }
+  // The deployment: this run and 5 more in this process (~19 s each).
+  double deployed_mean = deployed / kDeployedRuns;
+  std::printf("deployed runs: %.4f (processes)", deployed);
+  for (int run = 1; run < kDeployedRuns; ++run) {
+    const double a = DeployedInProcess(split, rows, run);
+    std::printf(", %.4f", a);
+    deployed_mean += a / kDeployedRuns;
   }
   // One run's spread here: sd 0.29 points over 14 simulator seeds (93.35 %
-  // mean), 0.48 over 7 deployed runs (93.40 % mean). A 1-point bound on one
-  // run against 3 seeds would fail a few percent of the time with identical
-  // code; the bound is 3.5 sd of deployed minus simulated, taking sd 0.45:
-  // 3.5 x 0.45 x sqrt(1 + 1/3) = 1.8 points.
+  // mean); 0.48 over 7 process runs (93.40 %) and 0.46 over 10 in-process
+  // runs (93.36 %). A 1-point bound on one run against 3 seeds would fail a
+  // few percent of the time with identical code: that run keeps a bound of
+  // 3.5 sd of deployed minus simulated, taking sd 0.45,
+  // 3.5 x 0.45 x sqrt(1 + 1/3) = 1.8 points. The issue's 1 point holds the
+  // mean of the 6 deployed runs to the mean of the 3 seeds: sd of the
+  // difference sqrt(0.46^2 / 6 + 0.29^2 / 3) = 0.25 points, so 1 point is
+  // 4 sd. (Seeds 1-3 are fixed and give 93.13 %, 0.22 below the 14 seeds'
+  // mean: against them the deployed mean sits +0.23 on average with sd
+  // 0.46 / sqrt(6) = 0.19, and 1 point is still 4 sd.)
   const double tolerance = 3.5 * 0.0045 * std::sqrt(1.0 + 1.0 / 3);
-  std::printf("deployed %.4f, simulated (mean of 3) %.4f, difference %+.2f points (%s 1 point), "
-              "majority %.4f\n",
-              deployed, simulated, 100 * (deployed - simulated),
-              std::abs(deployed - simulated) <= 0.01 ? "within" : "NOT within", majority);
+  std::printf("\nprocess run %.4f, mean of %d deployed runs %.4f, simulated (mean of 3) %.4f, "
+              "difference of the means %+.2f points, majority %.4f\n",
+              deployed, kDeployedRuns, deployed_mean, simulated,
+              100 * (deployed_mean - simulated), majority);
   EXPECT_NEAR(deployed, simulated, tolerance) << json;
+  EXPECT_NEAR(deployed_mean, simulated, 0.01);
   EXPECT_GT(deployed, majority) << json;
 }
 
