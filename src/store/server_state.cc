@@ -37,19 +37,42 @@ std::vector<T> Unpack(std::string_view bytes) {
   return values;
 }
 
-// Runs `body` in an IMMEDIATE transaction; returns "" or why it failed
-// (and then nothing was written).
-template <typename Body>
-std::string Transaction(sqlite3* db, Body body) {
-  if (!Exec(db, "BEGIN IMMEDIATE")) return Message(db, "server state busy");
-  std::string why = body();
-  if (why.empty() && Exec(db, "COMMIT")) return "";
-  if (why.empty()) why = Message(db, "server state commit");
-  Exec(db, "ROLLBACK");
-  return why;
+}  // namespace
+
+struct ServerState::Hot {
+  explicit Hot(sqlite3* db)
+      : begin(db, "BEGIN IMMEDIATE"),
+        commit(db, "COMMIT"),
+        rollback(db, "ROLLBACK"),
+        insert_report(db, "INSERT INTO reports (round, user, bytes) VALUES (?, ?, ?)") {}
+  bool ok() const { return begin.ok() && commit.ok() && rollback.ok() && insert_report.ok(); }
+  Statement begin, commit, rollback, insert_report;
+};
+
+namespace {
+
+// Steps a statement that returns no rows, and resets it.
+bool Run(Statement& s) {
+  const bool done = s.Step() == SQLITE_DONE;
+  s.Reset();
+  return done;
 }
 
 }  // namespace
+
+// Runs `body` in an IMMEDIATE transaction; returns "" or why it failed
+// (and then nothing was written).
+template <typename Body>
+std::string ServerState::Transaction(Body body) {
+  if (!Run(hot_->begin)) return Message(db_, "server state busy");
+  std::string why = body();
+  if (why.empty() && Run(hot_->commit)) return "";
+  if (why.empty()) why = Message(db_, "server state commit");
+  Run(hot_->rollback);
+  return why;
+}
+
+ServerState::ServerState(sqlite3* db) : db_(db) {}
 
 Result<ServerState> ServerState::Open(const std::string& path) {
   if (sodium_init() < 0) return Error{"libsodium cannot be initialised"};
@@ -75,21 +98,29 @@ Result<ServerState> ServerState::Open(const std::string& path) {
             " bytes BLOB NOT NULL, PRIMARY KEY (round, user));")) {
     return Error{Message(db, path + " is not a usable server state")};
   }
+  state.hot_ = std::make_unique<Hot>(db);
+  if (!state.hot_->ok()) return Error{Message(db, path + " is not a usable server state")};
   return state;
 }
 
-ServerState::~ServerState() { sqlite3_close(db_); }
-ServerState::ServerState(ServerState&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+ServerState::~ServerState() {
+  hot_.reset();
+  sqlite3_close(db_);
+}
+ServerState::ServerState(ServerState&& o) noexcept
+    : db_(std::exchange(o.db_, nullptr)), hot_(std::move(o.hot_)) {}
 ServerState& ServerState::operator=(ServerState&& o) noexcept {
   if (this != &o) {
+    hot_.reset();
     sqlite3_close(db_);
     db_ = std::exchange(o.db_, nullptr);
+    hot_ = std::move(o.hot_);
   }
   return *this;
 }
 
 std::string ServerState::BindTask(std::string_view task) {
-  return Transaction(db_, [&]() -> std::string {
+  return Transaction([&]() -> std::string {
     Statement find(db_, "SELECT bytes FROM task WHERE id = 1");
     if (!find.ok()) return Message(db_, "server state");
     if (find.Step() == SQLITE_ROW) {
@@ -105,7 +136,7 @@ std::string ServerState::BindTask(std::string_view task) {
 
 Result<std::vector<std::string>> ServerState::IssueTokens(std::size_t count) {
   std::vector<std::string> tokens;
-  const std::string why = Transaction(db_, [&]() -> std::string {
+  const std::string why = Transaction([&]() -> std::string {
     Statement insert(db_, "INSERT INTO tokens (hash) VALUES (?)");
     if (!insert.ok()) return Message(db_, "server state");
     for (std::size_t i = 0; i < count; ++i) {
@@ -146,7 +177,7 @@ Result<ServerState::Client> ServerState::Join(std::string_view token, std::uint6
   if (users == 0) return Error{"a client must host at least one user"};
   if (users > (std::uint64_t{1} << 40)) return Error{"too many users for one client"};
   Client client;
-  const std::string why = Transaction(db_, [&]() -> std::string {
+  const std::string why = Transaction([&]() -> std::string {
     Statement find(db_, "SELECT first, users FROM tokens WHERE hash = ?");
     find.BindBlob(1, TokenHash(token));
     if (!find.ok() || find.Step() != SQLITE_ROW) return "unknown token (not enrolled)";
@@ -190,7 +221,7 @@ std::optional<ServerState::Snapshot> ServerState::Load() const {
 }
 
 std::string ServerState::Commit(const Snapshot& s) {
-  return Transaction(db_, [&]() -> std::string {
+  return Transaction([&]() -> std::string {
     Statement put(db_,
                   "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
                   " finished, counted) VALUES (1, ?, ?, ?, ?, ?, ?, ?)");
@@ -212,15 +243,13 @@ std::string ServerState::Commit(const Snapshot& s) {
 std::string ServerState::RecordReports(
     std::uint64_t round, std::span<const std::pair<std::uint64_t, std::string>> reports) {
   if (reports.empty()) return "";
-  return Transaction(db_, [&]() -> std::string {
-    Statement insert(db_, "INSERT INTO reports (round, user, bytes) VALUES (?, ?, ?)");
-    if (!insert.ok()) return Message(db_, "server state");
+  return Transaction([&]() -> std::string {
+    Statement& insert = hot_->insert_report;
     for (const auto& [user, bytes] : reports) {
-      insert.Reset();
       insert.Bind(1, static_cast<std::int64_t>(round));
       insert.Bind(2, static_cast<std::int64_t>(user));
       insert.BindBlob(3, bytes);
-      if (insert.Step() != SQLITE_DONE) return Message(db_, "server state");
+      if (!Run(insert)) return Message(db_, "server state");
     }
     return "";
   });

@@ -16,6 +16,7 @@
 #define FEDLDP_STORE_SERVER_STATE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -76,8 +77,14 @@ class ServerState {
   std::vector<std::pair<std::uint64_t, std::string>> Reports(std::uint64_t round) const;
 
  private:
-  explicit ServerState(sqlite3* db) : db_(db) {}
+  explicit ServerState(sqlite3* db);
+  template <typename Body>
+  std::string Transaction(Body body);
   sqlite3* db_ = nullptr;
+  // The statements of every report call, prepared once (finalized before
+  // the database closes).
+  struct Hot;
+  std::unique_ptr<Hot> hot_;
 };
 
 }  // namespace fedldp
