@@ -36,20 +36,6 @@ double Gamma(double shape, Rng& rng) {
 
 }  // namespace
 
-std::vector<LayerRange> LayerRangesOf(std::span<const float> w,
-                                      const std::vector<std::size_t>& sizes, double margin) {
-  std::vector<LayerRange> ranges;
-  std::size_t offset = 0;
-  for (const std::size_t n : sizes) {
-    const auto [lo, hi] = std::minmax_element(w.begin() + offset, w.begin() + offset + n);
-    const double c = 0.5 * (static_cast<double>(*lo) + *hi);
-    const double r = std::max(1e-6, 0.5 * (static_cast<double>(*hi) - *lo) * margin);
-    ranges.push_back({c, r});
-    offset += n;
-  }
-  return ranges;
-}
-
 Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
                                                            double alpha, std::uint64_t seed) {
   if (clients == 0 || clients > data.size()) {
