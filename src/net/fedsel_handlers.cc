@@ -7,30 +7,29 @@ namespace fedldp::net_internal {
 
 namespace pb = ::fedldp::v1;
 
+void SetPollReply(const FedSelCoordinator::Poll& poll, pb::PollReply* reply) {
+  using S = FedSelCoordinator::Poll::State;
+  reply->set_state(poll.state == S::kRound      ? pb::PollReply::ROUND
+                   : poll.state == S::kFinished ? pb::PollReply::FINISHED
+                                                : pb::PollReply::WAITING);
+  reply->set_round(poll.round);
+  reply->mutable_users()->Assign(poll.users.begin(), poll.users.end());
+  reply->set_deadline_ms(poll.deadline_ms);
+  reply->set_retry_ms(poll.retry_ms);
+}
+
 Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
                    const pb::JoinRequest& request, pb::JoinReply* reply,
                    FedSelCoordinator::Clock::time_point now) {
-  const auto joined = coordinator.Join(request.token(), request.users(), now);
-  if (!joined.error.empty()) return {Outcome::Kind::kPermissionDenied, joined.error};
-  reply->mutable_task()->ParseFromString(task);
-  reply->set_first_user(joined.first);
-  reply->set_users(joined.users);
-  return {};
+  return HandleJoinWith(coordinator, task, request, reply, now);
 }
 
 Outcome HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
                    pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
   auto poll = coordinator.PollRound(request.token(), now);
   if (!poll.error.empty()) return {Outcome::Kind::kUnauthenticated, poll.error};
-  using S = FedSelCoordinator::Poll::State;
-  reply->set_state(poll.state == S::kRound      ? pb::PollReply::ROUND
-                   : poll.state == S::kFinished ? pb::PollReply::FINISHED
-                                                : pb::PollReply::WAITING);
-  reply->set_round(poll.round);
+  SetPollReply(poll, reply);
   reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
-  reply->mutable_users()->Assign(poll.users.begin(), poll.users.end());
-  reply->set_deadline_ms(poll.deadline_ms);
-  reply->set_retry_ms(poll.retry_ms);
   return {};
 }
 

@@ -9,16 +9,9 @@
 
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/v1/service.pb.h"
+#include "handlers.h"
 
 namespace fedldp::net_internal {
-
-// OK, or why the call is refused (the gRPC layer maps the kind to a status).
-struct Outcome {
-  enum class Kind { kOk, kPermissionDenied, kUnauthenticated };
-  Kind kind = Kind::kOk;
-  std::string message;
-  bool ok() const { return kind == Kind::kOk; }
-};
 
 // `task` is the coordinator's task as a serialized fedldp.v1.Task.
 Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,

@@ -16,6 +16,7 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/net/services.h"
+#include "handlers.h"
 
 namespace fedldp::net_internal {
 
@@ -25,6 +26,19 @@ Result<std::string> ReadFile(const std::string& path);
 Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls);
 // A channel to `address`, trusting tls.ca when given.
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address, const TlsFiles& tls);
+
+// A handler's outcome as a gRPC status.
+inline grpc::Status StatusOf(const Outcome& o) {
+  switch (o.kind) {
+    case Outcome::Kind::kOk:
+      return grpc::Status::OK;
+    case Outcome::Kind::kPermissionDenied:
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, o.message);
+    case Outcome::Kind::kUnauthenticated:
+      break;
+  }
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
+}
 
 // Runs a service handler; the plain logic throws only when it cannot save
 // its state: answer UNAVAILABLE (callers retry) and flag the process to stop.

@@ -8,6 +8,7 @@
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
+#include "ldpfl_handlers.h"
 
 namespace fedldp {
 
@@ -81,13 +82,6 @@ std::string TaskProtocol(std::string_view bytes) {
 
 namespace {
 
-bool SameSecret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size() || a.empty()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 class LdpFlCoordinatorService final : public pb::Coordinator::Service {
  public:
   LdpFlCoordinatorService(LdpFlCoordinator& coordinator, std::string shuffler_token,
@@ -100,40 +94,14 @@ class LdpFlCoordinatorService final : public pb::Coordinator::Service {
   grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
                     pb::JoinReply* reply) override {
     return Guard(*failed_, [&] {
-      const auto joined = coordinator_.Join(request->token(), request->users(), Clock::now());
-      if (!joined.error.empty()) {
-        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, joined.error);
-      }
-      reply->mutable_task()->ParseFromString(task_);
-      reply->set_first_user(joined.first);
-      reply->set_users(joined.users);
-      return grpc::Status::OK;
+      return StatusOf(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
     });
   }
 
   grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
                     pb::PollReply* reply) override {
     return Guard(*failed_, [&] {
-      const auto poll = coordinator_.PollRound(request->token(), Clock::now());
-      const auto& p = poll.round;
-      if (!p.error.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, p.error);
-      using S = FedSelCoordinator::Poll::State;
-      reply->set_state(p.state == S::kRound      ? pb::PollReply::ROUND
-                       : p.state == S::kFinished ? pb::PollReply::FINISHED
-                                                 : pb::PollReply::WAITING);
-      reply->set_round(p.round);
-      reply->mutable_users()->Assign(p.users.begin(), p.users.end());
-      reply->set_deadline_ms(p.deadline_ms);
-      reply->set_retry_ms(p.retry_ms);
-      if (request->has_known_round() && request->known_round() == p.round) {
-        return grpc::Status::OK;
-      }
-      reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
-      for (const auto& r : poll.ranges) {
-        reply->add_centers(r.center);
-        reply->add_radii(r.radius);
-      }
-      return grpc::Status::OK;
+      return StatusOf(HandlePoll(coordinator_, *request, reply, Clock::now()));
     });
   }
 
@@ -144,56 +112,27 @@ class LdpFlCoordinatorService final : public pb::Coordinator::Service {
 
   grpc::Status Vouch(grpc::ServerContext*, const pb::VouchRequest* request,
                      pb::VouchReply* reply) override {
-    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
     return Guard(*failed_, [&] {
-      const std::string why = coordinator_.Vouch(request->token(), request->user(), request->round());
-      reply->set_ok(why.empty());
-      reply->set_reason(why);
-      return grpc::Status::OK;
+      return StatusOf(HandleVouch(coordinator_, shuffler_token_, *request, reply));
     });
   }
 
   grpc::Status RoundInfo(grpc::ServerContext*, const pb::RoundInfoRequest* request,
                          pb::RoundInfoReply* reply) override {
-    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
     return Guard(*failed_, [&] {
-      const auto info = coordinator_.RoundInfo(Clock::now());
-      reply->set_round(info.round);
-      reply->set_expected(info.expected);
-      reply->mutable_delivered()->Assign(info.delivered.begin(), info.delivered.end());
-      reply->set_waiting(info.waiting);
-      reply->set_deadline_ms(info.deadline_ms);
-      reply->set_open(info.open);
-      reply->set_finished(info.finished);
-      reply->set_chunks(info.chunks);
-      return grpc::Status::OK;
+      return StatusOf(
+          HandleRoundInfo(coordinator_, shuffler_token_, *request, reply, Clock::now()));
     });
   }
 
   grpc::Status Deliver(grpc::ServerContext*, const pb::DeliverRequest* request,
                        pb::DeliverReply* reply) override {
-    if (!SameSecret(request->shuffler_token(), shuffler_token_)) return NotShuffler();
     return Guard(*failed_, [&] {
-      LdpFlCoordinator::Delivery batch;
-      batch.round = request->round();
-      for (const auto& c : request->contributors()) batch.contributors.emplace_back(c.token(), c.user());
-      for (const auto& chunk : request->chunks()) {
-        batch.pieces.emplace_back(chunk.pieces().begin(), chunk.pieces().end());
-      }
-      const auto d = coordinator_.Deliver(batch, Clock::now());
-      reply->set_accepted(d.accepted);
-      reply->set_reason(d.reason);
-      reply->set_pieces_accepted(d.pieces_accepted);
-      reply->set_pieces_rejected(d.pieces_rejected);
-      return grpc::Status::OK;
+      return StatusOf(HandleDeliver(coordinator_, shuffler_token_, *request, reply, Clock::now()));
     });
   }
 
  private:
-  static grpc::Status NotShuffler() {
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "only the shuffler may ask this");
-  }
-
   LdpFlCoordinator& coordinator_;
   const std::string shuffler_token_;
   std::shared_ptr<std::atomic<bool>> failed_;

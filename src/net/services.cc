@@ -79,18 +79,6 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
-grpc::Status Status(const Outcome& o) {
-  switch (o.kind) {
-    case Outcome::Kind::kOk:
-      return grpc::Status::OK;
-    case Outcome::Kind::kPermissionDenied:
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, o.message);
-    case Outcome::Kind::kUnauthenticated:
-      break;
-  }
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
-}
-
 // The FedSel coordinator's service, on gRPC's callback API so that a waiting
 // client's poll can be held without holding a thread: it is answered when a
 // round opens or the task ends (Release, from the server's timer), not after
@@ -106,7 +94,7 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
                                  const pb::JoinRequest* request, pb::JoinReply* reply) override {
     auto* reactor = context->DefaultReactor();
     reactor->Finish(Guard(*failed_, [&] {
-      return Status(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
+      return StatusOf(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
     }));
     return reactor;
   }
@@ -134,7 +122,7 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
                                    pb::SubmitReply* reply) override {
     auto* reactor = context->DefaultReactor();
     reactor->Finish(Guard(*failed_, [&] {
-      return Status(HandleSubmit(coordinator_, *request, reply, Clock::now()));
+      return StatusOf(HandleSubmit(coordinator_, *request, reply, Clock::now()));
     }));
     return reactor;
   }
@@ -199,7 +187,7 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
   };
 
   grpc::Status Answer(const pb::PollRequest& request, pb::PollReply* reply, Clock::time_point now) {
-    return Guard(*failed_, [&] { return Status(HandlePoll(coordinator_, request, reply, now)); });
+    return Guard(*failed_, [&] { return StatusOf(HandlePoll(coordinator_, request, reply, now)); });
   }
 
   FedSelCoordinator& coordinator_;
