@@ -15,12 +15,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "conversation.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedsel_handlers.h"
@@ -28,17 +26,11 @@
 namespace {
 
 using namespace fedldp;
+using fuzz::Require;
 using Clock = FedSelCoordinator::Clock;
 namespace pb = ::fedldp::v1;
 
 constexpr std::size_t kUsers = 6, kDimension = 5, kClients = 3;
-
-void Require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
-}
 
 FedSelTaskSpec Spec() {
   FedSelTaskSpec spec;
@@ -52,26 +44,10 @@ FedSelTaskSpec Spec() {
   return spec;
 }
 
-void WriteSeeds(const std::string& dir) {
-  // Random conversations of a few hundred bytes: the provider turns any
-  // bytes into calls, so these only give the fuzzer longer inputs to start.
-  CounterRng rng(1, 1);
-  for (int i = 0; i < 8; ++i) {
-    std::string bytes(256 + 64 * i, '\0');
-    for (auto& b : bytes) b = static_cast<char>(rng() & 0xff);
-    std::ofstream(dir + "/conversation-" + std::to_string(i), std::ios::binary) << bytes;
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Protobuf logs every string field that is not UTF-8; the fuzzer sends many.
-  google::protobuf::SetLogHandler(nullptr);
-  if (const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS")) {
-    WriteSeeds(dir);
-    std::exit(0);
-  }
+  fuzz::StartConversationFuzzer(1, 64);
   return 0;
 }
 

@@ -1,0 +1,46 @@
+// What the service fuzzers (service_fuzz.cc, ldpfl_service_fuzz.cc) share: an
+// invariant check that aborts, and their start (quiet protobuf, and seeds).
+#ifndef FEDLDP_FUZZ_CONVERSATION_H_
+#define FEDLDP_FUZZ_CONVERSATION_H_
+
+#include <google/protobuf/stubs/logging.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp::fuzz {
+
+inline void Require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+// For LLVMFuzzerInitialize. Protobuf logs every string field that is not
+// UTF-8, and the fuzzer sends many: silenced. FEDLDP_FUZZ_WRITE_SEEDS=DIR
+// writes 8 random conversations of a few hundred bytes (from `seed`) into
+// DIR and exits: the provider turns any bytes into calls, so these only give
+// the fuzzer longer inputs to start from.
+inline void StartConversationFuzzer(std::uint64_t seed, std::size_t step) {
+  google::protobuf::SetLogHandler(nullptr);
+  const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS");
+  if (!dir) return;
+  CounterRng rng(seed, 1);
+  for (std::size_t i = 0; i < 8; ++i) {
+    std::string bytes(256 + step * i, '\0');
+    for (auto& b : bytes) b = static_cast<char>(rng() & 0xff);
+    std::ofstream(std::string(dir) + "/conversation-" + std::to_string(i), std::ios::binary)
+        << bytes;
+  }
+  std::exit(0);
+}
+
+}  // namespace fedldp::fuzz
+
+#endif  // FEDLDP_FUZZ_CONVERSATION_H_
