@@ -20,6 +20,7 @@
 // starting corpus, then exits.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -95,6 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto now = Clock::time_point{} + std::chrono::hours(1);
   std::map<std::size_t, std::pair<std::uint64_t, std::uint64_t>> joined;  // client -> users
   std::map<std::uint64_t, std::vector<LayerRange>> ranges;  // round -> announced, from polls
+  std::map<std::uint64_t, std::vector<std::uint64_t>> offered;  // round -> users, from polls
   std::uint64_t accepted_by_answers = 0, rejected_by_answers = 0;
   std::set<std::uint64_t> delivered;  // this round's users, from accepted batches
   std::uint64_t round_of_delivered = 0;
@@ -132,8 +134,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Require(joined.contains(who), "only a joined client is polled a round");
         const auto [first, users] = joined[who];
         Require(reply.users_size() > 0, "a round names this client's users");
+        auto& round_users = offered[reply.round()];
         for (const auto u : reply.users()) {
           Require(u >= first && u < first + users, "a client is offered only its own users");
+          if (std::find(round_users.begin(), round_users.end(), u) == round_users.end()) {
+            round_users.push_back(u);
+          }
         }
         if (request.has_known_round() && request.known_round() == reply.round()) {
           Require(reply.weights_size() == 0 && reply.centers_size() == 0, "nothing resent");
@@ -183,7 +189,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       shuffler_token(request);
       if (in.ConsumeBool()) {
         // A batch for the open round (or one off) from users the fuzzer
-        // picks, each named with its joined client's token (or a fuzzed
+        // picks (often among those the round's polls offered), each named with its joined client's token (or a fuzzed
         // one); each piece valid for the round's ranges, or fuzzed.
         const std::uint64_t round = c.stats().round + in.ConsumeIntegralInRange(-1, 1);
         const auto announced = ranges.contains(round)
@@ -194,7 +200,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         request.clear_chunks();
         for (std::size_t k = 0; k < chunks.size(); ++k) request.add_chunks();
         for (std::size_t i = in.ConsumeIntegralInRange<std::size_t>(0, 4); i > 0; --i) {
-          const std::uint64_t user = in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers);
+          // A user offered in that round's polls, or any (kUsers: nobody).
+          const auto& known = offered[round];
+          const std::uint64_t user =
+              !known.empty() && in.ConsumeBool()
+                  ? known[in.ConsumeIntegralInRange<std::size_t>(0, known.size() - 1)]
+                  : in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers);
           auto* contributor = request.add_contributors();
           contributor->set_user(user);
           for (const auto& [client, users] : joined) {
