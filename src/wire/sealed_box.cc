@@ -33,6 +33,29 @@ const unsigned char* Bytes(std::string_view s) {
 
 }  // namespace
 
+void ServerKeys::Wipe() {
+  if (!secret_key.empty()) sodium_memzero(secret_key.data(), secret_key.size());
+  secret_key.clear();
+}
+
+ServerKeys& ServerKeys::operator=(const ServerKeys& other) {
+  if (this != &other) {
+    Wipe();
+    public_key = other.public_key;
+    secret_key = other.secret_key;
+  }
+  return *this;
+}
+
+ServerKeys& ServerKeys::operator=(ServerKeys&& other) noexcept {
+  if (this != &other) {
+    Wipe();
+    public_key = std::move(other.public_key);
+    secret_key = std::move(other.secret_key);
+  }
+  return *this;
+}
+
 ServerKeys ServerKeys::Generate() {
   InitSodium();
   ServerKeys keys;
@@ -49,7 +72,7 @@ Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
   if (!pub.ok()) return Error{pub.error()};
   auto sec = ReadKey(secret_path);
   if (!sec.ok()) return Error{sec.error()};
-  ServerKeys keys{std::move(pub).value(), std::move(sec).value()};
+  ServerKeys keys(std::move(pub).value(), std::move(sec).value());
   // The pair must match: derive the public key from the secret one.
   std::string derived(crypto_box_PUBLICKEYBYTES, '\0');
   crypto_scalarmult_base(reinterpret_cast<unsigned char*>(derived.data()),

@@ -54,5 +54,19 @@ TEST(SealedBox, KeysSurviveFilesAndASecretKeyFileIsPrivate) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SealedBox, WipingTheKeysZeroesTheSecretBeforeItGoes) {
+  ServerKeys keys = ServerKeys::Generate();
+  const std::string sealed = Seal("report", keys.public_key);
+  ServerKeys copy = keys;
+  const char* bytes = keys.secret_key.data();
+  keys.Wipe();
+  EXPECT_TRUE(keys.secret_key.empty());
+  // clear() keeps the buffer: its bytes are zero now.
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(bytes[i], 0) << i;
+  EXPECT_FALSE(Unseal(sealed, keys).ok());
+  // A copy is its own, and still opens.
+  EXPECT_EQ(Unseal(sealed, copy).value(), "report");
+}
+
 }  // namespace
 }  // namespace fedldp

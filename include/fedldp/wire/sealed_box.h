@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "fedldp/base/status.h"
 
@@ -23,6 +24,18 @@ struct ServerKeys {
   static ServerKeys Generate();
   static Result<ServerKeys> Load(const std::string& public_path, const std::string& secret_path);
   std::string Save(const std::string& public_path, const std::string& secret_path) const;
+
+  ServerKeys() = default;
+  ServerKeys(std::string public_key, std::string secret_key)
+      : public_key(std::move(public_key)), secret_key(std::move(secret_key)) {}
+  ServerKeys(const ServerKeys&) = default;
+  ServerKeys(ServerKeys&&) noexcept = default;
+  ServerKeys& operator=(const ServerKeys& other);
+  ServerKeys& operator=(ServerKeys&& other) noexcept;
+  // The secret key's bytes are overwritten (sodium_memzero) before its
+  // memory is freed: best effort, as copies made elsewhere are not.
+  ~ServerKeys() { Wipe(); }
+  void Wipe();
 };
 
 // Seals `message` to `public_key` (32 bytes); throws std::invalid_argument on
