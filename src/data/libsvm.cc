@@ -8,7 +8,7 @@
 
 namespace fedldp {
 
-Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension) {
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, LibsvmLabels labels) {
   internal::LineReader in(path);
   if (!in.open_error().empty()) return Error{in.open_error()};
   struct Row {
@@ -27,6 +27,12 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension) {
       return Error{in.Where("label '" + token + "' is not an integer")};
     }
     row.label = static_cast<long>(*label);
+    if (labels == LibsvmLabels::kClassNumbers) {
+      if (row.label == -1) row.label = 0;
+      if (row.label < 0 || row.label > 65535) {
+        return Error{in.Where("label '" + token + "' is not a class number (0 to 65535)")};
+      }
+    }
     std::size_t previous = 0;
     while (tokens >> token) {
       const auto colon = token.find(':');
@@ -55,15 +61,21 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension) {
   Dataset data;
   data.name = path;
   data.dimension = dimension != 0 ? dimension : max_index;
-  // Labels: {-1, +1} or {0, 1} -> {0, 1}; otherwise ranks of the sorted values.
+  // kRanked: {-1, +1} or {0, 1} -> {0, 1}; otherwise ranks of the sorted
+  // values. kClassNumbers: each label is its class.
   std::map<long, int> classes;
   for (const auto& r : rows) classes.emplace(r.label, 0);
-  const bool binary = std::all_of(classes.begin(), classes.end(), [](const auto& c) {
-    return c.first == -1 || c.first == 0 || c.first == 1;
-  });
-  int next = 0;
-  for (auto& [label, cls] : classes) cls = binary ? (label == 1 ? 1 : 0) : next++;
-  data.classes = binary ? 2 : next;
+  if (labels == LibsvmLabels::kClassNumbers) {
+    for (auto& [label, cls] : classes) cls = static_cast<int>(label);
+    data.classes = std::max(2, static_cast<int>(classes.rbegin()->first) + 1);
+  } else {
+    const bool binary = std::all_of(classes.begin(), classes.end(), [](const auto& c) {
+      return c.first == -1 || c.first == 0 || c.first == 1;
+    });
+    int next = 0;
+    for (auto& [label, cls] : classes) cls = binary ? (label == 1 ? 1 : 0) : next++;
+    data.classes = binary ? 2 : next;
+  }
   data.features.assign(rows.size() * data.dimension, 0.0f);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (const auto& [j, v] : rows[i].entries) data.features[i * data.dimension + j] = v;

@@ -103,6 +103,22 @@ TEST(Libsvm, DimensionAndLabels) {
   ASSERT_TRUE(multi.ok());
   EXPECT_EQ(multi->classes, 2);
   EXPECT_EQ(multi->labels, (std::vector<int>{0, 1, 0}));
+  // A client's share of a 10-class task: its labels are class numbers.
+  auto share = LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784,
+                          LibsvmLabels::kClassNumbers);
+  ASSERT_TRUE(share.ok()) << share.error();
+  EXPECT_EQ(share->dimension, 784u);
+  EXPECT_EQ(share->classes, 8);
+  EXPECT_EQ(share->labels, (std::vector<int>{3, 7, 3}));
+  auto signs = LoadLibsvm(dir.Write("signs.svm", "-1 1:1\n+1 1:2\n"), 0,
+                          LibsvmLabels::kClassNumbers);
+  ASSERT_TRUE(signs.ok());
+  EXPECT_EQ(signs->classes, 2);
+  EXPECT_EQ(signs->labels, (std::vector<int>{0, 1}));
+  auto negative = LoadLibsvm(dir.Write("neg.svm", "-2 1:1\n"), 0, LibsvmLabels::kClassNumbers);
+  EXPECT_NE(negative.error().find("neg.svm:1: label '-2' is not a class number"),
+            std::string::npos)
+      << negative.error();
 }
 
 TEST(Loaders, MalformedInputNamesFileLineAndReason) {

@@ -39,11 +39,16 @@
 
 namespace fedldp {
 
-// LIBSVM text: "label idx:value ...", 1-based indices. Labels -1/+1 or 0/1 map
-// to 0/1; other integer labels to classes in increasing order. dimension 0:
-// the largest index seen (a9a needs 123 given explicitly: its last feature
-// never occurs in a9a.t).
-Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0);
+// LIBSVM text: "label idx:value ...", 1-based indices. kRanked: labels -1/+1
+// or 0/1 map to 0/1, other integer labels to classes in increasing order (a
+// whole dataset). kClassNumbers: labels are the class numbers themselves,
+// integers >= 0 (a client's share of a multi-class task, which may lack some
+// classes), -1 taken as 0; classes = the largest + 1, at least 2. dimension
+// 0: the largest index seen (a9a needs 123 given explicitly: its last
+// feature never occurs in a9a.t).
+enum class LibsvmLabels { kRanked, kClassNumbers };
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
+                           LibsvmLabels labels = LibsvmLabels::kRanked);
 
 Result<Dataset> LoadAdult(const std::vector<std::string>& paths);
 Result<Dataset> LoadBank(const std::string& path);
