@@ -192,7 +192,10 @@ struct ClientOptions {
   std::string token, token_file;
   std::string dataset = "adult";
   std::string data_dir;
-  std::string rows;  // default: 0:32561 (adult.data within "adult"), or the whole training split
+  std::string data_file;     // set: the local data is this LIBSVM file, not --dataset
+  std::size_t features = 0;  // with data_file: 0, the file's largest index
+  std::string rows;  // default: 0:32561 (adult.data within "adult"), the whole training split,
+                     // or the whole file
   std::string part;
   std::string ledger = "fedldp-ledger.sqlite";
   std::optional<double> budget;

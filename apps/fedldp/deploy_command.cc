@@ -77,6 +77,18 @@ std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const st
           rows.begin() + static_cast<std::ptrdiff_t>(end)};
 }
 
+Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels) {
+  auto data = LoadLibsvm(o.data_file, o.features, labels);
+  if (!data.ok()) throw UsageError(data.error());
+  return std::move(data).value();
+}
+
+std::string FeaturesHint(const ClientOptions& o, const std::string& error) {
+  return !o.data_file.empty() && error.find("features") != std::string::npos
+             ? " (--data: pass the task's feature count with --features)"
+             : "";
+}
+
 Dataset LoadData(const std::string& name, const std::string& dir) {
   auto data = LoadNamed(name, DataDir(dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
@@ -368,11 +380,21 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
       ->capture_default_str();
   app.add_option("--token", o.token, "Token from fedldp enrol");
   app.add_option("--token-file", o.token_file, "Read the token from this file (first line)");
-  app.add_option("--dataset", o.dataset, "Local data: a dataset name")->capture_default_str();
+  auto* dataset =
+      app.add_option("--dataset", o.dataset, "Local data: a dataset name")->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
+  app.add_option("--data", o.data_file,
+                 "Local data: a LIBSVM file (label index:value ..., 1-based indices; plain or "
+                 ".gz) instead of --dataset. FedSel: labels -1/+1 or 0/1, the task's features "
+                 "(one-hot Adult: 123). LDP-FL: labels 0-9, 784 pixel values in [0, 1]")
+      ->excludes(dataset)
+      ->check(CLI::ExistingFile);
+  app.add_option("--features", o.features,
+                 "With --data: the task's feature count (default: the file's largest index, "
+                 "which falls short when the last features are zero in every local row)");
   app.add_option("--rows", o.rows,
-                 "Rows FIRST:END of the dataset that are local (default 0:32561 for adult; "
-                 "LDP-FL: of the training split, default all)");
+                 "Rows FIRST:END of the local data that are used (default 0:32561 for adult; "
+                 "LDP-FL: of the training split, default all; --data: the whole file)");
   app.add_option("--part", o.part, "I/P: the I-th of P equal chunks of --rows");
   app.add_option("--ledger", o.ledger, "Privacy ledger (SQLite)")->capture_default_str();
   app.add_option("--budget", o.budget,
@@ -385,10 +407,11 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.token_file.empty()) token = ReadToken(o.token_file, "--token-file");
   if (token.empty()) throw UsageError("give --token or --token-file");
   if (!o.shuffler.empty()) return RunClientLdpFl(o, token, out, err);
-  const Dataset data = LoadData(o.dataset, o.data_dir);
-  const auto rows = TakePart(
-      ParseRows(o.rows.empty() && o.dataset == "adult" ? "0:32561" : o.rows, data.size(), "--rows"),
-      o.part);
+  const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir)
+                                           : LoadClientFile(o, LibsvmLabels::kRanked);
+  const bool adult = o.data_file.empty() && o.dataset == "adult";
+  const auto rows =
+      TakePart(ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);
   FedSelClientOptions c;
   c.address = o.server;
   c.token = token;
@@ -399,10 +422,11 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();
   c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
-        ".." + std::to_string(rows.back()) + " of " + o.dataset + "); server " + o.server);
+        ".." + std::to_string(rows.back()) + " of " +
+        (o.data_file.empty() ? o.dataset : o.data_file) + "); server " + o.server);
   auto summary = RunFedSelClient(c, data, rows);
   if (!summary.ok()) {
-    err << "client: failed: " << summary.error() << "\n";
+    err << "client: failed: " << summary.error() << FeaturesHint(o, summary.error()) << "\n";
     return 1;
   }
   out << "client: " << (summary->finished ? "task finished" : "stopped") << "; " << summary->rounds

@@ -187,9 +187,14 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
 int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostream& out,
                    std::ostream& err) {
   const std::string dataset = o.dataset == "adult" ? "mnist" : o.dataset;
-  auto split = LoadImageSplit(dataset, o.data_dir);
-  if (!split.ok()) throw UsageError(split.error());
-  const Dataset& data = split->train;
+  Dataset data;
+  if (o.data_file.empty()) {
+    auto split = LoadImageSplit(dataset, o.data_dir);
+    if (!split.ok()) throw UsageError(split.error());
+    data = std::move(split->train);
+  } else {
+    data = LoadClientFile(o, LibsvmLabels::kClassNumbers);
+  }
   const auto rows = TakePart(ParseRows(o.rows, data.size(), "--rows"), o.part);
   if (o.users > rows.size()) {
     throw UsageError("--users " + std::to_string(o.users) + " exceeds the " +
@@ -214,11 +219,12 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();
   c.log("hosting " + std::to_string(o.users) + " users on rows " + std::to_string(rows.front()) +
-        ".." + std::to_string(rows.back()) + " of " + dataset + " (training split); server " +
+        ".." + std::to_string(rows.back()) + " of " +
+        (o.data_file.empty() ? dataset + " (training split)" : o.data_file) + "; server " +
         o.server + ", shuffler " + o.shuffler);
   auto summary = RunLdpFlClient(c, data, std::move(shards));
   if (!summary.ok()) {
-    err << "client: failed: " << summary.error() << "\n";
+    err << "client: failed: " << summary.error() << FeaturesHint(o, summary.error()) << "\n";
     return 1;
   }
   out << "client: " << (summary->finished ? "task finished" : "stopped") << "; " << summary->rounds

@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "commands.h"
 #include "fedldp/data/dataset.h"
+#include "fedldp/data/loaders.h"
 
 namespace fedldp::cli {
 
@@ -34,6 +36,10 @@ std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const
 // Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.
 std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const std::string& spec);
 Dataset LoadData(const std::string& name, const std::string& dir);
+// A client's --data file (LIBSVM), with --features; labels as given.
+Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels);
+// What to add to a client's failure when its --data file has too few features.
+std::string FeaturesHint(const ClientOptions& o, const std::string& error);
 std::string Stamp();  // HH:MM:SS, for log lines
 std::string Pct(double x);
 // The first line of `path`; a usage error naming `flag` if there is none.

@@ -1,6 +1,7 @@
 // The deployment as separate processes on loopback: `fedldp serve` and 20
 // `fedldp client` processes (each hosting a twentieth of Adult's training
-// rows, one user per row) train FedSel, and the result is compared with the
+// rows, one user per row; the first as a LIBSVM file of its own, the others
+// as a part of the dataset) train FedSel, and the result is compared with the
 // simulator's TrainFedSel on the same rows; then the server is killed with
 // SIGKILL mid-training and restarted, and every report must be in the model
 // exactly once.
@@ -19,6 +20,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -107,19 +109,42 @@ class DeployE2eTest : public testing::TempDirTest {
     ASSERT_EQ(Wait(enrol), 0) << Read(Path("enrol.err"));
   }
   // Starts the clients and returns their pids.
+  // Starts the clients and returns their pids. Client 1 holds its rows as
+  // a file of its own (`--data`, LIBSVM), the others as a part of Adult.
   std::vector<pid_t> Clients(int port) const {
+    const Dataset adult = LoadNamed("adult", FEDLDP_SHARED_DATASETS).value();
+    const std::string file = Path("client1.svm");
+    {
+      std::ofstream svm(file);
+      char value[32];
+      for (std::size_t r = 0; r < kTrainRows / kClients; ++r) {  // part 1 of 20
+        svm << (adult.labels[r] == 1 ? "+1" : "-1");
+        const auto row = adult.row(r);
+        for (std::size_t j = 0; j < row.size(); ++j) {
+          if (row[j] == 0) continue;
+          std::snprintf(value, sizeof value, "%.9g", row[j]);  // float's exact round trip
+          svm << ' ' << j + 1 << ':' << value;
+        }
+        svm << '\n';
+      }
+    }
     std::ifstream tokens(Path("tokens"));
     std::vector<pid_t> pids;
     for (int i = 1; i <= kClients; ++i) {
       std::string token;
       std::getline(tokens, token);
       const std::string n = std::to_string(i);
-      pids.push_back(
-          Spawn({FEDLDP_BINARY, "client", "--server", "127.0.0.1:" + std::to_string(port),
-                 "--token", token, "--data-dir", FEDLDP_SHARED_DATASETS, "--rows",
-                 "0:" + std::to_string(kTrainRows), "--part", n + "/" + std::to_string(kClients),
-                 "--ledger", Path("ledger" + n + ".sqlite")},
-                Path("client" + n + ".out"), Path("client" + n + ".err")));
+      std::vector<std::string> local = {"--data", file, "--features",
+                                        std::to_string(adult.dimension)};
+      if (i > 1) {
+        local = {"--data-dir", FEDLDP_SHARED_DATASETS, "--rows", "0:" + std::to_string(kTrainRows),
+                 "--part", n + "/" + std::to_string(kClients)};
+      }
+      std::vector<std::string> command = {FEDLDP_BINARY, "client", "--server",
+                                          "127.0.0.1:" + std::to_string(port), "--token", token,
+                                          "--ledger", Path("ledger" + n + ".sqlite")};
+      command.insert(command.end(), local.begin(), local.end());
+      pids.push_back(Spawn(command, Path("client" + n + ".out"), Path("client" + n + ".err")));
     }
     return pids;
   }
@@ -138,6 +163,10 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
   const std::string json = Read(Path("result.json"));
   const double deployed = JsonNumber(json, "accuracy");
   EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows)) << json;
+  const std::string first = Read(Path("client1.err"));
+  EXPECT_NE(first.find("hosting 1628 users (rows 0..1627 of " + Path("client1.svm")),
+            std::string::npos)
+      << first;
 
   // The simulator on the same rows and configuration: the mean of 20 seeds.
   const Dataset data = LoadNamed("adult", FEDLDP_SHARED_DATASETS).value();
