@@ -305,7 +305,10 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   join.set_users(shards.size());
   auto joined = connection.Call<pb::JoinReply>(
       [&](grpc::ClientContext* c, pb::JoinReply* r) { return server->Join(c, join, r); }, "join");
-  if (!joined.ok()) return Error{joined.error()};
+  if (!joined.ok()) {
+    if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
+    return Error{joined.error()};
+  }
   const std::string task_bytes = joined->task().SerializeAsString();
   if (TaskProtocol(task_bytes) != "ldpfl") {
     return Error{"the server runs a " + TaskProtocol(task_bytes) +

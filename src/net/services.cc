@@ -257,7 +257,10 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   join.set_users(rows.size());
   auto joined = connection.Call<pb::JoinReply>(
       [&](grpc::ClientContext* c, pb::JoinReply* r) { return stub->Join(c, join, r); }, "join");
-  if (!joined.ok()) return Error{joined.error()};
+  if (!joined.ok()) {
+    if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
+    return Error{joined.error()};
+  }
   auto task = DecodeTask(joined->task().SerializeAsString());
   if (!task.ok()) return Error{task.error()};
   const double budget = o.budget.value_or(task->config.epsilon);
