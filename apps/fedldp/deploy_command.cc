@@ -84,7 +84,9 @@ Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels) {
 }
 
 std::string FeaturesHint(const ClientOptions& o, const std::string& error) {
-  return !o.data_file.empty() && error.find("features") != std::string::npos
+  const bool width = error.find("features") != std::string::npos ||
+                     error.find("dimension") != std::string::npos;
+  return !o.data_file.empty() && width
              ? " (--data: pass the task's feature count with --features)"
              : "";
 }
