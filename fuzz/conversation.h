@@ -10,8 +10,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/store/server_state.h"
 
 namespace fedldp::fuzz {
 
@@ -39,6 +42,23 @@ inline void StartConversationFuzzer(std::uint64_t seed, std::size_t step) {
         << bytes;
   }
   std::exit(0);
+}
+
+// A conversation's server: an in-memory state with `clients` enrolled
+// tokens, and round deadlines short enough for the fuzzer's clock to pass.
+struct Server {
+  ServerState state;
+  std::vector<std::string> tokens;
+  RoundPolicy policy;
+};
+inline Server StartServer(std::size_t clients) {
+  auto opened = ServerState::Open(":memory:");
+  Require(opened.ok(), "an in-memory state opens");
+  Server s{std::move(opened).value(), {}, {}};
+  s.tokens = s.state.IssueTokens(clients).value();
+  s.policy.deadline = std::chrono::milliseconds(5000);
+  s.policy.stale_after = std::chrono::milliseconds(1000);
+  return s;
 }
 
 }  // namespace fedldp::fuzz

@@ -79,16 +79,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool updates = in.ConsumeBool(), adaptive = in.ConsumeBool();
   const LdpFlTaskSpec spec = Spec(updates, adaptive);
   const auto chunks = spec.chunks();
-  auto opened = ServerState::Open(":memory:");
-  Require(opened.ok(), "an in-memory state opens");
-  ServerState state = std::move(opened).value();
-  const std::vector<std::string> tokens = state.IssueTokens(kClients).value();
-  RoundPolicy policy;
-  policy.deadline = std::chrono::milliseconds(5000);
-  policy.stale_after = std::chrono::milliseconds(1000);
+  fuzz::Server server = fuzz::StartServer(kClients);
+  const std::vector<std::string>& tokens = server.tokens;
   std::vector<double> initial(spec.weights());
   for (std::size_t j = 0; j < initial.size(); ++j) initial[j] = 0.05 * (static_cast<double>(j) - 5);
-  auto created = LdpFlCoordinator::Create(spec, policy, std::move(state), Keys(), initial);
+  auto created =
+      LdpFlCoordinator::Create(spec, server.policy, std::move(server.state), Keys(), initial);
   Require(created.ok(), "the coordinator starts");
   LdpFlCoordinator& c = **created;
   const std::string task = "task bytes";

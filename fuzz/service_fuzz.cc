@@ -53,14 +53,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  auto opened = ServerState::Open(":memory:");
-  Require(opened.ok(), "an in-memory state opens");
-  ServerState state = std::move(opened).value();
-  const std::vector<std::string> tokens = state.IssueTokens(kClients).value();
-  RoundPolicy policy;
-  policy.deadline = std::chrono::milliseconds(5000);
-  policy.stale_after = std::chrono::milliseconds(1000);
-  auto created = FedSelCoordinator::Create(Spec(), policy, std::move(state));
+  fuzz::Server server = fuzz::StartServer(kClients);
+  const std::vector<std::string>& tokens = server.tokens;
+  auto created = FedSelCoordinator::Create(Spec(), server.policy, std::move(server.state));
   Require(created.ok(), "the coordinator starts");
   FedSelCoordinator& c = **created;
   const FedSelRandomizer randomizer = MakeFedSelRandomizer(c.plan(), kDimension).value();
