@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (build/fuzz) and runs each for a
 # bounded time, starting from seeds it writes itself (valid reports; random
-# conversations with the FedSel and LDP-FL servers).
+# conversations with the FedSel and LDP-FL servers; a small valid file for
+# each data loader).
 #   scripts/fuzz.sh [SECONDS]   (default 60 per target)
 # Exits non-zero on a crash, a sanitizer report or a broken invariant; the
 # input that caused it is left in build/fuzz/artifacts/.
@@ -12,7 +13,7 @@ if [[ ! -f build/fuzz/CMakeCache.txt ]]; then
   CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDLDP_FUZZ=ON >/dev/null
 fi
 cmake --build build/fuzz --parallel "$(nproc)"
-for target in report_gate_fuzz service_fuzz ldpfl_service_fuzz; do
+for target in report_gate_fuzz service_fuzz ldpfl_service_fuzz loader_fuzz; do
   corpus=build/fuzz/corpus/$target
   mkdir -p "$corpus" build/fuzz/artifacts
   FEDLDP_FUZZ_WRITE_SEEDS=$corpus "build/fuzz/fuzz/$target"

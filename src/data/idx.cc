@@ -1,11 +1,13 @@
 // IDX files (LeCun's MNIST format, also Fashion-MNIST), plain or gzip.
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 
 #include "fedldp/data/loaders.h"
+#include "line_reader.h"
 
 namespace fedldp {
 namespace {
@@ -15,7 +17,9 @@ struct IdxFile {
   std::vector<unsigned char> data;
 };
 
-Result<IdxFile> ReadIdx(const std::string& path, unsigned char type, std::size_t rank) {
+// `rank` dimensions: the first counts the items, the rest make one item.
+Result<IdxFile> ReadIdx(const std::string& path, unsigned char type, std::size_t rank,
+                        const LoadLimits& limits) {
   errno = 0;
   gzFile file = gzopen(path.c_str(), "rb");
   if (file == nullptr) {
@@ -31,19 +35,32 @@ Result<IdxFile> ReadIdx(const std::string& path, unsigned char type, std::size_t
     return fail("not an IDX file of unsigned bytes with " + std::to_string(rank) + " dimensions");
   }
   IdxFile idx;
-  std::size_t total = 1;
+  std::size_t item = 1;  // bytes per item; at most 2^64 / 2^32 before the check below
   for (std::size_t i = 0; i < rank; ++i) {
     std::array<unsigned char, 4> b{};
     if (gzread(file, b.data(), 4) != 4) return fail("truncated header");
     idx.shape.push_back((std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) |
                         (std::uint32_t{b[2]} << 8) | b[3]);
-    total *= idx.shape.back();
+    if (i > 0) {
+      if (auto e = internal::CheckSize(1, item * idx.shape.back(), limits); !e.empty()) {
+        return fail(e);
+      }
+      item *= idx.shape.back();
+    }
   }
-  if (total > (std::size_t{1} << 32)) return fail("implausibly large");
-  idx.data.resize(total);
-  if (total > 0 &&
-      gzread(file, idx.data.data(), static_cast<unsigned>(total)) != static_cast<int>(total)) {
-    return fail("truncated data: expected " + std::to_string(total) + " bytes");
+  if (auto e = internal::CheckSize(idx.shape[0], item, limits); !e.empty()) return fail(e);
+  // Read in bounded chunks, so a header that promises more than the file
+  // holds costs no more memory than the file.
+  const std::size_t total = idx.shape[0] * item;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  while (idx.data.size() < total) {
+    const std::size_t want = std::min(kChunk, total - idx.data.size());
+    const std::size_t have = idx.data.size();
+    idx.data.resize(have + want);
+    if (gzread(file, idx.data.data() + have, static_cast<unsigned>(want)) !=
+        static_cast<int>(want)) {
+      return fail("truncated data: expected " + std::to_string(total) + " bytes");
+    }
   }
   unsigned char extra;
   if (gzread(file, &extra, 1) != 0) return fail("trailing bytes after the data");
@@ -53,10 +70,11 @@ Result<IdxFile> ReadIdx(const std::string& path, unsigned char type, std::size_t
 
 }  // namespace
 
-Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {
-  auto images = ReadIdx(images_path, 0x08, 3);
+Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path,
+                        const LoadLimits& limits) {
+  auto images = ReadIdx(images_path, 0x08, 3, limits);
   if (!images.ok()) return Error{images.error()};
-  auto labels = ReadIdx(labels_path, 0x08, 1);
+  auto labels = ReadIdx(labels_path, 0x08, 1, limits);
   if (!labels.ok()) return Error{labels.error()};
   if (images->shape[0] != labels->shape[0]) {
     return Error{images_path + " has " + std::to_string(images->shape[0]) + " images but " +

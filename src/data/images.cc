@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "fedldp/data/loaders.h"
+#include "line_reader.h"
 
 #ifndef FEDLDP_DEFAULT_MNIST_DIR
 #define FEDLDP_DEFAULT_MNIST_DIR "data/mnist"
@@ -13,7 +14,7 @@
 
 namespace fedldp {
 
-Result<Dataset> LoadCifar10(const std::vector<std::string>& paths) {
+Result<Dataset> LoadCifar10(const std::vector<std::string>& paths, const LoadLimits& limits) {
   constexpr std::size_t kPixels = 3 * 32 * 32, kRecord = 1 + kPixels;
   if (paths.empty()) return Error{"CIFAR-10: no batch file given"};
   Dataset data;
@@ -38,6 +39,10 @@ Result<Dataset> LoadCifar10(const std::vector<std::string>& paths) {
         gzclose(file);
         return Error{path + ":" + std::to_string(n) + ": label " + std::to_string(record[0]) +
                      " is not a CIFAR-10 class (0-9)"};
+      }
+      if (auto e = internal::CheckSize(data.size() + 1, kPixels, limits); !e.empty()) {
+        gzclose(file);
+        return Error{path + ":" + std::to_string(n) + ": " + e};
       }
       for (std::size_t i = 0; i < kPixels; ++i) row[i] = record[1 + i] / 255.0f;
       data.Append(row, record[0]);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -8,8 +9,10 @@
 
 namespace fedldp {
 
-Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, LibsvmLabels labels) {
-  internal::LineReader in(path);
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, LibsvmLabels labels,
+                           const LoadLimits& limits) {
+  if (auto e = internal::CheckSize(1, dimension, limits); !e.empty()) return Error{path + ": " + e};
+  internal::LineReader in(path, limits.max_line_bytes);
   if (!in.open_error().empty()) return Error{in.open_error()};
   struct Row {
     long label;
@@ -23,8 +26,9 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, Libsv
     if (!(tokens >> token)) continue;  // blank line
     Row row{};
     const auto label = internal::ParseNumber(token);
-    if (!label || *label != static_cast<double>(static_cast<long>(*label))) {
-      return Error{in.Where("label '" + token + "' is not an integer")};
+    // 2^53 bounds the doubles that are exact integers (and fit a long).
+    if (!label || std::fabs(*label) > 9007199254740992.0 || *label != std::trunc(*label)) {
+      return Error{in.Where("label '" + token + "' is not an integer (at most 2^53 in size)")};
     }
     row.label = static_cast<long>(*label);
     if (labels == LibsvmLabels::kClassNumbers) {
@@ -39,20 +43,31 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, Libsv
       if (colon == std::string::npos) return Error{in.Where("'" + token + "' is not index:value")};
       std::size_t index = 0;
       const auto [ptr, ec] = std::from_chars(token.data(), token.data() + colon, index);
+      if (ec == std::errc::result_out_of_range ||
+          (ec == std::errc() && ptr == token.data() + colon && index > limits.max_dimension)) {
+        return Error{in.Where("index in '" + token + "' exceeds the largest dimension a loader " +
+                              "accepts (" + std::to_string(limits.max_dimension) + ")")};
+      }
       if (ec != std::errc() || ptr != token.data() + colon || index == 0) {
         return Error{in.Where("index in '" + token + "' must be an integer >= 1")};
       }
       if (index <= previous)
         return Error{in.Where("indices must increase, '" + token + "' does not")};
       previous = index;
-      const auto value = internal::ParseNumber(token.substr(colon + 1));
-      if (!value) return Error{in.Where("value in '" + token + "' is not a finite number")};
+      const auto value = internal::ParseFloat(token.substr(colon + 1));
+      if (!value) {
+        return Error{in.Where("value in '" + token + "' is not a finite number a float holds")};
+      }
       if (dimension != 0 && index > dimension) {
         return Error{in.Where("index " + std::to_string(index) + " exceeds the dimension " +
                               std::to_string(dimension))};
       }
       max_index = std::max(max_index, index);
-      row.entries.emplace_back(index - 1, static_cast<float>(*value));
+      row.entries.emplace_back(index - 1, *value);
+    }
+    if (auto e = internal::CheckSize(rows.size() + 1, std::max(dimension, max_index), limits);
+        !e.empty()) {
+      return Error{in.Where(e)};
     }
     rows.push_back(std::move(row));
   }
@@ -74,7 +89,7 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, Libsv
     });
     int next = 0;
     for (auto& [label, cls] : classes) cls = binary ? (label == 1 ? 1 : 0) : next++;
-    data.classes = binary ? 2 : next;
+    data.classes = binary ? 2 : std::max(2, next);  // one label value: still two classes
   }
   data.features.assign(rows.size() * data.dimension, 0.0f);
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace fedldp::internal {
 
-LineReader::LineReader(const std::string& path) : path_(path) {
+LineReader::LineReader(const std::string& path, std::size_t max_line_bytes)
+    : path_(path), max_line_bytes_(max_line_bytes) {
   errno = 0;
   file_ = gzopen(path.c_str(), "rb");
   if (file_ == nullptr) {
@@ -37,6 +39,12 @@ std::optional<std::string> LineReader::Next() {
       break;
     }
     line.append(chunk);
+    if (line.size() > max_line_bytes_ + 2) {  // + "\r\n"
+      ++line_;
+      read_error_ = Where("line longer than " + std::to_string(max_line_bytes_) +
+                          " bytes (the longest a loader reads)");
+      return std::nullopt;
+    }
     if (!line.empty() && line.back() == '\n') break;
   }
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
@@ -76,6 +84,25 @@ std::optional<double> ParseNumber(const std::string& text) {
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
   return value;
+}
+
+std::optional<float> ParseFloat(const std::string& text) {
+  const auto value = ParseNumber(text);
+  if (!value || std::fabs(*value) > std::numeric_limits<float>::max()) return std::nullopt;
+  return static_cast<float>(*value);
+}
+
+std::string CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits) {
+  if (dimension > limits.max_dimension) {
+    return "dimension " + std::to_string(dimension) + " exceeds the largest a loader accepts (" +
+           std::to_string(limits.max_dimension) + ")";
+  }
+  if (dimension != 0 && rows > limits.max_cells / dimension) {
+    return std::to_string(rows) + " rows of " + std::to_string(dimension) +
+           " features exceed the most a loader holds in memory (" +
+           std::to_string(limits.max_cells) + " features)";
+  }
+  return {};
 }
 
 }  // namespace fedldp::internal

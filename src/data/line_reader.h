@@ -5,15 +5,20 @@
 
 #include <zlib.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "fedldp/data/loaders.h"
 
 namespace fedldp::internal {
 
 class LineReader {
  public:
-  explicit LineReader(const std::string& path);
+  // Lines longer than max_line_bytes end the reading with a read_error().
+  explicit LineReader(const std::string& path,
+                      std::size_t max_line_bytes = LoadLimits{}.max_line_bytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -30,6 +35,7 @@ class LineReader {
 
  private:
   std::string path_;
+  std::size_t max_line_bytes_;
   gzFile file_ = nullptr;
   std::string open_error_, read_error_;
   std::size_t line_ = 0;
@@ -40,6 +46,12 @@ class LineReader {
 std::vector<std::string> SplitFields(const std::string& line, char separator);
 // Whole-string conversion; nullopt unless the text is a finite number.
 std::optional<double> ParseNumber(const std::string& text);
+// The same, and nullopt unless the number also fits a float (|x| <= FLT_MAX).
+std::optional<float> ParseFloat(const std::string& text);
+
+// Empty if `rows` rows of `dimension` features fit the limits; otherwise why
+// not, naming the bound (no product is formed that could overflow).
+std::string CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits);
 
 }  // namespace fedldp::internal
 

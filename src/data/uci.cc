@@ -162,7 +162,7 @@ void ScaleColumns(Dataset& data, const std::vector<std::size_t>& columns) {
 
 }  // namespace
 
-Result<Dataset> LoadAdult(const std::vector<std::string>& paths) {
+Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimits& limits) {
   const auto& schema = AdultSchema();
   Dataset data;
   data.name = "adult";
@@ -170,10 +170,13 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths) {
   data.dimension = data.feature_names.size();  // 123
   std::vector<float> row(data.dimension);
   for (const auto& path : paths) {
-    LineReader in(path);
+    LineReader in(path, limits.max_line_bytes);
     if (!in.open_error().empty()) return Error{in.open_error()};
     while (auto line = in.Next()) {
       if (line->empty() || line->front() == '|') continue;  // blank end; adult.test's banner
+      if (auto e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.empty()) {
+        return Error{in.Where(e)};
+      }
       const auto fields = SplitFields(*line, ',');
       if (fields.size() != schema.size() + 1) {
         return Error{in.Where("expected " + std::to_string(schema.size() + 1) +
@@ -202,7 +205,7 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths) {
   return data;
 }
 
-Result<Dataset> LoadBank(const std::string& path) {
+Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
   // Input columns in file order; kind: n numeric, c categorical, b yes/no, - dropped.
   const std::vector<Column> categorical = {
       {"job",
@@ -231,7 +234,7 @@ Result<Dataset> LoadBank(const std::string& path) {
     }
   }
   data.dimension = data.feature_names.size();  // 32
-  LineReader in(path);
+  LineReader in(path, limits.max_line_bytes);
   if (!in.open_error().empty()) return Error{in.open_error()};
   std::vector<float> row(data.dimension);
   bool header = true;
@@ -248,15 +251,21 @@ Result<Dataset> LoadBank(const std::string& path) {
         return Error{in.Where("expected the header age;...;y")};
       continue;
     }
+    if (auto e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.empty()) {
+      return Error{in.Where(e)};
+    }
     std::fill(row.begin(), row.end(), 0.0f);
     std::size_t offset = 0;
     for (std::size_t c = 0, cat = 0; c < kinds.size(); ++c) {
       const std::string& f = fields[c];
       switch (kinds[c]) {
         case 'n': {
-          const auto v = ParseNumber(f);
-          if (!v) return Error{in.Where(std::string(names[c]) + " '" + f + "' is not a number")};
-          row[offset++] = static_cast<float>(*v);
+          const auto v = internal::ParseFloat(f);
+          if (!v) {
+            return Error{
+                in.Where(std::string(names[c]) + " '" + f + "' is not a number a float holds")};
+          }
+          row[offset++] = *v;
           break;
         }
         case 'b':
@@ -284,7 +293,7 @@ Result<Dataset> LoadBank(const std::string& path) {
 }
 
 Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std::size_t> max_rows,
-                        std::uint64_t seed) {
+                        std::uint64_t seed, const LoadLimits& limits) {
   constexpr std::size_t kFields = 42;
   const std::array<std::size_t, 3> categorical = {1, 2, 3};
   const std::array<const char*, 3> categorical_names = {"protocol_type", "service", "flag"};
@@ -294,8 +303,9 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
   std::vector<std::string> lines;
   std::vector<std::pair<std::string, std::size_t>> origin;  // file, line number
   std::array<std::map<std::string, std::size_t>, 3> dictionary;
+  std::size_t kept_bytes = 0;
   for (const auto& path : paths) {
-    LineReader in(path);
+    LineReader in(path, limits.max_line_bytes);
     if (!in.open_error().empty()) return Error{in.open_error()};
     while (auto line = in.Next()) {
       if (line->empty()) continue;
@@ -305,6 +315,21 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
             in.Where("expected 42 comma-separated fields, got " + std::to_string(fields.size()))};
       }
       for (std::size_t i = 0; i < 3; ++i) dictionary[i].emplace(fields[categorical[i]], 0);
+      // Every value of a categorical column is a feature: the dimension
+      // grows with the dictionaries (38 numeric columns besides).
+      const std::size_t dimension =
+          38 + dictionary[0].size() + dictionary[1].size() + dictionary[2].size();
+      const std::size_t rows = max_rows ? std::min(lines.size() + 1, *max_rows) : lines.size() + 1;
+      if (auto e = internal::CheckSize(rows, dimension, limits); !e.empty()) {
+        return Error{in.Where(e)};
+      }
+      // The lines are kept for the second pass: as much text as the
+      // features the limits allow take (4 bytes each).
+      kept_bytes += line->size();
+      if (kept_bytes / 4 > limits.max_cells) {
+        return Error{in.Where("the files hold more text than a loader keeps (" +
+                             std::to_string(limits.max_cells * 4) + " bytes)")};
+      }
       lines.push_back(std::move(*line));
       origin.emplace_back(path, in.line());
     }
@@ -357,12 +382,12 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
         const std::size_t i = static_cast<std::size_t>(cat - categorical.begin());
         row[position[c] + dictionary[i].at(fields[c])] = 1;
       } else if (!dropped(c)) {
-        const auto v = ParseNumber(fields[c]);
+        const auto v = internal::ParseFloat(fields[c]);
         if (!v) {
-          return Error{
-              where("column " + std::to_string(c + 1) + " '" + fields[c] + "' is not a number")};
+          return Error{where("column " + std::to_string(c + 1) + " '" + fields[c] +
+                             "' is not a number a float holds")};
         }
-        row[position[c]] = static_cast<float>(*v);
+        row[position[c]] = *v;
       }
     }
     std::string label = fields.back();

