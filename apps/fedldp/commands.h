@@ -46,7 +46,7 @@ int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 
 struct TrainOptions {
   std::string dataset = "adult";
-  std::string data_dir;  // default: $FEDLDP_DATA_DIR, else ../shared/datasets
+  std::string data_dir;  // default: $FEDLDP_DATA_DIR, else the repository's data/
   std::string model = "logistic";
   std::string variant = "ps-pm";
   double epsilon = 2.0;

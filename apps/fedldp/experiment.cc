@@ -4,14 +4,13 @@
 #include <sstream>
 
 #include "cli.h"
+#include "fedldp/data/loaders.h"
 #include "progress.h"
 
 namespace fedldp::cli {
 
 std::string DataDir(const std::string& given) {
-  if (!given.empty()) return given;
-  if (const char* env = std::getenv("FEDLDP_DATA_DIR")) return env;
-  return "../shared/datasets";
+  return given.empty() ? DefaultDataDir() : given;
 }
 
 std::string DataDirHint(const std::string& error) {

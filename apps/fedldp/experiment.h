@@ -9,7 +9,7 @@
 
 namespace fedldp::cli {
 
-// $FEDLDP_DATA_DIR if set, else ../shared/datasets, unless `given` is set.
+// `given`, else DefaultDataDir(): $FEDLDP_DATA_DIR, else the data/ the repository carries.
 std::string DataDir(const std::string& given);
 
 // " (give the folder with --data-dir or FEDLDP_DATA_DIR)" when `error` says a

@@ -26,7 +26,7 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
                  "syn-H-C1-C2")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
-                 "Folder of the dataset files (default $FEDLDP_DATA_DIR or ../shared/datasets)");
+                 "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
   app.add_option("--epsilon", o.epsilon, "Total budget per client")->capture_default_str();

@@ -1,10 +1,22 @@
+#include <cstdlib>
+
 #include "fedldp/data/loaders.h"
 #include "fedldp/data/synthetic.h"
 
+#ifndef FEDLDP_DEFAULT_DATA_DIR
+#define FEDLDP_DEFAULT_DATA_DIR "data"
+#endif
+
 namespace fedldp {
 
-Result<Dataset> LoadNamed(const std::string& name, const std::string& dir) {
-  const std::string d = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+std::string DefaultDataDir() {
+  const char* env = std::getenv("FEDLDP_DATA_DIR");
+  return env != nullptr && *env != '\0' ? env : FEDLDP_DEFAULT_DATA_DIR;
+}
+
+Result<Dataset> LoadNamed(const std::string& name, const std::string& dir_in) {
+  const std::string dir = dir_in.empty() ? DefaultDataDir() : dir_in;
+  const std::string d = dir.back() == '/' ? dir : dir + "/";
   Result<Dataset> data = Error{""};
   if (name == "adult") {
     data = LoadAdult({d + "adult.data.gz", d + "adult.test.gz"});

@@ -162,7 +162,7 @@ TEST(Load, RefusesBadSizesBeforeStartingAnything) {
   for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
                            std::vector<std::string>{"--clients", "0"},
                            std::vector<std::string>{"--clients", "10", "--rows", "5:2"}}) {
-    std::vector<std::string> full = {"load", "--data-dir", FEDLDP_SHARED_DATASETS};
+    std::vector<std::string> full = {"load", "--data-dir", FEDLDP_DATASETS};
     full.insert(full.end(), args.begin(), args.end());
     const auto r = Fedldp(full);
     EXPECT_EQ(r.code, 2) << args[0] << " " << args[1] << ": " << r.err;
@@ -231,7 +231,7 @@ TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
   const std::string dir = Scratch("reproduce_test");
   std::filesystem::remove_all(dir);
   const auto r = Fedldp(
-      {"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_SHARED_DATASETS});
+      {"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_DATASETS});
   ASSERT_EQ(r.code, 0) << r.err;
   auto lines = [](const std::string& path) {
     std::ifstream in(path);

@@ -13,7 +13,7 @@
 namespace fedldp {
 namespace {
 
-const std::string kShared = FEDLDP_SHARED_DATASETS;
+const std::string kShared = FEDLDP_DATASETS;
 
 class TempDir {
  public:

@@ -95,7 +95,7 @@ class DeployE2eTest : public testing::TempDirTest {
             "--state",       Path("server.sqlite"),
             "--address",     "127.0.0.1:" + std::to_string(port),
             "--users",       std::to_string(kTrainRows),
-            "--data-dir",    FEDLDP_SHARED_DATASETS,
+            "--data-dir",    FEDLDP_DATASETS,
             "--epsilon",     "8",
             "--out",         Path("result.json"),
             "--stale-ms",    "5000",
@@ -112,7 +112,7 @@ class DeployE2eTest : public testing::TempDirTest {
   // Starts the clients and returns their pids. Client 1 holds its rows as
   // a file of its own (`--data`, LIBSVM), the others as a part of Adult.
   std::vector<pid_t> Clients(int port) const {
-    const Dataset adult = LoadNamed("adult", FEDLDP_SHARED_DATASETS).value();
+    const Dataset adult = LoadNamed("adult", FEDLDP_DATASETS).value();
     const std::string file = Path("client1.svm");
     {
       std::ofstream svm(file);
@@ -137,7 +137,7 @@ class DeployE2eTest : public testing::TempDirTest {
       std::vector<std::string> local = {"--data", file, "--features",
                                         std::to_string(adult.dimension)};
       if (i > 1) {
-        local = {"--data-dir", FEDLDP_SHARED_DATASETS, "--rows", "0:" + std::to_string(kTrainRows),
+        local = {"--data-dir", FEDLDP_DATASETS, "--rows", "0:" + std::to_string(kTrainRows),
                  "--part", n + "/" + std::to_string(kClients)};
       }
       std::vector<std::string> command = {FEDLDP_BINARY, "client", "--server",
@@ -169,7 +169,7 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
       << first;
 
   // The simulator on the same rows and configuration: the mean of 20 seeds.
-  const Dataset data = LoadNamed("adult", FEDLDP_SHARED_DATASETS).value();
+  const Dataset data = LoadNamed("adult", FEDLDP_DATASETS).value();
   std::vector<std::size_t> train(kTrainRows), test(data.size() - kTrainRows);
   std::iota(train.begin(), train.end(), 0);
   std::iota(test.begin(), test.end(), kTrainRows);
@@ -249,7 +249,7 @@ TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
 TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
   const pid_t load = Spawn(
       {FEDLDP_BINARY, "load", "--clients", "20", "--rows", "0:1000", "--epochs", "1", "--data-dir",
-       FEDLDP_SHARED_DATASETS, "--dir", Path("load"), "--out", Path("load.json")},
+       FEDLDP_DATASETS, "--dir", Path("load"), "--out", Path("load.json")},
       Path("load.out"), Path("load.err"));
   ASSERT_EQ(Wait(load), 0) << Read(Path("load.err")) << Read(Path("load/serve.err"));
   const std::string json = Read(Path("load.json"));

@@ -44,7 +44,7 @@ TEST_F(SigtermTest, AWaitingServerStopsCleanlyAndCanResume) {
   ASSERT_EQ(Wait(enrol), 0) << Read(Path("enrol.err"));
   const std::vector<std::string> serve = {
       FEDLDP_BINARY, "serve", "--state", Path("s.sqlite"), "--address", Address(FreePort()),
-      "--users", "100", "--data-dir", FEDLDP_SHARED_DATASETS};
+      "--users", "100", "--data-dir", FEDLDP_DATASETS};
   EXPECT_EQ(StopWhenReady(serve, "waiting for 100 users", "serve"), 0) << Read(Path("serve.err"));
   EXPECT_NE(Read(Path("serve.err")).find("start again to resume"), std::string::npos)
       << Read(Path("serve.err"));

@@ -100,9 +100,15 @@ Result<TrainTest> LoadImageSplit(const std::string& name, const std::string& dir
 // for fmnist; "" for cifar10.
 std::string DefaultImageDir(const std::string& name);
 
-// Finds a dataset by name in `dir`: adult (adult.data + adult.test, 48,842
-// rows as in the paper), adult-train, adult-test, a9a, a9a-test, bank, kdd
-// (the seeded 70,000-row subset), kdd-full, and syn-{L,H}-C1-C2 (generated).
+// Where LoadNamed looks when dir is empty: $FEDLDP_DATA_DIR if set, else the
+// data/ folder of the source tree this library was built from, which carries
+// Adult, Bank, KDD Cup 99 and a9a (data/README.md).
+std::string DefaultDataDir();
+
+// Finds a dataset by name in `dir` (empty: DefaultDataDir()): adult
+// (adult.data + adult.test, 48,842 rows as in the paper), adult-train,
+// adult-test, a9a, a9a-test, bank, kdd (the seeded 70,000-row subset),
+// kdd-full, and syn-{L,H}-C1-C2 (generated).
 Result<Dataset> LoadNamed(const std::string& name, const std::string& dir);
 
 }  // namespace fedldp
