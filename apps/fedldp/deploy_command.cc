@@ -274,6 +274,9 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   policy.retry = std::chrono::milliseconds(o.poll_ms);
   policy.min_participation = o.min_participation;
 
+  // Everything is checked before the task is written into the state file:
+  // a bad option must not bind a state to a task it cannot serve.
+  if (auto why = FedSelCoordinator::Check(spec, policy); !why.empty()) throw UsageError(why);
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();

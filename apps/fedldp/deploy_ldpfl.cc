@@ -107,6 +107,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   policy.deadline = std::chrono::milliseconds(o.deadline_ms);
   policy.stale_after = std::chrono::milliseconds(o.stale_ms);
   policy.min_participation = o.min_participation;
+  if (auto why = LdpFlCoordinator::Check(spec, policy); !why.empty()) throw UsageError(why);
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();

@@ -10,28 +10,64 @@
 
 namespace fedldp {
 
+namespace {
+
+// A snapshot read back is trusted no further than a report: a damaged or
+// edited state file must stop the server, not index past the user order.
+std::string CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec) {
+  if (s.weights.size() != spec.dimension) {
+    return std::to_string(s.weights.size()) + " weights for dimension " +
+           std::to_string(spec.dimension);
+  }
+  if (s.order.size() != spec.users) {
+    return "a user order of " + std::to_string(s.order.size()) + " for " +
+           std::to_string(spec.users) + " users";
+  }
+  std::vector<bool> seen(spec.users, false);
+  for (std::uint64_t u : s.order) {
+    if (u >= spec.users || seen[u]) return "the user order is not a permutation of the users";
+    seen[u] = true;
+  }
+  for (double w : s.weights) {
+    if (!std::isfinite(w)) return "a weight is not finite";
+  }
+  const auto epochs = static_cast<std::uint64_t>(spec.config.epochs);
+  if (!s.finished && (s.position >= spec.users || s.epoch >= epochs)) {
+    return "the schedule (epoch " + std::to_string(s.epoch) + ", position " +
+           std::to_string(s.position) + ") is outside the task's " + std::to_string(epochs) +
+           " epochs of " + std::to_string(spec.users) + " users";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& policy) {
+  if (spec.users == 0 || spec.dimension == 0) return "a task needs users and a dimension";
+  if (auto e = CheckRoundPolicy(policy); !e.empty()) return e;
+  auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
+  if (!plan.ok()) return plan.error();
+  auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
+  if (!randomizer.ok()) return "the deployment runs two-stage variants only: " + randomizer.error();
+  return "";
+}
+
 Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSelTaskSpec& spec,
                                                                      const RoundPolicy& policy,
                                                                      ServerState state, Log log,
                                                                      OnEpoch on_epoch) {
-  if (spec.users == 0 || spec.dimension == 0) return Error{"a task needs users and a dimension"};
-  if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
-    return Error{"minimum participation must be in (0, 1]"};
-  }
-  if (policy.deadline.count() <= 0) return Error{"the round deadline must be positive"};
+  if (auto e = Check(spec, policy); !e.empty()) return Error{e};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
-  if (!plan.ok()) return Error{plan.error()};
   auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
-  if (!randomizer.ok()) {
-    return Error{"the deployment runs two-stage variants only: " + randomizer.error()};
-  }
   std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
       spec, policy, std::move(state), *plan, std::move(randomizer).value(), std::move(log),
       std::move(on_epoch)));
   std::lock_guard lock(c->mu_);
-  if (auto snap = c->state_.Load()) {
-    if (snap->weights.size() != spec.dimension || snap->order.size() != spec.users) {
-      return Error{"the state file's model does not fit this task"};
+  auto loaded = c->state_.Load();
+  if (!loaded.ok()) return Error{loaded.error()};
+  if (auto& snap = loaded.value()) {
+    if (auto e = CheckSnapshot(*snap, spec); !e.empty()) {
+      return Error{"the state file's model does not fit this task: " + e};
     }
     c->snap_ = std::move(*snap);
     c->started_ = true;

@@ -1,7 +1,9 @@
 #include "grpc_util.h"
 
 #include <absl/synchronization/mutex.h>
+#include <grpc/support/log.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -10,13 +12,18 @@ namespace fedldp::net_internal {
 
 namespace {
 
-// Debian builds abseil with its mutex deadlock detector on: every lock of
-// gRPC's mutexes updates a lock-order graph (about 4 % of a busy client's CPU
-// in the load test). It is a debugging aid; fedldp's own locks are std::.
-void NoMutexDeadlockDetection() {
+// Once per process, before gRPC is used: abseil's mutex deadlock detector
+// off (Debian builds it on; gRPC's locks fed its graph, ~4 % of a load
+// test's CPU), and gRPC's own log lines off unless GRPC_VERBOSITY asks for
+// them: every failure reaches the user as fedldp's one line ("cannot listen
+// on ..."), not after a multi-line dump of gRPC's internals.
+void PrepareGrpc() {
   static std::once_flag once;
-  std::call_once(once,
-                 [] { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); });
+  std::call_once(once, [] {
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    const char* verbosity = std::getenv("GRPC_VERBOSITY");
+    if (verbosity == nullptr || *verbosity == '\0') gpr_set_log_function([](gpr_log_func_args*) {});
+  });
 }
 
 }  // namespace
@@ -42,7 +49,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFile
 
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                    const TlsFiles& tls) {
-  NoMutexDeadlockDetection();
+  PrepareGrpc();
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!tls.ca.empty()) {
     auto ca = ReadFile(tls.ca);
@@ -75,11 +82,14 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
                                                    int* port, std::function<void()> tick,
                                                    std::shared_ptr<std::atomic<bool>> failed,
                                                    std::function<void()> drain) {
-  NoMutexDeadlockDetection();
+  PrepareGrpc();
   auto credentials = ServerCredentials(tls);
   if (!credentials.ok()) return Error{credentials.error()};
   auto s = std::make_unique<RunningServer>();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default on Linux, so a second server on the
+  // same port started and took half of the clients: bind exclusively.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, *credentials, port);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);

@@ -58,22 +58,52 @@ std::string LdpFlTaskSpec::Check() const {
   return "";
 }
 
+namespace {
+
+// A snapshot read back is trusted no further than a report (see FedSel's).
+std::string CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& spec) {
+  if (s.weights.size() != spec.weights()) {
+    return std::to_string(s.weights.size()) + " weights for a model of " +
+           std::to_string(spec.weights());
+  }
+  for (double w : s.weights) {
+    if (!std::isfinite(w)) return "a weight is not finite";
+  }
+  if (s.finished) return "";
+  if (s.round >= static_cast<std::uint64_t>(spec.config.rounds)) {
+    return "round " + std::to_string(s.round + 1) + " is past the task's " +
+           std::to_string(spec.config.rounds);
+  }
+  if (s.order.size() != spec.per_round() || !std::is_sorted(s.order.begin(), s.order.end()) ||
+      std::adjacent_find(s.order.begin(), s.order.end()) != s.order.end() ||
+      (!s.order.empty() && s.order.back() >= spec.users)) {
+    return "the round's users are not " + std::to_string(spec.per_round()) +
+           " distinct users of the task";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string LdpFlCoordinator::Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy) {
+  if (auto e = spec.Check(); !e.empty()) return e;
+  return CheckRoundPolicy(policy);
+}
+
 Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
     const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state, ServerKeys keys,
     std::vector<double> initial, Log log, OnRound on_round) {
-  if (auto e = spec.Check(); !e.empty()) return Error{e};
+  if (auto e = Check(spec, policy); !e.empty()) return Error{e};
   if (keys.public_key != spec.public_key) return Error{"the task announces another public key"};
-  if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
-    return Error{"minimum participation must be in (0, 1]"};
-  }
-  if (policy.deadline.count() <= 0) return Error{"the round deadline must be positive"};
   if (initial.size() != spec.weights()) return Error{"the initial model does not fit the task"};
   std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
       spec, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
   std::lock_guard lock(c->mu_);
-  if (auto snap = c->state_.Load()) {
-    if (snap->weights.size() != spec.weights()) {
-      return Error{"the state file's model does not fit this task"};
+  auto loaded = c->state_.Load();
+  if (!loaded.ok()) return Error{loaded.error()};
+  if (auto& snap = loaded.value()) {
+    if (auto e = CheckSnapshot(*snap, spec); !e.empty()) {
+      return Error{"the state file's model does not fit this task: " + e};
     }
     c->snap_ = std::move(*snap);
     c->started_ = true;

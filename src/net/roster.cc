@@ -4,6 +4,16 @@
 
 namespace fedldp {
 
+std::string CheckRoundPolicy(const RoundPolicy& policy) {
+  if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
+    return "minimum participation must be in (0, 1]";
+  }
+  if (policy.deadline.count() <= 0) return "the round deadline must be positive";
+  if (policy.stale_after.count() <= 0) return "the time after which a client counts as quiet must be positive";
+  if (policy.retry.count() <= 0) return "the poll interval must be positive";
+  return "";
+}
+
 Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t users,
                     Clock::time_point now, std::string* line) {
   Joined out;

@@ -3,6 +3,7 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -83,9 +84,26 @@ Result<ServerState> ServerState::Open(const std::string& path) {
     return Error{e};
   }
   ServerState state(db);
-  if (!Exec(db,
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;") ||
+  // One server per state: in exclusive locking mode the file stays locked
+  // from the first write transaction (the schema's, below) until the state
+  // closes, so a second server, or `fedldp enrol`, on a state in use is
+  // refused.
+  const bool configured = Exec(db,
+                               "PRAGMA locking_mode=EXCLUSIVE; PRAGMA busy_timeout=1000;"
+                               " PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  auto in_use = [&] {
+    const int code = sqlite3_errcode(db);
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+  };
+  const std::string in_use_error = "server state " + path +
+                                   " is in use by another process (a state file is held by "
+                                   "one server, or one enrolment, at a time)";
+  if (in_use()) return Error{in_use_error};
+  // BEGIN IMMEDIATE takes the write lock even when the tables exist (and
+  // nothing is written), and exclusive mode keeps it.
+  if (!configured ||
       !Exec(db,
+            "BEGIN IMMEDIATE;"
             "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
             " bytes BLOB NOT NULL);"
             "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
@@ -95,8 +113,19 @@ Result<ServerState> ServerState::Open(const std::string& path) {
             " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
             " counted INTEGER NOT NULL);"
             "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
-            " bytes BLOB NOT NULL, PRIMARY KEY (round, user));")) {
+            " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
+            "COMMIT;")) {
+    if (in_use()) return Error{in_use_error};
     return Error{Message(db, path + " is not a usable server state")};
+  }
+  // A damaged page is found now, not when a round closes (or, worse, read
+  // as "no model yet").
+  {
+    Statement check(db, "PRAGMA quick_check");
+    const bool ran = check.ok() && check.Step() == SQLITE_ROW;
+    std::string verdict = ran ? std::string(check.Blob(0)) : Message(db, "quick_check");
+    std::replace(verdict.begin(), verdict.end(), '\n', ' ');  // one line
+    if (verdict != "ok") return Error{"server state " + path + " is damaged: " + verdict};
   }
   state.hot_ = std::make_unique<Hot>(db);
   if (!state.hot_->ok()) return Error{Message(db, path + " is not a usable server state")};
@@ -205,10 +234,25 @@ std::uint64_t ServerState::joined_users() const {
   return sum.ok() && sum.Step() == SQLITE_ROW ? static_cast<std::uint64_t>(sum.Int(0)) : 0;
 }
 
-std::optional<ServerState::Snapshot> ServerState::Load() const {
+Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
   Statement load(db_,
                  "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
-  if (!load.ok() || load.Step() != SQLITE_ROW) return std::nullopt;
+  if (!load.ok()) return Error{Message(db_, "server state: cannot read the model")};
+  const int step = load.Step();
+  if (step == SQLITE_DONE) return std::optional<Snapshot>();
+  if (step != SQLITE_ROW) return Error{Message(db_, "server state: cannot read the model")};
+  for (int column : {0, 1, 2, 5, 6}) {
+    if (sqlite3_column_type(load.get(), column) != SQLITE_INTEGER || load.Int(column) < 0) {
+      return Error{"server state: the model's schedule is damaged (column " +
+                   std::to_string(column + 1) + " is not a count)"};
+    }
+  }
+  for (int column : {3, 4}) {
+    if (sqlite3_column_type(load.get(), column) != SQLITE_BLOB || load.Blob(column).size() % 8) {
+      return Error{"server state: the model's " +
+                   std::string(column == 3 ? "user order" : "weights") + " are damaged"};
+    }
+  }
   Snapshot s;
   s.round = static_cast<std::uint64_t>(load.Int(0));
   s.epoch = static_cast<std::uint64_t>(load.Int(1));
@@ -217,7 +261,7 @@ std::optional<ServerState::Snapshot> ServerState::Load() const {
   s.weights = Unpack<double>(load.Blob(4));
   s.finished = load.Int(5) != 0;
   s.counted = static_cast<std::uint64_t>(load.Int(6));
-  return s;
+  return std::optional<Snapshot>(std::move(s));
 }
 
 std::string ServerState::Commit(const Snapshot& s) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fedldp/mechanism/two_point.h"
+#include "fedldp/store/server_state.h"
 
 namespace fedldp::cli {
 namespace {
@@ -156,6 +157,58 @@ TEST(Cli, HelpOnEverySubcommand) {
   EXPECT_NE(top.out.find("sample"), std::string::npos);
   EXPECT_EQ(Fedldp({}).code, 2);
   EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
+}
+
+// Every task option is checked before the task is written into the state
+// file: a refused `serve` leaves the state free for a corrected one. (Before,
+// the bad task was bound first and the state locked to it.)
+TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--users", "0"},
+      {"--epsilon", "-1"},
+      {"--epsilon", "0"},
+      {"--variant", "bogus"},
+      {"--variant", "ps"},
+      {"--batch-fraction", "0"},
+      {"--batch-fraction", "1.5"},
+      {"--k-fraction", "0"},
+      {"--k-fraction", "2"},
+      {"--mu", "1.5"},
+      {"--mu", "-0.1"},
+      {"--lr", "0"},
+      {"--lr", "-4"},
+      {"--momentum", "1"},
+      {"--momentum", "-0.5"},
+      {"--lambda", "-1"},
+      {"--min-participation", "0"},
+      {"--min-participation", "1.5"},
+      {"--deadline-ms", "0"},
+      {"--stale-ms", "0"},
+      {"--model", "tree"},
+  };
+  const std::string state = Scratch("serve_bad.sqlite");
+  for (auto args : bad) {
+    std::filesystem::remove(state);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    std::vector<std::string> full = {"serve", "--state", state, "--users", "10"};
+    full.insert(full.end(), args.begin(), args.end());
+    const auto r = Fedldp(full);
+    EXPECT_EQ(r.code, 2) << joined << r.err;
+    EXPECT_NE(r.err.find("error"), std::string::npos) << joined << r.err;
+    if (std::filesystem::exists(state)) {
+      auto opened = ServerState::Open(state);
+      ASSERT_TRUE(opened.ok()) << opened.error();
+      EXPECT_EQ(opened.value().BindTask("another task"), "") << joined << ": a task was bound";
+    }
+  }
+  // The control: a valid task is bound (and the run stops: nobody is enrolled).
+  std::filesystem::remove(state);
+  const auto good = Fedldp({"serve", "--state", state, "--users", "10"});
+  EXPECT_EQ(good.code, 2);
+  EXPECT_NE(good.err.find("no client is enrolled"), std::string::npos) << good.err;
+  EXPECT_NE(ServerState::Open(state).value().BindTask("another task"), "");
+  std::filesystem::remove(state);
 }
 
 TEST(Load, RefusesBadSizesBeforeStartingAnything) {

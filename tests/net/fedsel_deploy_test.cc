@@ -3,6 +3,9 @@
 // on loopback.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -106,6 +109,50 @@ TEST_F(FedSelDeployTest, AllUsersReportEveryEpochAndTheModelLearns) {
   EXPECT_NEAR(parties[0].ledger->spent("row-0"), spec_.config.epsilon, 1e-9);
   const double acc = LinearModel::Accuracy(c->weights(), data_, {});
   EXPECT_GT(acc, data_.MajorityRate() + 0.05) << "majority " << data_.MajorityRate();
+}
+
+// A state file's snapshot is checked like a report: a damaged one stops the
+// server with the reason, instead of a fresh task or an index past the end.
+TEST_F(FedSelDeployTest, ADamagedSnapshotIsRefusedWithItsReason) {
+  const std::vector<double> good_weights(spec_.dimension, 0.0);
+  std::vector<std::uint64_t> order(spec_.users);
+  std::iota(order.begin(), order.end(), std::uint64_t{0});
+  struct Case {
+    ServerState::Snapshot snapshot;
+    std::string expected;
+  };
+  auto nan_weights = good_weights;
+  nan_weights[3] = std::nan("");
+  auto repeated = order;
+  repeated[1] = 0;
+  auto outside = order;
+  outside[0] = spec_.users;
+  const std::vector<Case> cases = {
+      {{0, 0, 0, order, nan_weights, false, 0}, "a weight is not finite"},
+      {{0, 0, 0, order, {1.0, 2.0}, false, 0}, "2 weights for dimension"},
+      {{0, 0, 0, repeated, good_weights, false, 0}, "not a permutation"},
+      {{0, 0, 0, outside, good_weights, false, 0}, "not a permutation"},
+      {{0, 0, 0, {1, 0}, good_weights, false, 0}, "a user order of 2 for"},
+      {{5, 0, spec_.users, order, good_weights, false, 0}, "outside the task's 2 epochs"},
+      {{5, 2, 0, order, good_weights, false, 0}, "(epoch 2, position 0) is outside"},
+  };
+  for (const auto& c : cases) {
+    std::filesystem::remove(Path("server.sqlite"));
+    {
+      auto state = State();
+      ASSERT_EQ(state.Commit(c.snapshot), "");
+    }
+    const auto made = FedSelCoordinator::Create(spec_, {}, State());
+    ASSERT_FALSE(made.ok()) << c.expected;
+    EXPECT_NE(made.error().find(c.expected), std::string::npos) << made.error();
+  }
+  // A finished task's snapshot may stand anywhere in the schedule.
+  std::filesystem::remove(Path("server.sqlite"));
+  {
+    auto state = State();
+    ASSERT_EQ(state.Commit({40, 2, spec_.users, order, good_weights, true, 0}), "");
+  }
+  EXPECT_TRUE(FedSelCoordinator::Create(spec_, {}, State()).ok());
 }
 
 TEST_F(FedSelDeployTest, DroppedClientsDoNotBlockRoundsAndTrainingStillConverges) {

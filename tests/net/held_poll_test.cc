@@ -127,5 +127,16 @@ TEST_F(HeldPollTest, ShuttingDownAnswersAHeldPoll) {
   }
 }
 
+// One server per port: gRPC's default SO_REUSEPORT let a second server bind
+// the same port and take half of the clients.
+TEST_F(HeldPollTest, ASecondServerOnTheSamePortIsRefused) {
+  const std::string address = "127.0.0.1:" + std::to_string(server_->port());
+  const auto second = CoordinatorServer::Start(*coordinator_, address);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().find("cannot listen on " + address), std::string::npos)
+      << second.error();
+  Join(0, 1000);  // the first still serves
+}
+
 }  // namespace
 }  // namespace fedldp

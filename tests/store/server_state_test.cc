@@ -5,6 +5,7 @@
 #include "testing/temp_dir.h"
 
 #include <filesystem>
+#include <fstream>
 
 namespace fedldp {
 namespace {
@@ -45,7 +46,7 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
   {
     auto state = ServerState::Open(path_).value();
     EXPECT_EQ(state.BindTask("task-A"), "");
-    EXPECT_FALSE(state.Load());
+    EXPECT_FALSE(state.Load().value());
     ASSERT_EQ(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false}), "");
     const std::vector<std::pair<std::uint64_t, std::string>> reports = {{2, "x"},
                                                                         {0, std::string(2, '\0')}};
@@ -58,7 +59,7 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
   auto state = ServerState::Open(path_).value();
   EXPECT_EQ(state.BindTask("task-A"), "");
   EXPECT_NE(state.BindTask("task-B"), "");
-  const auto s = state.Load().value();
+  const auto s = state.Load().value().value();
   EXPECT_EQ(s.round, 3u);
   EXPECT_EQ(s.position, 30u);
   EXPECT_EQ(s.order, (std::vector<std::uint64_t>{2, 0, 1}));
@@ -68,6 +69,52 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
   EXPECT_EQ(reports[1].second, std::string(2, '\0'));
   ASSERT_EQ(state.Commit({4, 0, 40, {2, 0, 1}, {0.0, 0.0}, false}), "");
   EXPECT_TRUE(state.Reports(3).empty());
+}
+
+TEST_F(ServerStateTest, AStateIsHeldByOneServerAtATime) {
+  { auto created = ServerState::Open(path_).value(); }
+  {
+    // An existing state (its tables there already, so opening writes nothing).
+    auto first = ServerState::Open(path_).value();
+    const auto second = ServerState::Open(path_);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.error().find("is in use by another process"), std::string::npos)
+        << second.error();
+    EXPECT_EQ(first.IssueTokens(1).value().size(), 1u);  // the first is unaffected
+  }
+  auto again = ServerState::Open(path_).value();
+  EXPECT_EQ(again.tokens(), 1u);
+}
+
+// Damage found at open or on reading the model: never a fresh start.
+TEST_F(ServerStateTest, ADamagedFileIsAClearErrorNotAFreshState) {
+  auto write_state = [&] {
+    std::filesystem::remove(path_);
+    auto state = ServerState::Open(path_).value();
+    EXPECT_EQ(state.BindTask("task-A"), "");
+    EXPECT_TRUE(state.IssueTokens(50).ok());  // a few pages
+    EXPECT_EQ(state.Commit({3, 0, 30, {2, 0, 1}, std::vector<double>(600, 0.5), false}), "");
+  };
+  auto overwrite = [&](std::size_t offset, std::size_t bytes) {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    std::string noise(bytes, '\0');
+    for (std::size_t i = 0; i < bytes; ++i) noise[i] = static_cast<char>((i * 7919 + 13) % 251);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  };
+  write_state();
+  overwrite(0, 4096);  // the header page
+  const auto header = ServerState::Open(path_);
+  ASSERT_FALSE(header.ok());
+  EXPECT_NE(header.error().find("not a usable server state"), std::string::npos)
+      << header.error();
+  const auto size = std::filesystem::file_size((write_state(), path_));
+  ASSERT_GT(size, 3 * 4096u);
+  overwrite(size - 4096, 4096);  // a page of data or index
+  const auto page = ServerState::Open(path_);
+  ASSERT_FALSE(page.ok());
+  EXPECT_NE(page.error().find(path_), std::string::npos) << page.error();
+  EXPECT_EQ(page.error().find('\n'), std::string::npos) << page.error();
 }
 
 }  // namespace

@@ -56,6 +56,10 @@ class FedSelCoordinator {
   // model; evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnEpoch = std::function<void(std::uint64_t, std::span<const double>)>;
 
+  // "" if the task and policy can be served, else why not: what Create
+  // checks first. Call it before writing the task into a state file.
+  static std::string Check(const FedSelTaskSpec& spec, const RoundPolicy& policy);
+
   // Resumes from `state` if it holds a snapshot of this task.
   static Result<std::unique_ptr<FedSelCoordinator>> Create(const FedSelTaskSpec& spec,
                                                            const RoundPolicy& policy,

@@ -96,6 +96,10 @@ class LdpFlCoordinator {
   // evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnRound = std::function<void(std::uint64_t, std::span<const double>)>;
 
+  // "" if the task and policy can be served, else why not: what Create
+  // checks first. Call it before writing the task into a state file.
+  static std::string Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy);
+
   // `initial`: the model to start from, if the state holds none yet.
   static Result<std::unique_ptr<LdpFlCoordinator>> Create(const LdpFlTaskSpec& spec,
                                                           const RoundPolicy& policy,

@@ -25,7 +25,8 @@ struct RoundPolicy {
   std::chrono::milliseconds retry{20};  // how often clients poll
   double min_participation = 0.5;
 };
-
+// "" if the policy is usable, else why not.
+std::string CheckRoundPolicy(const RoundPolicy& policy);
 
 struct Joined {
   std::string error;  // set: refused

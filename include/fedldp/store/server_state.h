@@ -67,7 +67,9 @@ class ServerState {
     bool finished = false;
     std::uint64_t counted = 0;  // reports aggregated into the model so far
   };
-  std::optional<Snapshot> Load() const;
+  // nullopt: no round has closed yet. An error: the snapshot is unreadable
+  // (a damaged file), never taken for a fresh start.
+  Result<std::optional<Snapshot>> Load() const;
   // Stores the snapshot and forgets the reports of earlier rounds, atomically.
   std::string Commit(const Snapshot& snapshot);
 
