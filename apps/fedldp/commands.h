@@ -137,6 +137,7 @@ struct EnrolOptions {
   std::string state;
   std::size_t count = 1;
   std::string out;
+  bool force = false;
 };
 void SetupEnrol(CLI::App& app, EnrolOptions& options);
 int RunEnrol(const EnrolOptions& options, std::ostream& out, std::ostream& err);

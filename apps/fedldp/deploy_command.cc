@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/base/files.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/services.h"
@@ -130,25 +131,27 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
+  app.add_flag("--force", o.force, "Replace an existing --out file");
 }
 
 int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
+  // The output is checked before a token is issued.
+  CheckOut(o.out);
+  if (!o.out.empty() && !o.force && std::filesystem::exists(o.out)) {
+    throw UsageError("--out: " + o.out + " exists; pass --force to replace it");
+  }
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
   auto tokens = state.IssueTokens(o.count);
   if (!tokens.ok()) throw std::runtime_error(tokens.error());
+  std::string lines;
+  for (const auto& t : *tokens) lines += t + "\n";
   if (o.out.empty()) {
-    for (const auto& t : *tokens) out << t << "\n";
-  } else {
-    const std::string tmp = o.out + ".partial";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      for (const auto& t : *tokens) f << t << "\n";
-      if (!f) throw std::runtime_error("cannot write " + tmp);
-    }
-    ::chmod(tmp.c_str(), 0600);
-    std::filesystem::rename(tmp, o.out);
+    out << lines;
+  } else if (auto why = WriteFileAtomically(o.out, lines, 0600, o.force); !why.empty()) {
+    throw std::runtime_error(why + " (the " + std::to_string(tokens->size()) +
+                             " tokens just issued are lost; nobody can use them: enrol again)");
   }
   err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens() << " in all for "
       << o.state << ")\n";
@@ -234,6 +237,7 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
 }
 
 int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
+  CheckOut(given.out);
   if (given.tls_cert.empty() != given.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
@@ -253,15 +257,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   c.epsilon = o.epsilon.value_or(2.0);
   c.epochs = o.epochs;
   c.batch_fraction = o.batch_fraction;
-  if (o.mu == "auto") {
-    c.mu.reset();
-  } else {
-    try {
-      c.mu = std::stod(o.mu);
-    } catch (const std::exception&) {
-      throw UsageError("--mu must be a number or 'auto'");
-    }
-  }
+  c.mu = ParseMu(o.mu);
   c.k_fraction = o.k_fraction;
   c.learning_rate = o.learning_rate.value_or(4.0);
   c.momentum = o.momentum;
@@ -354,7 +350,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       << " (majority class " << Pct(majority) << "), " << s.round << " rounds, "
       << s.rounds_without_update << " without update, " << s.counted << " reports counted\n";
   if (!o.out.empty()) {
-    std::ofstream f(o.out, std::ios::app);
+    std::ostringstream f;
     f << std::setprecision(10) << "{\"command\":\"serve\",\"dataset\":\"" << o.dataset
       << "\",\"variant\":\"" << c.variant << "\",\"epsilon\":" << c.epsilon
       << ",\"epochs\":" << c.epochs << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
@@ -363,7 +359,9 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       << ",\"reports_counted\":" << s.counted << ",\"accepted_here\":" << s.accepted
       << ",\"training_seconds\":" << seconds << ",\"training_cpu_seconds\":" << cpu_seconds
       << "}\n";
+    AppendOut(o.out, f.str());
   }
+
   return 0;
 }
 

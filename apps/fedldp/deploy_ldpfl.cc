@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <thread>
 
 #include "cli.h"
 #include "commands.h"
+#include "experiment.h"
 #include "deploy_util.h"
+#include "fedldp/base/files.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/services.h"
@@ -27,14 +30,9 @@ std::string ShufflerToken(const std::string& path,
   SecureRng rng;
   std::ostringstream hex;
   for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << hex.str() << "\n";
-    if (!f) throw UsageError("cannot write " + tmp);
+  if (auto why = WriteFileAtomically(path, hex.str() + "\n", 0600); !why.empty()) {
+    throw UsageError(why);
   }
-  ::chmod(tmp.c_str(), 0600);
-  std::filesystem::rename(tmp, path);
   log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
   return hex.str();
 }
@@ -174,14 +172,16 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       << " without update, " << s.counted << " reports counted, " << s.pieces_rejected
       << " pieces rejected\n";
   if (!o.out.empty()) {
-    std::ofstream f(o.out, std::ios::app);
+    std::ostringstream f;
     f << std::setprecision(10) << "{\"command\":\"serve\",\"protocol\":\"ldpfl\",\"dataset\":\""
       << dataset << "\",\"epsilon\":" << c.epsilon << ",\"rounds\":" << s.round
       << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy << ",\"majority\":" << majority
       << ",\"rounds_without_update\":" << s.rounds_without_update
       << ",\"reports_counted\":" << s.counted << ",\"batches\":" << s.batches
       << ",\"pieces_rejected\":" << s.pieces_rejected << "}\n";
+    AppendOut(o.out, f.str());
   }
+
   return 0;
 }
 

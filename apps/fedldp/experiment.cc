@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "fedldp/base/files.h"
 #include "fedldp/data/loaders.h"
 #include "progress.h"
 
@@ -11,6 +12,26 @@ namespace fedldp::cli {
 
 std::string DataDir(const std::string& given) {
   return given.empty() ? DefaultDataDir() : given;
+}
+
+void CheckOut(const std::string& path) {
+  if (path.empty()) return;
+  if (auto why = CheckOutputFile(path); !why.empty()) throw UsageError("--out: " + why);
+}
+
+void AppendOut(const std::string& path, const std::string& line) {
+  if (path.empty()) return;
+  if (auto why = AppendToFile(path, line); !why.empty()) throw std::runtime_error(why);
+}
+
+std::optional<double> ParseMu(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  char* end = nullptr;
+  const double mu = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(mu >= 0 && mu < 1)) {
+    throw UsageError("--mu must be a number in [0, 1) or 'auto', got '" + text + "'");
+  }
+  return mu;
 }
 
 std::string DataDirHint(const std::string& error) {

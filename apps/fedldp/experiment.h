@@ -2,6 +2,7 @@
 #ifndef FEDLDP_APPS_FEDLDP_EXPERIMENT_H_
 #define FEDLDP_APPS_FEDLDP_EXPERIMENT_H_
 
+#include <optional>
 #include <string>
 
 #include "fedldp/data/dataset.h"
@@ -11,6 +12,17 @@ namespace fedldp::cli {
 
 // `given`, else DefaultDataDir(): $FEDLDP_DATA_DIR, else the data/ the repository carries.
 std::string DataDir(const std::string& given);
+
+// --out, checked before any work (an hour of training must not end in
+// "cannot write"); throws UsageError. Nothing for an empty path.
+void CheckOut(const std::string& path);
+// Appends one result line to --out, or throws (exit 1: disk full is a
+// failure, never a silent success).
+void AppendOut(const std::string& path, const std::string& line);
+
+// --mu: a number in [0, 1), or "auto" (nullopt: the hyper-parameter-free
+// rule); throws UsageError otherwise.
+std::optional<double> ParseMu(const std::string& text);
 
 // " (give the folder with --data-dir or FEDLDP_DATA_DIR)" when `error` says a
 // file could not be opened, else "".

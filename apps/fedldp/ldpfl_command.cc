@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "experiment.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
@@ -78,6 +79,7 @@ std::string RoundsJson(const LdpFlRun& run) {
 }  // namespace
 
 int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
   if (!(o.epsilon > 0 && o.epsilon <= 500)) throw UsageError("--epsilon must be in (0, 500]");
   if (o.radius && !(*o.radius > 0)) throw UsageError("--radius must be > 0");
   if (!(o.fraction > 0 && o.fraction <= 1)) throw UsageError("--fraction must be in (0, 1]");
@@ -171,8 +173,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << 100 * train_s / total << " %, perturbation " << 100 * perturb_s / total << " %, shuffling "
       << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total << " %\n";
   if (!o.out.empty()) {
-    std::ofstream f(o.out, std::ios::app);
-    if (!f) throw std::runtime_error("cannot append to " + o.out);
+    std::ostringstream f;
     f << "{\"dataset\":\"" << o.dataset << "\",\"arch\":\"" << config.arch << "\",\"range\":\""
       << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"epsilon\":" << o.epsilon << ",\"clients\":" << config.clients
       << ",\"fraction\":" << config.fraction << ",\"rounds\":" << config.rounds
@@ -186,7 +187,9 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << ",\"plain_composition\":" << run.privacy.plain_composition
       << ",\"shuffle_bound_applies\":" << (run.privacy.shuffle_applies ? "true" : "false")
       << ",\"seconds\":" << total << "}\n";
+    AppendOut(o.out, f.str());
   }
+
   (void)err;
   return 0;
 }

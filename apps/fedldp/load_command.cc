@@ -26,6 +26,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "experiment.h"
 #include "deploy_util.h"
 #include "fedldp/net/services.h"
 
@@ -78,6 +79,7 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
 }
 
 int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
   namespace fs = std::filesystem;
   const Dataset data = LoadData(o.dataset, o.data_dir);
   const auto rows = ParseRows(o.rows, data.size(), "--rows");
@@ -217,14 +219,16 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << finished.load() << " clients finished, " << failed.load() << " failed"
       << (first_error.empty() ? "" : " (" + first_error + ")") << "\n";
   if (!o.out.empty()) {
-    std::ofstream j(o.out, std::ios::app);
+    std::ostringstream j;
     j << std::setprecision(10) << "{\"command\":\"load\",\"clients\":" << o.clients
       << ",\"users\":" << rows.size() << ",\"rounds\":" << rounds << ",\"reports\":" << counted
       << ",\"seconds\":" << seconds << ",\"reports_per_second\":" << per_second
       << ",\"server_peak_mib\":" << usage.ru_maxrss / 1024.0
       << ",\"server_cpu_seconds\":" << server_cpu
       << ",\"failed_clients\":" << failed.load() << "}\n";
+    AppendOut(o.out, j.str());
   }
+
   return failed.load() == 0 ? 0 : 1;
 }
 

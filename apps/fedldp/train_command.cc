@@ -73,6 +73,7 @@ std::string Percent(double mean, double sd) {
 }  // namespace
 
 int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
   FedSelConfig config;
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
@@ -84,16 +85,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.epsilon = o.epsilon;
   config.epochs = o.epochs;
   config.batch_fraction = o.batch_fraction;
-  if (o.mu == "auto") {
-    config.mu.reset();
-  } else {
-    char* end = nullptr;
-    const double mu = std::strtod(o.mu.c_str(), &end);
-    if (o.mu.empty() || *end != '\0' || !(mu >= 0 && mu < 1)) {
-      throw UsageError("--mu must be a number in [0, 1) or 'auto', got '" + o.mu + "'");
-    }
-    config.mu = mu;
-  }
+  config.mu = ParseMu(o.mu);
   config.theta = o.theta;
   config.k_fraction = o.k_fraction;
   config.learning_rate = o.learning_rate;
@@ -146,13 +138,9 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const double rate = static_cast<double>(result.updates) / result.seconds;
   out << "time: " << std::fixed << std::setprecision(2) << result.seconds << " s, "
       << std::setprecision(0) << rate << " client updates/s\n";
-  if (!o.out.empty()) {
-    std::ofstream file(o.out, std::ios::app);
-    if (!file) throw std::runtime_error("cannot write " + o.out);
-    file << ResultJson(o.dataset, *data, config, cv, result,
-                       reference.folds.empty() ? -1 : reference.MeanAccuracy())
-         << "\n";
-  }
+  AppendOut(o.out, ResultJson(o.dataset, *data, config, cv, result,
+                              reference.folds.empty() ? -1 : reference.MeanAccuracy()) +
+                       "\n");
   (void)err;
   return 0;
 }

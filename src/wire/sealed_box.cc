@@ -1,5 +1,7 @@
 #include "fedldp/wire/sealed_box.h"
 
+#include "fedldp/base/files.h"
+
 #include <sodium.h>
 #include <sys/stat.h>
 
@@ -85,17 +87,10 @@ Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
 
 std::string ServerKeys::Save(const std::string& public_path,
                              const std::string& secret_path) const {
-  {
-    // Created with mode 0600 before anything is written to it.
-    const mode_t old = ::umask(077);
-    std::ofstream out(secret_path, std::ios::binary | std::ios::trunc);
-    ::umask(old);
-    if (!(out << secret_key) || !out.flush()) return "cannot write " + secret_path;
-  }
-  ::chmod(secret_path.c_str(), 0600);
-  std::ofstream out(public_path, std::ios::binary | std::ios::trunc);
-  if (!(out << public_key) || !out.flush()) return "cannot write " + public_path;
-  return "";
+  // The secret is created 0600 from the start; neither file replaces an
+  // existing one (a key pair is made once, then loaded).
+  if (auto why = WriteFileAtomically(secret_path, secret_key, 0600); !why.empty()) return why;
+  return WriteFileAtomically(public_path, public_key, 0644);
 }
 
 std::string Seal(std::string_view message, std::string_view public_key) {

@@ -211,6 +211,62 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
   std::filesystem::remove(state);
 }
 
+// Every number, address and config key is checked strictly, on every
+// subcommand: exit 2, one line on stderr naming the option, nothing on
+// stdout. (Before: --users -1 waited for 18446744073709551615 users,
+// --epsilon "" ran at eps = 2, --lr inf was accepted, a port of 0 or 70000
+// was tried, and `epsilonn = 4` under [train] was silently ignored.)
+TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
+  const std::string config = Scratch("typo.toml");
+  std::ofstream(config) << "[train]\nepsilonn = 4\n";
+  const std::string section = Scratch("section.toml");
+  std::ofstream(section) << "[trian]\nepsilon = 4\n";
+  const std::string list = Scratch("list.toml");
+  std::ofstream(list) << "[audit]\nepsilon = \"inf\"\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;  // in the one stderr line
+  };
+  const std::vector<Case> cases = {
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "-1"}, "--users"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--epsilon", ""}, "--epsilon"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--lr", "inf"}, "--lr"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--address", "127.0.0.1:0"},
+       "port"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--address", "h:70000"}, "port"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--address", "nohost"},
+       "host:port"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "1e3"}, "--users"},
+      {{"client", "--server", "localhost", "--token-file", "t"}, "host:port"},
+      {{"shuffle", "--server", "h:1", "--token-file", "t", "--address", "h:-5"}, "port"},
+      {{"train", "--seed", "-1"}, "--seed"},
+      {{"train", "--seed", "18446744073709551616"}, "--seed"},
+      {{"train", "--lr", "nan"}, "--lr"},
+      {{"train", "--epsilon", "1e999"}, "--epsilon"},
+      {{"train", "--epochs", "99999999999999999999"}, "--epochs"},
+      {{"train", "--mu", "0.1abc"}, "--mu"},
+      {{"sample", "--selector", "ps", "--epsilon", "1", "--k", "-1", "--vector", "1,2"}, "--k"},
+      {{"sample", "--mechanism", "twopoint", "--epsilon", "1", "--input", "0", "--center", "inf"},
+       "--center"},
+      {{"audit", "--epsilon", "0.1,,8"}, "--epsilon"},
+      {{"audit", "--draws", "-5"}, "--draws"},
+      {{"ldpfl", "--clients", "-1"}, "--clients"},
+      {{"load", "--clients", "-3"}, "--clients"},
+      {{"--config", config, "train"}, "epsilonn"},
+      {{"--config", section, "train"}, "trian"},
+      {{"--config", list, "audit"}, "inf"},
+  };
+  for (const auto& c : cases) {
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    const auto r = Fedldp(c.args);
+    EXPECT_EQ(r.code, 2) << joined << "-> " << r.err;
+    EXPECT_TRUE(r.out.empty()) << joined << "-> " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << "-> " << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << joined << "-> " << r.err;
+  }
+}
+
 TEST(Load, RefusesBadSizesBeforeStartingAnything) {
   for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
                            std::vector<std::string>{"--clients", "0"},

@@ -1,0 +1,93 @@
+#include "fedldp/base/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace fedldp {
+namespace {
+
+std::string Folder(const std::string& path) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Writes all of `bytes` to `fd`, then syncs it; "" or why not.
+std::string WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Errno("cannot write " + path);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) return Errno("cannot write " + path);
+  return "";
+}
+
+// "" if `path` is absent or a regular file; else why it may not be written.
+std::string CheckRegularOrAbsent(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? "" : Errno("cannot use " + path);
+  }
+  if (S_ISDIR(st.st_mode)) return path + " is a folder, not a file";
+  if (!S_ISREG(st.st_mode)) return path + " is not a regular file (a device?); it is never replaced";
+  return "";
+}
+
+}  // namespace
+
+std::string CheckOutputFile(const std::string& path) {
+  if (path.empty()) return "no output file given";
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
+  const std::string folder = Folder(path);
+  if (!std::filesystem::is_directory(folder)) return "the folder " + folder + " does not exist";
+  if (::access(folder.c_str(), W_OK) != 0) return Errno("cannot write into " + folder);
+  if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0) {
+    return Errno("cannot write " + path);
+  }
+  return "";
+}
+
+std::string AppendToFile(const std::string& path, std::string_view text) {
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("cannot open " + path);
+  std::string why = WriteAll(fd, text, path);
+  if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
+  return why;
+}
+
+std::string WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
+                                bool overwrite) {
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
+  if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
+    return path + " exists; it is not overwritten unless asked";
+  }
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());  // 0600, O_EXCL: nobody else's file
+  if (fd < 0) return Errno("cannot create a file beside " + path);
+  std::string why;
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) why = Errno("cannot set the mode of " + tmp);
+  if (why.empty()) why = WriteAll(fd, bytes, path);
+  if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
+  if (why.empty() && !overwrite) {
+    // link() fails if `path` appeared meanwhile: no replacing after all.
+    if (::link(tmp.c_str(), path.c_str()) != 0) {
+      why = errno == EEXIST ? path + " exists; it is not overwritten unless asked"
+                            : Errno("cannot create " + path);
+    }
+  } else if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    why = Errno("cannot replace " + path);
+  }
+  ::unlink(tmp.c_str());  // after link(), or on failure; after rename(), already gone
+  return why;
+}
+
+}  // namespace fedldp
