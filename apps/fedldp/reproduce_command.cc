@@ -71,13 +71,23 @@ std::string Fixed(double v, int digits = 2) {
 }  // namespace
 
 int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostream& err) {
+  // Everything is checked, and every dataset loaded, before a file in --out
+  // is opened: a bad option must not empty the runs.jsonl of an earlier run.
+  if (auto e = CheckEpsilon(o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
+  const auto parsed_scaling = ParseGradientScaling(o.gradient_scaling);
+  if (!parsed_scaling.ok()) throw UsageError(parsed_scaling.error());
+  const GradientScaling scaling = *parsed_scaling;
+  const std::vector<std::string> datasets = {"syn-L-0.01-0.9", "bank", "kdd", "adult"};
+  std::vector<Dataset> loaded;
+  for (const std::string& dataset : datasets) {
+    auto data = LoadNamed(dataset, DataDir(o.data_dir));
+    if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
+    loaded.push_back(std::move(data).value());
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) throw UsageError("cannot create " + o.out + ": " + ec.message());
   const CrossValidationOptions cv{o.quick ? 1 : 10, o.quick ? 2 : 5, o.seed};
-  const auto parsed_scaling = ParseGradientScaling(o.gradient_scaling);
-  if (!parsed_scaling.ok()) throw UsageError(parsed_scaling.error());
-  const GradientScaling scaling = *parsed_scaling;
   ThreadPool pool(o.threads);
   std::ofstream runs(o.out + "/runs.jsonl");
   std::ofstream csv(o.out + "/table3.csv");
@@ -94,9 +104,9 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
   double seconds = 0;
   std::vector<std::string> learned_nothing;  // accuracies not above the majority class
   const std::vector<std::string> selectors = {"exp", "pe", "ps"};
-  for (const std::string dataset : {"syn-L-0.01-0.9", "bank", "kdd", "adult"}) {
-    auto data = LoadNamed(dataset, DataDir(o.data_dir));
-    if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
+  for (std::size_t which = 0; which < datasets.size(); ++which) {
+    const std::string& dataset = datasets[which];
+    const Dataset* data = &loaded[which];
     for (const Loss loss : {Loss::kLogistic, Loss::kHinge}) {
       const std::string row = dataset + "/" + LossName(loss);
       auto run = [&](const std::string& variant) {

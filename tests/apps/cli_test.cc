@@ -267,6 +267,26 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
   }
 }
 
+// A refused `reproduce` leaves the results of an earlier run as they were
+// (before, a bad option emptied runs.jsonl first).
+TEST(Reproduce, ABadOptionKeepsAnEarlierRunsFiles) {
+  const std::string dir = Scratch("reproduce_keep");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/runs.jsonl") << "{\"earlier\":1}\n";
+  for (const auto& args : {std::vector<std::string>{"--epsilon", "-1"},
+                           std::vector<std::string>{"--gradient-scaling", "bogus"},
+                           std::vector<std::string>{"--data-dir", "/nonexistent"}}) {
+    std::vector<std::string> full = {"reproduce", "fedsel", "--quick", "--out", dir};
+    full.insert(full.end(), args.begin(), args.end());
+    const auto r = Fedldp(full);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    std::ifstream in(dir + "/runs.jsonl");
+    std::string line;
+    EXPECT_TRUE(std::getline(in, line) && line == "{\"earlier\":1}") << args[0] << " emptied it";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Load, RefusesBadSizesBeforeStartingAnything) {
   for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
                            std::vector<std::string>{"--clients", "0"},
