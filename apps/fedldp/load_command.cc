@@ -147,6 +147,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << o.clients << " clients over " << rows.size() << " users" << std::endl;
 
   std::atomic<std::size_t> failed{0}, finished{0};
+  std::atomic<bool> server_failed{false};
   std::atomic<std::uint64_t> reports{0};
   std::string first_error;
   std::mutex error_mu;
@@ -160,7 +161,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       c.token = tokens[i];
       c.ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
       c.give_up = std::chrono::milliseconds(120000);
-      c.stop = [] { return g_stop.load(); };
+      c.stop = [&server_failed] { return g_stop.load() || server_failed.load(); };
       const std::vector<std::size_t> mine(rows.begin() + static_cast<std::ptrdiff_t>(a),
                                           rows.begin() + static_cast<std::ptrdiff_t>(b));
       auto summary = RunFedSelClient(c, data, mine);
@@ -181,6 +182,11 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   auto last_show = std::chrono::steady_clock::now();
   for (;;) {
     const pid_t got = ::wait4(server, &status, WNOHANG, &usage);
+    if (got == server && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      // The server failed: its clients would retry it until they give up
+      // (minutes); stop them now, and say why at once (below).
+      server_failed.store(true);
+    }
     if (got == server || (got < 0 && errno != EINTR)) break;
     if (g_stop.load() && !stopping) {
       ::kill(server, SIGTERM);
@@ -203,8 +209,15 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   const double rounds = JsonField(json, "rounds");
   const double server_cpu = JsonField(json, "training_cpu_seconds");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || json.empty() || seconds <= 0) {
+    // The server's own last line says why (its error, or where it stopped).
+    std::ifstream log(serve_log);
+    std::string line, last;
+    while (std::getline(log, line)) {
+      if (!line.empty()) last = line;
+    }
     err << "load: the server " << (stopping ? "was stopped" : "failed") << " (status " << status
-        << "); its log and state are kept in " << dir.string() << "\n";
+        << (last.empty() ? "" : "): " + last + " (") << "its log and state are kept in "
+        << dir.string() << ")\n";
     return 1;
   }
   if (own_dir) fs::remove_all(dir);

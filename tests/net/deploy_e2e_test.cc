@@ -268,5 +268,22 @@ TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
       << Read(Path("load.out"));
 }
 
+// A server that fails (here: a task option it refuses) ends the load test at
+// once with the server's own reason; before, its 20 clients retried the dead
+// server until their 120 s give-up, and the reason stayed in its log.
+TEST_F(DeployE2eTest, LoadTestReportsAFailedServersReasonAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t load = Spawn({FEDLDP_BINARY, "load", "--clients", "20", "--rows", "0:1000",
+                            "--batch-fraction", "0", "--data-dir", FEDLDP_DATASETS, "--dir",
+                            Path("failing")},
+                           Path("failing.out"), Path("failing.err"));
+  EXPECT_EQ(Wait(load), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_NE(Read(Path("failing.err")).find("load: the server failed (status 512): fedldp serve: "
+                                           "error: batch fraction must be in (0, 1]"),
+            std::string::npos)
+      << Read(Path("failing.err"));
+}
+
 }  // namespace
 }  // namespace fedldp
