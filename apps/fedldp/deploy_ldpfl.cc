@@ -75,10 +75,9 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const Dataset test =
       split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
-  const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
-  ServerKeys keys = Keys(key_file, log);
-  const std::string shuffler_token = ShufflerToken(o.shuffler_token_file, log);
-
+  if (o.shuffler_token_file.empty()) {
+    throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
+  }
   LdpFlConfig c;
   c.arch = "cnn";
   c.epsilon = o.epsilon.value_or(1.0);
@@ -92,8 +91,24 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
   // The inputs' standardisation over the training rows: public constants of
   // the dataset, announced with the task (the simulator's, for those rows).
-  auto made = MakeLdpFlTask(o.task.empty() ? "ldpfl-" + dataset : o.task, c, o.users,
-                            split->train, train_rows, keys.public_key, o.chunk);
+  RoundPolicy policy;
+  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
+  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
+  policy.min_participation = o.min_participation;
+  const std::string task_id = o.task.empty() ? "ldpfl-" + dataset : o.task;
+  // The task is checked (with a stand-in key) before the key pair and the
+  // shuffler's token are created: a refused serve leaves no files behind.
+  {
+    auto check = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows,
+                               std::string(32, '\0'), o.chunk);
+    if (!check.ok()) throw UsageError(check.error());
+    if (auto why = LdpFlCoordinator::Check(*check, policy); !why.empty()) throw UsageError(why);
+  }
+  const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
+  ServerKeys keys = Keys(key_file, log);
+  const std::string shuffler_token = ShufflerToken(o.shuffler_token_file, log);
+  auto made = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows, keys.public_key,
+                            o.chunk);
   if (!made.ok()) throw UsageError(made.error());
   const LdpFlTaskSpec spec = std::move(made).value();
   SecureRng rng;
@@ -101,11 +116,6 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (!net.ok()) throw UsageError(net.error());
   const std::vector<float> init = net->GetWeights();
 
-  RoundPolicy policy;
-  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
-  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
-  policy.min_participation = o.min_participation;
-  if (auto why = LdpFlCoordinator::Check(spec, policy); !why.empty()) throw UsageError(why);
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();

@@ -59,7 +59,8 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_flag("--raw-inputs", o.raw_inputs,
                "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");
   app.add_flag("--no-reference", o.no_reference, "Skip the noise-free federated reference");
-  app.add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str();
+  app.add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   app.add_option("--seed", o.seed, "Seed of the simulation")->capture_default_str();
   app.add_option("--train-rows", o.train_rows,
                  "Train on the first N rows of the training split only (0: all)");
@@ -121,6 +122,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   config.schedule =
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
 
+  if (auto e = CheckLdpFlConfig(config, split->train.size()); !e.empty()) throw UsageError(e);
   out << "fedldp ldpfl: " << o.dataset << " (" << split->train.size() << " train, "
       << split->test.size() << " test), " << config.arch << ", n = " << config.clients
       << " clients (" << (config.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID")

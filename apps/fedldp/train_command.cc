@@ -51,7 +51,8 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(2, 100));
   app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   app.add_flag("--no-reference", o.no_reference, "Skip the non-private reference run");
   app.add_option("--reference-lr", o.reference_lr,
                  "Learning rate of the non-private reference (the private default diverges "
@@ -97,6 +98,11 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
+  // The whole configuration is checked before the header is printed: a
+  // refusal is one line on stderr and nothing on stdout.
+  if (auto plan = PlanFedSel(config, data->size(), data->dimension); !plan.ok()) {
+    throw UsageError(plan.error());
+  }
 
   ThreadPool pool(o.threads);
   const CrossValidationOptions cv{o.repeats, o.folds, o.seed};

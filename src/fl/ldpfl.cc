@@ -96,18 +96,32 @@ InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> ro
   return {mean, std::sqrt(std::max(0.0, sum_sq / count - mean * mean))};
 }
 
+std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
+  if (config.rounds < 1) return "rounds must be >= 1";
+  if (config.local_epochs < 1) return "local epochs must be >= 1";
+  if (config.batch < 1) return "batch size must be >= 1";
+  if (!(config.fraction > 0 && config.fraction <= 1)) return "fraction must be in (0, 1]";
+  if (!(config.learning_rate > 0)) return "learning rate must be > 0";
+  if (!(config.adaptive_margin >= 1)) return "adaptive margin must be >= 1";
+  if (config.perturb_updates && config.adaptive) {
+    return "perturbing updates takes a fixed range, not an adaptive one";
+  }
+  if (config.is_private) {
+    if (auto e = CheckEpsilon(config.epsilon); !e.empty()) return e;
+  }
+  if (config.clients == 0 || config.clients > train_rows) {
+    return "clients must be in [1, " + std::to_string(train_rows) + "]";
+  }
+  if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
+    return "Dirichlet alpha must be >= 0";
+  }
+  return "";
+}
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round) {
-  if (config.rounds < 1) return Error{"rounds must be >= 1"};
-  if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
-  if (config.batch < 1) return Error{"batch size must be >= 1"};
-  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
-  if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
-  if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
-  if (config.perturb_updates && config.adaptive) {
-    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
-  }
+  if (auto e = CheckLdpFlConfig(config, train.size()); !e.empty()) return Error{e};
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
   NeuralNet net = std::move(net_made).value();

@@ -287,6 +287,57 @@ TEST(Reproduce, ABadOptionKeepsAnEarlierRunsFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// Bad input to every subcommand: exit 2, one line on stderr, nothing on
+// stdout, and nothing created. (Before: train and ldpfl printed their header
+// on stdout first, `train --threads 100000` started 100,000 threads, and
+// an LDP-FL serve created its key pair before refusing.)
+TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
+  const std::string state = Scratch("bad_input.sqlite");
+  const std::string token = Scratch("bad_input.token");
+  std::ofstream(token) << "0123\n";
+  const std::vector<std::vector<std::string>> bad = {
+      {"train", "--batch-fraction", "2"},
+      {"train", "--k-fraction", "0"},
+      {"train", "--momentum", "1"},
+      {"train", "--theta", "1"},
+      {"train", "--threads", "100000"},
+      {"train", "--dataset", "bogus"},
+      {"train", "--variant", "bogus"},
+      {"train", "--folds", "1"},
+      {"ldpfl", "--clients", "0"},
+      {"ldpfl", "--dirichlet", "-1"},
+      {"ldpfl", "--epsilon", "0"},
+      {"ldpfl", "--dataset", "bogus"},
+      {"audit", "--d", "0"},
+      {"audit", "--epsilon", "0"},
+      {"reproduce", "ldpfl", "--dataset", "bogus", "--out", Scratch("bad_input_out")},
+      {"serve", "--state", state, "--users", "5", "--protocol", "ldpfl"},
+      {"serve", "--state", state, "--users", "5", "--protocol", "ldpfl", "--shuffler-token-file",
+       Scratch("bad_input.shuffler"), "--fraction", "0"},
+      {"serve", "--state", state, "--users", "5", "--eval-rows", "5:2"},
+      {"client", "--server", "127.0.0.1:1", "--token-file", "/nonexistent"},
+      {"client", "--server", "127.0.0.1:1", "--token-file", token, "--part", "3/2"},
+      {"shuffle", "--server", "127.0.0.1:1", "--token-file", "/nonexistent"},
+      {"enrol", "--state", state, "--count", "0"},
+      {"load", "--epochs", "0"},
+      {"sample", "--mechanism", "pm", "--epsilon", "1", "--input", "0", "--count", "0"},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    const auto r = Fedldp(args);
+    EXPECT_EQ(r.code, 2) << joined << "-> " << r.err;
+    EXPECT_TRUE(r.out.empty()) << joined << "-> " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << "-> " << r.err;
+    for (const std::string& created :
+         {state, state + ".key", state + ".key.pub", Scratch("bad_input.shuffler")}) {
+      EXPECT_FALSE(std::filesystem::exists(created)) << joined << "created " << created;
+    }
+  }
+  std::filesystem::remove(token);
+  std::filesystem::remove_all(Scratch("bad_input_out"));
+}
+
 TEST(Load, RefusesBadSizesBeforeStartingAnything) {
   for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
                            std::vector<std::string>{"--clients", "0"},

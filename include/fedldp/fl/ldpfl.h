@@ -102,6 +102,11 @@ struct InputMoments {
 };
 InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows);
 
+// "" if TrainLdpFl can run `config` on `train_rows` training rows, else why
+// not: what TrainLdpFl checks first (a caller checks before printing or
+// writing anything).
+std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round = {});
