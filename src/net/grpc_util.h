@@ -79,8 +79,12 @@ class Retrier {
         if (said) Say(std::string(what) + ": " + peer_ + " reachable again");
         return reply;
       }
+      // Retried: a peer away (UNAVAILABLE), slow (DEADLINE_EXCEEDED) or
+      // stopping (CANCELLED: a server shutting down cancels the calls it
+      // holds; this client cancels none). Anything else is an answer.
       const auto code = status.error_code();
-      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED &&
+          code != grpc::StatusCode::CANCELLED) {
         return Error{std::string(what) + " refused: " + status.error_message()};
       }
       if (Clock::now() - start > give_up_) {
