@@ -61,10 +61,13 @@ bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
   for (const auto& [token, entry] : clients_) {
     const auto& [client, seen] = entry;
     if (user >= client.first && user < client.first + client.users) {
-      return seen != Clock::time_point{} && now - seen >= stale_after;
+      if (seen == Clock::time_point{}) break;  // found again, not heard from yet
+      return now - seen >= stale_after;
     }
   }
-  return false;
+  // Not heard from since this process started (training runs only once
+  // every user joined, so the user's client joined before a restart).
+  return now - started_ >= stale_after + kReconnectAllowance;
 }
 
 const char* Roster::CloseReason(Clock::time_point opened, const RoundPolicy& policy,

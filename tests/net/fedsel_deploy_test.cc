@@ -261,6 +261,36 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   EXPECT_EQ(resumed->stats().counted, 2 * data_.size());  // in the model: each exactly once
 }
 
+// After a restart, a client that does not come back counts as quiet once
+// the server has listened for stale_after, so rounds go on with the clients
+// that returned instead of each waiting its deadline (here an hour).
+TEST_F(FedSelDeployTest, AfterARestartAClientThatDoesNotComeBackIsQuiet) {
+  std::vector<std::string> tokens;
+  {
+    auto state = State();
+    tokens = state.IssueTokens(4).value();
+  }
+  RoundPolicy policy;
+  policy.stale_after = 1s;  // also the margin for the time Create takes below
+  policy.deadline = 1h;
+  policy.min_participation = 0.5;
+  auto c = FedSelCoordinator::Create(spec_, policy, State()).value();
+  auto parties = Parties(*c, 4, spec_.config.epsilon, tokens, Clock::now());
+  for (std::uint64_t r = 0; r < 3; ++r) Pass(*c, parties, Clock::now(), ~std::size_t{0}, r);
+  ASSERT_EQ(c->stats().round, 3u);
+  c.reset();
+  auto resumed = FedSelCoordinator::Create(spec_, policy, State()).value();
+  const auto back = Clock::now() + 10ms;
+  Pass(*resumed, parties, back, /*skip=*/3);  // clients 0-2 come back; 3 never does
+  // Client 3 may still be reconnecting: the round waits for it ...
+  resumed->Tick(back + Roster::kReconnectAllowance);
+  EXPECT_EQ(resumed->stats().round, 3u) << "client 3 was cut off while it could reconnect";
+  // ... but not until its deadline (an hour).
+  resumed->Tick(back + Roster::kReconnectAllowance + 1100ms);
+  EXPECT_EQ(resumed->stats().round, 4u) << "client 3, never back, held the round";
+  EXPECT_EQ(resumed->stats().rounds_without_update, 0u);  // 3 of 4 clients: above 50 %
+}
+
 TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
   auto state = State();
   const auto tokens = state.IssueTokens(1).value();

@@ -36,7 +36,9 @@ struct Joined {
 class Roster {
  public:
   using Clock = std::chrono::steady_clock;
-  explicit Roster(std::uint64_t task_users) : task_users_(task_users) {}
+  // `started`: when this process began to listen for the task's clients.
+  explicit Roster(std::uint64_t task_users, Clock::time_point started = Clock::now())
+      : task_users_(task_users), started_(started) {}
 
   // Enrolled tokens only; a new client gets the next free user numbers if
   // the task has room. On success `line` says who joined, for the log.
@@ -46,9 +48,17 @@ class Roster {
   std::optional<ServerState::Client> Find(ServerState& state, std::string_view token);
   void Seen(std::string_view token, Clock::time_point now);
   // The client hosting `user` has not polled for `stale_after`. A client
-  // not heard from since this process started (a restart) is not judged.
+  // not heard from since this process started (after a restart) is quiet
+  // once the process has listened for stale_after + kReconnectAllowance: a
+  // client that does not come back must not hold every round until its
+  // deadline, and one that does must not be cut off while it reconnects.
   bool Quiet(std::uint64_t user, Clock::time_point now,
              std::chrono::milliseconds stale_after) const;
+  // How long a client may take to find a restarted server: a call on a dead
+  // connection runs to its 3 s deadline, then the retry backoff (<= 1 s)
+  // and gRPC's reconnect backoff (<= 1 s) follow. Seen: 6 s in the SIGKILL
+  // end-to-end test; 10 s leaves a margin.
+  static constexpr std::chrono::seconds kReconnectAllowance{10};
   // Why a round opened at `opened` should close now, or nullptr: its
   // deadline passed, or (after stale_after) every user of `assigned` not
   // `in` belongs to a quiet client.
@@ -58,6 +68,7 @@ class Roster {
 
  private:
   const std::uint64_t task_users_;
+  const Clock::time_point started_;
   std::unordered_map<std::string, std::pair<ServerState::Client, Clock::time_point>> clients_;
 };
 
