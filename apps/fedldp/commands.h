@@ -180,6 +180,7 @@ struct ServeOptions {
   double min_participation = 0.5;
   std::string tls_cert, tls_key;
   std::string out;
+  bool insecure = false;  // allow plaintext off loopback
 };
 void SetupServe(CLI::App& app, ServeOptions& options);
 int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
@@ -201,6 +202,7 @@ struct ClientOptions {
   std::string ledger = "fedldp-ledger.sqlite";
   std::optional<double> budget;
   std::string tls_ca;
+  bool insecure = false;  // allow plaintext off loopback
 };
 void SetupClient(CLI::App& app, ClientOptions& options);
 int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);
@@ -226,6 +228,7 @@ struct ShuffleOptions {
   std::size_t min_batch = 10;
   int flush_before_ms = 2000;
   std::string tls_cert, tls_key, server_ca;
+  bool insecure = false;  // allow plaintext off loopback
 };
 void SetupShuffle(CLI::App& app, ShuffleOptions& options);
 int RunShuffle(const ShuffleOptions& options, std::ostream& out, std::ostream& err);

@@ -37,6 +37,18 @@ void CatchSignals() {
 }
 
 // "A:B" (half-open), or all rows of `n` when empty.
+void CheckPlaintext(const std::string& address, const std::string& tls_file, bool insecure,
+                    const char* flag, std::ostream& err) {
+  TlsFiles tls;
+  tls.ca = tls_file;
+  tls.insecure = insecure;
+  if (auto why = CheckTransport(address, tls, flag); !why.empty()) throw UsageError(why);
+  if (!tls.enabled() && !IsLoopbackAddress(address)) {
+    err << Stamp() << " warning: plaintext on " << address
+        << " (--insecure): tokens and reports cross the network in clear" << std::endl;
+  }
+}
+
 std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const char* flag) {
   std::size_t a = 0, b = n;
   if (!spec.empty()) {
@@ -233,6 +245,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): serve over TLS");
   app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
+  app.add_flag("--insecure", o.insecure,
+               "Allow plaintext on a non-loopback address (tokens and reports cross the network "
+               "in clear)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
 }
 
@@ -241,6 +256,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (given.tls_cert.empty() != given.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
+  CheckPlaintext(given.address, given.tls_cert, given.insecure, "--tls-cert and --tls-key", err);
   if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
@@ -298,6 +314,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   TlsFiles tls;
   tls.certificate = o.tls_cert;
   tls.key = o.tls_key;
+  tls.insecure = o.insecure;
   CatchSignals();
   auto server = CoordinatorServer::Start(coord, o.address, tls);
   if (!server.ok()) throw UsageError(server.error());
@@ -403,13 +420,20 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
   app.add_option("--budget", o.budget,
                  "Each user's total epsilon on the ledger (default: the task's epsilon)");
   app.add_option("--tls-ca", o.tls_ca, "Trust this certificate (PEM): connect over TLS");
+  app.add_flag("--insecure", o.insecure,
+               "Allow plaintext on a non-loopback address (tokens and reports cross the network "
+               "in clear)");
 }
 
 int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   std::string token = o.token;
   if (!o.token_file.empty()) token = ReadToken(o.token_file, "--token-file");
   if (token.empty()) throw UsageError("give --token or --token-file");
-  if (!o.shuffler.empty()) return RunClientLdpFl(o, token, out, err);
+  CheckPlaintext(o.server, o.tls_ca, o.insecure, "--tls-ca", err);
+  if (!o.shuffler.empty()) {
+    CheckPlaintext(o.shuffler, o.shuffler_ca, o.insecure, "--shuffler-ca", err);
+    return RunClientLdpFl(o, token, out, err);
+  }
   const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir)
                                            : LoadClientFile(o, LibsvmLabels::kRanked);
   const bool adult = o.data_file.empty() && o.dataset == "adult";
@@ -421,6 +445,7 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   c.ledger = o.ledger;
   c.budget = o.budget;
   c.tls.ca = o.tls_ca;
+  c.tls.insecure = o.insecure;
   c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();

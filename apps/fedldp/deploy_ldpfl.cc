@@ -152,6 +152,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   TlsFiles tls;
   tls.certificate = o.tls_cert;
   tls.key = o.tls_key;
+  tls.insecure = o.insecure;
   CatchSignals();
   auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
   if (!server.ok()) throw UsageError(server.error());
@@ -225,7 +226,9 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
   c.ledger = o.ledger;
   c.budget = o.budget;
   c.tls.ca = o.tls_ca;
+  c.tls.insecure = o.insecure;
   c.shuffler_tls.ca = o.shuffler_ca;
+  c.shuffler_tls.insecure = o.insecure;
   c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();
@@ -267,6 +270,9 @@ void SetupShuffle(CLI::App& app, ShuffleOptions& o) {
   app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): take clients over TLS");
   app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
   app.add_option("--server-ca", o.server_ca, "Trust this certificate for the server (TLS)");
+  app.add_flag("--insecure", o.insecure,
+               "Allow plaintext on a non-loopback address (tokens and reports cross the network "
+               "in clear)");
 }
 
 int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
@@ -278,10 +284,14 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   };
   ShufflerServerOptions s;
   s.address = o.address;
+  CheckPlaintext(o.address, o.tls_cert, o.insecure, "--tls-cert and --tls-key", err);
+  CheckPlaintext(o.server, o.server_ca, o.insecure, "--server-ca", err);
   s.tls.certificate = o.tls_cert;
   s.tls.key = o.tls_key;
+  s.tls.insecure = o.insecure;
   s.server = o.server;
   s.server_tls.ca = o.server_ca;
+  s.server_tls.insecure = o.insecure;
   s.shuffler_token = ReadToken(o.token_file, "--token-file");
   s.log = log;
   ShufflerCore core(

@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <ostream>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/net/services.h"
 
 namespace fedldp::cli {
 
@@ -32,6 +34,12 @@ inline double ProcessCpuSeconds() {
 extern std::atomic<bool> g_stop;
 void CatchSignals();
 // "A:B" (half-open), or all rows of `n` when empty.
+// Before any work: plaintext (no `tls_file`: certificate or CA) on a
+// non-loopback address is refused (UsageError) unless `insecure`, and then
+// said on `err`.
+void CheckPlaintext(const std::string& address, const std::string& tls_file, bool insecure,
+                    const char* flag, std::ostream& err);
+
 std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const char* flag);
 // Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.
 std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const std::string& spec);

@@ -3,6 +3,7 @@
 #include <absl/synchronization/mutex.h>
 #include <grpc/support/log.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -47,9 +48,40 @@ Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFile
   return grpc::SslServerCredentials(ssl);
 }
 
+}  // namespace fedldp::net_internal
+
+namespace fedldp {
+
+bool IsLoopbackAddress(const std::string& address) {
+  std::string host = address;
+  if (host.rfind("ipv4:", 0) == 0) host = host.substr(5);
+  if (host.rfind("ipv6:", 0) == 0) host = host.substr(5);
+  if (!host.empty() && host.front() == '[') {  // [v6]:port
+    const auto close = host.find(']');
+    host = close == std::string::npos ? host : host.substr(1, close - 1);
+  } else if (std::count(host.begin(), host.end(), ':') == 1) {
+    host = host.substr(0, host.find(':'));  // host:port
+  }
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag) {
+  if (tls.enabled() || tls.insecure || IsLoopbackAddress(address)) return "";
+  return std::string("refusing plaintext on ") + address +
+         ": tokens and reports would cross the network in clear; give " + flag +
+         " for TLS, or --insecure to allow it knowingly";
+}
+
+}  // namespace fedldp
+
+namespace fedldp::net_internal {
+
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                    const TlsFiles& tls) {
   PrepareGrpc();
+  if (auto why = CheckTransport(address, tls, "a CA certificate"); !why.empty()) {
+    return Error{why};
+  }
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!tls.ca.empty()) {
     auto ca = ReadFile(tls.ca);
@@ -83,6 +115,9 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
                                                    std::shared_ptr<std::atomic<bool>> failed,
                                                    std::function<void()> drain) {
   PrepareGrpc();
+  if (auto why = CheckTransport(address, tls, "--tls-cert and --tls-key"); !why.empty()) {
+    return Error{why};
+  }
   auto credentials = ServerCredentials(tls);
   if (!credentials.ok()) return Error{credentials.error()};
   auto s = std::make_unique<RunningServer>();

@@ -338,6 +338,39 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
   std::filesystem::remove_all(Scratch("bad_input_out"));
 }
 
+// Off loopback, plaintext needs --insecure, and is then said (the check comes
+// before any connection: no traffic leaves the machine).
+TEST(Deploy, PlaintextOffLoopbackNeedsInsecure) {
+  const std::string state = Scratch("plaintext.sqlite");
+  const std::string token = Scratch("plaintext.token");
+  std::ofstream(token) << "0123\n";
+  const auto serve = Fedldp({"serve", "--state", state, "--users", "5", "--address", "0.0.0.0:7070"});
+  EXPECT_EQ(serve.code, 2);
+  EXPECT_NE(serve.err.find("refusing plaintext on 0.0.0.0:7070"), std::string::npos) << serve.err;
+  EXPECT_FALSE(std::filesystem::exists(state));
+  const auto client =
+      Fedldp({"client", "--server", "fedldp-test.invalid:7070", "--token-file", token});
+  EXPECT_EQ(client.code, 2);
+  EXPECT_NE(client.err.find("give --tls-ca for TLS, or --insecure"), std::string::npos)
+      << client.err;
+  const auto shuffle = Fedldp({"shuffle", "--server", "127.0.0.1:7070", "--token-file", token,
+                               "--address", "0.0.0.0:7071"});
+  EXPECT_EQ(shuffle.code, 2);
+  EXPECT_NE(shuffle.err.find("refusing plaintext on 0.0.0.0:7071"), std::string::npos)
+      << shuffle.err;
+  // Allowed knowingly: the warning, then the run goes on (and stops here:
+  // nobody is enrolled).
+  const auto insecure = Fedldp(
+      {"serve", "--state", state, "--users", "5", "--address", "0.0.0.0:7070", "--insecure"});
+  EXPECT_EQ(insecure.code, 2);
+  EXPECT_NE(insecure.err.find("warning: plaintext on 0.0.0.0:7070 (--insecure)"),
+            std::string::npos)
+      << insecure.err;
+  EXPECT_NE(insecure.err.find("no client is enrolled"), std::string::npos) << insecure.err;
+  std::filesystem::remove(state);
+  std::filesystem::remove(token);
+}
+
 TEST(Load, RefusesBadSizesBeforeStartingAnything) {
   for (const auto& args : {std::vector<std::string>{"--clients", "3000", "--rows", "0:2000"},
                            std::vector<std::string>{"--clients", "0"},

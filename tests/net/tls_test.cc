@@ -155,5 +155,38 @@ TEST_F(TlsTest, LdpFlReportsPassTheShufflerWithTlsOnEveryHop) {
   EXPECT_EQ(core.stats().forwarded, 8u);
 }
 
+// Plaintext is refused off loopback, by the library itself: tokens and
+// reports must not cross a network in clear unless the operator says so.
+TEST(Transport, PlaintextIsRefusedOffLoopbackUnlessAllowed) {
+  for (const char* a : {"127.0.0.1:7070", "127.8.9.10:1", "localhost:7070", "[::1]:7070", "::1",
+                        "localhost"}) {
+    EXPECT_TRUE(IsLoopbackAddress(a)) << a;
+  }
+  for (const char* a : {"0.0.0.0:7070", "10.0.0.1:7070", "[::]:7070", "server.example:7070",
+                        "128.0.0.1:1", "localhost.example:1"}) {
+    EXPECT_FALSE(IsLoopbackAddress(a)) << a;
+  }
+  TlsFiles plain;
+  EXPECT_EQ(CheckTransport("127.0.0.1:1", plain, "--tls-cert"), "");
+  EXPECT_NE(CheckTransport("0.0.0.0:1", plain, "--tls-cert").find("refusing plaintext on 0.0.0.0:1"),
+            std::string::npos);
+  TlsFiles insecure;
+  insecure.insecure = true;
+  EXPECT_EQ(CheckTransport("0.0.0.0:1", insecure, "--tls-cert"), "");
+  TlsFiles ca;
+  ca.ca = "ca.pem";
+  EXPECT_EQ(CheckTransport("server.example:1", ca, "--tls-ca"), "");
+}
+
+TEST_F(TlsTest, AServerRefusesToListenInPlaintextOffLoopback) {
+  const Dataset data = testing::SmallSynthetic(200);
+  auto state = ServerState::Open(Path("server.sqlite")).value();
+  auto c = FedSelCoordinator::Create(FedSelSpec(data), {}, std::move(state)).value();
+  const auto plain = CoordinatorServer::Start(*c, "0.0.0.0:0");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.error().find("refusing plaintext"), std::string::npos) << plain.error();
+  EXPECT_TRUE(CoordinatorServer::Start(*c, "0.0.0.0:0", ServerTls()).ok());  // TLS: fine
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -33,8 +33,18 @@ struct TlsFiles {
   std::string certificate;  // server: its certificate chain (PEM)
   std::string key;          // server: its private key (PEM)
   std::string ca;           // client: the certificate(s) to trust (PEM)
+  // Plaintext (no certificate or ca) is refused for any address but
+  // loopback: tokens and reports would cross the network in clear. The
+  // operator may allow it knowingly (fedldp's --insecure).
+  bool insecure = false;
   bool enabled() const { return !certificate.empty() || !ca.empty(); }
 };
+
+// True for 127.0.0.0/8, ::1 and localhost, with a port or not.
+bool IsLoopbackAddress(const std::string& address);
+// "" if `address` may be used with `tls` (TLS, loopback, or insecure
+// allowed), else the refusal, naming `flag` (the option that gives TLS).
+std::string CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag);
 
 // The coordinator's gRPC server, with a timer that closes rounds at their
 // deadlines. Stops on Shutdown or destruction.
