@@ -62,7 +62,19 @@ bool IsLoopbackAddress(const std::string& address) {
   } else if (std::count(host.begin(), host.end(), ':') == 1) {
     host = host.substr(0, host.find(':'));  // host:port
   }
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8 as an IPv4 literal only: "127.evil.example" is a name
+  // anyone can point anywhere.
+  if (host.rfind("127.", 0) != 0) return false;
+  int dots = 0;
+  for (char ch : host) {
+    if (ch == '.') {
+      ++dots;
+    } else if (ch < '0' || ch > '9') {
+      return false;
+    }
+  }
+  return dots == 3 && host.size() <= 15;
 }
 
 std::string CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag) {

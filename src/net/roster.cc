@@ -9,7 +9,9 @@ std::string CheckRoundPolicy(const RoundPolicy& policy) {
     return "minimum participation must be in (0, 1]";
   }
   if (policy.deadline.count() <= 0) return "the round deadline must be positive";
-  if (policy.stale_after.count() <= 0) return "the time after which a client counts as quiet must be positive";
+  if (policy.stale_after.count() <= 0) {
+    return "the time after which a client counts as quiet must be positive";
+  }
   if (policy.retry.count() <= 0) return "the poll interval must be positive";
   return "";
 }

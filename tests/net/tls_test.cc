@@ -163,7 +163,8 @@ TEST(Transport, PlaintextIsRefusedOffLoopbackUnlessAllowed) {
     EXPECT_TRUE(IsLoopbackAddress(a)) << a;
   }
   for (const char* a : {"0.0.0.0:7070", "10.0.0.1:7070", "[::]:7070", "server.example:7070",
-                        "128.0.0.1:1", "localhost.example:1"}) {
+                        "128.0.0.1:1", "localhost.example:1", "127.evil.example:1",
+                        "127.0.0.1.example:1"}) {
     EXPECT_FALSE(IsLoopbackAddress(a)) << a;
   }
   TlsFiles plain;
