@@ -15,15 +15,9 @@
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/store/server_state.h"
+#include "fuzz_util.h"
 
 namespace fedldp::fuzz {
-
-inline void Require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
-}
 
 // For LLVMFuzzerInitialize. Protobuf logs every string field that is not
 // UTF-8, and the fuzzer sends many: silenced. FEDLDP_FUZZ_WRITE_SEEDS=DIR
@@ -32,16 +26,14 @@ inline void Require(bool ok, const char* what) {
 // the fuzzer longer inputs to start from.
 inline void StartConversationFuzzer(std::uint64_t seed, std::size_t step) {
   google::protobuf::SetLogHandler(nullptr);
-  const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS");
-  if (!dir) return;
-  CounterRng rng(seed, 1);
-  for (std::size_t i = 0; i < 8; ++i) {
-    std::string bytes(256 + step * i, '\0');
-    for (auto& b : bytes) b = static_cast<char>(rng() & 0xff);
-    std::ofstream(std::string(dir) + "/conversation-" + std::to_string(i), std::ios::binary)
-        << bytes;
-  }
-  std::exit(0);
+  WriteSeedsIfAsked([&](const std::string& dir) {
+    CounterRng rng(seed, 1);
+    for (std::size_t i = 0; i < 8; ++i) {
+      std::string bytes(256 + step * i, '\0');
+      for (auto& b : bytes) b = static_cast<char>(rng() & 0xff);
+      std::ofstream(dir + "/conversation-" + std::to_string(i), std::ios::binary) << bytes;
+    }
+  });
 }
 
 // A conversation's server: an in-memory state with `clients` enrolled

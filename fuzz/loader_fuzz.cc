@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fedldp/data/loaders.h"
+#include "fuzz_util.h"
 
 namespace {
 
@@ -33,12 +34,7 @@ using namespace fedldp;
 constexpr LoadLimits kLimits{
     .max_dimension = 1 << 16, .max_cells = 1 << 24, .max_line_bytes = 1 << 16};
 
-void Require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using fuzz::Require;
 
 // A file in memory with a path the loaders can open.
 class MemoryFile {
@@ -110,10 +106,7 @@ void WriteSeeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS")) {
-    WriteSeeds(dir);
-    std::exit(0);
-  }
+  fuzz::WriteSeedsIfAsked(WriteSeeds);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/wire/report_codec.h"
+#include "fuzz_util.h"
 
 namespace {
 
@@ -31,12 +32,7 @@ const LdpFlRandomizer& LdpFl() {
   return r;
 }
 
-void Require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using fuzz::Require;
 
 void WriteSeeds(const std::string& dir) {
   CounterRng rng(1, 1);
@@ -55,10 +51,7 @@ void WriteSeeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("FEDLDP_FUZZ_WRITE_SEEDS")) {
-    WriteSeeds(dir);
-    std::exit(0);
-  }
+  fuzz::WriteSeedsIfAsked(WriteSeeds);
   return 0;
 }
 
