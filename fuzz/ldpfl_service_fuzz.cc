@@ -1,9 +1,9 @@
 // libFuzzer target: a fuzzed conversation with the LDP-FL server, through the
 // very handlers its gRPC service runs (src/net/ldpfl_handlers.h): the
-// clients' Join and Poll, the shuffler's Vouch, RoundInfo and Deliver as
-// serialized messages, and time passing (Tick). A call uses one of the
-// enrolled tokens or the fuzzed one, and the shuffler's calls its token or
-// the fuzzed one; a Deliver may carry fuzzed bytes or a batch of pieces
+// clients' Join, Poll and Withdraw, the shuffler's Vouch, RoundInfo and
+// Deliver as serialized messages, and time passing (Tick). A call uses one
+// of the enrolled tokens or the fuzzed one (with the client's session or the
+// fuzzed one), and the shuffler's calls its token or the fuzzed one; a Deliver may carry fuzzed bytes or a batch of pieces
 // sealed to the server's key (valid reports for the round's ranges, or
 // fuzzed plaintexts), so rounds close and the task finishes. The task's
 // first bytes pick weights or updates, and fixed or adaptive ranges. Beyond
@@ -14,7 +14,10 @@
 //   tallies are the sum of its answers;
 // - a poll offers a client only its own users, with the whole model and one
 //   range per layer unless it said it has them;
-// - the model stays finite, and no user's report counts twice in a round.
+// - the model stays finite, and no user's report counts twice in a round;
+// - a client's call is answered, and a user vouched for, only for the
+//   token's live session; a Join while it is live is refused;
+// - a withdrawn user is never offered a round or vouched for again.
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes a few conversations into DIR as a
 // starting corpus, then exits.
@@ -97,13 +100,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::set<std::uint64_t> delivered;  // this round's users, from accepted batches
   std::uint64_t round_of_delivered = 0;
 
+  std::map<std::size_t, std::string> sessions;     // client -> its live session
+  std::map<std::size_t, Clock::time_point> heard;  // client -> last answered call
+  std::set<std::uint64_t> withdrawn;
+
   while (in.remaining_bytes() > 0) {
-    const int op = in.ConsumeIntegralInRange(0, 5);
+    const int op = in.ConsumeIntegralInRange(0, 6);
     const std::size_t who = in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
     const bool shuffler = in.ConsumeBool();
+    const bool own_session = in.ConsumeBool();
     const std::string bytes = in.ConsumeRandomLengthString(512);
     const auto token = [&](auto& message) {
       if (who < kClients) message.set_token(tokens[who]);
+      if (who < kClients && own_session && sessions.contains(who)) {
+        message.set_session(sessions[who]);
+      }
+    };
+    const auto live = [&](const auto& request) {
+      return who < kClients && sessions.contains(who) && request.session() == sessions[who];
     };
     const auto shuffler_token = [&](auto& message) {
       if (shuffler) message.set_shuffler_token(kShuffler);
@@ -112,12 +126,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (op == 0) {
       pb::JoinRequest request;
       if (!request.ParseFromString(bytes)) continue;  // gRPC refuses what does not parse
-      token(request);
+      if (who < kClients) request.set_token(tokens[who]);
       if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
       pb::JoinReply reply;
       if (net_internal::HandleJoin(c, task, request, &reply, now).ok()) {
         Require(reply.first_user() + reply.users() <= kUsers, "users exist");
         Require(who < kClients, "only an enrolled token joins");
+        Require(!heard.contains(who) || now - heard[who] >= server.policy.stale_after,
+                "a token's live session is not taken over");
+        Require(reply.session().size() == 32 && reply.session() != sessions[who],
+                "a join opens a new session");
+        sessions[who] = reply.session();
+        heard[who] = now;
         joined[who] = {reply.first_user(), reply.users()};
       }
     } else if (op == 1) {
@@ -126,6 +146,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       token(request);
       pb::PollReply reply;
       const auto outcome = net_internal::HandlePoll(c, request, &reply, now);
+      if (outcome.ok()) {
+        Require(live(request), "a poll is answered only for the token's live session");
+        heard[who] = now;
+      }
       if (outcome.ok() && reply.state() == pb::PollReply::ROUND) {
         Require(joined.contains(who), "only a joined client is polled a round");
         const auto [first, users] = joined[who];
@@ -133,6 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto& round_users = offered[reply.round()];
         for (const auto u : reply.users()) {
           Require(u >= first && u < first + users, "a client is offered only its own users");
+          Require(!withdrawn.contains(u), "a withdrawn user is not asked again");
           if (std::find(round_users.begin(), round_users.end(), u) == round_users.end()) {
             round_users.push_back(u);
           }
@@ -160,7 +185,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pb::VouchReply reply;
       const auto outcome = net_internal::HandleVouch(c, kShuffler, request, &reply);
       Require(outcome.ok() == shuffler, "only the shuffler is answered");
+      if (shuffler && live(request)) heard[who] = now;
       if (reply.ok()) {
+        Require(live(request), "a user is vouched for only for the token's live session");
+        Require(!withdrawn.contains(request.user()), "a withdrawn user is not vouched for");
         Require(joined.contains(who), "a vouched user's client has joined");
         const auto [first, users] = joined[who];
         Require(request.user() >= first && request.user() < first + users,
@@ -245,6 +273,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         accepted_by_answers += reply.pieces_accepted();
         rejected_by_answers += reply.pieces_rejected();
+      }
+    } else if (op == 5) {
+      pb::WithdrawRequest request;
+      if (!request.ParseFromString(bytes)) continue;
+      token(request);
+      pb::WithdrawReply reply;
+      const auto outcome = net_internal::HandleWithdraw(c, request, &reply, now);
+      const auto after = c.stats();
+      if (!outcome.ok()) {
+        Require(after.withdrawn == before.withdrawn, "a refused withdrawal withdraws nobody");
+      } else {
+        Require(live(request), "a withdrawal is answered only for the token's live session");
+        heard[who] = now;
+        withdrawn.insert(request.users().begin(), request.users().end());
+        Require(after.withdrawn == withdrawn.size(), "the server withdrew exactly what it was told");
       }
     } else {
       now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));

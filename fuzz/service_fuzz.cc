@@ -1,13 +1,17 @@
 // libFuzzer target: a fuzzed conversation with the FedSel server, through
 // the very handlers its gRPC service runs (src/net/fedsel_handlers.h): Join,
-// Poll and Submit as serialized messages, and time passing (Tick). A call
-// uses one of the enrolled tokens or the fuzzed one; a Submit may carry
+// Poll, Submit and Withdraw as serialized messages, and time passing (Tick).
+// A call uses one of the enrolled tokens or the fuzzed one, with that
+// client's session or the fuzzed one; a Submit may carry
 // fuzzed report bytes or valid reports for the open round, so rounds close,
 // epochs end and the task finishes. Beyond "no crash, no sanitizer report":
 // - a Submit answers one verdict per report, and the reports the server
 //   says it counted are exactly its own tally;
 // - a poll offers a client only its own users, with the whole model;
-// - the model stays finite, and no report counts twice.
+// - the model stays finite, and no report counts twice;
+// - a call is answered only for the token's live session, and a Join while
+//   that session is live is refused (one client per token);
+// - a withdrawn user is never offered a round again.
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes a few conversations into DIR as a
 // starting corpus, then exits.
@@ -15,6 +19,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,24 +69,44 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CounterRng rng(in.ConsumeIntegral<std::uint32_t>(), 7);
   auto now = Clock::time_point{} + std::chrono::hours(1);
   std::uint64_t counted_by_verdicts = 0;
+  std::map<std::size_t, std::string> sessions;     // client -> its live session
+  std::map<std::size_t, Clock::time_point> heard;  // client -> last answered call
+  std::set<std::uint64_t> withdrawn;
 
   while (in.remaining_bytes() > 0) {
-    const int op = in.ConsumeIntegralInRange(0, 3);
+    const int op = in.ConsumeIntegralInRange(0, 4);
     const std::size_t who = in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
+    const bool own_session = in.ConsumeBool();
     const std::string bytes = in.ConsumeRandomLengthString(512);
     const auto token = [&](auto& message) {
       if (who < kClients) message.set_token(tokens[who]);
+      if (who < kClients && own_session && sessions.contains(who)) {
+        message.set_session(sessions[who]);
+      }
+    };
+    // An answered call: only for the token's live session.
+    const auto answered = [&](const auto& request) {
+      Require(who < kClients && sessions.contains(who) && request.session() == sessions[who],
+              "a call is answered only for the token's live session");
+      heard[who] = now;
     };
     if (op == 0) {
       pb::JoinRequest request;
       if (!request.ParseFromString(bytes)) continue;  // gRPC refuses what does not parse
-      token(request);
+      if (who < kClients) request.set_token(tokens[who]);
       if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
       pb::JoinReply reply;
       const auto outcome = net_internal::HandleJoin(c, task, request, &reply, now);
       if (outcome.ok()) {
         // A rejoining client keeps the users it was given first.
         Require(reply.first_user() + reply.users() <= kUsers, "users exist");
+        Require(who < kClients, "only an enrolled token joins");
+        Require(!heard.contains(who) || now - heard[who] >= server.policy.stale_after,
+                "a token's live session is not taken over");
+        Require(reply.session().size() == 32 && reply.session() != sessions[who],
+                "a join opens a new session");
+        sessions[who] = reply.session();
+        heard[who] = now;
       }
     } else if (op == 1) {
       pb::PollRequest request;
@@ -88,10 +114,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       token(request);
       pb::PollReply reply;
       const auto outcome = net_internal::HandlePoll(c, request, &reply, now);
+      if (outcome.ok()) answered(request);
       if (outcome.ok() && reply.state() == pb::PollReply::ROUND) {
         Require(reply.weights_size() == static_cast<int>(kDimension), "the whole model is sent");
         Require(reply.users_size() > 0, "a round names this client's users");
-        for (const auto u : reply.users()) Require(u < kUsers, "polled users exist");
+        for (const auto u : reply.users()) {
+          Require(u < kUsers, "polled users exist");
+          Require(!withdrawn.contains(u), "a withdrawn user is not asked again");
+        }
       }
     } else if (op == 2) {
       pb::SubmitRequest request;
@@ -119,6 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 "a refused call counts nothing");
         continue;
       }
+      answered(request);
       Require(reply.verdicts_size() == request.reports_size(), "one verdict per report");
       std::uint64_t accepted = 0, refused = 0;
       for (const auto& v : reply.verdicts()) {
@@ -129,6 +160,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Require(after.accepted - before.accepted == accepted, "accepted reports are counted once");
       Require(after.rejected - before.rejected == refused, "refused reports are counted");
       counted_by_verdicts += accepted;
+    } else if (op == 3) {
+      pb::WithdrawRequest request;
+      if (!request.ParseFromString(bytes)) continue;
+      token(request);
+      pb::WithdrawReply reply;
+      const auto before = c.stats();
+      const auto outcome = net_internal::HandleWithdraw(c, request, &reply, now);
+      const auto after = c.stats();
+      if (!outcome.ok()) {
+        Require(after.withdrawn == before.withdrawn, "a refused withdrawal withdraws nobody");
+        continue;
+      }
+      answered(request);
+      withdrawn.insert(request.users().begin(), request.users().end());
+      Require(after.withdrawn == withdrawn.size(), "the server withdrew exactly what it was told");
+      Require(reply.withdrawn() <= kUsers, "a client's withdrawn users exist");
     } else {
       now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));
       c.Tick(now);

@@ -292,6 +292,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
+  spec.deployment = state.deployment();
   if (auto why = state.BindTask(EncodeTask(spec)); !why.empty()) throw UsageError(why);
   if (state.tokens() == 0) {
     throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +

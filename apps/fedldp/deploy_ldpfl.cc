@@ -110,7 +110,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   auto made = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows, keys.public_key,
                             o.chunk);
   if (!made.ok()) throw UsageError(made.error());
-  const LdpFlTaskSpec spec = std::move(made).value();
+  LdpFlTaskSpec spec = std::move(made).value();
   SecureRng rng;
   auto net = NeuralNet::Create(c.arch, rng());
   if (!net.ok()) throw UsageError(net.error());
@@ -119,6 +119,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
+  spec.deployment = state.deployment();
   if (auto why = state.BindTask(EncodeLdpFlTask(spec)); !why.empty()) {
     throw UsageError(why + " (the state file was made for another task or key)");
   }

@@ -42,6 +42,16 @@ std::string CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& 
 
 }  // namespace
 
+std::string LedgerTaskKey(std::string_view id, std::string_view deployment) {
+  return std::string(id) + "@" + std::string(deployment);
+}
+
+std::string CheckAnnouncedDeployment(std::string_view deployment) {
+  if (IsDeploymentId(deployment)) return "";
+  return "the server announced no deployment identity (" + std::to_string(2 * kDeploymentBytes) +
+         " hex digits): this client's ledger could not tell its reports from another server's";
+}
+
 std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& policy) {
   if (spec.users == 0 || spec.dimension == 0) return "a task needs users and a dimension";
   if (auto e = CheckRoundPolicy(policy); !e.empty()) return e;
@@ -57,12 +67,16 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
                                                                      ServerState state, Log log,
                                                                      OnEpoch on_epoch) {
   if (auto e = Check(spec, policy); !e.empty()) return Error{e};
+  FedSelTaskSpec bound = spec;
+  if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
   auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
   std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
-      spec, policy, std::move(state), *plan, std::move(randomizer).value(), std::move(log),
+      bound, policy, std::move(state), *plan, std::move(randomizer).value(), std::move(log),
       std::move(on_epoch)));
   std::lock_guard lock(c->mu_);
+  if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
+  c->stats_.withdrawn = c->withdrawn_.size();
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (auto& snap = loaded.value()) {
@@ -89,7 +103,7 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
       c->Say("resumed at round " + std::to_string(c->snap_.round) + " (epoch " +
              std::to_string(c->snap_.epoch + 1) + "), " + std::to_string(recorded.size()) +
              " reports of it already recorded");
-      if (c->received_.size() == c->assigned_.size()) c->CloseRound(Clock::now(), "complete");
+      c->CloseIfComplete(Clock::now());
     }
   }
   return c;
@@ -116,11 +130,19 @@ FedSelCoordinator::Joined FedSelCoordinator::Join(std::string_view token, std::u
                                                   Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string line;
-  Joined out = roster_.Join(state_, token, users, now, &line);
+  Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
   if (!out.error.empty()) return out;
   Say(line);
   StartIfReady(now);
   return out;
+}
+
+void FedSelCoordinator::CloseIfComplete(Clock::time_point now) {
+  if (!gate_) return;
+  for (const std::uint64_t u : assigned_) {
+    if (!Done(u)) return;
+  }
+  CloseRound(now, "complete");
 }
 
 void FedSelCoordinator::StartIfReady(Clock::time_point now) {
@@ -171,7 +193,10 @@ void FedSelCoordinator::Commit() {
 
 void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const std::size_t m = assigned_.size(), got = received_.size();
-  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * m));
+  // Withdrawn users will not report: the minimum is of those who might.
+  std::size_t active = 0;
+  for (const std::uint64_t u : assigned_) active += received_.contains(u) || !withdrawn_.contains(u);
+  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * active));
   const bool update = got > 0 && got >= needed;
   if (update) {
     snap_.counted += got;
@@ -185,7 +210,9 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   if (got < m) {
     std::ostringstream line;
     line << "round " << snap_.round << " closed (" << why << ") with " << got << " of " << m
-         << " reports; "
+         << " reports";
+    if (active < m) line << " (" << m - active << " withdrawn)";
+    line << "; "
          << (update ? "model updated"
                     : "below the minimum of " + std::to_string(needed) + ": no update");
     Say(line.str());
@@ -223,16 +250,18 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
 }
 
 FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
+                                                     std::string_view session,
                                                      Clock::time_point now) {
   std::lock_guard lock(mu_);
   Poll out;
   out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
-  const auto client = roster_.Find(state_, token);
-  if (!client) {
-    out.error = "unknown client: join first";
+  const Access access = roster_.Enter(state_, token, session, now);
+  if (!access.ok()) {
+    out.error = access.error;
+    out.refusal = access.refusal;
     return out;
   }
-  roster_.Seen(token, now);
+  const auto* client = &access.client;
   if (snap_.finished) {
     out.state = Poll::State::kFinished;
     out.round = snap_.round;
@@ -243,7 +272,7 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
   const auto lo = std::lower_bound(assigned_.begin(), assigned_.end(), client->first);
   const auto hi = std::lower_bound(lo, assigned_.end(), client->first + client->users);
   for (auto it = lo; it != hi; ++it) {
-    if (!received_.contains(*it)) out.users.push_back(*it);
+    if (!Done(*it)) out.users.push_back(*it);
   }
   if (out.users.empty()) return out;
   out.state = Poll::State::kRound;
@@ -254,14 +283,20 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
   return out;
 }
 
-Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
-    std::string_view token, std::span<const std::pair<std::uint64_t, std::string>> reports,
-    Clock::time_point now) {
+FedSelCoordinator::Submitted FedSelCoordinator::Submit(
+    std::string_view token, std::string_view session,
+    std::span<const std::pair<std::uint64_t, std::string>> reports, Clock::time_point now) {
   std::lock_guard lock(mu_);
-  const auto client = roster_.Find(state_, token);
-  if (!client) return Error{"unknown client: join first"};
-  roster_.Seen(token, now);
-  std::vector<Verdict> verdicts(reports.size());
+  Submitted out;
+  const Access access = roster_.Enter(state_, token, session, now);
+  if (!access.ok()) {
+    out.error = access.error;
+    out.refusal = access.refusal;
+    return out;
+  }
+  const auto* client = &access.client;
+  std::vector<Verdict>& verdicts = out.verdicts;
+  verdicts.resize(reports.size());
   std::vector<std::pair<std::uint64_t, std::string>> to_record;
   std::vector<FedSelReport> decoded;
   for (std::size_t i = 0; i < reports.size(); ++i) {
@@ -274,6 +309,8 @@ Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
     } else if (!std::binary_search(assigned_.begin(), assigned_.end(), user)) {
       v.reason = "user " + std::to_string(user) + " does not take part in round " +
                  std::to_string(snap_.round);
+    } else if (withdrawn_.contains(user) && !received_.contains(user)) {
+      v.reason = "user " + std::to_string(user) + " was withdrawn from the task";
     }
     if (!v.reason.empty()) {
       ++stats_.rejected;
@@ -307,16 +344,35 @@ Result<std::vector<FedSelCoordinator::Verdict>> FedSelCoordinator::Submit(
       received_[to_record[i].first] = std::move(to_record[i].second);
     }
     stats_.accepted += to_record.size();
-    if (received_.size() == assigned_.size()) CloseRound(now, "complete");
+    CloseIfComplete(now);
   }
-  return verdicts;
+  return out;
+}
+
+FedSelCoordinator::Withdrawal FedSelCoordinator::Withdraw(std::string_view token,
+                                                          std::string_view session,
+                                                          std::span<const std::uint64_t> users,
+                                                          Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::string line;
+  const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
+                                       spec_.users, withdrawn_, &line);
+  if (!line.empty()) {
+    stats_.withdrawn = withdrawn_.size();
+    Say(line);
+    CloseIfComplete(now);
+  }
+  return out;
 }
 
 void FedSelCoordinator::Tick(Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (!started_ || snap_.finished || !gate_) return;
+  const std::uint64_t round = snap_.round;
+  CloseIfComplete(now);  // a round of withdrawn users only
+  if (snap_.round != round || !gate_) return;
   if (const char* why = roster_.CloseReason(opened_, policy_, now, assigned_,
-                                             [&](std::uint64_t u) { return received_.contains(u); })) {
+                                             [&](std::uint64_t u) { return Done(u); })) {
     CloseRound(now, why);
   }
 }

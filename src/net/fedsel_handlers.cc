@@ -26,8 +26,10 @@ Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
 
 Outcome HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
                    pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
-  auto poll = coordinator.PollRound(request.token(), now);
-  if (!poll.error.empty()) return {Outcome::Kind::kUnauthenticated, poll.error};
+  auto poll = coordinator.PollRound(request.token(), request.session(), now);
+  if (!poll.error.empty()) {
+    return Refused(poll.refusal, poll.error, Outcome::Kind::kUnauthenticated);
+  }
   SetPollReply(poll, reply);
   reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
   return {};
@@ -38,15 +40,19 @@ Outcome HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& re
   std::vector<std::pair<std::uint64_t, std::string>> reports;
   reports.reserve(static_cast<std::size_t>(request.reports_size()));
   for (const auto& r : request.reports()) reports.emplace_back(r.user(), r.report());
-  auto result = coordinator.Submit(request.token(), reports, now);
-  if (!result.ok()) return {Outcome::Kind::kUnauthenticated, result.error()};
-  const std::vector<FedSelCoordinator::Verdict> verdicts = std::move(result).value();
-  for (const auto& v : verdicts) {
+  const auto result = coordinator.Submit(request.token(), request.session(), reports, now);
+  if (!result.ok()) return Refused(result.refusal, result.error, Outcome::Kind::kUnauthenticated);
+  for (const auto& v : result.verdicts) {
     auto* out = reply->add_verdicts();
     out->set_accepted(v.accepted);
     out->set_reason(v.reason);
   }
   return {};
+}
+
+Outcome HandleWithdraw(FedSelCoordinator& coordinator, const pb::WithdrawRequest& request,
+                       pb::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now) {
+  return HandleWithdrawWith(coordinator, request, reply, now);
 }
 
 }  // namespace fedldp::net_internal

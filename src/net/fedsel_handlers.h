@@ -21,6 +21,8 @@ Outcome HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& reques
                    v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
 Outcome HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,
                      v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
+Outcome HandleWithdraw(FedSelCoordinator& coordinator, const v1::WithdrawRequest& request,
+                       v1::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now);
 
 }  // namespace fedldp::net_internal
 

@@ -9,6 +9,7 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task,
                                                     const Dataset& data,
                                                     std::vector<std::size_t> rows,
                                                     PrivacyLedger& ledger) {
+  if (auto e = CheckAnnouncedDeployment(task.deployment); !e.empty()) return Error{e};
   if (data.dimension != task.dimension) {
     return Error{"the task has dimension " + std::to_string(task.dimension) +
                  " but the local data has " + std::to_string(data.dimension)};
@@ -39,8 +40,20 @@ FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& 
       ledger_(&ledger),
       plan_(std::move(plan)),
       randomizer_(std::move(randomizer)),
+      ledger_task_(LedgerTaskKey(task.id, task.deployment)),
       accumulated_(rows_.size() * task.dimension, 0.0),
       rng_(std::make_unique<SecureRng>()) {}
+
+std::vector<std::uint64_t> FedSelParticipant::Exhausted() const {
+  std::vector<std::uint64_t> out;
+  const double cost = plan_.ReportEpsilon();
+  for (std::size_t local = 0; local < rows_.size(); ++local) {
+    if (ledger_->remaining("row-" + std::to_string(rows_[local])) < cost * (1 - 1e-12)) {
+      out.push_back(first_user_ + local);
+    }
+  }
+  return out;
+}
 
 FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
                                                      std::span<const double> weights,
@@ -66,7 +79,7 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
     }
     const std::size_t local = user - first_user_;
     const std::string account = "row-" + std::to_string(rows_[local]);
-    if (auto recorded = ledger_->Find(account, task_.id, round)) {  // a resend
+    if (auto recorded = ledger_->Find(account, ledger_task_, round)) {  // a resend
       answer.reports.emplace_back(user, std::move(*recorded));
       continue;
     }
@@ -75,6 +88,7 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
                                 "): refused, a report spends eps = " + std::to_string(cost) +
                                 " but only " + std::to_string(ledger_->remaining(account)) +
                                 " of " + std::to_string(ledger_->total()) + " is left");
+      answer.exhausted.push_back(user);
       continue;
     }
     const std::size_t row = rows_[local];
@@ -88,7 +102,7 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
                                 plan_.variant.scaled_accumulation ? config.learning_rate : 1.0,
                                 randomizer_, config.momentum, *rng_);
     }
-    fresh.push_back({account, task_.id, round, cost, EncodeReport(round, report)});
+    fresh.push_back({account, ledger_task_, round, cost, EncodeReport(round, report)});
     fresh_users.push_back(user);
   }
   const auto verdicts = ledger_->ChargeMany(fresh);

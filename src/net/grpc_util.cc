@@ -160,4 +160,26 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
   return s;
 }
 
+Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stub& stub,
+                                    const std::string& token,
+                                    std::span<const std::uint64_t> exhausted,
+                                    std::uint64_t hosted) {
+  v1::WithdrawRequest request;
+  request.set_token(token);
+  request.mutable_users()->Assign(exhausted.begin(), exhausted.end());
+  auto done = session.Call<v1::WithdrawReply>(
+      [&](grpc::ClientContext* c, const std::string& s, v1::WithdrawReply* r) {
+        request.set_session(s);
+        return stub.Withdraw(c, request, r);
+      },
+      "withdraw");
+  if (!done.ok()) return Error{done.error()};
+  session.Say("withdrew " + std::to_string(exhausted.size()) + " user(s) whose budget is spent; " +
+              std::to_string(done->withdrawn()) + " of " + std::to_string(hosted) + " withdrawn");
+  if (done->withdrawn() >= hosted) {
+    session.Say("every user's budget is spent: nothing more to report");
+  }
+  return done->withdrawn();
+}
+
 }  // namespace fedldp::net_internal

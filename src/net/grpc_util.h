@@ -11,11 +11,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 
 #include "fedldp/base/status.h"
 #include "fedldp/net/services.h"
+#include "fedldp/v1/service.grpc.pb.h"
 #include "handlers.h"
 
 namespace fedldp::net_internal {
@@ -34,6 +37,12 @@ inline grpc::Status StatusOf(const Outcome& o) {
       return grpc::Status::OK;
     case Outcome::Kind::kPermissionDenied:
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, o.message);
+    case Outcome::Kind::kSessionEnded:
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, o.message);
+    case Outcome::Kind::kInUse:
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, o.message);
+    case Outcome::Kind::kInvalidArgument:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, o.message);
     case Outcome::Kind::kUnauthenticated:
       break;
   }
@@ -62,11 +71,15 @@ class Retrier {
           std::chrono::milliseconds give_up)
       : peer_(std::move(peer)), stop_(std::move(stop)), log_(std::move(log)), give_up_(give_up) {}
 
+  // `also_retry`: one more status code to retry like an absent peer (a
+  // Join refused while another session holds the token).
   template <typename Reply, typename Invoke>
-  Result<Reply> Call(Invoke invoke, const char* what) {
+  Result<Reply> Call(Invoke invoke, const char* what,
+                     std::optional<grpc::StatusCode> also_retry = std::nullopt) {
     const auto start = Clock::now();
     auto backoff = std::chrono::milliseconds(50);
     bool said = false;
+    last_code_ = grpc::StatusCode::OK;
     while (true) {
       if (stop_ && stop_()) return Error{"stopped"};
       grpc::ClientContext context;
@@ -83,17 +96,21 @@ class Retrier {
       // stopping (CANCELLED: a server shutting down cancels the calls it
       // holds; this client cancels none). Anything else is an answer.
       const auto code = status.error_code();
-      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED &&
-          code != grpc::StatusCode::CANCELLED) {
+      last_code_ = code;
+      const bool away = code == grpc::StatusCode::UNAVAILABLE ||
+                        code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                        code == grpc::StatusCode::CANCELLED;
+      if (!away && code != also_retry) {
         return Error{std::string(what) + " refused: " + status.error_message()};
       }
       if (Clock::now() - start > give_up_) {
-        return Error{std::string(what) + ": " + peer_ + " unreachable for " +
-                     std::to_string(give_up_.count() / 1000) + " s: " + status.error_message()};
+        return Error{std::string(what) + ": " + peer_ + (away ? " unreachable" : " refused") +
+                     " for " + std::to_string(give_up_.count() / 1000) +
+                     " s: " + status.error_message()};
       }
       if (!said)
-        Say(std::string(what) + ": " + peer_ + " unavailable (" + status.error_message() +
-            "); retrying");
+        Say(std::string(what) + ": " + peer_ + (away ? " unavailable (" : " refused (") +
+            status.error_message() + "); retrying");
       said = true;
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
@@ -103,13 +120,77 @@ class Retrier {
   void Say(const std::string& line) const {
     if (log_) log_(line);
   }
+  // The status of the last failed attempt of the last Call (OK if none).
+  grpc::StatusCode last_code() const { return last_code_; }
 
  private:
   const std::string peer_;
   const std::function<bool()> stop_;
   const std::function<void(const std::string&)> log_;
   const std::chrono::milliseconds give_up_;
+  grpc::StatusCode last_code_ = grpc::StatusCode::OK;
 };
+
+// A client's hold on its token: Join opens a session, and every later call
+// carries it. A Join refused because another session on the token is live
+// is retried until give_up (it may be this client's own earlier process,
+// not yet quiet); a call refused because the session ended (the server
+// restarted) joins again, once, and repeats the call.
+class ClientSession {
+ public:
+  using JoinRpc = std::function<grpc::Status(grpc::ClientContext*, const v1::JoinRequest&,
+                                             v1::JoinReply*)>;
+  ClientSession(Retrier& retrier, JoinRpc join, v1::JoinRequest request)
+      : retrier_(retrier), join_(std::move(join)), request_(std::move(request)) {}
+
+  Result<v1::JoinReply> Join() {
+    auto joined = retrier_.Call<v1::JoinReply>(
+        [&](grpc::ClientContext* c, v1::JoinReply* r) { return join_(c, request_, r); }, "join",
+        grpc::StatusCode::ALREADY_EXISTS);
+    if (!joined.ok()) return joined;
+    if (first_ && (joined->first_user() != first_->first_user() ||
+                    joined->users() != first_->users())) {
+      return Error{"the server gave this client other users on joining again"};
+    }
+    if (joined->session().empty()) return Error{"the server opened no session"};
+    session_ = joined->session();
+    if (!first_) first_ = *joined;
+    return joined;
+  }
+
+  // invoke(context, session, reply).
+  template <typename Reply, typename Invoke>
+  Result<Reply> Call(Invoke invoke, const char* what) {
+    auto call = [&] {
+      return retrier_.Call<Reply>(
+          [&](grpc::ClientContext* c, Reply* r) { return invoke(c, session_, r); }, what);
+    };
+    auto reply = call();
+    if (reply.ok() || retrier_.last_code() != grpc::StatusCode::FAILED_PRECONDITION) return reply;
+    retrier_.Say(std::string(what) + ": the session ended; joining again");
+    auto joined = Join();
+    if (!joined.ok()) return Error{joined.error()};
+    return call();
+  }
+
+  const std::string& session() const { return session_; }
+  void Say(const std::string& line) const { retrier_.Say(line); }
+
+ private:
+  Retrier& retrier_;
+  const JoinRpc join_;
+  const v1::JoinRequest request_;
+  std::string session_;
+  std::optional<v1::JoinReply> first_;
+};
+
+// Tells the server that `exhausted`, users of this client whose budget is
+// spent, withdraw (and says so in the log). Returns how many of the client's
+// `hosted` users are withdrawn in all: all of them, and the client is done.
+Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stub& stub,
+                                    const std::string& token,
+                                    std::span<const std::uint64_t> exhausted,
+                                    std::uint64_t hosted);
 
 // A gRPC server with a timer thread (tick every 10 ms) until Shutdown.
 struct RunningServer {

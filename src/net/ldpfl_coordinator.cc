@@ -96,9 +96,13 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
   if (auto e = Check(spec, policy); !e.empty()) return Error{e};
   if (keys.public_key != spec.public_key) return Error{"the task announces another public key"};
   if (initial.size() != spec.weights()) return Error{"the initial model does not fit the task"};
+  LdpFlTaskSpec bound = spec;
+  if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
   std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
-      spec, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
+      bound, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
   std::lock_guard lock(c->mu_);
+  if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
+  c->stats_.withdrawn = c->withdrawn_.size();
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (auto& snap = loaded.value()) {
@@ -129,7 +133,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
       c->Say("resumed at round " + std::to_string(c->snap_.round + 1) + ", " +
              std::to_string(c->delivered_.size()) + " users' pieces (" + std::to_string(pieces) +
              ") of it already recorded");
-      if (c->delivered_.size() == c->snap_.order.size()) c->CloseRound(Clock::now(), "complete");
+      c->CloseIfComplete(Clock::now());
     }
   } else {
     c->snap_.weights = std::move(initial);
@@ -156,7 +160,7 @@ Joined LdpFlCoordinator::Join(std::string_view token, std::uint64_t users,
                              Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string line;
-  Joined out = roster_.Join(state_, token, users, now, &line);
+  Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
   if (!out.error.empty()) return out;
   Say(line);
   StartIfReady(now);
@@ -218,6 +222,14 @@ std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
   return "";
 }
 
+void LdpFlCoordinator::CloseIfComplete(Clock::time_point now) {
+  if (!randomizer_ || snap_.finished) return;
+  for (const std::uint64_t u : snap_.order) {
+    if (!Done(u)) return;
+  }
+  CloseRound(now, "complete");
+}
+
 void LdpFlCoordinator::Commit() {
   if (auto why = state_.Commit(snap_); !why.empty()) {
     throw std::runtime_error("cannot save the server state: " + why);
@@ -226,7 +238,9 @@ void LdpFlCoordinator::Commit() {
 
 void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const std::size_t m = snap_.order.size(), got = delivered_.size();
-  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * m));
+  std::size_t active = 0;  // who might report: the minimum is of those
+  for (const std::uint64_t u : snap_.order) active += delivered_.contains(u) || !withdrawn_.contains(u);
+  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * active));
   const bool update = got > 0 && got >= needed;
   if (update) {
     snap_.counted += got;
@@ -241,7 +255,8 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   ++stats_.rounds_closed;
   std::ostringstream line;
   line << "round " << snap_.round + 1 << " of " << spec_.config.rounds << " closed (" << why
-       << ") with " << got << " of " << m << " users' reports; "
+       << ") with " << got << " of " << m << " users' reports"
+       << (active < m ? " (" + std::to_string(m - active) + " withdrawn)" : std::string()) << "; "
        << (update ? "model updated" : "below the minimum of " + std::to_string(needed) + ": no update");
   Say(line.str());
   ++snap_.round;
@@ -264,17 +279,20 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
 }
 
-LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, Clock::time_point now) {
+LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
+                                                   std::string_view session,
+                                                   Clock::time_point now) {
   std::lock_guard lock(mu_);
   Poll out;
   auto& p = out.round;
   p.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
-  const auto client = roster_.Find(state_, token);
-  if (!client) {
-    p.error = "unknown client: join first";
+  const Access access = roster_.Enter(state_, token, session, now);
+  if (!access.ok()) {
+    p.error = access.error;
+    p.refusal = access.refusal;
     return out;
   }
-  roster_.Seen(token, now);
+  const auto* client = &access.client;
   if (snap_.finished) {
     p.state = FedSelCoordinator::Poll::State::kFinished;
     p.round = snap_.round;
@@ -286,7 +304,7 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, Clock
   const auto lo = std::lower_bound(assigned.begin(), assigned.end(), client->first);
   const auto hi = std::lower_bound(lo, assigned.end(), client->first + client->users);
   for (auto it = lo; it != hi; ++it) {
-    if (!delivered_.contains(*it)) p.users.push_back(*it);
+    if (!Done(*it)) p.users.push_back(*it);
   }
   if (p.users.empty()) return out;
   p.state = FedSelCoordinator::Poll::State::kRound;
@@ -298,11 +316,27 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, Clock
   return out;
 }
 
-std::string LdpFlCoordinator::Vouch(std::string_view token, std::uint64_t user,
-                                    std::uint64_t round) {
+Withdrawal LdpFlCoordinator::Withdraw(std::string_view token, std::string_view session,
+                                      std::span<const std::uint64_t> users,
+                                      Clock::time_point now) {
   std::lock_guard lock(mu_);
-  const auto client = roster_.Find(state_, token);
-  if (!client) return "unknown client";
+  std::string line;
+  const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
+                                       spec_.users, withdrawn_, &line);
+  if (!line.empty()) {
+    stats_.withdrawn = withdrawn_.size();
+    Say(line);
+    CloseIfComplete(now);
+  }
+  return out;
+}
+
+std::string LdpFlCoordinator::Vouch(std::string_view token, std::string_view session,
+                                    std::uint64_t user, std::uint64_t round) {
+  std::lock_guard lock(mu_);
+  const Access access = roster_.Enter(state_, token, session, Clock::now());
+  if (!access.ok()) return access.error;
+  const auto* client = &access.client;
   if (user < client->first || user >= client->first + client->users) {
     return "user " + std::to_string(user) + " is not this client's";
   }
@@ -316,6 +350,7 @@ std::string LdpFlCoordinator::Vouch(std::string_view token, std::uint64_t user,
            std::to_string(round);
   }
   if (delivered_.contains(user)) return "already delivered";
+  if (withdrawn_.contains(user)) return "user " + std::to_string(user) + " was withdrawn";
   return "";
 }
 
@@ -327,9 +362,10 @@ LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
   info.open = started_ && !snap_.finished && randomizer_.has_value();
   info.chunks = chunks_.size();
   if (!info.open) return info;
-  info.expected = snap_.order.size();
   info.delivered.assign(delivered_.begin(), delivered_.end());
   for (const std::uint64_t user : snap_.order) {
+    if (Done(user) && !delivered_.contains(user)) continue;  // withdrawn: not expected
+    ++info.expected;
     if (!delivered_.contains(user) && !roster_.Quiet(user, now, policy_.stale_after)) ++info.waiting;
   }
   const auto left =
@@ -430,15 +466,18 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     Say("round " + std::to_string(snap_.round + 1) + ": rejected " + std::to_string(n) +
         " piece(s): " + why);
   }
-  if (delivered_.size() == snap_.order.size()) CloseRound(now, "complete");
+  CloseIfComplete(now);
   return out;
 }
 
 void LdpFlCoordinator::Tick(Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (!started_ || snap_.finished || !randomizer_) return;
+  const std::uint64_t round = snap_.round;
+  CloseIfComplete(now);  // a round of withdrawn users only
+  if (snap_.round != round || snap_.finished) return;
   if (const char* why = roster_.CloseReason(opened_, policy_, now, snap_.order,
-                                             [&](std::uint64_t u) { return delivered_.contains(u); })) {
+                                             [&](std::uint64_t u) { return Done(u); })) {
     CloseRound(now, why);
   }
 }

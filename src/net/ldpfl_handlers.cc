@@ -26,9 +26,9 @@ Outcome HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
 
 Outcome HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,
                    pb::PollReply* reply, LdpFlTime now) {
-  const auto poll = coordinator.PollRound(request.token(), now);
+  const auto poll = coordinator.PollRound(request.token(), request.session(), now);
   const auto& p = poll.round;
-  if (!p.error.empty()) return {Outcome::Kind::kUnauthenticated, p.error};
+  if (!p.error.empty()) return Refused(p.refusal, p.error, Outcome::Kind::kUnauthenticated);
   SetPollReply(p, reply);
   if (request.has_known_round() && request.known_round() == p.round) return {};
   reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
@@ -39,10 +39,16 @@ Outcome HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request
   return {};
 }
 
+Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const pb::WithdrawRequest& request,
+                       pb::WithdrawReply* reply, LdpFlTime now) {
+  return HandleWithdrawWith(coordinator, request, reply, now);
+}
+
 Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
                     const pb::VouchRequest& request, pb::VouchReply* reply) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
-  const std::string why = coordinator.Vouch(request.token(), request.user(), request.round());
+  const std::string why =
+      coordinator.Vouch(request.token(), request.session(), request.user(), request.round());
   reply->set_ok(why.empty());
   reply->set_reason(why);
   return {};

@@ -25,6 +25,8 @@ Outcome HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
 // round's (known_round).
 Outcome HandlePoll(LdpFlCoordinator& coordinator, const v1::PollRequest& request,
                    v1::PollReply* reply, LdpFlTime now);
+Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const v1::WithdrawRequest& request,
+                       v1::WithdrawReply* reply, LdpFlTime now);
 Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
                     const v1::VouchRequest& request, v1::VouchReply* reply);
 Outcome HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,

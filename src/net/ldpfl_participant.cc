@@ -57,6 +57,7 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
                                                   std::vector<std::vector<std::size_t>> shards,
                                                   PrivacyLedger& ledger) {
   if (auto e = task.Check(); !e.empty()) return Error{e};
+  if (auto e = CheckAnnouncedDeployment(task.deployment); !e.empty()) return Error{e};
   auto made = NeuralNet::Create(task.config.arch, 0);  // the server's weights replace these
   if (!made.ok()) return Error{made.error()};
   NeuralNet net = std::move(made).value();
@@ -85,12 +86,22 @@ LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& dat
       shards_(std::move(shards)),
       ledger_(&ledger),
       net_(std::move(net)),
+      ledger_task_(LedgerTaskKey(task.id, task.deployment)),
       rng_(std::make_unique<SecureRng>()) {}
 
 std::string LdpFlParticipant::Account(std::size_t local) const {
   // Named by the data, not by the server's user number.
   return "rows-" + std::to_string(shards_[local].front()) + "+" +
          std::to_string(shards_[local].size());
+}
+
+std::vector<std::uint64_t> LdpFlParticipant::Exhausted() const {
+  std::vector<std::uint64_t> out;
+  const double cost = task_.ReportEpsilon();
+  for (std::size_t local = 0; local < shards_.size(); ++local) {
+    if (ledger_->remaining(Account(local)) < cost * (1 - 1e-12)) out.push_back(first_user_ + local);
+  }
+  return out;
 }
 
 LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
@@ -124,7 +135,7 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     }
     const std::size_t local = user - first_user_;
     const std::string account = Account(local);
-    if (auto recorded = ledger_->Find(account, task_.id, round)) {  // a resend
+    if (auto recorded = ledger_->Find(account, ledger_task_, round)) {  // a resend
       auto pieces = UnpackPieces(*recorded);
       if (pieces.ok()) {
         answer.reports.emplace_back(user, std::move(pieces).value());
@@ -139,6 +150,7 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
                                 "): refused, a report spends eps = " + std::to_string(cost) +
                                 " (d eps) but only " + std::to_string(ledger_->remaining(account)) +
                                 " of " + std::to_string(ledger_->total()) + " is left");
+      answer.exhausted.push_back(user);
       continue;
     }
     // The simulator's client: local training from the global model, then
@@ -156,7 +168,7 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     for (const auto& chunk : chunks) {
       pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
     }
-    fresh.push_back({account, task_.id, round, cost, PackPieces(pieces)});
+    fresh.push_back({account, ledger_task_, round, cost, PackPieces(pieces)});
     fresh_users.push_back(user);
   }
   const auto verdicts = ledger_->ChargeMany(fresh);

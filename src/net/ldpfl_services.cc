@@ -1,6 +1,7 @@
 // The LDP-FL deployment's gRPC faces: the coordinator's service, the
 // shuffler's server and the client loop. They translate messages and call
 // the plain logic (ldpfl_deploy.h); nothing here opens or reads a piece.
+#include <algorithm>
 #include <future>
 #include <map>
 #include <set>
@@ -19,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   pb::Task task;
   task.set_id(t.id);
+  task.set_deployment(t.deployment);
   pb::LdpFlTask& f = *task.mutable_ldpfl();
   const LdpFlConfig& c = t.config;
   f.set_arch(c.arch);
@@ -52,6 +54,7 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   const pb::LdpFlTask& f = task.ldpfl();
   LdpFlTaskSpec t;
   t.id = task.id();
+  t.deployment = task.deployment();
   LdpFlConfig& c = t.config;
   c.arch = f.arch();
   c.epsilon = f.epsilon();
@@ -108,6 +111,13 @@ class LdpFlCoordinatorService final : public pb::Coordinator::Service {
   grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest*, pb::SubmitReply*) override {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "this server runs LDP-FL: reports go through the shuffler");
+  }
+
+  grpc::Status Withdraw(grpc::ServerContext*, const pb::WithdrawRequest* request,
+                        pb::WithdrawReply* reply) override {
+    return Guard(*failed_, [&] {
+      return StatusOf(HandleWithdraw(coordinator_, *request, reply, Clock::now()));
+    });
   }
 
   grpc::Status Vouch(grpc::ServerContext*, const pb::VouchRequest* request,
@@ -171,6 +181,7 @@ class ShufflerService final : public pb::Shuffler::Service {
           pb::VouchRequest vouch;
           vouch.set_shuffler_token(token_);
           vouch.set_token(request->token());
+          vouch.set_session(request->session());
           vouch.set_user(request->user());
           vouch.set_round(request->round());
           grpc::ClientContext context;
@@ -303,8 +314,13 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(shards.size());
-  auto joined = connection.Call<pb::JoinReply>(
-      [&](grpc::ClientContext* c, pb::JoinReply* r) { return server->Join(c, join, r); }, "join");
+  ClientSession session(
+      connection,
+      [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
+        return server->Join(c, q, r);
+      },
+      join);
+  auto joined = session.Join();
   if (!joined.ok()) {
     if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
@@ -346,8 +362,12 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   std::set<std::uint64_t> handed;                    // users the shuffler took this round
   bool shuffler_down = false;
   while (true) {
-    auto reply = connection.Call<pb::PollReply>(
-        [&](grpc::ClientContext* c, pb::PollReply* r) { return server->Poll(c, poll, r); }, "poll");
+    auto reply = session.Call<pb::PollReply>(
+        [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
+          poll.set_session(s);
+          return server->Poll(c, poll, r);
+        },
+        "poll");
     if (!reply.ok()) {
       if (o.stop && o.stop()) return summary;
       return Error{reply.error()};
@@ -409,11 +429,34 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
       connection.Say("round " + std::to_string(reply->round() + 1) + ": " + line);
     }
     summary.refused += answer.refusals.size();
+    // Spent for good: tell the server, so that no round waits for them.
+    // Every hosted user spent so far, not only this round's, but those
+    // whose (last) report this round is still to be delivered.
+    std::vector<std::uint64_t> exhausted;
+    if (!answer.exhausted.empty()) {
+      exhausted = participant->Exhausted();
+      std::erase_if(exhausted, [&](std::uint64_t u) {
+        return sent.contains(u) || std::any_of(answer.reports.begin(), answer.reports.end(),
+                           [u](const auto& r) { return r.first == u; });
+      });
+    }
+    if (!exhausted.empty()) {
+      auto withdrawn = WithdrawSpent(session, *server, o.token, exhausted, participant->users());
+      if (!withdrawn.ok()) {
+        if (o.stop && o.stop()) return summary;
+        return Error{withdrawn.error()};
+      }
+      if (*withdrawn >= participant->users()) {
+        summary.exhausted = true;
+        return summary;
+      }
+    }
     for (const std::uint64_t u : users) refused.insert(u);
     for (const auto& [user, pieces] : answer.reports) refused.erase(user);
     for (auto& [user, pieces] : answer.reports) {
       pb::ShuffleRequest request;
       request.set_token(o.token);
+      request.set_session(session.session());
       request.set_round(reply->round());
       request.set_user(user);
       for (auto& p : pieces) request.add_pieces(std::move(p));

@@ -1,6 +1,11 @@
 #include "fedldp/net/roster.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "fedldp/random/secure_rng.h"
 
 namespace fedldp {
 
@@ -16,55 +21,145 @@ std::string CheckRoundPolicy(const RoundPolicy& policy) {
   return "";
 }
 
+std::string AdoptDeployment(std::string& deployment, const ServerState& state) {
+  if (deployment.empty()) deployment = state.deployment();
+  if (deployment == state.deployment()) return "";
+  return "the task names deployment " + deployment + " but the state file is deployment " +
+         state.deployment();
+}
+
+Withdrawal WithdrawUsers(ServerState& state, const Access& access,
+                         std::span<const std::uint64_t> users, std::uint64_t task_users,
+                         std::set<std::uint64_t>& withdrawn, std::string* line) {
+  Withdrawal out;
+  line->clear();
+  if (!access.ok()) {
+    out.error = access.error;
+    out.refusal = access.refusal;
+    return out;
+  }
+  const ServerState::Client& client = access.client;
+  const auto mine = [&](std::uint64_t u) {
+    return u >= client.first && u - client.first < client.users;
+  };
+  std::set<std::uint64_t> fresh;
+  for (const std::uint64_t user : users) {
+    if (!mine(user)) {
+      out.error = "user " + std::to_string(user) + " is not this client's";
+      out.refusal = Refusal::kBadRequest;
+      return out;
+    }
+    if (!withdrawn.contains(user)) fresh.insert(user);
+  }
+  if (!fresh.empty()) {
+    const std::vector<std::uint64_t> list(fresh.begin(), fresh.end());
+    if (auto why = state.Withdraw(list); !why.empty()) {
+      throw std::runtime_error("cannot record withdrawn users: " + why);
+    }
+    withdrawn.insert(fresh.begin(), fresh.end());
+    *line = std::to_string(fresh.size()) + " user(s) withdrawn, their budget spent (" +
+            std::to_string(withdrawn.size()) + " of " + std::to_string(task_users) + " in all)";
+  }
+  out.withdrawn = static_cast<std::uint64_t>(std::count_if(withdrawn.begin(), withdrawn.end(), mine));
+  return out;
+}
+
+std::string LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
+                          std::set<std::uint64_t>& withdrawn) {
+  auto loaded = state.Withdrawn();
+  if (!loaded.ok()) return loaded.error();
+  for (const std::uint64_t u : *loaded) {
+    if (u >= task_users) return "the state file's withdrawn users are not the task's";
+    withdrawn.insert(u);
+  }
+  return "";
+}
+
 Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t users,
-                    Clock::time_point now, std::string* line) {
+                    Clock::time_point now, std::chrono::milliseconds stale_after,
+                    std::string* line) {
   Joined out;
   if (!state.KnownToken(token)) {
     out.error = "unknown token (not enrolled with this server)";
+    out.refusal = Refusal::kUnknownClient;
     return out;
   }
-  if (!state.FindClient(token)) {
+  const auto it = clients_.find(std::string(token));
+  if (it != clients_.end() && !it->second.session.empty() && now - it->second.seen < stale_after) {
+    const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.seen);
+    out.error = "this token is in use by another client, heard from " +
+                std::to_string(ago.count()) + " ms ago: a token serves one client at a time " +
+                "(two would spend its users' budget twice); it is free once that client has " +
+                "been quiet for " + std::to_string(stale_after.count()) + " ms";
+    out.refusal = Refusal::kInUse;
+    return out;
+  }
+  const bool rejoin = state.FindClient(token).has_value();
+  if (!rejoin) {
     const std::uint64_t joined = state.joined_users();
     if (users > task_users_ - std::min(joined, task_users_)) {
       out.error = "the task has " + std::to_string(task_users_) + " users and " +
                   std::to_string(joined) + " have joined; no room for " + std::to_string(users);
+      out.refusal = Refusal::kBadRequest;
       return out;
     }
   }
   auto client = state.Join(token, users);
   if (!client.ok()) {
     out.error = client.error();
+    out.refusal = Refusal::kBadRequest;
     return out;
   }
+  SecureRng rng;
+  char hex[33];
+  std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
   out.first = client->first;
   out.users = client->users;
-  clients_[std::string(token)] = {*client, now};
-  *line = "client joined: users " + std::to_string(out.first) + ".." +
-          std::to_string(out.first + out.users - 1) + " (" +
+  out.session = hex;
+  clients_[std::string(token)] = {*client, now, out.session};
+  *line = std::string(rejoin ? "client joined again" : "client joined") + ": users " +
+          std::to_string(out.first) + ".." + std::to_string(out.first + out.users - 1) + " (" +
           std::to_string(state.joined_users()) + " of " + std::to_string(task_users_) + ")";
+  return out;
+}
+
+Access Roster::Enter(ServerState& state, std::string_view token, std::string_view session,
+                     Clock::time_point now) {
+  Access out;
+  const auto it = clients_.find(std::string(token));
+  if (it == clients_.end() && !state.FindClient(token)) {
+    out.error = "unknown client: join first";
+    out.refusal = Refusal::kUnknownClient;
+    return out;
+  }
+  if (it == clients_.end() || it->second.session.empty() || it->second.session != session) {
+    out.error =
+        "this session is not the token's live one (the server restarted, or the session went "
+        "quiet and another client took the token over): join again";
+    out.refusal = Refusal::kSessionEnded;
+    return out;
+  }
+  it->second.seen = now;
+  out.client = it->second.client;
   return out;
 }
 
 std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_view token) {
   const auto it = clients_.find(std::string(token));
-  if (it != clients_.end()) return it->second.first;
+  if (it != clients_.end()) return it->second.client;
   auto client = state.FindClient(token);  // joined before a restart
-  if (client) clients_[std::string(token)] = {*client, Clock::time_point{}};
+  if (client) clients_[std::string(token)] = {*client, Clock::time_point{}, ""};
   return client;
-}
-
-void Roster::Seen(std::string_view token, Clock::time_point now) {
-  const auto it = clients_.find(std::string(token));
-  if (it != clients_.end()) it->second.second = now;
 }
 
 bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
                    std::chrono::milliseconds stale_after) const {
   for (const auto& [token, entry] : clients_) {
-    const auto& [client, seen] = entry;
+    const auto& client = entry.client;
     if (user >= client.first && user < client.first + client.users) {
-      if (seen == Clock::time_point{}) break;  // found again, not heard from yet
-      return now - seen >= stale_after;
+      if (entry.seen == Clock::time_point{}) break;  // found again, not heard from yet
+      return now - entry.seen >= stale_after;
     }
   }
   // Not heard from since this process started (training runs only once

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -22,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 std::string EncodeTask(const FedSelTaskSpec& t) {
   pb::Task task;
   task.set_id(t.id);
+  task.set_deployment(t.deployment);
   pb::FedSelTask& f = *task.mutable_fedsel();
   const FedSelConfig& c = t.config;
   f.set_variant(c.variant);
@@ -52,6 +54,7 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   const pb::FedSelTask& f = task.fedsel();
   FedSelTaskSpec t;
   t.id = task.id();
+  t.deployment = task.deployment();
   auto loss = ParseLoss(f.loss());
   if (!loss.ok()) return Error{loss.error()};
   auto scaling = ParseGradientScaling(f.gradient_scaling());
@@ -123,6 +126,16 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
     auto* reactor = context->DefaultReactor();
     reactor->Finish(Guard(*failed_, [&] {
       return StatusOf(HandleSubmit(coordinator_, *request, reply, Clock::now()));
+    }));
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Withdraw(grpc::CallbackServerContext* context,
+                                     const pb::WithdrawRequest* request,
+                                     pb::WithdrawReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(Guard(*failed_, [&] {
+      return StatusOf(HandleWithdraw(coordinator_, *request, reply, Clock::now()));
     }));
     return reactor;
   }
@@ -255,8 +268,13 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(rows.size());
-  auto joined = connection.Call<pb::JoinReply>(
-      [&](grpc::ClientContext* c, pb::JoinReply* r) { return stub->Join(c, join, r); }, "join");
+  ClientSession session(
+      connection,
+      [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
+        return stub->Join(c, q, r);
+      },
+      join);
+  auto joined = session.Join();
   if (!joined.ok()) {
     if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
@@ -287,8 +305,12 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   std::unordered_set<std::uint64_t> given_up;
   auto last_log = Clock::now();  // users of last_round not to answer again
   while (true) {
-    auto reply = connection.Call<pb::PollReply>(
-        [&](grpc::ClientContext* c, pb::PollReply* r) { return stub->Poll(c, poll, r); }, "poll");
+    auto reply = session.Call<pb::PollReply>(
+        [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
+          poll.set_session(s);
+          return stub->Poll(c, poll, r);
+        },
+        "poll");
     if (!reply.ok()) {
       if (o.stop && o.stop()) return summary;
       return Error{reply.error()};
@@ -323,6 +345,28 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     for (const auto& line : answer.refusals)
       connection.Say("round " + std::to_string(reply->round()) + ": " + line);
     summary.refused += answer.refusals.size();
+    // Spent for good: tell the server, so that no round waits for them.
+    // Every hosted user spent so far, not only this round's, but those
+    // whose (last) report this round is still to be counted.
+    std::vector<std::uint64_t> exhausted;
+    if (!answer.exhausted.empty()) {
+      exhausted = participant->Exhausted();
+      std::erase_if(exhausted, [&](std::uint64_t u) {
+        return std::any_of(answer.reports.begin(), answer.reports.end(),
+                           [u](const auto& r) { return r.first == u; });
+      });
+    }
+    if (!exhausted.empty()) {
+      auto withdrawn = WithdrawSpent(session, *stub, o.token, exhausted, participant->users());
+      if (!withdrawn.ok()) {
+        if (o.stop && o.stop()) return summary;
+        return Error{withdrawn.error()};
+      }
+      if (*withdrawn >= participant->users()) {
+        summary.exhausted = true;
+        return summary;
+      }
+    }
     if (answer.reports.empty()) {
       // Nothing this client may send in this round: wait for the next one.
       std::this_thread::sleep_for(
@@ -336,8 +380,11 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
       r->set_user(user);
       r->set_report(std::move(bytes));
     }
-    auto verdicts = connection.Call<pb::SubmitReply>(
-        [&](grpc::ClientContext* c, pb::SubmitReply* r) { return stub->Submit(c, submit, r); },
+    auto verdicts = session.Call<pb::SubmitReply>(
+        [&](grpc::ClientContext* c, const std::string& s, pb::SubmitReply* r) {
+          submit.set_session(s);
+          return stub->Submit(c, submit, r);
+        },
         "submit");
     if (!verdicts.ok()) {
       if (o.stop && o.stop()) return summary;

@@ -24,6 +24,16 @@ std::string TokenHash(std::string_view token) {
   return std::string(reinterpret_cast<const char*>(hash), sizeof hash);
 }
 
+// n random bytes from libsodium's generator, in lowercase hex.
+std::string RandomHex(std::size_t n) {
+  std::vector<unsigned char> raw(n);
+  randombytes_buf(raw.data(), raw.size());
+  std::string hex(2 * n + 1, '\0');
+  sodium_bin2hex(hex.data(), hex.size(), raw.data(), raw.size());
+  hex.pop_back();
+  return hex;
+}
+
 template <typename T>
 std::string Pack(const std::vector<T>& values) {
   std::string bytes(values.size() * sizeof(T), '\0');
@@ -39,6 +49,12 @@ std::vector<T> Unpack(std::string_view bytes) {
 }
 
 }  // namespace
+
+bool IsDeploymentId(std::string_view id) {
+  return id.size() == 2 * kDeploymentBytes && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
 
 struct ServerState::Hot {
   explicit Hot(sqlite3* db)
@@ -100,21 +116,26 @@ Result<ServerState> ServerState::Open(const std::string& path) {
                                    "one server, or one enrolment, at a time)";
   if (in_use()) return Error{in_use_error};
   // BEGIN IMMEDIATE takes the write lock even when the tables exist (and
-  // nothing is written), and exclusive mode keeps it.
-  if (!configured ||
-      !Exec(db,
-            "BEGIN IMMEDIATE;"
-            "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
-            " bytes BLOB NOT NULL);"
-            "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
-            " users INTEGER);"
-            "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
-            " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
-            " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
-            " counted INTEGER NOT NULL);"
-            "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
-            " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
-            "COMMIT;")) {
+  // nothing is written), and exclusive mode keeps it. A new file draws its
+  // deployment identity; an existing one keeps its own.
+  const std::string schema =
+      "BEGIN IMMEDIATE;"
+      "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
+      " bytes BLOB NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
+      " users INTEGER);"
+      "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
+      " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
+      " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
+      " counted INTEGER NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
+      " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
+      "CREATE TABLE IF NOT EXISTS withdrawn (user INTEGER PRIMARY KEY);"
+      "CREATE TABLE IF NOT EXISTS deployment (id INTEGER PRIMARY KEY CHECK (id = 1),"
+      " value TEXT NOT NULL);"
+      "INSERT OR IGNORE INTO deployment (id, value) VALUES (1, '" +
+      RandomHex(kDeploymentBytes) + "'); COMMIT;";
+  if (!configured || !Exec(db, schema.c_str())) {
     if (in_use()) return Error{in_use_error};
     return Error{Message(db, path + " is not a usable server state")};
   }
@@ -127,6 +148,17 @@ Result<ServerState> ServerState::Open(const std::string& path) {
     std::replace(verdict.begin(), verdict.end(), '\n', ' ');  // one line
     if (verdict != "ok") return Error{"server state " + path + " is damaged: " + verdict};
   }
+  {
+    Statement find(db, "SELECT value FROM deployment WHERE id = 1");
+    if (!find.ok() || find.Step() != SQLITE_ROW) {
+      return Error{Message(db, path + " is not a usable server state")};
+    }
+    state.deployment_ = std::string(find.Blob(0));
+    if (!IsDeploymentId(state.deployment_)) {
+      return Error{"server state " + path + " is damaged: its deployment identity is not " +
+                   std::to_string(2 * kDeploymentBytes) + " hex digits"};
+    }
+  }
   state.hot_ = std::make_unique<Hot>(db);
   if (!state.hot_->ok()) return Error{Message(db, path + " is not a usable server state")};
   return state;
@@ -137,13 +169,16 @@ ServerState::~ServerState() {
   sqlite3_close(db_);
 }
 ServerState::ServerState(ServerState&& o) noexcept
-    : db_(std::exchange(o.db_, nullptr)), hot_(std::move(o.hot_)) {}
+    : db_(std::exchange(o.db_, nullptr)),
+      hot_(std::move(o.hot_)),
+      deployment_(std::move(o.deployment_)) {}
 ServerState& ServerState::operator=(ServerState&& o) noexcept {
   if (this != &o) {
     hot_.reset();
     sqlite3_close(db_);
     db_ = std::exchange(o.db_, nullptr);
     hot_ = std::move(o.hot_);
+    deployment_ = std::move(o.deployment_);
   }
   return *this;
 }
@@ -169,11 +204,7 @@ Result<std::vector<std::string>> ServerState::IssueTokens(std::size_t count) {
     Statement insert(db_, "INSERT INTO tokens (hash) VALUES (?)");
     if (!insert.ok()) return Message(db_, "server state");
     for (std::size_t i = 0; i < count; ++i) {
-      unsigned char raw[32];
-      randombytes_buf(raw, sizeof raw);
-      char hex[2 * sizeof raw + 1];
-      sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
-      tokens.emplace_back(hex);
+      tokens.push_back(RandomHex(32));
       insert.Reset();
       insert.BindBlob(1, TokenHash(tokens.back()));
       if (insert.Step() != SQLITE_DONE) return Message(db_, "server state");
@@ -212,10 +243,9 @@ Result<ServerState::Client> ServerState::Join(std::string_view token, std::uint6
     if (!find.ok() || find.Step() != SQLITE_ROW) return "unknown token (not enrolled)";
     if (sqlite3_column_type(find.get(), 1) != SQLITE_NULL) {
       client = {static_cast<std::uint64_t>(find.Int(0)), static_cast<std::uint64_t>(find.Int(1))};
-      return client.users == users
-                 ? ""
-                 : "this token joined with " + std::to_string(client.users) +
-                       " users; it cannot rejoin with " + std::to_string(users);
+      return client.users == users ? ""
+                                   : "this token joined with " + std::to_string(client.users) +
+                                         " users; it cannot rejoin with " + std::to_string(users);
     }
     client.first = joined_users();
     client.users = users;
@@ -235,8 +265,9 @@ std::uint64_t ServerState::joined_users() const {
 }
 
 Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
-  Statement load(db_,
-                 "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
+  Statement load(
+      db_,
+      "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
   if (!load.ok()) return Error{Message(db_, "server state: cannot read the model")};
   const int step = load.Step();
   if (step == SQLITE_DONE) return std::optional<Snapshot>();
@@ -297,6 +328,34 @@ std::string ServerState::RecordReports(
     }
     return "";
   });
+}
+
+std::string ServerState::Withdraw(std::span<const std::uint64_t> users) {
+  if (users.empty()) return "";
+  return Transaction([&]() -> std::string {
+    Statement insert(db_, "INSERT OR IGNORE INTO withdrawn (user) VALUES (?)");
+    if (!insert.ok()) return Message(db_, "server state");
+    for (const std::uint64_t user : users) {
+      insert.Bind(1, static_cast<std::int64_t>(user));
+      if (!Run(insert)) return Message(db_, "server state");
+    }
+    return "";
+  });
+}
+
+Result<std::vector<std::uint64_t>> ServerState::Withdrawn() const {
+  std::vector<std::uint64_t> out;
+  Statement all(db_, "SELECT user FROM withdrawn ORDER BY user");
+  if (!all.ok()) return Error{Message(db_, "server state: cannot read the withdrawn users")};
+  int step;
+  while ((step = all.Step()) == SQLITE_ROW) {
+    if (sqlite3_column_type(all.get(), 0) != SQLITE_INTEGER || all.Int(0) < 0) {
+      return Error{"server state: a withdrawn user is damaged"};
+    }
+    out.push_back(static_cast<std::uint64_t>(all.Int(0)));
+  }
+  if (step != SQLITE_DONE) return Error{Message(db_, "server state: cannot read the withdrawn users")};
+  return out;
 }
 
 std::vector<std::pair<std::uint64_t, std::string>> ServerState::Reports(std::uint64_t round) const {

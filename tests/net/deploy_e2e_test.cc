@@ -61,6 +61,7 @@ class DeployE2eTest : public testing::TempDirTest {
     auto c = FedSelCoordinator::Create(spec, {}, std::move(state)).value();
     std::vector<std::unique_ptr<PrivacyLedger>> ledgers;
     std::vector<std::unique_ptr<FedSelParticipant>> parts;
+    std::vector<std::string> sessions;
     const auto now = std::chrono::steady_clock::now();
     for (int i = 0; i < kClients; ++i) {
       const std::size_t a = i * train.size() / kClients, b = (i + 1) * train.size() / kClients;
@@ -69,18 +70,19 @@ class DeployE2eTest : public testing::TempDirTest {
       ledgers.push_back(std::make_unique<PrivacyLedger>(
           PrivacyLedger::Open(Path(tag + "-ledger" + std::to_string(i)), 8).value()));
       parts.push_back(std::make_unique<FedSelParticipant>(
-          FedSelParticipant::Create(spec, data, rows, *ledgers.back()).value()));
+          FedSelParticipant::Create(c->spec(), data, rows, *ledgers.back()).value()));
       const auto joined = c->Join(tokens[i], rows.size(), now);
       EXPECT_EQ(joined.error, "");
+      sessions.push_back(joined.session);
       parts.back()->SetFirstUser(joined.first);
     }
     for (int pass = 0; pass < 100000 && !c->stats().finished; ++pass) {
       for (int i = 0; i < kClients; ++i) {
-        const auto poll = c->PollRound(tokens[i], now);
+        const auto poll = c->PollRound(tokens[i], sessions[i], now);
         if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
         const auto answer = parts[i]->Respond(poll.round, poll.weights, poll.users);
         EXPECT_TRUE(answer.refusals.empty());
-        EXPECT_TRUE(c->Submit(tokens[i], answer.reports, now).ok());
+        EXPECT_TRUE(c->Submit(tokens[i], sessions[i], answer.reports, now).ok());
       }
     }
     EXPECT_TRUE(c->stats().finished);

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "fedldp/data/synthetic.h"
@@ -43,6 +46,7 @@ class FedSelDeployTest : public testing::TempDirTest {
   // `parts` participants hosting consecutive quarters of the rows.
   struct Party {
     std::string token;
+    std::string session;
     std::unique_ptr<PrivacyLedger> ledger;
     std::unique_ptr<FedSelParticipant> participant;
   };
@@ -58,13 +62,28 @@ class FedSelDeployTest : public testing::TempDirTest {
       party.ledger = std::make_unique<PrivacyLedger>(
           PrivacyLedger::Open(Path("ledger" + std::to_string(p)), budget).value());
       party.participant = std::make_unique<FedSelParticipant>(
-          FedSelParticipant::Create(spec_, data_, rows, *party.ledger).value());
+          FedSelParticipant::Create(c.spec(), data_, rows, *party.ledger).value());
       const auto joined = c.Join(party.token, rows.size(), now);
       EXPECT_EQ(joined.error, "");
+      party.session = joined.session;
       party.participant->SetFirstUser(joined.first);
       out.push_back(std::move(party));
     }
     return out;
+  }
+
+  // A party's poll; as a client does, it joins again when its session ended
+  // (after a restart).
+  static FedSelCoordinator::Poll PollOf(FedSelCoordinator& c, Party& party,
+                                        Clock::time_point now) {
+    auto poll = c.PollRound(party.token, party.session, now);
+    if (poll.refusal == Refusal::kSessionEnded) {
+      const auto joined = c.Join(party.token, party.participant->users(), now);
+      EXPECT_EQ(joined.error, "");
+      party.session = joined.session;
+      poll = c.PollRound(party.token, party.session, now);
+    }
+    return poll;
   }
 
   // One pass: every live party polls and answers. Returns reports accepted.
@@ -76,13 +95,14 @@ class FedSelDeployTest : public testing::TempDirTest {
     std::size_t accepted = 0;
     for (std::size_t p = 0; p < parties.size(); ++p) {
       if (p == skip) continue;
-      const auto poll = c.PollRound(parties[p].token, now);
+      const auto poll = PollOf(c, parties[p], now);
       EXPECT_EQ(poll.error, "");
       if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
       if (only_round && poll.round != *only_round) continue;
       const auto answer = parties[p].participant->Respond(poll.round, poll.weights, poll.users);
-      const auto verdicts = c.Submit(parties[p].token, answer.reports, now).value();
-      for (const auto& v : verdicts) accepted += v.accepted;
+      const auto submitted = c.Submit(parties[p].token, parties[p].session, answer.reports, now);
+      EXPECT_TRUE(submitted.ok()) << submitted.error;
+      for (const auto& v : submitted.verdicts) accepted += v.accepted;
     }
     return accepted;
   }
@@ -218,9 +238,9 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   // In round 5, clients 0 and 1 report; then the server dies.
   std::vector<std::vector<std::pair<std::uint64_t, std::string>>> sent(2);
   for (std::size_t p = 0; p < 2; ++p) {
-    const auto poll = c->PollRound(parties[p].token, now);
+    const auto poll = PollOf(*c, parties[p], now);
     sent[p] = parties[p].participant->Respond(poll.round, poll.weights, poll.users).reports;
-    const auto verdicts = c->Submit(parties[p].token, sent[p], now).value();
+    const auto verdicts = c->Submit(parties[p].token, parties[p].session, sent[p], now).verdicts;
     for (const auto& v : verdicts) {
       EXPECT_TRUE(v.accepted) << v.reason;
     }
@@ -237,8 +257,14 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
                         " reports of it already recorded");
   EXPECT_EQ(resumed->stats().round, 5u);
   EXPECT_EQ(resumed->weights(), weights_before);
+  // Sessions do not survive a restart: a client must join again.
+  const auto stale = resumed->Submit(parties[0].token, parties[0].session, sent[0], now);
+  EXPECT_EQ(stale.refusal, Refusal::kSessionEnded) << stale.error;
+  EXPECT_EQ(resumed->stats().accepted, 0u);
+  parties[0].session = resumed->Join(parties[0].token, 500, now).session;
   // Client 0 did not hear its answer and resends: counted once, not twice.
-  const auto resent = resumed->Submit(parties[0].token, sent[0], now).value();
+  const auto resent =
+      resumed->Submit(parties[0].token, parties[0].session, sent[0], now).verdicts;
   ASSERT_EQ(resent.size(), sent[0].size());
   for (const auto& v : resent) {
     EXPECT_TRUE(v.accepted);
@@ -246,7 +272,8 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   }
   EXPECT_EQ(resumed->stats().accepted, 0u);
   // The participants' ledgers give back the recorded bytes when asked again.
-  const auto poll = resumed->PollRound(parties[1].token, now);
+  const auto poll = PollOf(*resumed, parties[1], now);
+  EXPECT_EQ(poll.error, "");
   EXPECT_TRUE(poll.users.empty());  // all of client 1's users of round 5 are counted
   // Clients 2 and 3 complete round 5, and training goes on to the end.
   std::size_t accepted = 0;
@@ -300,13 +327,14 @@ TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
   auto ledger = PrivacyLedger::Open(Path("ledger"), 5.0).value();
   std::vector<std::size_t> rows(500);
   std::iota(rows.begin(), rows.end(), 0);
-  auto participant = FedSelParticipant::Create(spec_, data_, rows, ledger).value();
+  auto participant = FedSelParticipant::Create(c->spec(), data_, rows, ledger).value();
   const auto now = Clock::now();
-  participant.SetFirstUser(c->Join(tokens[0], 500, now).first);
+  const auto joined = c->Join(tokens[0], 500, now);
+  participant.SetFirstUser(joined.first);
   std::size_t reports = 0, refusals = 0;
   std::string refusal;
   for (int i = 0; i < 100 && !c->stats().finished; ++i) {
-    const auto poll = c->PollRound(tokens[0], now);
+    const auto poll = c->PollRound(tokens[0], joined.session, now);
     if (poll.state != FedSelCoordinator::Poll::State::kRound) break;
     auto answer = participant.Respond(poll.round, poll.weights, poll.users);
     reports += answer.reports.size();
@@ -315,7 +343,7 @@ TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
       refusal = answer.refusals.front();
       break;
     }
-    c->Submit(tokens[0], answer.reports, now).value();
+    EXPECT_TRUE(c->Submit(tokens[0], joined.session, answer.reports, now).ok());
   }
   EXPECT_EQ(reports, 500u);  // the first epoch
   EXPECT_EQ(refusals, 25u);  // the first round of the second epoch: m = 25
@@ -324,25 +352,69 @@ TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
   EXPECT_EQ(ledger.reports(), 500u);
 }
 
+// The attack of issue 18: a ledger reused against a new server of a task
+// with the same name resent the old server's reports for the new one's
+// rounds. Entries now belong to one deployment.
+TEST_F(FedSelDeployTest, ALedgerEntryBelongsToOneDeployment) {
+  spec_.users = 100;
+  spec_.config.batch_fraction = 1;  // every user reports in round 0
+  auto ledger = PrivacyLedger::Open(Path("ledger"), 8.0).value();
+  std::vector<std::size_t> rows(100);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<std::map<std::uint64_t, std::string>> sent;  // round 0's reports, per server
+  for (const char* file : {"first.sqlite", "second.sqlite"}) {
+    auto state = ServerState::Open(Path(file)).value();
+    const auto tokens = state.IssueTokens(1).value();
+    auto c = FedSelCoordinator::Create(spec_, {}, std::move(state)).value();
+    EXPECT_TRUE(IsDeploymentId(c->spec().deployment)) << c->spec().deployment;
+    auto participant = FedSelParticipant::Create(c->spec(), data_, rows, ledger).value();
+    const auto now = Clock::now();
+    const auto joined = c->Join(tokens[0], 100, now);
+    participant.SetFirstUser(joined.first);
+    const auto poll = c->PollRound(tokens[0], joined.session, now);
+    ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
+    ASSERT_EQ(poll.round, 0u);
+    const auto answer = participant.Respond(poll.round, poll.weights, poll.users);
+    ASSERT_EQ(answer.reports.size(), 100u);
+    EXPECT_TRUE(answer.refusals.empty());
+    sent.emplace_back(answer.reports.begin(), answer.reports.end());
+  }
+  // Same task name, same round, same user: a fresh report, charged anew.
+  for (std::uint64_t user = 0; user < 100; ++user) {
+    ASSERT_NE(sent[0][user], sent[1][user]) << "the second server was sent the first one's report";
+  }
+  EXPECT_EQ(ledger.reports(), 2 * 100u);
+  // A task that names no deployment is refused before anything is charged.
+  FedSelTaskSpec anonymous = spec_;
+  const auto refused = FedSelParticipant::Create(anonymous, data_, rows, ledger);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("deployment"), std::string::npos) << refused.error();
+  // A coordinator refuses a spec of another deployment than its state's.
+  anonymous.deployment = std::string(32, 'a');
+  const auto other = FedSelCoordinator::Create(anonymous, {}, State());
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().find("deployment"), std::string::npos) << other.error();
+}
+
 TEST_F(FedSelDeployTest, BadReportsAndStrangersAreRefusedWithAReason) {
   auto state = State();
   const auto tokens = state.IssueTokens(2).value();
   auto c = FedSelCoordinator::Create(spec_, {}, std::move(state)).value();
   const auto now = Clock::now();
   EXPECT_NE(c->Join("stranger", 10, now).error, "");
-  EXPECT_NE(c->PollRound("stranger", now).error, "");
-  EXPECT_FALSE(c->Submit("stranger", {}, now).ok());
+  EXPECT_EQ(c->PollRound("stranger", "", now).refusal, Refusal::kUnknownClient);
+  EXPECT_EQ(c->Submit("stranger", "", {}, now).refusal, Refusal::kUnknownClient);
   EXPECT_NE(c->Join(tokens[0], 5000, now).error, "");  // more users than the task has
-  c->Join(tokens[0], 1000, now);
+  const std::string session = c->Join(tokens[0], 1000, now).session;
   c->Join(tokens[1], 1000, now);
-  const auto poll = c->PollRound(tokens[0], now);
+  const auto poll = c->PollRound(tokens[0], session, now);
   ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
   const std::uint64_t mine = poll.users.front();
   std::uint64_t absent = 0;  // one of client 0's users not in this round
   while (std::find(poll.users.begin(), poll.users.end(), absent) != poll.users.end()) ++absent;
   const std::vector<std::pair<std::uint64_t, std::string>> bad = {
       {mine, "garbage"}, {absent, "x"}, {1500, "x"}};
-  const auto v = c->Submit(tokens[0], bad, now).value();
+  const auto v = c->Submit(tokens[0], session, bad, now).verdicts;
   ASSERT_EQ(v.size(), 3u);
   EXPECT_FALSE(v[0].accepted);
   EXPECT_NE(v[0].reason.find("malformed"), std::string::npos) << v[0].reason;
@@ -389,6 +461,209 @@ TEST_F(FedSelDeployTest, OverGrpcOnLoopbackClientsTrainToTheEnd) {
   const auto stranger = RunFedSelClient(o, data_, {0});
   ASSERT_FALSE(stranger.ok());
   EXPECT_NE(stranger.error().find("unknown token"), std::string::npos) << stranger.error();
+}
+
+// Issue 18: a second client on a token beside the first was accepted, and
+// the two ledgers charged more reports than the budget covers. A token now
+// holds one live session; another client may take it over only once the
+// first has been quiet for stale_after.
+TEST_F(FedSelDeployTest, ATokenHoldsOneLiveSession) {
+  auto state = State();
+  const auto tokens = state.IssueTokens(1).value();
+  spec_.users = 500;
+  RoundPolicy policy;
+  policy.stale_after = 2s;
+  policy.deadline = 1h;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state)).value();
+  const auto t0 = Clock::now();
+  const auto first = c->Join(tokens[0], 500, t0);
+  ASSERT_EQ(first.error, "");
+  EXPECT_EQ(first.session.size(), 32u);
+  ASSERT_EQ(c->PollRound(tokens[0], first.session, t0 + 1s).error, "");
+  // A second client on the token, while the first is live: refused, and it
+  // cannot poll or report with a session of its own making.
+  const auto second = c->Join(tokens[0], 500, t0 + 2500ms);
+  EXPECT_EQ(second.refusal, Refusal::kInUse) << second.error;
+  EXPECT_NE(second.error.find("in use"), std::string::npos) << second.error;
+  EXPECT_EQ(c->PollRound(tokens[0], "", t0 + 2500ms).refusal, Refusal::kSessionEnded);
+  EXPECT_EQ(c->PollRound(tokens[0], std::string(32, '0'), t0 + 2500ms).refusal,
+            Refusal::kSessionEnded);
+  // The first stays live while it polls.
+  const auto poll = c->PollRound(tokens[0], first.session, t0 + 2900ms);
+  ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
+  EXPECT_EQ(c->Join(tokens[0], 500, t0 + 4s).refusal, Refusal::kInUse);
+  // Quiet for stale_after: another client may take the token over, and the
+  // first one's session is over (its reports are refused, not counted).
+  const auto taken = c->Join(tokens[0], 500, t0 + 4900ms);
+  ASSERT_EQ(taken.error, "");
+  EXPECT_NE(taken.session, first.session);
+  const auto late = c->Submit(tokens[0], first.session, {}, t0 + 5s);
+  EXPECT_EQ(late.refusal, Refusal::kSessionEnded) << late.error;
+  EXPECT_EQ(c->PollRound(tokens[0], first.session, t0 + 5s).refusal, Refusal::kSessionEnded);
+  EXPECT_EQ(c->PollRound(tokens[0], taken.session, t0 + 5s).error, "");
+  // Another user count is still refused on joining again.
+  EXPECT_EQ(c->Join(tokens[0], 400, t0 + 10s).refusal, Refusal::kBadRequest);
+}
+
+// A user whose budget is spent is withdrawn: no round waits for it (here
+// the deadline and stale_after are an hour), it is not asked again, and the
+// server keeps that across a restart.
+TEST_F(FedSelDeployTest, AnExhaustedUserIsWithdrawnAndNoRoundWaitsForIt) {
+  std::vector<std::string> tokens;
+  {
+    auto state = State();
+    tokens = state.IssueTokens(1).value();
+  }
+  spec_.users = 500;
+  RoundPolicy policy;
+  policy.stale_after = 1h;
+  policy.deadline = 1h;
+  auto c = FedSelCoordinator::Create(spec_, policy, State()).value();
+  // The ledger pays for one report per user of the two the task asks.
+  auto ledger = PrivacyLedger::Open(Path("ledger"), 5.0).value();
+  std::vector<std::size_t> rows(500);
+  std::iota(rows.begin(), rows.end(), 0);
+  auto participant = FedSelParticipant::Create(c->spec(), data_, rows, ledger).value();
+  const auto now = Clock::now();
+  const auto joined = c->Join(tokens[0], 500, now);
+  participant.SetFirstUser(joined.first);
+  std::size_t withdrawals = 0;
+  std::set<std::uint64_t> withdrawn;
+  for (int i = 0; i < 200 && !c->stats().finished; ++i) {
+    const auto poll = c->PollRound(tokens[0], joined.session, now);
+    ASSERT_EQ(poll.error, "");
+    if (poll.state != FedSelCoordinator::Poll::State::kRound) {
+      c->Tick(now);  // the same instant: no deadline or staleness passes
+      continue;
+    }
+    auto answer = participant.Respond(poll.round, poll.weights, poll.users);
+    EXPECT_EQ(answer.exhausted.size(), answer.refusals.size());
+    if (!answer.exhausted.empty()) {
+      // As the client does: every hosted user whose budget is spent, at once.
+      const auto exhausted = participant.Exhausted();
+      for (const std::uint64_t u : answer.exhausted) {
+        EXPECT_TRUE(std::binary_search(exhausted.begin(), exhausted.end(), u));
+      }
+      for (const std::uint64_t u : exhausted) EXPECT_TRUE(withdrawn.insert(u).second);
+      const auto round = c->stats().round;
+      const auto done = c->Withdraw(tokens[0], joined.session, exhausted, now);
+      ASSERT_TRUE(done.ok()) << done.error;
+      EXPECT_EQ(done.withdrawn, 500u);
+      ++withdrawals;
+      EXPECT_GT(c->stats().round, round) << "the round waited for withdrawn users";
+    }
+    ASSERT_TRUE(c->Submit(tokens[0], joined.session, answer.reports, now).ok());
+  }
+  const auto s = c->stats();
+  EXPECT_TRUE(s.finished) << "rounds waited for withdrawn users";
+  EXPECT_EQ(s.counted, 500u);  // the first epoch; nobody could pay for the second
+  EXPECT_EQ(s.withdrawn, 500u);
+  EXPECT_EQ(withdrawals, 1u);  // once withdrawn, a user is not asked again
+  EXPECT_EQ(ledger.reports(), 500u);
+  // Withdrawing another client's user is refused; withdrawals survive a restart.
+  EXPECT_EQ(c->Withdraw(tokens[0], joined.session, std::vector<std::uint64_t>{500}, now).refusal,
+            Refusal::kBadRequest);
+  c.reset();
+  EXPECT_EQ(FedSelCoordinator::Create(spec_, policy, State()).value()->stats().withdrawn, 500u);
+}
+
+// The issue's probe over gRPC: a second `fedldp client` on a token beside
+// the first, with a ledger of its own. It is refused at joining, the first
+// trains to the end, and the server counts each user's reports exactly as
+// often as the budget pays for; the two ledgers together charged no more.
+TEST_F(FedSelDeployTest, OverGrpcASecondClientOnATokenIsRefusedAndNothingIsSpentTwice) {
+  auto state = State();
+  const auto tokens = state.IssueTokens(4).value();
+  RoundPolicy policy;
+  policy.retry = 5ms;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state)).value();
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0").value();
+  std::vector<std::thread> threads;
+  std::vector<Result<FedSelClientSummary>> results(5, Error{"not run"});
+  std::vector<std::unique_ptr<std::string>> logs;
+  for (std::size_t p = 0; p < 5; ++p) logs.push_back(std::make_unique<std::string>());
+  std::mutex log_mu;
+  for (std::size_t p = 0; p < 5; ++p) {
+    threads.emplace_back([&, p] {
+      // Client 4 is a second copy of client 0: same token and rows.
+      const std::size_t part = p == 4 ? 0 : p;
+      if (p == 4) std::this_thread::sleep_for(300ms);  // client 0 holds the token by then
+      FedSelClientOptions o;
+      o.address = "127.0.0.1:" + std::to_string(server->port());
+      o.token = tokens[part];
+      o.ledger = Path("ledger" + std::to_string(p));
+      // Client 4 gives up before client 0 could have gone quiet (stale_after
+      // is 2 s), so it meets a live session however fast training is.
+      o.give_up = p == 4 ? 1s : 30s;
+      o.log = [&, p](const std::string& line) {
+        std::lock_guard lock(log_mu);
+        *logs[p] += line + "\n";
+      };
+      std::vector<std::size_t> rows(500);
+      std::iota(rows.begin(), rows.end(), part * 500);
+      results[p] = RunFedSelClient(o, data_, rows);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(results[p].ok()) << results[p].error();
+    EXPECT_TRUE(results[p]->finished);
+    EXPECT_EQ(results[p]->reports, 1000u);  // 500 users, 2 epochs
+  }
+  ASSERT_FALSE(results[4].ok()) << "a second client on a token was let in: " << *logs[4];
+  EXPECT_NE(results[4].error().find("in use"), std::string::npos) << results[4].error();
+  EXPECT_NE(logs[4]->find("refused"), std::string::npos) << *logs[4];
+  // The second client's ledger was never opened: nothing charged.
+  EXPECT_FALSE(std::filesystem::exists(Path("ledger4")));
+  EXPECT_TRUE(c->stats().finished);
+  EXPECT_EQ(c->stats().counted, 2 * data_.size());  // every user exactly twice
+  EXPECT_EQ(c->stats().rejected, 0u);
+}
+
+// Over gRPC: a client whose ledger pays for one epoch of two withdraws its
+// users when they are spent and exits; the others' rounds never wait for
+// its users (no round closes at its deadline).
+TEST_F(FedSelDeployTest, OverGrpcAnExhaustedClientWithdrawsAndExits) {
+  auto state = State();
+  const auto tokens = state.IssueTokens(4).value();
+  RoundPolicy policy;
+  policy.retry = 5ms;
+  policy.deadline = 3s;
+  policy.stale_after = 3s;
+  std::mutex log_mu;
+  std::string server_log;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state), [&](const std::string& l) {
+             std::lock_guard lock(log_mu);
+             server_log += l + "\n";
+           }).value();
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0").value();
+  std::vector<std::thread> threads;
+  std::vector<Result<FedSelClientSummary>> results(4, Error{"not run"});
+  for (std::size_t p = 0; p < 4; ++p) {
+    threads.emplace_back([&, p] {
+      FedSelClientOptions o;
+      o.address = "127.0.0.1:" + std::to_string(server->port());
+      o.token = tokens[p];
+      o.ledger = Path("ledger" + std::to_string(p));
+      if (p == 3) o.budget = 4.0;  // one report of eps 4 per user
+      std::vector<std::size_t> rows(500);
+      std::iota(rows.begin(), rows.end(), p * 500);
+      results[p] = RunFedSelClient(o, data_, rows);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t p = 0; p < 3; ++p) {
+    ASSERT_TRUE(results[p].ok()) << results[p].error();
+    EXPECT_EQ(results[p]->reports, 1000u);
+  }
+  ASSERT_TRUE(results[3].ok()) << results[3].error();
+  EXPECT_TRUE(results[3]->exhausted);
+  EXPECT_FALSE(results[3]->finished);
+  EXPECT_EQ(results[3]->reports, 500u);
+  EXPECT_TRUE(c->stats().finished);
+  EXPECT_EQ(c->stats().withdrawn, 500u);
+  EXPECT_EQ(c->stats().counted, 2000u + 1500u);
+  EXPECT_EQ(server_log.find("(deadline)"), std::string::npos) << server_log;
 }
 
 }  // namespace

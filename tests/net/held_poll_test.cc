@@ -50,6 +50,7 @@ class HeldPollTest : public testing::TempDirTest {
     pb::JoinReply reply;
     grpc::ClientContext context;
     ASSERT_TRUE(stub_->Join(&context, request, &reply).ok());
+    sessions_[client] = reply.session();
   }
 
   struct Polled {
@@ -60,6 +61,7 @@ class HeldPollTest : public testing::TempDirTest {
   Polled Poll(std::size_t client, std::uint32_t wait_ms) {
     pb::PollRequest request;
     request.set_token(tokens_[client]);
+    request.set_session(sessions_[client]);
     request.set_wait_ms(wait_ms);
     Polled out;
     grpc::ClientContext context;
@@ -72,6 +74,7 @@ class HeldPollTest : public testing::TempDirTest {
 
   const Dataset data_ = testing::SmallSynthetic(2000);
   std::vector<std::string> tokens_;
+  std::string sessions_[2];
   std::unique_ptr<FedSelCoordinator> coordinator_;
   std::unique_ptr<CoordinatorServer> server_;
   std::unique_ptr<pb::Coordinator::Stub> stub_;

@@ -41,6 +41,7 @@ class LdpFlDeployTest : public testing::TempDirTest {
   void MakeClients(double budget) {
     auto state = ServerState::Open(Path("server.sqlite")).value();
     tokens_ = state.IssueTokens(3).value();
+    spec_.deployment = state.deployment();
     for (int c = 0; c < 3; ++c) {
       ledgers_.push_back(std::make_unique<PrivacyLedger>(
           PrivacyLedger::Open(Path("ledger" + std::to_string(c)), budget).value()));
@@ -57,25 +58,27 @@ class LdpFlDeployTest : public testing::TempDirTest {
     for (int c = 0; c < 3; ++c) {
       const auto joined = server.Join(tokens_[c], 2, Clock::now());
       ASSERT_EQ(joined.error, "");
+      sessions_[c] = joined.session;
       clients_[c]->SetFirstUser(joined.first);
     }
   }
-  // Every client answers the open round: (token, user, pieces).
+  // Every client answers the open round: (token, session, user, pieces).
   struct Submission {
     std::string token;
+    std::string session;
     std::uint64_t user;
     std::vector<std::string> pieces;
   };
   std::vector<Submission> Answers(LdpFlCoordinator& server, std::uint64_t* round = nullptr) {
     std::vector<Submission> out;
     for (int c = 0; c < 3; ++c) {
-      const auto poll = server.PollRound(tokens_[c], Clock::now());
+      const auto poll = server.PollRound(tokens_[c], sessions_[c], Clock::now());
       if (poll.round.state != FedSelCoordinator::Poll::State::kRound) continue;
       if (round) *round = poll.round.round;
       auto answer = clients_[c]->Respond(poll.round.round, poll.round.weights, poll.ranges,
                                          poll.round.users);
       EXPECT_TRUE(answer.refusals.empty()) << answer.refusals.front();
-      for (auto& [user, pieces] : answer.reports) out.push_back({tokens_[c], user, std::move(pieces)});
+      for (auto& [user, pieces] : answer.reports) out.push_back({tokens_[c], sessions_[c], user, std::move(pieces)});
     }
     return out;
   }
@@ -137,6 +140,7 @@ class LdpFlDeployTest : public testing::TempDirTest {
   std::vector<std::string> tokens_;
   std::vector<std::unique_ptr<PrivacyLedger>> ledgers_;
   std::vector<std::unique_ptr<LdpFlParticipant>> clients_;
+  std::string sessions_[3];
 };
 
 TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattice) {
@@ -150,7 +154,7 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
     std::uint64_t r = 0;
     for (auto& s : Answers(*server, &r)) {
       ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces,
-                                 [&] { return server->Vouch(s.token, s.user, r); }),
+                                 [&] { return server->Vouch(s.token, s.session, s.user, r); }),
                 "");
       // A retry is taken and not held twice.
       ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces, [] { return std::string(); }), "");
@@ -228,8 +232,10 @@ TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
   // The same users again: refused (no report counted twice).
   EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
   EXPECT_EQ(server->stats().batches_refused, 4u);
-  EXPECT_EQ(server->Vouch(subs[0].token, subs[0].user, round), "already delivered");
-  EXPECT_NE(server->Vouch(tokens_[0], 5, round), "");  // not this client's user
+  EXPECT_EQ(server->Vouch(subs[0].token, subs[0].session, subs[0].user, round),
+            "already delivered");
+  EXPECT_NE(server->Vouch(tokens_[0], sessions_[0], 5, round), "");  // not this client's user
+  EXPECT_NE(server->Vouch(tokens_[0], "", 0, round), "");  // no session
 }
 
 TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
@@ -259,7 +265,7 @@ TEST_F(LdpFlDeployTest, LedgerChargesDEpsilonPerReportAndResendsTheRecordedPiece
   MakeClients(1.5 * d * spec_.config.epsilon);
   auto server = Coordinator();
   JoinAll(*server);
-  const auto poll = server->PollRound(tokens_[0], Clock::now());
+  const auto poll = server->PollRound(tokens_[0], sessions_[0], Clock::now());
   ASSERT_EQ(poll.round.users.size(), 2u);
   const auto first = clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges,
                                           poll.round.users);

@@ -80,6 +80,7 @@ class LdpFlE2eTest : public testing::TempDirTest {
     ShufflerCore shuffler({.min_batch = 10});
     std::vector<std::unique_ptr<PrivacyLedger>> ledgers;
     std::vector<std::unique_ptr<LdpFlParticipant>> clients;
+    std::vector<std::string> sessions;
     for (int i = 0; i < kClients; ++i) {
       const std::size_t a = i * rows.size() / kClients, b = (i + 1) * rows.size() / kClients;
       std::vector<std::vector<std::size_t>> shards{{rows.begin() + a, rows.begin() + b}};
@@ -88,22 +89,23 @@ class LdpFlE2eTest : public testing::TempDirTest {
                               spec.ReportEpsilon() * kRounds)
               .value()));
       clients.push_back(std::make_unique<LdpFlParticipant>(
-          LdpFlParticipant::Create(spec, split.train, std::move(shards), *ledgers.back()).value()));
+          LdpFlParticipant::Create(server->spec(), split.train, std::move(shards), *ledgers.back()).value()));
       const auto joined = server->Join(tokens[i], 1, Clock::now());
       EXPECT_EQ(joined.error, "");
+      sessions.push_back(joined.session);
       clients.back()->SetFirstUser(joined.first);
     }
     for (int pass = 0; pass < 10 * kRounds && !server->stats().finished; ++pass) {
       shuffler.Update(server->RoundInfo(Clock::now()));
       for (int i = 0; i < kClients; ++i) {
-        const auto poll = server->PollRound(tokens[i], Clock::now());
+        const auto poll = server->PollRound(tokens[i], sessions[i], Clock::now());
         if (poll.round.state != FedSelCoordinator::Poll::State::kRound) continue;
         const std::uint64_t round = poll.round.round;
         auto answer = clients[i]->Respond(round, poll.round.weights, poll.ranges, poll.round.users);
         EXPECT_TRUE(answer.refusals.empty());
         for (auto& [user, pieces] : answer.reports) {
           EXPECT_EQ(shuffler.Shuffle(tokens[i], round, user, std::move(pieces),
-                                     [&] { return server->Vouch(tokens[i], user, round); }),
+                                     [&] { return server->Vouch(tokens[i], sessions[i], user, round); }),
                     "");
         }
       }

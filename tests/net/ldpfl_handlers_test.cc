@@ -41,11 +41,13 @@ class LdpFlHandlersTest : public testing::TempDirTest {
     pb::JoinReply reply;
     ASSERT_TRUE(HandleJoin(*server_, "", join, &reply, Clock::now()).ok());
     EXPECT_EQ(reply.users(), spec_.users);
+    session_ = reply.session();
   }
 
   ServerKeys keys_;
   LdpFlTaskSpec spec_;
   std::vector<std::string> tokens_;
+  std::string session_;  // client 0's
   std::unique_ptr<LdpFlCoordinator> server_;
 };
 
@@ -84,6 +86,9 @@ TEST_F(LdpFlHandlersTest, OnlyTheShufflersTokenOpensTheShufflersCalls) {
   vouch.set_round(info.round());
   pb::VouchReply vouched;
   ASSERT_TRUE(HandleVouch(*server_, kShuffler, vouch, &vouched).ok());
+  EXPECT_FALSE(vouched.ok()) << "vouched for a call without the client's session";
+  vouch.set_session(session_);
+  ASSERT_TRUE(HandleVouch(*server_, kShuffler, vouch, &vouched).ok());
   EXPECT_TRUE(vouched.ok()) << vouched.reason();
   vouch.set_token(tokens_[1]);  // enrolled, but not this user's client
   ASSERT_TRUE(HandleVouch(*server_, kShuffler, vouch, &vouched).ok());
@@ -111,6 +116,8 @@ TEST_F(LdpFlHandlersTest, APollLeavesOutTheModelTheClientHasAndStrangersAreRefus
 
   Start();
   poll.set_token(tokens_[0]);
+  EXPECT_EQ(HandlePoll(*server_, poll, &reply, Clock::now()).kind, Kind::kSessionEnded);
+  poll.set_session(session_);
   ASSERT_TRUE(HandlePoll(*server_, poll, &reply, Clock::now()).ok());
   ASSERT_EQ(reply.state(), pb::PollReply::ROUND);
   EXPECT_EQ(static_cast<std::size_t>(reply.weights_size()), spec_.weights());

@@ -42,6 +42,22 @@ TEST_F(ServerStateTest, TokensAreIssuedOnceAndJoinKeepsUserNumbers) {
   EXPECT_EQ(state.FindClient(tokens[1])->users, 7u);
 }
 
+TEST_F(ServerStateTest, EachStateFileHasItsOwnDeploymentIdentityForLife) {
+  std::string first;
+  {
+    auto state = ServerState::Open(path_).value();
+    first = state.deployment();
+    EXPECT_TRUE(IsDeploymentId(first)) << first;
+  }
+  EXPECT_EQ(ServerState::Open(path_).value().deployment(), first);  // kept on reopening
+  const auto other = ServerState::Open(Path("other.sqlite")).value().deployment();
+  EXPECT_TRUE(IsDeploymentId(other));
+  EXPECT_NE(other, first);
+  EXPECT_FALSE(IsDeploymentId(""));
+  EXPECT_FALSE(IsDeploymentId(std::string(31, 'a')));
+  EXPECT_FALSE(IsDeploymentId(std::string(31, 'a') + "G"));
+}
+
 TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) {
   {
     auto state = ServerState::Open(path_).value();

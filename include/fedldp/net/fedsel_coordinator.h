@@ -13,6 +13,14 @@
 //   `min_participation` of the round's users reported; otherwise the round
 //   passes without an update (and says so).
 // - The model step divides by the reports received: the mean of those.
+// - Users a client withdrew (their budget is spent) are not waited for, nor
+//   asked again, nor counted in the minimum participation.
+//
+// Sessions: a token holds one live session (Roster::Join); polls, reports
+// and withdrawals must carry it. No user is counted twice in a round, and
+// every user is in one round per epoch: the server counts at most `epochs`
+// reports per user, the number the task's budget pays for, whatever its
+// clients do.
 //
 // Thread-safe: the network service calls it from many threads; Tick is
 // called by a timer. `now` is passed in so tests control time.
@@ -28,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -41,11 +50,19 @@ namespace fedldp {
 
 // What the server announces: clients rebuild the randomizer from it.
 struct FedSelTaskSpec {
-  std::string id;  // the task's name in every client's ledger
+  std::string id;          // the task's name, for people
+  std::string deployment;  // the server state's identity (ServerState::deployment)
   FedSelConfig config;
   std::uint64_t users = 0;      // N
   std::uint64_t dimension = 0;  // d
 };
+
+// What a client's ledger files a task's reports under: its name and the
+// deployment, so that entries of one server are never read for another's.
+std::string LedgerTaskKey(std::string_view id, std::string_view deployment);
+// "" if a task announced with this deployment identity may be charged to a
+// ledger, else why not.
+std::string CheckAnnouncedDeployment(std::string_view deployment);
 
 class FedSelCoordinator {
  public:
@@ -60,7 +77,8 @@ class FedSelCoordinator {
   // checks first. Call it before writing the task into a state file.
   static std::string Check(const FedSelTaskSpec& spec, const RoundPolicy& policy);
 
-  // Resumes from `state` if it holds a snapshot of this task.
+  // Resumes from `state` if it holds a snapshot of this task. The spec's
+  // deployment is the state's (filled in when empty; another is an error).
   static Result<std::unique_ptr<FedSelCoordinator>> Create(const FedSelTaskSpec& spec,
                                                            const RoundPolicy& policy,
                                                            ServerState state, Log log = {},
@@ -71,7 +89,8 @@ class FedSelCoordinator {
 
   struct Poll {
     enum class State { kWaiting, kRound, kFinished };
-    std::string error;  // set: unknown client
+    std::string error;  // set: refused, for `refusal`
+    Refusal refusal = Refusal::kNone;
     State state = State::kWaiting;
     std::uint64_t round = 0;
     std::vector<double> weights;       // kRound
@@ -79,16 +98,27 @@ class FedSelCoordinator {
     std::uint32_t deadline_ms = 0;
     std::uint32_t retry_ms = 0;
   };
-  Poll PollRound(std::string_view token, Clock::time_point now);
+  Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
 
   struct Verdict {
     bool accepted = false;
     std::string reason;
   };
-  // error (unknown client) or one verdict per report.
-  Result<std::vector<Verdict>> Submit(
-      std::string_view token, std::span<const std::pair<std::uint64_t, std::string>> reports,
-      Clock::time_point now);
+  struct Submitted {
+    std::string error;  // set: refused, for `refusal`
+    Refusal refusal = Refusal::kNone;
+    std::vector<Verdict> verdicts;  // one per report
+    bool ok() const { return refusal == Refusal::kNone; }
+  };
+  Submitted Submit(std::string_view token, std::string_view session,
+                   std::span<const std::pair<std::uint64_t, std::string>> reports,
+                   Clock::time_point now);
+
+  // The client's `users` whose budget is spent: recorded, then no round
+  // waits for them. `withdrawn` counts the client's withdrawn users.
+  using Withdrawal = fedldp::Withdrawal;
+  Withdrawal Withdraw(std::string_view token, std::string_view session,
+                      std::span<const std::uint64_t> users, Clock::time_point now);
 
   void Tick(Clock::time_point now);
 
@@ -105,6 +135,7 @@ class FedSelCoordinator {
     std::uint64_t accepted = 0;  // reports counted, by this process
     std::uint64_t rejected = 0;
     std::uint64_t counted = 0;  // reports in the model, over every run of the server
+    std::uint64_t withdrawn = 0;  // users withdrawn, over every run
     bool started = false;
     bool finished = false;
   };
@@ -120,6 +151,11 @@ class FedSelCoordinator {
   void NewOrder();
   void OpenRound(Clock::time_point now);
   void CloseRound(Clock::time_point now, const char* why);
+  // Received or withdrawn: nothing more to wait for from this user.
+  bool Done(std::uint64_t user) const {
+    return received_.contains(user) || withdrawn_.contains(user);
+  }
+  void CloseIfComplete(Clock::time_point now);
   void Commit();
   void Say(const std::string& line) const;
 
@@ -141,6 +177,7 @@ class FedSelCoordinator {
   std::optional<FedSelAggregator> aggregator_;
   std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes
   Clock::time_point opened_{};
+  std::set<std::uint64_t> withdrawn_;
   Roster roster_;
   Stats stats_;
   std::atomic<std::uint64_t> changes_{0};

@@ -41,9 +41,15 @@ class FedSelParticipant {
   struct Answer {
     std::vector<std::pair<std::uint64_t, std::string>> reports;  // (user, bytes)
     std::vector<std::string> refusals;                           // one line each
+    // Users whose budget cannot pay for a report: for good (tell the server).
+    std::vector<std::uint64_t> exhausted;
   };
   Answer Respond(std::uint64_t round, std::span<const double> weights,
                  std::span<const std::uint64_t> users);
+
+  // Every hosted user (the server's numbers, sorted) whose budget cannot pay
+  // for another report: for good, since a ledger's total never grows.
+  std::vector<std::uint64_t> Exhausted() const;
 
   double report_epsilon() const { return plan_.ReportEpsilon(); }
   const FedSelPlan& plan() const { return plan_; }
@@ -58,6 +64,7 @@ class FedSelParticipant {
   PrivacyLedger* ledger_;
   FedSelPlan plan_;
   FedSelRandomizer randomizer_;
+  std::string ledger_task_;  // LedgerTaskKey of the task
   std::vector<double> accumulated_;  // users x d
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;

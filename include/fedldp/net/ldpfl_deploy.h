@@ -61,6 +61,7 @@ namespace fedldp {
 // What the server announces.
 struct LdpFlTaskSpec {
   std::string id;
+  std::string deployment;  // the server state's identity (ServerState::deployment)
   // arch, rounds, local_epochs, batch, learning_rate, fraction, epsilon,
   // adaptive, fixed_range, adaptive_margin, perturb_updates.
   LdpFlConfig config;
@@ -100,24 +101,30 @@ class LdpFlCoordinator {
   // checks first. Call it before writing the task into a state file.
   static std::string Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy);
 
-  // `initial`: the model to start from, if the state holds none yet.
+  // `initial`: the model to start from, if the state holds none yet. The
+  // spec's deployment is the state's (filled in when empty; another is an
+  // error).
   static Result<std::unique_ptr<LdpFlCoordinator>> Create(const LdpFlTaskSpec& spec,
                                                           const RoundPolicy& policy,
                                                           ServerState state, ServerKeys keys,
                                                           std::vector<double> initial,
                                                           Log log = {}, OnRound on_round = {});
 
-  Joined Join(std::string_view token, std::uint64_t users,
-                                 Clock::time_point now);
+  Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
 
   struct Poll {
     FedSelCoordinator::Poll round;  // as FedSel's
     std::vector<LayerRange> ranges;  // kRound: the round's (c, r) per layer
   };
-  Poll PollRound(std::string_view token, Clock::time_point now);
+  Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
+  // As FedSel's: users whose budget is spent are not waited for again.
+  Withdrawal Withdraw(std::string_view token, std::string_view session,
+                      std::span<const std::uint64_t> users, Clock::time_point now);
 
-  // The shuffler's questions.
-  std::string Vouch(std::string_view token, std::uint64_t user, std::uint64_t round);
+  // The shuffler's questions. Vouch: "" if the client's live session may
+  // hand over this user's report for this round, else why not.
+  std::string Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+                    std::uint64_t round);
   struct Info {
     std::uint64_t round = 0;
     std::uint64_t expected = 0;
@@ -149,6 +156,7 @@ class LdpFlCoordinator {
     std::uint64_t rounds_without_update = 0;
     std::uint64_t batches = 0, pieces_accepted = 0, pieces_rejected = 0, batches_refused = 0;
     std::uint64_t counted = 0;  // user reports in the model, over every run
+    std::uint64_t withdrawn = 0;
     bool started = false, finished = false;
   };
   Stats stats() const;
@@ -162,6 +170,10 @@ class LdpFlCoordinator {
   void DrawUsers();
   std::string OpenRound(Clock::time_point now);
   void CloseRound(Clock::time_point now, const char* why);
+  bool Done(std::uint64_t user) const {
+    return delivered_.contains(user) || withdrawn_.contains(user);
+  }
+  void CloseIfComplete(Clock::time_point now);
   void Commit();
   void Say(const std::string& line) const;
   // Opens, gates and (if accepted) returns one piece of `chunk`.
@@ -184,6 +196,7 @@ class LdpFlCoordinator {
   std::vector<ReportGate> gates_;
   std::optional<LdpFlAggregator> aggregator_;
   std::set<std::uint64_t> delivered_;
+  std::set<std::uint64_t> withdrawn_;
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
   Roster roster_;
@@ -204,9 +217,13 @@ class LdpFlParticipant {
     // (user, sealed pieces in chunk order)
     std::vector<std::pair<std::uint64_t, std::vector<std::string>>> reports;
     std::vector<std::string> refusals;  // one line each
+    // Users whose budget cannot pay for a report: for good (tell the server).
+    std::vector<std::uint64_t> exhausted;
   };
   Answer Respond(std::uint64_t round, std::span<const double> weights,
                  std::span<const LayerRange> ranges, std::span<const std::uint64_t> users);
+  // As FedSelParticipant::Exhausted.
+  std::vector<std::uint64_t> Exhausted() const;
   double report_epsilon() const { return task_.ReportEpsilon(); }
 
  private:
@@ -220,6 +237,7 @@ class LdpFlParticipant {
   std::vector<std::vector<std::size_t>> shards_;
   PrivacyLedger* ledger_;
   NeuralNet net_;
+  std::string ledger_task_;  // LedgerTaskKey of the task
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;
 };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,10 +29,51 @@ struct RoundPolicy {
 // "" if the policy is usable, else why not.
 std::string CheckRoundPolicy(const RoundPolicy& policy);
 
+// A coordinator's task identity is its state's: sets an empty `deployment`
+// to state.deployment(); "" or why the two differ.
+std::string AdoptDeployment(std::string& deployment, const ServerState& state);
+
+// Why a client's call is refused.
+enum class Refusal {
+  kNone,
+  kUnknownClient,  // the token is not enrolled (or, but for Join, has not joined)
+  kSessionEnded,   // not the token's live session: join again
+  kInUse,          // Join: another client's session on the token is live
+  kBadRequest,     // Join: a user count the task has no room for, or another refusal
+};
+
 struct Joined {
   std::string error;  // set: refused
+  Refusal refusal = Refusal::kNone;
   std::uint64_t first = 0, users = 0;
+  std::string session;  // the live session it opened
 };
+
+// A call's client, or why it is refused.
+struct Access {
+  std::string error;
+  Refusal refusal = Refusal::kNone;
+  ServerState::Client client;
+  bool ok() const { return refusal == Refusal::kNone; }
+};
+
+// A client's answer to Withdraw.
+struct Withdrawal {
+  std::string error;
+  Refusal refusal = Refusal::kNone;
+  std::uint64_t withdrawn = 0;  // of the client's users, in all
+  bool ok() const { return refusal == Refusal::kNone; }
+};
+// What both coordinators do on Withdraw, under their lock: checks that
+// `users` are the calling client's (`access`, from Roster::Enter), records
+// the new ones in `state`, then in `withdrawn`; *line says what changed
+// ("" if nothing), for the log. Throws if the state cannot be written.
+Withdrawal WithdrawUsers(ServerState& state, const Access& access,
+                         std::span<const std::uint64_t> users, std::uint64_t task_users,
+                         std::set<std::uint64_t>& withdrawn, std::string* line);
+// The users withdrawn in `state`, into `withdrawn`; "" or why they are unusable.
+std::string LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
+                          std::set<std::uint64_t>& withdrawn);
 
 class Roster {
  public:
@@ -41,12 +83,19 @@ class Roster {
       : task_users_(task_users), started_(started) {}
 
   // Enrolled tokens only; a new client gets the next free user numbers if
-  // the task has room. On success `line` says who joined, for the log.
+  // the task has room. Opens a new session for the token, ending any other,
+  // unless another session is live (heard from within `stale_after`): one
+  // token, one client at a time. On success `line` says who joined, for the
+  // log.
   Joined Join(ServerState& state, std::string_view token, std::uint64_t users,
-              Clock::time_point now, std::string* line);
-  // A client that joined (in this process, or before a restart).
+              Clock::time_point now, std::chrono::milliseconds stale_after, std::string* line);
+  // The client of a call that carries `session`, which must be the token's
+  // live one; the client counts as heard from at `now`.
+  Access Enter(ServerState& state, std::string_view token, std::string_view session,
+               Clock::time_point now);
+  // A client that joined (in this process, or before a restart), whatever
+  // its session: for what the shuffler names.
   std::optional<ServerState::Client> Find(ServerState& state, std::string_view token);
-  void Seen(std::string_view token, Clock::time_point now);
   // The client hosting `user` has not polled for `stale_after`. A client
   // not heard from since this process started (after a restart) is quiet
   // once the process has listened for stale_after + kReconnectAllowance: a
@@ -67,9 +116,14 @@ class Roster {
                           const std::function<bool(std::uint64_t)>& in) const;
 
  private:
+  struct Entry {
+    ServerState::Client client;
+    Clock::time_point seen{};  // {}: not heard from in this process
+    std::string session;       // "": none open in this process
+  };
   const std::uint64_t task_users_;
   const Clock::time_point started_;
-  std::unordered_map<std::string, std::pair<ServerState::Client, Clock::time_point>> clients_;
+  std::unordered_map<std::string, Entry> clients_;
 };
 
 }  // namespace fedldp

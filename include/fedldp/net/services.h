@@ -103,6 +103,7 @@ struct FedSelClientSummary {
   std::uint64_t reports = 0;  // reports accepted by the server
   std::uint64_t refused = 0;  // reports the ledger or the server refused
   bool finished = false;      // the server said the task is over
+  bool exhausted = false;     // every user's budget is spent (and the server told)
 };
 
 // Joins, then answers rounds until the task finishes (or stop()). The local

@@ -30,6 +30,10 @@ struct sqlite3;
 
 namespace fedldp {
 
+// A deployment's identity: kDeploymentBytes random bytes in lowercase hex.
+inline constexpr std::size_t kDeploymentBytes = 16;
+bool IsDeploymentId(std::string_view id);
+
 class ServerState {
  public:
   static Result<ServerState> Open(const std::string& path);
@@ -40,6 +44,13 @@ class ServerState {
   // The task (opaque bytes, a serialized fedldp.v1.Task): stored on the first
   // call; later calls must pass the same bytes (a state file serves one task).
   std::string BindTask(std::string_view task);
+
+  // Drawn (libsodium's generator) when the file is created and never
+  // changed: what makes the task's name unique to this deployment in every
+  // client's ledger, so that a ledger carried to another server, even one
+  // serving a task of the same name, never takes that server's rounds for
+  // this one's.
+  const std::string& deployment() const { return deployment_; }
 
   // Enrolment: `count` fresh tokens (64 hex characters), recorded by hash.
   Result<std::vector<std::string>> IssueTokens(std::size_t count);
@@ -78,6 +89,11 @@ class ServerState {
                             std::span<const std::pair<std::uint64_t, std::string>> reports);
   std::vector<std::pair<std::uint64_t, std::string>> Reports(std::uint64_t round) const;
 
+  // Users whose clients said their budget is spent: they will not report
+  // again in this task (recorded before the client hears it is done).
+  std::string Withdraw(std::span<const std::uint64_t> users);
+  Result<std::vector<std::uint64_t>> Withdrawn() const;  // sorted
+
  private:
   explicit ServerState(sqlite3* db);
   template <typename Body>
@@ -87,6 +103,7 @@ class ServerState {
   // the database closes).
   struct Hot;
   std::unique_ptr<Hot> hot_;
+  std::string deployment_;
 };
 
 }  // namespace fedldp
