@@ -311,14 +311,15 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); });
   if (!coordinator.ok()) throw UsageError(coordinator.error());
   FedSelCoordinator& coord = **coordinator;
-  log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
   TlsFiles tls;
   tls.certificate = o.tls_cert;
   tls.key = o.tls_key;
   tls.insecure = o.insecure;
   CatchSignals();
+  // Started before anything is said of the task: a port in use is one line.
   auto server = CoordinatorServer::Start(coord, o.address, tls);
   if (!server.ok()) throw UsageError(server.error());
+  log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
   log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   std::uint64_t shown_round = 0;

@@ -143,6 +143,14 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); });
   if (!coordinator.ok()) throw UsageError(coordinator.error());
   LdpFlCoordinator& coord = **coordinator;
+  TlsFiles tls;
+  tls.certificate = o.tls_cert;
+  tls.key = o.tls_key;
+  tls.insecure = o.insecure;
+  CatchSignals();
+  // Started before anything is said of the task: a port in use is one line.
+  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
+  if (!server.ok()) throw UsageError(server.error());
   const auto privacy =
       AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds), spec.per_round());
   log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
@@ -150,13 +158,6 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       std::to_string(c.epsilon) + " per weight, so d eps = " +
       std::to_string(spec.ReportEpsilon()) + " per report without trusting the shuffler");
   err << DescribeLdpFlPrivacy(privacy);
-  TlsFiles tls;
-  tls.certificate = o.tls_cert;
-  tls.key = o.tls_key;
-  tls.insecure = o.insecure;
-  CatchSignals();
-  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
-  if (!server.ok()) throw UsageError(server.error());
   log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {

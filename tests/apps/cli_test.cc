@@ -1,7 +1,10 @@
 // `fedldp` parsed and run in-process on argument vectors.
 #include "cli.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,6 +211,31 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
   EXPECT_EQ(good.code, 2);
   EXPECT_NE(good.err.find("no client is enrolled"), std::string::npos) << good.err;
   EXPECT_NE(ServerState::Open(state).value().BindTask("another task"), "");
+  std::filesystem::remove(state);
+}
+
+// A port in use is one line on stderr, said before anything of the task.
+TEST(Serve, APortInUseIsOneLineOnStderr) {
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  socklen_t size = sizeof address;
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &size), 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const std::string state = Scratch("serve_port.sqlite");
+  std::filesystem::remove(state);
+  ASSERT_TRUE(ServerState::Open(state).value().IssueTokens(1).ok());
+  const auto r =
+      Fedldp({"serve", "--state", state, "--users", "10", "--address", "127.0.0.1:" + port});
+  ::close(holder);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
   std::filesystem::remove(state);
 }
 
