@@ -24,6 +24,12 @@ void AppendOut(const std::string& path, const std::string& line) {
   if (auto why = AppendToFile(path, line); !why.empty()) throw std::runtime_error(why);
 }
 
+void ReplaceOut(const std::string& path, const std::string& text) {
+  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
+    throw std::runtime_error(why);
+  }
+}
+
 std::optional<double> ParseMu(const std::string& text) {
   if (text == "auto") return std::nullopt;
   char* end = nullptr;

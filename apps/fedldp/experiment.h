@@ -19,6 +19,9 @@ void CheckOut(const std::string& path);
 // Appends one result line to --out, or throws (exit 1: disk full is a
 // failure, never a silent success).
 void AppendOut(const std::string& path, const std::string& line);
+// Replaces `path` with `text` whole (WriteFileAtomically): a reader, or a
+// run killed midway, sees the old file or the new one, never a part.
+void ReplaceOut(const std::string& path, const std::string& text);
 
 // --mu: a number in [0, 1), or "auto" (nullopt: the hyper-parameter-free
 // rule); throws UsageError otherwise.

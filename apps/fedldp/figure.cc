@@ -1,9 +1,13 @@
 #include "figure.h"
 
+#include <sstream>
+
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <stdexcept>
+
+#include "experiment.h"
 
 namespace fedldp::cli {
 
@@ -23,16 +27,16 @@ std::string Field(std::string name) {
 bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
   const std::string stem = dir + "/" + f.id;
   {
-    std::ofstream csv(stem + ".csv");
-    if (!csv) throw std::runtime_error("cannot write " + stem + ".csv");
+    std::ostringstream csv;
     csv << "series,x,mean,sd\n";
     for (const auto& s : f.series) {
       for (const auto& p : s.points)
         csv << Field(s.name) << "," << p.x << "," << p.mean << "," << p.sd << "\n";
     }
+    ReplaceOut(stem + ".csv", csv.str());
   }
   {
-    std::ofstream gp(stem + ".gp");
+    std::ostringstream gp;
     gp << "# " << f.title << "\n"
        << "set terminal pngcairo size 900,600 font ',11'\n"
        << "set output '" << f.id << ".png'\n"
@@ -49,6 +53,7 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
          << Field(s.name) << "'";
     }
     gp << "\n";
+    ReplaceOut(stem + ".gp", gp.str());
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     log << "  gnuplot not found: kept " << stem << ".csv and " << stem << ".gp (no PNG)\n";

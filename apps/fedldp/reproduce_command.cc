@@ -91,8 +91,8 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
   const CrossValidationOptions cv{o.quick ? 1 : 10, o.quick ? 2 : 5, o.seed};
   ThreadPool pool(o.threads);
   std::ofstream runs(o.out + "/runs.jsonl");
-  std::ofstream csv(o.out + "/table3.csv");
-  if (!runs || !csv) throw std::runtime_error("cannot write into " + o.out);
+  if (!runs) throw std::runtime_error("cannot write into " + o.out);
+  std::ostringstream csv;  // written whole at the end
   csv << "dataset,model,majority,np,pm,uniform_pm,exp_pm,exp_pm_c,pe_pm,pe_pm_c,ps_pm,ps_pm_c,"
          "exp_gain,exp_loss,pe_gain,pe_loss,ps_gain,ps_loss\n";
   std::ostringstream md;
@@ -177,7 +177,8 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
     text << "\nNot better than the majority class (these models learned nothing):\n";
     for (const auto& line : learned_nothing) text << "- " << line << "\n";
   }
-  std::ofstream(o.out + "/table3.md") << text.str();
+  ReplaceOut(o.out + "/table3.csv", csv.str());
+  ReplaceOut(o.out + "/table3.md", text.str());
   out << "\n"
       << text.str() << "\nTable 3 time: " << Fixed(seconds, 1) << " s of training, "
       << Fixed(static_cast<double>(updates) / seconds, 0) << " client updates/s\n";

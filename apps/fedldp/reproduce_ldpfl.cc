@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "experiment.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
@@ -162,10 +163,13 @@ class Runner {
         if (key && accuracy) lines_.push_back(line);
       }
     }
-    runs_.open(path, std::ios::trunc);
+    // The runs kept, in their order (a torn last line dropped), replace the
+    // file whole: a run killed now loses none of them. New runs append.
+    std::string kept;
+    for (const auto& line : lines_) kept += line + "\n";
+    ReplaceOut(path, kept);
+    runs_.open(path, std::ios::app);
     if (!runs_) throw std::runtime_error("cannot write " + path);
-    for (const auto& line : lines_) runs_ << line << "\n";  // kept, in their order
-    runs_.flush();
     if (o.resume) out_ << "resuming: " << done_.size() << " runs found in " << path << "\n";
   }
 
@@ -371,8 +375,7 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
      << "| eps | fixed (0, " << paper.radius << ")" << (o.perturb_updates ? ", updates" : "")
      << " | adaptive | noise-free FL | majority |\n"
      << "|---|---|---|---|---|\n";
-  std::ofstream csv(o.out + "/table1.csv");
-  if (!csv) throw std::runtime_error("cannot write " + o.out + "/table1.csv");
+  std::ostringstream csv;  // written whole below
   csv << "dataset,clients,epsilon,fixed,fixed_sd,adaptive,adaptive_sd,noise_free,majority,"
          "paper_fixed,paper_adaptive\n";
   for (int e = 0; e < 2; ++e) {
@@ -400,7 +403,8 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
   if (o.quick) {
     md << "\n(--quick: a smoke run on a subsample; not comparable with the paper.)\n";
   }
-  std::ofstream(o.out + "/table1.md") << md.str();
+  ReplaceOut(o.out + "/table1.csv", csv.str());
+  ReplaceOut(o.out + "/table1.md", md.str());
   out << "\n" << md.str();
 
   if (!o.no_figures) {
@@ -460,13 +464,14 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
   }
   if (!runner.privacy().empty()) {
     // What is proven for each private setting: one statement per (eps, n).
-    std::ofstream privacy(o.out + "/privacy.md");
+    std::ostringstream privacy;
     std::size_t applies = 0;
     for (const auto& [setting, p] : runner.privacy()) {
       privacy << "## eps = " << setting.first << ", n = " << setting.second << "\n\n```\n"
               << DescribeLdpFlPrivacy(p) << "```\n\n";
       applies += p.shuffle_applies ? 1 : 0;
     }
+    ReplaceOut(o.out + "/privacy.md", privacy.str());
     const auto& any = runner.privacy().begin()->second;
     out << "privacy (" << o.out << "/privacy.md, per setting): eps per weight as the paper "
         << "states; plain composition " << any.weights << " x eps per round, x "
