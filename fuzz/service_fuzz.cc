@@ -11,7 +11,9 @@
 // - the model stays finite, and no report counts twice;
 // - a call is answered only for the token's live session, and a Join while
 //   that session is live is refused (one client per token);
-// - a withdrawn user is never offered a round again.
+// - a withdrawn user is never offered a round again;
+// - a call the handler answers is admitted on its credentials alone (the
+//   check the gRPC layer makes before it reads a body).
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes a few conversations into DIR as a
 // starting corpus, then exits.
@@ -84,6 +86,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         message.set_session(sessions[who]);
       }
     };
+    // Whether the gRPC layer admits the call on its metadata (the body's
+    // credentials) before reading its body; checked against the handler.
+    const auto admitted = [&](const auto& request) {
+      if constexpr (requires { request.session(); }) {
+        return net_internal::AdmitClient(c, request.token(), request.session()).ok();
+      } else {
+        return net_internal::AdmitClient(c, request.token(), std::nullopt).ok();
+      }
+    };
+    const auto unread_only_if_refused = [&](bool admit, const net_internal::Outcome& outcome) {
+      Require(admit || !outcome.ok(), "a call the handler answers is admitted before it is read");
+    };
     // An answered call: only for the token's live session.
     const auto answered = [&](const auto& request) {
       Require(who < kClients && sessions.contains(who) && request.session() == sessions[who],
@@ -96,7 +110,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (who < kClients) request.set_token(tokens[who]);
       if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
       pb::JoinReply reply;
+      const bool admit = admitted(request);
       const auto outcome = net_internal::HandleJoin(c, task, request, &reply, now);
+      unread_only_if_refused(admit, outcome);
       if (outcome.ok()) {
         // A rejoining client keeps the users it was given first.
         Require(reply.first_user() + reply.users() <= kUsers, "users exist");
@@ -113,7 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!request.ParseFromString(bytes)) continue;
       token(request);
       pb::PollReply reply;
+      const bool admit = admitted(request);
       const auto outcome = net_internal::HandlePoll(c, request, &reply, now);
+      unread_only_if_refused(admit, outcome);
       if (outcome.ok()) answered(request);
       if (outcome.ok() && reply.state() == pb::PollReply::ROUND) {
         Require(reply.weights_size() == static_cast<int>(kDimension), "the whole model is sent");
@@ -142,7 +160,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       pb::SubmitReply reply;
       const auto before = c.stats();
+      const bool admit = admitted(request);
       const auto outcome = net_internal::HandleSubmit(c, request, &reply, now);
+      unread_only_if_refused(admit, outcome);
       const auto after = c.stats();
       if (!outcome.ok()) {
         Require(after.accepted == before.accepted && after.rejected == before.rejected,
@@ -166,7 +186,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       token(request);
       pb::WithdrawReply reply;
       const auto before = c.stats();
+      const bool admit = admitted(request);
       const auto outcome = net_internal::HandleWithdraw(c, request, &reply, now);
+      unread_only_if_refused(admit, outcome);
       const auto after = c.stats();
       if (!outcome.ok()) {
         Require(after.withdrawn == before.withdrawn, "a refused withdrawal withdraws nobody");

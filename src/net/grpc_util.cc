@@ -121,9 +121,9 @@ void RunningServer::Shutdown() {
   server->Wait();
 }
 
-Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
-                                                   const std::string& address, const TlsFiles& tls,
-                                                   int* port, std::function<void()> tick,
+Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::string& address,
+                                                   const TlsFiles& tls, int* port,
+                                                   std::function<void()> tick,
                                                    std::shared_ptr<std::atomic<bool>> failed,
                                                    std::function<void()> drain) {
   PrepareGrpc();
@@ -140,7 +140,8 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
   builder.AddListeningPort(address, *credentials, port);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  builder.RegisterService(service);
+  if (served.service != nullptr) builder.RegisterService(served.service);
+  if (served.gate != nullptr) builder.RegisterCallbackGenericService(served.gate);
   s->server = builder.BuildAndStart();
   if (!s->server || *port == 0) {
     return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
@@ -158,6 +159,84 @@ Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
     }
   });
   return s;
+}
+
+std::string Metadata(const grpc::ServerContextBase& context, std::string_view key) {
+  const auto& all = context.client_metadata();
+  const auto it = all.find(grpc::string_ref(key.data(), key.size()));
+  return it == all.end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
+void SetClientCredentials(grpc::ClientContext* context, std::string_view token,
+                          std::string_view session) {
+  context->AddMetadata(kTokenKey, std::string(token));
+  if (!session.empty()) context->AddMetadata(kSessionKey, std::string(session));
+}
+
+void SetShufflerCredentials(grpc::ClientContext* context, std::string_view shuffler_token) {
+  context->AddMetadata(kShufflerTokenKey, std::string(shuffler_token));
+}
+
+namespace {
+
+// One call through a Gate: admitted (or refused) on creation, then its
+// body read, served, and answered.
+class GateCall final : public grpc::ServerGenericBidiReactor {
+ public:
+  GateCall(const Gate::Method* method, grpc::GenericCallbackServerContext* context)
+      : method_(method), context_(context) {
+    if (method == nullptr) {
+      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no method " + context->method()));
+      return;
+    }
+    if (grpc::Status admitted = method->admit(*context); !admitted.ok()) {
+      Finish(admitted);
+      return;
+    }
+    StartRead(&body_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request could be read"));
+      return;
+    }
+    method_->serve(*context_, body_, [this](const grpc::Status& status, const std::string& reply) {
+      if (!status.ok()) {
+        Finish(status);
+        return;
+      }
+      grpc::Slice slice(reply);
+      reply_ = grpc::ByteBuffer(&slice, 1);
+      StartWriteAndFinish(&reply_, grpc::WriteOptions(), status);
+    });
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  const Gate::Method* method_;
+  grpc::GenericCallbackServerContext* context_;
+  grpc::ByteBuffer body_;
+  grpc::ByteBuffer reply_;
+};
+
+}  // namespace
+
+grpc::ServerGenericBidiReactor* Gate::CreateReactor(grpc::GenericCallbackServerContext* context) {
+  const auto it = methods_.find(context->method());
+  return new GateCall(it == methods_.end() ? nullptr : &it->second, context);
+}
+
+bool Gate::Parse(const grpc::ByteBuffer& body, google::protobuf::MessageLite* request) {
+  std::vector<grpc::Slice> slices;
+  if (!body.Dump(&slices).ok()) return false;
+  std::string bytes;
+  bytes.reserve(body.Length());
+  for (const auto& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return request->ParseFromString(bytes);
 }
 
 Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stub& stub,

@@ -5,6 +5,7 @@
 #ifndef FEDLDP_SRC_NET_GRPC_UTIL_H_
 #define FEDLDP_SRC_NET_GRPC_UTIL_H_
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -14,7 +15,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "fedldp/base/status.h"
 #include "fedldp/net/services.h"
@@ -48,6 +51,79 @@ inline grpc::Status StatusOf(const Outcome& o) {
   }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
 }
+
+// ------------------------------------------------ credentials in metadata
+
+// The value of `key` in a call's metadata ("" if absent).
+std::string Metadata(const grpc::ServerContextBase& context, std::string_view key);
+// A client's token and session (none yet: Join), into the call's metadata.
+void SetClientCredentials(grpc::ClientContext* context, std::string_view token,
+                          std::string_view session = {});
+void SetShufflerCredentials(grpc::ClientContext* context, std::string_view shuffler_token);
+
+// A unary call on gRPC's sync API, registered as streamed so that gRPC does
+// not read its body before the handler runs: `admit()` checks the call's
+// metadata, and only then is the request read and `serve(request, reply)`
+// run. A refused call's body is never read.
+template <typename Request, typename Reply, typename Admit, typename Serve>
+grpc::Status ServeAdmitted(grpc::ServerUnaryStreamer<Request, Reply>* stream, Admit admit,
+                           Serve serve) {
+  if (grpc::Status admitted = admit(); !admitted.ok()) return admitted;
+  Request request;
+  if (!stream->Read(&request)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request could be read");
+  }
+  Reply reply;
+  grpc::Status status = serve(request, &reply);
+  if (status.ok() && !stream->Write(reply)) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the reply could not be sent");
+  }
+  return status;
+}
+
+// A service on gRPC's callback API whose every call is admitted on its
+// metadata before its body is read, so that a call refused there costs the
+// server its headers, whatever the size of its body. A method not added is
+// UNIMPLEMENTED, unread.
+class Gate final : public grpc::CallbackGenericService {
+ public:
+  // Answers a call once, at once or later (a held poll).
+  using Finish = std::function<void(const grpc::Status&)>;
+  struct Method {
+    std::function<grpc::Status(const grpc::CallbackServerContext&)> admit;
+    // The body, and how to answer: with the status and, if OK, the reply.
+    std::function<void(grpc::CallbackServerContext&, const grpc::ByteBuffer&,
+                       std::function<void(const grpc::Status&, const std::string& reply)>)>
+        serve;
+  };
+
+  // `name` as on the wire, e.g. "/fedldp.v1.Coordinator/Join". `serve` gets
+  // the parsed request and a reply to fill; both live until it calls finish.
+  template <typename Request, typename Reply, typename Admit, typename Serve>
+  void Add(std::string name, Admit admit, Serve serve) {
+    methods_[std::move(name)] = Method{
+        std::move(admit), [serve = std::move(serve)](grpc::CallbackServerContext& context,
+                                                     const grpc::ByteBuffer& body, auto answer) {
+          auto call = std::make_shared<std::pair<Request, Reply>>();
+          if (!Parse(body, &call->first)) {
+            answer(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the request cannot be read"),
+                   "");
+            return;
+          }
+          serve(context, call->first, &call->second,
+                Finish([call, answer](const grpc::Status& status) {
+                  answer(status, status.ok() ? call->second.SerializeAsString() : std::string());
+                }));
+        }};
+  }
+
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override;
+
+ private:
+  static bool Parse(const grpc::ByteBuffer& body, google::protobuf::MessageLite* request);
+  std::unordered_map<std::string, Method> methods_;
+};
 
 // Runs a service handler; the plain logic throws only when it cannot save
 // its state: answer UNAVAILABLE (callers retry) and flag the process to stop.
@@ -145,8 +221,11 @@ class ClientSession {
 
   Result<v1::JoinReply> Join() {
     auto joined = retrier_.Call<v1::JoinReply>(
-        [&](grpc::ClientContext* c, v1::JoinReply* r) { return join_(c, request_, r); }, "join",
-        grpc::StatusCode::ALREADY_EXISTS);
+        [&](grpc::ClientContext* c, v1::JoinReply* r) {
+          SetClientCredentials(c, request_.token());
+          return join_(c, request_, r);
+        },
+        "join", grpc::StatusCode::ALREADY_EXISTS);
     if (!joined.ok()) return joined;
     if (first_ && (joined->first_user() != first_->first_user() ||
                     joined->users() != first_->users())) {
@@ -158,12 +237,17 @@ class ClientSession {
     return joined;
   }
 
-  // invoke(context, session, reply).
+  // invoke(context, session, reply); the context carries the token and
+  // session in its metadata.
   template <typename Reply, typename Invoke>
   Result<Reply> Call(Invoke invoke, const char* what) {
     auto call = [&] {
       return retrier_.Call<Reply>(
-          [&](grpc::ClientContext* c, Reply* r) { return invoke(c, session_, r); }, what);
+          [&](grpc::ClientContext* c, Reply* r) {
+            SetClientCredentials(c, request_.token(), session_);
+            return invoke(c, session_, r);
+          },
+          what);
     };
     auto reply = call();
     if (reply.ok() || retrier_.last_code() != grpc::StatusCode::FAILED_PRECONDITION) return reply;
@@ -200,13 +284,18 @@ struct RunningServer {
   std::atomic<bool> stopping{false};
   void Shutdown();
 };
+// What a server serves: a service of the generated API, or a Gate.
+struct Served {
+  grpc::Service* service = nullptr;
+  grpc::CallbackGenericService* gate = nullptr;
+};
 // Builds, listens on `address` (port 0: a free one, written to *port) and
 // starts `tick` on its own thread; a tick that throws sets `failed`. On
 // Shutdown the timer stops, then `drain` (if any) answers calls the service
 // holds, then the server stops.
-Result<std::unique_ptr<RunningServer>> StartServer(grpc::Service* service,
-                                                   const std::string& address, const TlsFiles& tls,
-                                                   int* port, std::function<void()> tick,
+Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::string& address,
+                                                   const TlsFiles& tls, int* port,
+                                                   std::function<void()> tick,
                                                    std::shared_ptr<std::atomic<bool>> failed,
                                                    std::function<void()> drain = {});
 

@@ -4,7 +4,9 @@
 #define FEDLDP_SRC_NET_HANDLERS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fedldp/net/fedsel_coordinator.h"
@@ -38,6 +40,36 @@ inline Outcome Refused(Refusal refusal, std::string message, Outcome::Kind other
     default:
       return {otherwise, std::move(message)};
   }
+}
+
+// Every call carries its credentials in metadata as well as in its body, so
+// that a server checks them before it reads the body (gRPC reads a unary
+// body whole, up to kMaxMessageBytes, before any handler runs): the token
+// and session of a client, or the shuffler's token.
+inline constexpr char kTokenKey[] = "fedldp-token";
+inline constexpr char kSessionKey[] = "fedldp-session";
+inline constexpr char kShufflerTokenKey[] = "fedldp-shuffler-token";
+// Shuffle: which of the client's users, for which round.
+inline constexpr char kUserKey[] = "fedldp-user";
+inline constexpr char kRoundKey[] = "fedldp-round";
+
+// A client's call, before its body is read (Join: no session).
+template <typename Coordinator>
+Outcome AdmitClient(const Coordinator& coordinator, std::string_view token,
+                    std::optional<std::string_view> session) {
+  const Access access = coordinator.Admit(token, session);
+  if (access.ok()) return {};
+  return Refused(access.refusal, access.error,
+                 session ? Outcome::Kind::kUnauthenticated : Outcome::Kind::kPermissionDenied);
+}
+
+// A body that names other credentials than its call was admitted with.
+inline Outcome DifferentCredentials() {
+  return {Outcome::Kind::kUnauthenticated,
+          "the request's body and metadata carry different credentials"};
+}
+inline Outcome SameCredentials(std::string_view admitted, std::string_view body) {
+  return admitted == body ? Outcome{} : DifferentCredentials();
 }
 
 // Join, the same for either protocol's coordinator; `task` is the

@@ -44,6 +44,10 @@ Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const pb::WithdrawRequest&
   return HandleWithdrawWith(coordinator, request, reply, now);
 }
 
+Outcome AdmitShuffler(std::string_view given, std::string_view shuffler_token) {
+  return SameSecret(given, shuffler_token) ? Outcome{} : NotShuffler();
+}
+
 Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
                     const pb::VouchRequest& request, pb::VouchReply* reply) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();

@@ -2,6 +2,7 @@
 // shuffler's server and the client loop. They translate messages and call
 // the plain logic (ldpfl_deploy.h); nothing here opens or reads a piece.
 #include <algorithm>
+#include <charconv>
 #include <future>
 #include <map>
 #include <set>
@@ -85,7 +86,17 @@ std::string TaskProtocol(std::string_view bytes) {
 
 namespace {
 
-class LdpFlCoordinatorService final : public pb::Coordinator::Service {
+// A decimal number from metadata.
+std::optional<std::uint64_t> Number(const std::string& text) {
+  std::uint64_t n = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+// Every method is served streamed (ServeAdmitted): a call is admitted on
+// the credentials in its metadata before its body is read.
+class LdpFlCoordinatorService final : public pb::Coordinator::StreamedUnaryService {
  public:
   LdpFlCoordinatorService(LdpFlCoordinator& coordinator, std::string shuffler_token,
                           std::shared_ptr<std::atomic<bool>> failed)
@@ -94,55 +105,105 @@ class LdpFlCoordinatorService final : public pb::Coordinator::Service {
         failed_(std::move(failed)),
         task_(EncodeLdpFlTask(coordinator.spec())) {}
 
-  grpc::Status Join(grpc::ServerContext*, const pb::JoinRequest* request,
-                    pb::JoinReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
+  template <typename Request, typename Reply>
+  using Stream = grpc::ServerUnaryStreamer<Request, Reply>;
+
+  grpc::Status StreamedJoin(grpc::ServerContext* context,
+                            Stream<pb::JoinRequest, pb::JoinReply>* stream) override {
+    return Client(context, stream, false,
+                  [&](const pb::JoinRequest& request, pb::JoinReply* reply) {
+                    return HandleJoin(coordinator_, task_, request, reply, Clock::now());
+                  });
+  }
+
+  grpc::Status StreamedPoll(grpc::ServerContext* context,
+                            Stream<pb::PollRequest, pb::PollReply>* stream) override {
+    return Client(context, stream, true, [&](const pb::PollRequest& request, pb::PollReply* reply) {
+      return HandlePoll(coordinator_, request, reply, Clock::now());
     });
   }
 
-  grpc::Status Poll(grpc::ServerContext*, const pb::PollRequest* request,
-                    pb::PollReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(HandlePoll(coordinator_, *request, reply, Clock::now()));
-    });
-  }
-
-  grpc::Status Submit(grpc::ServerContext*, const pb::SubmitRequest*, pb::SubmitReply*) override {
+  grpc::Status StreamedSubmit(grpc::ServerContext*,
+                              Stream<pb::SubmitRequest, pb::SubmitReply>*) override {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "this server runs LDP-FL: reports go through the shuffler");
   }
 
-  grpc::Status Withdraw(grpc::ServerContext*, const pb::WithdrawRequest* request,
-                        pb::WithdrawReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(HandleWithdraw(coordinator_, *request, reply, Clock::now()));
+  grpc::Status StreamedWithdraw(grpc::ServerContext* context,
+                                Stream<pb::WithdrawRequest, pb::WithdrawReply>* stream) override {
+    return Client(context, stream, true,
+                  [&](const pb::WithdrawRequest& request, pb::WithdrawReply* reply) {
+                    return HandleWithdraw(coordinator_, request, reply, Clock::now());
+                  });
+  }
+
+  grpc::Status StreamedVouch(grpc::ServerContext* context,
+                             Stream<pb::VouchRequest, pb::VouchReply>* stream) override {
+    return Shuffler(context, stream, [&](const pb::VouchRequest& request, pb::VouchReply* reply) {
+      return HandleVouch(coordinator_, shuffler_token_, request, reply);
     });
   }
 
-  grpc::Status Vouch(grpc::ServerContext*, const pb::VouchRequest* request,
-                     pb::VouchReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(HandleVouch(coordinator_, shuffler_token_, *request, reply));
-    });
+  grpc::Status StreamedRoundInfo(
+      grpc::ServerContext* context,
+      Stream<pb::RoundInfoRequest, pb::RoundInfoReply>* stream) override {
+    return Shuffler(
+        context, stream, [&](const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply) {
+          return HandleRoundInfo(coordinator_, shuffler_token_, request, reply, Clock::now());
+        });
   }
 
-  grpc::Status RoundInfo(grpc::ServerContext*, const pb::RoundInfoRequest* request,
-                         pb::RoundInfoReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(
-          HandleRoundInfo(coordinator_, shuffler_token_, *request, reply, Clock::now()));
-    });
-  }
-
-  grpc::Status Deliver(grpc::ServerContext*, const pb::DeliverRequest* request,
-                       pb::DeliverReply* reply) override {
-    return Guard(*failed_, [&] {
-      return StatusOf(HandleDeliver(coordinator_, shuffler_token_, *request, reply, Clock::now()));
-    });
+  grpc::Status StreamedDeliver(grpc::ServerContext* context,
+                               Stream<pb::DeliverRequest, pb::DeliverReply>* stream) override {
+    return Shuffler(
+        context, stream, [&](const pb::DeliverRequest& request, pb::DeliverReply* reply) {
+          return HandleDeliver(coordinator_, shuffler_token_, request, reply, Clock::now());
+        });
   }
 
  private:
+  // A client's call: admitted on the token (and but for Join, the session)
+  // in its metadata, then handled if its body carries the same.
+  template <typename Request, typename Reply, typename Handle>
+  grpc::Status Client(grpc::ServerContext* context, Stream<Request, Reply>* stream,
+                      bool with_session, Handle handle) {
+    const std::string token = Metadata(*context, kTokenKey);
+    const std::string session = Metadata(*context, kSessionKey);
+    return ServeAdmitted(
+        stream,
+        [&] {
+          return Guard(*failed_, [&] {
+            return StatusOf(AdmitClient(
+                coordinator_, token,
+                with_session ? std::optional<std::string_view>(session) : std::nullopt));
+          });
+        },
+        [&](const Request& request, Reply* reply) {
+          return Guard(*failed_, [&] {
+            Outcome same = SameCredentials(token, request.token());
+            if constexpr (requires { request.session(); }) {
+              if (same.ok()) same = SameCredentials(session, request.session());
+            }
+            return StatusOf(same.ok() ? handle(request, reply) : same);
+          });
+        });
+  }
+
+  // The shuffler's call: admitted on its token in metadata (the handlers
+  // check the body's).
+  template <typename Request, typename Reply, typename Handle>
+  grpc::Status Shuffler(grpc::ServerContext* context, Stream<Request, Reply>* stream,
+                        Handle handle) {
+    return ServeAdmitted(
+        stream,
+        [&] {
+          return StatusOf(AdmitShuffler(Metadata(*context, kShufflerTokenKey), shuffler_token_));
+        },
+        [&](const Request& request, Reply* reply) {
+          return Guard(*failed_, [&] { return StatusOf(handle(request, reply)); });
+        });
+  }
+
   LdpFlCoordinator& coordinator_;
   const std::string shuffler_token_;
   std::shared_ptr<std::atomic<bool>> failed_;
@@ -168,31 +229,68 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(LdpFlCoordin
 
 namespace {
 
-class ShufflerService final : public pb::Shuffler::Service {
+// Shuffle is served streamed: the pieces are read only once the server
+// vouched for the token, session, user and round in the call's metadata (or
+// the same token's pieces for the user are already held or sent on).
+class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
  public:
   ShufflerService(ShufflerCore& core, pb::Coordinator::Stub& server, std::string token)
       : core_(core), server_(server), token_(std::move(token)) {}
 
-  grpc::Status Shuffle(grpc::ServerContext*, const pb::ShuffleRequest* request,
-                       pb::ShuffleReply* reply) override {
-    std::vector<std::string> pieces(request->pieces().begin(), request->pieces().end());
-    const std::string why = core_.Shuffle(
-        request->token(), request->round(), request->user(), std::move(pieces), [&] {
+  grpc::Status StreamedShuffle(
+      grpc::ServerContext* context,
+      grpc::ServerUnaryStreamer<pb::ShuffleRequest, pb::ShuffleReply>* stream) override {
+    const std::string token = Metadata(*context, kTokenKey);
+    const std::string session = Metadata(*context, kSessionKey);
+    const auto user = Number(Metadata(*context, kUserKey));
+    const auto round = Number(Metadata(*context, kRoundKey));
+    if (!user || !round) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "the call's metadata names no user and round");
+    }
+    pb::ShuffleRequest request;
+    bool read = false;
+    bool same = true;
+    const auto read_body = [&]() -> bool {
+      read = true;
+      if (!stream->Read(&request)) return false;
+      same = request.token() == token && request.session() == session && request.user() == *user &&
+             request.round() == *round;
+      return same;
+    };
+    const std::string why = core_.Receive(
+        token, *round, *user,
+        [&]() -> std::optional<std::vector<std::string>> {
+          if (!read_body()) return std::nullopt;
+          return std::vector<std::string>(request.pieces().begin(), request.pieces().end());
+        },
+        [&] {
           pb::VouchRequest vouch;
           vouch.set_shuffler_token(token_);
-          vouch.set_token(request->token());
-          vouch.set_session(request->session());
-          vouch.set_user(request->user());
-          vouch.set_round(request->round());
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+          vouch.set_token(token);
+          vouch.set_session(session);
+          vouch.set_user(*user);
+          vouch.set_round(*round);
+          grpc::ClientContext ask;
+          ask.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+          SetShufflerCredentials(&ask, token_);
           pb::VouchReply answer;
-          const auto status = server_.Vouch(&context, vouch, &answer);
+          const auto status = server_.Vouch(&ask, vouch, &answer);
           if (!status.ok()) return "the server cannot be asked (" + status.error_message() + ")";
           return answer.ok() ? std::string() : answer.reason();
         });
-    reply->set_accepted(why.empty());
-    reply->set_reason(why);
+    // Refused before the pieces were read: say why, unread.
+    if (!read && !why.empty()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
+    // Taken unread (a retry of what this token's client sent): read it to
+    // answer.
+    if (!read) read_body();
+    if (!same) return StatusOf(DifferentCredentials());
+    pb::ShuffleReply reply;
+    reply.set_accepted(why.empty());
+    reply.set_reason(why);
+    if (!stream->Write(reply)) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the reply could not be sent");
+    }
     return grpc::Status::OK;
   }
 
@@ -235,6 +333,7 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     pb::RoundInfoReply info;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    SetShufflerCredentials(&context, token);
     const auto status = stub->RoundInfo(&context, ask, &info);
     if (!status.ok()) {
       if (!*said_down && log) log("server " + server + " unavailable (" + status.error_message() + "); retrying");
@@ -271,6 +370,7 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     pb::DeliverReply reply;
     grpc::ClientContext deliver_context;
     deliver_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    SetShufflerCredentials(&deliver_context, token);
     const auto sent = stub->Deliver(&deliver_context, deliver, &reply);
     if (!sent.ok()) {
       if (log) log("could not deliver a batch of " + std::to_string(batch->contributors.size()) +
@@ -287,7 +387,8 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     }
   };
   auto failed = std::make_shared<std::atomic<bool>>(false);
-  auto running = StartServer(s->impl_->service.get(), o.address, o.tls, &s->port_, pump, failed);
+  auto running = StartServer(Served{.service = s->impl_->service.get()}, o.address, o.tls,
+                             &s->port_, pump, failed);
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;
@@ -421,6 +522,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
     while (job.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+      SetClientCredentials(&context, o.token, session.session());
       pb::PollReply heartbeat;
       (void)server->Poll(&context, poll, &heartbeat);
     }
@@ -462,9 +564,18 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
       for (auto& p : pieces) request.add_pieces(std::move(p));
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+      SetClientCredentials(&context, o.token, session.session());
+      context.AddMetadata(kUserKey, std::to_string(user));
+      context.AddMetadata(kRoundKey, std::to_string(reply->round()));
       pb::ShuffleReply verdict;
-      const auto status = shuffler->Shuffle(&context, request, &verdict);
+      auto status = shuffler->Shuffle(&context, request, &verdict);
       sent[user] = Clock::now();
+      if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+        // Refused before the pieces were read: an answer, as `verdict` is.
+        verdict.set_accepted(false);
+        verdict.set_reason(status.error_message());
+        status = grpc::Status::OK;
+      }
       if (!status.ok()) {
         if (!shuffler_down) {
           connection.Say("shuffler " + o.shuffler + " unavailable (" + status.error_message() +

@@ -9,6 +9,10 @@
 
 namespace fedldp {
 
+namespace {
+constexpr char kUnknownToken[] = "unknown token (not enrolled with this server)";
+}  // namespace
+
 std::string CheckRoundPolicy(const RoundPolicy& policy) {
   if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
     return "minimum participation must be in (0, 1]";
@@ -80,7 +84,7 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
                     std::string* line) {
   Joined out;
   if (!state.KnownToken(token)) {
-    out.error = "unknown token (not enrolled with this server)";
+    out.error = kUnknownToken;
     out.refusal = Refusal::kUnknownClient;
     return out;
   }
@@ -124,24 +128,37 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
   return out;
 }
 
-Access Roster::Enter(ServerState& state, std::string_view token, std::string_view session,
-                     Clock::time_point now) {
+Access Roster::Admit(const ServerState& state, std::string_view token,
+                     std::optional<std::string_view> session) const {
   Access out;
+  if (!session) {
+    if (!state.KnownToken(token)) {
+      out.error = kUnknownToken;
+      out.refusal = Refusal::kUnknownClient;
+    }
+    return out;
+  }
   const auto it = clients_.find(std::string(token));
   if (it == clients_.end() && !state.FindClient(token)) {
     out.error = "unknown client: join first";
     out.refusal = Refusal::kUnknownClient;
     return out;
   }
-  if (it == clients_.end() || it->second.session.empty() || it->second.session != session) {
+  if (it == clients_.end() || it->second.session.empty() || it->second.session != *session) {
     out.error =
         "this session is not the token's live one (the server restarted, or the session went "
         "quiet and another client took the token over): join again";
     out.refusal = Refusal::kSessionEnded;
     return out;
   }
-  it->second.seen = now;
   out.client = it->second.client;
+  return out;
+}
+
+Access Roster::Enter(ServerState& state, std::string_view token, std::string_view session,
+                     Clock::time_point now) {
+  Access out = Admit(state, token, session);
+  if (out.ok()) clients_.find(std::string(token))->second.seen = now;
   return out;
 }
 

@@ -82,63 +82,40 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
+// The name of a Coordinator method on the wire.
+std::string CoordinatorMethod(const char* name) {
+  return std::string("/") + pb::Coordinator::service_full_name() + "/" + name;
+}
+
 // The FedSel coordinator's service, on gRPC's callback API so that a waiting
 // client's poll can be held without holding a thread: it is answered when a
 // round opens or the task ends (Release, from the server's timer), not after
-// the client slept and asked again.
-class CoordinatorService final : public pb::Coordinator::CallbackService {
+// the client slept and asked again. A Gate: a call whose token (and
+// session) in metadata the coordinator does not admit is refused unread.
+class CoordinatorService {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::shared_ptr<std::atomic<bool>> failed)
       : coordinator_(coordinator),
         failed_(std::move(failed)),
-        task_(EncodeTask(coordinator.spec())) {}
-
-  grpc::ServerUnaryReactor* Join(grpc::CallbackServerContext* context,
-                                 const pb::JoinRequest* request, pb::JoinReply* reply) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(Guard(*failed_, [&] {
-      return StatusOf(HandleJoin(coordinator_, task_, *request, reply, Clock::now()));
-    }));
-    return reactor;
+        task_(EncodeTask(coordinator.spec())) {
+    Answered<pb::JoinRequest, pb::JoinReply>("Join", false, [this](const auto& q, auto* r) {
+      return HandleJoin(coordinator_, task_, q, r, Clock::now());
+    });
+    gate_.Add<pb::PollRequest, pb::PollReply>(
+        CoordinatorMethod("Poll"), Admit(true),
+        [this](grpc::CallbackServerContext& context, const pb::PollRequest& request,
+               pb::PollReply* reply,
+               Gate::Finish finish) { Poll(context, request, reply, std::move(finish)); });
+    Answered<pb::SubmitRequest, pb::SubmitReply>("Submit", true, [this](const auto& q, auto* r) {
+      return HandleSubmit(coordinator_, q, r, Clock::now());
+    });
+    Answered<pb::WithdrawRequest, pb::WithdrawReply>(
+        "Withdraw", true, [this](const auto& q, auto* r) {
+          return HandleWithdraw(coordinator_, q, r, Clock::now());
+        });
   }
 
-  grpc::ServerUnaryReactor* Poll(grpc::CallbackServerContext* context,
-                                 const pb::PollRequest* request, pb::PollReply* reply) override {
-    auto* reactor = context->DefaultReactor();
-    const auto now = Clock::now();
-    const std::uint64_t changes = coordinator_.changes();
-    grpc::Status status = Answer(*request, reply, now);
-    if (status.ok() && reply->state() == pb::PollReply::WAITING && request->wait_ms() > 0) {
-      const auto wait = std::chrono::milliseconds(std::min(request->wait_ms(), kMaxHoldMs));
-      std::lock_guard lock(mu_);
-      if (!draining_) {
-        held_.push_back({context, reactor, request, reply, changes, now + wait});
-        return reactor;
-      }
-    }
-    reactor->Finish(status);
-    return reactor;
-  }
-
-  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
-                                   const pb::SubmitRequest* request,
-                                   pb::SubmitReply* reply) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(Guard(*failed_, [&] {
-      return StatusOf(HandleSubmit(coordinator_, *request, reply, Clock::now()));
-    }));
-    return reactor;
-  }
-
-  grpc::ServerUnaryReactor* Withdraw(grpc::CallbackServerContext* context,
-                                     const pb::WithdrawRequest* request,
-                                     pb::WithdrawReply* reply) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(Guard(*failed_, [&] {
-      return StatusOf(HandleWithdraw(coordinator_, *request, reply, Clock::now()));
-    }));
-    return reactor;
-  }
+  Gate* gate() { return &gate_; }
 
   // Answers the held polls whose client may now have something to do (the
   // coordinator changed), whose wait is over, or whose caller went away;
@@ -168,11 +145,11 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
         continue;
       }
       h.reply->set_retry_ms(0);  // poll again at once: the wait was the server's
-      h.reactor->Finish(status);
+      h.finish(status);
     }
     std::lock_guard lock(mu_);
     if (draining_) {
-      for (Held& h : again) h.reactor->Finish(grpc::Status::OK);
+      for (Held& h : again) h.finish(grpc::Status::OK);
     } else {
       held_.insert(held_.end(), again.begin(), again.end());
     }
@@ -192,12 +169,66 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
   static constexpr std::uint32_t kMaxHoldMs = 1000;
   struct Held {
     grpc::CallbackServerContext* context;
-    grpc::ServerUnaryReactor* reactor;
+    Gate::Finish finish;
     const pb::PollRequest* request;
     pb::PollReply* reply;
     std::uint64_t changes;  // the coordinator's changes() when last answered
     Clock::time_point until;
   };
+
+  void Poll(grpc::CallbackServerContext& context, const pb::PollRequest& request,
+            pb::PollReply* reply, Gate::Finish finish) {
+    const auto now = Clock::now();
+    const std::uint64_t changes = coordinator_.changes();
+    grpc::Status status = Checked(context, request, [] { return Outcome{}; });
+    if (status.ok()) status = Answer(request, reply, now);
+    if (status.ok() && reply->state() == pb::PollReply::WAITING && request.wait_ms() > 0) {
+      const auto wait = std::chrono::milliseconds(std::min(request.wait_ms(), kMaxHoldMs));
+      std::lock_guard lock(mu_);
+      if (!draining_) {
+        held_.push_back({&context, std::move(finish), &request, reply, changes, now + wait});
+        return;
+      }
+    }
+    finish(status);
+  }
+
+  // A method answered at once by `handle(request, reply)`.
+  template <typename Request, typename Reply, typename Handle>
+  void Answered(const char* name, bool with_session, Handle handle) {
+    gate_.Add<Request, Reply>(
+        CoordinatorMethod(name), Admit(with_session),
+        [this, handle](grpc::CallbackServerContext& context, const Request& request, Reply* reply,
+                       Gate::Finish finish) {
+          finish(Guard(*failed_, [&] {
+            return Checked(context, request, [&] { return handle(request, reply); });
+          }));
+        });
+  }
+
+  // A client's call, admitted on the token (and but for Join, the session)
+  // in its metadata.
+  std::function<grpc::Status(const grpc::CallbackServerContext&)> Admit(bool with_session) {
+    return [this, with_session](const grpc::CallbackServerContext& context) {
+      if (failed_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
+      const std::string token = Metadata(context, kTokenKey);
+      const std::string session = Metadata(context, kSessionKey);
+      return StatusOf(
+          AdmitClient(coordinator_, token,
+                      with_session ? std::optional<std::string_view>(session) : std::nullopt));
+    };
+  }
+
+  // `handle()`, once the body's token and session are those admitted.
+  template <typename Request, typename Handle>
+  static grpc::Status Checked(const grpc::CallbackServerContext& context, const Request& request,
+                              Handle handle) {
+    Outcome same = SameCredentials(Metadata(context, kTokenKey), request.token());
+    if constexpr (requires { request.session(); }) {
+      if (same.ok()) same = SameCredentials(Metadata(context, kSessionKey), request.session());
+    }
+    return StatusOf(same.ok() ? handle() : same);
+  }
 
   grpc::Status Answer(const pb::PollRequest& request, pb::PollReply* reply, Clock::time_point now) {
     return Guard(*failed_, [&] { return StatusOf(HandlePoll(coordinator_, request, reply, now)); });
@@ -206,6 +237,7 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
   FedSelCoordinator& coordinator_;
   std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
+  Gate gate_;
   std::mutex mu_;
   std::vector<Held> held_;
   bool draining_ = false;
@@ -215,6 +247,7 @@ class CoordinatorService final : public pb::Coordinator::CallbackService {
 
 struct CoordinatorServer::Impl {
   std::unique_ptr<grpc::Service> service;
+  std::unique_ptr<CoordinatorService> fedsel;
   std::unique_ptr<RunningServer> running;
 };
 
@@ -223,11 +256,10 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordi
                                                                     const TlsFiles& tls) {
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
-  auto service = std::make_unique<CoordinatorService>(coordinator, s->failed_);
-  CoordinatorService* raw = service.get();
-  s->impl_->service = std::move(service);
+  s->impl_->fedsel = std::make_unique<CoordinatorService>(coordinator, s->failed_);
+  CoordinatorService* raw = s->impl_->fedsel.get();
   auto running = StartServer(
-      raw, address, tls, &s->port_,
+      Served{.gate = raw->gate()}, address, tls, &s->port_,
       [&coordinator, raw] {
         coordinator.Tick(Clock::now());
         raw->Release(Clock::now());
@@ -244,8 +276,8 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = make(s->failed_);
-  auto running =
-      StartServer(s->impl_->service.get(), address, tls, &s->port_, std::move(tick), s->failed_);
+  auto running = StartServer(Served{.service = s->impl_->service.get()}, address, tls, &s->port_,
+                             std::move(tick), s->failed_);
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;

@@ -38,7 +38,7 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
   // this process) are not sent again.
   for (const std::uint64_t u : info_.delivered) {
     pending_.erase(u);
-    forwarded_.insert(u);
+    forwarded_.emplace(u, "");
   }
   if (info_.open && info_.expected < policy_.min_batch && !warned_small_) {
     warned_small_ = true;
@@ -51,6 +51,18 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
 std::string ShufflerCore::Shuffle(const std::string& token, std::uint64_t round,
                                   std::uint64_t user, std::vector<std::string> pieces,
                                   const std::function<std::string()>& vouch) {
+  return Receive(
+      token, round, user, [&] { return std::optional(std::move(pieces)); }, vouch);
+}
+
+std::string ShufflerCore::Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
+                                  const ReadPieces& read,
+                                  const std::function<std::string()>& vouch) {
+  const auto refuse = [&](std::string why) {
+    std::lock_guard lock(mu_);
+    ++stats_.refused;
+    return why;
+  };
   {
     std::lock_guard lock(mu_);
     std::string why;
@@ -59,9 +71,6 @@ std::string ShufflerCore::Shuffle(const std::string& token, std::uint64_t round,
     } else if (round != info_.round) {
       why = "round " + std::to_string(round) + " is not the open round " +
             std::to_string(info_.round);
-    } else if (pieces.size() != info_.chunks) {
-      why = "a report of " + std::to_string(pieces.size()) + " pieces; the model has " +
-            std::to_string(info_.chunks) + " chunks";
     }
     if (!why.empty()) {
       ++stats_.refused;
@@ -69,18 +78,26 @@ std::string ShufflerCore::Shuffle(const std::string& token, std::uint64_t round,
     }
     const auto held = pending_.find(user);
     if (held != pending_.end()) return held->second.token == token ? "" : "held for another client";
-    if (forwarded_.contains(user)) return "";  // a retry of what was sent on
+    const auto sent = forwarded_.find(user);
+    if (sent != forwarded_.end()) {  // a retry of what was sent on
+      return sent->second == token  ? ""
+             : sent->second.empty() ? "already delivered to the server"
+                                    : "sent on for another client";
+    }
   }
   // Asked without the lock: the server is another process.
-  if (auto why = vouch(); !why.empty()) {
-    std::lock_guard lock(mu_);
-    ++stats_.refused;
-    return "the server does not vouch for it: " + why;
-  }
+  if (auto why = vouch(); !why.empty()) return refuse("the server does not vouch for it: " + why);
+  auto pieces = read();
+  if (!pieces) return refuse("the pieces could not be read");
   std::lock_guard lock(mu_);
   if (!info_.open || round != info_.round) return "the round closed meanwhile";
+  if (pieces->size() != info_.chunks) {
+    ++stats_.refused;
+    return "a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
+           std::to_string(info_.chunks) + " chunks";
+  }
   if (pending_.contains(user) || forwarded_.contains(user)) return "";
-  pending_[user] = Held{token, std::move(pieces)};
+  pending_[user] = Held{token, std::move(*pieces)};
   ++stats_.held;
   return "";
 }
@@ -107,7 +124,7 @@ std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {
     for (std::size_t c = 0; c < info_.chunks; ++c) {
       batch.pieces[c].push_back(std::move(held.pieces[c]));
     }
-    forwarded_.insert(user);
+    forwarded_.emplace(user, held.token);
   }
   std::sort(batch.contributors.begin(), batch.contributors.end());
   // Each chunk's pieces in an order of its own: no piece can be linked to a

@@ -11,6 +11,7 @@
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
+#include "grpc_util.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -49,6 +50,7 @@ class HeldPollTest : public testing::TempDirTest {
     request.set_users(users);
     pb::JoinReply reply;
     grpc::ClientContext context;
+    net_internal::SetClientCredentials(&context, tokens_[client]);
     ASSERT_TRUE(stub_->Join(&context, request, &reply).ok());
     sessions_[client] = reply.session();
   }
@@ -66,6 +68,7 @@ class HeldPollTest : public testing::TempDirTest {
     Polled out;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
+    net_internal::SetClientCredentials(&context, tokens_[client], sessions_[client]);
     const auto start = Clock::now();
     out.status = stub_->Poll(&context, request, &out.reply);
     out.took = Clock::now() - start;

@@ -342,6 +342,39 @@ TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {
   EXPECT_LT(same, 258);
 }
 
+// The pieces of a submission are read only once the server vouched for its
+// sender; a refusal before that never reads them, and a retry is answered
+// unread only for the token whose pieces are held or sent on.
+TEST(ShufflerCore, ReadsPiecesOnlyOnceTheServerVouchedForTheirSender) {
+  ShufflerCore shuffler({.min_batch = 1, .flush_before = 1000ms});
+  int reads = 0;
+  const auto read = [&](std::uint64_t u) {
+    return [&reads, u]() -> std::optional<std::vector<std::string>> {
+      ++reads;
+      return Pieces(u);
+    };
+  };
+  const auto yes = [] { return std::string(); };
+  const auto no = [] { return std::string("not this client's user"); };
+  EXPECT_NE(shuffler.Receive("a", 4, 0, read(0), yes), "");  // no round known yet
+  shuffler.Update(Round(4, 1, 10000));
+  EXPECT_NE(shuffler.Receive("a", 3, 0, read(0), yes), "");  // wrong round
+  EXPECT_NE(shuffler.Receive("a", 4, 0, read(0), no), "");   // not vouched for
+  EXPECT_EQ(reads, 0);
+  ASSERT_EQ(shuffler.Receive("a", 4, 0, read(0), yes), "");
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(shuffler.Receive("a", 4, 0, read(0), no), "");   // a retry, held: unread
+  EXPECT_NE(shuffler.Receive("b", 4, 0, read(0), yes), "");  // another token's held user
+  ASSERT_TRUE(shuffler.TakeBatch().has_value());
+  EXPECT_EQ(shuffler.Receive("a", 4, 0, read(0), no), "");   // a retry, sent on: unread
+  EXPECT_NE(shuffler.Receive("b", 4, 0, read(0), yes), "");  // another token's, sent on
+  EXPECT_EQ(reads, 1);
+  // Pieces that cannot be read are refused.
+  EXPECT_NE(shuffler.Receive(
+                "a", 4, 1, [] { return std::optional<std::vector<std::string>>(); }, yes),
+            "");
+}
+
 TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {
   ShufflerCore shuffler({.min_batch = 3, .flush_before = 1000ms});
   const auto yes = [] { return std::string(); };

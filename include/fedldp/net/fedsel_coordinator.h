@@ -86,6 +86,11 @@ class FedSelCoordinator {
 
   using Joined = fedldp::Joined;
   Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
+  // Before a call's body is read: Roster::Admit (Join: no session).
+  Access Admit(std::string_view token, std::optional<std::string_view> session) const {
+    std::lock_guard lock(mu_);
+    return roster_.Admit(state_, token, session);
+  }
 
   struct Poll {
     enum class State { kWaiting, kRound, kFinished };

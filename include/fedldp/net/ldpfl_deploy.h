@@ -111,6 +111,11 @@ class LdpFlCoordinator {
                                                           Log log = {}, OnRound on_round = {});
 
   Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
+  // Before a call's body is read: Roster::Admit (Join: no session).
+  Access Admit(std::string_view token, std::optional<std::string_view> session) const {
+    std::lock_guard lock(mu_);
+    return roster_.Admit(state_, token, session);
+  }
 
   struct Poll {
     FedSelCoordinator::Poll round;  // as FedSel's
@@ -265,6 +270,13 @@ class ShufflerCore {
   std::string Shuffle(const std::string& token, std::uint64_t round, std::uint64_t user,
                       std::vector<std::string> pieces,
                       const std::function<std::string()>& vouch);
+  // The same, reading the pieces (`read`; nullopt: they could not be read)
+  // only once the server vouched for the caller: a refusal before that
+  // never reads them. A retry of pieces held or sent on for the same token
+  // is answered "" without reading them.
+  using ReadPieces = std::function<std::optional<std::vector<std::string>>()>;
+  std::string Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
+                      const ReadPieces& read, const std::function<std::string()>& vouch);
   // A batch to forward now, if the rule allows one; its users count as
   // forwarded. Put it back with Return if the server could not be reached.
   std::optional<LdpFlCoordinator::Delivery> TakeBatch();
@@ -287,7 +299,9 @@ class ShufflerCore {
   LdpFlCoordinator::Info info_;
   bool known_ = false;
   std::map<std::uint64_t, Held> pending_;  // user -> submission, for info_.round
-  std::set<std::uint64_t> forwarded_;      // users of info_.round sent on
+  // Users of info_.round sent on, with their token ("": delivered before
+  // this process started).
+  std::map<std::uint64_t, std::string> forwarded_;
   std::optional<LdpFlCoordinator::Delivery> returned_;
   SecureRng rng_;
   bool warned_small_ = false;

@@ -93,6 +93,11 @@ class Roster {
   // live one; the client counts as heard from at `now`.
   Access Enter(ServerState& state, std::string_view token, std::string_view session,
                Clock::time_point now);
+  // Whether a call may be heard at all, before its body is read: `token` is
+  // enrolled (Join: no session) or `session` is its live one (every other
+  // call). Refuses as Join and Enter would; changes nothing.
+  Access Admit(const ServerState& state, std::string_view token,
+               std::optional<std::string_view> session) const;
   // A client that joined (in this process, or before a restart), whatever
   // its session: for what the shuffler names.
   std::optional<ServerState::Client> Find(ServerState& state, std::string_view token);
