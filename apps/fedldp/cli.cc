@@ -140,6 +140,14 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
       audit);
 
+  auto* account_app =
+      app.add_subcommand("account", "What a configuration costs in privacy, before it runs");
+  account_app->require_subcommand(1);
+  AccountShuffleOptions account_shuffle;
+  SetupAccountShuffle(*account_app->add_subcommand(
+                          "shuffle", "Central (eps, delta) of N shuffled eps0-LDP reports"),
+                      account_shuffle);
+
   EnrolOptions enrol;
   SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
   ServeOptions serve;
@@ -178,6 +186,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("client")) return RunClient(client, out, err);
     if (app.got_subcommand("shuffle")) return RunShuffle(shuffle, out, err);
     if (app.got_subcommand("load")) return RunLoad(load, out, err);
+    if (account_app->got_subcommand("shuffle")) return RunAccountShuffle(account_shuffle, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);

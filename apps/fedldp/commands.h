@@ -133,6 +133,15 @@ void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& options);
 int RunReproduceLdpFl(const ReproduceLdpFlOptions& options, std::ostream& out, std::ostream& err);
 
 // The deployment (deploy_command.cc).
+struct AccountShuffleOptions {
+  double local_epsilon = 0;
+  std::uint64_t reports = 0;
+  double delta = 0;
+  bool json = false;
+};
+void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
+int RunAccountShuffle(const AccountShuffleOptions& options, std::ostream& out, std::ostream& err);
+
 struct EnrolOptions {
   std::string state;
   std::size_t count = 1;

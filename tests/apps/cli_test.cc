@@ -17,6 +17,7 @@
 
 #include "fedldp/mechanism/two_point.h"
 #include "fedldp/store/server_state.h"
+#include "testing/processes.h"
 
 namespace fedldp::cli {
 namespace {
@@ -349,6 +350,13 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"enrol", "--state", state, "--count", "0"},
       {"load", "--epochs", "0"},
       {"sample", "--mechanism", "pm", "--epsilon", "1", "--input", "0", "--count", "0"},
+      {"account"},
+      {"account", "shuffle", "--local-epsilon", "0", "--reports", "10", "--delta", "1e-6"},
+      {"account", "shuffle", "--local-epsilon", "nan", "--reports", "10", "--delta", "1e-6"},
+      {"account", "shuffle", "--local-epsilon", "1", "--reports", "0", "--delta", "1e-6"},
+      {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "1"},
+      {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "0"},
+      {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "-0.5"},
   };
   for (const auto& args : bad) {
     std::string joined;
@@ -364,6 +372,21 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
   }
   std::filesystem::remove(token);
   std::filesystem::remove_all(Scratch("bad_input_out"));
+}
+
+// The published example of Feldman, McMillan & Talwar, as JSON and text.
+TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
+  const auto json = Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "100000",
+                            "--delta", "1e-6", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_TRUE(json.err.empty()) << json.err;
+  EXPECT_GE(testing::processes::JsonNumber(json.out, "epsilon_lower"), 0.1675) << json.out;
+  EXPECT_LE(testing::processes::JsonNumber(json.out, "epsilon_upper"), 0.1728) << json.out;
+  EXPECT_NEAR(testing::processes::JsonNumber(json.out, "closed_form"), 0.5346, 1e-4) << json.out;
+  const auto text = Fedldp(
+      {"account", "shuffle", "--local-epsilon", "4", "--reports", "100000", "--delta", "1e-6"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("are (0.16977, 1e-06)-DP"), std::string::npos) << text.out;
 }
 
 // Off loopback, plaintext needs --insecure, and is then said (the check comes
