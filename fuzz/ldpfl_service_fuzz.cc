@@ -3,8 +3,8 @@
 // clients' Join, Poll and Withdraw, the shuffler's Vouch, RoundInfo and
 // Deliver as serialized messages, and time passing (Tick). A call uses one
 // of the enrolled tokens or the fuzzed one (with the client's session or the
-// fuzzed one), and the shuffler's calls its token or the fuzzed one; a Deliver may carry fuzzed bytes or a batch of pieces
-// sealed to the server's key (valid reports for the round's ranges, or
+// fuzzed one), and the shuffler's calls its token or the fuzzed one; a Deliver may carry fuzzed
+// bytes or a batch of pieces sealed to the server's key (valid reports for the round's ranges, or
 // fuzzed plaintexts), so rounds close and the task finishes. The task's
 // first bytes pick weights or updates, and fixed or adaptive ranges. Beyond
 // "no crash, no sanitizer report":
@@ -17,7 +17,9 @@
 // - the model stays finite, and no user's report counts twice in a round;
 // - a client's call is answered, and a user vouched for, only for the
 //   token's live session; a Join while it is live is refused;
-// - a withdrawn user is never offered a round or vouched for again.
+// - a withdrawn user is never offered a round or vouched for again;
+// - a call the handler answers is admitted on its credentials alone (the
+//   check the gRPC layer makes before it reads a body).
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes a few conversations into DIR as a
 // starting corpus, then exits.
@@ -129,7 +131,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (who < kClients) request.set_token(tokens[who]);
       if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
       pb::JoinReply reply;
-      if (net_internal::HandleJoin(c, task, request, &reply, now).ok()) {
+      const bool admit = net_internal::AdmitClient(c, request.token(), std::nullopt).ok();
+      const bool answered = net_internal::HandleJoin(c, task, request, &reply, now).ok();
+      Require(admit || !answered, "a call the handler answers is admitted before it is read");
+      if (answered) {
         Require(reply.first_user() + reply.users() <= kUsers, "users exist");
         Require(who < kClients, "only an enrolled token joins");
         Require(!heard.contains(who) || now - heard[who] >= server.policy.stale_after,
@@ -145,7 +150,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!request.ParseFromString(bytes)) continue;
       token(request);
       pb::PollReply reply;
+      const bool admit = net_internal::AdmitClient(c, request.token(), request.session()).ok();
       const auto outcome = net_internal::HandlePoll(c, request, &reply, now);
+      Require(admit || !outcome.ok(), "a call the handler answers is admitted before it is read");
       if (outcome.ok()) {
         Require(live(request), "a poll is answered only for the token's live session");
         heard[who] = now;
@@ -184,6 +191,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       shuffler_token(request);
       pb::VouchReply reply;
       const auto outcome = net_internal::HandleVouch(c, kShuffler, request, &reply);
+      Require(net_internal::AdmitShuffler(request.shuffler_token(), kShuffler).ok() == outcome.ok(),
+              "the shuffler's calls are admitted exactly when answered");
       Require(outcome.ok() == shuffler, "only the shuffler is answered");
       if (shuffler && live(request)) heard[who] = now;
       if (reply.ok()) {
@@ -279,7 +288,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!request.ParseFromString(bytes)) continue;
       token(request);
       pb::WithdrawReply reply;
+      const bool admit = net_internal::AdmitClient(c, request.token(), request.session()).ok();
       const auto outcome = net_internal::HandleWithdraw(c, request, &reply, now);
+      Require(admit || !outcome.ok(), "a call the handler answers is admitted before it is read");
       const auto after = c.stats();
       if (!outcome.ok()) {
         Require(after.withdrawn == before.withdrawn, "a refused withdrawal withdraws nobody");
