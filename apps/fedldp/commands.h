@@ -55,7 +55,7 @@ struct TrainOptions {
   std::string mu = "0.1";  // a number, or "auto" for the hyper-parameter-free rule
   double theta = 0.2;
   double k_fraction = 0.1;
-  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (README)
+  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (docs/fedsel.md)
   double momentum = 0.5;
   double lambda = 1e-4;
   double reference_lr = 1.0;  // the non-private reference's learning rate

@@ -1,6 +1,6 @@
 // The data behind FedSel's Fig. 2(f-i) and Fig. 3, on ADULT with logistic
 // regression, and their plots. The paper shows the figures without their
-// exact grids; ours are written down in SetupReproduce's help and README.
+// exact grids; ours are written down in SetupReproduce's help and docs/fedsel.md.
 #include <fstream>
 #include <map>
 #include <sstream>

@@ -49,7 +49,7 @@ void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& o) {
                 "Smoke run: 6,000 training and 1,000 test images, n = 10, 3 rounds, 2 points "
                 "per sweep");
   app->add_option("--local-epochs", o.local_epochs,
-                  "Local epochs E (the paper does not say; README discusses the choice)")
+                  "Local epochs E (the paper does not say; docs/ldpfl.md discusses the choice)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app->add_option("--batch", o.batch, "Local mini-batch size B")

@@ -246,8 +246,8 @@ TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
 }
 
 // fedldp load: a real server process and 20 clients as threads of the load
-// process; every user's report of the epoch is counted, and the figures the
-// README quotes are printed.
+// process; every user's report of the epoch is counted, and the figures
+// docs/deploying.md quotes are printed.
 TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
   const pid_t load = Spawn(
       {FEDLDP_BINARY, "load", "--clients", "20", "--rows", "0:1000", "--epochs", "1", "--data-dir",

@@ -10,7 +10,7 @@
 //   kPerFeature (default): each feature (column) is shrunk by C1 with
 //     probability C2, once for the whole dataset, so the same ~(1 - C2) d
 //     features are large in every record and gradients share one sparse
-//     support. This reading reproduces FedSel's Table 3 on syn-L (README).
+//     support. This reading reproduces FedSel's Table 3 on syn-L (docs/fedsel.md).
 //   kPerEntry: each value of each record is shrunk independently, so every
 //     record has its own random set of large coordinates.
 // "syn-L-0.01-0.9" is d = 100, C1 = 0.01, C2 = 0.9, per feature; syn-H has

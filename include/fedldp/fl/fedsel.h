@@ -18,7 +18,7 @@
 //                       a uniform selector, all of eps' for the value, reports
 //                       averaged without the flat solution's enlargement by d.
 //                       It separates what the private selection adds from what
-//                       dropping the enlargement does (README, Table 3).
+//                       dropping the enlargement does (docs/fedsel.md, Table 3).
 //
 // Per iteration: m = max(1, round(batch_fraction N)) clients (each holding
 // one record) compute g = clip(grad L(w)), accumulate r += g, select j from
@@ -65,7 +65,7 @@ struct FedSelConfig {
   std::optional<double> mu = 0.1;  // nullopt: hyper-parameter-free (fedsel_budget.h)
   double theta = 0.2;
   double k_fraction = 0.1;     // k = max(1, round(k_fraction d))
-  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (README)
+  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (docs/fedsel.md)
   double momentum = 0.5;       // eta
   double lambda = 1e-4;
   GradientScaling gradient_scaling = GradientScaling::kClip;

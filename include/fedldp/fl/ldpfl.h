@@ -13,12 +13,12 @@
 // widened by the factor `adaptive_margin` (1.0 = exactly the layer's range).
 // With noise the averaged weights' spread includes the mechanism's noise;
 // the rule is stable while that noise is small against the weights' spread
-// (it is at eps >= 1 with 100 clients; README).
+// (it is at eps >= 1 with 100 clients; docs/ldpfl.md).
 //
 // What is perturbed. Weights (Algorithm 2 as written, the default): the
 // client reports its trained weights W and the server's new model is their
 // mean. Updates (an alternative reading of the paper's "local weights
-// update", tested in README): the client reports W - W_global, clipped to the
+// update", tested in docs/ldpfl.md): the client reports W - W_global, clipped to the
 // same fixed (c, r), and the server adds the mean update to W_global. The
 // mechanism, reports, shuffler and privacy statement are the same; only the
 // fixed range is used with updates.

@@ -8,7 +8,7 @@
 // input domain [-1, 1]) by coordinate-wise clipping (the default, as the paper
 // says) or, optionally, by normalising to max_j |g_j| = clip: the direction
 // at full scale, whatever the magnitude (a reading of "clipped" that the
-// paper's numbers may reflect; see README).
+// paper's numbers may reflect; see docs/fedsel.md).
 #ifndef FEDLDP_MODEL_LINEAR_H_
 #define FEDLDP_MODEL_LINEAR_H_
 

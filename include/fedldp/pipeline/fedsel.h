@@ -12,7 +12,7 @@
 // flat solution's and NP-RS's rule, so a two-stage run with mu = 0 is flat
 // PM exactly) or plainly averaged like every private selector (the control
 // "uniform-pm": the two-stage pipeline without the information selection
-// adds; README, Table 3).
+// adds; docs/fedsel.md, Table 3).
 #ifndef FEDLDP_PIPELINE_FEDSEL_H_
 #define FEDLDP_PIPELINE_FEDSEL_H_
 
