@@ -20,8 +20,11 @@ namespace fedldp::cli {
 struct SampleOptions {
   std::string mechanism;
   std::string selector;
+  std::string vector_mechanism;
   double epsilon = 0;
-  std::optional<double> input;
+  std::optional<double> delta;       // vector mechanisms: the Gaussians' delta
+  std::optional<double> clip;        // vector mechanisms: the l2 clip norm C
+  std::optional<std::string> input;  // x, or v1,v2,... for a vector mechanism
   std::optional<double> center;
   std::optional<double> radius;
   std::optional<std::string> vector;  // v1,v2,... parsed strictly by the command

@@ -16,7 +16,9 @@
 #include <sstream>
 
 #include "fedldp/mechanism/two_point.h"
+#include "fedldp/random/counter_rng.h"
 #include "fedldp/store/server_state.h"
+#include "fedldp/vector/vector_randomizer.h"
 #include "testing/processes.h"
 
 namespace fedldp::cli {
@@ -65,6 +67,56 @@ TEST(Sample, MechanismPrintsCountOutputsFromItsDomain) {
                     "1000", "--seed", "6"})
                 .out,
             r.out);
+}
+
+// One report per line, d entries in shortest round-trip form: reading them
+// back gives the very doubles the library draws from the same seed.
+TEST(Sample, VectorMechanismPrintsReportsTheLibraryDraws) {
+  for (const std::string name : {"privunitg", "fastprojunit", "gaussian", "duchi"}) {
+    std::vector<std::string> args = {"sample",
+                                     "--vector-mechanism",
+                                     name,
+                                     "--epsilon",
+                                     "2",
+                                     "--input",
+                                     "0.3,-0.4,1e-3",
+                                     "--count",
+                                     "50",
+                                     "--seed",
+                                     "9",
+                                     "--clip",
+                                     "1.5"};
+    if (name == "gaussian") args.insert(args.end(), {"--delta", "1e-6"});
+    if (name == "fastprojunit") args.insert(args.end(), {"--k", "2"});
+    const auto r = Fedldp(args);
+    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    VectorRandomizerConfig c;
+    c.mechanism = ParseVectorMechanism(name).value();
+    c.dimension = 3;
+    c.epsilon = 2;
+    c.clip = 1.5;
+    c.delta = name == "gaussian" ? 1e-6 : 0;
+    c.k = name == "fastprojunit" ? 2 : 0;
+    c.public_seed = 9;
+    const auto randomizer = MakeVectorRandomizer(c).value();
+    CounterRng rng(9);
+    std::istringstream in(r.out);
+    std::size_t lines = 0;
+    for (std::string line; std::getline(in, line); ++lines) {
+      const auto expected = randomizer->Randomize(std::vector<double>{0.3, -0.4, 1e-3}, rng);
+      std::vector<double> got;
+      std::istringstream fields(line);
+      for (std::string f; std::getline(fields, f, ',');) got.push_back(std::stod(f));
+      ASSERT_EQ(got, expected) << name << " line " << lines;
+    }
+    EXPECT_EQ(lines, 50u);
+  }
+  // An input beyond the clip is scaled onto the ball and said so on stderr.
+  const auto r = Fedldp({"sample", "--vector-mechanism", "privunitg", "--epsilon", "1", "--input",
+                         "3,4", "--seed", "1"});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.err.find("scaled onto the ball of radius 1"), std::string::npos) << r.err;
 }
 
 TEST(Sample, TwoPointUsesCenterAndRadius) {
@@ -137,6 +189,27 @@ TEST(Sample, BadArgumentsGiveOneLineOnStderrAndExitTwo) {
       {"--selector", "topk", "--epsilon", "0", "--k", "1", "--vector", "1,2"},
       {"--selector", "exp", "--epsilon", "1", "--vector", "1,2", "--count", "0"},
       {"--epsilon", "1"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "0", "--input", "1,2"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "-1", "--input", "1,2"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "nan", "--input", "1,2"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", ""},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,,2"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,inf"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,2", "--count", "0"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,2", "--k", "1"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,2", "--delta", "1e-6"},
+      {"--vector-mechanism", "privunitg", "--epsilon", "1", "--input", "1,2", "--clip", "0"},
+      {"--vector-mechanism", "fastprojunit", "--epsilon", "1", "--input", "1,2", "--k", "3"},
+      {"--vector-mechanism", "fastprojunit", "--epsilon", "1", "--input", "1,2", "--k", "0"},
+      {"--vector-mechanism", "gaussian", "--epsilon", "1", "--input", "1,2"},
+      {"--vector-mechanism", "gaussian", "--epsilon", "1", "--input", "1,2", "--delta", "0"},
+      {"--vector-mechanism", "gaussian", "--epsilon", "1", "--input", "1,2", "--delta", "1"},
+      {"--vector-mechanism", "gaussian", "--epsilon", "1", "--input", "1,2", "--delta", "-0.1"},
+      {"--vector-mechanism", "privunit", "--epsilon", "1", "--input", "1,2"},
+      {"--vector-mechanism", "duchi", "--mechanism", "pm", "--epsilon", "1", "--input", "1"},
+      {"--mechanism", "pm", "--epsilon", "1", "--input", "1,2"},
+      {"--mechanism", "pm", "--epsilon", "1", "--input", "0", "--clip", "1"},
   };
   for (auto args : bad) {
     std::string joined;

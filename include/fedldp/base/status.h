@@ -57,6 +57,23 @@ class [[nodiscard]] Result {
   std::variant<T, Error> data_;
 };
 
+// The outcome of an operation that returns nothing else: OK, or an Error.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;                                                         // OK
+  Status(Error error) : message_(std::move(error.message)), failed_(true) {}  // NOLINT
+  static Status Ok() { return {}; }
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  // The error's sentence; empty when ok().
+  const std::string& error() const { return message_; }
+
+ private:
+  std::string message_;
+  bool failed_ = false;
+};
+
 // Moves a built object behind a shared pointer to its interface, or passes
 // the error on: the last step of every factory that picks a type by name.
 template <typename Base, typename T>

@@ -1,0 +1,110 @@
+// Vector randomizers at d = 10^6 (issue 19): coordinates per second, with the
+// memcpy of the same bytes (8 MB, "memcpy/8000000") as the baseline of the
+// ratio table. Seeded (counter) and secure (libsodium) generators side by side.
+#include <vector>
+
+#include "bench_util.h"
+#include "fedldp/audit/vector_checks.h"
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/random/normal.h"
+#include "fedldp/random/secure_rng.h"
+#include "fedldp/vector/fastprojunit.h"
+#include "fedldp/vector/privunitg.h"
+#include "fedldp/vector/srht.h"
+
+namespace fedldp::bench {
+namespace {
+
+constexpr std::size_t kD = 1'000'000;
+
+template <typename G>
+void BM_Normals(benchmark::State& state) {
+  G rng(1);
+  std::vector<double> out(kD);
+  for (auto _ : state) {
+    FillStandardNormal(out, rng);
+    benchmark::DoNotOptimize(out.data());
+  }
+  Declare(state, kD, kD * sizeof(double));
+}
+template <>
+void BM_Normals<SecureRng>(benchmark::State& state) {
+  SecureRng rng;
+  std::vector<double> out(kD);
+  for (auto _ : state) {
+    FillStandardNormal(out, rng);
+    benchmark::DoNotOptimize(out.data());
+  }
+  Declare(state, kD, kD * sizeof(double));
+}
+BENCHMARK(BM_Normals<CounterRng>)
+    ->Name("vector/normals/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Normals<SecureRng>)
+    ->Name("vector/normals/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+
+template <typename G>
+void RunPrivUnitG(benchmark::State& state, G& rng) {
+  const auto r = PrivUnitG::Create(kD, 4, 1).value();
+  const auto x = audit::TestDirection(kD, 0.7, 1);
+  std::vector<double> out(kD);
+  for (auto _ : state) {
+    r.Randomize(x, out, rng);
+    benchmark::DoNotOptimize(out.data());
+  }
+  Declare(state, kD, kD * sizeof(double));
+}
+void BM_PrivUnitGCounter(benchmark::State& state) {
+  CounterRng rng(1);
+  RunPrivUnitG(state, rng);
+}
+void BM_PrivUnitGSecure(benchmark::State& state) {
+  SecureRng rng;
+  RunPrivUnitG(state, rng);
+}
+BENCHMARK(BM_PrivUnitGCounter)
+    ->Name("vector/privunitg/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrivUnitGSecure)
+    ->Name("vector/privunitg/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+
+// FastProjUnit's client step (Encode: project, normalise, PrivUnitG in k = 1000).
+template <typename G>
+void RunFastProjUnit(benchmark::State& state, G& rng) {
+  const auto r = FastProjUnit::Create(kD, 4, 1, 1000, false).value();
+  const auto x = audit::TestDirection(kD, 0.7, 1);
+  for (auto _ : state) {
+    auto report = r.Encode(x, rng);
+    benchmark::DoNotOptimize(report.z.data());
+  }
+  Declare(state, kD, kD * sizeof(double));
+}
+void BM_FastProjUnitCounter(benchmark::State& state) {
+  CounterRng rng(1);
+  RunFastProjUnit(state, rng);
+}
+void BM_FastProjUnitSecure(benchmark::State& state) {
+  SecureRng rng;
+  RunFastProjUnit(state, rng);
+}
+BENCHMARK(BM_FastProjUnitCounter)
+    ->Name("vector/fastprojunit-encode/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FastProjUnitSecure)
+    ->Name("vector/fastprojunit-encode/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+
+void BM_WalshHadamard(benchmark::State& state) {
+  std::vector<double> v(std::size_t{1} << 20, 0.5);
+  for (auto _ : state) {
+    WalshHadamardUnnormalised(v);
+    benchmark::DoNotOptimize(v.data());
+  }
+  Declare(state, static_cast<std::int64_t>(v.size()), static_cast<std::int64_t>(v.size() * 8));
+}
+BENCHMARK(BM_WalshHadamard)->Name("vector/walsh-hadamard/1048576")->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace fedldp::bench

@@ -1,0 +1,55 @@
+// The statistical checks of stat_checks.h applied to vector randomizers: the
+// per-coordinate mean, the mean squared error against the closed form, and
+// PrivUnitG's share of reports in its cap. Reports are summarised as they are
+// drawn, so d x n never has to fit in memory.
+#ifndef FEDLDP_AUDIT_VECTOR_CHECKS_H_
+#define FEDLDP_AUDIT_VECTOR_CHECKS_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fedldp/audit/stat_checks.h"
+#include "fedldp/vector/vector_randomizer.h"
+
+namespace fedldp::audit {
+
+struct VectorSummary {
+  std::size_t n = 0;
+  std::vector<double> target;  // the clipped input the reports estimate
+  std::vector<double> mean;    // per coordinate
+  std::vector<double> m2;      // per coordinate, sum of squared deviations
+  std::vector<double> errors;  // ||R(x) - target||^2 of each report
+  std::vector<double> along;   // <R(x), cap_direction> of each report
+  std::size_t in_cap = 0;      // reports with <R(x), cap_direction> >= cap_threshold
+};
+
+// n reports of `r` at x from CounterRng(seed); the cap is counted when
+// cap_direction is not empty.
+VectorSummary DrawVectorReports(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
+                                std::uint64_t seed, std::span<const double> cap_direction = {},
+                                double cap_threshold = 0);
+
+// Every coordinate's mean within z* standard errors (the sample's) of
+// expected[i] +- allowance (allowance: a stated bound on a bias); value: the
+// worst |z| after the allowance. z* = max(5, the Bonferroni threshold
+// Q^-1(1e-4 / (2 d))): 5 up to d = 174, 5.73 at d = 10^4, so that a correct
+// randomizer fails with probability below 1e-4 whatever d (5 alone would fail
+// one in 170 correct checks at d = 10^4).
+double CoordinateThreshold(std::size_t d);
+Verdict CheckCoordinateMeans(const VectorSummary& s, std::span<const double> expected,
+                             double allowance = 0);
+// The mean of ||R(x) - x||^2 within 5 standard errors of [low, high].
+Verdict CheckSquaredError(const VectorSummary& s, double low, double high);
+// The mean of `values` within 5 standard errors of [low, high].
+Verdict CheckMeanWithin(std::span<const double> values, double low, double high, const char* what);
+// The share in the cap within 5 binomial standard errors of p.
+Verdict CheckCapShare(const VectorSummary& s, double p);
+
+// A unit vector in R^d with a fixed pseudo-random direction (dense, no
+// coordinate dominating), times `norm`.
+std::vector<double> TestDirection(std::size_t d, double norm, std::uint64_t seed);
+
+}  // namespace fedldp::audit
+
+#endif  // FEDLDP_AUDIT_VECTOR_CHECKS_H_

@@ -1,0 +1,90 @@
+// PrivUnitG (Asi, Feldman & Talwar, "Optimal algorithms for mean estimation
+// under local differential privacy", ICML 2022), with the unbiased rounding of
+// short vectors to the sphere of PrivUnit2 (Bhowmick et al. 2018).
+//
+// On the unit sphere. For a unit u, draw g ~ N(0, I_d) and, with probability p,
+// a ~ N(0, 1) conditioned on a >= gamma, otherwise on a < gamma; the report is
+//   z = sigma (g - <g, u> u + a u).
+// w = z / sigma has density phi_d(w) p / q on the cap {<w, u> >= gamma} and
+// phi_d(w) (1 - p) / (1 - q) off it, q = P[N(0, 1) >= gamma], so the likelihood
+// ratio of any report under two inputs is at most p (1 - q) / ((1 - p) q); p is
+// set so that this is e^eps exactly:
+//   p = e^eps q / (1 - q + e^eps q).
+// E[a] = mu = phi(gamma) (p / q - (1 - p) / (1 - q)), so sigma = 1 / mu makes
+// E[z] = u. With E[a^2] = 1 + gamma mu,
+//   E||z||^2 = sigma^2 (d - 1 + 1 + gamma mu) = sigma^2 d + sigma gamma.
+// gamma (and with it q, p, mu, sigma) is the free parameter: Optimal() picks the
+// gamma that minimises E||z||^2 for the given d, a grid over [-4, 40] refined
+// by golden section.
+//
+// On the ball of radius C. x with ||x|| <= C is rounded to u = x / ||x|| with
+// probability (1 + ||x|| / C) / 2 and to -x / ||x|| otherwise (e_1 stands for
+// the direction of x = 0), so E[C u] = x; the report is C z(u). The rounding
+// only picks which unit vector is privatised, so the guarantee is unchanged,
+// and E||C z - x||^2 = C^2 (sigma^2 d + sigma gamma) - ||x||^2: largest at
+// x = 0.
+#ifndef FEDLDP_VECTOR_PRIVUNITG_H_
+#define FEDLDP_VECTOR_PRIVUNITG_H_
+
+#include "fedldp/vector/vector_randomizer.h"
+
+namespace fedldp {
+
+struct PrivUnitGParameters {
+  double gamma = 0;  // the cap's threshold, in units of sigma
+  double q = 0;      // P[N(0, 1) >= gamma]
+  double p = 0;      // probability of drawing a in the cap
+  double mu = 0;     // E[a]
+  double sigma = 0;  // 1 / mu, the report's scale
+
+  // The parameters fixed by gamma and eps (p from the ratio, sigma from mu).
+  static PrivUnitGParameters ForGamma(double gamma, double epsilon);
+  // The gamma minimising sigma^2 d + sigma gamma.
+  static PrivUnitGParameters Optimal(double epsilon, std::size_t dimension);
+  // p (1 - q) / ((1 - p) q): the worst-case likelihood ratio of the reports.
+  double WorstRatio() const;
+  // E||z||^2 for a unit input, sigma^2 d + sigma gamma.
+  double SecondMoment(std::size_t dimension) const;
+};
+
+class PrivUnitG final : public VectorRandomizer {
+ public:
+  // eps in (0, 100], clip finite and > 0, 1 <= dimension <= kMaxVectorDimension.
+  static Result<PrivUnitG> Create(std::size_t dimension, double epsilon, double clip);
+  // With the given parameters, for tests that build a randomizer with a wrong
+  // constant; it claims `epsilon` whatever the parameters give.
+  static PrivUnitG WithParameters(std::size_t dimension, double epsilon, double clip,
+                                  const PrivUnitGParameters& parameters);
+
+  std::string name() const override { return "privunitg"; }
+  double epsilon() const override { return epsilon_; }
+  const PrivUnitGParameters& parameters() const { return parameters_; }
+
+  double SquaredError(double norm) const override;
+  double WorstCaseSquaredError() const override { return SquaredError(0); }
+
+  void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
+  using VectorRandomizer::Randomize;
+
+  // PrivUnitG of the unit vector u (||u|| = 1), times `scale`: the step
+  // FastProjUnit applies in k dimensions.
+  void RandomizeUnit(std::span<const double> u, double scale, std::span<double> out,
+                     Rng& rng) const;
+
+ private:
+  PrivUnitG(std::size_t dimension, double epsilon, double clip,
+            const PrivUnitGParameters& parameters)
+      : VectorRandomizer(dimension, clip), epsilon_(epsilon), parameters_(parameters) {}
+
+  double epsilon_;
+  PrivUnitGParameters parameters_;
+};
+
+// Rounds x (||x|| = norm <= clip) to +-x / ||x|| with P[+] = (1 + norm / clip) / 2,
+// into `unit`; e_1 for x = 0.
+void RoundToSphere(std::span<const double> x, double norm, double clip, std::span<double> unit,
+                   Rng& rng);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_VECTOR_PRIVUNITG_H_

@@ -1,0 +1,108 @@
+#include "fedldp/audit/vector_checks.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/random/normal.h"
+
+namespace fedldp::audit {
+
+VectorSummary DrawVectorReports(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
+                                std::uint64_t seed, std::span<const double> cap_direction,
+                                double cap_threshold) {
+  const std::size_t d = r.dimension();
+  VectorSummary s;
+  s.n = n;
+  s.target.resize(d);
+  r.ClipInto(x, s.target);
+  s.mean.assign(d, 0.0);
+  s.m2.assign(d, 0.0);
+  s.errors.reserve(n);
+  CounterRng rng(seed);
+  std::vector<double> out(d);
+  for (std::size_t k = 0; k < n; ++k) {
+    r.Randomize(x, out, rng);
+    double error = 0, along = 0;
+    const double count = static_cast<double>(k + 1);
+    for (std::size_t i = 0; i < d; ++i) {
+      const double e = out[i] - s.target[i];
+      error += e * e;
+      const double delta = out[i] - s.mean[i];
+      s.mean[i] += delta / count;
+      s.m2[i] += delta * (out[i] - s.mean[i]);
+      if (!cap_direction.empty()) along += out[i] * cap_direction[i];
+    }
+    s.errors.push_back(error);
+    if (!cap_direction.empty()) s.along.push_back(along);
+    if (!cap_direction.empty() && along >= cap_threshold) ++s.in_cap;
+  }
+  return s;
+}
+
+double CoordinateThreshold(std::size_t d) {
+  double lo = 5, hi = 40;  // Q(z) = 1e-4 / (2 d) by bisection, at least 5
+  if (NormalUpperTail(lo) * 2 * static_cast<double>(d) <= 1e-4) return lo;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (NormalUpperTail(mid) * 2 * static_cast<double>(d) > 1e-4 ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+Verdict CheckCoordinateMeans(const VectorSummary& s, std::span<const double> expected,
+                             double allowance) {
+  const double threshold = CoordinateThreshold(s.mean.size());
+  double worst = 0;
+  std::size_t where = 0;
+  const double n = static_cast<double>(s.n);
+  for (std::size_t i = 0; i < s.mean.size(); ++i) {
+    const double se = std::sqrt(s.m2[i] / (n - 1) / n);
+    const double off = std::max(0.0, std::fabs(s.mean[i] - expected[i]) - allowance);
+    const double z = se > 0 ? off / se : (off > 0 ? INFINITY : 0.0);
+    if (z > worst) worst = z, where = i;
+  }
+  std::ostringstream reason;
+  reason << "worst coordinate " << where << ": mean " << s.mean[where] << " vs " << expected[where]
+         << " (+-" << allowance << "), z = " << worst << " (threshold " << threshold << ")";
+  return {worst <= threshold, reason.str(), worst};
+}
+
+Verdict CheckSquaredError(const VectorSummary& s, double low, double high) {
+  return CheckMeanWithin(s.errors, low, high, "E||R(x) - x||^2");
+}
+
+Verdict CheckMeanWithin(std::span<const double> values, double low, double high, const char* what) {
+  const auto m = SampleMoments(values);
+  const double se = std::sqrt(m.variance / m.n);
+  const double off = m.mean < low ? low - m.mean : (m.mean > high ? m.mean - high : 0.0);
+  const double z = se > 0 ? off / se : (off > 0 ? INFINITY : 0.0);
+  std::ostringstream reason;
+  reason << what << " measured " << m.mean << " +- " << se << ", closed form [" << low << ", "
+         << high << "], z = " << z;
+  return {z <= 5, reason.str(), z};
+}
+
+Verdict CheckCapShare(const VectorSummary& s, double p) {
+  const double n = static_cast<double>(s.n);
+  const double share = static_cast<double>(s.in_cap) / n;
+  const double z = (share - p) / std::sqrt(p * (1 - p) / n);
+  std::ostringstream reason;
+  reason << "share in the cap " << share << " vs p = " << p << ", z = " << z;
+  return {std::fabs(z) <= 5, reason.str(), z};
+}
+
+std::vector<double> TestDirection(std::size_t d, double norm, std::uint64_t seed) {
+  CounterRng rng(seed, 0x444952ULL);
+  std::vector<double> v(d);
+  double sumsq = 0;
+  for (double& x : v) {
+    x = 0.5 + Uniform01(rng);  // magnitudes within a factor 3 of each other
+    if (rng() & 1) x = -x;
+    sumsq += x * x;
+  }
+  for (double& x : v) x *= norm / std::sqrt(sumsq);
+  return v;
+}
+
+}  // namespace fedldp::audit

@@ -1,0 +1,99 @@
+#include "fedldp/vector/baselines.h"
+
+#include <cmath>
+
+#include "fedldp/random/normal.h"
+
+namespace fedldp {
+namespace {
+
+Status CheckCommon(std::size_t dimension, double epsilon, double clip) {
+  VectorRandomizerConfig c;
+  c.mechanism = VectorMechanism::kDuchi;
+  c.dimension = dimension;
+  c.epsilon = epsilon;
+  c.clip = clip;
+  return c.Validate();
+}
+
+}  // namespace
+
+double GaussianDelta(double sigma, double epsilon, double sensitivity) {
+  const double a = sensitivity / (2 * sigma), b = epsilon * sigma / sensitivity;
+  const double first = NormalCdf(a - b);
+  const double tail = NormalCdf(-a - b);
+  const double second = tail > 0 ? std::exp(epsilon + std::log(tail)) : 0.0;
+  return std::max(0.0, first - second);
+}
+
+double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
+  double lo = sensitivity, hi = sensitivity;
+  while (GaussianDelta(lo, epsilon, sensitivity) <= delta) lo /= 2;
+  while (GaussianDelta(hi, epsilon, sensitivity) > delta) hi *= 2;
+  while (hi - lo > 1e-13 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    (GaussianDelta(mid, epsilon, sensitivity) <= delta ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+double ClassicGaussianSigma(double epsilon, double delta, double sensitivity) {
+  return sensitivity * std::sqrt(2 * std::log(1.25 / delta)) / epsilon;
+}
+
+Result<GaussianRandomizer> GaussianRandomizer::Create(std::size_t dimension, double epsilon,
+                                                      double delta, double clip, bool classic) {
+  VectorRandomizerConfig c;
+  c.mechanism = classic ? VectorMechanism::kGaussianClassic : VectorMechanism::kGaussian;
+  c.dimension = dimension;
+  c.epsilon = epsilon;
+  c.delta = delta;
+  c.clip = clip;
+  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
+  const double sensitivity = 2 * clip;
+  const double sigma = classic ? ClassicGaussianSigma(epsilon, delta, sensitivity)
+                               : AnalyticGaussianSigma(epsilon, delta, sensitivity);
+  const double stated = classic ? GaussianDelta(sigma, epsilon, sensitivity) : delta;
+  return GaussianRandomizer(dimension, clip, epsilon, stated, sigma, classic);
+}
+
+double GaussianRandomizer::SquaredError(double) const {
+  return static_cast<double>(dimension()) * sigma_ * sigma_;
+}
+
+void GaussianRandomizer::Randomize(std::span<const double> x, std::span<double> out,
+                                   Rng& rng) const {
+  std::vector<double> clipped(dimension());
+  ClipInto(x, clipped);
+  FillStandardNormal(out, rng);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = clipped[i] + sigma_ * out[i];
+}
+
+Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimension, double epsilon,
+                                                            double clip) {
+  if (const Status s = CheckCommon(dimension, epsilon, clip); !s.ok()) return Error{s.error()};
+  auto m = TwoPointMechanism::Create(epsilon / static_cast<double>(dimension), 0.0, clip);
+  if (!m.ok()) return Error{m.error()};
+  return DuchiVectorRandomizer(dimension, clip, epsilon, std::move(m).value());
+}
+
+double DuchiVectorRandomizer::SquaredError(double norm) const {
+  const double cb = clip() * coordinate_.bound();
+  return static_cast<double>(dimension()) * cb * cb - norm * norm;
+}
+
+void DuchiVectorRandomizer::Randomize(std::span<const double> x, std::span<double> out,
+                                      Rng& rng) const {
+  std::vector<double> clipped(dimension());
+  ClipInto(x, clipped);
+  coordinate_.SampleMany(clipped, out, rng);
+}
+
+Status DuchiVectorRandomizer::ValidateReport(std::span<const double> report) const {
+  if (const Status s = VectorRandomizer::ValidateReport(report); !s.ok()) return s;
+  for (double v : report)
+    if (!coordinate_.CanOutput(v)) return Error{"a duchi report has an entry other than +-C B"};
+  return {};
+}
+
+}  // namespace fedldp

@@ -1,0 +1,220 @@
+#include "fedldp/vector/fastprojunit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+namespace {
+
+// The SRHT's padded work buffer, kept per thread: a fresh 8 MiB buffer per
+// report would cost more in page faults than the transform.
+std::span<double> Work(std::size_t n) {
+  thread_local std::vector<double> work;
+  if (work.size() < n) work.resize(n);
+  return std::span(work).first(n);
+}
+
+// Stream of the public seed's generator that draws the shared signs, and of a
+// report's seed that draws its rows and signs.
+constexpr std::uint64_t kSharedSignsStream = 0x5349474e53ULL;  // "SIGNS"
+constexpr std::uint64_t kProjectionStream = 0x50524f4aULL;     // "PROJ"
+
+// ||v||^2 and max |v_i| of v with non-finite entries read as 0.
+void Measure(std::span<const double> v, double& sumsq, double& maxabs) {
+  sumsq = 0, maxabs = 0;
+  for (double x : v) {
+    if (!std::isfinite(x)) continue;
+    sumsq += x * x;
+    maxabs = std::max(maxabs, std::fabs(x));
+  }
+}
+
+}  // namespace
+
+Result<FastProjUnit> FastProjUnit::Create(std::size_t dimension, double epsilon, double clip,
+                                          std::size_t k, bool shared_signs,
+                                          std::uint64_t public_seed) {
+  VectorRandomizerConfig config;
+  config.mechanism =
+      shared_signs ? VectorMechanism::kFastProjUnitCorr : VectorMechanism::kFastProjUnit;
+  config.dimension = dimension;
+  config.epsilon = epsilon;
+  config.clip = clip;
+  config.k = k;
+  config.public_seed = public_seed;
+  if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
+  auto inner = PrivUnitG::Create(k, epsilon, 1.0);
+  if (!inner.ok()) return Error{inner.error()};
+  SignBits signs;
+  if (shared_signs) {
+    CounterRng public_rng(public_seed, kSharedSignsStream);
+    signs = DrawSigns(PaddedDimension(dimension), public_rng);
+  }
+  return FastProjUnit(dimension, clip, k, shared_signs, std::move(signs),
+                      std::make_shared<const PrivUnitG>(std::move(inner).value()));
+}
+
+FastProjUnit::FastProjUnit(std::size_t dimension, double clip, std::size_t k, bool shared,
+                           SignBits signs, std::shared_ptr<const PrivUnitG> inner)
+    : VectorRandomizer(dimension, clip),
+      k_(k),
+      padded_(PaddedDimension(dimension)),
+      shared_(shared),
+      shared_signs_(std::move(signs)),
+      inner_(std::move(inner)) {}
+
+double FastProjUnit::beta() const {
+  if (padded_ == 1) return 0;
+  const double dp = static_cast<double>(padded_), k = static_cast<double>(k_);
+  return 2 * (dp - k) / (k * (dp - 1));
+}
+
+double FastProjUnit::ErrorBound(double norm, bool upper) const {
+  const auto& pr = inner_->parameters();
+  const double d = static_cast<double>(dimension()), k = static_cast<double>(k_);
+  const double c2 = clip() * clip();
+  const double base = pr.sigma * pr.sigma * d;
+  const double term = pr.sigma * pr.gamma;
+  if (norm == 0) return c2 * (base + term * d / k);        // exact: T = d / k
+  const double spread = static_cast<double>(padded_) / k;  // T in [1, d' / k]
+  if (upper) return c2 * (base + std::max(term, term * spread)) - norm * norm * (1 - 2 * beta());
+  return c2 * (base + std::min(term, term * spread)) - norm * norm;
+}
+
+double FastProjUnit::SquaredError(double norm) const { return ErrorBound(norm, true); }
+
+double FastProjUnit::SquaredErrorLowerBound(double norm) const { return ErrorBound(norm, false); }
+
+double FastProjUnit::WorstCaseSquaredError() const {
+  return std::max(SquaredError(0), SquaredError(clip()));
+}
+
+Srht FastProjUnit::Projection(std::uint64_t seed, SignBits& signs,
+                              std::vector<std::uint32_t>& rows) const {
+  CounterRng projection(seed, kProjectionStream);
+  if (!shared_) signs = DrawSigns(padded_, projection);
+  rows = DrawRows(padded_, k_, projection);
+  return Srht(dimension(), shared_ ? &shared_signs_ : &signs, rows);
+}
+
+ProjectedReport FastProjUnit::Encode(std::span<const double> x, Rng& rng) const {
+  ProjectedReport report;
+  report.seed = rng();
+  SignBits signs;
+  std::vector<std::uint32_t> rows;
+  const Srht w = Projection(report.seed, signs, rows);
+
+  double sumsq, maxabs;
+  Measure(x, sumsq, maxabs);
+  // Only the direction enters W: scale it into a safe range, zero the non-finite.
+  const double divisor = maxabs > 0 && (maxabs >= 1e150 || maxabs < 1e-150) ? maxabs : 1.0;
+  std::vector<double> clean;
+  std::span<const double> input = x;
+  if (divisor != 1.0 ||
+      std::any_of(x.begin(), x.end(), [](double v) { return !std::isfinite(v); })) {
+    clean.resize(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+      clean[i] = std::isfinite(x[i]) ? x[i] / divisor : 0.0;
+    input = clean;
+  }
+  double norm = std::sqrt(sumsq);
+  if (divisor != 1.0) {  // the squares over- or underflowed: measure the scaled copy
+    double s2, m;
+    Measure(clean, s2, m);
+    norm = std::sqrt(s2) * divisor;
+  }
+  std::vector<double> y(k_);
+  w.Forward(input, y, Work(padded_));
+  double ny = 0;
+  for (double v : y) ny += v * v;
+  ny = std::sqrt(ny);
+  const bool zero = maxabs == 0 || ny == 0;
+  const double t = zero ? 0.0 : std::min(1.0, norm / clip());
+  const double sign = Uniform01(rng) < 0.5 * (1 + t) ? 1.0 : -1.0;
+  if (zero) {
+    std::fill(y.begin(), y.end(), 0.0);
+    y[0] = sign;
+  } else {
+    for (double& v : y) v *= sign / ny;
+  }
+  report.z.resize(k_);
+  inner_->RandomizeUnit(y, 1.0, report.z, rng);
+  return report;
+}
+
+void FastProjUnit::Decode(const ProjectedReport& report, std::span<double> out) const {
+  SignBits signs;
+  std::vector<std::uint32_t> rows;
+  const Srht w = Projection(report.seed, signs, rows);
+  w.Backward(report.z, out, Work(padded_));
+  for (double& v : out) v *= clip();
+}
+
+void FastProjUnit::Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const {
+  Decode(Encode(x, rng), out);
+}
+
+Status FastProjUnit::ValidateProjected(const ProjectedReport& report) const {
+  if (report.z.size() != k_)
+    return Error{"a FastProjUnit report has " + std::to_string(report.z.size()) +
+                 " entries, expected k = " + std::to_string(k_)};
+  for (double v : report.z)
+    if (!std::isfinite(v)) return Error{"a FastProjUnit report has a non-finite entry"};
+  return {};
+}
+
+std::vector<double> FastProjUnit::ProjectionBias(std::span<const double> x, std::size_t draws,
+                                                 Rng& rng) const {
+  const std::size_t d = dimension();
+  std::vector<double> unit(d), mean(d, 0.0), y(k_), back(d);
+  double norm = 0;
+  for (double v : x) norm += v * v;
+  norm = std::sqrt(norm);
+  for (std::size_t i = 0; i < d; ++i) unit[i] = x[i] / norm;
+  for (std::size_t n = 0; n < draws; ++n) {
+    SignBits signs;
+    std::vector<std::uint32_t> rows;
+    const Srht w = Projection(rng(), signs, rows);
+    w.Forward(unit, y, Work(padded_));
+    double ny = 0;
+    for (double v : y) ny += v * v;
+    ny = std::sqrt(ny);
+    if (ny == 0) continue;  // contributes mean 0 (fair sign)
+    for (double& v : y) v /= ny;
+    w.Backward(y, back, Work(padded_));
+    for (std::size_t i = 0; i < d; ++i) mean[i] += back[i];
+  }
+  const double t = std::min(1.0, norm / clip());
+  for (std::size_t i = 0; i < d; ++i)
+    mean[i] =
+        clip() * t * mean[i] / static_cast<double>(draws) - x[i] * std::min(1.0, clip() / norm);
+  return mean;
+}
+
+double FastProjUnit::BiasBound(std::span<const double> x) const {
+  double norm = 0, fourth = 0;
+  for (double v : x) norm += v * v;
+  norm = std::sqrt(norm);
+  if (norm == 0) return 0;
+  const double dp = static_cast<double>(padded_), k = static_cast<double>(k_);
+  const double finite = padded_ == 1 ? 0.0 : (dp - k) / (k * (dp - 1));
+  double spread;  // E[d' sum y^4] - 1
+  if (shared_) {
+    std::vector<double> unit(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) unit[i] = x[i] / norm;
+    const Srht rotation(dimension(), &shared_signs_, {});
+    std::span<double> work = Work(padded_);
+    rotation.Rotate(unit, work);
+    for (double v : work) fourth += v * v * v * v;
+    spread = dp * fourth - 1;
+  } else {
+    for (double v : x) fourth += std::pow(v / norm, 4);
+    spread = 2 - 2 * fourth;
+  }
+  const double t = std::min(1.0, norm / clip());
+  return clip() * t * std::sqrt(std::max(0.0, spread * finite));
+}
+
+}  // namespace fedldp

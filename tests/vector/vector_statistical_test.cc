@@ -1,0 +1,212 @@
+// Vector randomizers against their mathematics, for d in {8, 100, 10^4} and
+// eps in {0.5, 1, 2, 4, 8}: every coordinate's mean within 5 standard errors,
+// E||R(x) - x||^2 against the closed form, PrivUnitG's share of reports in its
+// cap against p, and FastProjUnit's bias against its bound. The mutants at the
+// end show each check failing on a randomizer built with a wrong constant.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "fedldp/audit/vector_checks.h"
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/vector/baselines.h"
+#include "fedldp/vector/fastprojunit.h"
+#include "fedldp/vector/privunitg.h"
+
+namespace fedldp {
+namespace {
+
+constexpr std::size_t kScale = FEDLDP_SANITIZED ? 4 : 1;
+
+std::size_t Draws(std::size_t d) { return (d <= 8 ? 40000 : d <= 100 ? 8000 : 400) / kScale; }
+std::size_t ProjectionK(std::size_t d) {
+  return std::min<std::size_t>(1000, std::max<std::size_t>(2, d / 4));
+}
+
+using Grid = std::tuple<std::size_t, double>;
+class VectorGrid : public ::testing::TestWithParam<Grid> {
+ protected:
+  std::size_t d() const { return std::get<0>(GetParam()); }
+  double eps() const { return std::get<1>(GetParam()); }
+  std::uint64_t seed() const { return d() * 100 + static_cast<std::uint64_t>(eps() * 10); }
+};
+
+// PrivUnitG at an input on the sphere of radius C (no rounding) and at half
+// the radius (rounded without bias).
+TEST_P(VectorGrid, PrivUnitG) {
+  const double clip = 2.0;
+  const auto r = PrivUnitG::Create(d(), eps(), clip).value();
+  const auto& pr = r.parameters();
+  EXPECT_LE(pr.WorstRatio(), std::exp(eps()) * (1 + 1e-12));
+  const auto u = audit::TestDirection(d(), 1.0, seed());
+  for (double norm : {clip, clip / 2}) {
+    std::vector<double> x(u);
+    for (double& v : x) v *= norm;
+    const auto s = audit::DrawVectorReports(r, x, Draws(d()), seed() + (norm == clip), u,
+                                            clip * pr.sigma * pr.gamma);
+    const auto mean = audit::CheckCoordinateMeans(s, x);
+    EXPECT_TRUE(mean.pass) << mean.reason;
+    const double mse = r.SquaredError(norm);
+    const auto err = audit::CheckSquaredError(s, mse, mse);
+    EXPECT_TRUE(err.pass) << err.reason;
+    if (norm == clip) {
+      const auto cap = audit::CheckCapShare(s, pr.p);
+      EXPECT_TRUE(cap.pass) << cap.reason;
+    }
+  }
+}
+
+// FastProjUnit: exact error at x = 0; at norm C the error within its bracket,
+// the shrink along x within [1 - beta, 1], every coordinate's mean within
+// the bias bound.
+TEST_P(VectorGrid, FastProjUnit) {
+  const double clip = 1.5;
+  const std::size_t k = ProjectionK(d());
+  for (bool shared : {false, true}) {
+    const auto r = FastProjUnit::Create(d(), eps(), clip, k, shared, 5).value();
+    const std::size_t n = Draws(d());
+    const std::vector<double> zero(d(), 0.0);
+    const auto s0 = audit::DrawVectorReports(r, zero, n, seed());
+    const auto err0 = audit::CheckSquaredError(s0, r.SquaredError(0), r.SquaredError(0));
+    EXPECT_TRUE(err0.pass) << err0.reason;
+    const auto mean0 = audit::CheckCoordinateMeans(s0, zero);
+    EXPECT_TRUE(mean0.pass) << mean0.reason;
+
+    const auto u = audit::TestDirection(d(), 1.0, seed());
+    std::vector<double> x(u);
+    for (double& v : x) v *= clip;
+    const auto s = audit::DrawVectorReports(r, x, n, seed() + 1, u, 0);
+    const auto err =
+        audit::CheckSquaredError(s, r.SquaredErrorLowerBound(clip), r.SquaredError(clip));
+    EXPECT_TRUE(err.pass) << err.reason;
+    const auto shrink = audit::CheckMeanWithin(s.along, clip * (1 - r.beta()), clip, "<R(x), x^>");
+    EXPECT_TRUE(shrink.pass) << shrink.reason;
+    const auto mean = audit::CheckCoordinateMeans(s, x, r.BiasBound(x));
+    EXPECT_TRUE(mean.pass) << mean.reason;
+  }
+}
+
+TEST_P(VectorGrid, Gaussian) {
+  for (bool classic : {false, true}) {
+    const auto r = GaussianRandomizer::Create(d(), eps(), 1e-6, 1.0, classic).value();
+    const auto x = audit::TestDirection(d(), 0.8, seed());
+    const auto s = audit::DrawVectorReports(r, x, Draws(d()), seed());
+    const auto mean = audit::CheckCoordinateMeans(s, x);
+    EXPECT_TRUE(mean.pass) << mean.reason;
+    const auto err = audit::CheckSquaredError(s, r.SquaredError(0.8), r.SquaredError(0.8));
+    EXPECT_TRUE(err.pass) << err.reason;
+  }
+}
+
+TEST_P(VectorGrid, Duchi) {
+  const auto r = DuchiVectorRandomizer::Create(d(), eps(), 1.0).value();
+  const auto x = audit::TestDirection(d(), 0.9, seed());
+  const auto s = audit::DrawVectorReports(r, x, Draws(d()), seed());
+  const auto mean = audit::CheckCoordinateMeans(s, x);
+  EXPECT_TRUE(mean.pass) << mean.reason;
+  const double mse = r.SquaredError(0.9);
+  const auto err = audit::CheckSquaredError(s, mse * (1 - 1e-8), mse * (1 + 1e-8));
+  EXPECT_TRUE(err.pass) << err.reason;
+}
+
+INSTANTIATE_TEST_SUITE_P(DimensionsAndBudgets, VectorGrid,
+                         ::testing::Combine(::testing::Values(8, 100, 10000),
+                                            ::testing::Values(0.5, 1.0, 2.0, 4.0, 8.0)),
+                         [](const auto& info) {
+                           std::string name = "d";
+                           name += std::to_string(std::get<0>(info.param));
+                           name += "_eps";
+                           name += std::to_string(static_cast<int>(std::get<1>(info.param) * 10));
+                           return name;
+                         });
+
+// The projection's bias on a spiky input (two equal coordinates, the hardest
+// for the normalisation), measured without privacy noise, within its bound.
+TEST(FastProjUnitBias, MeasuredBiasIsWithinTheBound) {
+  for (bool shared : {false, true}) {
+    const auto r = FastProjUnit::Create(100, 4, 1.0, 25, shared, 3).value();
+    std::vector<double> x(100, 0.0);
+    x[0] = x[1] = std::sqrt(0.5);
+    CounterRng rng(12);
+    const auto bias = r.ProjectionBias(x, 20000 / kScale, rng);
+    double worst = 0;
+    for (double b : bias) worst = std::max(worst, std::fabs(b));
+    EXPECT_LE(worst, r.BiasBound(x)) << "shared " << shared;
+    EXPECT_LE(r.BiasBound(x), std::sqrt(r.beta()) + 1e-15);
+  }
+}
+
+// A randomizer whose noise is `factor` times the true one's: a wrong constant.
+class Mutant final : public VectorRandomizer {
+ public:
+  Mutant(const VectorRandomizer& r, double factor)
+      : VectorRandomizer(r.dimension(), r.clip()), r_(r), factor_(factor) {}
+  std::string name() const override { return "mutant"; }
+  double epsilon() const override { return r_.epsilon(); }
+  double SquaredError(double n) const override { return r_.SquaredError(n); }
+  double WorstCaseSquaredError() const override { return r_.WorstCaseSquaredError(); }
+  void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override {
+    r_.Randomize(x, out, rng);
+    for (double& v : out) v *= factor_;
+  }
+
+ private:
+  const VectorRandomizer& r_;
+  double factor_;
+};
+
+TEST(VectorMutants, PrivUnitGWithWrongConstantsIsCaught) {
+  const std::size_t d = 8;
+  const double clip = 1, eps = 2;
+  const auto good = PrivUnitG::Create(d, eps, clip).value();
+  const auto u = audit::TestDirection(d, 1.0, 1);
+  const auto judge = [&](const PrivUnitGParameters& claimed, const PrivUnitGParameters& used) {
+    const auto m = PrivUnitG::WithParameters(d, eps, clip, used);
+    const auto s =
+        audit::DrawVectorReports(m, u, 20000, 2, u, clip * claimed.sigma * claimed.gamma);
+    const double mse = PrivUnitG::WithParameters(d, eps, clip, claimed).SquaredError(1);
+    return std::tuple(audit::CheckCoordinateMeans(s, u).pass,
+                      audit::CheckSquaredError(s, mse, mse).pass,
+                      audit::CheckCapShare(s, claimed.p).pass);
+  };
+  const auto& pr = good.parameters();
+  EXPECT_EQ(judge(pr, pr), std::tuple(true, true, true));
+  auto sigma = pr;
+  sigma.sigma *= 1.02;  // sigma 2 % off: the error check
+  EXPECT_FALSE(std::get<1>(judge(pr, sigma)));
+  sigma.sigma = pr.sigma * 1.3;  // the mean check
+  EXPECT_FALSE(std::get<0>(judge(pr, sigma)));
+  auto p = pr;
+  p.p += 0.03;  // the cap share check
+  EXPECT_FALSE(std::get<2>(judge(pr, p)));
+  EXPECT_GT(p.WorstRatio(), std::exp(eps));
+}
+
+TEST(VectorMutants, BaselinesAndFastProjUnitWithWrongConstantsAreCaught) {
+  const std::size_t d = 100;
+  const auto x = audit::TestDirection(d, 1.0, 3);
+  const std::vector<double> zero(d, 0.0);
+  const auto gaussian = GaussianRandomizer::Create(d, 1, 1e-6, 1, false).value();
+  const auto duchi = DuchiVectorRandomizer::Create(d, 50, 1).value();
+  const auto fpu = FastProjUnit::Create(d, 4, 1, 25, false).value();
+  for (const VectorRandomizer* r :
+       std::initializer_list<const VectorRandomizer*>{&gaussian, &duchi, &fpu}) {
+    const double mse = r->SquaredError(0);
+    const auto s = audit::DrawVectorReports(Mutant(*r, 1.03), zero, 20000, 4);
+    EXPECT_FALSE(audit::CheckSquaredError(s, mse, mse).pass) << r->name();
+  }
+  // FastProjUnit's shrink check catches an output 3 % too long.
+  const auto s = audit::DrawVectorReports(Mutant(fpu, 1.03), x, 20000, 5, x, 0);
+  EXPECT_FALSE(audit::CheckMeanWithin(s.along, 1 - fpu.beta(), 1, "<R(x), x^>").pass);
+  // A biased Gaussian (mean 20 % short) fails the mean check.
+  const auto sharp = GaussianRandomizer::Create(8, 8, 1e-6, 1, false).value();
+  const auto x8 = audit::TestDirection(8, 1.0, 3);
+  const auto g = audit::DrawVectorReports(Mutant(sharp, 0.8), x8, 20000, 6);
+  EXPECT_FALSE(audit::CheckCoordinateMeans(g, x8).pass);
+  EXPECT_TRUE(audit::CheckCoordinateMeans(audit::DrawVectorReports(sharp, x8, 20000, 6), x8).pass);
+}
+
+}  // namespace
+}  // namespace fedldp
