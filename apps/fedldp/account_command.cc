@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
+#include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 
 namespace fedldp::cli {
@@ -61,6 +62,61 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
               ? "eps <= " + Up(closed.epsilon)
               : "does not apply (needs N >= " + Shortest(std::ceil(closed.min_reports)) + ")")
       << "\n";
+  return 0;
+}
+
+void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
+  app.description(
+      "What a training run costs one client, before anything is trained: each report's local\n"
+      "(eps0, delta0); with --shuffle, each round's central (eps, delta) from the numerical\n"
+      "shuffle bound; and the total over the rounds the client reports in, by optimal\n"
+      "composition (Kairouz, Oh & Viswanath), beside advanced composition. Rounds with\n"
+      "disjoint clients compose in parallel: count only the rounds one client is in.\n"
+      "  fedldp account run --local-epsilon 4 --rounds 5 --shuffle --reports-per-round 10000 "
+      "--delta 1e-6");
+  app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
+  app.add_option("--local-delta", o.local_delta,
+                 "delta0 of each report (the Gaussian's; 0 for pure eps0-LDP)")
+      ->capture_default_str();
+  app.add_option("--rounds", o.rounds, "R: rounds one client reports in")->capture_default_str();
+  app.add_flag("--shuffle", o.shuffle, "Each round's reports are shuffled together");
+  app.add_option("--reports-per-round", o.reports_per_round,
+                 "N: reports shuffled together in a round (with --shuffle)");
+  app.add_option("--delta", o.delta, "Total delta per client, in [1e-12, 1)")
+      ->capture_default_str();
+  app.add_flag("--json", o.json, "One JSON object instead of text");
+}
+
+int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) {
+  RunPrivacyConfig c;
+  c.local_epsilon = o.local_epsilon;
+  c.local_delta = o.local_delta;
+  c.rounds = o.rounds;
+  c.shuffle = o.shuffle;
+  c.reports_per_round = o.reports_per_round;
+  c.delta = o.delta;
+  auto p = AccountRun(c);
+  if (!p.ok()) throw UsageError(p.error());
+  if (!o.json) {
+    out << DescribeRunPrivacy(p.value());
+    return 0;
+  }
+  const auto pair = [](const DpGuarantee& g) {
+    return "{\"epsilon\":" + Shortest(g.epsilon) + ",\"delta\":" + Shortest(g.delta) + "}";
+  };
+  out << "{\"local\":" << pair(p->local) << ",\"rounds\":" << o.rounds
+      << ",\"local_basic\":" << pair(p->local_basic)
+      << ",\"local_optimal\":" << pair(p->local_optimal) << ",\"per_round\":";
+  if (p->shuffled) {
+    out << "{\"reports\":" << o.reports_per_round
+        << ",\"epsilon_lower\":" << Shortest(p->round.epsilon_lower)
+        << ",\"epsilon_upper\":" << Shortest(p->round.epsilon_upper)
+        << ",\"delta\":" << Shortest(p->round.delta) << "}";
+  } else {
+    out << "null";
+  }
+  out << ",\"total\":" << pair(p->total) << ",\"rule\":\"" << p->rule
+      << "\",\"total_advanced\":" << pair(p->total_advanced) << "}\n";
   return 0;
 }
 

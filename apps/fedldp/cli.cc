@@ -147,6 +147,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   SetupAccountShuffle(*account_app->add_subcommand(
                           "shuffle", "Central (eps, delta) of N shuffled eps0-LDP reports"),
                       account_shuffle);
+  AccountRunOptions account_run;
+  SetupAccountRun(*account_app->add_subcommand(
+                      "run", "A client's local, per-round and total (eps, delta) over a run"),
+                  account_run);
 
   EnrolOptions enrol;
   SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
@@ -187,6 +191,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("shuffle")) return RunShuffle(shuffle, out, err);
     if (app.got_subcommand("load")) return RunLoad(load, out, err);
     if (account_app->got_subcommand("shuffle")) return RunAccountShuffle(account_shuffle, out, err);
+    if (account_app->got_subcommand("run")) return RunAccountRun(account_run, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);

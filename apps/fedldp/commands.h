@@ -145,6 +145,18 @@ struct AccountShuffleOptions {
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
 int RunAccountShuffle(const AccountShuffleOptions& options, std::ostream& out, std::ostream& err);
 
+struct AccountRunOptions {
+  double local_epsilon = 0;
+  double local_delta = 0;
+  std::uint64_t rounds = 1;
+  bool shuffle = false;
+  std::uint64_t reports_per_round = 0;
+  double delta = 1e-6;
+  bool json = false;
+};
+void SetupAccountRun(CLI::App& app, AccountRunOptions& options);
+int RunAccountRun(const AccountRunOptions& options, std::ostream& out, std::ostream& err);
+
 struct EnrolOptions {
   std::string state;
   std::size_t count = 1;

@@ -18,12 +18,6 @@ ShuffleBound FeldmanMcMillanTalwar(double eps0, double n, double delta) {
   return b;
 }
 
-DpGuarantee AdvancedComposition(double epsilon, double delta, double k, double delta_slack) {
-  return {
-      epsilon * std::sqrt(2 * k * std::log(1 / delta_slack)) + k * epsilon * std::expm1(epsilon),
-      k * delta + delta_slack};
-}
-
 LdpFlPrivacy AccountLdpFl(double epsilon, std::size_t weights, std::size_t rounds_joined,
                           std::size_t reports_per_round, double delta_total) {
   LdpFlPrivacy p;
@@ -34,27 +28,38 @@ LdpFlPrivacy AccountLdpFl(double epsilon, std::size_t weights, std::size_t round
   p.per_round_ldp = static_cast<double>(weights) * epsilon;
   p.plain_composition = static_cast<double>(rounds_joined) * p.per_round_ldp;
   p.delta_total = delta_total;
-  const double k = static_cast<double>(weights) * static_cast<double>(rounds_joined);
-  // Basic composition with delta_total / k per column; advanced with half of
-  // delta_total spread over the columns and half as slack.
-  const auto basic_column =
-      FeldmanMcMillanTalwar(epsilon, static_cast<double>(reports_per_round), delta_total / k);
-  const auto advanced_column =
-      FeldmanMcMillanTalwar(epsilon, static_cast<double>(reports_per_round), delta_total / (2 * k));
-  p.per_column = basic_column;
-  if (basic_column.applies) {
-    p.shuffle_applies = true;
-    p.shuffled = {k * basic_column.epsilon, delta_total};
-    p.shuffled_rule = "basic";
+  const std::uint64_t k = static_cast<std::uint64_t>(weights) * rounds_joined;
+  const double column_delta = delta_total / (2 * static_cast<double>(k));
+  p.per_column =
+      FeldmanMcMillanTalwar(epsilon, static_cast<double>(reports_per_round), column_delta);
+  auto column = NumericalShuffleEpsilon(reports_per_round, epsilon, column_delta);
+  double eps_c;
+  if (column.ok()) {
+    p.per_column_numerical = column.value();
+    eps_c = p.per_column_numerical.epsilon_upper;
+    p.column_rule = "numerical";
+  } else if (p.per_column.applies) {  // too many terms to sum: the closed form holds there
+    eps_c = p.per_column.epsilon;
+    p.column_rule = "closed form";
+  } else {
+    p.why_not = column.error();
+    return p;
   }
-  if (advanced_column.applies) {
-    const auto adv =
-        AdvancedComposition(advanced_column.epsilon, advanced_column.delta, k, delta_total / 2);
-    if (!p.shuffle_applies || adv.epsilon < p.shuffled.epsilon) {
-      p.shuffle_applies = true;
-      p.shuffled = adv;
-      p.shuffled_rule = "advanced";
+  p.column_epsilon = eps_c;
+  p.shuffle_applies = true;
+  p.shuffled = AdvancedComposition(eps_c, column_delta, static_cast<double>(k), delta_total / 2);
+  p.shuffled_rule = "advanced";
+  if (k <= 1'000'000) {
+    auto optimal = OptimalComposition(eps_c, column_delta, k, delta_total);
+    if (optimal.ok() && optimal->epsilon <= p.shuffled.epsilon) {
+      p.shuffled = optimal.value();
+      p.shuffled_rule = "optimal";
     }
+  }
+  // Never claim more than plain composition, which needs no shuffler.
+  if (p.shuffled.epsilon > p.plain_composition) {
+    p.shuffled = {p.plain_composition, 0};
+    p.shuffled_rule = "plain (the shuffle bound adds nothing)";
   }
   return p;
 }
@@ -66,17 +71,21 @@ std::string DescribeLdpFlPrivacy(const LdpFlPrivacy& p) {
     << "  plain composition: " << p.weights << " weights -> " << p.per_round_ldp
     << "-LDP per round; at most " << p.rounds_joined << " rounds joined -> " << p.plain_composition
     << "-LDP per client\n";
-  s << "  shuffle model (Feldman-McMillan-Talwar FOCS 2021, Thm 3.1, n = " << p.reports_per_round
+  s << "  shuffle model (Feldman-McMillan-Talwar FOCS 2021, n = " << p.reports_per_round
     << " reports per parameter per round, delta = " << p.delta_total << " in all): ";
   if (p.shuffle_applies) {
     s << "(" << p.shuffled.epsilon << ", " << p.shuffled.delta << ")-DP per client over all "
       << p.weights << " parameters and " << p.rounds_joined << " rounds (" << p.shuffled_rule
-      << " composition; " << p.per_column.epsilon << " per parameter and round)\n";
+      << " composition of " << p.column_epsilon << " per parameter and round, " << p.column_rule
+      << " bound); "
+      << "their closed form (Thm 3.1) "
+      << (p.per_column.applies
+              ? "gives " + std::to_string(p.per_column.epsilon) + " per parameter and round"
+              : "would need n >= " +
+                    std::to_string(static_cast<long long>(std::ceil(p.per_column.min_reports))))
+      << "\n";
   } else {
-    s << "does not apply: the theorem needs n >= 16 ln(2/delta) e^eps = "
-      << static_cast<double>(static_cast<long long>(std::ceil(p.per_column.min_reports)))
-      << " reports per parameter at this eps and delta; nothing beyond plain composition is "
-         "proven\n";
+    s << "not computed (" << p.why_not << "); nothing beyond plain composition is claimed\n";
   }
   return s.str();
 }

@@ -430,6 +430,14 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "1"},
       {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "0"},
       {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "-0.5"},
+      {"account", "run", "--local-epsilon", "0", "--rounds", "3"},
+      {"account", "run", "--local-epsilon", "1", "--rounds", "0"},
+      {"account", "run", "--local-epsilon", "1", "--rounds", "-1"},
+      {"account", "run", "--local-epsilon", "1", "--delta", "1"},
+      {"account", "run", "--local-epsilon", "1", "--shuffle"},
+      {"account", "run", "--local-epsilon", "1", "--reports-per-round", "10"},
+      {"account", "run", "--local-epsilon", "1", "--local-delta", "1e-7", "--shuffle",
+       "--reports-per-round", "10"},
   };
   for (const auto& args : bad) {
     std::string joined;
@@ -460,6 +468,31 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
       {"account", "shuffle", "--local-epsilon", "4", "--reports", "100000", "--delta", "1e-6"});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("are (0.16977, 1e-06)-DP"), std::string::npos) << text.out;
+}
+
+// `account run`: the per-round figure is `account shuffle`'s at delta / (2R),
+// the total composes R such rounds within delta.
+TEST(Account, RunStatesLocalPerRoundAndTotal) {
+  const auto run = Fedldp({"account", "run", "--local-epsilon", "4", "--rounds", "5", "--shuffle",
+                           "--reports-per-round", "10000", "--delta", "1e-6", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(run.err.empty()) << run.err;
+  const auto round = Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "10000",
+                             "--delta", "1e-7", "--json"});
+  ASSERT_EQ(round.code, 0) << round.err;
+  const double eps_round = testing::processes::JsonNumber(round.out, "epsilon_upper");
+  EXPECT_EQ(testing::processes::JsonNumber(run.out, "epsilon_upper"), eps_round) << run.out;
+  const auto at = run.out.find("\"total\":");
+  ASSERT_NE(at, std::string::npos) << run.out;
+  const double total =
+      testing::processes::JsonNumber(run.out.substr(at, run.out.find("\"rule\"") - at), "epsilon");
+  EXPECT_LE(total, 5 * eps_round * (1 + 1e-9));
+  EXPECT_GT(total, eps_round);
+  const auto text = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "10"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("per client over the run: (20, 0)-DP (basic composition)"),
+            std::string::npos)
+      << text.out;
 }
 
 // Off loopback, plaintext needs --insecure, and is then said (the check comes
@@ -544,8 +577,8 @@ TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {
   const auto r = Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "1",
                          "--epsilon", "5", "--out", out_file});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* text : {"per weight", "plain composition", "does not apply", "noise-free FL",
-                           "majority class", "bytes", "local training"}) {
+  for (const char* text : {"per weight", "plain composition", "-DP per client over all",
+                           "noise-free FL", "majority class", "bytes", "local training"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
   }
   std::ifstream in(out_file);
@@ -617,7 +650,7 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   EXPECT_NE(r.out.find("| 5 | "), std::string::npos);
   EXPECT_NE(r.out.find("(96.34)"), std::string::npos);  // the paper's, beside ours
   EXPECT_NE(r.out.find("standardised inputs"), std::string::npos);
-  EXPECT_NE(r.out.find("shuffle bound applies to 0 of 5 settings"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("optimal composition) lowers it in "), std::string::npos) << r.out;
   std::ifstream privacy(dir + "/privacy.md");
   const std::string statement((std::istreambuf_iterator<char>(privacy)), {});
   EXPECT_NE(statement.find("## eps = 5, n = 10"), std::string::npos) << statement;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "fedldp/privacy/shuffle_numerical.h"
+
 namespace fedldp {
 namespace {
 
@@ -49,14 +51,30 @@ TEST(AccountLdpFl, PlainCompositionAndAnHonestShuffleStatement) {
   const auto p = AccountLdpFl(1, 21840, 10, 100);
   EXPECT_DOUBLE_EQ(p.per_round_ldp, 21840);
   EXPECT_DOUBLE_EQ(p.plain_composition, 218400);
-  EXPECT_FALSE(p.shuffle_applies);  // 100 reports are far too few
-  EXPECT_NE(DescribeLdpFlPrivacy(p).find("does not apply"), std::string::npos);
-  // Many reports: the bound applies and beats plain composition.
-  const auto big = AccountLdpFl(1, 100, 1, 100000000);
+  // 100 reports are far too few for Theorem 3.1, not for the numerical bound.
+  EXPECT_FALSE(p.per_column.applies);
+  ASSERT_TRUE(p.shuffle_applies) << p.why_not;
+  EXPECT_LT(p.per_column_numerical.epsilon_upper, 1);
+  EXPECT_LT(p.shuffled.epsilon, p.plain_composition);
+  EXPECT_EQ(p.shuffled_rule, "optimal");
+  EXPECT_LE(p.shuffled.delta, 1e-5);
+  // The per-column claim is the numerical bound at delta / (2 k).
+  const auto column = NumericalShuffleEpsilon(100, 1, 1e-5 / (2 * 21840 * 10)).value();
+  EXPECT_EQ(p.per_column_numerical.epsilon_upper, column.epsilon_upper);
+  EXPECT_NE(DescribeLdpFlPrivacy(p).find("would need n >= "), std::string::npos);
+  // Many reports: both bounds apply, the numerical one is the smaller.
+  const auto big = AccountLdpFl(1, 100, 1, 100000);
   ASSERT_TRUE(big.shuffle_applies);
+  ASSERT_TRUE(big.per_column.applies);
+  EXPECT_LT(big.per_column_numerical.epsilon_upper, big.per_column.epsilon);
   EXPECT_LT(big.shuffled.epsilon, big.plain_composition);
-  EXPECT_NEAR(big.shuffled.delta, 1e-5, 1e-12);
+  EXPECT_LE(big.shuffled.delta, 1e-5);
   EXPECT_NE(DescribeLdpFlPrivacy(big).find("-DP per client"), std::string::npos);
+  // Beyond the exact sum's reach, the closed form carries the statement.
+  const auto huge = AccountLdpFl(1, 100, 1, 100000000);
+  ASSERT_TRUE(huge.shuffle_applies);
+  EXPECT_EQ(huge.column_rule, "closed form");
+  EXPECT_EQ(huge.column_epsilon, huge.per_column.epsilon);
 }
 
 }  // namespace

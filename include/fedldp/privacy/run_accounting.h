@@ -1,0 +1,61 @@
+// A client's privacy over a training run, from the randomizer's local
+// guarantee: what `fedldp account run` prints before anything is trained.
+//
+// Local: each report is (eps0, delta0)-LDP (delta0 = 0 for PrivUnitG,
+// FastProjUnit and the scalar mechanisms, > 0 for the Gaussian).
+// Rounds: a client reports in R rounds (with disjoint client sets per round,
+// e.g. one report per epoch, R = epochs; rounds it is not in cost it nothing:
+// parallel composition). Its R reports compose:
+//   - without the shuffler, R eps0 exactly (basic, delta = R delta0), or the
+//     optimal composition of composition.h at the target delta, whichever
+//     is smaller in eps;
+//   - with the shuffler, each round's n reports are shuffled together and
+//     the round is (eps_r, delta_r)-DP with eps_r the numerical bound of
+//     shuffle_numerical.h (proven for pure eps0-LDP randomizers only: a
+//     Gaussian's report is refused there), and the R rounds compose by the
+//     optimal rule.
+// Delta is budgeted explicitly: with the shuffler, delta_r = delta / (2R) per
+// round and the rest for the composition; the total is at most `delta`.
+#ifndef FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
+#define FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "fedldp/base/status.h"
+#include "fedldp/privacy/composition.h"
+#include "fedldp/privacy/shuffle_numerical.h"
+
+namespace fedldp {
+
+struct RunPrivacyConfig {
+  double local_epsilon = 0;             // eps0 of one report
+  double local_delta = 0;               // delta0 of one report
+  std::uint64_t rounds = 1;             // R: rounds one client reports in
+  bool shuffle = false;                 // reports of a round shuffled together
+  std::uint64_t reports_per_round = 0;  // n, with shuffle
+  double delta = 1e-6;                  // the total delta per client
+
+  Status Validate() const;
+};
+
+struct RunPrivacy {
+  RunPrivacyConfig config;
+  DpGuarantee local;          // one report
+  DpGuarantee local_basic;    // R reports, R eps0 (no shuffler)
+  DpGuarantee local_optimal;  // R reports at the target delta (no shuffler)
+  bool shuffled = false;
+  NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
+  DpGuarantee total;            // the claim: per client over the run
+  DpGuarantee total_advanced;   // the advanced rule on the same per-round figures
+  std::string rule;             // how `total` was composed
+};
+
+Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
+
+// Several lines, the claim first.
+std::string DescribeRunPrivacy(const RunPrivacy& p);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_PRIVACY_RUN_ACCOUNTING_H_

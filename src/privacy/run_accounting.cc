@@ -1,0 +1,89 @@
+#include "fedldp/privacy/run_accounting.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace fedldp {
+
+Status RunPrivacyConfig::Validate() const {
+  std::ostringstream e;
+  if (!(std::isfinite(local_epsilon) && local_epsilon > 0 && local_epsilon <= 100)) {
+    e << "the local epsilon must be a finite number in (0, 100], got " << local_epsilon;
+  } else if (!(local_delta >= 0 && local_delta < 1)) {
+    e << "the local delta must be in [0, 1), got " << local_delta;
+  } else if (rounds < 1 || rounds > 1'000'000) {
+    e << "the rounds a client reports in must be in [1, 10^6], got " << rounds;
+  } else if (!(delta >= 1e-12 && delta < 1)) {
+    e << "the total delta must be in [1e-12, 1), got " << delta;
+  } else if (shuffle && reports_per_round < 1) {
+    e << "with the shuffler, the reports per round must be at least 1";
+  } else if (!shuffle && reports_per_round != 0) {
+    e << "reports per round apply with the shuffler only";
+  } else if (shuffle && local_delta > 0) {
+    e << "the numerical shuffle bound is proven for pure eps0-LDP randomizers; a report with "
+         "delta0 > 0 (the Gaussian) gets no amplification here";
+  } else {
+    return {};
+  }
+  return Error{e.str()};
+}
+
+Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
+  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
+  RunPrivacy p;
+  p.config = c;
+  const double r = static_cast<double>(c.rounds);
+  p.local = {c.local_epsilon, c.local_delta};
+  p.local_basic = {r * c.local_epsilon, -std::expm1(r * std::log1p(-c.local_delta))};
+  auto optimal = OptimalComposition(c.local_epsilon, c.local_delta, c.rounds, c.delta);
+  p.local_optimal = optimal.ok() ? optimal.value() : p.local_basic;
+  if (!c.shuffle) {
+    // Basic composition holds with delta 0: prefer it unless optimal saves over 0.01 %.
+    const bool basic =
+        !optimal.ok() || p.local_basic.epsilon <= p.local_optimal.epsilon * (1 + 1e-4);
+    p.total = basic ? p.local_basic : p.local_optimal;
+    p.rule = basic ? "basic composition" : "optimal composition (Kairouz-Oh-Viswanath)";
+    p.total_advanced = AdvancedComposition(c.local_epsilon, c.local_delta, r, c.delta / 2);
+    return p;
+  }
+  p.shuffled = true;
+  const double delta_round = c.delta / (2 * r);
+  auto round = NumericalShuffleEpsilon(c.reports_per_round, c.local_epsilon, delta_round);
+  if (!round.ok()) return Error{round.error()};
+  p.round = round.value();
+  auto total = OptimalComposition(p.round.epsilon_upper, delta_round, c.rounds, c.delta);
+  if (!total.ok()) return Error{total.error()};
+  p.total = total.value();
+  p.rule =
+      "numerical shuffle bound per round (Feldman-McMillan-Talwar), optimal composition "
+      "over rounds (Kairouz-Oh-Viswanath)";
+  p.total_advanced = AdvancedComposition(p.round.epsilon_upper, delta_round, r, c.delta / 2);
+  // Shuffling never makes a report less private than it is locally.
+  if (p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
+    p.total = p.local_optimal;
+    p.rule = "optimal composition of the local reports (the shuffler adds nothing here)";
+  }
+  return p;
+}
+
+std::string DescribeRunPrivacy(const RunPrivacy& p) {
+  const auto& c = p.config;
+  std::ostringstream s;
+  s.precision(6);
+  s << "per client over the run: (" << p.total.epsilon << ", " << p.total.delta << ")-DP ("
+    << p.rule << ")\n";
+  s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; " << c.rounds
+    << " reports -> (" << p.local_basic.epsilon << ", " << p.local_basic.delta << ") basic, ("
+    << p.local_optimal.epsilon << ", " << p.local_optimal.delta << ") optimal composition\n";
+  if (p.shuffled) {
+    s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
+      << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (numerical bound, eps in ["
+      << p.round.epsilon_lower << ", " << p.round.epsilon_upper << "])\n";
+  }
+  s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "
+    << p.total_advanced.delta << ")\n";
+  return s.str();
+}
+
+}  // namespace fedldp

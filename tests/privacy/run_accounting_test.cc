@@ -1,0 +1,82 @@
+// A client's privacy over a run: the per-round shuffle bound, the composition
+// over rounds, the delta budget, and what is refused.
+#include "fedldp/privacy/run_accounting.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fedldp {
+namespace {
+
+TEST(AccountRun, ShuffledRoundsComposeOptimallyWithinTheDeltaBudget) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 4;
+  c.rounds = 5;
+  c.shuffle = true;
+  c.reports_per_round = 10000;
+  c.delta = 1e-6;
+  const auto p = AccountRun(c).value();
+  ASSERT_TRUE(p.shuffled);
+  // Each round: the numerical bound at delta / (2 R).
+  const auto round = NumericalShuffleEpsilon(10000, 4, 1e-7).value();
+  EXPECT_EQ(p.round.epsilon_upper, round.epsilon_upper);
+  EXPECT_EQ(p.round.delta, 1e-7);
+  // The total: optimal composition of five (eps_r, 1e-7) rounds, within delta.
+  EXPECT_LE(ComposedDelta(round.epsilon_upper, 1e-7, 5, p.total.epsilon), 1e-6);
+  EXPECT_LE(p.total.epsilon, 5 * round.epsilon_upper * (1 + 1e-9));
+  EXPECT_LT(p.total.epsilon, p.total_advanced.epsilon);
+  EXPECT_LT(p.total.epsilon, p.local_basic.epsilon);  // the shuffler buys a lot
+  EXPECT_NE(DescribeRunPrivacy(p).find("per round, shuffled with 10000 reports"),
+            std::string::npos);
+}
+
+TEST(AccountRun, WithoutTheShufflerReportsComposeLocally) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 0.5;
+  c.rounds = 200;
+  c.delta = 1e-6;
+  const auto p = AccountRun(c).value();
+  EXPECT_FALSE(p.shuffled);
+  EXPECT_DOUBLE_EQ(p.local_basic.epsilon, 100);
+  EXPECT_EQ(p.local_basic.delta, 0);
+  // 200 reports of 0.5: optimal composition beats 100 at delta 1e-6.
+  EXPECT_LT(p.total.epsilon, 100);
+  EXPECT_EQ(p.total.epsilon, p.local_optimal.epsilon);
+  // Few reports: basic (with delta 0) is as good, and is the claim.
+  c.rounds = 2;
+  const auto few = AccountRun(c).value();
+  EXPECT_EQ(few.total.epsilon, 1);
+  EXPECT_EQ(few.total.delta, 0);
+}
+
+TEST(AccountRun, RefusesWhatIsNotProven) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 1;
+  c.local_delta = 1e-7;
+  c.shuffle = true;
+  c.reports_per_round = 10;
+  EXPECT_FALSE(AccountRun(c).ok());  // no amplification proven for a Gaussian
+  c.local_delta = 0;
+  c.reports_per_round = 0;
+  EXPECT_FALSE(AccountRun(c).ok());
+  c.shuffle = false;
+  c.reports_per_round = 10;
+  EXPECT_FALSE(AccountRun(c).ok());
+  c.reports_per_round = 0;
+  for (double eps : {0.0, -1.0, std::nan(""), 101.0}) {
+    c.local_epsilon = eps;
+    EXPECT_FALSE(AccountRun(c).ok()) << eps;
+  }
+  c.local_epsilon = 1;
+  c.rounds = 0;
+  EXPECT_FALSE(AccountRun(c).ok());
+  c.rounds = 1;
+  for (double delta : {0.0, 1.0, 1e-13}) {
+    c.delta = delta;
+    EXPECT_FALSE(AccountRun(c).ok()) << delta;
+  }
+}
+
+}  // namespace
+}  // namespace fedldp
