@@ -13,6 +13,7 @@ packages=(
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
   libgrpc++-dev protobuf-compiler-grpc
+  python3-numpy  # bench/privunitg_numpy.py: the numpy side of the speed comparison
 )
 
 missing=()

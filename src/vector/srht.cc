@@ -115,9 +115,23 @@ std::vector<std::uint32_t> DrawRows(std::size_t padded, std::size_t k, Rng& rng)
 Srht::Srht(std::size_t d, const SignBits* signs, std::span<const std::uint32_t> rows)
     : d_(d), padded_(PaddedDimension(d)), signs_(signs), rows_(rows) {}
 
+namespace {
+
+// dst[j] = +-src[j] * scale, the sign from bit j of `signs` (set: minus).
+FEDLDP_HOT_LOOP
+void ApplySigns(const double* src, const std::uint64_t* signs, double scale, double* dst,
+                std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const double sign = 1.0 - 2.0 * static_cast<double>((signs[j >> 6] >> (j & 63)) & 1);
+    dst[j] = sign * src[j] * scale;
+  }
+}
+
+}  // namespace
+
 void Srht::Rotate(std::span<const double> x, std::span<double> work) const {
   const double scale = 1 / std::sqrt(static_cast<double>(padded_));
-  for (std::size_t j = 0; j < d_; ++j) work[j] = Sign(j) * x[j] * scale;
+  ApplySigns(x.data(), signs_->data(), scale, work.data(), d_);
   std::fill(work.begin() + static_cast<std::ptrdiff_t>(d_),
             work.begin() + static_cast<std::ptrdiff_t>(padded_), 0.0);
   WalshHadamardUnnormalised(work.first(padded_));
@@ -135,7 +149,7 @@ void Srht::Backward(std::span<const double> y, std::span<double> x, std::span<do
   const double scale = 1 / std::sqrt(static_cast<double>(k()));
   for (std::size_t i = 0; i < rows_.size(); ++i) work[rows_[i]] = scale * y[i];
   WalshHadamardUnnormalised(work.first(padded_));
-  for (std::size_t j = 0; j < d_; ++j) x[j] = Sign(j) * work[j];
+  ApplySigns(work.data(), signs_->data(), 1.0, x.data(), d_);
 }
 
 }  // namespace fedldp

@@ -50,7 +50,6 @@ class Srht {
   void Rotate(std::span<const double> x, std::span<double> work) const;
 
  private:
-  double Sign(std::size_t j) const { return ((*signs_)[j >> 6] >> (j & 63)) & 1 ? -1.0 : 1.0; }
   std::size_t d_, padded_;
   const SignBits* signs_;
   std::span<const std::uint32_t> rows_;
