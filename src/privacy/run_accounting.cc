@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "fedldp/privacy/ldpfl_accounting.h"
+
 namespace fedldp {
 
 Status RunPrivacyConfig::Validate() const {
@@ -50,14 +52,22 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   p.shuffled = true;
   const double delta_round = c.delta / (2 * r);
   auto round = NumericalShuffleEpsilon(c.reports_per_round, c.local_epsilon, delta_round);
-  if (!round.ok()) return Error{round.error()};
-  p.round = round.value();
+  std::string per_round = "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
+  if (round.ok()) {
+    p.round = round.value();
+  } else {
+    // Too many terms for the exact sum: there the closed form (Thm 3.1) holds.
+    const auto closed = FeldmanMcMillanTalwar(
+        c.local_epsilon, static_cast<double>(c.reports_per_round), delta_round);
+    if (!closed.applies) return Error{round.error()};
+    p.round = {closed.epsilon, closed.epsilon, delta_round};
+    p.closed_form = true;
+    per_round = "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)";
+  }
   auto total = OptimalComposition(p.round.epsilon_upper, delta_round, c.rounds, c.delta);
   if (!total.ok()) return Error{total.error()};
   p.total = total.value();
-  p.rule =
-      "numerical shuffle bound per round (Feldman-McMillan-Talwar), optimal composition "
-      "over rounds (Kairouz-Oh-Viswanath)";
+  p.rule = per_round + ", optimal composition over rounds (Kairouz-Oh-Viswanath)";
   p.total_advanced = AdvancedComposition(p.round.epsilon_upper, delta_round, r, c.delta / 2);
   // Shuffling never makes a report less private than it is locally.
   if (p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
@@ -78,8 +88,13 @@ std::string DescribeRunPrivacy(const RunPrivacy& p) {
     << p.local_optimal.epsilon << ", " << p.local_optimal.delta << ") optimal composition\n";
   if (p.shuffled) {
     s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
-      << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (numerical bound, eps in ["
-      << p.round.epsilon_lower << ", " << p.round.epsilon_upper << "])\n";
+      << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (";
+    if (p.closed_form) {
+      s << "closed form: the exact sum is out of reach at this n)\n";
+    } else {
+      s << "numerical bound, eps in [" << p.round.epsilon_lower << ", " << p.round.epsilon_upper
+        << "])\n";
+    }
   }
   s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "
     << p.total_advanced.delta << ")\n";

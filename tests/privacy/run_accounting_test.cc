@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "fedldp/privacy/ldpfl_accounting.h"
+
 namespace fedldp {
 namespace {
 
@@ -28,6 +30,21 @@ TEST(AccountRun, ShuffledRoundsComposeOptimallyWithinTheDeltaBudget) {
   EXPECT_LT(p.total.epsilon, p.total_advanced.epsilon);
   EXPECT_LT(p.total.epsilon, p.local_basic.epsilon);  // the shuffler buys a lot
   EXPECT_NE(DescribeRunPrivacy(p).find("per round, shuffled with 10000 reports"),
+            std::string::npos);
+}
+
+TEST(AccountRun, BeyondTheExactSumTheClosedFormCarriesTheRound) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 1;
+  c.rounds = 2;
+  c.shuffle = true;
+  c.reports_per_round = 100'000'000;
+  c.delta = 1e-6;
+  const auto p = AccountRun(c).value();
+  EXPECT_TRUE(p.closed_form);
+  EXPECT_EQ(p.round.epsilon_upper, FeldmanMcMillanTalwar(1, 1e8, 2.5e-7).epsilon);
+  EXPECT_NE(p.rule.find("closed-form shuffle bound per round"), std::string::npos) << p.rule;
+  EXPECT_NE(DescribeRunPrivacy(p).find("closed form: the exact sum is out of reach"),
             std::string::npos);
 }
 

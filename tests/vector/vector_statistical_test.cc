@@ -11,6 +11,7 @@
 
 #include "fedldp/audit/vector_checks.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/random/normal.h"
 #include "fedldp/vector/baselines.h"
 #include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/privunitg.h"
@@ -39,7 +40,9 @@ TEST_P(VectorGrid, PrivUnitG) {
   const double clip = 2.0;
   const auto r = PrivUnitG::Create(d(), eps(), clip).value();
   const auto& pr = r.parameters();
-  EXPECT_LE(pr.WorstRatio(), std::exp(eps()) * (1 + 1e-12));
+  // The cap-to-rest density ratio from (p, gamma) alone: q recomputed from gamma.
+  const double q = NormalUpperTail(pr.gamma);
+  EXPECT_LE(pr.p * (1 - q) / ((1 - pr.p) * q), std::exp(eps()) * (1 + 1e-12));
   const auto u = audit::TestDirection(d(), 1.0, seed());
   for (double norm : {clip, clip / 2}) {
     std::vector<double> x(u);

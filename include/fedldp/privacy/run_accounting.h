@@ -12,8 +12,9 @@
 //   - with the shuffler, each round's n reports are shuffled together and
 //     the round is (eps_r, delta_r)-DP with eps_r the numerical bound of
 //     shuffle_numerical.h (proven for pure eps0-LDP randomizers only: a
-//     Gaussian's report is refused there), and the R rounds compose by the
-//     optimal rule.
+//     Gaussian's report is refused there; where n e^-eps0 is beyond the
+//     exact sum's reach, the closed form of Thm 3.1), and the R rounds
+//     compose by the optimal rule.
 // Delta is budgeted explicitly: with the shuffler, delta_r = delta / (2R) per
 // round and the rest for the composition; the total is at most `delta`.
 #ifndef FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
@@ -46,6 +47,7 @@ struct RunPrivacy {
   DpGuarantee local_optimal;  // R reports at the target delta (no shuffler)
   bool shuffled = false;
   NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
+  bool closed_form = false;     // round from Thm 3.1 (n e^-eps0 beyond the exact sum's reach)
   DpGuarantee total;            // the claim: per client over the run
   DpGuarantee total_advanced;   // the advanced rule on the same per-round figures
   std::string rule;             // how `total` was composed
