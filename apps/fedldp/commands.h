@@ -63,6 +63,8 @@ struct TrainOptions {
   double lambda = 1e-4;
   double reference_lr = 1.0;  // the non-private reference's learning rate
   std::string gradient_scaling = "clip";
+  std::optional<double> clip;   // vector variants: l2 clip norm C (default 1)
+  std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;

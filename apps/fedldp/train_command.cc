@@ -44,6 +44,10 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
   app.add_option("--gradient-scaling", o.gradient_scaling,
                  "clip (coordinate-wise to [-1, 1]) or normalize (to max |g_j| = 1)")
       ->capture_default_str();
+  app.add_option("--clip", o.clip,
+                 "Vector variants (privunitg, fastprojunit, gaussian...): l2 clip norm C of a "
+                 "gradient (default 1)");
+  app.add_option("--delta", o.delta, "Vector gaussian variants: delta per report (default 1e-6)");
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -95,6 +99,12 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   auto scaling = ParseGradientScaling(o.gradient_scaling);
   if (!scaling.ok()) throw UsageError(scaling.error());
   config.gradient_scaling = *scaling;
+  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
+  const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
+  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
+  if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
+  config.clip = o.clip.value_or(1.0);
+  config.delta = o.delta.value_or(1e-6);
   auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
@@ -113,11 +123,29 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   out.flush();
   const CrossValidationResult result = RunCrossValidation(config, *data, cv, pool, o.variant);
   const FedSelRun& run = result.last;
-  out << "privacy: "
-      << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
-      << "\n";
-  out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
-      << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
+  if (vector) {
+    out << "privacy: " << variant->vector_mechanism << " on the whole gradient (l2 clip "
+        << config.clip << "), eps " << run.budget.value_epsilon << " per report";
+    if (gaussian) out << ", delta " << config.delta << " per report";
+    out << ", " << config.epochs << " epoch(s), one report per epoch: total ";
+    if (gaussian) {
+      out << "(" << run.budget.TotalPerClient() << ", " << config.epochs * config.delta << ")";
+    } else {
+      out << run.budget.TotalPerClient();
+    }
+    out << " per client (basic composition)\n";
+  } else {
+    out << "privacy: "
+        << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
+        << "\n";
+  }
+  if (vector) {
+    out << "clients per iteration m = " << run.batch << ", " << run.iterations
+        << " iterations per run\n";
+  } else {
+    out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
+        << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
+  }
   if (!run.selector.empty() && run.selector != variant->selector) {
     out << "note: mu = 0 leaves no budget for selection, so dimensions are sampled uniformly\n";
   }

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "fedldp/pipeline/compressed.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/pipeline/flat.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
 
@@ -32,6 +34,11 @@ Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
   }
   if (is_mechanism(name)) {
     v.kind = FedSelVariant::Kind::kFlat, v.mechanism = name;
+    return v;
+  }
+  // Vector randomizers ("duchi" above is the flat solution's, per coordinate).
+  if (auto vm = ParseVectorMechanism(name); vm.ok() && *vm != VectorMechanism::kDuchi) {
+    v.kind = FedSelVariant::Kind::kVector, v.vector_mechanism = name, v.mechanism = name;
     return v;
   }
   if (name.size() > 3 && name.compare(name.size() - 3, 3, "-rp") == 0 &&
@@ -64,7 +71,8 @@ Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
   if (v.selector.empty() || !is_mechanism(v.mechanism) || !flags.empty()) {
     return Error{"unknown variant '" + raw +
                  "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, "
-                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, or uniform-{pm,hm,duchi})"};
+                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or "
+                 "privunitg, fastprojunit, fastprojunit-corr, gaussian, gaussian-classic)"};
   }
   if (v.selector == "uniform") {
     if (v.control) {
@@ -87,6 +95,8 @@ std::string CheckConfig(const FedSelConfig& c) {
   if (!(c.theta >= 0 && c.theta < 1)) return "theta must be in [0, 1)";
   if (!(c.projection_ratio > 0 && c.projection_ratio <= 1))
     return "projection ratio must be in (0, 1]";
+  if (!(std::isfinite(c.clip) && c.clip > 0)) return "clip norm must be a finite number > 0";
+  if (!(c.delta > 0 && c.delta < 1)) return "delta must be in (0, 1)";
   return {};
 }
 
@@ -96,6 +106,7 @@ struct ClientStep {
   std::optional<FedSelRandomizer> two_stage;
   std::optional<FlatRandomizer> flat;
   std::optional<CompressedRandomizer> compressed;
+  std::unique_ptr<VectorRandomizer> vector;
 };
 
 }  // namespace
@@ -148,7 +159,9 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::si
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
   const FedSelVariant& v = plan.variant;
   if (v.kind != FedSelVariant::Kind::kTwoStage) {
-    return Error{"variant '" + v.selector + "-" + v.mechanism +
+    return Error{"variant '" +
+                 (v.kind == FedSelVariant::Kind::kVector ? v.vector_mechanism
+                                                         : v.selector + "-" + v.mechanism) +
                  "' is not a two-stage (select, then perturb) variant"};
   }
   const std::size_t k = v.selector == "topk" ? 1 : plan.k;
@@ -180,7 +193,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   run.budget = plan->budget;
   run.selector = plan->selector;
 
-  ClientStep step{*variant, {}, {}, {}};
+  ClientStep step{*variant, {}, {}, {}, {}};
   const double eps_value = run.budget.value_epsilon;
   switch (variant->kind) {
     case FedSelVariant::Kind::kTwoStage: {
@@ -201,6 +214,24 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       auto r = CompressedRandomizer::Create(variant->mechanism, eps_value, d, q, seed);
       if (!r.ok()) return Error{r.error()};
       step.compressed.emplace(std::move(r).value());
+      break;
+    }
+    case FedSelVariant::Kind::kVector: {
+      VectorRandomizerConfig vc;
+      vc.mechanism = ParseVectorMechanism(variant->vector_mechanism).value();
+      vc.dimension = d;
+      vc.epsilon = eps_value;
+      vc.clip = config.clip;
+      const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
+                            vc.mechanism == VectorMechanism::kGaussianClassic;
+      vc.delta = gaussian ? config.delta : 0.0;
+      const bool projected = vc.mechanism == VectorMechanism::kFastProjUnit ||
+                             vc.mechanism == VectorMechanism::kFastProjUnitCorr;
+      vc.k = projected ? config.projection_k : 0;
+      vc.public_seed = seed;
+      auto r = MakeVectorRandomizer(vc);
+      if (!r.ok()) return Error{r.error()};
+      step.vector = std::move(r).value();
       break;
     }
     case FedSelVariant::Kind::kFullGradient:
@@ -243,6 +274,12 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
           case FedSelVariant::Kind::kCompressed:
             sparse_reports[slot] = step.compressed->Randomize(g, rng);
             return;
+          case FedSelVariant::Kind::kVector: {
+            // The report replaces the gradient in its slot.
+            const std::vector<double> clean(g.begin(), g.end());
+            step.vector->Randomize(clean, g, rng);
+            return;
+          }
           case FedSelVariant::Kind::kTwoStage:
             break;
         }
@@ -257,6 +294,16 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       // Server: validate, average, step.
       std::vector<double> mean(d, 0.0);
       switch (variant->kind) {
+        case FedSelVariant::Kind::kVector:
+          for (std::size_t s = 0; s < m; ++s) {
+            const std::span<const double> report(gradients.data() + s * d, d);
+            if (!step.vector->ValidateReport(report).ok()) {
+              ++run.rejected;
+              continue;
+            }
+            for (std::size_t j = 0; j < d; ++j) mean[j] += report[j] / static_cast<double>(m);
+          }
+          break;
         case FedSelVariant::Kind::kFullGradient:
           for (std::size_t s = 0; s < m; ++s) {
             for (std::size_t j = 0; j < d; ++j)

@@ -403,6 +403,10 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"train", "--momentum", "1"},
       {"train", "--theta", "1"},
       {"train", "--threads", "100000"},
+      {"train", "--variant", "ps-pm", "--clip", "2"},
+      {"train", "--variant", "privunitg", "--delta", "1e-6"},
+      {"train", "--variant", "privunitg", "--clip", "0"},
+      {"train", "--variant", "gaussian", "--delta", "1"},
       {"train", "--dataset", "bogus"},
       {"train", "--variant", "bogus"},
       {"train", "--folds", "1"},
@@ -565,6 +569,14 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_NE(from_file.out.find("variant pe-duchi, 1 x 2-fold"), std::string::npos) << from_file.out;
   EXPECT_EQ(from_file.out.find("np (non-private)"), std::string::npos);
   std::remove(config.c_str());
+  // A vector randomizer on the whole gradient, with its own privacy line.
+  const auto vector = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                              "--clip", "2", "--repeats", "1", "--folds", "2", "--no-reference"});
+  ASSERT_EQ(vector.code, 0) << vector.err;
+  EXPECT_NE(vector.out.find("privacy: privunitg on the whole gradient (l2 clip 2), eps 2 per "
+                            "report, 1 epoch(s), one report per epoch: total 2 per client"),
+            std::string::npos)
+      << vector.out;
   EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);

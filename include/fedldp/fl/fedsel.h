@@ -13,6 +13,11 @@
 //                       and then the server steps by the mean itself (Sect.
 //                       3.3: the update is (1/m) (alpha s)*).
 //                       pe-published-... uses the paper's uncalibrated PE.
+//   privunitg, fastprojunit, fastprojunit-corr, gaussian, gaussian-classic
+//                       beyond the paper (issue 20): the whole gradient,
+//                       l2-clipped to `clip`, privatised by a vector
+//                       randomizer (vector/) at eps' per report; the server
+//                       averages the reports. Simulator only for now.
 //   uniform-{pm,hm,duchi}[-o]
 //                       control (not in the paper): the two-stage pipeline with
 //                       a uniform selector, all of eps' for the value, reports
@@ -44,7 +49,7 @@
 namespace fedldp {
 
 struct FedSelVariant {
-  enum class Kind { kFullGradient, kTwoStage, kFlat, kCompressed };
+  enum class Kind { kFullGradient, kTwoStage, kFlat, kCompressed, kVector };
   Kind kind = Kind::kTwoStage;
   std::string selector;              // two-stage: exp, pe, pe-published, ps, topk, uniform
   std::string mechanism;             // pm, hm, duchi, none
@@ -52,6 +57,7 @@ struct FedSelVariant {
   bool scaled_accumulation = false;  // -o
   bool accumulate = true;            // false for np-rs
   bool enlarge_uniform = true;       // false for uniform-{pm,hm,duchi}: plain average
+  std::string vector_mechanism;      // kVector: privunitg, fastprojunit, ... (vector/)
   bool is_private() const { return kind != Kind::kFullGradient && mechanism != "none"; }
 };
 Result<FedSelVariant> ParseFedSelVariant(const std::string& name);
@@ -70,6 +76,11 @@ struct FedSelConfig {
   double lambda = 1e-4;
   GradientScaling gradient_scaling = GradientScaling::kClip;
   double projection_ratio = 0.1;  // compressed: q = max(1, round(ratio d))
+  // Vector variants: the l2 clip norm C of a gradient, the Gaussians' delta
+  // per report, FastProjUnit's k (0: min(d, 1000)).
+  double clip = 1.0;
+  double delta = 1e-6;
+  std::size_t projection_k = 0;
   // Stop after this many global iterations (0: run all epochs). FedSel's
   // Fig. 3(c) compares batch sizes at an equal number of iterations.
   std::size_t max_iterations = 0;
