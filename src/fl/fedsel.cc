@@ -109,6 +109,24 @@ struct ClientStep {
   std::unique_ptr<VectorRandomizer> vector;
 };
 
+// The vector randomizer of a kVector variant at eps per report.
+VectorRandomizerConfig VectorConfigFor(const FedSelVariant& variant, const FedSelConfig& config,
+                                       double epsilon, std::size_t d, std::uint64_t seed) {
+  VectorRandomizerConfig vc;
+  vc.mechanism = ParseVectorMechanism(variant.vector_mechanism).value();
+  vc.dimension = d;
+  vc.epsilon = epsilon;
+  vc.clip = config.clip;
+  const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
+                        vc.mechanism == VectorMechanism::kGaussianClassic;
+  vc.delta = gaussian ? config.delta : 0.0;
+  const bool projected = vc.mechanism == VectorMechanism::kFastProjUnit ||
+                         vc.mechanism == VectorMechanism::kFastProjUnitCorr;
+  vc.k = projected ? config.projection_k : 0;
+  vc.public_seed = seed;
+  return vc;
+}
+
 }  // namespace
 
 FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> previous,
@@ -149,6 +167,10 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::si
   // A private variant with eps1 = 0 (mu = 0, which the automatic rule gives
   // for small budgets) may only select data-independently: uniform sampling
   // is the one selection that spends nothing.
+  if (variant->kind == FedSelVariant::Kind::kVector) {
+    const Status s = VectorConfigFor(*variant, config, plan.budget.value_epsilon, d, 0).Validate();
+    if (!s.ok()) return Error{"variant " + variant->vector_mechanism + ": " + s.error()};
+  }
   plan.selector = variant->kind == FedSelVariant::Kind::kTwoStage && variant->is_private() &&
                           plan.budget.select_epsilon <= 0
                       ? "uniform"
@@ -217,18 +239,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       break;
     }
     case FedSelVariant::Kind::kVector: {
-      VectorRandomizerConfig vc;
-      vc.mechanism = ParseVectorMechanism(variant->vector_mechanism).value();
-      vc.dimension = d;
-      vc.epsilon = eps_value;
-      vc.clip = config.clip;
-      const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
-                            vc.mechanism == VectorMechanism::kGaussianClassic;
-      vc.delta = gaussian ? config.delta : 0.0;
-      const bool projected = vc.mechanism == VectorMechanism::kFastProjUnit ||
-                             vc.mechanism == VectorMechanism::kFastProjUnitCorr;
-      vc.k = projected ? config.projection_k : 0;
-      vc.public_seed = seed;
+      const VectorRandomizerConfig vc = VectorConfigFor(*variant, config, eps_value, d, seed);
       auto r = MakeVectorRandomizer(vc);
       if (!r.ok()) return Error{r.error()};
       step.vector = std::move(r).value();

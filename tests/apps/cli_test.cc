@@ -407,6 +407,7 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"train", "--variant", "privunitg", "--delta", "1e-6"},
       {"train", "--variant", "privunitg", "--clip", "0"},
       {"train", "--variant", "gaussian", "--delta", "1"},
+      {"train", "--variant", "privunitg", "--epsilon", "200"},
       {"train", "--dataset", "bogus"},
       {"train", "--variant", "bogus"},
       {"train", "--folds", "1"},
