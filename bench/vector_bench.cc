@@ -17,19 +17,21 @@ namespace {
 
 constexpr std::size_t kD = 1'000'000;
 
+// The generator of a benchmark: seeded (simulations) or secure (deployments).
 template <typename G>
-void BM_Normals(benchmark::State& state) {
-  G rng(1);
-  std::vector<double> out(kD);
-  for (auto _ : state) {
-    FillStandardNormal(out, rng);
-    benchmark::DoNotOptimize(out.data());
-  }
-  Declare(state, kD, kD * sizeof(double));
+G MakeGenerator();
+template <>
+CounterRng MakeGenerator<CounterRng>() {
+  return CounterRng(1);
 }
 template <>
-void BM_Normals<SecureRng>(benchmark::State& state) {
-  SecureRng rng;
+SecureRng MakeGenerator<SecureRng>() {
+  return SecureRng();
+}
+
+template <typename G>
+void BM_Normals(benchmark::State& state) {
+  G rng = MakeGenerator<G>();
   std::vector<double> out(kD);
   for (auto _ : state) {
     FillStandardNormal(out, rng);
@@ -45,7 +47,8 @@ BENCHMARK(BM_Normals<SecureRng>)
     ->Unit(benchmark::kMillisecond);
 
 template <typename G>
-void RunPrivUnitG(benchmark::State& state, G& rng) {
+void BM_PrivUnitG(benchmark::State& state) {
+  G rng = MakeGenerator<G>();
   const auto r = PrivUnitG::Create(kD, 4, 1).value();
   const auto x = audit::TestDirection(kD, 0.7, 1);
   std::vector<double> out(kD);
@@ -55,24 +58,17 @@ void RunPrivUnitG(benchmark::State& state, G& rng) {
   }
   Declare(state, kD, kD * sizeof(double));
 }
-void BM_PrivUnitGCounter(benchmark::State& state) {
-  CounterRng rng(1);
-  RunPrivUnitG(state, rng);
-}
-void BM_PrivUnitGSecure(benchmark::State& state) {
-  SecureRng rng;
-  RunPrivUnitG(state, rng);
-}
-BENCHMARK(BM_PrivUnitGCounter)
+BENCHMARK(BM_PrivUnitG<CounterRng>)
     ->Name("vector/privunitg/counter/1000000")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PrivUnitGSecure)
+BENCHMARK(BM_PrivUnitG<SecureRng>)
     ->Name("vector/privunitg/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 
 // FastProjUnit's client step (Encode: project, normalise, PrivUnitG in k = 1000).
 template <typename G>
-void RunFastProjUnit(benchmark::State& state, G& rng) {
+void BM_FastProjUnit(benchmark::State& state) {
+  G rng = MakeGenerator<G>();
   const auto r = FastProjUnit::Create(kD, 4, 1, 1000, false).value();
   const auto x = audit::TestDirection(kD, 0.7, 1);
   for (auto _ : state) {
@@ -81,18 +77,10 @@ void RunFastProjUnit(benchmark::State& state, G& rng) {
   }
   Declare(state, kD, kD * sizeof(double));
 }
-void BM_FastProjUnitCounter(benchmark::State& state) {
-  CounterRng rng(1);
-  RunFastProjUnit(state, rng);
-}
-void BM_FastProjUnitSecure(benchmark::State& state) {
-  SecureRng rng;
-  RunFastProjUnit(state, rng);
-}
-BENCHMARK(BM_FastProjUnitCounter)
+BENCHMARK(BM_FastProjUnit<CounterRng>)
     ->Name("vector/fastprojunit-encode/counter/1000000")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FastProjUnitSecure)
+BENCHMARK(BM_FastProjUnit<SecureRng>)
     ->Name("vector/fastprojunit-encode/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 

@@ -1,5 +1,6 @@
 #include "fedldp/vector/baselines.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fedldp/random/normal.h"
@@ -63,10 +64,16 @@ double GaussianRandomizer::SquaredError(double) const {
 
 void GaussianRandomizer::Randomize(std::span<const double> x, std::span<double> out,
                                    Rng& rng) const {
-  std::vector<double> clipped(dimension());
-  ClipInto(x, clipped);
-  FillStandardNormal(out, rng);
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = clipped[i] + sigma_ * out[i];
+  ClipInto(x, out);
+  // The noise in blocks (multiples of the ziggurat's 256 draws: the same
+  // deviates as one call over all of out), with no d-sized buffer.
+  constexpr std::size_t kBlock = 1024;
+  double noise[kBlock];
+  for (std::size_t start = 0; start < out.size(); start += kBlock) {
+    const std::size_t n = std::min(kBlock, out.size() - start);
+    FillStandardNormal(std::span(noise, n), rng);
+    for (std::size_t i = 0; i < n; ++i) out[start + i] += sigma_ * noise[i];
+  }
 }
 
 Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimension, double epsilon,
@@ -84,9 +91,8 @@ double DuchiVectorRandomizer::SquaredError(double norm) const {
 
 void DuchiVectorRandomizer::Randomize(std::span<const double> x, std::span<double> out,
                                       Rng& rng) const {
-  std::vector<double> clipped(dimension());
-  ClipInto(x, clipped);
-  coordinate_.SampleMany(clipped, out, rng);
+  ClipInto(x, out);
+  coordinate_.SampleMany(out, out, rng);  // element by element: in place is safe
 }
 
 Status DuchiVectorRandomizer::ValidateReport(std::span<const double> report) const {
