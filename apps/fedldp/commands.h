@@ -65,6 +65,8 @@ struct TrainOptions {
   std::string gradient_scaling = "clip";
   std::optional<double> clip;   // vector variants: l2 clip norm C (default 1)
   std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
+  bool shuffle = false;         // vector variants: each round's reports through a shuffler
+  double central_delta = 1e-6;  // with shuffle: the total delta per client
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;

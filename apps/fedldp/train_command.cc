@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "experiment.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/privacy/run_accounting.h"
 #include "fedldp/sim/cross_validation.h"
 
 namespace fedldp::cli {
@@ -48,6 +49,12 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
                  "Vector variants (privunitg, fastprojunit, gaussian...): l2 clip norm C of a "
                  "gradient (default 1)");
   app.add_option("--delta", o.delta, "Vector gaussian variants: delta per report (default 1e-6)");
+  app.add_flag("--shuffle", o.shuffle,
+               "Vector variants: each round's reports pass a shuffler; the statement adds the "
+               "per-round central and total (eps, delta) of `fedldp account run`");
+  app.add_option("--central-delta", o.central_delta,
+                 "With --shuffle: the total delta per client, in [1e-12, 1)")
+      ->capture_default_str();
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -105,13 +112,30 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
   config.clip = o.clip.value_or(1.0);
   config.delta = o.delta.value_or(1e-6);
+  if (o.shuffle && !vector) throw UsageError("--shuffle applies to the vector variants only");
   auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
   if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
   // The whole configuration is checked before the header is printed: a
   // refusal is one line on stderr and nothing on stdout.
-  if (auto plan = PlanFedSel(config, data->size(), data->dimension); !plan.ok()) {
-    throw UsageError(plan.error());
+  auto plan = PlanFedSel(config, data->size(), data->dimension);
+  if (!plan.ok()) throw UsageError(plan.error());
+  // With the shuffler: what `fedldp account run` states for m reports per
+  // round and one report per epoch (checked here, stated after the runs
+  // with the m they used).
+  const auto shuffled = [&](std::size_t m) {
+    RunPrivacyConfig c;
+    c.local_epsilon = plan->budget.value_epsilon;
+    c.rounds = static_cast<std::uint64_t>(config.epochs);
+    c.shuffle = true;
+    c.reports_per_round = m;
+    c.delta = o.central_delta;
+    return AccountRun(c);
+  };
+  if (o.shuffle) {
+    if (gaussian)
+      throw UsageError("--shuffle: no amplification is proven for the Gaussian's reports");
+    if (auto p = shuffled(plan->batch); !p.ok()) throw UsageError("--shuffle: " + p.error());
   }
 
   ThreadPool pool(o.threads);
@@ -134,6 +158,14 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       out << run.budget.TotalPerClient();
     }
     out << " per client (basic composition)\n";
+    if (o.shuffle) {
+      out << "shuffled, each round's m = " << run.batch
+          << " reports through the shuffler (fedldp account run --local-epsilon "
+          << run.budget.value_epsilon << " --rounds " << config.epochs
+          << " --shuffle --reports-per-round " << run.batch << " --delta " << o.central_delta
+          << "):\n"
+          << DescribeRunPrivacy(shuffled(run.batch).value());
+    }
   } else {
     out << "privacy: "
         << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))

@@ -408,6 +408,9 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"train", "--variant", "privunitg", "--clip", "0"},
       {"train", "--variant", "gaussian", "--delta", "1"},
       {"train", "--variant", "privunitg", "--epsilon", "200"},
+      {"train", "--variant", "ps-pm", "--shuffle"},
+      {"train", "--variant", "gaussian", "--shuffle"},
+      {"train", "--variant", "privunitg", "--shuffle", "--central-delta", "0"},
       {"train", "--dataset", "bogus"},
       {"train", "--variant", "bogus"},
       {"train", "--folds", "1"},
@@ -578,6 +581,19 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
                             "report, 1 epoch(s), one report per epoch: total 2 per client"),
             std::string::npos)
       << vector.out;
+  // With the shuffler, the statement is `fedldp account run`'s for the same
+  // configuration (per-report eps, rounds = epochs, m reports per round).
+  const auto shuffled = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                                "--shuffle", "--epsilon", "4", "--epochs", "2", "--repeats", "1",
+                                "--folds", "2", "--no-reference"});
+  ASSERT_EQ(shuffled.code, 0) << shuffled.err;
+  const auto m_at = shuffled.out.find("clients per iteration m = ");
+  ASSERT_NE(m_at, std::string::npos) << shuffled.out;
+  const std::string m = std::to_string(std::stoul(shuffled.out.substr(m_at + 26)));
+  const auto account = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "2",
+                               "--shuffle", "--reports-per-round", m, "--delta", "1e-06"});
+  ASSERT_EQ(account.code, 0) << account.err;
+  EXPECT_NE(shuffled.out.find(account.out), std::string::npos) << shuffled.out << account.out;
   EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);
