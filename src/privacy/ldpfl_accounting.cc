@@ -18,6 +18,15 @@ ShuffleBound FeldmanMcMillanTalwar(double eps0, double n, double delta) {
   return b;
 }
 
+Result<ShuffledReports> ShuffledReportsBound(std::uint64_t n, double eps0, double delta) {
+  auto numerical = NumericalShuffleEpsilon(n, eps0, delta);
+  if (numerical.ok()) return ShuffledReports{numerical.value(), false};
+  // Too many terms for the exact sum: there the closed form holds.
+  const auto closed = FeldmanMcMillanTalwar(eps0, static_cast<double>(n), delta);
+  if (!closed.applies) return Error{numerical.error()};
+  return ShuffledReports{{closed.epsilon, closed.epsilon, delta}, true};
+}
+
 LdpFlPrivacy AccountLdpFl(double epsilon, std::size_t weights, std::size_t rounds_joined,
                           std::size_t reports_per_round, double delta_total) {
   LdpFlPrivacy p;
@@ -32,19 +41,14 @@ LdpFlPrivacy AccountLdpFl(double epsilon, std::size_t weights, std::size_t round
   const double column_delta = delta_total / (2 * static_cast<double>(k));
   p.per_column =
       FeldmanMcMillanTalwar(epsilon, static_cast<double>(reports_per_round), column_delta);
-  auto column = NumericalShuffleEpsilon(reports_per_round, epsilon, column_delta);
-  double eps_c;
-  if (column.ok()) {
-    p.per_column_numerical = column.value();
-    eps_c = p.per_column_numerical.epsilon_upper;
-    p.column_rule = "numerical";
-  } else if (p.per_column.applies) {  // too many terms to sum: the closed form holds there
-    eps_c = p.per_column.epsilon;
-    p.column_rule = "closed form";
-  } else {
+  auto column = ShuffledReportsBound(reports_per_round, epsilon, column_delta);
+  if (!column.ok()) {
     p.why_not = column.error();
     return p;
   }
+  if (!column->closed_form) p.per_column_numerical = column->bound;
+  const double eps_c = column->bound.epsilon_upper;
+  p.column_rule = column->closed_form ? "closed form" : "numerical";
   p.column_epsilon = eps_c;
   p.shuffle_applies = true;
   p.shuffled = AdvancedComposition(eps_c, column_delta, static_cast<double>(k), delta_total / 2);

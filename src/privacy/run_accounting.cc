@@ -51,19 +51,13 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   }
   p.shuffled = true;
   const double delta_round = c.delta / (2 * r);
-  auto round = NumericalShuffleEpsilon(c.reports_per_round, c.local_epsilon, delta_round);
-  std::string per_round = "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
-  if (round.ok()) {
-    p.round = round.value();
-  } else {
-    // Too many terms for the exact sum: there the closed form (Thm 3.1) holds.
-    const auto closed = FeldmanMcMillanTalwar(
-        c.local_epsilon, static_cast<double>(c.reports_per_round), delta_round);
-    if (!closed.applies) return Error{round.error()};
-    p.round = {closed.epsilon, closed.epsilon, delta_round};
-    p.closed_form = true;
-    per_round = "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)";
-  }
+  auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round);
+  if (!round.ok()) return Error{round.error()};
+  p.round = round->bound;
+  p.closed_form = round->closed_form;
+  const std::string per_round =
+      p.closed_form ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
+                    : "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
   auto total = OptimalComposition(p.round.epsilon_upper, delta_round, c.rounds, c.delta);
   if (!total.ok()) return Error{total.error()};
   p.total = total.value();

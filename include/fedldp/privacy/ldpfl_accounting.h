@@ -46,6 +46,16 @@ struct ShuffleBound {
 // Theorem 3.1 of Feldman, McMillan & Talwar (FOCS 2021).
 ShuffleBound FeldmanMcMillanTalwar(double eps0, double n, double delta);
 
+// The central (eps, delta) of n shuffled eps0-LDP reports that fedldp claims:
+// the numerical bound, or, where n e^-eps0 is beyond the exact sum's reach,
+// Theorem 3.1 (then epsilon_lower = epsilon_upper and closed_form is set).
+// An error only if neither can be given.
+struct ShuffledReports {
+  NumericalShuffleBound bound;
+  bool closed_form = false;
+};
+Result<ShuffledReports> ShuffledReportsBound(std::uint64_t n, double eps0, double delta);
+
 struct LdpFlPrivacy {
   double per_weight_epsilon = 0;  // what the paper states
   std::size_t weights = 0;        // d
