@@ -67,6 +67,7 @@ struct TrainOptions {
   std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
   bool shuffle = false;         // vector variants: each round's reports through a shuffler
   double central_delta = 1e-6;  // with shuffle: the total delta per client
+  double tail_average = 0.0;    // share of final iterates averaged into the model
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;

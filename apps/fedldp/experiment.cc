@@ -73,7 +73,9 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
     << ",\"eps_value\":" << run.budget.value_epsilon
     << ",\"eps_total_per_client\":" << run.budget.TotalPerClient() << ",\"mu\":" << run.budget.mu
     << ",\"m\":" << run.batch << ",\"k\":" << run.k << ",\"lr\":" << config.learning_rate
-    << ",\"momentum\":" << config.momentum << ",\"repeats\":" << cv.repeats
+    << ",\"momentum\":" << config.momentum << ",\"batch_fraction\":" << config.batch_fraction
+    << ",\"lambda\":" << config.lambda << ",\"clip\":" << config.clip
+    << ",\"tail_average\":" << config.tail_average << ",\"repeats\":" << cv.repeats
     << ",\"folds\":" << cv.folds << ",\"seed\":" << cv.seed
     << ",\"accuracy_mean\":" << result.MeanAccuracy() << ",\"accuracy_sd\":" << result.StdAccuracy()
     << ",\"misclassification_mean\":" << 1 - result.MeanAccuracy()

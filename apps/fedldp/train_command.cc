@@ -55,6 +55,10 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
   app.add_option("--central-delta", o.central_delta,
                  "With --shuffle: the total delta per client, in [1e-12, 1)")
       ->capture_default_str();
+  app.add_option("--tail-average", o.tail_average,
+                 "Return the mean of the server's iterates over this final share of the "
+                 "iterations, in [0, 1) (0: the last iterate; post-processing, no privacy cost)")
+      ->capture_default_str();
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -103,6 +107,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.learning_rate = o.learning_rate;
   config.momentum = o.momentum;
   config.lambda = o.lambda;
+  config.tail_average = o.tail_average;
   auto scaling = ParseGradientScaling(o.gradient_scaling);
   if (!scaling.ok()) throw UsageError(scaling.error());
   config.gradient_scaling = *scaling;

@@ -97,6 +97,7 @@ std::string CheckConfig(const FedSelConfig& c) {
     return "projection ratio must be in (0, 1]";
   if (!(std::isfinite(c.clip) && c.clip > 0)) return "clip norm must be a finite number > 0";
   if (!(c.delta > 0 && c.delta < 1)) return "delta must be in (0, 1)";
+  if (!(c.tail_average >= 0 && c.tail_average < 1)) return "tail average must be in [0, 1)";
   return {};
 }
 
@@ -265,6 +266,10 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   std::size_t total = batches * static_cast<std::size_t>(config.epochs);
   if (config.max_iterations > 0) total = std::min(total, config.max_iterations);
   const double alpha = config.learning_rate;
+  // Iterations from `average_from` on are averaged into the model returned.
+  const auto averaged = static_cast<std::size_t>(std::floor(config.tail_average * total));
+  const std::size_t average_from = total - averaged;
+  std::vector<double> average(d, 0.0);
 
   for (int epoch = 0; epoch < config.epochs; ++epoch) {
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
@@ -347,8 +352,14 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       for (std::size_t j = 0; j < d; ++j) run.weights[j] -= step_size * mean[j];
       run.updates += m;
       ++run.iterations;
+      if (run.iterations > average_from) {
+        for (std::size_t j = 0; j < d; ++j) average[j] += run.weights[j];
+      }
       if (progress) progress(run.iterations, total);
     }
+  }
+  if (averaged > 0 && run.iterations == total) {
+    for (std::size_t j = 0; j < d; ++j) run.weights[j] = average[j] / static_cast<double>(averaged);
   }
   return run;
 }

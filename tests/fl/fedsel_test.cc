@@ -141,6 +141,30 @@ TEST(TrainFedSel, ScaledAccumulationAppliesTheLearningRateOnce) {
   EXPECT_EQ(moved, 1u);
 }
 
+// tail_average = a returns the mean of the last floor(a T) iterates: the
+// same as averaging runs stopped after T - floor(a T) + 1, ..., T iterations.
+TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
+  const Dataset data = Synthetic(300);
+  FedSelConfig config;
+  config.variant = "privunitg";
+  config.batch_fraction = 0.1;  // T = 10 iterations
+  config.tail_average = 0.35;   // the last 3
+  const auto averaged = TrainFedSel(config, data, {}, 4).value();
+  ASSERT_EQ(averaged.iterations, 10u);
+  std::vector<double> mean(averaged.weights.size(), 0.0);
+  config.tail_average = 0;
+  for (std::size_t t = 8; t <= 10; ++t) {
+    config.max_iterations = t;
+    const auto run = TrainFedSel(config, data, {}, 4).value();
+    for (std::size_t j = 0; j < mean.size(); ++j) mean[j] += run.weights[j] / 3;
+  }
+  for (std::size_t j = 0; j < mean.size(); ++j) EXPECT_NEAR(averaged.weights[j], mean[j], 1e-12);
+  config.max_iterations = 0;
+  EXPECT_NE(TrainFedSel(config, data, {}, 4)->weights, averaged.weights);
+  config.tail_average = 1;
+  EXPECT_FALSE(TrainFedSel(config, data, {}, 4).ok());
+}
+
 TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   const Dataset data = Synthetic(1000);
   FedSelConfig config;

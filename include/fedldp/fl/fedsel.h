@@ -84,6 +84,10 @@ struct FedSelConfig {
   // Stop after this many global iterations (0: run all epochs). FedSel's
   // Fig. 3(c) compares batch sizes at an equal number of iterations.
   std::size_t max_iterations = 0;
+  // The model returned is the mean of the server's iterates over this final
+  // share of the iterations (Polyak-Ruppert averaging; 0: the last iterate).
+  // Post-processing of the public iterates: it costs no privacy.
+  double tail_average = 0.0;
 };
 
 struct FedSelRun {
