@@ -108,6 +108,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   config.momentum = o.momentum;
   config.lambda = o.lambda;
   config.tail_average = o.tail_average;
+  config.shuffle = o.shuffle;
   auto scaling = ParseGradientScaling(o.gradient_scaling);
   if (!scaling.ok()) throw UsageError(scaling.error());
   config.gradient_scaling = *scaling;
@@ -140,7 +141,8 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   if (o.shuffle) {
     if (gaussian)
       throw UsageError("--shuffle: no amplification is proven for the Gaussian's reports");
-    if (auto p = shuffled(plan->batch); !p.ok()) throw UsageError("--shuffle: " + p.error());
+    if (auto p = shuffled(plan->smallest_round); !p.ok())
+      throw UsageError("--shuffle: " + p.error());
   }
 
   ThreadPool pool(o.threads);
@@ -164,12 +166,12 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << " per client (basic composition)\n";
     if (o.shuffle) {
-      out << "shuffled, each round's m = " << run.batch
-          << " reports through the shuffler (fedldp account run --local-epsilon "
+      out << "shuffled, each round's reports (at least " << run.smallest_round
+          << ") through the shuffler (fedldp account run --local-epsilon "
           << run.budget.value_epsilon << " --rounds " << config.epochs
-          << " --shuffle --reports-per-round " << run.batch << " --delta " << o.central_delta
-          << "):\n"
-          << DescribeRunPrivacy(shuffled(run.batch).value());
+          << " --shuffle --reports-per-round " << run.smallest_round << " --delta "
+          << o.central_delta << "):\n"
+          << DescribeRunPrivacy(shuffled(run.smallest_round).value());
     }
   } else {
     out << "privacy: "

@@ -153,6 +153,15 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::si
   plan.variant = *variant;
   plan.batch =
       std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
+  plan.batch = std::min(plan.batch, n);
+  plan.even_rounds = config.shuffle;
+  if (config.shuffle) {
+    plan.rounds_per_epoch = n / plan.batch;
+    plan.smallest_round = n / plan.rounds_per_epoch;
+  } else {
+    plan.rounds_per_epoch = (n + plan.batch - 1) / plan.batch;
+    plan.smallest_round = n - (plan.rounds_per_epoch - 1) * plan.batch;
+  }
   plan.k = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.k_fraction * d)));
   const double epoch_epsilon = config.epsilon / config.epochs;
   const double mu =
@@ -177,6 +186,15 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::si
                       ? "uniform"
                       : variant->selector;
   return plan;
+}
+
+std::pair<std::size_t, std::size_t> FedSelPlan::Round(std::size_t b, std::size_t clients) const {
+  if (even_rounds) {
+    const std::size_t first = b * clients / rounds_per_epoch;
+    return {first, (b + 1) * clients / rounds_per_epoch - first};
+  }
+  const std::size_t first = b * batch;
+  return {first, std::min(batch, clients - first)};
 }
 
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
@@ -212,6 +230,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   const FedSelVariant* variant = &plan->variant;
   FedSelRun run;
   run.batch = plan->batch;
+  run.smallest_round = plan->smallest_round;
   run.k = plan->k;
   run.budget = plan->budget;
   run.selector = plan->selector;
@@ -254,15 +273,17 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   run.weights.assign(d, 0.0);
   std::vector<double> accumulated;  // r of every client, n x d
   if (variant->kind == FedSelVariant::Kind::kTwoStage) accumulated.assign(n * d, 0.0);
-  // Per-client slots of one batch, written in parallel, summed in order.
-  std::vector<FedSelReport> two_stage_reports(run.batch);
-  std::vector<SparseReport> sparse_reports(run.batch);
-  std::vector<double> gradients(run.batch * d);
-  std::vector<double> previous(run.batch * d);
+  // Per-client slots of one round, written in parallel, summed in order.
+  const std::size_t batches = plan->rounds_per_epoch;
+  std::size_t largest = 0;
+  for (std::size_t b = 0; b < batches; ++b) largest = std::max(largest, plan->Round(b, n).second);
+  std::vector<FedSelReport> two_stage_reports(largest);
+  std::vector<SparseReport> sparse_reports(largest);
+  std::vector<double> gradients(largest * d);
+  std::vector<double> previous(largest * d);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   CounterRng order_rng(seed, ~std::uint64_t{0});
-  const std::size_t batches = (n + run.batch - 1) / run.batch;
   std::size_t total = batches * static_cast<std::size_t>(config.epochs);
   if (config.max_iterations > 0) total = std::min(total, config.max_iterations);
   const double alpha = config.learning_rate;
@@ -274,7 +295,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   for (int epoch = 0; epoch < config.epochs; ++epoch) {
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
     for (std::size_t b = 0; b < batches && run.iterations < total; ++b) {
-      const std::size_t first = b * run.batch, m = std::min(run.batch, n - first);
+      const auto [first, m] = plan->Round(b, n);
       parallel(m, [&](std::size_t slot) {
         const std::size_t client = order[first + slot];
         const std::size_t row = rows[client];

@@ -71,6 +71,37 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   return p;
 }
 
+Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon) {
+  if (!config.shuffle) return Error{"a central target needs the shuffler"};
+  if (!(central_epsilon > 0 && std::isfinite(central_epsilon))) {
+    return Error{"central epsilon must be a finite number > 0"};
+  }
+  const auto total = [&](double eps0) -> Result<double> {
+    config.local_epsilon = eps0;
+    auto p = AccountRun(config);
+    if (!p.ok()) return Error{p.error()};
+    return p->total.epsilon;
+  };
+  // The total grows with eps0: bisect on log eps0.
+  double lo = 1e-3, hi = 30;
+  auto at_lo = total(lo);
+  if (!at_lo.ok()) return Error{at_lo.error()};
+  if (*at_lo > central_epsilon) {
+    return Error{"no local epsilon >= 0.001 keeps the run within central epsilon " +
+                 std::to_string(central_epsilon)};
+  }
+  auto at_hi = total(hi);
+  if (!at_hi.ok()) return Error{at_hi.error()};
+  if (*at_hi <= central_epsilon) return hi;
+  while (hi / lo > 1 + 1e-6) {
+    const double mid = std::sqrt(lo * hi);
+    auto at = total(mid);
+    if (!at.ok()) return Error{at.error()};
+    (*at <= central_epsilon ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 std::string DescribeRunPrivacy(const RunPrivacy& p) {
   const auto& c = p.config;
   std::ostringstream s;

@@ -165,6 +165,37 @@ TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
   EXPECT_FALSE(TrainFedSel(config, data, {}, 4).ok());
 }
 
+// With the shuffler no round is smaller than m: N = 1000, m = 30 gives 33
+// rounds of 30 or 31 clients, not 33 of 30 and one of 10. Every client
+// reports once per epoch either way.
+TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
+  FedSelConfig config;
+  config.variant = "privunitg";
+  config.batch_fraction = 0.03;
+  const auto plain = PlanFedSel(config, 1000, 5).value();
+  EXPECT_EQ(plain.rounds_per_epoch, 34u);
+  EXPECT_EQ(plain.smallest_round, 10u);
+  EXPECT_EQ(plain.Round(33, 1000), (std::pair<std::size_t, std::size_t>{990, 10}));
+  config.shuffle = true;
+  const auto even = PlanFedSel(config, 1000, 5).value();
+  EXPECT_EQ(even.rounds_per_epoch, 33u);
+  EXPECT_EQ(even.smallest_round, 30u);
+  std::size_t next = 0, smallest = 1000;
+  for (std::size_t b = 0; b < even.rounds_per_epoch; ++b) {
+    const auto [first, size] = even.Round(b, 1000);
+    EXPECT_EQ(first, next);
+    EXPECT_TRUE(size == 30 || size == 31) << b;
+    smallest = std::min(smallest, size);
+    next = first + size;
+  }
+  EXPECT_EQ(next, 1000u);
+  EXPECT_EQ(smallest, even.smallest_round);
+  const auto run = TrainFedSel(config, Synthetic(1000), {}, 2).value();
+  EXPECT_EQ(run.iterations, 33u);
+  EXPECT_EQ(run.updates, 1000u);
+  EXPECT_EQ(run.smallest_round, 30u);
+}
+
 TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   const Dataset data = Synthetic(1000);
   FedSelConfig config;

@@ -33,6 +33,31 @@ TEST(AccountRun, ShuffledRoundsComposeOptimallyWithinTheDeltaBudget) {
             std::string::npos);
 }
 
+// The inverse: the eps0 it finds meets the target, and 0.1 % more does not.
+TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
+  RunPrivacyConfig c;
+  c.rounds = 1;
+  c.shuffle = true;
+  c.reports_per_round = 2000;
+  c.delta = 1e-6;
+  for (double target : {0.3, 1.0, 2.5}) {
+    const double eps0 = LocalEpsilonForCentral(c, target).value();
+    c.local_epsilon = eps0;
+    EXPECT_LE(AccountRun(c)->total.epsilon, target) << target;
+    c.local_epsilon = eps0 * 1.001;
+    EXPECT_GT(AccountRun(c)->total.epsilon, target) << target;
+    EXPECT_GT(eps0, target) << target;  // the shuffler buys something at n = 2000
+  }
+  c.rounds = 4;  // more rounds, a smaller eps0 for the same target
+  const double four = LocalEpsilonForCentral(c, 1.0).value();
+  c.rounds = 1;
+  EXPECT_LT(four, LocalEpsilonForCentral(c, 1.0).value());
+  EXPECT_FALSE(LocalEpsilonForCentral(c, 1e-6).ok());
+  EXPECT_FALSE(LocalEpsilonForCentral(c, -1).ok());
+  c.shuffle = false;
+  EXPECT_FALSE(LocalEpsilonForCentral(c, 1.0).ok());
+}
+
 TEST(AccountRun, BeyondTheExactSumTheClosedFormCarriesTheRound) {
   RunPrivacyConfig c;
   c.local_epsilon = 1;

@@ -39,6 +39,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fedldp/data/dataset.h"
@@ -88,13 +89,20 @@ struct FedSelConfig {
   // share of the iterations (Polyak-Ruppert averaging; 0: the last iterate).
   // Post-processing of the public iterates: it costs no privacy.
   double tail_average = 0.0;
+  // The reports of a round pass a shuffler. The mean the server computes is
+  // the same, but every round then holds at least m reports, which the
+  // shuffler's privacy rests on: an epoch is cut into floor(N / m) rounds of
+  // floor or ceil of N / rounds clients, instead of rounds of m and a
+  // smaller remainder.
+  bool shuffle = false;
 };
 
 struct FedSelRun {
   std::vector<double> weights;
   FedSelBudget budget;
-  std::size_t batch = 0;       // m
-  std::size_t k = 0;           // Top-k size (two-stage)
+  std::size_t batch = 0;           // m
+  std::size_t smallest_round = 0;  // the fewest reports in a round (the shuffler's n)
+  std::size_t k = 0;               // Top-k size (two-stage)
   std::string selector;        // the selector used (uniform when a private variant has mu = 0)
   std::size_t iterations = 0;  // global updates
   std::size_t updates = 0;     // client reports
@@ -109,8 +117,14 @@ struct FedSelPlan {
   FedSelVariant variant;
   FedSelBudget budget;
   std::size_t batch = 0;  // m
+  std::size_t rounds_per_epoch = 0;
+  std::size_t smallest_round = 0;  // the fewest reports a round holds
+  bool even_rounds = false;        // config.shuffle: no round smaller than m
   std::size_t k = 0;
   std::string selector;  // uniform when a private variant has eps1 = 0
+  // The clients of round b of an epoch: positions [first, first + size) of
+  // the epoch's order.
+  std::pair<std::size_t, std::size_t> Round(std::size_t b, std::size_t clients) const;
   // What one report costs its client: eps1 + eps2 (sequential composition).
   double ReportEpsilon() const { return budget.select_epsilon + budget.value_epsilon; }
 };

@@ -55,6 +55,13 @@ struct RunPrivacy {
 
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 
+// The inverse, for a shuffled run: the largest eps0 (within a relative 1e-6,
+// in [1e-3, 30]) whose total over `config.rounds` rounds of
+// `config.reports_per_round` reports is at most `central_epsilon` at
+// `config.delta`. `config.local_epsilon` is ignored. An error if even
+// eps0 = 1e-3 exceeds the target, or without the shuffler.
+Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon);
+
 // Several lines, the claim first.
 std::string DescribeRunPrivacy(const RunPrivacy& p);
 
