@@ -127,6 +127,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
       sample);
   TrainOptions train;
   SetupTrain(*app.add_subcommand("train", "Train a linear model with FedSel or a baseline"), train);
+  TrainOptions tune;
+  SetupTune(*app.add_subcommand("tune", "Choose a variant's hyper-parameters on validation data"),
+            tune);
   LdpFlOptions ldpfl;
   SetupLdpFl(*app.add_subcommand("ldpfl", "Train a neural network with LDP-FL (one configuration)"),
              ldpfl);
@@ -184,6 +187,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("sample")) return RunSample(sample, out, err);
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
     if (app.got_subcommand("train")) return RunTrain(train, out, err);
+    if (app.got_subcommand("tune")) return RunTune(tune, out, err);
     if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err);
     if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);
     if (app.got_subcommand("serve")) return RunServe(serve, out, err);

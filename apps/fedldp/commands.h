@@ -52,22 +52,24 @@ struct TrainOptions {
   std::string data_dir;  // default: $FEDLDP_DATA_DIR, else the repository's data/
   std::string model = "logistic";
   std::string variant = "ps-pm";
-  double epsilon = 2.0;
+  std::optional<double> epsilon;  // total per client (default 2)
   int epochs = 1;
-  double batch_fraction = 0.01;
+  // Unset: the variant's default (DefaultFedSelConfig).
+  std::optional<double> batch_fraction, learning_rate, tail_average, clip;
   std::string mu = "0.1";  // a number, or "auto" for the hyper-parameter-free rule
   double theta = 0.2;
   double k_fraction = 0.1;
-  double learning_rate = 4.0;  // chosen once on syn-L-0.01-0.9 (docs/fedsel.md)
   double momentum = 0.5;
   double lambda = 1e-4;
   double reference_lr = 1.0;  // the non-private reference's learning rate
   std::string gradient_scaling = "clip";
-  std::optional<double> clip;   // vector variants: l2 clip norm C (default 1)
   std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
-  bool shuffle = false;         // vector variants: each round's reports through a shuffler
+  bool shuffle = false;         // each round's reports through a shuffler
   double central_delta = 1e-6;  // with shuffle: the total delta per client
-  double tail_average = 0.0;    // share of final iterates averaged into the model
+  std::optional<double> central_epsilon;  // with shuffle: the target that sets the local eps
+  bool tune = false;                      // nested: hyper-parameters chosen per fold
+  double validation_fraction = 0.2;
+  int tuning_splits = 2;
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;
@@ -77,6 +79,8 @@ struct TrainOptions {
 };
 void SetupTrain(CLI::App& app, TrainOptions& options);
 int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err);
+void SetupTune(CLI::App& app, TrainOptions& options);
+int RunTune(const TrainOptions& options, std::ostream& out, std::ostream& err);
 
 struct LdpFlOptions {
   std::string dataset = "mnist";  // mnist, fmnist, cifar10

@@ -1,5 +1,6 @@
 // fedldp train: one FedSel configuration, cross-validated, beside its two
 // references (majority class, non-private model) on the same folds.
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -10,18 +11,15 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/tuning.h"
+#include "progress.h"
 
 namespace fedldp::cli {
 
-void SetupTrain(CLI::App& app, TrainOptions& o) {
-  app.description(
-      "Cross-validated FedSel training (Algorithm 1 of the paper) of an l2-regularised\n"
-      "linear model, one record per client. Prints the privacy statement and the\n"
-      "accuracy beside the majority-class and non-private references on the same folds.\n"
-      "Variants: np, np-rs, np-k, pm, hm, duchi, pm-rp, {exp,pe,ps}-{pm,hm,duchi}[-c][-o],\n"
-      "and the control uniform-{pm,hm,duchi}[-o] (uniform selection, not enlarged by d).\n"
-      "Options may also come from a TOML/INI file given before the subcommand:\n"
-      "  fedldp --config run.toml train   with the options under a [train] section.");
+namespace {
+
+// The options that describe one configuration, shared by `train` and `tune`.
+void AddConfigOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--dataset", o.dataset,
                  "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2[-entry], "
                  "syn-H-C1-C2")
@@ -30,16 +28,18 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
                  "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
-  app.add_option("--epsilon", o.epsilon, "Total budget per client")->capture_default_str();
+  app.add_option("--epsilon", o.epsilon, "Total budget per client (default 2)");
   app.add_option("--epochs", o.epochs, "Epochs E")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
+  app.add_option("--batch-fraction", o.batch_fraction,
+                 "m / N (default 0.01; vector variants: their tuned default)");
   app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto' (theta-capped rule)")
       ->capture_default_str();
   app.add_option("--theta", o.theta, "Cap of the automatic mu")->capture_default_str();
   app.add_option("--k-fraction", o.k_fraction, "k / d for the Top-k set")->capture_default_str();
-  app.add_option("--lr", o.learning_rate, "Learning rate alpha")->capture_default_str();
+  app.add_option("--lr", o.learning_rate,
+                 "Learning rate alpha (default 4; vector variants: their tuned default)");
   app.add_option("--momentum", o.momentum, "Momentum eta in [0, 1)")->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
   app.add_option("--gradient-scaling", o.gradient_scaling,
@@ -47,33 +47,77 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--clip", o.clip,
                  "Vector variants (privunitg, fastprojunit, gaussian...): l2 clip norm C of a "
-                 "gradient (default 1)");
+                 "gradient (default: the variant's tuned value)");
   app.add_option("--delta", o.delta, "Vector gaussian variants: delta per report (default 1e-6)");
   app.add_flag("--shuffle", o.shuffle,
-               "Vector variants: each round's reports pass a shuffler; the statement adds the "
-               "per-round central and total (eps, delta) of `fedldp account run`");
+               "Private variants with pure eps-LDP reports: each round's reports pass a "
+               "shuffler (rounds of at least m); the statement adds the per-round central and "
+               "total (eps, delta) of `fedldp account run`");
   app.add_option("--central-delta", o.central_delta,
                  "With --shuffle: the total delta per client, in [1e-12, 1)")
       ->capture_default_str();
+  app.add_option("--central-epsilon", o.central_epsilon,
+                 "With --shuffle, instead of --epsilon: the total central eps per client; each "
+                 "fold runs at the largest local eps the accountant allows for it");
+  app.add_option("--validation-fraction", o.validation_fraction,
+                 "With --tune: the share of a fold's training rows held out for validation")
+      ->capture_default_str();
+  app.add_option("--tuning-splits", o.tuning_splits,
+                 "With --tune: validation splits averaged per grid point")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   app.add_option("--tail-average", o.tail_average,
                  "Return the mean of the server's iterates over this final share of the "
                  "iterations, in [0, 1) (0: the last iterate; post-processing, no privacy cost)")
       ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads (0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+}
+
+}  // namespace
+
+void SetupTrain(CLI::App& app, TrainOptions& o) {
+  app.description(
+      "Cross-validated FedSel training (Algorithm 1 of the paper) of an l2-regularised\n"
+      "linear model, one record per client. Prints the privacy statement and the\n"
+      "accuracy beside the majority-class and non-private references on the same folds.\n"
+      "Variants: np, np-rs, np-k, pm, hm, duchi, pm-rp, {exp,pe,ps}-{pm,hm,duchi}[-c][-o],\n"
+      "and the control uniform-{pm,hm,duchi}[-o] (uniform selection, not enlarged by d);\n"
+      "beyond the paper: privunitg, fastprojunit, fastprojunit-corr, gaussian,\n"
+      "gaussian-classic privatise the whole l2-clipped gradient (docs/frontier.md).\n"
+      "Options may also come from a TOML/INI file given before the subcommand:\n"
+      "  fedldp --config run.toml train   with the options under a [train] section.");
+  AddConfigOptions(app, o);
+  app.add_flag("--tune", o.tune,
+               "Nested cross-validation: each fold chooses lr, m / N, clip (vector variants) on "
+               "a validation share of its training rows (DefaultGrid), never its test rows");
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--folds", o.folds, "Cross-validation folds")
       ->capture_default_str()
       ->check(CLI::Range(2, 100));
-  app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str()
-      ->check(CLI::Range(0, 1024));
   app.add_flag("--no-reference", o.no_reference, "Skip the non-private reference run");
   app.add_option("--reference-lr", o.reference_lr,
                  "Learning rate of the non-private reference (the private default diverges "
                  "on Bank without noise)")
       ->capture_default_str();
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
+}
+
+void SetupTune(CLI::App& app, TrainOptions& o) {
+  app.description(
+      "Choose a variant's hyper-parameters (lr, m / N, clip for the vector variants) on\n"
+      "validation data: --tuning-splits seeded splits of the dataset hold out\n"
+      "--validation-fraction of its rows each; every point of the grid (docs/frontier.md)\n"
+      "trains on the rest. Prints the best points and the winner as `train` options.\n"
+      "Tune on training data only (e.g. adult-train), never on what you test on.");
+  AddConfigOptions(app, o);
+  o.dataset = "adult-train";
+  app.get_option("--dataset")->default_str("adult-train");
+  app.add_option("--out", o.out, "Append one JSON line per grid point to this file");
 }
 
 namespace {
@@ -86,29 +130,61 @@ std::string Percent(double mean, double sd) {
   return s.str();
 }
 
-}  // namespace
+// What `fedldp account run` states for `rounds` = epochs, one report per
+// epoch, the smallest round's n reports and the total delta.
+Result<RunPrivacy> Shuffled(const TrainOptions& o, double report_epsilon, std::size_t n) {
+  RunPrivacyConfig c;
+  c.local_epsilon = report_epsilon;
+  c.rounds = static_cast<std::uint64_t>(o.epochs);
+  c.shuffle = true;
+  c.reports_per_round = n;
+  c.delta = o.central_delta;
+  return AccountRun(c);
+}
 
-int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
-  CheckOut(o.out);
+// The configuration the options describe, checked whole, with the data it
+// runs on; throws UsageError.
+struct TrainSetup {
+  FedSelVariant variant;
   FedSelConfig config;
+  Dataset data;
+  TuningOptions tuning;
+  PreparePoint prepare;  // a grid point as it runs on n clients (--central-epsilon)
+};
+
+TrainSetup MakeTrainSetup(const TrainOptions& o) {
+  auto parsed = ParseFedSelVariant(o.variant);
+  if (!parsed.ok()) throw UsageError(parsed.error());
+  TrainSetup setup;
+  setup.variant = *parsed;
+  const FedSelVariant* variant = &setup.variant;
+  FedSelConfig& config = setup.config;
+  config = DefaultFedSelConfig(o.variant);
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
   config.loss = *loss;
-  auto variant = ParseFedSelVariant(o.variant);
-  if (!variant.ok()) throw UsageError(variant.error());
-  config.variant = o.variant;
-  if (auto e = CheckEpsilon(o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
-  config.epsilon = o.epsilon;
+  if (o.central_epsilon && o.epsilon) {
+    throw UsageError("--central-epsilon sets the local budget: give it or --epsilon, not both");
+  }
+  if (o.central_epsilon && !o.shuffle) throw UsageError("--central-epsilon needs --shuffle");
+  if (o.epsilon) {
+    if (auto e = CheckEpsilon(*o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
+    config.epsilon = *o.epsilon;
+  }
+  if (o.central_epsilon) {
+    if (auto e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.empty()) {
+      throw UsageError(e);
+    }
+  }
   config.epochs = o.epochs;
-  config.batch_fraction = o.batch_fraction;
+  if (o.batch_fraction) config.batch_fraction = *o.batch_fraction;
   config.mu = ParseMu(o.mu);
   config.theta = o.theta;
   config.k_fraction = o.k_fraction;
-  config.learning_rate = o.learning_rate;
+  if (o.learning_rate) config.learning_rate = *o.learning_rate;
   config.momentum = o.momentum;
   config.lambda = o.lambda;
-  config.tail_average = o.tail_average;
-  config.shuffle = o.shuffle;
+  if (o.tail_average) config.tail_average = *o.tail_average;
   auto scaling = ParseGradientScaling(o.gradient_scaling);
   if (!scaling.ok()) throw UsageError(scaling.error());
   config.gradient_scaling = *scaling;
@@ -116,34 +192,61 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
   if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
   if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
-  config.clip = o.clip.value_or(1.0);
-  config.delta = o.delta.value_or(1e-6);
-  if (o.shuffle && !vector) throw UsageError("--shuffle applies to the vector variants only");
-  auto data = LoadNamed(o.dataset, DataDir(o.data_dir));
-  if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
-  if (data->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
+  if (o.clip) config.clip = *o.clip;
+  if (o.delta) config.delta = *o.delta;
+  if (o.shuffle) {
+    if (!variant->is_private())
+      throw UsageError("--shuffle: variant " + o.variant + " is not private");
+    if (gaussian) {
+      throw UsageError("--shuffle: no amplification is proven for the Gaussian's reports");
+    }
+  }
+  config.shuffle = o.shuffle;
+  TuningOptions& tuning = setup.tuning;
+  tuning.validation_fraction = o.validation_fraction;
+  tuning.splits = o.tuning_splits;
+  tuning.seed = o.seed;
+  if (const Status s = tuning.Validate(); !s.ok()) throw UsageError(s.error());
+  auto loaded = LoadNamed(o.dataset, DataDir(o.data_dir));
+  if (!loaded.ok()) throw UsageError(loaded.error() + DataDirHint(loaded.error()));
+  if (loaded->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
+  setup.data = std::move(loaded).value();
+  const Dataset* data = &setup.data;
   // The whole configuration is checked before the header is printed: a
   // refusal is one line on stderr and nothing on stdout.
-  auto plan = PlanFedSel(config, data->size(), data->dimension);
-  if (!plan.ok()) throw UsageError(plan.error());
-  // With the shuffler: what `fedldp account run` states for m reports per
-  // round and one report per epoch (checked here, stated after the runs
-  // with the m they used).
-  const auto shuffled = [&](std::size_t m) {
-    RunPrivacyConfig c;
-    c.local_epsilon = plan->budget.value_epsilon;
-    c.rounds = static_cast<std::uint64_t>(config.epochs);
-    c.shuffle = true;
-    c.reports_per_round = m;
-    c.delta = o.central_delta;
-    return AccountRun(c);
+  const std::size_t fold_rows = data->size() - data->size() / static_cast<std::size_t>(o.folds);
+  setup.prepare = [d = data->dimension, central = o.central_epsilon, delta = o.central_delta](
+                      const FedSelConfig& c, std::size_t clients) -> Result<FedSelConfig> {
+    if (!central) return c;
+    return CalibrateToCentral(c, clients, d, *central, delta);
   };
+  auto prepared = setup.prepare(config, fold_rows);
+  if (!prepared.ok()) throw UsageError(prepared.error());
+  auto plan = PlanFedSel(*prepared, data->size(), data->dimension);
+  if (!plan.ok()) throw UsageError(plan.error());
+  // With the shuffler: what `fedldp account run` states for the smallest
+  // round and one report per epoch (checked here, stated after the runs
+  // with the rounds they used).
   if (o.shuffle) {
-    if (gaussian)
-      throw UsageError("--shuffle: no amplification is proven for the Gaussian's reports");
-    if (auto p = shuffled(plan->smallest_round); !p.ok())
+    if (auto p = Shuffled(o, plan->ReportEpsilon(), plan->smallest_round); !p.ok()) {
       throw UsageError("--shuffle: " + p.error());
+    }
   }
+  return setup;
+}
+
+}  // namespace
+
+int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
+  TrainSetup setup = MakeTrainSetup(o);
+  const FedSelVariant* variant = &setup.variant;
+  FedSelConfig config = setup.config;
+  const Dataset* data = &setup.data;
+  const TuningOptions& tuning = setup.tuning;
+  const PreparePoint& prepare = setup.prepare;
+  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
+  const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
 
   ThreadPool pool(o.threads);
   const CrossValidationOptions cv{o.repeats, o.folds, o.seed};
@@ -152,7 +255,21 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << o.variant << ", " << o.repeats << " x " << o.folds << "-fold CV, seed " << o.seed << ", "
       << pool.size() << " threads\n";
   out.flush();
-  const CrossValidationResult result = RunCrossValidation(config, *data, cv, pool, o.variant);
+  CrossValidationResult result;
+  std::vector<FedSelConfig> chosen;  // per fold, with --tune or --central-epsilon
+  if (o.tune || o.central_epsilon) {
+    ProgressBar bar(o.tune ? o.variant + " (tuning)" : o.variant);
+    const FedSelGrid grid = o.tune ? DefaultGrid(*variant) : FedSelGrid{};
+    auto tuned =
+        CrossValidateTuned(config, grid, *data, cv, tuning, pool, prepare,
+                           [&](std::size_t done, std::size_t total) { bar.Update(done, total); });
+    if (!tuned.ok()) throw UsageError(tuned.error());
+    result = std::move(tuned->result);
+    chosen = std::move(tuned->chosen);
+    config = chosen.back();
+  } else {
+    result = RunCrossValidation(config, *data, cv, pool, o.variant);
+  }
   const FedSelRun& run = result.last;
   if (vector) {
     out << "privacy: " << variant->vector_mechanism << " on the whole gradient (l2 clip "
@@ -165,18 +282,30 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       out << run.budget.TotalPerClient();
     }
     out << " per client (basic composition)\n";
-    if (o.shuffle) {
-      out << "shuffled, each round's reports (at least " << run.smallest_round
-          << ") through the shuffler (fedldp account run --local-epsilon "
-          << run.budget.value_epsilon << " --rounds " << config.epochs
-          << " --shuffle --reports-per-round " << run.smallest_round << " --delta "
-          << o.central_delta << "):\n"
-          << DescribeRunPrivacy(shuffled(run.smallest_round).value());
-    }
   } else {
     out << "privacy: "
         << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
         << "\n";
+  }
+  if (o.shuffle) {
+    const double report = run.budget.select_epsilon + run.budget.value_epsilon;
+    out << "shuffled, each round's reports (at least " << run.smallest_round
+        << ") through the shuffler (fedldp account run --local-epsilon " << report << " --rounds "
+        << config.epochs << " --shuffle --reports-per-round " << run.smallest_round << " --delta "
+        << o.central_delta << "):\n"
+        << DescribeRunPrivacy(Shuffled(o, report, run.smallest_round).value());
+    if (o.central_epsilon) {
+      out << "(the last fold's figures; every fold ran at the largest local eps within central "
+          << *o.central_epsilon << ")\n";
+    }
+  }
+  if (!chosen.empty() && o.tune) {
+    out << "chosen on validation rows, per fold (lr, m / N, clip, tail):";
+    for (const FedSelConfig& c : chosen) {
+      out << " (" << c.learning_rate << ", " << c.batch_fraction << ", " << c.clip << ", "
+          << c.tail_average << ")";
+    }
+    out << "\n";
   }
   if (vector) {
     out << "clients per iteration m = " << run.batch << ", " << run.iterations
@@ -214,6 +343,79 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   AppendOut(o.out, ResultJson(o.dataset, *data, config, cv, result,
                               reference.folds.empty() ? -1 : reference.MeanAccuracy()) +
                        "\n");
+  (void)err;
+  return 0;
+}
+
+int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
+  TrainSetup setup = MakeTrainSetup(o);
+  const FedSelGrid grid = DefaultGrid(setup.variant);
+  const std::size_t points = grid.Points(setup.config).size();
+  ThreadPool pool(o.threads);
+  out << "fedldp tune: " << o.dataset << " (" << setup.data.size()
+      << " records, d = " << setup.data.dimension << "), variant " << o.variant << ", ";
+  if (o.central_epsilon) {
+    out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
+        << ") per client";
+  } else {
+    out << "eps " << setup.config.epsilon << " per client";
+  }
+  out << ", " << points << " grid points x " << setup.tuning.splits << " splits holding out "
+      << 100 * setup.tuning.validation_fraction << " % of the rows, seed " << o.seed << ", "
+      << pool.size() << " threads\n";
+  out.flush();
+  auto tuned = TuneFedSel(setup.config, grid, setup.data, {}, setup.tuning, pool, setup.prepare);
+  if (!tuned.ok()) throw UsageError(tuned.error());
+  std::vector<const TuningTrial*> ranked;
+  std::size_t refused = 0;
+  std::string why;
+  for (const TuningTrial& t : tuned->trials) {
+    if (t.refused.empty()) {
+      ranked.push_back(&t);
+    } else if (refused++ == 0) {
+      why = t.refused;
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const TuningTrial* a, const TuningTrial* b) {
+    return a->accuracy > b->accuracy;
+  });
+  out << "  rank        lr     m / N      clip      tail   local eps   validation accuracy\n";
+  for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
+    const FedSelConfig& c = ranked[i]->config;
+    out << std::right << std::setw(6) << i + 1 << std::setw(10) << c.learning_rate << std::setw(10)
+        << c.batch_fraction << std::setw(10) << c.clip << std::setw(10) << c.tail_average
+        << std::setw(12) << std::setprecision(4) << c.epsilon / c.epochs << std::setw(19)
+        << std::fixed << std::setprecision(2) << 100 * ranked[i]->accuracy << " %\n"
+        << std::defaultfloat << std::setprecision(6);
+  }
+  if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
+  const FedSelConfig& best = tuned->best;
+  out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
+  if (setup.variant.kind == FedSelVariant::Kind::kVector) out << " --clip " << best.clip;
+  out << " --tail-average " << best.tail_average << "   (validation " << std::fixed
+      << std::setprecision(2) << 100 * tuned->accuracy << " %)\n"
+      << std::defaultfloat << std::setprecision(6);
+  if (!o.out.empty()) {
+    std::ostringstream lines;
+    lines.precision(10);
+    for (const TuningTrial& t : tuned->trials) {
+      lines << "{\"dataset\":\"" << o.dataset << "\",\"variant\":\"" << o.variant
+            << "\",\"lr\":" << t.config.learning_rate
+            << ",\"batch_fraction\":" << t.config.batch_fraction << ",\"clip\":" << t.config.clip
+            << ",\"tail_average\":" << t.config.tail_average << ",\"epochs\":" << t.config.epochs
+            << ",\"epsilon\":" << t.config.epsilon
+            << ",\"validation_fraction\":" << setup.tuning.validation_fraction
+            << ",\"splits\":" << setup.tuning.splits << ",\"seed\":" << o.seed
+            << ",\"validation_accuracy\":";
+      if (t.refused.empty()) {
+        lines << t.accuracy << ",\"refused\":null}\n";
+      } else {
+        lines << "null,\"refused\":true}\n";
+      }
+    }
+    AppendOut(o.out, lines.str());
+  }
   (void)err;
   return 0;
 }

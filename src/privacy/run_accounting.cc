@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "fedldp/privacy/ldpfl_accounting.h"
 
@@ -71,11 +74,37 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   return p;
 }
 
+namespace {
+Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilon);
+}  // namespace
+
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon) {
   if (!config.shuffle) return Error{"a central target needs the shuffler"};
   if (!(central_epsilon > 0 && std::isfinite(central_epsilon))) {
     return Error{"central epsilon must be a finite number > 0"};
   }
+  // A pure function of four numbers that tuning asks for again and again
+  // (every grid point of every fold): remembered, bounded, thread-safe.
+  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double>;
+  static std::mutex mutex;
+  static std::map<Key, double> memo;
+  const Key key{config.rounds, config.reports_per_round, config.delta, central_epsilon};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  auto found = SearchLocalEpsilon(config, central_epsilon);
+  if (found.ok()) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (memo.size() > 4096) memo.clear();
+    memo.emplace(key, *found);
+  }
+  return found;
+}
+
+namespace {
+
+Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilon) {
   const auto total = [&](double eps0) -> Result<double> {
     config.local_epsilon = eps0;
     auto p = AccountRun(config);
@@ -101,6 +130,8 @@ Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_ep
   }
   return lo;
 }
+
+}  // namespace
 
 std::string DescribeRunPrivacy(const RunPrivacy& p) {
   const auto& c = p.config;

@@ -408,9 +408,15 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"train", "--variant", "privunitg", "--clip", "0"},
       {"train", "--variant", "gaussian", "--delta", "1"},
       {"train", "--variant", "privunitg", "--epsilon", "200"},
-      {"train", "--variant", "ps-pm", "--shuffle"},
       {"train", "--variant", "gaussian", "--shuffle"},
       {"train", "--variant", "privunitg", "--shuffle", "--central-delta", "0"},
+      {"train", "--variant", "privunitg", "--central-epsilon", "1"},
+      {"train", "--variant", "privunitg", "--shuffle", "--central-epsilon", "1", "--epsilon", "2"},
+      {"train", "--variant", "privunitg", "--shuffle", "--central-epsilon", "1e-9"},
+      {"train", "--variant", "np", "--shuffle"},
+      {"train", "--tune", "--validation-fraction", "1"},
+      {"tune", "--variant", "xx"},
+      {"tune", "--repeats", "2"},
       {"train", "--dataset", "bogus"},
       {"train", "--variant", "bogus"},
       {"train", "--folds", "1"},
@@ -582,22 +588,57 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
             std::string::npos)
       << vector.out;
   // With the shuffler, the statement is `fedldp account run`'s for the same
-  // configuration (per-report eps, rounds = epochs, m reports per round).
+  // configuration (per-report eps, rounds = epochs, the smallest round's n).
   const auto shuffled = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
                                 "--shuffle", "--epsilon", "4", "--epochs", "2", "--repeats", "1",
                                 "--folds", "2", "--no-reference"});
   ASSERT_EQ(shuffled.code, 0) << shuffled.err;
-  const auto m_at = shuffled.out.find("clients per iteration m = ");
-  ASSERT_NE(m_at, std::string::npos) << shuffled.out;
-  const std::string m = std::to_string(std::stoul(shuffled.out.substr(m_at + 26)));
+  const auto n_at = shuffled.out.find("reports (at least ");
+  ASSERT_NE(n_at, std::string::npos) << shuffled.out;
+  const std::string n = std::to_string(std::stoul(shuffled.out.substr(n_at + 18)));
   const auto account = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "2",
-                               "--shuffle", "--reports-per-round", m, "--delta", "1e-06"});
+                               "--shuffle", "--reports-per-round", n, "--delta", "1e-06"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(shuffled.out.find(account.out), std::string::npos) << shuffled.out << account.out;
+  // A central target instead of --epsilon: the run meets it.
+  const auto central =
+      Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg", "--shuffle",
+              "--central-epsilon", "1", "--repeats", "1", "--folds", "2", "--no-reference"});
+  ASSERT_EQ(central.code, 0) << central.err;
+  const auto total_at = central.out.find("per client over the run: (");
+  ASSERT_NE(total_at, std::string::npos) << central.out;
+  EXPECT_LE(std::stod(central.out.substr(total_at + 26)), 1.0) << central.out;
+  // Nested tuning says what each fold chose.
+  const auto tuned = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                             "--tune", "--repeats", "1", "--folds", "2", "--no-reference"});
+  ASSERT_EQ(tuned.code, 0) << tuned.err;
+  EXPECT_NE(tuned.out.find("chosen on validation rows, per fold"), std::string::npos) << tuned.out;
   EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--dataset", "nope"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--mu", "1.5"}).code, 2);
   EXPECT_EQ(Fedldp({"train", "--help"}).code, 0);
+}
+
+// `tune`: every grid point scored on validation rows, the best ten shown,
+// the winner given as `train` options, one JSON line per point.
+TEST(Tune, RanksTheGridAndNamesTheWinner) {
+  const std::string out_file = Scratch("tune.jsonl");
+  std::filesystem::remove(out_file);
+  const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                         "--tuning-splits", "1", "--out", out_file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("108 grid points x 1 splits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    10 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("winner: --lr "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" --clip "), std::string::npos) << r.out;
+  std::ifstream in(out_file);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lines;
+    EXPECT_NE(line.find("\"validation_accuracy\":"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 108u);
+  std::filesystem::remove(out_file);
 }
 
 TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {

@@ -97,6 +97,12 @@ struct FedSelConfig {
   bool shuffle = false;
 };
 
+// The configuration a variant runs with when nothing is said: FedSel's
+// variants keep the paper's settings (lr 4, m = 0.01 N, last iterate); the
+// vector variants take the point `fedldp train --tune` chose on Adult's
+// training file at eps = 2 (docs/frontier.md).
+FedSelConfig DefaultFedSelConfig(const std::string& variant);
+
 struct FedSelRun {
   std::vector<double> weights;
   FedSelBudget budget;
@@ -129,6 +135,14 @@ struct FedSelPlan {
   double ReportEpsilon() const { return budget.select_epsilon + budget.value_epsilon; }
 };
 Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t clients, std::size_t d);
+// With the shuffler (config.shuffle): `config` with the largest epsilon whose
+// run on `clients` clients stays within (central_epsilon, delta) per client
+// in total, by the accountant of run_accounting.h over one round per epoch
+// with the plan's smallest round. Refused for the Gaussian variants (no
+// amplification is proven for approximate-DP reports) and non-private ones.
+Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
+                                        double central_epsilon, double delta);
+
 // The two-stage randomizer of a plan (an error for flat, compressed and np).
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d);
 

@@ -6,6 +6,7 @@
 #define FEDLDP_SIM_CROSS_VALIDATION_H_
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "fedldp/fl/fedsel.h"
@@ -34,6 +35,18 @@ struct CrossValidationResult {
   double StdAccuracy() const;  // sample standard deviation over folds
   double MeanMajority() const;
 };
+
+// The folds of `options` over n rows, in run order: repeat r shuffles the
+// rows with CounterRng(seed, "CV" + r) and cuts them into `folds` parts.
+struct Fold {
+  int repeat = 0, fold = 0;
+  std::vector<std::size_t> train, test;
+  std::uint64_t seed = 0;  // the seed of this fold's training run
+};
+std::vector<Fold> MakeFolds(std::size_t n, const CrossValidationOptions& options);
+// The trivial classifier: the training rows' majority label, scored on `test`.
+double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
+                        std::span<const std::size_t> test);
 
 // progress(done, total) counts iterations over all folds.
 Result<CrossValidationResult> CrossValidateFedSel(

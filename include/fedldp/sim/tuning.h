@@ -1,0 +1,95 @@
+// Hyper-parameters chosen on validation data carved from the training rows,
+// never on the test rows.
+//
+// TuneFedSel: for each of `splits` seeded splits, a share
+// `validation_fraction` of the training rows is held out; every point of the
+// grid trains on the rest and is scored on the held-out rows; the point with
+// the best mean validation accuracy over the splits wins (ties: the first in
+// grid order). All points of one split train from the same seed (common
+// random numbers), so their comparison is not drowned by the randomizers'
+// noise.
+//
+// CrossValidateTuned: nested cross-validation. Each fold tunes on its own
+// training rows, then trains the chosen point on all of them and scores it on
+// its test rows, which tuning never saw. A grid of one point is not tuned,
+// only prepared for each fold (e.g. calibrated to a central target).
+#ifndef FEDLDP_SIM_TUNING_H_
+#define FEDLDP_SIM_TUNING_H_
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fedldp/fl/fedsel.h"
+#include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/thread_pool.h"
+
+namespace fedldp {
+
+// The values tried for each hyper-parameter; an empty list keeps the base
+// configuration's value. Points are the Cartesian product, in the order
+// learning rate, batch fraction, clip, tail average, epochs (the last
+// varying fastest).
+struct FedSelGrid {
+  std::vector<double> learning_rates;
+  std::vector<double> batch_fractions;
+  std::vector<double> clips;  // vector variants' l2 clip norm
+  std::vector<double> tail_averages;
+  std::vector<int> epochs;
+
+  std::vector<FedSelConfig> Points(const FedSelConfig& base) const;
+};
+
+// The grid fedldp searches for a variant (docs/frontier.md says why these
+// values): learning rate x batch fraction for every private variant, the
+// clip norm for the vector ones; tail averaging of half the iterates and one
+// epoch throughout (a second epoch halves each report's budget).
+FedSelGrid DefaultGrid(const FedSelVariant& variant);
+
+// Turns a grid point into the configuration that runs on `clients` clients,
+// e.g. the local eps that a central target allows at the point's batch
+// size; an error refuses the point (it is skipped, and said so in its
+// trial).
+using PreparePoint = std::function<Result<FedSelConfig>(const FedSelConfig&, std::size_t clients)>;
+
+struct TuningOptions {
+  double validation_fraction = 0.2;
+  int splits = 2;
+  std::uint64_t seed = 1;
+  Status Validate() const;
+};
+
+struct TuningTrial {
+  FedSelConfig config;  // as prepared
+  double accuracy = 0;  // mean validation accuracy over the splits
+  std::string refused;  // non-empty: why the point did not run
+};
+
+struct FedSelTuning {
+  FedSelConfig best;  // the winning grid point, before PreparePoint
+  double accuracy = 0;
+  std::vector<TuningTrial> trials;
+};
+
+Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
+                                const Dataset& data, std::span<const std::size_t> train,
+                                const TuningOptions& options, ThreadPool& pool,
+                                const PreparePoint& prepare = {});
+
+struct TunedCrossValidation {
+  CrossValidationResult result;
+  std::vector<FedSelConfig> chosen;  // per fold, as prepared for its training rows
+  std::vector<double> validation;    // per fold, the winner's validation accuracy (NaN: no choice)
+};
+
+// progress(done, total) counts folds.
+Result<TunedCrossValidation> CrossValidateTuned(
+    const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
+    const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
+    const PreparePoint& prepare = {},
+    const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_SIM_TUNING_H_

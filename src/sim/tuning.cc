@@ -1,0 +1,190 @@
+#include "fedldp/sim/tuning.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+
+std::vector<FedSelConfig> FedSelGrid::Points(const FedSelConfig& base) const {
+  const auto or_base = [](const auto& values, auto value) {
+    return values.empty() ? std::vector<decltype(value)>{value} : values;
+  };
+  std::vector<FedSelConfig> points;
+  for (double lr : or_base(learning_rates, base.learning_rate)) {
+    for (double b : or_base(batch_fractions, base.batch_fraction)) {
+      for (double c : or_base(clips, base.clip)) {
+        for (double tail : or_base(tail_averages, base.tail_average)) {
+          for (int e : or_base(epochs, base.epochs)) {
+            FedSelConfig p = base;
+            p.learning_rate = lr;
+            p.batch_fraction = b;
+            p.clip = c;
+            p.tail_average = tail;
+            p.epochs = e;
+            points.push_back(p);
+          }
+        }
+      }
+    }
+  }
+  return points;
+}
+
+FedSelGrid DefaultGrid(const FedSelVariant& variant) {
+  FedSelGrid g;
+  g.learning_rates = {0.5, 1, 2, 4, 8, 16};
+  g.batch_fractions = {0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
+  if (variant.kind == FedSelVariant::Kind::kVector) g.clips = {0.5, 1, 2};
+  g.tail_averages = {0.5};
+  return g;
+}
+
+Status TuningOptions::Validate() const {
+  if (!(validation_fraction > 0 && validation_fraction < 1)) {
+    return Error{"validation fraction must be in (0, 1)"};
+  }
+  if (splits < 1) return Error{"tuning needs at least one split"};
+  return {};
+}
+
+Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
+                                const Dataset& data, std::span<const std::size_t> train,
+                                const TuningOptions& options, ThreadPool& pool,
+                                const PreparePoint& prepare) {
+  if (const Status s = options.Validate(); !s.ok()) return Error{s.error()};
+  std::vector<std::size_t> rows(train.begin(), train.end());
+  if (rows.empty()) {
+    rows.resize(data.size());
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  const auto held_out = static_cast<std::size_t>(
+      std::llround(options.validation_fraction * static_cast<double>(rows.size())));
+  if (held_out < 1 || held_out >= rows.size()) {
+    return Error{"too few training rows to hold out a validation share"};
+  }
+  // The splits: a seeded shuffle of the training rows, the first `held_out`
+  // for validation.
+  struct Split {
+    std::vector<std::size_t> fit, validation;
+    std::uint64_t seed;
+  };
+  std::vector<Split> splits;
+  for (int s = 0; s < options.splits; ++s) {
+    std::vector<std::size_t> order = rows;
+    CounterRng shuffle(options.seed, 0x5455'0000ULL + static_cast<std::uint64_t>(s));  // "TU"
+    for (std::size_t i = order.size(); i > 1; --i) {
+      std::swap(order[i - 1], order[UniformIndex(shuffle, i)]);
+    }
+    splits.push_back({{order.begin() + static_cast<std::ptrdiff_t>(held_out), order.end()},
+                      {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(held_out)},
+                      CounterRng::Mix(options.seed * 7919 + static_cast<std::uint64_t>(s))});
+  }
+  const std::vector<FedSelConfig> points = grid.Points(base);
+  if (points.empty()) return Error{"the grid has no points"};
+  FedSelTuning tuning;
+  tuning.trials.resize(points.size());
+  const std::size_t fit_rows = splits.front().fit.size();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    TuningTrial& t = tuning.trials[i];
+    t.config = points[i];
+    if (prepare) {
+      auto prepared = prepare(points[i], fit_rows);
+      if (!prepared.ok()) {
+        t.refused = prepared.error();
+        continue;
+      }
+      t.config = std::move(prepared).value();
+    }
+    if (auto plan = PlanFedSel(t.config, fit_rows, data.dimension); !plan.ok()) {
+      t.refused = plan.error();
+    }
+  }
+  // One job per (point, split), each run on one thread: the points are many
+  // and each is short.
+  const std::size_t jobs = points.size() * splits.size();
+  std::vector<double> accuracy(jobs, 0.0);
+  std::vector<std::string> failed(jobs);
+  pool.ParallelFor(jobs, [&](std::size_t job) {
+    const std::size_t i = job / splits.size(), s = job % splits.size();
+    if (!tuning.trials[i].refused.empty()) return;
+    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
+    if (!run.ok()) {
+      failed[job] = run.error();
+      return;
+    }
+    accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
+  });
+  bool any = false;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    TuningTrial& t = tuning.trials[i];
+    if (!t.refused.empty()) continue;
+    double sum = 0;
+    for (std::size_t s = 0; s < splits.size(); ++s) {
+      const std::size_t job = i * splits.size() + s;
+      if (!failed[job].empty()) return Error{failed[job]};
+      sum += accuracy[job];
+    }
+    t.accuracy = sum / static_cast<double>(splits.size());
+    if (!any || t.accuracy > tuning.accuracy) {
+      any = true;
+      tuning.accuracy = t.accuracy;
+      tuning.best = points[i];
+    }
+  }
+  if (!any) return Error{"no grid point could run: " + tuning.trials.front().refused};
+  return tuning;
+}
+
+Result<TunedCrossValidation> CrossValidateTuned(
+    const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
+    const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
+    const PreparePoint& prepare, const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (cv.repeats < 1) return Error{"repeats must be >= 1"};
+  if (cv.folds < 2) return Error{"folds must be >= 2"};
+  if (data.size() < static_cast<std::size_t>(cv.folds)) return Error{"fewer rows than folds"};
+  const auto start = std::chrono::steady_clock::now();
+  TunedCrossValidation out;
+  const std::vector<Fold> folds = MakeFolds(data.size(), cv);
+  // A grid of one point has nothing to choose: it is only prepared per fold.
+  const bool choose = grid.Points(base).size() > 1;
+  for (std::size_t f = 0; f < folds.size(); ++f) {
+    const Fold& fold = folds[f];
+    FedSelConfig config = grid.Points(base).front();
+    double validation = std::numeric_limits<double>::quiet_NaN();
+    if (choose) {
+      TuningOptions options = tuning;
+      options.seed = CounterRng::Mix(fold.seed ^ tuning.seed);
+      auto tuned = TuneFedSel(base, grid, data, fold.train, options, pool, prepare);
+      if (!tuned.ok()) return Error{tuned.error()};
+      config = tuned->best;
+      validation = tuned->accuracy;
+    }
+    if (prepare) {
+      auto prepared = prepare(config, fold.train.size());
+      if (!prepared.ok()) return Error{prepared.error()};
+      config = std::move(prepared).value();
+    }
+    auto run = TrainFedSel(config, data, fold.train, fold.seed,
+                           [&pool](std::size_t n, const std::function<void(std::size_t)>& g) {
+                             pool.ParallelFor(n, g);
+                           });
+    if (!run.ok()) return Error{run.error()};
+    out.result.folds.push_back({fold.repeat, fold.fold,
+                                LinearModel::Accuracy(run->weights, data, fold.test),
+                                MajorityAccuracy(data, fold.train, fold.test)});
+    out.result.updates += run->updates;
+    out.result.last = std::move(run).value();
+    out.chosen.push_back(config);
+    out.validation.push_back(validation);
+    if (progress) progress(f + 1, folds.size());
+  }
+  out.result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,126 @@
+// Hyper-parameters chosen on validation rows carved from the training rows:
+// the grid, the choice, and that rows outside `train` are never read.
+#include "fedldp/sim/tuning.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "testing/synthetic.h"
+
+namespace fedldp {
+namespace {
+
+using testing::SmallSynthetic;
+
+TEST(FedSelGrid, PointsAreTheProductAndEmptyListsKeepTheBase) {
+  FedSelConfig base;
+  base.clip = 3;
+  FedSelGrid grid;
+  grid.learning_rates = {1, 2};
+  grid.batch_fractions = {0.1, 0.2, 0.3};
+  grid.epochs = {1, 2};
+  const auto points = grid.Points(base);
+  ASSERT_EQ(points.size(), 12u);
+  EXPECT_EQ(points[0].learning_rate, 1);
+  EXPECT_EQ(points[0].epochs, 1);
+  EXPECT_EQ(points[1].epochs, 2);  // the last list varies fastest
+  EXPECT_EQ(points[2].batch_fraction, 0.2);
+  EXPECT_EQ(points[6].learning_rate, 2);
+  for (const auto& p : points) EXPECT_EQ(p.clip, 3);
+  EXPECT_EQ(FedSelGrid{}.Points(base).size(), 1u);
+  EXPECT_FALSE(DefaultGrid(ParseFedSelVariant("ps-pm").value()).learning_rates.empty());
+  EXPECT_TRUE(DefaultGrid(ParseFedSelVariant("ps-pm").value()).clips.empty());
+  EXPECT_FALSE(DefaultGrid(ParseFedSelVariant("privunitg").value()).clips.empty());
+}
+
+// The winner is the trial with the best validation accuracy. (A tiny
+// learning rate is no bad point to test with: the first step already gives
+// w the direction of the mean gradient, and accuracy ignores |w|.)
+TEST(TuneFedSel, ChoosesTheBestValidationAccuracy) {
+  const Dataset data = SmallSynthetic(2000);
+  FedSelConfig base;
+  base.variant = "privunitg";
+  base.epsilon = 0.5;
+  FedSelGrid grid;
+  grid.learning_rates = {1, 8};
+  grid.clips = {0.1, 4};
+  ThreadPool pool(2);
+  const auto t = TuneFedSel(base, grid, data, {}, {}, pool).value();
+  ASSERT_EQ(t.trials.size(), 4u);
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    best = t.trials[i].accuracy > t.trials[best].accuracy ? i : best;
+  EXPECT_EQ(t.accuracy, t.trials[best].accuracy);
+  EXPECT_EQ(t.best.learning_rate, t.trials[best].config.learning_rate);
+  EXPECT_EQ(t.best.clip, t.trials[best].config.clip);
+  double worst = 1;
+  for (const auto& trial : t.trials) worst = std::min(worst, trial.accuracy);
+  EXPECT_GT(t.accuracy, worst + 0.01);  // the grid matters here
+  // Reproducible, and independent of the number of threads.
+  ThreadPool one(1);
+  const auto again = TuneFedSel(base, grid, data, {}, {}, one).value();
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(again.trials[i].accuracy, t.trials[i].accuracy);
+}
+
+// Rows outside `train` may be anything: tuning gives the same trials when
+// their labels are flipped.
+TEST(TuneFedSel, NeverReadsRowsOutsideTrain) {
+  const Dataset data = SmallSynthetic(1500);
+  Dataset poisoned = data;
+  std::vector<std::size_t> train(1000);
+  std::iota(train.begin(), train.end(), std::size_t{0});
+  for (std::size_t i = 1000; i < 1500; ++i) poisoned.labels[i] = 1 - poisoned.labels[i];
+  FedSelConfig base;
+  base.variant = "ps-pm";
+  FedSelGrid grid;
+  grid.learning_rates = {1, 4};
+  ThreadPool pool(2);
+  const auto a = TuneFedSel(base, grid, data, train, {}, pool).value();
+  const auto b = TuneFedSel(base, grid, poisoned, train, {}, pool).value();
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    EXPECT_EQ(a.trials[i].accuracy, b.trials[i].accuracy);
+  }
+  // ... and does read the training rows: flipping those changes the trials.
+  for (std::size_t i = 0; i < 1000; ++i) poisoned.labels[i] = 1 - poisoned.labels[i];
+  const auto c = TuneFedSel(base, grid, poisoned, train, {}, pool).value();
+  EXPECT_NE(a.trials[0].accuracy, c.trials[0].accuracy);
+}
+
+// A point PreparePoint refuses does not run and cannot win; the chosen
+// point is prepared again for the fold's own size.
+TEST(CrossValidateTuned, TunesEachFoldOnItsTrainingRows) {
+  const Dataset data = SmallSynthetic(1500);
+  FedSelConfig base;
+  base.variant = "privunitg";
+  base.epsilon = 4;
+  FedSelGrid grid;
+  grid.learning_rates = {0.5, 2};
+  grid.batch_fractions = {0.01, 0.1};
+  std::vector<std::size_t> sizes;
+  const PreparePoint prepare = [&](const FedSelConfig& c,
+                                   std::size_t clients) -> Result<FedSelConfig> {
+    if (c.batch_fraction > 0.05) return Error{"batch too large"};
+    FedSelConfig p = c;
+    p.epsilon = clients > 1000 ? 4 : 3;  // depends on the rows it runs on
+    return p;
+  };
+  ThreadPool pool(2);
+  const auto t = TuneFedSel(base, grid, data, {}, {}, pool, prepare).value();
+  EXPECT_EQ(t.trials[1].refused, "batch too large");
+  EXPECT_EQ(t.best.batch_fraction, 0.01);
+  EXPECT_EQ(t.trials[0].config.epsilon, 4);  // 1200 fitting rows
+  const auto cv = CrossValidateTuned(base, grid, data, {1, 3, 7}, {}, pool, prepare).value();
+  ASSERT_EQ(cv.result.folds.size(), 3u);
+  ASSERT_EQ(cv.chosen.size(), 3u);
+  for (const auto& c : cv.chosen) {
+    EXPECT_EQ(c.batch_fraction, 0.01);
+    EXPECT_EQ(c.epsilon, 3);  // prepared for the fold's 1000 training rows
+  }
+  EXPECT_GT(cv.result.MeanAccuracy(), cv.result.MeanMajority());
+  EXPECT_FALSE(TuneFedSel(base, grid, data, {}, {0, 2, 1}, pool).ok());
+  EXPECT_FALSE(TuneFedSel(base, grid, data, {}, {0.2, 0, 1}, pool).ok());
+}
+
+}  // namespace
+}  // namespace fedldp
