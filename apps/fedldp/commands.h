@@ -69,7 +69,7 @@ struct TrainOptions {
   std::optional<double> central_epsilon;  // with shuffle: the target that sets the local eps
   bool tune = false;                      // nested: hyper-parameters chosen per fold
   double validation_fraction = 0.2;
-  int tuning_splits = 2;
+  int tuning_splits = 3;
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;

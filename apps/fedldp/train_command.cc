@@ -272,8 +272,8 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   }
   const FedSelRun& run = result.last;
   if (vector) {
-    out << "privacy: " << variant->vector_mechanism << " on the whole gradient (l2 clip "
-        << config.clip << "), eps " << run.budget.value_epsilon << " per report";
+    out << "privacy: " << variant->mechanism << " on the whole gradient (l2 clip " << config.clip
+        << "), eps " << run.budget.value_epsilon << " per report";
     if (gaussian) out << ", delta " << config.delta << " per report";
     out << ", " << config.epochs << " epoch(s), one report per epoch: total ";
     if (gaussian) {
@@ -322,8 +322,15 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << Percent(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
   CrossValidationResult reference;
   if (!o.no_reference && o.variant != "np") {
-    FedSelConfig np = config;
-    np.variant = "np";
+    // The non-private model as FedSel's paper trains it (m = 0.01 N, the
+    // last iterate), whatever the private variant's batch and averaging:
+    // a reference weakened by a private run's settings would flatter it.
+    FedSelConfig np = DefaultFedSelConfig("np");
+    np.loss = config.loss;
+    np.epochs = config.epochs;
+    np.lambda = config.lambda;
+    np.gradient_scaling = config.gradient_scaling;
+    if (o.batch_fraction) np.batch_fraction = *o.batch_fraction;
     np.learning_rate = o.reference_lr;
     reference = RunCrossValidation(np, *data, cv, pool, "np reference");
     out << "  " << std::setw(24) << "np (non-private)"
@@ -377,24 +384,28 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       why = t.refused;
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const TuningTrial* a, const TuningTrial* b) {
-    return a->accuracy > b->accuracy;
-  });
-  out << "  rank        lr     m / N      clip      tail   local eps   validation accuracy\n";
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const TuningTrial* a, const TuningTrial* b) { return a->score > b->score; });
+  const bool vector = setup.variant.kind == FedSelVariant::Kind::kVector;
+  out << "  rank        lr     m / N      clip      tail   local eps   validation accuracy (sd)"
+         "   score = accuracy - sd\n";
   for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
     const FedSelConfig& c = ranked[i]->config;
     out << std::right << std::setw(6) << i + 1 << std::setw(10) << c.learning_rate << std::setw(10)
-        << c.batch_fraction << std::setw(10) << c.clip << std::setw(10) << c.tail_average
-        << std::setw(12) << std::setprecision(4) << c.epsilon / c.epochs << std::setw(19)
-        << std::fixed << std::setprecision(2) << 100 * ranked[i]->accuracy << " %\n"
+        << c.batch_fraction << std::setw(10) << (vector ? std::to_string(c.clip).substr(0, 4) : "-")
+        << std::setw(10) << c.tail_average << std::setw(12) << std::setprecision(4)
+        << c.epsilon / c.epochs << std::setw(17) << std::fixed << std::setprecision(2)
+        << 100 * ranked[i]->accuracy << " % (" << 100 * ranked[i]->sd << ")" << std::setw(17)
+        << 100 * ranked[i]->score << " %\n"
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
   const FedSelConfig& best = tuned->best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
-  if (setup.variant.kind == FedSelVariant::Kind::kVector) out << " --clip " << best.clip;
+  if (vector) out << " --clip " << best.clip;
   out << " --tail-average " << best.tail_average << "   (validation " << std::fixed
-      << std::setprecision(2) << 100 * tuned->accuracy << " %)\n"
+      << std::setprecision(2) << 100 * tuned->accuracy << " %, score " << 100 * tuned->score
+      << " %)\n"
       << std::defaultfloat << std::setprecision(6);
   if (!o.out.empty()) {
     std::ostringstream lines;
@@ -409,9 +420,10 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
             << ",\"splits\":" << setup.tuning.splits << ",\"seed\":" << o.seed
             << ",\"validation_accuracy\":";
       if (t.refused.empty()) {
-        lines << t.accuracy << ",\"refused\":null}\n";
+        lines << t.accuracy << ",\"validation_sd\":" << t.sd << ",\"score\":" << t.score
+              << ",\"refused\":null}\n";
       } else {
-        lines << "null,\"refused\":true}\n";
+        lines << "null,\"validation_sd\":null,\"score\":null,\"refused\":true}\n";
       }
     }
     AppendOut(o.out, lines.str());

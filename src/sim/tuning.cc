@@ -129,8 +129,16 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
       sum += accuracy[job];
     }
     t.accuracy = sum / static_cast<double>(splits.size());
-    if (!any || t.accuracy > tuning.accuracy) {
+    double squares = 0;
+    for (std::size_t s = 0; s < splits.size(); ++s) {
+      const double e = accuracy[i * splits.size() + s] - t.accuracy;
+      squares += e * e;
+    }
+    t.sd = splits.size() > 1 ? std::sqrt(squares / static_cast<double>(splits.size() - 1)) : 0.0;
+    t.score = t.accuracy - t.sd;
+    if (!any || t.score > tuning.score) {
       any = true;
+      tuning.score = t.score;
       tuning.accuracy = t.accuracy;
       tuning.best = points[i];
     }

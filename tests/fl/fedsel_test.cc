@@ -41,6 +41,8 @@ TEST(FedSelVariant, ParsesEveryNameOfTableTwo) {
     EXPECT_EQ(vector.vector_mechanism, name);
     EXPECT_TRUE(vector.is_private());
   }
+  EXPECT_EQ(ParseFedSelVariant("twopoint")->kind, Kind::kVector);
+  EXPECT_EQ(ParseFedSelVariant("twopoint")->vector_mechanism, "duchi");
   EXPECT_EQ(ParseFedSelVariant("duchi")->kind, Kind::kFlat);  // the flat solution's, not the vector
   for (const char* bad : {"ps", "ps-laplace", "ps-pm-x", "xx-pm", "pm-rpx", "", "uniform-pm-c"}) {
     EXPECT_FALSE(ParseFedSelVariant(bad).ok()) << bad;
@@ -190,6 +192,11 @@ TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   }
   EXPECT_EQ(next, 1000u);
   EXPECT_EQ(smallest, even.smallest_round);
+  config.shuffle = false;  // even rounds without a shuffler: the same cut
+  config.even_rounds = true;
+  EXPECT_EQ(PlanFedSel(config, 1000, 5)->smallest_round, 30u);
+  EXPECT_TRUE(DefaultFedSelConfig("privunitg").even_rounds);
+  EXPECT_FALSE(DefaultFedSelConfig("ps-pm").even_rounds);  // the paper's cut
   const auto run = TrainFedSel(config, Synthetic(1000), {}, 2).value();
   EXPECT_EQ(run.iterations, 33u);
   EXPECT_EQ(run.updates, 1000u);

@@ -18,6 +18,9 @@
 //                       l2-clipped to `clip`, privatised by a vector
 //                       randomizer (vector/) at eps' per report; the server
 //                       averages the reports. Simulator only for now.
+//   twopoint            LDP-FL's per-weight two-point mechanism (c = 0,
+//                       r = C) on every coordinate at eps'/d each: LDP-FL's
+//                       randomizer at an honest total budget.
 //   uniform-{pm,hm,duchi}[-o]
 //                       control (not in the paper): the two-stage pipeline with
 //                       a uniform selector, all of eps' for the value, reports
@@ -95,6 +98,13 @@ struct FedSelConfig {
   // floor or ceil of N / rounds clients, instead of rounds of m and a
   // smaller remainder.
   bool shuffle = false;
+  // Rounds of floor(N / m) even parts (as with the shuffler) without a
+  // shuffler. The paper's cut, rounds of m and a remainder, can leave a last
+  // round of a few clients whose mean is mostly noise: on Adult (N = 39,073,
+  // m = 3,907) a round of 3 PrivUnitG reports took 2 x 5-fold accuracy from
+  // about 81 % to 72.7 +- 7.6 %. Set by default for the vector variants;
+  // FedSel's variants keep the paper's cut.
+  bool even_rounds = false;
 };
 
 // The configuration a variant runs with when nothing is said: FedSel's
@@ -125,7 +135,7 @@ struct FedSelPlan {
   std::size_t batch = 0;  // m
   std::size_t rounds_per_epoch = 0;
   std::size_t smallest_round = 0;  // the fewest reports a round holds
-  bool even_rounds = false;        // config.shuffle: no round smaller than m
+  bool even_rounds = false;        // config.shuffle or even_rounds: no round smaller than m
   std::size_t k = 0;
   std::string selector;  // uniform when a private variant has eps1 = 0
   // The clients of round b of an epoch: positions [first, first + size) of
