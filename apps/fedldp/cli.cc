@@ -138,6 +138,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   SetupReproduce(*reproduce_app, reproduce);
   ReproduceLdpFlOptions reproduce_ldpfl;
   SetupReproduceLdpFl(*reproduce_app, reproduce_ldpfl);
+  ReproduceFrontierOptions reproduce_frontier;
+  SetupReproduceFrontier(*reproduce_app, reproduce_frontier);
   AuditOptions audit;
   SetupAudit(
       *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
@@ -197,6 +199,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (account_app->got_subcommand("shuffle")) return RunAccountShuffle(account_shuffle, out, err);
     if (account_app->got_subcommand("run")) return RunAccountRun(account_run, out, err);
     if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
+    if (reproduce_app->got_subcommand("frontier")) {
+      return RunReproduceFrontier(reproduce_frontier, out, err);
+    }
     if (reproduce_app->got_subcommand("ldpfl")) {
       return RunReproduceLdpFl(reproduce_ldpfl, out, err);
     }

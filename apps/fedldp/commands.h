@@ -144,6 +144,24 @@ struct ReproduceLdpFlOptions {
 void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& options);
 int RunReproduceLdpFl(const ReproduceLdpFlOptions& options, std::ostream& out, std::ostream& err);
 
+struct ReproduceFrontierOptions {
+  std::string out;
+  bool quick = false;
+  std::string dataset = "adult";
+  std::string data_dir;
+  int repeats = 1;
+  int folds = 5;
+  int tuning_splits = 2;  // 3 (tune's default) takes the full run past 30 min on 2 cores
+  double delta = 1e-6;
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool no_figures = false;
+};
+// Adds `frontier` under the `reproduce` subcommand (reproduce_frontier.cc).
+void SetupReproduceFrontier(CLI::App& reproduce, ReproduceFrontierOptions& options);
+int RunReproduceFrontier(const ReproduceFrontierOptions& options, std::ostream& out,
+                         std::ostream& err);
+
 // The deployment (deploy_command.cc).
 struct AccountShuffleOptions {
   double local_epsilon = 0;

@@ -112,17 +112,18 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
     return p->total.epsilon;
   };
   // The total grows with eps0: bisect on log eps0.
-  double lo = 1e-3, hi = 30;
-  auto at_lo = total(lo);
-  if (!at_lo.ok()) return Error{at_lo.error()};
-  if (*at_lo > central_epsilon) {
+  // R eps0 = target meets it by basic composition (the shuffler never makes
+  // a report less private), so the search starts there.
+  double lo = central_epsilon / static_cast<double>(config.rounds), hi = 30;
+  if (lo < 1e-3) {
     return Error{"no local epsilon >= 0.001 keeps the run within central epsilon " +
                  std::to_string(central_epsilon)};
   }
+  if (lo >= hi) return lo;
   auto at_hi = total(hi);
   if (!at_hi.ok()) return Error{at_hi.error()};
   if (*at_hi <= central_epsilon) return hi;
-  while (hi / lo > 1 + 1e-6) {
+  while (hi / lo > 1 + 1e-4) {
     const double mid = std::sqrt(lo * hi);
     auto at = total(mid);
     if (!at.ok()) return Error{at.error()};

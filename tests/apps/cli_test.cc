@@ -641,6 +641,32 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
   std::filesystem::remove(out_file);
 }
 
+// `reproduce frontier --quick`: the files, the references, the goal lines.
+TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
+  const std::string dir = Scratch("frontier");
+  std::filesystem::remove_all(dir);
+  const auto r = Fedldp({"reproduce", "frontier", "--quick", "--dataset", "syn-L-0.1-0.6", "--out",
+                         dir, "--no-figures"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* text :
+       {"| np | non-private |", "| privunitg | shuffled | 4 |", "skipped: no amplification",
+        "majority class:", "best local at total eps <= 2", "learned nothing"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  std::ifstream jsonl(dir + "/frontier.jsonl");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(jsonl, line);) {
+    ++lines;
+    EXPECT_NE(line.find("\"nonprivate_mean\":"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 1u + 6 * 2 * 2);  // np, 6 methods x 2 eps x 2 modes
+  EXPECT_TRUE(std::filesystem::exists(dir + "/frontier.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/summary.md"));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(Fedldp({"reproduce", "frontier", "--out", dir, "--dataset", "mnist"}).code, 2);
+  EXPECT_EQ(Fedldp({"reproduce", "frontier", "--out", dir, "--delta", "2"}).code, 2);
+}
+
 TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {
   const std::string out_file = Scratch("ldpfl.jsonl");
   std::filesystem::remove(out_file);

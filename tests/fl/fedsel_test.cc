@@ -197,6 +197,18 @@ TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   EXPECT_EQ(PlanFedSel(config, 1000, 5)->smallest_round, 30u);
   EXPECT_TRUE(DefaultFedSelConfig("privunitg").even_rounds);
   EXPECT_FALSE(DefaultFedSelConfig("ps-pm").even_rounds);  // the paper's cut
+  for (auto [n, preferred] : std::vector<std::pair<std::size_t, std::size_t>>{{7, 7},
+                                                                              {10, 10},
+                                                                              {11, 11},
+                                                                              {14, 13},
+                                                                              {99, 91},
+                                                                              {1999, 1800},
+                                                                              {2056, 2000},
+                                                                              {3907, 3900},
+                                                                              {39073, 39000},
+                                                                              {250000, 240000}}) {
+    EXPECT_EQ(RoundDownToPreferred(n), preferred) << n;
+  }
   const auto run = TrainFedSel(config, Synthetic(1000), {}, 2).value();
   EXPECT_EQ(run.iterations, 33u);
   EXPECT_EQ(run.updates, 1000u);

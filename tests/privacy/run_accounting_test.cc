@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "fedldp/privacy/ldpfl_accounting.h"
 
@@ -53,6 +54,19 @@ TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
   c.rounds = 1;
   EXPECT_LT(four, LocalEpsilonForCentral(c, 1.0).value());
   EXPECT_FALSE(LocalEpsilonForCentral(c, 1e-6).ok());
+  // More reports never cost more: what holds for n' holds for n >= n'
+  // (CalibrateToCentral relies on it).
+  c.shuffle = true;
+  for (double eps0 : {1.0, 3.0, 5.0}) {
+    c.local_epsilon = eps0;
+    double previous = std::numeric_limits<double>::infinity();
+    for (std::uint64_t n : {100, 500, 1500, 2000, 2500, 8000, 40000}) {
+      c.reports_per_round = n;
+      const double total = AccountRun(c)->total.epsilon;
+      EXPECT_LE(total, previous * (1 + 1e-9)) << eps0 << " " << n;
+      previous = total;
+    }
+  }
   EXPECT_FALSE(LocalEpsilonForCentral(c, -1).ok());
   c.shuffle = false;
   EXPECT_FALSE(LocalEpsilonForCentral(c, 1.0).ok());

@@ -148,10 +148,14 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t clients, s
 // With the shuffler (config.shuffle): `config` with the largest epsilon whose
 // run on `clients` clients stays within (central_epsilon, delta) per client
 // in total, by the accountant of run_accounting.h over one round per epoch
-// with the plan's smallest round. Refused for the Gaussian variants (no
-// amplification is proven for approximate-DP reports) and non-private ones.
+// with the plan's smallest round (rounded down, RoundDownToPreferred). Refused for the Gaussian
+// variants (no amplification is proven for approximate-DP reports) and non-private ones.
 Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
                                         double central_epsilon, double delta);
+// n rounded down to the E24 series of preferred numbers (10, 11, 12, 13, 15,
+// 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91
+// x 10^j; n itself below 10): at most 9 % below n.
+std::size_t RoundDownToPreferred(std::size_t n);
 
 // The two-stage randomizer of a plan (an error for flat, compressed and np).
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d);

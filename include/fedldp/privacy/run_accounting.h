@@ -55,8 +55,8 @@ struct RunPrivacy {
 
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 
-// The inverse, for a shuffled run: the largest eps0 (within a relative 1e-6,
-// in [1e-3, 30]) whose total over `config.rounds` rounds of
+// The inverse, for a shuffled run: the largest eps0 (within a relative 1e-4,
+// in [target / R, 30]) whose total over `config.rounds` rounds of
 // `config.reports_per_round` reports is at most `central_epsilon` at
 // `config.delta`. `config.local_epsilon` is ignored. An error if even
 // eps0 = 1e-3 exceeds the target, or without the shuffler.

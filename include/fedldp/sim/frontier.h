@@ -1,0 +1,67 @@
+// The accuracy-privacy frontier: every method at every total budget, with
+// and without the shuffler, on the same folds and seeds, each with its
+// hyper-parameters chosen on validation rows carved from each fold's
+// training rows (nested cross-validation, tuning.h), beside the
+// non-private model tuned the same way and the majority class.
+//
+// The x of every row is an honest total per client over the run:
+//   - local: the run's eps (one report per client; FedSel's two stages and
+//     LDP-FL's d coordinates at eps/d each compose to it); the Gaussian's
+//     delta is its per-report delta;
+//   - shuffled: the central (eps, delta) of `fedldp account run`, the local
+//     eps of each fold calibrated to the largest that meets the target.
+#ifndef FEDLDP_SIM_FRONTIER_H_
+#define FEDLDP_SIM_FRONTIER_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fedldp/sim/tuning.h"
+
+namespace fedldp {
+
+struct FrontierConfig {
+  // FedSel PS-PM, the flat PM, LDP-FL's per-weight two-point, the Gaussian
+  // baseline, PrivUnitG and FastProjUnit.
+  std::vector<std::string> methods = {"ps-pm",    "pm",        "twopoint",
+                                      "gaussian", "privunitg", "fastprojunit"};
+  std::vector<double> epsilons = {0.5, 1, 2, 4, 8};
+  bool local = true;
+  bool shuffled = true;
+  double delta = 1e-6;  // shuffled: the total delta per client; Gaussian: per report
+  CrossValidationOptions cv{1, 5, 1};
+  TuningOptions tuning;
+  std::optional<FedSelGrid> grid;  // nullopt: DefaultGrid(method)
+  Status Validate() const;
+};
+
+struct FrontierRow {
+  std::string method;
+  bool shuffled = false;
+  double target_epsilon = 0;  // the budget asked for (total per client)
+  double total_epsilon = 0;   // what the runs spent, at most the target (largest over folds)
+  double total_delta = 0;
+  double local_epsilon = 0;  // per report (smallest over folds)
+  CrossValidationResult cv;
+  std::vector<FedSelConfig> chosen;  // per fold
+  bool learned = false;              // mean - 2 SE above the majority class
+  std::string skipped;               // non-empty: why the row did not run
+};
+
+struct Frontier {
+  std::vector<FrontierRow> rows;
+  FrontierRow nonprivate;  // np, tuned the same way
+  double majority = 0;     // mean over folds
+  double seconds = 0;
+};
+
+// progress(done, total, what) after every row.
+Result<Frontier> RunFrontier(
+    const FrontierConfig& config, const Dataset& data, ThreadPool& pool,
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {});
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_SIM_FRONTIER_H_

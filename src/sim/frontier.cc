@@ -1,0 +1,147 @@
+#include "fedldp/sim/frontier.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "fedldp/privacy/run_accounting.h"
+
+namespace fedldp {
+
+Status FrontierConfig::Validate() const {
+  if (methods.empty()) return Error{"the frontier needs at least one method"};
+  for (const std::string& m : methods) {
+    auto v = ParseFedSelVariant(m);
+    if (!v.ok()) return Error{v.error()};
+    if (!v->is_private()) return Error{"method " + m + " is not private"};
+  }
+  if (epsilons.empty()) return Error{"the frontier needs at least one epsilon"};
+  for (double e : epsilons) {
+    if (!(e > 0 && std::isfinite(e))) return Error{"every epsilon must be a finite number > 0"};
+  }
+  if (!local && !shuffled) return Error{"neither local nor shuffled runs asked for"};
+  if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
+  if (cv.repeats < 1 || cv.folds < 2)
+    return Error{"cross-validation needs repeats >= 1, folds >= 2"};
+  return tuning.Validate();
+}
+
+namespace {
+
+bool Learned(const CrossValidationResult& r) {
+  const double se = r.StdAccuracy() / std::sqrt(static_cast<double>(r.folds.size()));
+  return r.MeanAccuracy() - 2 * se > r.MeanMajority();
+}
+
+}  // namespace
+
+Result<Frontier> RunFrontier(
+    const FrontierConfig& config, const Dataset& data, ThreadPool& pool,
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
+  if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
+  if (data.classes != 2) return Error{"the frontier trains linear models on a binary task"};
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Fold> folds = MakeFolds(data.size(), config.cv);
+  const std::size_t d = data.dimension;
+  const std::size_t modes = (config.local ? 1 : 0) + (config.shuffled ? 1 : 0);
+  const std::size_t total = 1 + config.methods.size() * config.epsilons.size() * modes;
+  std::size_t done = 0;
+  const auto grid_for = [&](const FedSelVariant& v) {
+    return config.grid ? *config.grid : DefaultGrid(v);
+  };
+
+  Frontier frontier;
+  {  // The non-private model, tuned on the same grid.
+    FedSelConfig np = DefaultFedSelConfig("np");
+    np.even_rounds = true;
+    const FedSelVariant v = ParseFedSelVariant("np").value();
+    auto r = CrossValidateTuned(np, grid_for(v), data, config.cv, config.tuning, pool);
+    if (!r.ok()) return Error{"np: " + r.error()};
+    frontier.nonprivate.method = "np";
+    frontier.nonprivate.target_epsilon = std::numeric_limits<double>::infinity();
+    frontier.nonprivate.total_epsilon = std::numeric_limits<double>::infinity();
+    frontier.nonprivate.local_epsilon = std::numeric_limits<double>::infinity();
+    frontier.nonprivate.cv = std::move(r->result);
+    frontier.nonprivate.chosen = std::move(r->chosen);
+    frontier.nonprivate.learned = Learned(frontier.nonprivate.cv);
+    frontier.majority = frontier.nonprivate.cv.MeanMajority();
+    if (progress) progress(++done, total, "np");
+  }
+
+  for (const bool shuffled : {false, true}) {
+    if (shuffled ? !config.shuffled : !config.local) continue;
+    for (const std::string& method : config.methods) {
+      const FedSelVariant variant = ParseFedSelVariant(method).value();
+      const bool gaussian = variant.vector_mechanism.starts_with("gaussian");
+      for (double eps : config.epsilons) {
+        FrontierRow row;
+        row.method = method;
+        row.shuffled = shuffled;
+        row.target_epsilon = eps;
+        std::ostringstream label_text;
+        label_text << method << (shuffled ? " shuffled" : " local") << " eps " << eps;
+        const std::string label = label_text.str();
+        if (shuffled && gaussian) {
+          row.skipped = "no amplification by shuffling is proven for the Gaussian's reports";
+          frontier.rows.push_back(std::move(row));
+          if (progress) progress(++done, total, label);
+          continue;
+        }
+        FedSelConfig base = DefaultFedSelConfig(method);
+        base.epochs = 1;
+        base.even_rounds = true;
+        base.epsilon = eps;
+        base.delta = config.delta;
+        base.shuffle = shuffled;
+        PreparePoint prepare;
+        if (shuffled) {
+          prepare = [&, eps](const FedSelConfig& c, std::size_t clients) {
+            return CalibrateToCentral(c, clients, d, eps, config.delta);
+          };
+        }
+        auto r = CrossValidateTuned(base, grid_for(variant), data, config.cv, config.tuning, pool,
+                                    prepare);
+        if (!r.ok()) {
+          row.skipped = r.error();
+        } else {
+          row.cv = std::move(r->result);
+          row.chosen = std::move(r->chosen);
+          row.learned = Learned(row.cv);
+          row.local_epsilon = std::numeric_limits<double>::infinity();
+          // What each fold spent, from its own plan.
+          for (std::size_t f = 0; f < row.chosen.size(); ++f) {
+            const FedSelConfig& c = row.chosen[f];
+            auto plan = PlanFedSel(c, folds[f].train.size(), d);
+            if (!plan.ok()) return Error{plan.error()};
+            const double report = plan->ReportEpsilon();
+            row.local_epsilon = std::min(row.local_epsilon, report);
+            if (shuffled) {
+              RunPrivacyConfig run;
+              run.local_epsilon = report;
+              run.rounds = static_cast<std::uint64_t>(c.epochs);
+              run.shuffle = true;
+              run.reports_per_round = plan->smallest_round;
+              run.delta = config.delta;
+              auto p = AccountRun(run);
+              if (!p.ok()) return Error{p.error()};
+              row.total_epsilon = std::max(row.total_epsilon, p->total.epsilon);
+              row.total_delta = p->total.delta;
+            } else {
+              row.total_epsilon = std::max(row.total_epsilon, report * c.epochs);
+              row.total_delta = gaussian ? c.delta : 0.0;
+            }
+          }
+        }
+        frontier.rows.push_back(std::move(row));
+        if (progress) progress(++done, total, label);
+      }
+    }
+  }
+  frontier.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return frontier;
+}
+
+}  // namespace fedldp
