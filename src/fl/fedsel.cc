@@ -263,11 +263,22 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   run.delta = delta;
   auto eps0 = LocalEpsilonForCentral(run, central_epsilon);
   if (!eps0.ok()) return Error{eps0.error()};
-  // What one report costs per unit of config.epsilon (-c variants spend
-  // eps1 on top of eps').
-  const double per_unit = plan->ReportEpsilon() / config.epsilon;
-  config.epsilon = *eps0 / per_unit;
-  return config;
+  // Scale config.epsilon so one report costs at most eps0 (-c variants
+  // spend eps1 on top of eps'); start from the largest budget that could.
+  config.epsilon = *eps0 * static_cast<double>(config.epochs) * (1 - 1e-12);
+  plan = PlanFedSel(config, clients, d);
+  if (!plan.ok()) return Error{plan.error()};
+  // The automatic mu depends on the budget, so the ratio is checked again
+  // on the new plan, and the budget only ever lowered to meet eps0.
+  for (int i = 0; i < 50; ++i) {
+    const double report = plan->ReportEpsilon();
+    if (report <= *eps0) return config;
+    config.epsilon *= (*eps0 / report) * (1 - 1e-12);
+    plan = PlanFedSel(config, clients, d);
+    if (!plan.ok()) return Error{plan.error()};
+  }
+  return Error{"could not calibrate " + config.variant + " to central epsilon " +
+               std::to_string(central_epsilon)};
 }
 
 std::pair<std::size_t, std::size_t> FedSelPlan::Round(std::size_t b, std::size_t clients) const {

@@ -6,6 +6,7 @@
 
 #include "fedldp/data/synthetic.h"
 #include "fedldp/pipeline/fedsel.h"
+#include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/sim/cross_validation.h"
 #include "fedldp/sim/thread_pool.h"
@@ -213,6 +214,40 @@ TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   EXPECT_EQ(run.iterations, 33u);
   EXPECT_EQ(run.updates, 1000u);
   EXPECT_EQ(run.smallest_round, 30u);
+}
+
+// A central target: every report costs at most the eps0 the accountant
+// allows, and the run's total (at its real smallest round) meets the target,
+// for plain, -c and automatic-mu variants and several epochs.
+TEST(CalibrateToCentral, EveryRunMeetsItsCentralTarget) {
+  for (const char* variant : {"privunitg", "ps-pm", "ps-pm-c", "pm"}) {
+    for (int epochs : {1, 3}) {
+      for (bool automatic : {false, true}) {
+        FedSelConfig c = DefaultFedSelConfig(variant);
+        c.shuffle = true;
+        c.epochs = epochs;
+        c.batch_fraction = 0.05;
+        if (automatic) c.mu.reset();
+        const auto calibrated = CalibrateToCentral(c, 40000, 123, 1.0, 1e-6).value();
+        const auto plan = PlanFedSel(calibrated, 40000, 123).value();
+        RunPrivacyConfig run;
+        run.local_epsilon = plan.ReportEpsilon();
+        run.rounds = static_cast<std::uint64_t>(epochs);
+        run.shuffle = true;
+        run.reports_per_round = plan.smallest_round;
+        run.delta = 1e-6;
+        const double total = AccountRun(run)->total.epsilon;
+        EXPECT_LE(total, 1.0) << variant << " " << epochs << " " << automatic;
+        EXPECT_GT(total, 0.85) << variant << " " << epochs << " " << automatic;  // not wasteful
+      }
+    }
+  }
+  FedSelConfig gaussian = DefaultFedSelConfig("gaussian");
+  gaussian.shuffle = true;
+  EXPECT_FALSE(CalibrateToCentral(gaussian, 40000, 123, 1.0, 1e-6).ok());
+  gaussian.variant = "privunitg";
+  gaussian.shuffle = false;
+  EXPECT_FALSE(CalibrateToCentral(gaussian, 40000, 123, 1.0, 1e-6).ok());
 }
 
 TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {

@@ -42,7 +42,7 @@ TEST(RunFrontier, EveryRowSpendsAtMostItsTargetBesideTheReferences) {
     EXPECT_EQ(r.cv.folds.size(), 2u);
     EXPECT_LE(r.total_epsilon, r.target_epsilon * (1 + 1e-9));
     if (r.shuffled) {
-      EXPECT_GE(r.local_epsilon, r.target_epsilon);  // the shuffler buys local budget
+      EXPECT_GE(r.local_epsilon, r.target_epsilon * (1 - 1e-9));  // never less than local
       EXPECT_EQ(r.total_delta, 1e-6);
     } else {
       EXPECT_DOUBLE_EQ(r.total_epsilon, r.target_epsilon);
