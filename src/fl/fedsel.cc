@@ -388,7 +388,9 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   for (int epoch = 0; epoch < config.epochs; ++epoch) {
     for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
     for (std::size_t b = 0; b < batches && run.iterations < total; ++b) {
-      const auto [first, m] = plan->Round(b, n);
+      // Not a structured binding: clang 14 cannot capture one in the lambda.
+      const std::pair<std::size_t, std::size_t> round = plan->Round(b, n);
+      const std::size_t first = round.first, m = round.second;
       parallel(m, [&](std::size_t slot) {
         const std::size_t client = order[first + slot];
         const std::size_t row = rows[client];
