@@ -62,12 +62,17 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
   return test.empty() ? 0 : static_cast<double>(hits) / static_cast<double>(test.size());
 }
 
+Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
+  if (options.repeats < 1) return Error{"repeats must be >= 1"};
+  if (options.folds < 2) return Error{"folds must be >= 2"};
+  if (n < static_cast<std::size_t>(options.folds)) return Error{"fewer rows than folds"};
+  return {};
+}
+
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
     ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (options.repeats < 1) return Error{"repeats must be >= 1"};
-  if (options.folds < 2) return Error{"folds must be >= 2"};
-  if (data.size() < static_cast<std::size_t>(options.folds)) return Error{"fewer rows than folds"};
+  if (const Status s = CheckFolds(options, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   CrossValidationResult result;
   const std::vector<Fold> folds = MakeFolds(data.size(), options);

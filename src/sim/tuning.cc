@@ -151,9 +151,7 @@ Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
     const PreparePoint& prepare, const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (cv.repeats < 1) return Error{"repeats must be >= 1"};
-  if (cv.folds < 2) return Error{"folds must be >= 2"};
-  if (data.size() < static_cast<std::size_t>(cv.folds)) return Error{"fewer rows than folds"};
+  if (const Status s = CheckFolds(cv, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   TunedCrossValidation out;
   const std::vector<Fold> folds = MakeFolds(data.size(), cv);

@@ -44,6 +44,8 @@ struct Fold {
   std::uint64_t seed = 0;  // the seed of this fold's training run
 };
 std::vector<Fold> MakeFolds(std::size_t n, const CrossValidationOptions& options);
+// Whether `options` can cut n rows: repeats >= 1, 2 <= folds <= n.
+Status CheckFolds(const CrossValidationOptions& options, std::size_t n);
 // The trivial classifier: the training rows' majority label, scored on `test`.
 double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
                         std::span<const std::size_t> test);
