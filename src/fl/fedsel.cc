@@ -311,13 +311,14 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel,
                               const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
   std::vector<std::size_t> rows(train.begin(), train.end());
   if (rows.empty()) {
     rows.resize(data.size());
     std::iota(rows.begin(), rows.end(), std::size_t{0});
   }
-  const std::size_t n = rows.size(), d = data.dimension;
+  // d is the model's weight count: the features' for a binary task, classes
+  // times that for a multiclass one (the gradient every step privatises).
+  const std::size_t n = rows.size(), d = LinearParameters(data);
   auto plan = PlanFedSel(config, n, d);
   if (!plan.ok()) return Error{plan.error()};
   const FedSelVariant* variant = &plan->variant;

@@ -41,10 +41,9 @@ Result<Frontier> RunFrontier(
     const FrontierConfig& config, const Dataset& data, ThreadPool& pool,
     const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
   if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
-  if (data.classes != 2) return Error{"the frontier trains linear models on a binary task"};
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Fold> folds = MakeFolds(data.size(), config.cv);
-  const std::size_t d = data.dimension;
+  const std::size_t d = LinearParameters(data);
   const std::size_t modes = (config.local ? 1 : 0) + (config.shuffled ? 1 : 0);
   const std::size_t total = 1 + config.methods.size() * config.epsilons.size() * modes;
   std::size_t done = 0;

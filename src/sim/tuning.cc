@@ -99,7 +99,7 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
       }
       t.config = std::move(prepared).value();
     }
-    if (auto plan = PlanFedSel(t.config, fit_rows, data.dimension); !plan.ok()) {
+    if (auto plan = PlanFedSel(t.config, fit_rows, LinearParameters(data)); !plan.ok()) {
       t.refused = plan.error();
     }
   }

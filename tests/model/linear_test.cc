@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace fedldp {
 namespace {
@@ -64,6 +65,50 @@ TEST(LinearModel, PredictAndAccuracy) {
   const std::vector<std::size_t> rows = {0, 1};
   EXPECT_EQ(LinearModel::Accuracy(w, d, rows), 1.0);
   EXPECT_FALSE(ParseLoss("tree").ok());
+}
+
+TEST(LinearModel, MulticlassGradientMatchesFiniteDifferences) {
+  // Three classes of two features: w is class-major, w_k = w[2k, 2k + 2).
+  const std::vector<float> x = {0.5f, -1.5f};
+  const std::vector<double> w = {0.3, -0.2, 0.7, 1.1, -0.4, 0.05};
+  for (Loss loss : {Loss::kLogistic, Loss::kHinge}) {
+    const LinearModel model{loss, 0.01, 1e9};
+    for (int y : {0, 1, 2}) {
+      std::vector<double> g(6);
+      model.Gradient(w, x, y, g);
+      for (std::size_t j = 0; j < 6; ++j) {
+        auto wp = w, wm = w;
+        wp[j] += 1e-6;
+        wm[j] -= 1e-6;
+        const double numeric = (model.Objective(wp, x, y) - model.Objective(wm, x, y)) / 2e-6;
+        EXPECT_NEAR(g[j], numeric, 1e-6) << LossName(loss) << " y=" << y << " j=" << j;
+      }
+    }
+  }
+  // The softmax loss at w = 0 is log K; its gradient sums to zero over classes.
+  const std::vector<double> zero(6, 0.0);
+  const LinearModel model{Loss::kLogistic, 0.0, 1e9};
+  EXPECT_NEAR(model.Objective(zero, x, 1), std::log(3.0), 1e-12);
+  std::vector<double> g(6);
+  model.Gradient(zero, x, 1, g);
+  EXPECT_NEAR(g[0] + g[2] + g[4], 0.0, 1e-12);
+  EXPECT_NEAR(g[2], (1.0 / 3 - 1) * 0.5, 1e-12);
+}
+
+TEST(LinearModel, MulticlassPredictsTheTopScore) {
+  Dataset d;
+  d.dimension = 2;
+  d.classes = 3;
+  d.Append(std::vector<float>{1, 0}, 0);
+  d.Append(std::vector<float>{0, 1}, 1);
+  d.Append(std::vector<float>{-1, -1}, 2);
+  d.Append(std::vector<float>{1, 0}, 2);
+  EXPECT_EQ(LinearParameters(d), 6u);
+  const std::vector<double> w = {1, 0, 0, 1, -1, -1};
+  EXPECT_EQ(LinearModel::Predict(w, d.row(2)), 2);
+  EXPECT_NEAR(LinearModel::Accuracy(w, d, {}), 0.75, 1e-12);
+  d.classes = 2;
+  EXPECT_EQ(LinearParameters(d), 2u);
 }
 
 }  // namespace

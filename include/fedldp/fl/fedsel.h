@@ -28,6 +28,9 @@
 //                       It separates what the private selection adds from what
 //                       dropping the enlargement does (docs/fedsel.md, Table 3).
 //
+// The model is a LinearModel (model/linear.h): d weights on a binary task, K d
+// on a K-class one (multinomial, beyond the paper; "d" below counts weights).
+//
 // Per iteration: m = max(1, round(batch_fraction N)) clients (each holding
 // one record) compute g = clip(grad L(w)), accumulate r += g, select j from
 // r, report M(r_j + eta r_j^prev), set r_j = 0; the server averages the m
