@@ -70,6 +70,9 @@ struct TrainOptions {
   bool tune = false;                      // nested: hyper-parameters chosen per fold
   double validation_fraction = 0.2;
   int tuning_splits = 3;
+  // With tune: lists replacing DefaultGrid's (empty: its own).
+  std::vector<double> grid_lr, grid_batch_fraction, grid_clip;
+  std::vector<int> grid_epochs;
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;

@@ -64,8 +64,9 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   std::ostringstream o;
   o.precision(10);
   o << "{\"dataset\":\"" << dataset << "\",\"d\":" << data.dimension
-    << ",\"records\":" << data.size() << ",\"model\":\"" << LossName(config.loss)
-    << "\",\"gradient_scaling\":\""
+    << ",\"classes\":" << data.classes << ",\"weights\":" << LinearParameters(data)
+    << ",\"records\":" << data.size() << ",\"test_from\":" << cv.test_from << ",\"model\":\""
+    << LossName(config.loss) << "\",\"gradient_scaling\":\""
     << (config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize")
     << "\",\"variant\":\"" << config.variant << "\",\"epsilon\":" << config.epsilon
     << ",\"epochs\":" << config.epochs << ",\"eps_epoch\":" << run.budget.epoch_epsilon

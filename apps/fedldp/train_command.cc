@@ -22,7 +22,8 @@ namespace {
 void AddConfigOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--dataset", o.dataset,
                  "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2[-entry], "
-                 "syn-H-C1-C2")
+                 "syn-H-C1-C2, or mnist, fmnist (10 classes, softmax; their standard split: "
+                 "--repeats runs, no folds)")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
@@ -70,6 +71,20 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                  "Return the mean of the server's iterates over this final share of the "
                  "iterations, in [0, 1) (0: the last iterate; post-processing, no privacy cost)")
       ->capture_default_str();
+  app.add_option("--grid-lr", o.grid_lr,
+                 "With --tune / tune: the learning rates tried (default: DefaultGrid's)")
+      ->delimiter(',');
+  app.add_option("--grid-batch-fraction", o.grid_batch_fraction,
+                 "With --tune / tune: the m / N tried (default: DefaultGrid's)")
+      ->delimiter(',');
+  app.add_option(
+         "--grid-clip", o.grid_clip,
+         "With --tune / tune: the clip norms tried, vector variants (default: DefaultGrid's)")
+      ->delimiter(',');
+  app.add_option("--grid-epochs", o.grid_epochs,
+                 "With --tune / tune: the epochs tried (default: --epochs only)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1000));
   app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
   app.add_option("--threads", o.threads, "Threads (0: all cores)")
       ->capture_default_str()
@@ -150,7 +165,35 @@ struct TrainSetup {
   Dataset data;
   TuningOptions tuning;
   PreparePoint prepare;  // a grid point as it runs on n clients (--central-epsilon)
+  // > 0: data holds an image dataset's training rows, then its test rows
+  // from here (CrossValidationOptions::test_from).
+  std::size_t test_from = 0;
+  // The rows tuning may read: all (empty), or a fixed split's training rows.
+  std::vector<std::size_t> TuningRows() const {
+    std::vector<std::size_t> rows(test_from);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    return rows;
+  }
 };
+
+// The grid --tune and `tune` search: DefaultGrid, with the lists given
+// replacing its own; values are checked when a point is planned.
+FedSelGrid GridFor(const TrainOptions& o, const FedSelVariant& variant) {
+  FedSelGrid grid = DefaultGrid(variant);
+  if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
+  if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
+  if (!o.grid_clip.empty()) {
+    if (variant.kind != FedSelVariant::Kind::kVector) {
+      throw UsageError("--grid-clip applies to the vector variants only");
+    }
+    grid.clips = o.grid_clip;
+  }
+  if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
+  return grid;
+}
+
+// Datasets that come with their test set: train on it, test on it.
+bool IsImageDataset(const std::string& name) { return name == "mnist" || name == "fmnist"; }
 
 TrainSetup MakeTrainSetup(const TrainOptions& o) {
   auto parsed = ParseFedSelVariant(o.variant);
@@ -207,22 +250,36 @@ TrainSetup MakeTrainSetup(const TrainOptions& o) {
   tuning.splits = o.tuning_splits;
   tuning.seed = o.seed;
   if (const Status s = tuning.Validate(); !s.ok()) throw UsageError(s.error());
-  auto loaded = LoadNamed(o.dataset, DataDir(o.data_dir));
-  if (!loaded.ok()) throw UsageError(loaded.error() + DataDirHint(loaded.error()));
-  if (loaded->classes != 2) throw UsageError("dataset " + o.dataset + " is not a binary task");
-  setup.data = std::move(loaded).value();
+  if (IsImageDataset(o.dataset)) {
+    // One dataset, the training rows first, then the test rows.
+    auto split = LoadImageSplit(o.dataset, o.data_dir);
+    if (!split.ok()) throw UsageError(split.error());
+    setup.data = std::move(split->train);
+    setup.data.name = o.dataset;
+    setup.test_from = setup.data.size();
+    for (std::size_t i = 0; i < split->test.size(); ++i) {
+      setup.data.Append(split->test.row(i), split->test.labels[i]);
+    }
+  } else {
+    auto loaded = LoadNamed(o.dataset, DataDir(o.data_dir));
+    if (!loaded.ok()) throw UsageError(loaded.error() + DataDirHint(loaded.error()));
+    setup.data = std::move(loaded).value();
+  }
   const Dataset* data = &setup.data;
   // The whole configuration is checked before the header is printed: a
   // refusal is one line on stderr and nothing on stdout.
-  const std::size_t fold_rows = data->size() - data->size() / static_cast<std::size_t>(o.folds);
-  setup.prepare = [d = data->dimension, central = o.central_epsilon, delta = o.central_delta](
-                      const FedSelConfig& c, std::size_t clients) -> Result<FedSelConfig> {
+  const std::size_t fold_rows =
+      setup.test_from > 0 ? setup.test_from
+                          : data->size() - data->size() / static_cast<std::size_t>(o.folds);
+  setup.prepare = [d = LinearParameters(*data), central = o.central_epsilon,
+                   delta = o.central_delta](const FedSelConfig& c,
+                                            std::size_t clients) -> Result<FedSelConfig> {
     if (!central) return c;
     return CalibrateToCentral(c, clients, d, *central, delta);
   };
   auto prepared = setup.prepare(config, fold_rows);
   if (!prepared.ok()) throw UsageError(prepared.error());
-  auto plan = PlanFedSel(*prepared, data->size(), data->dimension);
+  auto plan = PlanFedSel(*prepared, fold_rows, LinearParameters(*data));
   if (!plan.ok()) throw UsageError(plan.error());
   // With the shuffler: what `fedldp account run` states for the smallest
   // round and one report per epoch (checked here, stated after the runs
@@ -238,6 +295,10 @@ TrainSetup MakeTrainSetup(const TrainOptions& o) {
 }  // namespace
 
 int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.tune && !(o.grid_lr.empty() && o.grid_batch_fraction.empty() && o.grid_clip.empty() &&
+                   o.grid_epochs.empty())) {
+    throw UsageError("--grid-lr, --grid-batch-fraction, --grid-clip, --grid-epochs need --tune");
+  }
   CheckOut(o.out);
   TrainSetup setup = MakeTrainSetup(o);
   const FedSelVariant* variant = &setup.variant;
@@ -249,17 +310,27 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
 
   ThreadPool pool(o.threads);
-  const CrossValidationOptions cv{o.repeats, o.folds, o.seed};
+  CrossValidationOptions cv{o.repeats, o.folds, o.seed};
+  cv.test_from = setup.test_from;
   out << "fedldp train: " << o.dataset << " (" << data->size()
-      << " records, d = " << data->dimension << "), " << LossName(config.loss) << ", variant "
-      << o.variant << ", " << o.repeats << " x " << o.folds << "-fold CV, seed " << o.seed << ", "
-      << pool.size() << " threads\n";
+      << " records, d = " << data->dimension;
+  if (data->classes > 2) {
+    out << ", " << data->classes << " classes: " << LinearParameters(*data) << " weights";
+  }
+  out << "), " << LossName(config.loss) << ", variant " << o.variant << ", ";
+  if (cv.test_from > 0) {
+    out << o.repeats << " run(s) on the standard split (" << cv.test_from << " training rows, "
+        << data->size() - cv.test_from << " test rows)";
+  } else {
+    out << o.repeats << " x " << o.folds << "-fold CV";
+  }
+  out << ", seed " << o.seed << ", " << pool.size() << " threads\n";
   out.flush();
   CrossValidationResult result;
   std::vector<FedSelConfig> chosen;  // per fold, with --tune or --central-epsilon
   if (o.tune || o.central_epsilon) {
     ProgressBar bar(o.tune ? o.variant + " (tuning)" : o.variant);
-    const FedSelGrid grid = o.tune ? DefaultGrid(*variant) : FedSelGrid{};
+    const FedSelGrid grid = o.tune ? GridFor(o, *variant) : FedSelGrid{};
     auto tuned =
         CrossValidateTuned(config, grid, *data, cv, tuning, pool, prepare,
                            [&](std::size_t done, std::size_t total) { bar.Update(done, total); });
@@ -295,15 +366,17 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         << o.central_delta << "):\n"
         << DescribeRunPrivacy(Shuffled(o, report, run.smallest_round).value());
     if (o.central_epsilon) {
-      out << "(the last fold's figures; every fold ran at the largest local eps within central "
+      out << "(the last " << (cv.test_from > 0 ? "run" : "fold")
+          << "'s figures; every one ran at the largest local eps within central "
           << *o.central_epsilon << ")\n";
     }
   }
   if (!chosen.empty() && o.tune) {
-    out << "chosen on validation rows, per fold (lr, m / N, clip, tail):";
+    out << "chosen on validation rows, per " << (cv.test_from > 0 ? "run" : "fold")
+        << " (lr, m / N, clip, tail, epochs):";
     for (const FedSelConfig& c : chosen) {
       out << " (" << c.learning_rate << ", " << c.batch_fraction << ", " << c.clip << ", "
-          << c.tail_average << ")";
+          << c.tail_average << ", " << c.epochs << ")";
     }
     out << "\n";
   }
@@ -357,11 +430,13 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
 int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   CheckOut(o.out);
   TrainSetup setup = MakeTrainSetup(o);
-  const FedSelGrid grid = DefaultGrid(setup.variant);
+  const FedSelGrid grid = GridFor(o, setup.variant);
   const std::size_t points = grid.Points(setup.config).size();
   ThreadPool pool(o.threads);
-  out << "fedldp tune: " << o.dataset << " (" << setup.data.size()
-      << " records, d = " << setup.data.dimension << "), variant " << o.variant << ", ";
+  out << "fedldp tune: " << o.dataset << " ("
+      << (setup.test_from > 0 ? setup.test_from : setup.data.size())
+      << " training records, d = " << setup.data.dimension << ", " << LinearParameters(setup.data)
+      << " weights), variant " << o.variant << ", ";
   if (o.central_epsilon) {
     out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
         << ") per client";
@@ -372,7 +447,8 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << 100 * setup.tuning.validation_fraction << " % of the rows, seed " << o.seed << ", "
       << pool.size() << " threads\n";
   out.flush();
-  auto tuned = TuneFedSel(setup.config, grid, setup.data, {}, setup.tuning, pool, setup.prepare);
+  const std::vector<std::size_t> rows = setup.TuningRows();
+  auto tuned = TuneFedSel(setup.config, grid, setup.data, rows, setup.tuning, pool, setup.prepare);
   if (!tuned.ok()) throw UsageError(tuned.error());
   std::vector<const TuningTrial*> ranked;
   std::size_t refused = 0;

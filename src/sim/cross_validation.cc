@@ -1,5 +1,6 @@
 #include "fedldp/sim/cross_validation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -31,6 +32,18 @@ double CrossValidationResult::MeanMajority() const {
 std::vector<Fold> MakeFolds(std::size_t n, const CrossValidationOptions& options) {
   std::vector<Fold> folds;
   std::uint64_t run_index = 0;
+  if (options.test_from > 0) {
+    for (int repeat = 0; repeat < options.repeats; ++repeat) {
+      Fold f;
+      f.repeat = repeat;
+      f.train.resize(std::min(options.test_from, n));
+      std::iota(f.train.begin(), f.train.end(), std::size_t{0});
+      for (std::size_t i = f.train.size(); i < n; ++i) f.test.push_back(i);
+      f.seed = CounterRng::Mix(options.seed * 1000003 + run_index++);
+      folds.push_back(std::move(f));
+    }
+    return folds;
+  }
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), std::size_t{0});
@@ -64,6 +77,10 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
 
 Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
   if (options.repeats < 1) return Error{"repeats must be >= 1"};
+  if (options.test_from > 0) {
+    if (options.test_from >= n) return Error{"the fixed split leaves no test rows"};
+    return {};
+  }
   if (options.folds < 2) return Error{"folds must be >= 2"};
   if (n < static_cast<std::size_t>(options.folds)) return Error{"fewer rows than folds"};
   return {};

@@ -641,6 +641,33 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
   std::filesystem::remove(out_file);
 }
 
+TEST(Tune, GridListsReplaceTheDefaultGrid) {
+  const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                         "--tuning-splits", "1", "--grid-lr", "1,2", "--grid-batch-fraction", "0.1",
+                         "--grid-clip", "1", "--grid-epochs", "1,2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 grid points x 1 splits"), std::string::npos) << r.out;
+  // Lists are for tuning; a clip list for a variant without a clip is refused.
+  EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-lr", "1,2"}).code, 2);
+  EXPECT_EQ(
+      Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm", "--grid-clip", "1"}).code,
+      2);
+}
+
+// MNIST: ten classes, the standard split instead of folds.
+TEST(Train, MnistTrainsASoftmaxModelOnItsStandardSplit) {
+  const auto r = Fedldp({"train", "--dataset", "mnist", "--variant", "np", "--repeats", "1",
+                         "--batch-fraction", "0.01", "--lr", "0.5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("10 classes: 7840 weights"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("standard split (60000 training rows, 10000 test rows)"), std::string::npos)
+      << r.out;
+  // One epoch of 100 steps: 89.65 % (majority 9.80 %).
+  const auto at = r.out.find("  np ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(r.out.find_first_of("0123456789", at))), 85.0) << r.out;
+}
+
 // `reproduce frontier --quick`: the files, the references, the goal lines.
 TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   const std::string dir = Scratch("frontier");

@@ -13,6 +13,22 @@ namespace {
 
 using testing::SmallSynthetic;
 
+TEST(MakeFolds, FixedSplitTrainsOnTheFirstRowsAndTestsOnTheRest) {
+  CrossValidationOptions options{3, 5, 9};
+  options.test_from = 7;
+  ASSERT_TRUE(CheckFolds(options, 10).ok());
+  const std::vector<Fold> folds = MakeFolds(10, options);
+  ASSERT_EQ(folds.size(), 3u);  // one run per repeat, whatever `folds` says
+  for (const Fold& f : folds) {
+    EXPECT_EQ(f.train, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(f.test, (std::vector<std::size_t>{7, 8, 9}));
+  }
+  EXPECT_NE(folds[0].seed, folds[1].seed);
+  EXPECT_NE(folds[1].seed, folds[2].seed);
+  options.test_from = 10;  // nothing left to test on
+  EXPECT_FALSE(CheckFolds(options, 10).ok());
+}
+
 TEST(FedSelGrid, PointsAreTheProductAndEmptyListsKeepTheBase) {
   FedSelConfig base;
   base.clip = 3;

@@ -18,6 +18,10 @@ struct CrossValidationOptions {
   int repeats = 10;
   int folds = 5;
   std::uint64_t seed = 1;
+  // > 0: no folds, a fixed split, for data that comes with its test set
+  // (MNIST, Fashion-MNIST): rows [0, test_from) train and [test_from, n)
+  // test, in each of `repeats` runs (fold 0) with its own seed.
+  std::size_t test_from = 0;
 };
 
 struct FoldResult {
@@ -44,7 +48,8 @@ struct Fold {
   std::uint64_t seed = 0;  // the seed of this fold's training run
 };
 std::vector<Fold> MakeFolds(std::size_t n, const CrossValidationOptions& options);
-// Whether `options` can cut n rows: repeats >= 1, 2 <= folds <= n.
+// Whether `options` can cut n rows: repeats >= 1, 2 <= folds <= n, or a
+// fixed split with rows on both sides.
 Status CheckFolds(const CrossValidationOptions& options, std::size_t n);
 // The trivial classifier: the training rows' majority label, scored on `test`.
 double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
