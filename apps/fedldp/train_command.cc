@@ -448,7 +448,10 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << pool.size() << " threads\n";
   out.flush();
   const std::vector<std::size_t> rows = setup.TuningRows();
-  auto tuned = TuneFedSel(setup.config, grid, setup.data, rows, setup.tuning, pool, setup.prepare);
+  std::optional<ProgressBar> bar(std::in_place, o.variant + " (tuning)");
+  auto tuned = TuneFedSel(setup.config, grid, setup.data, rows, setup.tuning, pool, setup.prepare,
+                          [&](std::size_t done, std::size_t total) { bar->Update(done, total); });
+  bar.reset();  // cleared before the table
   if (!tuned.ok()) throw UsageError(tuned.error());
   std::vector<const TuningTrial*> ranked;
   std::size_t refused = 0;
@@ -463,25 +466,25 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const TuningTrial* a, const TuningTrial* b) { return a->score > b->score; });
   const bool vector = setup.variant.kind == FedSelVariant::Kind::kVector;
-  out << "  rank        lr     m / N      clip      tail   local eps   validation accuracy (sd)"
-         "   score = accuracy - sd\n";
+  out << "  rank        lr     m / N      clip      tail    epochs   local eps   validation "
+         "accuracy (sd)   score = accuracy - sd\n";
   for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
     const FedSelConfig& c = ranked[i]->config;
     out << std::right << std::setw(6) << i + 1 << std::setw(10) << c.learning_rate << std::setw(10)
         << c.batch_fraction << std::setw(10) << (vector ? std::to_string(c.clip).substr(0, 4) : "-")
-        << std::setw(10) << c.tail_average << std::setw(12) << std::setprecision(4)
-        << c.epsilon / c.epochs << std::setw(17) << std::fixed << std::setprecision(2)
-        << 100 * ranked[i]->accuracy << " % (" << 100 * ranked[i]->sd << ")" << std::setw(17)
-        << 100 * ranked[i]->score << " %\n"
+        << std::setw(10) << c.tail_average << std::setw(10) << c.epochs << std::setw(12)
+        << std::setprecision(4) << c.epsilon / c.epochs << std::setw(17) << std::fixed
+        << std::setprecision(2) << 100 * ranked[i]->accuracy << " % (" << 100 * ranked[i]->sd << ")"
+        << std::setw(17) << 100 * ranked[i]->score << " %\n"
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
   const FedSelConfig& best = tuned->best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
   if (vector) out << " --clip " << best.clip;
-  out << " --tail-average " << best.tail_average << "   (validation " << std::fixed
-      << std::setprecision(2) << 100 * tuned->accuracy << " %, score " << 100 * tuned->score
-      << " %)\n"
+  out << " --tail-average " << best.tail_average << " --epochs " << best.epochs << "   (validation "
+      << std::fixed << std::setprecision(2) << 100 * tuned->accuracy << " %, score "
+      << 100 * tuned->score << " %)\n"
       << std::defaultfloat << std::setprecision(6);
   if (!o.out.empty()) {
     std::ostringstream lines;

@@ -307,6 +307,17 @@ Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_
                                   eps_value > 0 ? eps_value : 1.0, v.enlarge_uniform);
 }
 
+Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSelPlan& plan,
+                                                                     const FedSelConfig& config,
+                                                                     std::size_t d,
+                                                                     std::uint64_t public_seed) {
+  if (plan.variant.kind != FedSelVariant::Kind::kVector) {
+    return Error{"variant '" + config.variant + "' does not privatise the whole vector"};
+  }
+  return MakeVectorRandomizer(
+      VectorConfigFor(plan.variant, config, plan.budget.value_epsilon, d, public_seed));
+}
+
 Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel,
@@ -353,8 +364,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       break;
     }
     case FedSelVariant::Kind::kVector: {
-      const VectorRandomizerConfig vc = VectorConfigFor(*variant, config, eps_value, d, seed);
-      auto r = MakeVectorRandomizer(vc);
+      auto r = MakeFedSelVectorRandomizer(*plan, config, d, seed);
       if (!r.ok()) return Error{r.error()};
       step.vector = std::move(r).value();
       break;
@@ -367,14 +377,19 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   run.weights.assign(d, 0.0);
   std::vector<double> accumulated;  // r of every client, n x d
   if (variant->kind == FedSelVariant::Kind::kTwoStage) accumulated.assign(n * d, 0.0);
-  // Per-client slots of one round, written in parallel, summed in order.
+  // Per-client slots of one round, written in parallel, summed in order. The
+  // clients of a round run in chunks of at most `chunk`, so that the dense
+  // scratch (gradients, dense reports) stays near 16 MiB whatever m x d.
   const std::size_t batches = plan->rounds_per_epoch;
   std::size_t largest = 0;
   for (std::size_t b = 0; b < batches; ++b) largest = std::max(largest, plan->Round(b, n).second);
+  const std::size_t chunk =
+      std::min(largest, std::max<std::size_t>(64, (std::size_t{1} << 21) / d));
   std::vector<FedSelReport> two_stage_reports(largest);
   std::vector<SparseReport> sparse_reports(largest);
-  std::vector<double> gradients(largest * d);
-  std::vector<double> previous(largest * d);
+  std::vector<double> gradients(chunk * d);
+  std::vector<double> previous(chunk * d);
+  std::vector<char> valid(chunk);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   CounterRng order_rng(seed, ~std::uint64_t{0});
@@ -392,56 +407,71 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       // Not a structured binding: clang 14 cannot capture one in the lambda.
       const std::pair<std::size_t, std::size_t> round = plan->Round(b, n);
       const std::size_t first = round.first, m = round.second;
-      parallel(m, [&](std::size_t slot) {
-        const std::size_t client = order[first + slot];
-        const std::size_t row = rows[client];
-        CounterRng rng(seed, client * static_cast<std::uint64_t>(config.epochs) + epoch);
-        std::span<double> g(gradients.data() + slot * d, d);
-        model.Gradient(run.weights, data.row(row), data.labels[row], g);
-        switch (variant->kind) {
-          case FedSelVariant::Kind::kFullGradient:
-            return;
-          case FedSelVariant::Kind::kFlat:
-            sparse_reports[slot] = step.flat->Randomize(g, rng);
-            return;
-          case FedSelVariant::Kind::kCompressed:
-            sparse_reports[slot] = step.compressed->Randomize(g, rng);
-            return;
-          case FedSelVariant::Kind::kVector: {
-            // The report replaces the gradient in its slot.
-            const std::vector<double> clean(g.begin(), g.end());
-            step.vector->Randomize(clean, g, rng);
+      std::vector<double> mean(d, 0.0);
+      for (std::size_t from = 0; from < m; from += chunk) {
+        const std::size_t size = std::min(chunk, m - from);
+        parallel(size, [&](std::size_t k) {
+          const std::size_t slot = from + k;
+          const std::size_t client = order[first + slot];
+          const std::size_t row = rows[client];
+          CounterRng rng(seed, client * static_cast<std::uint64_t>(config.epochs) + epoch);
+          std::span<double> g(gradients.data() + k * d, d);
+          model.Gradient(run.weights, data.row(row), data.labels[row], g);
+          switch (variant->kind) {
+            case FedSelVariant::Kind::kFullGradient:
+              return;
+            case FedSelVariant::Kind::kFlat:
+              sparse_reports[slot] = step.flat->Randomize(g, rng);
+              return;
+            case FedSelVariant::Kind::kCompressed:
+              sparse_reports[slot] = step.compressed->Randomize(g, rng);
+              return;
+            case FedSelVariant::Kind::kVector: {
+              // The report replaces the gradient in its slot.
+              const std::vector<double> clean(g.begin(), g.end());
+              step.vector->Randomize(clean, g, rng);
+              return;
+            }
+            case FedSelVariant::Kind::kTwoStage:
+              break;
+          }
+          if (!variant->accumulate) {  // np-rs: the fresh gradient, no state
+            two_stage_reports[slot] = step.two_stage->Randomize(g, g, 0.0, rng);
             return;
           }
-          case FedSelVariant::Kind::kTwoStage:
-            break;
+          two_stage_reports[slot] = FedSelClientStep(
+              {accumulated.data() + client * d, d}, {previous.data() + k * d, d}, g,
+              variant->scaled_accumulation ? alpha : 1.0, *step.two_stage, config.momentum, rng);
+        });
+        if (variant->kind == FedSelVariant::Kind::kVector ||
+            variant->kind == FedSelVariant::Kind::kFullGradient) {
+          // Server, dense reports: validated per slot, then summed per block
+          // of coordinates, both in parallel; each coordinate adds its
+          // reports in slot order, so the mean does not depend on the threads
+          // or the chunks.
+          std::fill(valid.begin(), valid.end(), 1);
+          if (variant->kind == FedSelVariant::Kind::kVector) {
+            parallel(size, [&](std::size_t k) {
+              valid[k] = step.vector->ValidateReport({gradients.data() + k * d, d}).ok();
+            });
+          }
+          run.rejected +=
+              static_cast<std::size_t>(std::count(valid.begin(), valid.begin() + size, 0));
+          constexpr std::size_t kBlock = 512;
+          parallel((d + kBlock - 1) / kBlock, [&](std::size_t b) {
+            const std::size_t lo = b * kBlock, hi = std::min(d, lo + kBlock);
+            for (std::size_t k = 0; k < size; ++k) {
+              if (!valid[k]) continue;
+              const double* report = gradients.data() + k * d;
+              for (std::size_t j = lo; j < hi; ++j) mean[j] += report[j] / static_cast<double>(m);
+            }
+          });
         }
-        if (!variant->accumulate) {  // np-rs: the fresh gradient, no state
-          two_stage_reports[slot] = step.two_stage->Randomize(g, g, 0.0, rng);
-          return;
-        }
-        two_stage_reports[slot] = FedSelClientStep(
-            {accumulated.data() + client * d, d}, {previous.data() + slot * d, d}, g,
-            variant->scaled_accumulation ? alpha : 1.0, *step.two_stage, config.momentum, rng);
-      });
-      // Server: validate, average, step.
-      std::vector<double> mean(d, 0.0);
+      }
+      // Server: validate, average, step (dense reports are in `mean` already).
       switch (variant->kind) {
         case FedSelVariant::Kind::kVector:
-          for (std::size_t s = 0; s < m; ++s) {
-            const std::span<const double> report(gradients.data() + s * d, d);
-            if (!step.vector->ValidateReport(report).ok()) {
-              ++run.rejected;
-              continue;
-            }
-            for (std::size_t j = 0; j < d; ++j) mean[j] += report[j] / static_cast<double>(m);
-          }
-          break;
         case FedSelVariant::Kind::kFullGradient:
-          for (std::size_t s = 0; s < m; ++s) {
-            for (std::size_t j = 0; j < d; ++j)
-              mean[j] += gradients[s * d + j] / static_cast<double>(m);
-          }
           break;
         case FedSelVariant::Kind::kFlat: {
           FlatAggregator agg(*step.flat);

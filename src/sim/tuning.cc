@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 #include "fedldp/random/counter_rng.h"
@@ -54,7 +55,8 @@ Status TuningOptions::Validate() const {
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
                                 const Dataset& data, std::span<const std::size_t> train,
                                 const TuningOptions& options, ThreadPool& pool,
-                                const PreparePoint& prepare) {
+                                const PreparePoint& prepare,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
   if (const Status s = options.Validate(); !s.ok()) return Error{s.error()};
   std::vector<std::size_t> rows(train.begin(), train.end());
   if (rows.empty()) {
@@ -88,7 +90,16 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   FedSelTuning tuning;
   tuning.trials.resize(points.size());
   const std::size_t fit_rows = splits.front().fit.size();
+  const std::size_t jobs = points.size() * splits.size();
+  std::mutex progress_mu;
+  std::size_t done = 0;
+  const auto step = [&] {
+    if (!progress) return;
+    std::lock_guard lock(progress_mu);
+    progress(++done, points.size() + jobs);
+  };
   for (std::size_t i = 0; i < points.size(); ++i) {
+    step();
     TuningTrial& t = tuning.trials[i];
     t.config = points[i];
     if (prepare) {
@@ -105,18 +116,18 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   }
   // One job per (point, split), each run on one thread: the points are many
   // and each is short.
-  const std::size_t jobs = points.size() * splits.size();
   std::vector<double> accuracy(jobs, 0.0);
   std::vector<std::string> failed(jobs);
   pool.ParallelFor(jobs, [&](std::size_t job) {
     const std::size_t i = job / splits.size(), s = job % splits.size();
-    if (!tuning.trials[i].refused.empty()) return;
+    if (!tuning.trials[i].refused.empty()) return step();
     auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
     if (!run.ok()) {
       failed[job] = run.error();
-      return;
+      return step();
     }
     accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
+    step();
   });
   bool any = false;
   for (std::size_t i = 0; i < points.size(); ++i) {

@@ -17,7 +17,8 @@
 //                       beyond the paper (issue 20): the whole gradient,
 //                       l2-clipped to `clip`, privatised by a vector
 //                       randomizer (vector/) at eps' per report; the server
-//                       averages the reports. Simulator only for now.
+//                       averages the reports. Deployed too (privunitg,
+//                       fastprojunit, twopoint; net/fedsel_coordinator.h).
 //   twopoint            LDP-FL's per-weight two-point mechanism (c = 0,
 //                       r = C) on every coordinate at eps'/d each: LDP-FL's
 //                       randomizer at an honest total budget.
@@ -42,6 +43,7 @@
 #define FEDLDP_FL_FEDSEL_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +54,7 @@
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
 
@@ -162,6 +165,13 @@ std::size_t RoundDownToPreferred(std::size_t n);
 
 // The two-stage randomizer of a plan (an error for flat, compressed and np).
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d);
+// The vector randomizer of a kVector plan at the plan's eps per report, over
+// d weights; public_seed is FastProjUnit-corr's shared signs (an error for
+// other kinds of variant).
+Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSelPlan& plan,
+                                                                     const FedSelConfig& config,
+                                                                     std::size_t d,
+                                                                     std::uint64_t public_seed);
 
 // One client's part of Algorithm 1 (lines 12-19), shared by TrainFedSel and
 // the deployed client: r^{t-1} = r (into `previous`), r += scale g, report

@@ -78,10 +78,13 @@ struct FedSelTuning {
   std::vector<TuningTrial> trials;
 };
 
+// progress(done, total) counts the points prepared, then the (point, split)
+// runs; it is called from one thread at a time.
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
                                 const Dataset& data, std::span<const std::size_t> train,
                                 const TuningOptions& options, ThreadPool& pool,
-                                const PreparePoint& prepare = {});
+                                const PreparePoint& prepare = {},
+                                const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 struct TunedCrossValidation {
   CrossValidationResult result;
