@@ -1,10 +1,13 @@
 // libFuzzer target: arbitrary bytes through the server's report gate, for a
-// FedSel round and an LDP-FL round. Beyond "no crash, no sanitizer report",
-// every accepted report must be one the round's aggregator takes, and must
-// survive re-encoding unchanged.
+// FedSel round, an LDP-FL round and vector rounds (PrivUnitG and the
+// per-coordinate two-point, d = 6). Beyond "no crash, no sanitizer report",
+// every accepted report must be one the round's aggregator takes (vector:
+// d finite values the randomizer validates), and must survive re-encoding
+// unchanged.
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes valid reports of both kinds into DIR as
 // a starting corpus, then exits.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +35,19 @@ const LdpFlRandomizer& LdpFl() {
   return r;
 }
 
+const VectorRandomizer& Vector(VectorMechanism mechanism) {
+  static const auto make = [](VectorMechanism m) {
+    VectorRandomizerConfig c;
+    c.mechanism = m;
+    c.dimension = 6;
+    c.epsilon = 2;
+    return MakeVectorRandomizer(c).value();
+  };
+  static const auto privunitg = make(VectorMechanism::kPrivUnitG);
+  static const auto duchi = make(VectorMechanism::kDuchi);
+  return mechanism == VectorMechanism::kDuchi ? *duchi : *privunitg;
+}
+
 using fuzz::Require;
 
 void WriteSeeds(const std::string& dir) {
@@ -45,6 +61,14 @@ void WriteSeeds(const std::string& dir) {
     const std::string b = EncodeReport(kRound, LdpFl().Randomize(w, rng));
     std::ofstream(dir + "/fedsel-" + std::to_string(i), std::ios::binary) << a;
     std::ofstream(dir + "/ldpfl-" + std::to_string(i), std::ios::binary) << b;
+    const std::vector<double> x(r.begin(), r.begin() + 6);
+    for (auto m : {VectorMechanism::kPrivUnitG, VectorMechanism::kDuchi}) {
+      const std::string c = EncodeReport(kRound, VectorReport{Vector(m).Randomize(x, rng)});
+      std::ofstream(
+          dir + "/vector-" + std::string(VectorMechanismName(m)) + "-" + std::to_string(i),
+          std::ios::binary)
+          << c;
+    }
   }
 }
 
@@ -59,7 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> bytes(data, size);
   ReportGate fedsel_gate(kRound, FedSel());
   ReportGate ldpfl_gate(kRound, LdpFl());
-  for (ReportGate* gate : {&fedsel_gate, &ldpfl_gate}) {
+  ReportGate privunitg_gate(kRound, Vector(VectorMechanism::kPrivUnitG));
+  ReportGate duchi_gate(kRound, Vector(VectorMechanism::kDuchi));
+  for (ReportGate* gate : {&fedsel_gate, &ldpfl_gate, &privunitg_gate, &duchi_gate}) {
     GateVerdict verdict = gate->Admit("client", bytes);
     Require(verdict.accepted() != verdict.detail.size() > 0, "a verdict has a reason iff rejected");
     Require(gate->accepted() + gate->rejected_total() == 1, "every report is counted once");
@@ -70,13 +96,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FedSelAggregator aggregator(FedSel(), 20);
       Require(aggregator.Add(*f), "the FedSel aggregator takes what the gate accepted");
       again = EncodeReport(kRound, *f);
+    } else if (const auto* v = std::get_if<VectorReport>(&*verdict.report)) {
+      const VectorRandomizer& r =
+          Vector(gate == &duchi_gate ? VectorMechanism::kDuchi : VectorMechanism::kPrivUnitG);
+      Require(v->values.size() == 6 && r.ValidateReport(v->values).ok(),
+              "an accepted vector report has d values its randomizer validates");
+      for (double x : v->values) Require(std::isfinite(x), "accepted values are finite");
+      again = EncodeReport(kRound, *v);
     } else {
       const auto& l = std::get<LdpFlReport>(*verdict.report);
       LdpFlAggregator aggregator(LdpFl());
       Require(aggregator.Add(l).empty(), "the LDP-FL aggregator takes what the gate accepted");
       again = EncodeReport(kRound, l);
     }
-    ReportGate fresh = gate == &fedsel_gate ? ReportGate(kRound, FedSel()) : ReportGate(kRound, LdpFl());
+    ReportGate fresh = gate == &fedsel_gate  ? ReportGate(kRound, FedSel())
+                       : gate == &ldpfl_gate ? ReportGate(kRound, LdpFl())
+                       : gate == &duchi_gate
+                           ? ReportGate(kRound, Vector(VectorMechanism::kDuchi))
+                           : ReportGate(kRound, Vector(VectorMechanism::kPrivUnitG));
     const auto* p = reinterpret_cast<const std::uint8_t*>(again.data());
     Require(fresh.Admit("other", {p, again.size()}).accepted(), "re-encoding is accepted");
   }

@@ -107,6 +107,8 @@ struct LdpFlOptions {
   std::uint64_t seed = 1;
   std::string out;  // JSON lines, appended
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
+  std::string randomizer = "twopoint";        // or a vector randomizer on the whole update
+  double clip = 1.0;                          // vector randomizers: l2 clip of the update
 };
 void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
 int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err);
@@ -209,10 +211,11 @@ struct ServeOptions {
   std::string variant = "ps-pm";
   std::optional<double> epsilon;  // FedSel: 2 in all; LDP-FL: 1 per weight
   int epochs = 1;
-  double batch_fraction = 0.01;
+  std::optional<double> batch_fraction;  // FedSel: 0.01, vector variants their tuned m / N
   std::string mu = "0.1";
   double k_fraction = 0.1;
-  std::optional<double> learning_rate;  // FedSel 4, LDP-FL 0.03
+  std::optional<double> learning_rate;  // FedSel 4 (vector variants: tuned), LDP-FL 0.03
+  std::optional<double> clip;           // vector variants: l2 clip (default: tuned)
   // LDP-FL
   int rounds = 10;
   int local_epochs = 1;

@@ -192,16 +192,22 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "LDP-FL: of the test split, default all)");
   app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
-  app.add_option("--variant", o.variant, "Two-stage FedSel variant")->capture_default_str();
+  app.add_option("--variant", o.variant,
+                 "Two-stage FedSel variant, or privunitg, fastprojunit, twopoint (the whole "
+                 "gradient; the served model is the last iterate)")
+      ->capture_default_str();
+  app.add_option("--clip", o.clip, "Vector variants: l2 clip norm C (default: the tuned one)");
   app.add_option("--epsilon", o.epsilon,
                  "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");
   app.add_option("--epochs", o.epochs, "Epochs E")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
+  app.add_option("--batch-fraction", o.batch_fraction,
+                 "m / N (default 0.01; vector variants: their tuned default)");
   app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto'")->capture_default_str();
   app.add_option("--k-fraction", o.k_fraction, "k / d")->capture_default_str();
-  app.add_option("--lr", o.learning_rate, "Learning rate (default 4; LDP-FL 0.03)");
+  app.add_option("--lr", o.learning_rate,
+                 "Learning rate (default 4, vector variants their tuned one; LDP-FL 0.03)");
   app.add_option("--momentum", o.momentum, "Momentum eta")->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
   app.add_option("--rounds", o.rounds, "LDP-FL: communication rounds")
@@ -268,14 +274,21 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
   FedSelConfig& c = spec.config;
-  c.variant = o.variant;
+  // The variant's defaults (vector variants: the tuned lr, m / N and clip),
+  // then the options given. The deployment serves the last iterate.
+  c = DefaultFedSelConfig(o.variant);
+  c.tail_average = 0;
+  const auto variant = ParseFedSelVariant(o.variant);
+  const bool vector = variant.ok() && variant->kind == FedSelVariant::Kind::kVector;
+  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
+  if (o.clip) c.clip = *o.clip;
   c.loss = *loss;
   c.epsilon = o.epsilon.value_or(2.0);
   c.epochs = o.epochs;
-  c.batch_fraction = o.batch_fraction;
+  if (o.batch_fraction) c.batch_fraction = *o.batch_fraction;
   c.mu = ParseMu(o.mu);
   c.k_fraction = o.k_fraction;
-  c.learning_rate = o.learning_rate.value_or(4.0);
+  if (o.learning_rate) c.learning_rate = *o.learning_rate;
   c.momentum = o.momentum;
   c.lambda = o.lambda;
   spec.users = o.users;
@@ -319,7 +332,15 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   // Started before anything is said of the task: a port in use is one line.
   auto server = CoordinatorServer::Start(coord, o.address, tls);
   if (!server.ok()) throw UsageError(server.error());
-  log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
+  if (vector) {
+    std::ostringstream line;
+    line << "task " << spec.id << ": " << c.variant << " on the whole gradient (l2 clip " << c.clip
+         << "), eps " << coord.plan().ReportEpsilon() << " per report, " << c.epochs
+         << " report(s) per user: eps " << c.epsilon << " in all";
+    log(line.str());
+  } else {
+    log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
+  }
   log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   std::uint64_t shown_round = 0;

@@ -57,8 +57,28 @@ std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPoli
   if (auto e = CheckRoundPolicy(policy); !e.empty()) return e;
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
   if (!plan.ok()) return plan.error();
+  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
+    const std::string& m = plan->variant.vector_mechanism;
+    if (m.starts_with("gaussian")) {
+      return "variant " + spec.config.variant +
+             ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
+             "(eps, delta)-DP";
+    }
+    if (m == "fastprojunit-corr") {
+      return "variant fastprojunit-corr needs a public seed that the task does not announce; "
+             "use fastprojunit";
+    }
+    if (spec.config.tail_average > 0) {
+      return "the deployment serves the last iterate: tail averaging is not in its state";
+    }
+    auto vector = MakeFedSelVectorRandomizer(*plan, spec.config, spec.dimension, 0);
+    if (!vector.ok()) return vector.error();
+    return "";
+  }
   auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
-  if (!randomizer.ok()) return "the deployment runs two-stage variants only: " + randomizer.error();
+  if (!randomizer.ok()) {
+    return "the deployment runs two-stage and vector variants only: " + randomizer.error();
+  }
   return "";
 }
 
@@ -70,10 +90,16 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
   FedSelTaskSpec bound = spec;
   if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
-  auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
-  std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
-      bound, policy, std::move(state), *plan, std::move(randomizer).value(), std::move(log),
-      std::move(on_epoch)));
+  std::optional<FedSelRandomizer> randomizer;
+  std::unique_ptr<VectorRandomizer> vector;
+  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
+    vector = MakeFedSelVectorRandomizer(*plan, spec.config, spec.dimension, 0).value();
+  } else {
+    randomizer.emplace(MakeFedSelRandomizer(*plan, spec.dimension).value());
+  }
+  std::unique_ptr<FedSelCoordinator> c(
+      new FedSelCoordinator(bound, policy, std::move(state), *plan, std::move(randomizer),
+                            std::move(vector), std::move(log), std::move(on_epoch)));
   std::lock_guard lock(c->mu_);
   if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
   c->stats_.withdrawn = c->withdrawn_.size();
@@ -97,7 +123,7 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
                                        {reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                         bytes.size()});
         if (!verdict.accepted()) continue;  // cannot happen: it passed this gate before
-        c->aggregator_->Add(std::get<FedSelReport>(*verdict.report));
+        c->Aggregate(*verdict.report);
         c->received_[user] = bytes;
       }
       c->Say("resumed at round " + std::to_string(c->snap_.round) + " (epoch " +
@@ -111,16 +137,28 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
 
 FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy,
                                      ServerState state, FedSelPlan plan,
-                                     FedSelRandomizer randomizer, Log log, OnEpoch on_epoch)
+                                     std::optional<FedSelRandomizer> randomizer,
+                                     std::unique_ptr<VectorRandomizer> vector, Log log,
+                                     OnEpoch on_epoch)
     : spec_(spec),
       policy_(policy),
       plan_(std::move(plan)),
       randomizer_(std::move(randomizer)),
+      vector_(std::move(vector)),
       log_(std::move(log)),
       on_epoch_(std::move(on_epoch)),
-      batches_((spec.users + plan_.batch - 1) / plan_.batch),
       state_(std::move(state)),
       roster_(spec.users) {}
+
+void FedSelCoordinator::Aggregate(const DecodedReport& report) {
+  if (vector_) {
+    const std::vector<double>& values = std::get<VectorReport>(report).values;
+    for (std::size_t j = 0; j < values.size(); ++j) vector_sum_[j] += values[j];
+    ++vector_count_;
+  } else {
+    aggregator_->Add(std::get<FedSelReport>(report));
+  }
+}
 
 void FedSelCoordinator::Say(const std::string& line) const {
   if (log_) log_(line);
@@ -152,9 +190,12 @@ void FedSelCoordinator::StartIfReady(Clock::time_point now) {
   snap_.weights.assign(spec_.dimension, 0.0);
   NewOrder();
   Commit();
-  Say("all " + std::to_string(spec_.users) + " users joined; training starts: " +
-      std::to_string(spec_.config.epochs) + " epochs of " + std::to_string(batches_) +
-      " rounds, " + std::to_string(plan_.batch) + " users per round");
+  Say("all " + std::to_string(spec_.users) +
+      " users joined; training starts: " + std::to_string(spec_.config.epochs) + " epochs of " +
+      std::to_string(plan_.rounds_per_epoch) + " rounds, " +
+      (plan_.even_rounds ? "at least " + std::to_string(plan_.smallest_round)
+                         : std::to_string(plan_.batch)) +
+      " users per round");
   OpenRound(now);
 }
 
@@ -171,13 +212,22 @@ void FedSelCoordinator::NewOrder() {
 }
 
 void FedSelCoordinator::OpenRound(Clock::time_point now) {
+  // Every epoch has the plan's rounds_per_epoch rounds: the open one is
+  // round % rounds_per_epoch of its epoch, and starts at snap_.position.
   const std::size_t first = snap_.position;
-  const std::size_t last = std::min<std::size_t>(first + plan_.batch, spec_.users);
+  const std::size_t size = plan_.Round(snap_.round % plan_.rounds_per_epoch, spec_.users).second;
+  const std::size_t last = std::min<std::size_t>(first + size, spec_.users);
   assigned_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
                    snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
   std::sort(assigned_.begin(), assigned_.end());
-  gate_.emplace(snap_.round, randomizer_);
-  aggregator_.emplace(randomizer_, spec_.dimension);
+  if (vector_) {
+    gate_.emplace(snap_.round, *vector_);
+    vector_sum_.assign(spec_.dimension, 0.0);
+    vector_count_ = 0;
+  } else {
+    gate_.emplace(snap_.round, *randomizer_);
+    aggregator_.emplace(*randomizer_, spec_.dimension);
+  }
   received_.clear();
   opened_ = now;
   ++changes_;
@@ -200,7 +250,10 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const bool update = got > 0 && got >= needed;
   if (update) {
     snap_.counted += got;
-    const std::vector<double> mean = aggregator_->Mean();
+    std::vector<double> mean = vector_ ? vector_sum_ : aggregator_->Mean();
+    if (vector_) {
+      for (double& v : mean) v /= static_cast<double>(vector_count_);
+    }
     const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
     for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
   } else {
@@ -218,7 +271,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
     Say(line.str());
   }
   ++snap_.round;
-  snap_.position += plan_.batch;
+  snap_.position += m;
   bool epoch_ended = false;
   if (snap_.position >= spec_.users) {
     ++snap_.epoch;
@@ -298,7 +351,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
   std::vector<Verdict>& verdicts = out.verdicts;
   verdicts.resize(reports.size());
   std::vector<std::pair<std::uint64_t, std::string>> to_record;
-  std::vector<FedSelReport> decoded;
+  std::vector<DecodedReport> decoded;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& [user, bytes] = reports[i];
     Verdict& v = verdicts[i];
@@ -322,7 +375,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     if (verdict.accepted()) {
       v.accepted = true;
       to_record.emplace_back(user, bytes);
-      decoded.push_back(std::get<FedSelReport>(*verdict.report));
+      decoded.push_back(std::move(*verdict.report));
       continue;
     }
     const auto it = received_.find(user);
@@ -340,7 +393,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
       throw std::runtime_error("cannot record reports: " + why);
     }
     for (std::size_t i = 0; i < to_record.size(); ++i) {
-      aggregator_->Add(decoded[i]);
+      Aggregate(decoded[i]);
       received_[to_record[i].first] = std::move(to_record[i].second);
     }
     stats_.accepted += to_record.size();

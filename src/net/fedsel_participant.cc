@@ -25,23 +25,34 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task,
     return Error{"one report of this task spends eps = " + std::to_string(plan->ReportEpsilon()) +
                  ", more than this client's whole budget " + std::to_string(ledger.total())};
   }
-  auto randomizer = MakeFedSelRandomizer(*plan, task.dimension);
-  if (!randomizer.ok()) return Error{randomizer.error()};
+  std::optional<FedSelRandomizer> randomizer;
+  std::unique_ptr<VectorRandomizer> vector;
+  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
+    auto made = MakeFedSelVectorRandomizer(*plan, task.config, task.dimension, 0);
+    if (!made.ok()) return Error{made.error()};
+    vector = std::move(made).value();
+  } else {
+    auto made = MakeFedSelRandomizer(*plan, task.dimension);
+    if (!made.ok()) return Error{made.error()};
+    randomizer.emplace(std::move(made).value());
+  }
   return FedSelParticipant(task, data, std::move(rows), ledger, std::move(plan).value(),
-                           std::move(randomizer).value());
+                           std::move(randomizer), std::move(vector));
 }
 
 FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data,
                                      std::vector<std::size_t> rows, PrivacyLedger& ledger,
-                                     FedSelPlan plan, FedSelRandomizer randomizer)
+                                     FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
+                                     std::unique_ptr<VectorRandomizer> vector)
     : task_(task),
       data_(&data),
       rows_(std::move(rows)),
       ledger_(&ledger),
       plan_(std::move(plan)),
       randomizer_(std::move(randomizer)),
+      vector_(std::move(vector)),
       ledger_task_(LedgerTaskKey(task.id, task.deployment)),
-      accumulated_(rows_.size() * task.dimension, 0.0),
+      accumulated_(randomizer_ ? rows_.size() * task.dimension : 0, 0.0),
       rng_(std::make_unique<SecureRng>()) {}
 
 std::vector<std::uint64_t> FedSelParticipant::Exhausted() const {
@@ -93,14 +104,21 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
     }
     const std::size_t row = rows_[local];
     model.Gradient(weights, data_->row(row), data_->labels[row], gradient);
+    if (vector_) {  // the whole gradient, clipped and privatised
+      VectorReport report{std::vector<double>(d)};
+      vector_->Randomize(gradient, report.values, *rng_);
+      fresh.push_back({account, ledger_task_, round, cost, EncodeReport(round, report)});
+      fresh_users.push_back(user);
+      continue;
+    }
     std::span<double> r(accumulated_.data() + local * d, d);
     FedSelReport report;
     if (!plan_.variant.accumulate) {  // np-rs: the fresh gradient, no state
-      report = randomizer_.Randomize(gradient, gradient, 0.0, *rng_);
+      report = randomizer_->Randomize(gradient, gradient, 0.0, *rng_);
     } else {
       report = FedSelClientStep(r, previous, gradient,
                                 plan_.variant.scaled_accumulation ? config.learning_rate : 1.0,
-                                randomizer_, config.momentum, *rng_);
+                                *randomizer_, config.momentum, *rng_);
     }
     fresh.push_back({account, ledger_task_, round, cost, EncodeReport(round, report)});
     fresh_users.push_back(user);

@@ -41,6 +41,11 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   f.set_gradient_scaling(c.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize");
   f.set_users(t.users);
   f.set_dimension(t.dimension);
+  if (auto v = ParseFedSelVariant(c.variant); v.ok() && v->kind == FedSelVariant::Kind::kVector) {
+    f.set_clip(c.clip);
+    f.set_projection_k(c.projection_k);
+    f.set_even_rounds(c.even_rounds || c.shuffle);
+  }
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -74,6 +79,9 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   c.gradient_scaling = *scaling;
   t.users = f.users();
   t.dimension = f.dimension();
+  if (f.clip() != 0) c.clip = f.clip();
+  c.projection_k = f.projection_k();
+  c.even_rounds = f.even_rounds();
   if (c.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};
   }

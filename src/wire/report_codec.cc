@@ -50,6 +50,14 @@ std::string EncodeReport(std::uint64_t round, const LdpFlReport& report) {
   return Serialize(message);
 }
 
+std::string EncodeReport(std::uint64_t round, const VectorReport& report) {
+  v1::Report message;
+  message.set_round(round);
+  auto& values = *message.mutable_vector()->mutable_values();
+  values.Add(report.values.begin(), report.values.end());
+  return Serialize(message);
+}
+
 const char* ReasonName(RejectReason reason) {
   switch (reason) {
     case RejectReason::kMalformed: return "malformed";
@@ -70,6 +78,12 @@ ReportGate::ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl)
     : round_(round), ldpfl_(&ldpfl) {
   // round, then the body: per layer a range of two doubles, the count, the bits.
   max_bytes_ = 11 + Field(ldpfl.ranges().size() * Field(2 * 9) + 11 + Field((ldpfl.weights() + 7) / 8));
+}
+
+ReportGate::ReportGate(std::uint64_t round, const VectorRandomizer& vector)
+    : round_(round), vector_(&vector) {
+  // round, then the body: a packed field of d doubles inside the message.
+  max_bytes_ = 11 + Field(Field(8 * vector.dimension()));
 }
 
 std::size_t ReportGate::rejected_total() const {
@@ -128,6 +142,30 @@ GateVerdict ReportGate::Check(const LdpFlReport& report) const {
   return verdict;
 }
 
+GateVerdict ReportGate::Check(VectorReport report) const {
+  GateVerdict verdict;
+  if (report.values.size() != vector_->dimension()) {
+    verdict.reason = RejectReason::kMalformed;
+    verdict.detail = std::to_string(report.values.size()) + " values for a model of " +
+                     std::to_string(vector_->dimension());
+    return verdict;
+  }
+  for (const double v : report.values) {
+    if (!std::isfinite(v)) {
+      verdict.reason = RejectReason::kNonFinite;
+      verdict.detail = "a value is not finite";
+      return verdict;
+    }
+  }
+  if (const Status s = vector_->ValidateReport(report.values); !s.ok()) {
+    verdict.reason = RejectReason::kOutOfDomain;
+    verdict.detail = vector_->name() + ": " + s.error();
+    return verdict;
+  }
+  verdict.report = std::move(report);
+  return verdict;
+}
+
 GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint8_t> bytes) {
   if (bytes.size() > max_bytes_) {
     return Reject(RejectReason::kOversized, std::to_string(bytes.size()) + " bytes, at most " +
@@ -138,17 +176,22 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
     return Reject(RejectReason::kMalformed, "not a fedldp.v1.Report");
   }
   if (HasUnknownFields(message) || (message.has_fedsel() && HasUnknownFields(message.fedsel())) ||
-      (message.has_ldpfl() && HasUnknownFields(message.ldpfl()))) {
+      (message.has_ldpfl() && HasUnknownFields(message.ldpfl())) ||
+      (message.has_vector() && HasUnknownFields(message.vector()))) {
     return Reject(RejectReason::kMalformed, "unknown fields");
   }
   if (message.body_case() == v1::Report::BODY_NOT_SET) {
     return Reject(RejectReason::kMalformed, "no report body");
   }
-  const bool is_fedsel = message.body_case() == v1::Report::kFedsel;
-  if (is_fedsel != (fedsel_ != nullptr)) {
+  const auto body = message.body_case();
+  const bool is_fedsel = body == v1::Report::kFedsel, is_vector = body == v1::Report::kVector;
+  if (is_fedsel != (fedsel_ != nullptr) || is_vector != (vector_ != nullptr)) {
+    const auto kind = [](bool fedsel, bool vector) {
+      return fedsel ? "a FedSel" : (vector ? "a vector" : "an LDP-FL");
+    };
     return Reject(RejectReason::kWrongProtocol,
-                  std::string(is_fedsel ? "a FedSel" : "an LDP-FL") + " report in " +
-                      (fedsel_ ? "a FedSel" : "an LDP-FL") + " round");
+                  std::string(kind(is_fedsel, is_vector)) + " report in " +
+                      kind(fedsel_ != nullptr, vector_ != nullptr) + " round");
   }
   if (message.round() != round_) {
     return Reject(RejectReason::kWrongRound, "for round " + std::to_string(message.round()) +
@@ -161,6 +204,9 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
   GateVerdict verdict;
   if (is_fedsel) {
     verdict = Check(FedSelReport{message.fedsel().index(), message.fedsel().value()});
+  } else if (is_vector) {
+    const auto& values = message.vector().values();
+    verdict = Check(VectorReport{std::vector<double>(values.begin(), values.end())});
   } else {
     const v1::LdpFlReport& body = message.ldpfl();
     for (const v1::LayerRange& r : body.ranges()) {

@@ -135,5 +135,62 @@ TEST_F(ReportGateTest, FedSelValuesOutsideThePiecewiseOutputsAreRejected) {
   EXPECT_TRUE(admit("c", {19, -c}).accepted());
 }
 
+TEST_F(ReportGateTest, VectorReportsPassExactlyAndBadOnesAreRejectedWithTheirReason) {
+  VectorRandomizerConfig config;
+  config.dimension = 30;
+  config.epsilon = 4;
+  config.clip = 2;
+  const auto privunitg = MakeVectorRandomizer(config).value();
+  config.mechanism = VectorMechanism::kDuchi;
+  const auto duchi = MakeVectorRandomizer(config).value();
+  std::vector<double> x(30);
+  for (auto& v : x) v = Uniform01(rng_) - 0.5;
+  for (const VectorRandomizer* r : {privunitg.get(), duchi.get()}) {
+    ReportGate gate(7, *r);
+    for (int client = 0; client < 20; ++client) {
+      const VectorReport sent{r->Randomize(x, rng_)};
+      const std::string bytes = EncodeReport(7, sent);
+      EXPECT_LE(bytes.size(), gate.max_bytes());
+      const GateVerdict v = gate.Admit(Client(client), Bytes(bytes));
+      ASSERT_TRUE(v.accepted()) << r->name() << ": " << v.detail;
+      EXPECT_EQ(std::get<VectorReport>(*v.report).values, sent.values);  // bit for bit
+    }
+    auto reason = [&](const VectorReport& report) {
+      const GateVerdict v = gate.Admit("bad", Bytes(EncodeReport(7, report)));
+      EXPECT_FALSE(v.accepted());
+      EXPECT_FALSE(v.detail.empty());
+      return v.reason;
+    };
+    VectorReport report{r->Randomize(x, rng_)};
+    report.values.pop_back();
+    EXPECT_EQ(reason(report), RejectReason::kMalformed) << r->name();
+    report.values.push_back(std::nan(""));
+    EXPECT_EQ(reason(report), RejectReason::kNonFinite) << r->name();
+    report.values.back() = 0;
+    report.values.resize(31, 0.0);
+    EXPECT_EQ(reason(report), RejectReason::kMalformed) << r->name();
+    report.values.resize(10000, 0.0);
+    EXPECT_EQ(reason(report), RejectReason::kOversized) << r->name();
+    EXPECT_EQ(gate.Admit("bad", Bytes(EncodeReport(7, FedSelReport{1, 0.5}))).reason,
+              RejectReason::kWrongProtocol);
+    EXPECT_EQ(gate.Admit("bad", Bytes(EncodeReport(6, VectorReport{r->Randomize(x, rng_)}))).reason,
+              RejectReason::kWrongRound);
+  }
+  // Duchi's outputs are +-B on every coordinate: anything else cannot be one.
+  ReportGate gate(7, *duchi);
+  std::vector<double> off = duchi->Randomize(x, rng_);
+  off[4] = std::nextafter(off[4], 0.0);
+  EXPECT_EQ(gate.Admit("c", Bytes(EncodeReport(7, VectorReport{off}))).reason,
+            RejectReason::kOutOfDomain);
+  // A (short) vector report in a FedSel round, and in an LDP-FL one.
+  const VectorReport short_report{{0.5, -0.5}};
+  ReportGate fedsel_gate(7, fedsel_);
+  EXPECT_EQ(fedsel_gate.Admit("c", Bytes(EncodeReport(7, short_report))).reason,
+            RejectReason::kWrongProtocol);
+  ReportGate ldpfl_gate(7, ldpfl_);
+  EXPECT_EQ(ldpfl_gate.Admit("c", Bytes(EncodeReport(7, short_report))).reason,
+            RejectReason::kWrongProtocol);
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -1,8 +1,15 @@
 // The FedSel server of a deployment as plain logic (no network): users join
 // through their clients, rounds are scheduled as in the simulator (every
-// epoch visits all N users in a fresh random order, m at a time), reports
-// pass the same ReportGate and FedSelAggregator the simulator's server uses,
-// and every acknowledged report and closed round is in ServerState first.
+// epoch visits all N users in a fresh random order, cut into rounds by
+// FedSelPlan::Round), reports pass the same ReportGate and FedSelAggregator
+// the simulator's server uses (for the vector variants, the ReportGate of the
+// plan's VectorRandomizer and the mean of the reports), and every
+// acknowledged report and closed round is in ServerState first.
+//
+// Variants: the two-stage ones, and the vector randomizers with pure eps-LDP
+// reports that need no shared public seed: privunitg, fastprojunit and
+// twopoint. The model is the last iterate (a task's tail_average is refused:
+// the running mean is not in the server state).
 //
 // Rounds and faults:
 // - A round closes as soon as all its users have reported.
@@ -151,7 +158,10 @@ class FedSelCoordinator {
 
  private:
   FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy, ServerState state,
-                    FedSelPlan plan, FedSelRandomizer randomizer, Log log, OnEpoch on_epoch);
+                    FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
+                    std::unique_ptr<VectorRandomizer> vector, Log log, OnEpoch on_epoch);
+  // Counts an admitted report into the open round's aggregate.
+  void Aggregate(const DecodedReport& report);
   void StartIfReady(Clock::time_point now);
   void NewOrder();
   void OpenRound(Clock::time_point now);
@@ -167,10 +177,11 @@ class FedSelCoordinator {
   const FedSelTaskSpec spec_;
   const RoundPolicy policy_;
   const FedSelPlan plan_;
-  const FedSelRandomizer randomizer_;
+  // One of the two: the two-stage randomizer, or the vector one.
+  const std::optional<FedSelRandomizer> randomizer_;
+  const std::unique_ptr<const VectorRandomizer> vector_;
   const Log log_;
   const OnEpoch on_epoch_;
-  std::uint64_t batches_ = 0;  // rounds per epoch
 
   mutable std::mutex mu_;
   ServerState state_;
@@ -180,6 +191,8 @@ class FedSelCoordinator {
   std::vector<std::uint64_t> assigned_;  // sorted
   std::optional<ReportGate> gate_;
   std::optional<FedSelAggregator> aggregator_;
+  std::vector<double> vector_sum_;  // vector variants: the open round's accepted reports, summed
+  std::size_t vector_count_ = 0;
   std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes
   Clock::time_point opened_{};
   std::set<std::uint64_t> withdrawn_;

@@ -1,7 +1,8 @@
 // A deployed FedSel client's privacy side as plain logic (no network): it
 // hosts one or more users (rows of local data), keeps each user's
 // accumulated vector r, and answers a round with the very client step the
-// simulator runs (FedSelClientStep), drawing noise only from SecureRng.
+// simulator runs (FedSelClientStep; for the vector variants the plan's
+// VectorRandomizer on the whole gradient), drawing noise only from SecureRng.
 //
 // Before a report leaves, its cost (eps1 + eps2 of the announced task, the
 // proven cost of one report) is charged to the user's account on the
@@ -56,14 +57,17 @@ class FedSelParticipant {
 
  private:
   FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data, std::vector<std::size_t> rows,
-                    PrivacyLedger& ledger, FedSelPlan plan, FedSelRandomizer randomizer);
+                    PrivacyLedger& ledger, FedSelPlan plan,
+                    std::optional<FedSelRandomizer> randomizer,
+                    std::unique_ptr<VectorRandomizer> vector);
 
   FedSelTaskSpec task_;
   const Dataset* data_;
   std::vector<std::size_t> rows_;
   PrivacyLedger* ledger_;
   FedSelPlan plan_;
-  FedSelRandomizer randomizer_;
+  std::optional<FedSelRandomizer> randomizer_;  // two-stage variants
+  std::unique_ptr<VectorRandomizer> vector_;    // vector variants
   std::string ledger_task_;  // LedgerTaskKey of the task
   std::vector<double> accumulated_;  // users x d
   std::uint64_t first_user_ = 0;

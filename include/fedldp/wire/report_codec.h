@@ -3,8 +3,9 @@
 // counts every report it receives.
 //
 // The gate accepts a report only if it could have been produced, for this
-// round, by the randomizer the server announced: the same FedSelRandomizer
-// or LdpFlRandomizer the simulator runs decides (FedSelRandomizer::Validate,
+// round, by the randomizer the server announced: the same FedSelRandomizer,
+// VectorRandomizer or LdpFlRandomizer the simulator runs decides
+// (FedSelRandomizer::Validate, VectorRandomizer::ValidateReport,
 // LdpFlRandomizer::Check). Everything else is rejected with one of the
 // reasons below, counted, and described in one line for the log. A rejected
 // report changes nothing but the counters.
@@ -21,19 +22,27 @@
 #include <string>
 #include <unordered_set>
 #include <variant>
+#include <vector>
 
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/pipeline/ldpfl.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
 
+// A vector randomizer's report: its d output values.
+struct VectorReport {
+  std::vector<double> values;
+};
+
 std::string EncodeReport(std::uint64_t round, const FedSelReport& report);
 std::string EncodeReport(std::uint64_t round, const LdpFlReport& report);
+std::string EncodeReport(std::uint64_t round, const VectorReport& report);
 
 enum class RejectReason {
   kMalformed,      // not a parsable report, unknown fields, wrong shape
   kOversized,      // more bytes than the announced report can take
-  kWrongProtocol,  // a FedSel report in an LDP-FL round or the reverse
+  kWrongProtocol,  // a report of another kind than the round's (FedSel, vector, LDP-FL)
   kWrongRound,     // for another round than the current one
   kDuplicate,      // a second report from the same client in this round
   kNonFinite,      // NaN or infinity anywhere
@@ -42,7 +51,7 @@ enum class RejectReason {
 inline constexpr std::size_t kRejectReasons = 7;
 const char* ReasonName(RejectReason reason);  // "malformed", "oversized", ...
 
-using DecodedReport = std::variant<FedSelReport, LdpFlReport>;
+using DecodedReport = std::variant<FedSelReport, LdpFlReport, VectorReport>;
 
 struct GateVerdict {
   std::optional<DecodedReport> report;  // set iff accepted
@@ -57,6 +66,7 @@ class ReportGate {
  public:
   ReportGate(std::uint64_t round, const FedSelRandomizer& fedsel);
   ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl);
+  ReportGate(std::uint64_t round, const VectorRandomizer& vector);
 
   // client: who sent the bytes, as the transport authenticated them (a token,
   // or an opaque per-connection id behind a shuffler); used only to refuse a
@@ -76,10 +86,12 @@ class ReportGate {
   GateVerdict Reject(RejectReason reason, std::string detail);
   GateVerdict Check(const FedSelReport& report) const;
   GateVerdict Check(const LdpFlReport& report) const;
+  GateVerdict Check(VectorReport report) const;
 
   std::uint64_t round_;
   const FedSelRandomizer* fedsel_ = nullptr;
   const LdpFlRandomizer* ldpfl_ = nullptr;
+  const VectorRandomizer* vector_ = nullptr;
   std::size_t max_bytes_ = 0;
   std::unordered_set<std::string> seen_;
   std::size_t accepted_ = 0;
