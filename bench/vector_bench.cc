@@ -46,23 +46,32 @@ BENCHMARK(BM_Normals<SecureRng>)
     ->Name("vector/normals/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 
-template <typename G>
+// PrivUnitG over D coordinates at eps = Eps.
+template <typename G, std::size_t D, int Eps>
 void BM_PrivUnitG(benchmark::State& state) {
   G rng = MakeGenerator<G>();
-  const auto r = PrivUnitG::Create(kD, 4, 1).value();
-  const auto x = audit::TestDirection(kD, 0.7, 1);
-  std::vector<double> out(kD);
+  const auto r = PrivUnitG::Create(D, Eps, 1).value();
+  const auto x = audit::TestDirection(D, 0.7, 1);
+  std::vector<double> out(D);
   for (auto _ : state) {
     r.Randomize(x, out, rng);
     benchmark::DoNotOptimize(out.data());
   }
-  Declare(state, kD, kD * sizeof(double));
+  Declare(state, D, D * sizeof(double));
 }
-BENCHMARK(BM_PrivUnitG<CounterRng>)
+BENCHMARK(BM_PrivUnitG<CounterRng, kD, 4>)
     ->Name("vector/privunitg/counter/1000000")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PrivUnitG<SecureRng>)
+BENCHMARK(BM_PrivUnitG<SecureRng, kD, 4>)
     ->Name("vector/privunitg/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+// The update of LDP-FL's CNN (21,840 weights) at eps = 8: beside its local
+// training step in cnn_bench.cc.
+BENCHMARK(BM_PrivUnitG<SecureRng, 21840, 8>)
+    ->Name("cnn/privunitg/secure/21840")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrivUnitG<CounterRng, 21840, 8>)
+    ->Name("cnn/privunitg/counter/21840")
     ->Unit(benchmark::kMillisecond);
 
 // FastProjUnit's client step (Encode: project, normalise, PrivUnitG in k = 1000).

@@ -22,7 +22,9 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
       "reports one bit per weight through the parameter shuffler; the server averages.\n"
       "Prints the privacy statement (per weight, plain composition, shuffle model),\n"
       "the test accuracy per round beside the majority class and the noise-free\n"
-      "federated model (same seed), the report size and the time per stage.");
+      "federated model (same seed), the report size and the time per stage.\n"
+      "--randomizer privunitg (fastprojunit, gaussian, ...) instead privatises each\n"
+      "client's whole update, l2-clipped to --clip, at --epsilon per report.");
   app.add_option("--dataset", o.dataset, "mnist, fmnist or cifar10")
       ->check(CLI::IsMember({"mnist", "fmnist", "cifar10"}))
       ->capture_default_str();
@@ -39,7 +41,17 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_option("--center", o.center, "Fixed range: centre c")->capture_default_str();
   app.add_option("--radius", o.radius,
                  "Fixed range: radius r > 0 (default 0.075 mnist, 0.015 fmnist, 1 cifar10)");
-  app.add_option("--epsilon", o.epsilon, "Budget per weight")->capture_default_str();
+  app.add_option("--epsilon", o.epsilon,
+                 "Budget per weight (twopoint); per report (vector randomizers)")
+      ->capture_default_str();
+  app.add_option("--randomizer", o.randomizer,
+                 "twopoint (the paper's, per weight), or privunitg, fastprojunit, "
+                 "fastprojunit-corr, gaussian, gaussian-classic on the whole update")
+      ->check(CLI::IsMember({"twopoint", "privunitg", "fastprojunit", "fastprojunit-corr",
+                             "gaussian", "gaussian-classic"}))
+      ->capture_default_str();
+  app.add_option("--clip", o.clip, "Vector randomizers: l2 clip norm of a client's update")
+      ->capture_default_str();
   app.add_option("--clients", o.clients, "Clients n (equal shards)")->capture_default_str();
   app.add_option("--fraction", o.fraction, "Fraction of clients per round")->capture_default_str();
   app.add_option("--rounds", o.rounds, "Communication rounds")
@@ -121,6 +133,9 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   config.standardize_inputs = !o.raw_inputs;
   config.schedule =
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
+  config.randomizer = o.randomizer;
+  config.clip = o.clip;
+  const bool vector = o.randomizer != "twopoint";
 
   if (auto e = CheckLdpFlConfig(config, split->train.size()); !e.empty()) throw UsageError(e);
   out << "fedldp ldpfl: " << o.dataset << " (" << split->train.size() << " train, "
@@ -130,11 +145,16 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << " rounds, E = " << config.local_epochs << ", B = " << config.batch << ", lr "
       << config.learning_rate << (o.raw_inputs ? ", raw [0, 1] inputs" : ", standardised inputs")
       << ", seed " << o.seed << "\n";
-  out << "ranges: "
-      << (config.adaptive ? std::string("adaptive per layer")
-                          : "fixed (c, r) = (" + std::to_string(config.fixed_range.center) + ", " +
-                                std::to_string(config.fixed_range.radius) + ")")
-      << (config.perturb_updates ? ", on the update W - W_global" : ", on the weights") << "\n";
+  if (vector) {
+    out << "randomizer: " << o.randomizer << " on the whole update W - W_global, l2 clip "
+        << config.clip << ", eps " << config.epsilon << " per report\n";
+  } else {
+    out << "ranges: "
+        << (config.adaptive ? std::string("adaptive per layer")
+                            : "fixed (c, r) = (" + std::to_string(config.fixed_range.center) +
+                                  ", " + std::to_string(config.fixed_range.radius) + ")")
+        << (config.perturb_updates ? ", on the update W - W_global" : ", on the weights") << "\n";
+  }
   out.flush();
 
   auto train_once = [&](bool is_private, const std::string& label) {
@@ -147,14 +167,23 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
     if (!run.ok()) throw UsageError(run.error());
     return std::move(run).value();
   };
-  const LdpFlRun run = train_once(true, "ldp-fl");
-  out << DescribeLdpFlPrivacy(run.privacy);
-  out << "model: " << run.parameters << " parameters; report " << run.report_bytes
-      << " bytes (1 bit per weight + (c, r) per layer) vs " << run.float32_bytes << " as float32 ("
-      << std::fixed;
-  out.precision(1);
-  out << static_cast<double>(run.float32_bytes) / static_cast<double>(run.report_bytes)
-      << "x smaller)\n";
+  const LdpFlRun run = train_once(true, vector ? o.randomizer : "ldp-fl");
+  if (run.vector_privacy) {
+    out << "privacy (fedldp account run, " << config.rounds
+        << " reports per client at most: one per round):\n"
+        << DescribeRunPrivacy(*run.vector_privacy);
+    out << "model: " << run.parameters << " parameters; report " << run.report_bytes
+        << " bytes (one double per weight)\n";
+  } else {
+    out << DescribeLdpFlPrivacy(run.privacy);
+    out << "model: " << run.parameters << " parameters; report " << run.report_bytes
+        << " bytes (1 bit per weight + (c, r) per layer) vs " << run.float32_bytes
+        << " as float32 (" << std::fixed;
+    out.precision(1);
+    out << static_cast<double>(run.float32_bytes) / static_cast<double>(run.report_bytes)
+        << "x smaller)\n";
+  }
+  out << std::fixed;
   double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;
   out.precision(2);
   for (const auto& r : run.rounds) {
@@ -164,7 +193,8 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::optional<LdpFlRun> reference;
   if (!o.no_reference) reference = train_once(false, "noise-free");
-  out << "  ldp-fl (eps " << o.epsilon << ")   " << 100 * run.final_accuracy() << " %\n";
+  out << "  " << (vector ? o.randomizer : std::string("ldp-fl")) << " (eps " << o.epsilon << ")   "
+      << 100 * run.final_accuracy() << " %\n";
   if (reference) out << "  noise-free FL      " << 100 * reference->final_accuracy() << " %\n";
   out << "  majority class     " << 100 * run.majority << " %\n";
   if (run.final_accuracy() <= run.majority) {
@@ -177,10 +207,11 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     std::ostringstream f;
     f << "{\"dataset\":\"" << o.dataset << "\",\"arch\":\"" << config.arch << "\",\"range\":\""
-      << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"epsilon\":" << o.epsilon << ",\"clients\":" << config.clients
-      << ",\"fraction\":" << config.fraction << ",\"rounds\":" << config.rounds
-      << ",\"local_epochs\":" << config.local_epochs << ",\"batch\":" << config.batch
-      << ",\"lr\":" << config.learning_rate
+      << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"randomizer\":\"" << o.randomizer
+      << "\",\"clip\":" << o.clip << ",\"epsilon\":" << o.epsilon
+      << ",\"clients\":" << config.clients << ",\"fraction\":" << config.fraction
+      << ",\"rounds\":" << config.rounds << ",\"local_epochs\":" << config.local_epochs
+      << ",\"batch\":" << config.batch << ",\"lr\":" << config.learning_rate
       << ",\"standardized\":" << (o.raw_inputs ? "false" : "true") << ",\"seed\":" << o.seed
       << ",\"accuracy\":" << run.final_accuracy() << ",\"accuracy_per_round\":" << RoundsJson(run)
       << ",\"majority\":" << run.majority

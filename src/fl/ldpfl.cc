@@ -7,6 +7,7 @@
 
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
 namespace {
@@ -115,8 +116,37 @@ std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) 
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
     return "Dirichlet alpha must be >= 0";
   }
+  if (config.randomizer != "twopoint") {
+    auto m = ParseVectorMechanism(config.randomizer);
+    if (!m.ok() || *m == VectorMechanism::kDuchi) {
+      return "randomizer must be twopoint, privunitg, fastprojunit, fastprojunit-corr, gaussian "
+             "or gaussian-classic";
+    }
+    if (config.adaptive) return "a vector randomizer privatises the update: no adaptive ranges";
+    if (!(config.clip > 0 && std::isfinite(config.clip))) return "clip must be a number > 0";
+  }
   return "";
 }
+
+namespace {
+
+// The vector randomizer of `config` over d weights (nullptr for twopoint).
+Result<std::unique_ptr<VectorRandomizer>> VectorRandomizerOf(const LdpFlConfig& config,
+                                                             std::size_t d, std::uint64_t seed) {
+  if (config.randomizer == "twopoint") return std::unique_ptr<VectorRandomizer>();
+  VectorRandomizerConfig vc;
+  vc.mechanism = ParseVectorMechanism(config.randomizer).value();
+  vc.dimension = d;
+  vc.epsilon = config.epsilon;
+  vc.clip = config.clip;
+  const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
+                        vc.mechanism == VectorMechanism::kGaussianClassic;
+  vc.delta = gaussian ? config.vector_delta : 0.0;
+  vc.public_seed = seed;
+  return MakeVectorRandomizer(vc);
+}
+
+}  // namespace
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
@@ -146,6 +176,25 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   run.majority = test.MajorityRate();
   run.privacy = AccountLdpFl(config.epsilon, net.parameters(),
                              static_cast<std::size_t>(config.rounds), per_round, config.delta);
+  auto vector_made = VectorRandomizerOf(config, net.parameters(), seed);
+  if (!vector_made.ok()) return Error{vector_made.error()};
+  const std::unique_ptr<VectorRandomizer> vector = std::move(vector_made).value();
+  const bool use_vector = vector != nullptr && config.is_private;
+  if (vector) {
+    RunPrivacyConfig account;
+    account.local_epsilon = vector->epsilon();
+    account.local_delta = vector->delta();
+    account.rounds = static_cast<std::uint64_t>(config.rounds);
+    // No amplification is proven for the Gaussian's (eps, delta) reports.
+    account.shuffle = config.shuffle && vector->delta() == 0;
+    account.reports_per_round = account.shuffle ? per_round : 0;
+    account.delta = config.delta;
+    auto accounted = AccountRun(account);
+    if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
+    run.vector_privacy = std::move(accounted).value();
+    run.report_bytes = 8 * net.parameters();  // d doubles (fedldp.v1.VectorReport)
+    run.float32_bytes = 4 * net.parameters();
+  }
   std::vector<float> global = net.GetWeights();
   std::vector<LayerRange> ranges =
       config.adaptive ? LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin)
@@ -162,6 +211,8 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     for (std::size_t i = 0; i < per_round; ++i) {
       std::swap(everyone[i], everyone[i + UniformIndex(pick, config.clients - i)]);
     }
+    // Vector randomizers: the round's reports, summed after the shuffle.
+    std::vector<std::vector<double>> vector_reports;
     auto randomizer = LdpFlRandomizer::Create(config.epsilon, net.layer_sizes(), ranges);
     if (!randomizer.ok())
       return Error{"round " + std::to_string(round) + ": " + randomizer.error()};
@@ -176,11 +227,32 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
       net.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
                 seed ^ (stream * 0x9e3779b97f4a7c15ULL));
       std::vector<float> local = net.GetWeights();
-      if (config.perturb_updates) {
+      if (config.perturb_updates || vector) {
         for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
       }
       stats.train_seconds += Since(t);
+      if (use_vector) {  // the whole update, clipped and privatised
+        t = Clock::now();
+        CounterRng rng(seed, stream);
+        const std::vector<double> update(local.begin(), local.end());
+        std::vector<double> report(update.size());
+        vector->Randomize(update, report, rng);
+        stats.perturb_seconds += Since(t);
+        if (auto s = vector->ValidateReport(report); !s.ok()) {
+          return Error{"client report rejected: " + s.error()};
+        }
+        vector_reports.push_back(std::move(report));
+        ++run.reports;
+        continue;
+      }
       if (!config.is_private) {
+        if (vector) {  // clipped to the same l2 ball as the private reports
+          const std::vector<double> update(local.begin(), local.end());
+          std::vector<double> clipped(update.size());
+          vector->ClipInto(update, clipped);
+          for (std::size_t j = 0; j < local.size(); ++j) plain_sum[j] += clipped[j];
+          continue;
+        }
         for (std::size_t j = 0; j < local.size(); ++j) plain_sum[j] += local[j];
         continue;
       }
@@ -200,7 +272,24 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
       ++run.reports;
     }
     auto t = Clock::now();
-    if (config.is_private) {
+    if (use_vector) {
+      if (config.shuffle) {  // the server sees the round's reports in a random order
+        CounterRng shuffle_rng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
+        for (std::size_t i = vector_reports.size(); i > 1; --i) {
+          std::swap(vector_reports[i - 1], vector_reports[UniformIndex(shuffle_rng, i)]);
+        }
+        stats.shuffle_seconds += Since(t);
+        t = Clock::now();
+      }
+      std::vector<double> sum(global.size(), 0.0);
+      for (const auto& report : vector_reports) {
+        for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += report[j];
+      }
+      const double count = static_cast<double>(vector_reports.size());
+      for (std::size_t j = 0; j < global.size(); ++j) {
+        global[j] += static_cast<float>(sum[j] / count);
+      }
+    } else if (config.is_private) {
       if (config.shuffle) {
         CounterRng shuffle_rng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
         const auto shuffled = shuffler.Release(shuffle_rng);
@@ -213,9 +302,11 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         global[j] = config.perturb_updates ? global[j] + mean[j] : mean[j];
       }
     } else {
+      // The noise-free reference of a vector randomizer: the mean update,
+      // clipped as the private clients clip it.
       for (std::size_t j = 0; j < global.size(); ++j) {
         const double m = plain_sum[j] / static_cast<double>(per_round);
-        global[j] = static_cast<float>(config.perturb_updates ? global[j] + m : m);
+        global[j] = static_cast<float>(config.perturb_updates || vector ? global[j] + m : m);
       }
     }
     if (config.adaptive) ranges = LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin);

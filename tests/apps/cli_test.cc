@@ -694,6 +694,26 @@ TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   EXPECT_EQ(Fedldp({"reproduce", "frontier", "--out", dir, "--delta", "2"}).code, 2);
 }
 
+TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
+  const auto r = Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "1",
+                         "--epsilon", "5", "--randomizer", "privunitg", "--clip", "0.5",
+                         "--train-rows", "2000", "--test-rows", "500"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* text :
+       {"privunitg on the whole update W - W_global, l2 clip 0.5",
+        "per client over the run: (4.99999, 1e-05)-DP", "shuffled with 2 reports",
+        "report 174720 bytes", "noise-free FL", "perturbation"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  // The statement is `fedldp account run`'s: one report per round, the round's 2 clients.
+  const auto account = Fedldp({"account", "run", "--local-epsilon", "5", "--rounds", "1",
+                               "--shuffle", "--reports-per-round", "2", "--delta", "1e-05"});
+  ASSERT_EQ(account.code, 0) << account.err;
+  EXPECT_NE(r.out.find(account.out), std::string::npos) << r.out << account.out;
+  EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "duchi"}).code, 2);
+  EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
+}
+
 TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {
   const std::string out_file = Scratch("ldpfl.jsonl");
   std::filesystem::remove(out_file);

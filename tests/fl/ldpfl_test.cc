@@ -118,6 +118,60 @@ TEST(TrainLdpFl, NoiseFreeModelIsTheSameWhetherWeightsOrUpdatesAreSent) {
   }
 }
 
+// Issue 20: a vector randomizer on each client's whole update.
+TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c;
+  c.clients = 8;
+  c.rounds = 2;
+  c.epsilon = 8;
+  c.randomizer = "privunitg";
+  c.clip = 0.5;
+  const auto shuffled = TrainLdpFl(c, train, test, 9).value();
+  EXPECT_EQ(shuffled.reports, 16u);
+  EXPECT_EQ(shuffled.report_bytes, 8u * 21840);
+  ASSERT_TRUE(shuffled.vector_privacy.has_value());
+  const RunPrivacy& p = *shuffled.vector_privacy;
+  EXPECT_EQ(p.config.local_epsilon, 8);
+  EXPECT_EQ(p.config.rounds, 2u);  // a client may report in every round
+  EXPECT_TRUE(p.shuffled);
+  EXPECT_EQ(p.config.reports_per_round, 8u);
+  EXPECT_LE(p.total.epsilon, 16 + 1e-9);
+  // The shuffle only permutes a round's reports: the mean is the same but
+  // for the order of the additions.
+  c.shuffle = false;
+  const auto plain = TrainLdpFl(c, train, test, 9).value();
+  EXPECT_FALSE(plain.vector_privacy->shuffled);
+  for (std::size_t j = 0; j < plain.weights.size(); ++j) {
+    ASSERT_NEAR(plain.weights[j], shuffled.weights[j], 1e-5) << j;
+  }
+  // The noise-free reference clips as the private clients do: the model
+  // moves by at most the clip norm per round.
+  c.is_private = false;
+  c.clip = 1e-3;
+  const std::vector<float> initial = NeuralNet::Create("cnn", 9).value().GetWeights();
+  const auto reference = TrainLdpFl(c, train, test, 9).value();
+  double moved = 0;
+  for (std::size_t j = 0; j < initial.size(); ++j) {
+    const double e = double{reference.weights[j]} - initial[j];
+    moved += e * e;
+  }
+  EXPECT_LE(std::sqrt(moved), 2 * 1e-3 * (1 + 1e-4));
+  EXPECT_GT(std::sqrt(moved), 1e-3);  // the clip binds: each round moves it by about 1e-3
+  // What does not fit a vector randomizer is refused.
+  c.is_private = true;
+  for (const char* bad : {"duchi", "laplace"}) {
+    c.randomizer = bad;
+    EXPECT_NE(CheckLdpFlConfig(c, 400).find("randomizer must be"), std::string::npos) << bad;
+  }
+  c.randomizer = "fastprojunit";
+  c.adaptive = true;
+  EXPECT_NE(CheckLdpFlConfig(c, 400).find("adaptive"), std::string::npos);
+  c.adaptive = false;
+  c.clip = 0;
+  EXPECT_NE(CheckLdpFlConfig(c, 400).find("clip"), std::string::npos);
+}
+
 TEST(InputMomentsOf, IsTheMeanAndSdOfEveryValueOfTheChosenRows) {
   Dataset d;
   d.dimension = 2;

@@ -25,12 +25,22 @@
 //
 // Shards: equal IID shards of a seeded permutation, or non-IID with each
 // class split over the clients by Dirichlet(alpha) proportions.
+//
+// Vector randomizers (beyond the paper, issue 20): with `randomizer` one of
+// privunitg, fastprojunit, gaussian, gaussian-classic (vector/), each client
+// privatises its whole update W - W_global, l2-clipped to `clip`, at
+// `epsilon` per report (not per weight); the server adds the mean report to
+// W_global, after permuting the round's reports when `shuffle` is set. The
+// ranges and `perturb_updates` do not apply. The privacy statement is
+// `fedldp account run`'s for `rounds` reports per client (a client may be
+// picked in every round) of `fraction n` per round.
 #ifndef FEDLDP_FL_LDPFL_H_
 #define FEDLDP_FL_LDPFL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,6 +49,7 @@
 #include "fedldp/data/dataset.h"
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
+#include "fedldp/privacy/run_accounting.h"
 
 namespace fedldp {
 
@@ -65,6 +76,12 @@ struct LdpFlConfig {
   // which the server would announce with the model), as in the PyTorch
   // MNIST example; false feeds the loader's [0, 1] pixels.
   bool standardize_inputs = true;
+  // "twopoint": the paper's per-weight mechanism (above); or a vector
+  // randomizer on the whole update, with its l2 clip and, for the
+  // Gaussians, delta per report.
+  std::string randomizer = "twopoint";
+  double clip = 1.0;
+  double vector_delta = 1e-6;
 };
 
 struct LdpFlRound {
@@ -80,7 +97,8 @@ struct LdpFlRun {
   std::size_t parameters = 0;
   std::size_t report_bytes = 0, float32_bytes = 0;  // one client's report
   std::size_t reports = 0;
-  LdpFlPrivacy privacy;
+  LdpFlPrivacy privacy;                      // two-point: per weight
+  std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
   std::vector<float> weights;  // the final global model
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
 };
