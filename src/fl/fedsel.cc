@@ -458,8 +458,8 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
           run.rejected +=
               static_cast<std::size_t>(std::count(valid.begin(), valid.begin() + size, 0));
           constexpr std::size_t kBlock = 512;
-          parallel((d + kBlock - 1) / kBlock, [&](std::size_t b) {
-            const std::size_t lo = b * kBlock, hi = std::min(d, lo + kBlock);
+          parallel((d + kBlock - 1) / kBlock, [&](std::size_t block) {
+            const std::size_t lo = block * kBlock, hi = std::min(d, lo + kBlock);
             for (std::size_t k = 0; k < size; ++k) {
               if (!valid[k]) continue;
               const double* report = gradients.data() + k * d;
