@@ -8,15 +8,16 @@
 namespace fedldp {
 namespace {
 
-TEST(LinearModel, GradientMatchesFiniteDifferences) {
-  const std::vector<float> x = {0.5f, -1.0f, 0.0f, 0.25f};
-  const std::vector<double> w = {0.3, -0.2, 0.7, 1.1};
+// For both losses (without clipping) and every label in [0, classes): each
+// coordinate of the gradient against the central difference of the objective.
+void ExpectGradientsMatchFiniteDifferences(const std::vector<double>& w,
+                                           const std::vector<float>& x, int classes) {
   for (Loss loss : {Loss::kLogistic, Loss::kHinge}) {
-    const LinearModel model{loss, 0.01, 1e9};  // no clipping
-    for (int y : {0, 1}) {
-      std::vector<double> g(4);
+    const LinearModel model{loss, 0.01, 1e9};
+    for (int y = 0; y < classes; ++y) {
+      std::vector<double> g(w.size());
       model.Gradient(w, x, y, g);
-      for (std::size_t j = 0; j < 4; ++j) {
+      for (std::size_t j = 0; j < w.size(); ++j) {
         auto wp = w, wm = w;
         wp[j] += 1e-6;
         wm[j] -= 1e-6;
@@ -25,6 +26,10 @@ TEST(LinearModel, GradientMatchesFiniteDifferences) {
       }
     }
   }
+}
+
+TEST(LinearModel, GradientMatchesFiniteDifferences) {
+  ExpectGradientsMatchFiniteDifferences({0.3, -0.2, 0.7, 1.1}, {0.5f, -1.0f, 0.0f, 0.25f}, 2);
 }
 
 TEST(LinearModel, GradientIsClippedToTheMechanismDomain) {
@@ -70,21 +75,7 @@ TEST(LinearModel, PredictAndAccuracy) {
 TEST(LinearModel, MulticlassGradientMatchesFiniteDifferences) {
   // Three classes of two features: w is class-major, w_k = w[2k, 2k + 2).
   const std::vector<float> x = {0.5f, -1.5f};
-  const std::vector<double> w = {0.3, -0.2, 0.7, 1.1, -0.4, 0.05};
-  for (Loss loss : {Loss::kLogistic, Loss::kHinge}) {
-    const LinearModel model{loss, 0.01, 1e9};
-    for (int y : {0, 1, 2}) {
-      std::vector<double> g(6);
-      model.Gradient(w, x, y, g);
-      for (std::size_t j = 0; j < 6; ++j) {
-        auto wp = w, wm = w;
-        wp[j] += 1e-6;
-        wm[j] -= 1e-6;
-        const double numeric = (model.Objective(wp, x, y) - model.Objective(wm, x, y)) / 2e-6;
-        EXPECT_NEAR(g[j], numeric, 1e-6) << LossName(loss) << " y=" << y << " j=" << j;
-      }
-    }
-  }
+  ExpectGradientsMatchFiniteDifferences({0.3, -0.2, 0.7, 1.1, -0.4, 0.05}, x, 3);
   // The softmax loss at w = 0 is log K; its gradient sums to zero over classes.
   const std::vector<double> zero(6, 0.0);
   const LinearModel model{Loss::kLogistic, 0.0, 1e9};
