@@ -71,7 +71,11 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
       "(eps0, delta0); with --shuffle, each round's central (eps, delta) from the numerical\n"
       "shuffle bound; and the total over the rounds the client reports in, by optimal\n"
       "composition (Kairouz, Oh & Viswanath), beside advanced composition. Rounds with\n"
-      "disjoint clients compose in parallel: count only the rounds one client is in.\n"
+      "disjoint clients compose in parallel: count only the rounds one client is in. With\n"
+      "--sampling-rate q, each round samples q of the clients in secret from the server (the\n"
+      "shuffler draws them), --rounds counts every round of the run, and each round is first\n"
+      "amplified by sampling (Balle, Barthe & Gaboardi). A server that picks the clients knows\n"
+      "who took part: then give no --sampling-rate, and --rounds as the rounds a client is in.\n"
       "  fedldp account run --local-epsilon 4 --rounds 5 --shuffle --reports-per-round 10000 "
       "--delta 1e-6");
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
@@ -84,6 +88,10 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                  "N: reports shuffled together in a round (with --shuffle)");
   app.add_option("--delta", o.delta, "Total delta per client, in [1e-12, 1)")
       ->capture_default_str();
+  app.add_option("--sampling-rate", o.sampling_rate,
+                 "q: each round samples this share of the clients uniformly, without "
+                 "replacement (with --shuffle; --rounds then counts all rounds)")
+      ->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
@@ -95,6 +103,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.shuffle = o.shuffle;
   c.reports_per_round = o.reports_per_round;
   c.delta = o.delta;
+  c.sampling_rate = o.sampling_rate;
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {
@@ -112,6 +121,10 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
         << ",\"epsilon_lower\":" << Shortest(p->round.epsilon_lower)
         << ",\"epsilon_upper\":" << Shortest(p->round.epsilon_upper)
         << ",\"delta\":" << Shortest(p->round.delta) << "}";
+    if (p->config.sampled()) {
+      out << ",\"sampling_rate\":" << Shortest(o.sampling_rate)
+          << ",\"per_round_sampled\":" << pair(p->subsampled);
+    }
   } else {
     out << "null";
   }

@@ -65,6 +65,7 @@ struct TrainOptions {
   std::string gradient_scaling = "clip";
   std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
   bool shuffle = false;         // each round's reports through a shuffler
+  bool sample_clients = false;  // rounds sample m of N clients (FedSelConfig::sample_clients)
   double central_delta = 1e-6;  // with shuffle: the total delta per client
   std::optional<double> central_epsilon;  // with shuffle: the target that sets the local eps
   bool tune = false;                      // nested: hyper-parameters chosen per fold
@@ -184,6 +185,7 @@ struct AccountRunOptions {
   bool shuffle = false;
   std::uint64_t reports_per_round = 0;
   double delta = 1e-6;
+  double sampling_rate = 1;
   bool json = false;
 };
 void SetupAccountRun(CLI::App& app, AccountRunOptions& options);

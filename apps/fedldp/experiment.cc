@@ -76,7 +76,10 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
     << ",\"m\":" << run.batch << ",\"k\":" << run.k << ",\"lr\":" << config.learning_rate
     << ",\"momentum\":" << config.momentum << ",\"batch_fraction\":" << config.batch_fraction
     << ",\"lambda\":" << config.lambda << ",\"clip\":" << config.clip
-    << ",\"tail_average\":" << config.tail_average << ",\"repeats\":" << cv.repeats
+    << ",\"tail_average\":" << config.tail_average
+    << ",\"shuffle\":" << (config.shuffle ? "true" : "false")
+    << ",\"sample_clients\":" << (config.sample_clients ? "true" : "false")
+    << ",\"rounds\":" << run.plan.rounds << ",\"repeats\":" << cv.repeats
     << ",\"folds\":" << cv.folds << ",\"seed\":" << cv.seed
     << ",\"accuracy_mean\":" << result.MeanAccuracy() << ",\"accuracy_sd\":" << result.StdAccuracy()
     << ",\"misclassification_mean\":" << 1 - result.MeanAccuracy()

@@ -169,8 +169,8 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   };
   const LdpFlRun run = train_once(true, vector ? o.randomizer : "ldp-fl");
   if (run.vector_privacy) {
-    out << "privacy (fedldp account run, " << config.rounds
-        << " reports per client at most: one per round):\n"
+    out << "privacy (fedldp account run " << AccountRunArguments(run.vector_privacy->config)
+        << "; at most one report per client and round):\n"
         << DescribeRunPrivacy(*run.vector_privacy);
     out << "model: " << run.parameters << " parameters; report " << run.report_bytes
         << " bytes (one double per weight)\n";

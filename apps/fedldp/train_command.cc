@@ -54,6 +54,11 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                "Private variants with pure eps-LDP reports: each round's reports pass a "
                "shuffler (rounds of at least m); the statement adds the per-round central and "
                "total (eps, delta) of `fedldp account run`");
+  app.add_flag("--sample-clients", o.sample_clients,
+               "Each round samples m = (m / N) N clients uniformly, for E N / m rounds, instead of "
+               "epochs of disjoint rounds; with --shuffle, the shuffler draws them in secret "
+               "from the server and each round is amplified by sampling; without it, a client "
+               "declines after E reports");
   app.add_option("--central-delta", o.central_delta,
                  "With --shuffle: the total delta per client, in [1e-12, 1)")
       ->capture_default_str();
@@ -145,16 +150,10 @@ std::string Percent(double mean, double sd) {
   return s.str();
 }
 
-// What `fedldp account run` states for `rounds` = epochs, one report per
-// epoch, the smallest round's n reports and the total delta.
-Result<RunPrivacy> Shuffled(const TrainOptions& o, double report_epsilon, std::size_t n) {
-  RunPrivacyConfig c;
-  c.local_epsilon = report_epsilon;
-  c.rounds = static_cast<std::uint64_t>(o.epochs);
-  c.shuffle = true;
-  c.reports_per_round = n;
-  c.delta = o.central_delta;
-  return AccountRun(c);
+// What `fedldp account run` states for a run of `plan` (FedSelRunPrivacy).
+RunPrivacyConfig Accounted(const TrainOptions& o, const FedSelConfig& config,
+                           const FedSelPlan& plan) {
+  return FedSelRunPrivacy(plan, config, o.central_delta);
 }
 
 // The configuration the options describe, checked whole, with the data it
@@ -245,6 +244,7 @@ TrainSetup MakeTrainSetup(const TrainOptions& o) {
     }
   }
   config.shuffle = o.shuffle;
+  config.sample_clients = o.sample_clients;
   TuningOptions& tuning = setup.tuning;
   tuning.validation_fraction = o.validation_fraction;
   tuning.splits = o.tuning_splits;
@@ -281,11 +281,10 @@ TrainSetup MakeTrainSetup(const TrainOptions& o) {
   if (!prepared.ok()) throw UsageError(prepared.error());
   auto plan = PlanFedSel(*prepared, fold_rows, LinearParameters(*data));
   if (!plan.ok()) throw UsageError(plan.error());
-  // With the shuffler: what `fedldp account run` states for the smallest
-  // round and one report per epoch (checked here, stated after the runs
-  // with the rounds they used).
+  // With the shuffler: what `fedldp account run` states for the plan
+  // (checked here, stated after the runs with the rounds they used).
   if (o.shuffle) {
-    if (auto p = Shuffled(o, plan->ReportEpsilon(), plan->smallest_round); !p.ok()) {
+    if (auto p = AccountRun(Accounted(o, *prepared, *plan)); !p.ok()) {
       throw UsageError("--shuffle: " + p.error());
     }
   }
@@ -346,25 +345,42 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     out << "privacy: " << variant->mechanism << " on the whole gradient (l2 clip " << config.clip
         << "), eps " << run.budget.value_epsilon << " per report";
     if (gaussian) out << ", delta " << config.delta << " per report";
-    out << ", " << config.epochs << " epoch(s), one report per epoch: total ";
-    if (gaussian) {
-      out << "(" << run.budget.TotalPerClient() << ", " << config.epochs * config.delta << ")";
+    out << ", " << config.epochs << " epoch(s), ";
+    if (config.sample_clients && o.shuffle) {
+      out << "sampled rounds: " << config.epochs << " reports per client in expectation\n";
     } else {
-      out << run.budget.TotalPerClient();
+      out << (config.sample_clients ? "sampled rounds, at most " + std::to_string(config.epochs) +
+                                          " reports per client: total "
+                                    : std::string("one report per epoch: total "));
+      if (gaussian) {
+        out << "(" << run.budget.TotalPerClient() << ", " << config.epochs * config.delta << ")";
+      } else {
+        out << run.budget.TotalPerClient();
+      }
+      out << " per client (basic composition)\n";
     }
-    out << " per client (basic composition)\n";
   } else {
     out << "privacy: "
         << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
         << "\n";
   }
+  if (config.sample_clients) {
+    out << "sampled rounds: " << run.plan.batch << " of " << run.plan.batch / run.plan.sampling_rate
+        << " clients per round, " << run.plan.rounds
+        << " rounds; the most reports one client sent: " << run.most_reports;
+    if (o.shuffle) {
+      out << " (locally " << run.most_reports << " x " << run.plan.ReportEpsilon()
+          << " without the shuffler's help)";
+    } else {
+      out << ", " << run.declined << " sampled clients declined (budget spent)";
+    }
+    out << "\n";
+  }
   if (o.shuffle) {
-    const double report = run.budget.select_epsilon + run.budget.value_epsilon;
+    const RunPrivacyConfig accounted = Accounted(o, config, run.plan);
     out << "shuffled, each round's reports (at least " << run.smallest_round
-        << ") through the shuffler (fedldp account run --local-epsilon " << report << " --rounds "
-        << config.epochs << " --shuffle --reports-per-round " << run.smallest_round << " --delta "
-        << o.central_delta << "):\n"
-        << DescribeRunPrivacy(Shuffled(o, report, run.smallest_round).value());
+        << ") through the shuffler (fedldp account run " << AccountRunArguments(accounted) << "):\n"
+        << DescribeRunPrivacy(AccountRun(accounted).value());
     if (o.central_epsilon) {
       out << "(the last " << (cv.test_from > 0 ? "run" : "fold")
           << "'s figures; every one ran at the largest local eps within central "

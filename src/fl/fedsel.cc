@@ -149,6 +149,13 @@ FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> p
   return report;
 }
 
+void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng) {
+  const std::size_t n = clients.size();
+  for (std::size_t i = 0; i < m && i < n; ++i) {
+    std::swap(clients[i], clients[i + UniformIndex(rng, n - i)]);
+  }
+}
+
 void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }
@@ -164,13 +171,20 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::si
       std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
   plan.batch = std::min(plan.batch, n);
   plan.even_rounds = config.shuffle || config.even_rounds;
-  if (plan.even_rounds) {
+  plan.sampled = config.sample_clients;
+  if (plan.sampled) {
+    plan.rounds_per_epoch = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::llround(static_cast<double>(n) / plan.batch)));
+    plan.smallest_round = plan.batch;
+    plan.sampling_rate = static_cast<double>(plan.batch) / static_cast<double>(n);
+  } else if (plan.even_rounds) {
     plan.rounds_per_epoch = n / plan.batch;
     plan.smallest_round = n / plan.rounds_per_epoch;
   } else {
     plan.rounds_per_epoch = (n + plan.batch - 1) / plan.batch;
     plan.smallest_round = n - (plan.rounds_per_epoch - 1) * plan.batch;
   }
+  plan.rounds = plan.rounds_per_epoch * static_cast<std::size_t>(config.epochs);
   plan.k = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.k_fraction * d)));
   const double epoch_epsilon = config.epsilon / config.epochs;
   const double mu =
@@ -252,15 +266,12 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   if (plan->variant.vector_mechanism.starts_with("gaussian")) {
     return Error{"no amplification by shuffling is proven for the Gaussian's reports"};
   }
-  RunPrivacyConfig run;
-  run.rounds = static_cast<std::uint64_t>(config.epochs);
-  run.shuffle = true;
+  RunPrivacyConfig run = FedSelRunPrivacy(*plan, config, delta);
   // Calibrated for n' <= n reports, n rounded down to the E24 series (at
   // most 9 % fewer): the bound only improves with more reports, so
   // the eps0 found holds for n, and runs of nearby sizes share one search
   // (each costs seconds; tuning asks for hundreds of sizes).
   run.reports_per_round = RoundDownToPreferred(plan->smallest_round);
-  run.delta = delta;
   auto eps0 = LocalEpsilonForCentral(run, central_epsilon);
   if (!eps0.ok()) return Error{eps0.error()};
   // Scale config.epsilon so one report costs at most eps0 (-c variants
@@ -281,7 +292,26 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
                std::to_string(central_epsilon)};
 }
 
+RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config,
+                                  double delta) {
+  RunPrivacyConfig run;
+  run.local_epsilon = plan.ReportEpsilon();
+  run.local_delta = plan.variant.vector_mechanism.starts_with("gaussian") ? config.delta : 0.0;
+  run.rounds = static_cast<std::uint64_t>(config.epochs);
+  run.delta = delta;
+  if (config.shuffle) {
+    run.shuffle = true;
+    run.reports_per_round = plan.smallest_round;
+    if (plan.sampled && plan.sampling_rate < 1) {
+      run.rounds = plan.rounds;
+      run.sampling_rate = plan.sampling_rate;
+    }
+  }
+  return run;
+}
+
 std::pair<std::size_t, std::size_t> FedSelPlan::Round(std::size_t b, std::size_t clients) const {
+  if (sampled) return {0, batch};
   if (even_rounds) {
     const std::size_t first = b * clients / rounds_per_epoch;
     return {first, (b + 1) * clients / rounds_per_epoch - first};
@@ -339,6 +369,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   run.k = plan->k;
   run.budget = plan->budget;
   run.selector = plan->selector;
+  run.plan = *plan;
 
   ClientStep step{*variant, {}, {}, {}, {}};
   const double eps_value = run.budget.value_epsilon;
@@ -393,6 +424,11 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   CounterRng order_rng(seed, ~std::uint64_t{0});
+  // Sampled rounds: the reports each client has sent, and a round's members.
+  std::vector<std::uint32_t> sent(plan->sampled ? n : 0, 0);
+  std::vector<std::size_t> members;
+  const bool capped = plan->sampled && !config.shuffle;
+  const auto epochs = static_cast<std::uint64_t>(config.epochs);
   std::size_t total = batches * static_cast<std::size_t>(config.epochs);
   if (config.max_iterations > 0) total = std::min(total, config.max_iterations);
   const double alpha = config.learning_rate;
@@ -402,19 +438,44 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   std::vector<double> average(d, 0.0);
 
   for (int epoch = 0; epoch < config.epochs; ++epoch) {
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
+    if (!plan->sampled) {
+      for (std::size_t i = n; i > 1; --i) {
+        std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
+      }
+    }
     for (std::size_t b = 0; b < batches && run.iterations < total; ++b) {
-      // Not a structured binding: clang 14 cannot capture one in the lambda.
-      const std::pair<std::size_t, std::size_t> round = plan->Round(b, n);
-      const std::size_t first = round.first, m = round.second;
+      if (plan->sampled) {
+        // m of n uniformly without replacement, whatever order the previous
+        // rounds left.
+        members.clear();
+        SampleClients(order, plan->batch, order_rng);
+        for (std::size_t i = 0; i < plan->batch; ++i) {
+          if (capped && sent[order[i]] >= epochs) {
+            ++run.declined;
+          } else {
+            members.push_back(order[i]);
+          }
+        }
+      } else {
+        const std::pair<std::size_t, std::size_t> round = plan->Round(b, n);
+        members.assign(order.begin() + static_cast<std::ptrdiff_t>(round.first),
+                       order.begin() + static_cast<std::ptrdiff_t>(round.first + round.second));
+      }
+      const std::size_t m = members.size();
       std::vector<double> mean(d, 0.0);
       for (std::size_t from = 0; from < m; from += chunk) {
         const std::size_t size = std::min(chunk, m - from);
         parallel(size, [&](std::size_t k) {
           const std::size_t slot = from + k;
-          const std::size_t client = order[first + slot];
+          const std::size_t client = members[slot];
           const std::size_t row = rows[client];
-          CounterRng rng(seed, client * static_cast<std::uint64_t>(config.epochs) + epoch);
+          // A sampled client's reports take streams of their own (the top
+          // bit set), numbered by how many it has sent.
+          const std::uint64_t stream =
+              plan->sampled ? (std::uint64_t{1} << 63) | (std::uint64_t{client} << 24) |
+                                  (sent[client]++ & 0xFFFFFF)
+                            : client * epochs + static_cast<std::uint64_t>(epoch);
+          CounterRng rng(seed, stream);
           std::span<double> g(gradients.data() + k * d, d);
           model.Gradient(run.weights, data.row(row), data.labels[row], g);
           switch (variant->kind) {
@@ -496,6 +557,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       // -O accumulates alpha g, so alpha is already inside the report: FedSel
       // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
       const double step_size = variant->scaled_accumulation ? 1.0 : alpha;
+      if (m == 0) std::fill(mean.begin(), mean.end(), 0.0);  // every sampled client declined
       for (std::size_t j = 0; j < d; ++j) run.weights[j] -= step_size * mean[j];
       run.updates += m;
       ++run.iterations;
@@ -505,6 +567,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       if (progress) progress(run.iterations, total);
     }
   }
+  for (std::uint32_t c : sent) run.most_reports = std::max<std::size_t>(run.most_reports, c);
   if (averaged > 0 && run.iterations == total) {
     for (std::size_t j = 0; j < d; ++j) run.weights[j] = average[j] / static_cast<double>(averaged);
   }

@@ -188,6 +188,8 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     // No amplification is proven for the Gaussian's (eps, delta) reports.
     account.shuffle = config.shuffle && vector->delta() == 0;
     account.reports_per_round = account.shuffle ? per_round : 0;
+    // No amplification by sampling: the server draws each round's clients
+    // and knows who they are (as the deployment's does).
     account.delta = config.delta;
     auto accounted = AccountRun(account);
     if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};

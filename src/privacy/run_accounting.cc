@@ -1,6 +1,7 @@
 #include "fedldp/privacy/run_accounting.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -25,6 +26,11 @@ Status RunPrivacyConfig::Validate() const {
     e << "with the shuffler, the reports per round must be at least 1";
   } else if (!shuffle && reports_per_round != 0) {
     e << "reports per round apply with the shuffler only";
+  } else if (!(sampling_rate > 0 && sampling_rate <= 1)) {
+    e << "the sampling rate must be in (0, 1], got " << sampling_rate;
+  } else if (sampled() && !shuffle) {
+    e << "sampling amplifies nothing without the shuffler (the server sees who reports): "
+         "give the reports one client sends as the rounds";
   } else if (shuffle && local_delta > 0) {
     e << "the numerical shuffle bound is proven for pure eps0-LDP randomizers; a report with "
          "delta0 > 0 (the Gaussian) gets no amplification here";
@@ -39,9 +45,15 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   RunPrivacy p;
   p.config = c;
   const double r = static_cast<double>(c.rounds);
+  // Reports one client sends: every round, or q R in expectation when sampled.
+  const std::uint64_t reports =
+      c.sampled() ? std::max<std::uint64_t>(
+                        1, static_cast<std::uint64_t>(std::ceil(c.sampling_rate * r * (1 - 1e-12))))
+                  : c.rounds;
+  const double rr = static_cast<double>(reports);
   p.local = {c.local_epsilon, c.local_delta};
-  p.local_basic = {r * c.local_epsilon, -std::expm1(r * std::log1p(-c.local_delta))};
-  auto optimal = OptimalComposition(c.local_epsilon, c.local_delta, c.rounds, c.delta);
+  p.local_basic = {rr * c.local_epsilon, -std::expm1(rr * std::log1p(-c.local_delta))};
+  auto optimal = OptimalComposition(c.local_epsilon, c.local_delta, reports, c.delta);
   p.local_optimal = optimal.ok() ? optimal.value() : p.local_basic;
   if (!c.shuffle) {
     // Basic composition holds with delta 0: prefer it unless optimal saves over 0.01 %.
@@ -53,21 +65,28 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
     return p;
   }
   p.shuffled = true;
-  const double delta_round = c.delta / (2 * r);
+  const double q = c.sampling_rate;
+  const double delta_round = c.delta / (2 * r * q);
   auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round);
   if (!round.ok()) return Error{round.error()};
   p.round = round->bound;
   p.closed_form = round->closed_form;
-  const std::string per_round =
-      p.closed_form ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
-                    : "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
-  auto total = OptimalComposition(p.round.epsilon_upper, delta_round, c.rounds, c.delta);
+  std::string rule = p.closed_form
+                         ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
+                         : "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
+  p.subsampled = {p.round.epsilon_upper, delta_round};
+  if (c.sampled()) {
+    p.subsampled = {std::log1p(q * std::expm1(p.round.epsilon_upper)), q * delta_round};
+    rule += ", amplified by sampling (Balle-Barthe-Gaboardi)";
+  }
+  auto total = OptimalComposition(p.subsampled.epsilon, p.subsampled.delta, c.rounds, c.delta);
   if (!total.ok()) return Error{total.error()};
   p.total = total.value();
-  p.rule = per_round + ", optimal composition over rounds (Kairouz-Oh-Viswanath)";
-  p.total_advanced = AdvancedComposition(p.round.epsilon_upper, delta_round, r, c.delta / 2);
-  // Shuffling never makes a report less private than it is locally.
-  if (p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
+  p.rule = rule + ", optimal composition over rounds (Kairouz-Oh-Viswanath)";
+  p.total_advanced = AdvancedComposition(p.subsampled.epsilon, p.subsampled.delta, r, c.delta / 2);
+  // Shuffling never makes a report less private than it is locally (when
+  // the number of reports is fixed; a sampled client's is not).
+  if (!c.sampled() && p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
     p.total = p.local_optimal;
     p.rule = "optimal composition of the local reports (the shuffler adds nothing here)";
   }
@@ -85,10 +104,11 @@ Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_ep
   }
   // A pure function of four numbers that tuning asks for again and again
   // (every grid point of every fold): remembered, bounded, thread-safe.
-  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double>;
+  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
-  const Key key{config.rounds, config.reports_per_round, config.delta, central_epsilon};
+  const Key key{config.rounds, config.reports_per_round, config.delta, config.sampling_rate,
+                central_epsilon};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -114,10 +134,16 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
   // The total grows with eps0: bisect on log eps0.
   // R eps0 = target meets it by basic composition (the shuffler never makes
   // a report less private), so the search starts there.
+  // (Sampled rounds start there too: each amplified round is at most eps0.)
   double lo = central_epsilon / static_cast<double>(config.rounds), hi = 30;
   if (lo < 1e-3) {
-    return Error{"no local epsilon >= 0.001 keeps the run within central epsilon " +
-                 std::to_string(central_epsilon)};
+    lo = 1e-3;
+    auto at_lo = total(lo);
+    if (!at_lo.ok()) return Error{at_lo.error()};
+    if (*at_lo > central_epsilon) {
+      return Error{"no local epsilon >= 0.001 keeps the run within central epsilon " +
+                   std::to_string(central_epsilon)};
+    }
   }
   if (lo >= hi) return lo;
   auto at_hi = total(hi);
@@ -134,14 +160,36 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
 
 }  // namespace
 
+std::string AccountRunArguments(const RunPrivacyConfig& c) {
+  // The shortest text that reads back as each value: the same figures.
+  const auto exact = [](double value) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+  };
+  std::ostringstream s;
+  s << "--local-epsilon " << exact(c.local_epsilon);
+  if (c.local_delta > 0) s << " --local-delta " << exact(c.local_delta);
+  s << " --rounds " << c.rounds;
+  if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
+  if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
+  s << " --delta " << exact(c.delta);
+  return s.str();
+}
+
 std::string DescribeRunPrivacy(const RunPrivacy& p) {
   const auto& c = p.config;
   std::ostringstream s;
   s.precision(6);
   s << "per client over the run: (" << p.total.epsilon << ", " << p.total.delta << ")-DP ("
     << p.rule << ")\n";
-  s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; " << c.rounds
-    << " reports -> (" << p.local_basic.epsilon << ", " << p.local_basic.delta << ") basic, ("
+  s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; ";
+  if (c.sampled()) {
+    s << "a client sampled in " << c.sampling_rate << " of " << c.rounds << " rounds sends about "
+      << std::ceil(c.sampling_rate * static_cast<double>(c.rounds) * (1 - 1e-12));
+  } else {
+    s << c.rounds;
+  }
+  s << " reports -> (" << p.local_basic.epsilon << ", " << p.local_basic.delta << ") basic, ("
     << p.local_optimal.epsilon << ", " << p.local_optimal.delta << ") optimal composition\n";
   if (p.shuffled) {
     s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
@@ -151,6 +199,11 @@ std::string DescribeRunPrivacy(const RunPrivacy& p) {
     } else {
       s << "numerical bound, eps in [" << p.round.epsilon_lower << ", " << p.round.epsilon_upper
         << "])\n";
+    }
+    if (c.sampled()) {
+      s << "  per round, amplified by sampling " << c.sampling_rate << " of the clients: ("
+        << p.subsampled.epsilon << ", " << p.subsampled.delta << ")-DP; " << c.rounds
+        << " rounds compose\n";
     }
   }
   s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "

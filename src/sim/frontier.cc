@@ -117,13 +117,7 @@ Result<Frontier> RunFrontier(
             const double report = plan->ReportEpsilon();
             row.local_epsilon = std::min(row.local_epsilon, report);
             if (shuffled) {
-              RunPrivacyConfig run;
-              run.local_epsilon = report;
-              run.rounds = static_cast<std::uint64_t>(c.epochs);
-              run.shuffle = true;
-              run.reports_per_round = plan->smallest_round;
-              run.delta = config.delta;
-              auto p = AccountRun(run);
+              auto p = AccountRun(FedSelRunPrivacy(*plan, c, config.delta));
               if (!p.ok()) return Error{p.error()};
               row.total_epsilon = std::max(row.total_epsilon, p->total.epsilon);
               row.total_delta = p->total.delta;

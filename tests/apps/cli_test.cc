@@ -600,6 +600,24 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
                                "--shuffle", "--reports-per-round", n, "--delta", "1e-06"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(shuffled.out.find(account.out), std::string::npos) << shuffled.out << account.out;
+  // Sampled rounds: the statement names the `account run` options that
+  // print it, sampling rate included.
+  const auto sampled = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                               "--shuffle", "--sample-clients", "--epsilon", "4", "--epochs", "2",
+                               "--repeats", "1", "--folds", "2", "--no-reference"});
+  ASSERT_EQ(sampled.code, 0) << sampled.err;
+  const auto args_at = sampled.out.find("(fedldp account run ");
+  ASSERT_NE(args_at, std::string::npos) << sampled.out;
+  const auto args_end = sampled.out.find("):\n", args_at);
+  std::vector<std::string> args{"account", "run"};
+  std::istringstream words(sampled.out.substr(args_at + 20, args_end - args_at - 20));
+  for (std::string w; words >> w;) args.push_back(w);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--sampling-rate"), args.end()) << sampled.out;
+  const auto sampled_account = Fedldp(args);
+  ASSERT_EQ(sampled_account.code, 0) << sampled_account.err;
+  EXPECT_NE(sampled.out.find(sampled_account.out), std::string::npos)
+      << sampled.out << sampled_account.out;
+  EXPECT_NE(sampled.out.find("the most reports one client sent: "), std::string::npos);
   // A central target instead of --epsilon: the run meets it.
   const auto central =
       Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg", "--shuffle",

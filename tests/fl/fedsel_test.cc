@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "fedldp/data/synthetic.h"
 #include "fedldp/pipeline/fedsel.h"
@@ -103,10 +107,14 @@ TEST(FedSelClientStep, AccumulatesReportsWithMomentumAndZeroesTheReportedCoordin
 
 TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
   const Dataset data = Synthetic(3000);
-  for (const char* variant : {"ps-pm", "pe-hm-c", "exp-duchi-o", "pm", "pm-rp", "np", "np-k",
-                              "privunitg", "fastprojunit", "gaussian"}) {
+  for (const char* variant :
+       {"ps-pm", "pe-hm-c", "exp-duchi-o", "pm", "pm-rp", "np", "np-k", "privunitg", "fastprojunit",
+        "gaussian", "sampled ps-pm", "sampled privunitg"}) {
     FedSelConfig config;
-    config.variant = variant;
+    const std::string name = variant;
+    config.sample_clients = name.starts_with("sampled ");
+    config.shuffle = config.sample_clients;  // no client declines
+    config.variant = config.sample_clients ? name.substr(8) : name;
     config.epochs = 2;
     ThreadPool one(1), three(3);
     auto a = TrainFedSel(
@@ -171,6 +179,74 @@ TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
 // With the shuffler no round is smaller than m: N = 1000, m = 30 gives 33
 // rounds of 30 or 31 clients, not 33 of 30 and one of 10. Every client
 // reports once per epoch either way.
+// Every client in a sampled round with probability m / N, every pair with
+// m (m - 1) / (N (N - 1)), whatever order the previous draw left: counts
+// within 5 binomial standard deviations over 20,000 draws. (An off-by-one
+// in the draw, i + UniformIndex(n - i - 1), fails both.)
+TEST(SampleClients, EveryClientAndPairAsOftenAsUniformSamplingSays) {
+  constexpr std::size_t kN = 12, kM = 4, kDraws = 20000;
+  std::vector<std::size_t> order(kN);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::vector<double> single(kN, 0.0), pair(kN * kN, 0.0);
+  CounterRng rng(3, 0);
+  for (std::size_t t = 0; t < kDraws; ++t) {
+    SampleClients(order, kM, rng);
+    for (std::size_t a = 0; a < kM; ++a) {
+      single[order[a]] += 1;
+      for (std::size_t b = 0; b < kM; ++b) {
+        if (a != b) pair[order[a] * kN + order[b]] += 1;
+      }
+    }
+  }
+  const double p1 = static_cast<double>(kM) / kN;
+  const double p2 = p1 * (kM - 1.0) / (kN - 1.0);
+  const auto within = [&](double count, double p) {
+    return std::abs(count - kDraws * p) <= 5 * std::sqrt(kDraws * p * (1 - p));
+  };
+  for (std::size_t i = 0; i < kN; ++i) {
+    EXPECT_TRUE(within(single[i], p1)) << i << ": " << single[i];
+    for (std::size_t j = 0; j < kN; ++j) {
+      if (i != j) {
+        EXPECT_TRUE(within(pair[i * kN + j], p2)) << i << " " << j;
+      }
+    }
+  }
+  std::vector<std::size_t> front(order.begin(), order.begin() + kM);
+  std::sort(front.begin(), front.end());
+  EXPECT_EQ(std::unique(front.begin(), front.end()), front.end());  // without replacement
+}
+
+// Sampled rounds: E N / m rounds of m; without the shuffler no client
+// reports more than E times (the rest decline), with it nobody declines.
+TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
+  const Dataset data = Synthetic(600);
+  FedSelConfig config = DefaultFedSelConfig("privunitg");
+  config.epochs = 3;
+  config.batch_fraction = 0.05;  // m = 30, 20 rounds per epoch
+  config.sample_clients = true;
+  const auto plan = PlanFedSel(config, 600, 5).value();
+  EXPECT_TRUE(plan.sampled);
+  EXPECT_EQ(plan.rounds, 60u);
+  EXPECT_DOUBLE_EQ(plan.sampling_rate, 0.05);
+  EXPECT_EQ(plan.smallest_round, 30u);
+  const auto capped = TrainFedSel(config, data, {}, 4).value();
+  EXPECT_EQ(capped.iterations, 60u);
+  EXPECT_EQ(capped.updates + capped.declined, 60u * 30);
+  EXPECT_GT(capped.declined, 0u);
+  EXPECT_EQ(capped.most_reports, 3u);
+  config.shuffle = true;
+  const auto shuffled = TrainFedSel(config, data, {}, 4).value();
+  EXPECT_EQ(shuffled.updates, 60u * 30);
+  EXPECT_EQ(shuffled.declined, 0u);
+  EXPECT_GT(shuffled.most_reports, 3u);  // Bin(60, 0.05) over 600 clients exceeds 3
+  // The accountant is asked for every round of the run, sampled.
+  const RunPrivacyConfig run = FedSelRunPrivacy(shuffled.plan, config, 1e-6);
+  EXPECT_EQ(run.rounds, 60u);
+  EXPECT_DOUBLE_EQ(run.sampling_rate, 0.05);
+  EXPECT_EQ(run.reports_per_round, 30u);
+  EXPECT_EQ(run.local_epsilon, shuffled.plan.ReportEpsilon());
+}
+
 TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   FedSelConfig config;
   config.variant = "privunitg";

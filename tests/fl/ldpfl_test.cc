@@ -137,6 +137,12 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   EXPECT_TRUE(p.shuffled);
   EXPECT_EQ(p.config.reports_per_round, 8u);
   EXPECT_LE(p.total.epsilon, 16 + 1e-9);
+  // The server draws the round's clients and knows them: half the clients
+  // per round are not amplified by sampling.
+  LdpFlConfig half = c;
+  half.fraction = 0.5;
+  half.rounds = 1;
+  EXPECT_FALSE(TrainLdpFl(half, train, test, 9)->vector_privacy->config.sampled());
   // The shuffle only permutes a round's reports: the mean is the same but
   // for the order of the additions.
   c.shuffle = false;

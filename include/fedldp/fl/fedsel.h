@@ -54,6 +54,7 @@
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
+#include "fedldp/privacy/run_accounting.h"
 #include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
@@ -111,6 +112,17 @@ struct FedSelConfig {
   // about 81 % to 72.7 +- 7.6 %. Set by default for the vector variants;
   // FedSel's variants keep the paper's cut.
   bool even_rounds = false;
+  // Sampling of clients per round instead of epochs: every round draws
+  // m = round(batch_fraction N) of the N clients uniformly without
+  // replacement, independently of the other rounds, for epochs x round(N / m)
+  // rounds (each client is in a share q = m / N of them, about `epochs`
+  // reports in expectation). With the shuffler, which then also draws the
+  // round's clients in secret from the server, each round is amplified by
+  // sampling (run_accounting.h) and a client may report more often than
+  // `epochs`; without it, a client declines once it has reported `epochs`
+  // times, so its local budget holds, and a round averages the reports it
+  // gets.
+  bool sample_clients = false;
 };
 
 // The configuration a variant runs with when nothing is said: FedSel's
@@ -118,18 +130,6 @@ struct FedSelConfig {
 // vector variants take the point `fedldp train --tune` chose on Adult's
 // training file at eps = 2 (docs/frontier.md).
 FedSelConfig DefaultFedSelConfig(const std::string& variant);
-
-struct FedSelRun {
-  std::vector<double> weights;
-  FedSelBudget budget;
-  std::size_t batch = 0;           // m
-  std::size_t smallest_round = 0;  // the fewest reports in a round (the shuffler's n)
-  std::size_t k = 0;               // Top-k size (two-stage)
-  std::string selector;        // the selector used (uniform when a private variant has mu = 0)
-  std::size_t iterations = 0;  // global updates
-  std::size_t updates = 0;     // client reports
-  std::size_t rejected = 0;    // reports the server refused (should be 0)
-};
 
 // What a configuration means for N clients of dimension d: the budget
 // split, batch size m, Top-k size and the selector actually used. The
@@ -142,19 +142,44 @@ struct FedSelPlan {
   std::size_t rounds_per_epoch = 0;
   std::size_t smallest_round = 0;  // the fewest reports a round holds
   bool even_rounds = false;        // config.shuffle or even_rounds: no round smaller than m
+  bool sampled = false;            // config.sample_clients: rounds sample m of N
+  double sampling_rate = 1;        // q = m / N when sampled
+  std::size_t rounds = 0;          // of the whole run: epochs x rounds_per_epoch
   std::size_t k = 0;
   std::string selector;  // uniform when a private variant has eps1 = 0
   // The clients of round b of an epoch: positions [first, first + size) of
-  // the epoch's order.
+  // the epoch's order (a sampled round's are [0, m) of its own draw).
   std::pair<std::size_t, std::size_t> Round(std::size_t b, std::size_t clients) const;
   // What one report costs its client: eps1 + eps2 (sequential composition).
   double ReportEpsilon() const { return budget.select_epsilon + budget.value_epsilon; }
 };
+
+struct FedSelRun {
+  std::vector<double> weights;
+  FedSelBudget budget;
+  std::size_t batch = 0;           // m
+  std::size_t smallest_round = 0;  // the fewest reports in a round (the shuffler's n)
+  std::size_t k = 0;               // Top-k size (two-stage)
+  std::string selector;            // the selector used (uniform when a private variant has mu = 0)
+  std::size_t iterations = 0;      // global updates
+  std::size_t updates = 0;         // client reports
+  std::size_t rejected = 0;        // reports the server refused (should be 0)
+  // Sampled rounds: the most reports one client sent, and the sampled
+  // clients that declined (their budget spent; without the shuffler only).
+  std::size_t most_reports = 0;
+  std::size_t declined = 0;
+  FedSelPlan plan;  // what the run was planned as (FedSelRunPrivacy states its privacy)
+};
+
 Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t clients, std::size_t d);
+// What the accountant is asked for a plan, at total delta `delta`: each
+// report's eps, and with the shuffler the rounds a client is in (epochs, or
+// every round when sampled, with q), shuffled with the plan's smallest round.
+RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config, double delta);
 // With the shuffler (config.shuffle): `config` with the largest epsilon whose
 // run on `clients` clients stays within (central_epsilon, delta) per client
-// in total, by the accountant of run_accounting.h over one round per epoch
-// with the plan's smallest round (rounded down, RoundDownToPreferred). Refused for the Gaussian
+// in total, by the accountant of run_accounting.h on FedSelRunPrivacy, the
+// smallest round rounded down (RoundDownToPreferred). Refused for the Gaussian
 // variants (no amplification is proven for approximate-DP reports) and non-private ones.
 Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
                                         double central_epsilon, double delta);
@@ -181,6 +206,11 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSe
 FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> previous,
                               std::span<const double> gradient, double scale,
                               const FedSelRandomizer& randomizer, double momentum, Rng& rng);
+
+// Moves a uniformly random m-subset of `clients` to its front, in random
+// order, whatever order it holds (a partial Fisher-Yates shuffle): the
+// clients of a sampled round. m <= clients.size().
+void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
 
 // Runs f(0..n-1), in any order and on any threads; each f(i) writes only its
 // own slot. The default runs them in order on the calling thread; sim/ passes

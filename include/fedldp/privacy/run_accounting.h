@@ -15,8 +15,21 @@
 //     Gaussian's report is refused there; where n e^-eps0 is beyond the
 //     exact sum's reach, the closed form of Thm 3.1), and the R rounds
 //     compose by the optimal rule.
-// Delta is budgeted explicitly: with the shuffler, delta_r = delta / (2R) per
-// round and the rest for the composition; the total is at most `delta`.
+// Sampled rounds (sampling_rate q < 1, with the shuffler): each round draws
+// m = q N of the N clients uniformly without replacement, in secret from the
+// server (the shuffler draws them, and the server sees only the shuffled
+// reports: a server that picks the clients knows who took part, and sampling
+// then amplifies nothing against it), and `rounds` counts
+// every round of the run, since a client is in each with probability q. A
+// round's shuffle bound (eps_r, delta_r) at n = m reports, stated for
+// substitution of one client's data, is amplified by subsampling (Balle,
+// Barthe & Gaboardi, NeurIPS 2018, Thm 9, sampling without replacement under
+// substitution): (log(1 + q (e^eps_r - 1)), q delta_r); the R rounds then
+// compose by the optimal rule. A client's reports are then as many as it is
+// sampled (q R in expectation), so the local lines give q R rounded up.
+// Delta is budgeted explicitly: with the shuffler, delta / 2 for the rounds
+// (delta_r = delta / (2R), or delta / (2 q R) before subsampling) and the
+// rest for the composition; the total is at most `delta`.
 #ifndef FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
 #define FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
 
@@ -36,7 +49,9 @@ struct RunPrivacyConfig {
   bool shuffle = false;                 // reports of a round shuffled together
   std::uint64_t reports_per_round = 0;  // n, with shuffle
   double delta = 1e-6;                  // the total delta per client
+  double sampling_rate = 1;             // q in (0, 1]; < 1 with shuffle only
 
+  bool sampled() const { return sampling_rate < 1; }
   Status Validate() const;
 };
 
@@ -48,6 +63,7 @@ struct RunPrivacy {
   bool shuffled = false;
   NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
   bool closed_form = false;     // round from Thm 3.1 (n e^-eps0 beyond the exact sum's reach)
+  DpGuarantee subsampled;       // one round amplified by sampling (sampling_rate < 1)
   DpGuarantee total;            // the claim: per client over the run
   DpGuarantee total_advanced;   // the advanced rule on the same per-round figures
   std::string rule;             // how `total` was composed
@@ -56,11 +72,14 @@ struct RunPrivacy {
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 
 // The inverse, for a shuffled run: the largest eps0 (within a relative 1e-4,
-// in [target / R, 30]) whose total over `config.rounds` rounds of
+// in [max(target / R, 1e-3), 30]) whose total over `config.rounds` rounds of
 // `config.reports_per_round` reports is at most `central_epsilon` at
 // `config.delta`. `config.local_epsilon` is ignored. An error if even
 // eps0 = 1e-3 exceeds the target, or without the shuffler.
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon);
+
+// The `fedldp account run` options that state `config`.
+std::string AccountRunArguments(const RunPrivacyConfig& config);
 
 // Several lines, the claim first.
 std::string DescribeRunPrivacy(const RunPrivacy& p);
