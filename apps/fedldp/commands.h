@@ -217,7 +217,8 @@ struct ServeOptions {
   std::string mu = "0.1";
   double k_fraction = 0.1;
   std::optional<double> learning_rate;  // FedSel 4 (vector variants: tuned), LDP-FL 0.03
-  std::optional<double> clip;           // vector variants: l2 clip (default: tuned)
+  std::optional<double> clip;           // vector variants: l2 clip (default: tuned; LDP-FL 1)
+  std::string randomizer = "twopoint";  // LDP-FL: twopoint, privunitg, fastprojunit
   // LDP-FL
   int rounds = 10;
   int local_epochs = 1;

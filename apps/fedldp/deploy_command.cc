@@ -196,7 +196,13 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "Two-stage FedSel variant, or privunitg, fastprojunit, twopoint (the whole "
                  "gradient; the served model is the last iterate)")
       ->capture_default_str();
-  app.add_option("--clip", o.clip, "Vector variants: l2 clip norm C (default: the tuned one)");
+  app.add_option("--clip", o.clip,
+                 "Vector variants: l2 clip norm C (default: the tuned one; LDP-FL: 1)");
+  app.add_option("--randomizer", o.randomizer,
+                 "LDP-FL: twopoint (per weight), or privunitg, fastprojunit on the whole update "
+                 "(--epsilon per report)")
+      ->check(CLI::IsMember({"twopoint", "privunitg", "fastprojunit"}))
+      ->capture_default_str();
   app.add_option("--epsilon", o.epsilon,
                  "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");
   app.add_option("--epochs", o.epochs, "Epochs E")
@@ -264,6 +270,9 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   }
   CheckPlaintext(given.address, given.tls_cert, given.insecure, "--tls-cert and --tls-key", err);
   if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
+  if (given.randomizer != "twopoint") {
+    throw UsageError("--randomizer is LDP-FL's; FedSel takes --variant " + given.randomizer);
+  }
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
   if (o.eval_rows.empty()) o.eval_rows = "32561:";

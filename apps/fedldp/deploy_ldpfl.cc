@@ -89,6 +89,14 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.adaptive = o.range == "adaptive";
   c.perturb_updates = o.perturb == "updates";
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
+  c.randomizer = o.randomizer;
+  if (o.clip && c.randomizer == "twopoint") {
+    throw UsageError("--clip applies to the vector randomizers (--randomizer privunitg, ...)");
+  }
+  if (o.clip) c.clip = *o.clip;
+  if (c.randomizer != "twopoint" && o.perturb == "weights" && o.range == "adaptive") {
+    throw UsageError("a vector randomizer privatises the update: no --range adaptive");
+  }
   // The inputs' standardisation over the training rows: public constants of
   // the dataset, announced with the task (the simulator's, for those rows).
   RoundPolicy policy;
@@ -151,13 +159,35 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   // Started before anything is said of the task: a port in use is one line.
   auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
   if (!server.ok()) throw UsageError(server.error());
-  const auto privacy =
-      AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds), spec.per_round());
-  log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
-      std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
-      std::to_string(c.epsilon) + " per weight, so d eps = " +
-      std::to_string(spec.ReportEpsilon()) + " per report without trusting the shuffler");
-  err << DescribeLdpFlPrivacy(privacy);
+  if (spec.vector()) {
+    // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
+    // reports; the server draws the users, so no amplification by sampling.
+    RunPrivacyConfig account;
+    account.local_epsilon = c.epsilon;
+    account.rounds = static_cast<std::uint64_t>(c.rounds);
+    account.shuffle = true;
+    account.reports_per_round = spec.per_round();
+    account.delta = c.delta;
+    auto accounted = AccountRun(account);
+    if (!accounted.ok()) throw UsageError("the accountant: " + accounted.error());
+    std::ostringstream line;
+    line << "task " << spec.id << ": " << c.randomizer << " on the whole update (l2 clip " << c.clip
+         << "), " << spec.weights() << " weights in " << spec.chunks().size()
+         << " sealed pieces per report; eps " << c.epsilon
+         << " per report without trusting the shuffler";
+    log(line.str());
+    err << "privacy (fedldp account run " << AccountRunArguments(account)
+        << "; at most one report per user and round):\n"
+        << DescribeRunPrivacy(*accounted);
+  } else {
+    const auto privacy = AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds),
+                                      spec.per_round());
+    log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
+        std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
+        std::to_string(c.epsilon) + " per weight, so d eps = " +
+        std::to_string(spec.ReportEpsilon()) + " per report without trusting the shuffler");
+    err << DescribeLdpFlPrivacy(privacy);
+  }
   log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
       (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
   while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
@@ -187,9 +217,9 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     std::ostringstream f;
     f << std::setprecision(10) << "{\"command\":\"serve\",\"protocol\":\"ldpfl\",\"dataset\":\""
-      << dataset << "\",\"epsilon\":" << c.epsilon << ",\"rounds\":" << s.round
-      << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy << ",\"majority\":" << majority
-      << ",\"rounds_without_update\":" << s.rounds_without_update
+      << dataset << "\",\"randomizer\":\"" << c.randomizer << "\",\"epsilon\":" << c.epsilon
+      << ",\"rounds\":" << s.round << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
+      << ",\"majority\":" << majority << ",\"rounds_without_update\":" << s.rounds_without_update
       << ",\"reports_counted\":" << s.counted << ",\"batches\":" << s.batches
       << ",\"pieces_rejected\":" << s.pieces_rejected << "}\n";
     AppendOut(o.out, f.str());

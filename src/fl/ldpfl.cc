@@ -128,25 +128,33 @@ std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) 
   return "";
 }
 
-namespace {
-
-// The vector randomizer of `config` over d weights (nullptr for twopoint).
-Result<std::unique_ptr<VectorRandomizer>> VectorRandomizerOf(const LdpFlConfig& config,
-                                                             std::size_t d, std::uint64_t seed) {
+Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
+                                                                std::size_t d,
+                                                                std::uint64_t public_seed) {
   if (config.randomizer == "twopoint") return std::unique_ptr<VectorRandomizer>();
+  auto mechanism = ParseVectorMechanism(config.randomizer);
+  if (!mechanism.ok()) return Error{mechanism.error()};
   VectorRandomizerConfig vc;
-  vc.mechanism = ParseVectorMechanism(config.randomizer).value();
+  vc.mechanism = *mechanism;
   vc.dimension = d;
   vc.epsilon = config.epsilon;
   vc.clip = config.clip;
   const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
                         vc.mechanism == VectorMechanism::kGaussianClassic;
   vc.delta = gaussian ? config.vector_delta : 0.0;
-  vc.public_seed = seed;
+  vc.public_seed = public_seed;
   return MakeVectorRandomizer(vc);
 }
 
-}  // namespace
+std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
+                                    std::span<const float> local, std::span<const float> global,
+                                    Rng& rng) {
+  std::vector<double> update(local.size());
+  for (std::size_t j = 0; j < local.size(); ++j) update[j] = local[j] - global[j];
+  std::vector<double> report(update.size());
+  randomizer.Randomize(update, report, rng);
+  return report;
+}
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
@@ -176,7 +184,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   run.majority = test.MajorityRate();
   run.privacy = AccountLdpFl(config.epsilon, net.parameters(),
                              static_cast<std::size_t>(config.rounds), per_round, config.delta);
-  auto vector_made = VectorRandomizerOf(config, net.parameters(), seed);
+  auto vector_made = LdpFlVectorRandomizer(config, net.parameters(), seed);
   if (!vector_made.ok()) return Error{vector_made.error()};
   const std::unique_ptr<VectorRandomizer> vector = std::move(vector_made).value();
   const bool use_vector = vector != nullptr && config.is_private;
@@ -229,16 +237,11 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
       net.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
                 seed ^ (stream * 0x9e3779b97f4a7c15ULL));
       std::vector<float> local = net.GetWeights();
-      if (config.perturb_updates || vector) {
-        for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
-      }
       stats.train_seconds += Since(t);
       if (use_vector) {  // the whole update, clipped and privatised
         t = Clock::now();
         CounterRng rng(seed, stream);
-        const std::vector<double> update(local.begin(), local.end());
-        std::vector<double> report(update.size());
-        vector->Randomize(update, report, rng);
+        std::vector<double> report = PrivatizeUpdate(*vector, local, global, rng);
         stats.perturb_seconds += Since(t);
         if (auto s = vector->ValidateReport(report); !s.ok()) {
           return Error{"client report rejected: " + s.error()};
@@ -246,6 +249,9 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         vector_reports.push_back(std::move(report));
         ++run.reports;
         continue;
+      }
+      if (config.perturb_updates || vector) {
+        for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
       }
       if (!config.is_private) {
         if (vector) {  // clipped to the same l2 ball as the private reports

@@ -55,6 +55,18 @@ std::string LdpFlTaskSpec::Check() const {
     return "perturbing updates takes a fixed range, not an adaptive one";
   }
   if (!(input_sd > 0)) return "the input standard deviation must be > 0";
+  if (vector()) {
+    // Ledgers charge pure eps, and nothing announces fastprojunit-corr's
+    // public seed: the vector randomizers whose reports need neither.
+    if (config.randomizer != "privunitg" && config.randomizer != "fastprojunit") {
+      return "randomizer " + config.randomizer +
+             ": the deployment takes twopoint, privunitg or fastprojunit";
+    }
+    if (!(config.clip > 0 && std::isfinite(config.clip))) return "clip must be a number > 0";
+    if (config.adaptive) return "a vector randomizer privatises the update: no adaptive ranges";
+    auto r = LdpFlVectorRandomizer(config, weights(), 0);
+    if (!r.ok()) return r.error();
+  }
   return "";
 }
 
@@ -128,7 +140,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
         const std::size_t chunk = ChunkOfPrefix(bytes);
         if (chunk >= c->chunks_.size()) continue;
         auto piece = c->Admit(chunk, std::string_view(bytes).substr(8), &why);
-        if (piece) c->aggregator_->AddPiece(c->chunks_[chunk], *piece), ++pieces;
+        if (piece) c->AddPiece(chunk, *piece), ++pieces;
       }
       c->Say("resumed at round " + std::to_string(c->snap_.round + 1) + ", " +
              std::to_string(c->delivered_.size()) + " users' pieces (" + std::to_string(pieces) +
@@ -214,7 +226,15 @@ std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
                                      .value());
   }
   gates_.reserve(chunks_.size());
-  for (const auto& r : chunk_randomizers_) gates_.emplace_back(snap_.round, r);
+  if (spec_.vector()) {
+    for (const auto& chunk : chunks_) {
+      gates_.emplace_back(snap_.round, ReportGate::VectorPiece{chunk.end - chunk.begin});
+    }
+    vector_sum_.assign(spec_.weights(), 0.0);
+    vector_pieces_.assign(chunks_.size(), 0);
+  } else {
+    for (const auto& r : chunk_randomizers_) gates_.emplace_back(snap_.round, r);
+  }
   aggregator_.emplace(*randomizer_);
   delivered_.clear();
   piece_records_ = 0;
@@ -244,10 +264,12 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const bool update = got > 0 && got >= needed;
   if (update) {
     snap_.counted += got;
-    const std::vector<float> mean = aggregator_->Mean();
+    const std::vector<double> mean = RoundMean();
+    // A vector randomizer's reports are updates, as are perturbed ones.
+    const bool updates = spec_.config.perturb_updates || spec_.vector();
     for (std::size_t j = 0; j < mean.size(); ++j) {
       if (std::isnan(mean[j])) continue;  // no piece of this chunk got through
-      snap_.weights[j] = spec_.config.perturb_updates ? snap_.weights[j] + mean[j] : mean[j];
+      snap_.weights[j] = updates ? snap_.weights[j] + mean[j] : mean[j];
     }
   } else {
     ++stats_.rounds_without_update;
@@ -374,8 +396,33 @@ LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
   return info;
 }
 
-std::optional<LdpFlReport> LdpFlCoordinator::Admit(std::size_t chunk, std::string_view plain,
-                                                   std::string* why) {
+void LdpFlCoordinator::AddPiece(std::size_t chunk, const DecodedReport& piece) {
+  if (const auto* v = std::get_if<VectorReport>(&piece)) {
+    const std::size_t begin = chunks_[chunk].begin;
+    for (std::size_t j = 0; j < v->values.size(); ++j) vector_sum_[begin + j] += v->values[j];
+    ++vector_pieces_[chunk];
+    return;
+  }
+  aggregator_->AddPiece(chunks_[chunk], std::get<LdpFlReport>(piece));
+}
+
+std::vector<double> LdpFlCoordinator::RoundMean() const {
+  if (!spec_.vector()) {
+    const std::vector<float> mean = aggregator_->Mean();
+    return {mean.begin(), mean.end()};
+  }
+  std::vector<double> mean(vector_sum_.size(), std::nan(""));
+  for (std::size_t c = 0; c < chunks_.size(); ++c) {
+    if (vector_pieces_[c] == 0) continue;
+    for (std::size_t j = chunks_[c].begin; j < chunks_[c].end; ++j) {
+      mean[j] = vector_sum_[j] / static_cast<double>(vector_pieces_[c]);
+    }
+  }
+  return mean;
+}
+
+std::optional<DecodedReport> LdpFlCoordinator::Admit(std::size_t chunk, std::string_view plain,
+                                                     std::string* why) {
   // Pieces reach the server without a sender: each gets its own name, so
   // the gate's duplicate check never fires (the shuffler keeps one
   // submission per user, and the server one delivery per user).
@@ -386,7 +433,7 @@ std::optional<LdpFlReport> LdpFlCoordinator::Admit(std::size_t chunk, std::strin
     *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
     return std::nullopt;
   }
-  return std::get<LdpFlReport>(*verdict.report);
+  return std::move(*verdict.report);
 }
 
 LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
@@ -429,13 +476,13 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     }
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;
-  std::vector<std::pair<std::size_t, LdpFlReport>> accepted;
+  std::vector<std::pair<std::size_t, DecodedReport>> accepted;
   for (const std::uint64_t user : users) records.emplace_back(user, std::string());
   std::map<std::string, std::size_t> reasons;
   for (std::size_t c = 0; c < chunks_.size(); ++c) {
     for (const std::string& sealed : batch.pieces[c]) {
       std::string why;
-      std::optional<LdpFlReport> piece;
+      std::optional<DecodedReport> piece;
       auto plain = Unseal(sealed, keys_);
       if (!plain.ok()) {
         why = "malformed: " + plain.error();
@@ -455,7 +502,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     throw std::runtime_error("cannot record pieces: " + why);
   }
   piece_records_ += accepted.size();
-  for (const auto& [c, piece] : accepted) aggregator_->AddPiece(chunks_[c], piece);
+  for (const auto& [c, piece] : accepted) AddPiece(c, piece);
   delivered_.insert(users.begin(), users.end());
   out.accepted = true;
   out.pieces_accepted = accepted.size();

@@ -75,7 +75,13 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
     }
   }
   net.SetInputStandardization(task.input_mean, task.input_sd);
-  return LdpFlParticipant(task, data, std::move(shards), ledger, std::move(net));
+  LdpFlParticipant participant(task, data, std::move(shards), ledger, std::move(net));
+  if (task.vector()) {
+    auto vector = LdpFlVectorRandomizer(task.config, task.weights(), 0);
+    if (!vector.ok()) return Error{vector.error()};
+    participant.vector_ = std::move(vector).value();
+  }
+  return participant;
 }
 
 LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
@@ -148,8 +154,9 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     if (ledger_->remaining(account) < cost * (1 - 1e-12)) {
       answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
                                 "): refused, a report spends eps = " + std::to_string(cost) +
-                                " (d eps) but only " + std::to_string(ledger_->remaining(account)) +
-                                " of " + std::to_string(ledger_->total()) + " is left");
+                                (vector_ ? "" : " (d eps)") + " but only " +
+                                std::to_string(ledger_->remaining(account)) + " of " +
+                                std::to_string(ledger_->total()) + " is left");
       answer.exhausted.push_back(user);
       continue;
     }
@@ -159,14 +166,24 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     net_.Train(*data_, shards_[local], task_.config.local_epochs, task_.config.batch,
                task_.config.learning_rate, (*rng_)());
     std::vector<float> local_weights = net_.GetWeights();
-    if (task_.config.perturb_updates) {
-      for (std::size_t j = 0; j < d; ++j) local_weights[j] -= global[j];
-    }
-    const LdpFlReport report = randomizer->Randomize(local_weights, *rng_);
     std::vector<std::string> pieces;
     pieces.reserve(chunks.size());
-    for (const auto& chunk : chunks) {
-      pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
+    if (vector_) {  // the whole update, clipped and privatised, cut into chunks
+      const std::vector<double> report = PrivatizeUpdate(*vector_, local_weights, global, *rng_);
+      for (const auto& chunk : chunks) {
+        VectorReport piece;
+        piece.values.assign(report.begin() + static_cast<std::ptrdiff_t>(chunk.begin),
+                            report.begin() + static_cast<std::ptrdiff_t>(chunk.end));
+        pieces.push_back(Seal(EncodeReport(round, piece), task_.public_key));
+      }
+    } else {
+      if (task_.config.perturb_updates) {
+        for (std::size_t j = 0; j < d; ++j) local_weights[j] -= global[j];
+      }
+      const LdpFlReport report = randomizer->Randomize(local_weights, *rng_);
+      for (const auto& chunk : chunks) {
+        pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
+      }
     }
     fresh.push_back({account, ledger_task_, round, cost, PackPieces(pieces)});
     fresh_users.push_back(user);

@@ -42,6 +42,10 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   f.set_chunk(t.chunk);
   f.set_public_key(t.public_key);
   for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
+  if (t.vector()) {
+    f.set_randomizer(c.randomizer);
+    f.set_clip(c.clip);
+  }
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -74,6 +78,8 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   t.chunk = f.chunk();
   t.public_key = f.public_key();
   t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
+  c.randomizer = f.randomizer().empty() ? "twopoint" : f.randomizer();
+  if (c.randomizer != "twopoint") c.clip = f.clip();
   if (auto e = t.Check(); !e.empty()) return Error{"the announced task is unusable: " + e};
   return t;
 }
@@ -443,14 +449,17 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   if (!created.ok()) return Error{created.error()};
   auto participant = std::make_unique<LdpFlParticipant>(std::move(created).value());
   participant->SetFirstUser(joined->first_user());
-  connection.Say("joined LDP-FL task " + task->id + " (" + task->config.arch + ", eps " +
-                 std::to_string(task->config.epsilon) + " per weight, " +
-                 std::to_string(task->config.rounds) + " rounds) as users " +
+  const std::string mechanism = task->vector()
+                                    ? task->config.randomizer + " on the whole update, eps " +
+                                          std::to_string(task->config.epsilon) + " per report"
+                                    : "eps " + std::to_string(task->config.epsilon) + " per weight";
+  connection.Say("joined LDP-FL task " + task->id + " (" + task->config.arch + ", " + mechanism +
+                 ", " + std::to_string(task->config.rounds) + " rounds) as users " +
                  std::to_string(joined->first_user()) + ".." +
                  std::to_string(joined->first_user() + joined->users() - 1) +
-                 "; each report spends d eps = " + std::to_string(participant->report_epsilon()) +
-                 " of each user's ledger total " + std::to_string(budget) + "; pieces go to " +
-                 o.shuffler);
+                 "; each report spends " + (task->vector() ? "eps = " : "d eps = ") +
+                 std::to_string(participant->report_epsilon()) + " of each user's ledger total " +
+                 std::to_string(budget) + "; pieces go to " + o.shuffler);
 
   FedSelClientSummary summary;
   pb::PollRequest poll;

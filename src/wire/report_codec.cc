@@ -86,6 +86,11 @@ ReportGate::ReportGate(std::uint64_t round, const VectorRandomizer& vector)
   max_bytes_ = 11 + Field(Field(8 * vector.dimension()));
 }
 
+ReportGate::ReportGate(std::uint64_t round, VectorPiece piece)
+    : round_(round), piece_values_(piece.values) {
+  max_bytes_ = 11 + Field(Field(8 * piece.values));
+}
+
 std::size_t ReportGate::rejected_total() const {
   return std::accumulate(rejected_.begin(), rejected_.end(), std::size_t{0});
 }
@@ -144,10 +149,12 @@ GateVerdict ReportGate::Check(const LdpFlReport& report) const {
 
 GateVerdict ReportGate::Check(VectorReport report) const {
   GateVerdict verdict;
-  if (report.values.size() != vector_->dimension()) {
+  const std::size_t expected = vector_ ? vector_->dimension() : piece_values_;
+  if (report.values.size() != expected) {
     verdict.reason = RejectReason::kMalformed;
-    verdict.detail = std::to_string(report.values.size()) + " values for a model of " +
-                     std::to_string(vector_->dimension());
+    verdict.detail = std::to_string(report.values.size()) +
+                     (vector_ ? " values for a model of " : " values for a piece of ") +
+                     std::to_string(expected);
     return verdict;
   }
   for (const double v : report.values) {
@@ -156,6 +163,10 @@ GateVerdict ReportGate::Check(VectorReport report) const {
       verdict.detail = "a value is not finite";
       return verdict;
     }
+  }
+  if (!vector_) {
+    verdict.report = std::move(report);
+    return verdict;
   }
   if (const Status s = vector_->ValidateReport(report.values); !s.ok()) {
     verdict.reason = RejectReason::kOutOfDomain;
@@ -185,13 +196,14 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
   }
   const auto body = message.body_case();
   const bool is_fedsel = body == v1::Report::kFedsel, is_vector = body == v1::Report::kVector;
-  if (is_fedsel != (fedsel_ != nullptr) || is_vector != (vector_ != nullptr)) {
+  const bool vector_round = vector_ != nullptr || piece_values_ > 0;
+  if (is_fedsel != (fedsel_ != nullptr) || is_vector != vector_round) {
     const auto kind = [](bool fedsel, bool vector) {
       return fedsel ? "a FedSel" : (vector ? "a vector" : "an LDP-FL");
     };
     return Reject(RejectReason::kWrongProtocol,
                   std::string(kind(is_fedsel, is_vector)) + " report in " +
-                      kind(fedsel_ != nullptr, vector_ != nullptr) + " round");
+                      kind(fedsel_ != nullptr, vector_round) + " round");
   }
   if (message.round() != round_) {
     return Reject(RejectReason::kWrongRound, "for round " + std::to_string(message.round()) +

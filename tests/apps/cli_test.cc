@@ -240,7 +240,7 @@ TEST(Cli, HelpOnEverySubcommand) {
 // file: a refused `serve` leaves the state free for a corrected one. (Before,
 // the bad task was bound first and the state locked to it.)
 TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
-  const std::vector<std::vector<std::string>> bad = {
+  std::vector<std::vector<std::string>> bad = {
       {"--users", "0"},
       {"--epsilon", "-1"},
       {"--epsilon", "0"},
@@ -262,7 +262,20 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
       {"--deadline-ms", "0"},
       {"--stale-ms", "0"},
       {"--model", "tree"},
+      {"--randomizer", "privunitg"},  // LDP-FL's option
   };
+  // LDP-FL's vector randomizers: pure eps only, a clip > 0, no ranges.
+  const std::string token = Scratch("serve_bad.token");
+  for (std::vector<std::string> ldpfl : std::vector<std::vector<std::string>>{
+           {"--randomizer", "gaussian"},
+           {"--randomizer", "fastprojunit-corr"},
+           {"--clip", "1"},
+           {"--randomizer", "privunitg", "--clip", "0"},
+           {"--randomizer", "privunitg", "--range", "adaptive"}}) {
+    ldpfl.insert(ldpfl.begin(),
+                 {"--protocol", "ldpfl", "--train-rows", "0:100", "--shuffler-token-file", token});
+    bad.push_back(ldpfl);
+  }
   const std::string state = Scratch("serve_bad.sqlite");
   for (auto args : bad) {
     std::filesystem::remove(state);
@@ -279,6 +292,7 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
       EXPECT_EQ(opened.value().BindTask("another task"), "") << joined << ": a task was bound";
     }
   }
+  EXPECT_FALSE(std::filesystem::exists(token));  // refused before the token was made
   // The control: a valid task is bound (and the run stops: nobody is enrolled).
   std::filesystem::remove(state);
   const auto good = Fedldp({"serve", "--state", state, "--users", "10"});

@@ -1,5 +1,7 @@
 // The LDP-FL deployment's logic without a network: server, shuffler and
 // clients called directly.
+#include "fedldp/net/ldpfl_deploy.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,7 @@
 #include <map>
 #include <numeric>
 
-#include "fedldp/net/ldpfl_deploy.h"
+#include "fedldp/net/services.h"
 #include "testing/ldpfl_task.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
@@ -173,6 +175,85 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
   EXPECT_TRUE(stats.finished);
   EXPECT_EQ(stats.counted, 12u);
   EXPECT_EQ(shuffler.stats().forwarded, 12u);
+}
+
+// Issue 20: a vector randomizer's whole-update report travels as sealed
+// VectorReport pieces through the same shuffler; the server's model moves
+// by the mean of the pieces, each user's report is one the randomizer could
+// output, and the ledger charges eps per report (not d eps).
+TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByTheirMean) {
+  spec_.config.randomizer = "privunitg";
+  spec_.config.clip = 0.5;
+  spec_.config.epsilon = 4;
+  ASSERT_EQ(spec_.Check(), "");
+  EXPECT_EQ(spec_.ReportEpsilon(), 4);
+  const LdpFlTaskSpec announced = DecodeLdpFlTask(EncodeLdpFlTask(spec_)).value();
+  EXPECT_EQ(announced.config.randomizer, "privunitg");
+  EXPECT_EQ(announced.config.clip, 0.5);
+  MakeClients(10);  // two reports of eps 4 each per user
+  auto server = Coordinator();
+  JoinAll(*server);
+  ShufflerCore shuffler({.min_batch = 3});
+  const auto privunitg = LdpFlVectorRandomizer(spec_.config, spec_.weights(), 0).value();
+  const auto chunks = spec_.chunks();
+  for (int round = 0; round < 2; ++round) {
+    const auto before = server->weights();
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    std::uint64_t r = 0;
+    const auto subs = Answers(*server, &r);
+    ASSERT_EQ(subs.size(), 6u);
+    // Opened here, apart from the coordinator: the mean of the reports.
+    std::vector<double> sum(spec_.weights(), 0.0);
+    for (const auto& sub : subs) {
+      std::vector<double> report;
+      for (std::size_t c = 0; c < chunks.size(); ++c) {
+        ReportGate gate(r, ReportGate::VectorPiece{chunks[c].end - chunks[c].begin});
+        const std::string plain = Unseal(sub.pieces[c], keys_).value();
+        auto v =
+            gate.Admit("x", {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+        ASSERT_TRUE(v.accepted()) << v.detail;
+        const auto& values = std::get<VectorReport>(*v.report).values;
+        report.insert(report.end(), values.begin(), values.end());
+      }
+      ASSERT_EQ(report.size(), spec_.weights());
+      EXPECT_TRUE(privunitg->ValidateReport(report).ok());
+      for (std::size_t j = 0; j < report.size(); ++j) sum[j] += report[j];
+      ASSERT_EQ(
+          shuffler.Shuffle(sub.token, r, sub.user, sub.pieces,
+                           [&] { return server->Vouch(sub.token, sub.session, sub.user, r); }),
+          "");
+    }
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    auto batch = shuffler.TakeBatch();
+    ASSERT_TRUE(batch.has_value());
+    const auto delivered = server->Deliver(*batch, Clock::now());
+    ASSERT_TRUE(delivered.accepted) << delivered.reason;
+    EXPECT_EQ(delivered.pieces_rejected, 0u);
+    const auto after = server->weights();
+    for (std::size_t j = 0; j < after.size(); ++j) {
+      ASSERT_NEAR(after[j], before[j] + sum[j] / 6, 1e-9 * (1 + std::abs(sum[j]))) << j;
+    }
+  }
+  EXPECT_TRUE(server->stats().finished);
+  EXPECT_EQ(server->stats().counted, 12u);
+  // eps 4 per report, twice: 2 of the 10 left for every user.
+  for (int c = 0; c < 3; ++c) {
+    for (int u = 0; u < 2; ++u) {
+      const std::string account = "rows-" + std::to_string((2 * c + u) * 40) + "+40";
+      EXPECT_DOUBLE_EQ(ledgers_[c]->spent(account), 8) << account;
+    }
+  }
+  // A piece of the wrong length is refused by the server's gate.
+  ReportGate gate(0, ReportGate::VectorPiece{3});
+  const std::string two = EncodeReport(0, VectorReport{{1.0, 2.0}});
+  EXPECT_FALSE(
+      gate.Admit("y", {reinterpret_cast<const std::uint8_t*>(two.data()), two.size()}).accepted());
+  // What the deployment cannot serve: (eps, delta) reports, a public seed.
+  for (const char* refused : {"gaussian", "fastprojunit-corr", "duchi"}) {
+    LdpFlTaskSpec bad = spec_;
+    bad.config.randomizer = refused;
+    EXPECT_NE(bad.Check(), "") << refused;
+  }
 }
 
 TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {

@@ -50,6 +50,8 @@
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
+#include "fedldp/random/rng.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
 
@@ -124,6 +126,19 @@ InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> ro
 // not: what TrainLdpFl checks first (a caller checks before printing or
 // writing anything).
 std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
+
+// The vector randomizer of `config` over d weights, public_seed for
+// fastprojunit-corr (nullptr for twopoint).
+Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
+                                                                std::size_t d,
+                                                                std::uint64_t public_seed);
+
+// A client's whole-update report (vector randomizers): its update
+// local - global, l2-clipped and privatised by `randomizer`. TrainLdpFl and
+// the deployed client (net/ldpfl_deploy.h) both report through it.
+std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
+                                    std::span<const float> local, std::span<const float> global,
+                                    Rng& rng);
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,

@@ -7,7 +7,8 @@
 //   report from a client: the shuffler delivers batches of sealed pieces,
 //   which it opens, passes through the very gate and aggregator the
 //   simulator's server uses (ReportGate with each chunk's LdpFlRandomizer,
-//   LdpFlAggregator::AddPiece), and records in ServerState before it
+//   LdpFlAggregator::AddPiece; a vector randomizer's pieces: their length and
+//   finiteness, then their mean per chunk), and records in ServerState before it
 //   acknowledges. Rounds close as FedSel's do (complete, clients gone quiet,
 //   deadline; minimum participation), and the state survives SIGKILL.
 // - LdpFlParticipant (a client): per user, the simulator's local training
@@ -15,7 +16,11 @@
 //   chunks (ChunkModel), every piece sealed to the server's key; the cost,
 //   d eps per report (what is proven without trusting the shuffler), is
 //   charged to the user's ledger account before anything leaves, with the
-//   sealed pieces, which are what a retry resends.
+//   sealed pieces, which are what a retry resends. With a vector randomizer
+//   (task.vector()): PrivatizeUpdate, the simulator's, on the whole update;
+//   the report's chunks travel as VectorReport pieces and cost eps.
+//   (The server then checks each piece's length and finiteness: the
+//   randomizer's own check needs the whole report, which it never sees.)
 // - ShufflerCore (a third party): holds the sealed pieces of a round, one
 //   submission per user (vouched for by the server), and forwards a batch
 //   only when it has at least `min_batch` users and every user still
@@ -63,7 +68,8 @@ struct LdpFlTaskSpec {
   std::string id;
   std::string deployment;  // the server state's identity (ServerState::deployment)
   // arch, rounds, local_epochs, batch, learning_rate, fraction, epsilon,
-  // adaptive, fixed_range, adaptive_margin, perturb_updates.
+  // adaptive, fixed_range, adaptive_margin, perturb_updates; randomizer and
+  // clip (twopoint, or privunitg / fastprojunit on the whole update).
   LdpFlConfig config;
   std::uint64_t users = 0;  // N
   double input_mean = 0, input_sd = 1;
@@ -73,8 +79,13 @@ struct LdpFlTaskSpec {
 
   std::size_t weights() const;
   std::uint64_t per_round() const;  // users drawn per round
-  // The proven cost of one report without trusting the shuffler: d eps.
-  double ReportEpsilon() const { return config.epsilon * static_cast<double>(weights()); }
+  // A vector randomizer's whole-update report instead of two-point weights.
+  bool vector() const { return config.randomizer != "twopoint"; }
+  // The proven cost of one report without trusting the shuffler: d eps for
+  // two-point weights, eps for a vector randomizer's report.
+  double ReportEpsilon() const {
+    return vector() ? config.epsilon : config.epsilon * static_cast<double>(weights());
+  }
   std::vector<ReportChunk> chunks() const { return ChunkModel(layer_sizes, chunk); }
   std::string Check() const;  // "" if usable
 };
@@ -181,8 +192,13 @@ class LdpFlCoordinator {
   void CloseIfComplete(Clock::time_point now);
   void Commit();
   void Say(const std::string& line) const;
-  // Opens, gates and (if accepted) returns one piece of `chunk`.
-  std::optional<LdpFlReport> Admit(std::size_t chunk, std::string_view plain, std::string* why);
+  // Opens, gates and (if accepted) returns one piece of `chunk`: an
+  // LdpFlReport, or a VectorReport of the chunk's values (task.vector()).
+  std::optional<DecodedReport> Admit(std::size_t chunk, std::string_view plain, std::string* why);
+  // Adds an admitted piece of `chunk` to the round's aggregate.
+  void AddPiece(std::size_t chunk, const DecodedReport& piece);
+  // The round's mean per weight (NaN where no piece of the chunk came in).
+  std::vector<double> RoundMean() const;
 
   const LdpFlTaskSpec spec_;
   const RoundPolicy policy_;
@@ -200,6 +216,10 @@ class LdpFlCoordinator {
   std::vector<LdpFlRandomizer> chunk_randomizers_;
   std::vector<ReportGate> gates_;
   std::optional<LdpFlAggregator> aggregator_;
+  // Vector randomizers: the sum of the round's pieces per weight, and the
+  // pieces of every chunk.
+  std::vector<double> vector_sum_;
+  std::vector<std::uint64_t> vector_pieces_;
   std::set<std::uint64_t> delivered_;
   std::set<std::uint64_t> withdrawn_;
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
@@ -242,6 +262,7 @@ class LdpFlParticipant {
   std::vector<std::vector<std::size_t>> shards_;
   PrivacyLedger* ledger_;
   NeuralNet net_;
+  std::shared_ptr<const VectorRandomizer> vector_;  // the task's, if it has one
   std::string ledger_task_;  // LedgerTaskKey of the task
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;

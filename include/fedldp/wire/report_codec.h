@@ -67,6 +67,13 @@ class ReportGate {
   ReportGate(std::uint64_t round, const FedSelRandomizer& fedsel);
   ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl);
   ReportGate(std::uint64_t round, const VectorRandomizer& vector);
+  // One piece of a vector report cut into chunks (the LDP-FL deployment's
+  // sealed pieces): `values` finite values. Nothing more can be checked of a
+  // piece alone: the randomizer's own check needs the whole report.
+  struct VectorPiece {
+    std::size_t values = 0;
+  };
+  ReportGate(std::uint64_t round, VectorPiece piece);
 
   // client: who sent the bytes, as the transport authenticated them (a token,
   // or an opaque per-connection id behind a shuffler); used only to refuse a
@@ -92,6 +99,7 @@ class ReportGate {
   const FedSelRandomizer* fedsel_ = nullptr;
   const LdpFlRandomizer* ldpfl_ = nullptr;
   const VectorRandomizer* vector_ = nullptr;
+  std::size_t piece_values_ = 0;  // > 0: a gate of vector pieces
   std::size_t max_bytes_ = 0;
   std::unordered_set<std::string> seen_;
   std::size_t accepted_ = 0;
