@@ -219,6 +219,7 @@ struct ServeOptions {
   std::optional<double> learning_rate;  // FedSel 4 (vector variants: tuned), LDP-FL 0.03
   std::optional<double> clip;           // vector variants: l2 clip (default: tuned; LDP-FL 1)
   std::string randomizer = "twopoint";  // LDP-FL: twopoint, privunitg, fastprojunit
+  bool sample_clients = false;          // FedSel: rounds sample m of N users
   // LDP-FL
   int rounds = 10;
   int local_epochs = 1;

@@ -198,6 +198,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--clip", o.clip,
                  "Vector variants: l2 clip norm C (default: the tuned one; LDP-FL: 1)");
+  app.add_flag("--sample-clients", o.sample_clients,
+               "FedSel: every round samples m = (m / N) N users anew (E N / m rounds) instead "
+               "of epochs of disjoint rounds; a user's client stops it after its budget");
   app.add_option("--randomizer", o.randomizer,
                  "LDP-FL: twopoint (per weight), or privunitg, fastprojunit on the whole update "
                  "(--epsilon per report)")
@@ -269,7 +272,14 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
   CheckPlaintext(given.address, given.tls_cert, given.insecure, "--tls-cert and --tls-key", err);
-  if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
+  if (given.protocol == "ldpfl") {
+    if (given.sample_clients) {
+      throw UsageError(
+          "--sample-clients is FedSel's: LDP-FL draws --fraction of the users "
+          "every round");
+    }
+    return RunServeLdpFl(given, out, err);
+  }
   if (given.randomizer != "twopoint") {
     throw UsageError("--randomizer is LDP-FL's; FedSel takes --variant " + given.randomizer);
   }
@@ -300,6 +310,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (o.learning_rate) c.learning_rate = *o.learning_rate;
   c.momentum = o.momentum;
   c.lambda = o.lambda;
+  c.sample_clients = o.sample_clients;
   spec.users = o.users;
   spec.dimension = data.dimension;
   RoundPolicy policy;

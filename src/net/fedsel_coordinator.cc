@@ -193,9 +193,9 @@ void FedSelCoordinator::StartIfReady(Clock::time_point now) {
   Say("all " + std::to_string(spec_.users) +
       " users joined; training starts: " + std::to_string(spec_.config.epochs) + " epochs of " +
       std::to_string(plan_.rounds_per_epoch) + " rounds, " +
-      (plan_.even_rounds ? "at least " + std::to_string(plan_.smallest_round)
-                         : std::to_string(plan_.batch)) +
-      " users per round");
+      (plan_.sampled       ? std::to_string(plan_.batch) + " users sampled per round"
+       : plan_.even_rounds ? "at least " + std::to_string(plan_.smallest_round) + " users per round"
+                           : std::to_string(plan_.batch) + " users per round"));
   OpenRound(now);
 }
 
@@ -208,6 +208,16 @@ void FedSelCoordinator::NewOrder() {
   for (std::size_t i = snap_.order.size(); i > 1; --i) {
     std::swap(snap_.order[i - 1], snap_.order[UniformIndex(rng, i)]);
   }
+  snap_.position = 0;
+}
+
+void FedSelCoordinator::DrawSample() {
+  // m of the N users, uniformly, from the secure generator: the first m of
+  // the order, which stays a permutation of all users.
+  SecureRng rng;
+  std::vector<std::size_t> order(snap_.order.begin(), snap_.order.end());
+  SampleClients(order, plan_.batch, rng);
+  snap_.order.assign(order.begin(), order.end());
   snap_.position = 0;
 }
 
@@ -271,15 +281,26 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
     Say(line.str());
   }
   ++snap_.round;
-  snap_.position += m;
   bool epoch_ended = false;
-  if (snap_.position >= spec_.users) {
-    ++snap_.epoch;
-    epoch_ended = true;
-    if (snap_.epoch >= static_cast<std::uint64_t>(spec_.config.epochs)) {
-      snap_.finished = true;
-    } else {
-      NewOrder();
+  if (plan_.sampled) {
+    // Sampled rounds: an epoch is rounds_per_epoch rounds, and the next
+    // round's users are drawn (and committed) before it opens.
+    if (snap_.round % plan_.rounds_per_epoch == 0) {
+      ++snap_.epoch;
+      epoch_ended = true;
+    }
+    snap_.finished = snap_.epoch >= static_cast<std::uint64_t>(spec_.config.epochs);
+    if (!snap_.finished) DrawSample();
+  } else {
+    snap_.position += m;
+    if (snap_.position >= spec_.users) {
+      ++snap_.epoch;
+      epoch_ended = true;
+      if (snap_.epoch >= static_cast<std::uint64_t>(spec_.config.epochs)) {
+        snap_.finished = true;
+      } else {
+        NewOrder();
+      }
     }
   }
   Commit();

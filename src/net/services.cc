@@ -46,6 +46,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
     f.set_projection_k(c.projection_k);
     f.set_even_rounds(c.even_rounds || c.shuffle);
   }
+  f.set_sample_clients(c.sample_clients);
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -82,6 +83,7 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   if (f.clip() != 0) c.clip = f.clip();
   c.projection_k = f.projection_k();
   c.even_rounds = f.even_rounds();
+  c.sample_clients = f.sample_clients();
   if (c.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};
   }

@@ -266,12 +266,13 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
   };
   // LDP-FL's vector randomizers: pure eps only, a clip > 0, no ranges.
   const std::string token = Scratch("serve_bad.token");
-  for (std::vector<std::string> ldpfl : std::vector<std::vector<std::string>>{
-           {"--randomizer", "gaussian"},
-           {"--randomizer", "fastprojunit-corr"},
-           {"--clip", "1"},
-           {"--randomizer", "privunitg", "--clip", "0"},
-           {"--randomizer", "privunitg", "--range", "adaptive"}}) {
+  for (std::vector<std::string> ldpfl :
+       std::vector<std::vector<std::string>>{{"--randomizer", "gaussian"},
+                                             {"--randomizer", "fastprojunit-corr"},
+                                             {"--clip", "1"},
+                                             {"--randomizer", "privunitg", "--clip", "0"},
+                                             {"--randomizer", "privunitg", "--range", "adaptive"},
+                                             {"--sample-clients"}}) {
     ldpfl.insert(ldpfl.begin(),
                  {"--protocol", "ldpfl", "--train-rows", "0:100", "--shuffler-token-file", token});
     bad.push_back(ldpfl);

@@ -203,6 +203,87 @@ TEST_F(FedSelDeployTest, VectorVariantsTrainWithEvenRoundsAndChargeTheirBudget) 
   }
 }
 
+// Issue 20: sampled rounds in the deployment. Every round's users are m of
+// the N drawn anew (a restart resumes the same draw), for E N / m rounds;
+// a user drawn past its budget is refused by its client's ledger and
+// withdrawn, and no user is charged more than its budget.
+TEST_F(FedSelDeployTest, SampledRoundsDrawUsersAnewAndLedgersCapEachUser) {
+  FedSelTaskSpec spec = spec_;
+  spec.id = "sampled";
+  spec.config = DefaultFedSelConfig("privunitg");
+  spec.config.tail_average = 0;
+  spec.config.epsilon = 8;
+  spec.config.epochs = 2;
+  spec.config.batch_fraction = 0.05;  // m = 100 of 2000: 20 rounds per epoch
+  spec.config.learning_rate = 1;
+  spec.config.sample_clients = true;
+  auto state = State();
+  const auto tokens = state.IssueTokens(4).value();
+  auto c = FedSelCoordinator::Create(spec, {}, std::move(state)).value();
+  EXPECT_TRUE(c->plan().sampled);
+  auto now = Clock::now();
+  auto parties = Parties(*c, 4, spec.config.epsilon, tokens, now);
+  // The users of the open round, as the parties' polls name them.
+  const auto round_users = [&](FedSelCoordinator& server) {
+    std::set<std::uint64_t> users;
+    for (auto& party : parties) {
+      const auto poll = PollOf(server, party, now);
+      for (const std::uint64_t u : poll.users) users.insert(u);
+    }
+    return users;
+  };
+  std::vector<std::set<std::uint64_t>> rounds;
+  std::size_t accepted = 0, withdrawn = 0;
+  for (int i = 0; i < 1000 && !c->stats().finished; ++i) {
+    if (c->stats().round == 7 && rounds.size() == 7) {
+      // Round 7 is open: the server dies, and resumes the same draw.
+      const auto users = round_users(*c);
+      c.reset();
+      c = FedSelCoordinator::Create(spec, {}, State()).value();
+      EXPECT_EQ(round_users(*c), users);
+    }
+    const auto round = c->stats().round;
+    if (rounds.size() == round) rounds.push_back(round_users(*c));
+    for (auto& party : parties) {
+      const auto poll = PollOf(*c, party, now);
+      if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
+      const auto answer = party.participant->Respond(poll.round, poll.weights, poll.users);
+      if (!answer.exhausted.empty()) {
+        const auto done = c->Withdraw(party.token, party.session, answer.exhausted, now);
+        ASSERT_TRUE(done.ok()) << done.error;
+        withdrawn += answer.exhausted.size();
+      }
+      const auto submitted = c->Submit(party.token, party.session, answer.reports, now);
+      ASSERT_TRUE(submitted.ok()) << submitted.error;
+      for (const auto& v : submitted.verdicts) accepted += v.accepted;
+    }
+  }
+  const auto s = c->stats();
+  ASSERT_TRUE(s.finished);
+  EXPECT_EQ(s.round, 40u);
+  EXPECT_EQ(s.epoch, 2u);
+  ASSERT_EQ(rounds.size(), 40u);
+  EXPECT_EQ(rounds[0].size(), 100u);  // m distinct users, before anyone withdrew
+  EXPECT_NE(rounds[0], rounds[1]);    // drawn anew
+  // Bin(40, 0.05) exceeds the 2 reports a budget pays for for about a third
+  // of the users: they are withdrawn, and the reports counted fall short of
+  // 2 N by what they could not pay for.
+  EXPECT_GT(withdrawn, 100u);
+  EXPECT_LT(accepted, 2 * data_.size());
+  EXPECT_GT(accepted, data_.size());
+  EXPECT_EQ(s.rejected, 0u);
+  for (std::size_t p = 0; p < parties.size(); ++p) {
+    for (std::size_t row = p * 500; row < (p + 1) * 500; ++row) {
+      ASSERT_LE(parties[p].ledger->spent("row-" + std::to_string(row)),
+                spec.config.epsilon * (1 + 1e-12));
+    }
+  }
+  const double acc = LinearModel::Accuracy(c->weights(), data_, {});
+  EXPECT_GT(acc, data_.MajorityRate() + 0.1) << "majority " << data_.MajorityRate();
+  // The task announces it, and a client reads it back.
+  EXPECT_TRUE(DecodeTask(EncodeTask(c->spec())).value().config.sample_clients);
+}
+
 TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
   for (const auto& [variant, why] : std::vector<std::pair<std::string, std::string>>{
            {"gaussian", "(eps, delta)"},

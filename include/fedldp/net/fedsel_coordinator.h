@@ -11,6 +11,13 @@
 // twopoint. The model is the last iterate (a task's tail_average is refused:
 // the running mean is not in the server state).
 //
+// Sampled rounds (config.sample_clients): every round's users are m of the
+// N drawn anew with the secure generator (SampleClients; committed before the
+// round opens, so a restart resumes the same round), epochs x round(N / m)
+// rounds in all. A user may then be drawn more often than `epochs` times:
+// its client's ledger refuses a report past the user's budget and withdraws
+// the user, whom no round waits for again (the simulator's "declined").
+//
 // Rounds and faults:
 // - A round closes as soon as all its users have reported.
 // - It also closes early when every missing user belongs to a client that
@@ -27,7 +34,7 @@
 // and withdrawals must carry it. No user is counted twice in a round, and
 // every user is in one round per epoch: the server counts at most `epochs`
 // reports per user, the number the task's budget pays for, whatever its
-// clients do.
+// clients do (with sampled rounds, the ledgers keep that count).
 //
 // Thread-safe: the network service calls it from many threads; Tick is
 // called by a timer. `now` is passed in so tests control time.
@@ -164,6 +171,7 @@ class FedSelCoordinator {
   void Aggregate(const DecodedReport& report);
   void StartIfReady(Clock::time_point now);
   void NewOrder();
+  void DrawSample();  // sampled rounds: the next round's users, first in the order
   void OpenRound(Clock::time_point now);
   void CloseRound(Clock::time_point now, const char* why);
   // Received or withdrawn: nothing more to wait for from this user.
