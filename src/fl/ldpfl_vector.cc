@@ -1,0 +1,36 @@
+// LDP-FL's vector randomizer and its client step, apart from the Torch-bound
+// training (ldpfl.cc): the deployment's coordinator and client need them, and
+// the service fuzzer builds that coordinator without Torch.
+#include "fedldp/fl/ldpfl.h"
+
+namespace fedldp {
+
+Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
+                                                                std::size_t d,
+                                                                std::uint64_t public_seed) {
+  if (config.randomizer == "twopoint") return std::unique_ptr<VectorRandomizer>();
+  auto mechanism = ParseVectorMechanism(config.randomizer);
+  if (!mechanism.ok()) return Error{mechanism.error()};
+  VectorRandomizerConfig vc;
+  vc.mechanism = *mechanism;
+  vc.dimension = d;
+  vc.epsilon = config.epsilon;
+  vc.clip = config.clip;
+  const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
+                        vc.mechanism == VectorMechanism::kGaussianClassic;
+  vc.delta = gaussian ? config.vector_delta : 0.0;
+  vc.public_seed = public_seed;
+  return MakeVectorRandomizer(vc);
+}
+
+std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
+                                    std::span<const float> local, std::span<const float> global,
+                                    Rng& rng) {
+  std::vector<double> update(local.size());
+  for (std::size_t j = 0; j < local.size(); ++j) update[j] = local[j] - global[j];
+  std::vector<double> report(update.size());
+  randomizer.Randomize(update, report, rng);
+  return report;
+}
+
+}  // namespace fedldp
