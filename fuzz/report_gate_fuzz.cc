@@ -1,9 +1,10 @@
 // libFuzzer target: arbitrary bytes through the server's report gate, for a
-// FedSel round, an LDP-FL round and vector rounds (PrivUnitG and the
-// per-coordinate two-point, d = 6). Beyond "no crash, no sanitizer report",
-// every accepted report must be one the round's aggregator takes (vector:
-// d finite values the randomizer validates), and must survive re-encoding
-// unchanged.
+// FedSel round, an LDP-FL round, vector rounds (PrivUnitG and the
+// per-coordinate two-point, d = 6) and a round of 6-value vector pieces (the
+// LDP-FL deployment's). Beyond "no crash, no sanitizer report", every
+// accepted report must be one the round's aggregator takes (vector: d finite
+// values the randomizer validates; a piece: 6 finite values), and must
+// survive re-encoding unchanged.
 //
 // FEDLDP_FUZZ_WRITE_SEEDS=DIR writes valid reports of both kinds into DIR as
 // a starting corpus, then exits.
@@ -85,7 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ReportGate ldpfl_gate(kRound, LdpFl());
   ReportGate privunitg_gate(kRound, Vector(VectorMechanism::kPrivUnitG));
   ReportGate duchi_gate(kRound, Vector(VectorMechanism::kDuchi));
-  for (ReportGate* gate : {&fedsel_gate, &ldpfl_gate, &privunitg_gate, &duchi_gate}) {
+  ReportGate piece_gate(kRound, ReportGate::VectorPiece{6});
+  for (ReportGate* gate : {&fedsel_gate, &ldpfl_gate, &privunitg_gate, &duchi_gate, &piece_gate}) {
     GateVerdict verdict = gate->Admit("client", bytes);
     Require(verdict.accepted() != verdict.detail.size() > 0, "a verdict has a reason iff rejected");
     Require(gate->accepted() + gate->rejected_total() == 1, "every report is counted once");
@@ -99,8 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else if (const auto* v = std::get_if<VectorReport>(&*verdict.report)) {
       const VectorRandomizer& r =
           Vector(gate == &duchi_gate ? VectorMechanism::kDuchi : VectorMechanism::kPrivUnitG);
-      Require(v->values.size() == 6 && r.ValidateReport(v->values).ok(),
-              "an accepted vector report has d values its randomizer validates");
+      Require(v->values.size() == 6, "an accepted vector report or piece has its 6 values");
+      Require(gate == &piece_gate || r.ValidateReport(v->values).ok(),
+              "an accepted vector report is one its randomizer validates");
       for (double x : v->values) Require(std::isfinite(x), "accepted values are finite");
       again = EncodeReport(kRound, *v);
     } else {
@@ -111,8 +114,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     ReportGate fresh = gate == &fedsel_gate  ? ReportGate(kRound, FedSel())
                        : gate == &ldpfl_gate ? ReportGate(kRound, LdpFl())
-                       : gate == &duchi_gate
-                           ? ReportGate(kRound, Vector(VectorMechanism::kDuchi))
+                       : gate == &duchi_gate ? ReportGate(kRound, Vector(VectorMechanism::kDuchi))
+                       : gate == &piece_gate
+                           ? ReportGate(kRound, ReportGate::VectorPiece{6})
                            : ReportGate(kRound, Vector(VectorMechanism::kPrivUnitG));
     const auto* p = reinterpret_cast<const std::uint8_t*>(again.data());
     Require(fresh.Admit("other", {p, again.size()}).accepted(), "re-encoding is accepted");
