@@ -110,6 +110,7 @@ struct LdpFlOptions {
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
   std::string randomizer = "twopoint";        // or a vector randomizer on the whole update
   double clip = 1.0;                          // vector randomizers: l2 clip of the update
+  bool disjoint_rounds = false;               // each client at most once per epoch
 };
 void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
 int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err);

@@ -54,6 +54,10 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
       ->capture_default_str();
   app.add_option("--clients", o.clients, "Clients n (equal shards)")->capture_default_str();
   app.add_option("--fraction", o.fraction, "Fraction of clients per round")->capture_default_str();
+  app.add_flag("--disjoint-rounds", o.disjoint_rounds,
+               "Cut each epoch of floor(1 / fraction) rounds from one random order, so a client "
+               "reports at most once per epoch (default: a fresh subset every round, and the "
+               "privacy statement counts every round)");
   app.add_option("--rounds", o.rounds, "Communication rounds")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
@@ -135,16 +139,18 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
   config.randomizer = o.randomizer;
   config.clip = o.clip;
+  config.disjoint_rounds = o.disjoint_rounds;
   const bool vector = o.randomizer != "twopoint";
 
   if (auto e = CheckLdpFlConfig(config, split->train.size()); !e.empty()) throw UsageError(e);
   out << "fedldp ldpfl: " << o.dataset << " (" << split->train.size() << " train, "
       << split->test.size() << " test), " << config.arch << ", n = " << config.clients
       << " clients (" << (config.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID")
-      << "), fraction " << config.fraction << ", " << config.rounds
-      << " rounds, E = " << config.local_epochs << ", B = " << config.batch << ", lr "
-      << config.learning_rate << (o.raw_inputs ? ", raw [0, 1] inputs" : ", standardised inputs")
-      << ", seed " << o.seed << "\n";
+      << "), fraction " << config.fraction << (config.disjoint_rounds ? " (disjoint rounds)" : "")
+      << ", " << config.rounds << " rounds, E = " << config.local_epochs << ", B = " << config.batch
+      << ", lr " << config.learning_rate
+      << (o.raw_inputs ? ", raw [0, 1] inputs" : ", standardised inputs") << ", seed " << o.seed
+      << "\n";
   if (vector) {
     out << "randomizer: " << o.randomizer << " on the whole update W - W_global, l2 clip "
         << config.clip << ", eps " << config.epsilon << " per report\n";
@@ -170,7 +176,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   const LdpFlRun run = train_once(true, vector ? o.randomizer : "ldp-fl");
   if (run.vector_privacy) {
     out << "privacy (fedldp account run " << AccountRunArguments(run.vector_privacy->config)
-        << "; at most one report per client and round):\n"
+        << "; at most " << LdpFlReportsPerClient(config) << " report(s) per client):\n"
         << DescribeRunPrivacy(*run.vector_privacy);
     out << "model: " << run.parameters << " parameters; report " << run.report_bytes
         << " bytes (one double per weight)\n";
@@ -210,6 +216,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"randomizer\":\"" << o.randomizer
       << "\",\"clip\":" << o.clip << ",\"epsilon\":" << o.epsilon
       << ",\"clients\":" << config.clients << ",\"fraction\":" << config.fraction
+      << ",\"disjoint_rounds\":" << (config.disjoint_rounds ? "true" : "false")
       << ",\"rounds\":" << config.rounds << ",\"local_epochs\":" << config.local_epochs
       << ",\"batch\":" << config.batch << ",\"lr\":" << config.learning_rate
       << ",\"standardized\":" << (o.raw_inputs ? "false" : "true") << ",\"seed\":" << o.seed

@@ -128,6 +128,15 @@ std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) 
   return "";
 }
 
+std::size_t LdpFlReportsPerClient(const LdpFlConfig& config) {
+  const auto rounds = static_cast<std::size_t>(std::max(config.rounds, 1));
+  if (!config.disjoint_rounds || config.clients == 0) return rounds;
+  const std::size_t per_round = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
+  const std::size_t rounds_per_epoch = std::max<std::size_t>(1, config.clients / per_round);
+  return (rounds + rounds_per_epoch - 1) / rounds_per_epoch;
+}
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round) {
@@ -151,11 +160,14 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   const std::size_t per_round = std::max<std::size_t>(
       1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
 
+  const std::size_t reports_per_client = LdpFlReportsPerClient(config);
+  const std::size_t rounds_per_epoch = std::max<std::size_t>(1, config.clients / per_round);
+
   LdpFlRun run;
   run.parameters = net.parameters();
   run.majority = test.MajorityRate();
-  run.privacy = AccountLdpFl(config.epsilon, net.parameters(),
-                             static_cast<std::size_t>(config.rounds), per_round, config.delta);
+  run.privacy =
+      AccountLdpFl(config.epsilon, net.parameters(), reports_per_client, per_round, config.delta);
   auto vector_made = LdpFlVectorRandomizer(config, net.parameters(), seed);
   if (!vector_made.ok()) return Error{vector_made.error()};
   const std::unique_ptr<VectorRandomizer> vector = std::move(vector_made).value();
@@ -164,7 +176,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     RunPrivacyConfig account;
     account.local_epsilon = vector->epsilon();
     account.local_delta = vector->delta();
-    account.rounds = static_cast<std::uint64_t>(config.rounds);
+    account.rounds = reports_per_client;
     // No amplification is proven for the Gaussian's (eps, delta) reports.
     account.shuffle = config.shuffle && vector->delta() == 0;
     account.reports_per_round = account.shuffle ? per_round : 0;
@@ -184,14 +196,27 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   CounterRng pick(seed, 0x9e37);
   std::vector<std::size_t> everyone(config.clients);
   std::iota(everyone.begin(), everyone.end(), std::size_t{0});
+  std::vector<std::size_t> picked(config.clients, 0);
 
   for (int round = 1; round <= config.rounds; ++round) {
     LdpFlRound stats;
     stats.round = round;
     stats.ranges = ranges;
-    // The round's clients: a uniform subset of size per_round.
-    for (std::size_t i = 0; i < per_round; ++i) {
-      std::swap(everyone[i], everyone[i + UniformIndex(pick, config.clients - i)]);
+    // The round's clients, everyone[first, first + per_round): a uniform
+    // subset, or with disjoint rounds the next part of the epoch's order.
+    std::size_t first = 0;
+    if (config.disjoint_rounds) {
+      const auto b = static_cast<std::size_t>(round - 1) % rounds_per_epoch;
+      if (b == 0) {
+        for (std::size_t i = config.clients; i > 1; --i) {
+          std::swap(everyone[i - 1], everyone[UniformIndex(pick, i)]);
+        }
+      }
+      first = b * per_round;
+    } else {
+      for (std::size_t i = 0; i < per_round; ++i) {
+        std::swap(everyone[i], everyone[i + UniformIndex(pick, config.clients - i)]);
+      }
     }
     // Vector randomizers: the round's reports, summed after the shuffle.
     std::vector<std::vector<double>> vector_reports;
@@ -202,7 +227,8 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     ParameterShuffler shuffler(*randomizer, config.schedule);
     std::vector<double> plain_sum(config.is_private ? 0 : global.size(), 0.0);
     for (std::size_t i = 0; i < per_round; ++i) {
-      const std::size_t client = everyone[i];
+      const std::size_t client = everyone[first + i];
+      run.most_reports = std::max(run.most_reports, ++picked[client]);
       const std::uint64_t stream = static_cast<std::uint64_t>(round) * config.clients + client;
       auto t = Clock::now();
       net.SetWeights(global);

@@ -743,6 +743,17 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
                                "--shuffle", "--reports-per-round", "2", "--delta", "1e-05"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(r.out.find(account.out), std::string::npos) << r.out << account.out;
+  // Disjoint rounds: 2 rounds of 2 of 20 clients are one epoch, one report
+  // per client, and the statement composes one round.
+  const auto disjoint =
+      Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "2", "--epsilon",
+              "5", "--randomizer", "privunitg", "--clip", "0.5", "--train-rows", "2000",
+              "--test-rows", "500", "--disjoint-rounds", "--no-reference"});
+  ASSERT_EQ(disjoint.code, 0) << disjoint.err;
+  EXPECT_NE(disjoint.out.find("--rounds 1 --shuffle --reports-per-round 2"), std::string::npos)
+      << disjoint.out;
+  EXPECT_NE(disjoint.out.find("at most 1 report(s) per client"), std::string::npos)
+      << disjoint.out;
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "duchi"}).code, 2);
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
 }

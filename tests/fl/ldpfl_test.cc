@@ -143,6 +143,24 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   half.fraction = 0.5;
   half.rounds = 1;
   EXPECT_FALSE(TrainLdpFl(half, train, test, 9)->vector_privacy->config.sampled());
+  // Disjoint rounds: 4 rounds of 2 of 8 clients are one epoch, one report
+  // per client; 5 rounds begin a second epoch.
+  LdpFlConfig disjoint = c;
+  disjoint.fraction = 0.25;
+  disjoint.rounds = 4;
+  disjoint.disjoint_rounds = true;
+  EXPECT_EQ(LdpFlReportsPerClient(disjoint), 1u);
+  const auto one = TrainLdpFl(disjoint, train, test, 9).value();
+  EXPECT_EQ(one.vector_privacy->config.rounds, 1u);
+  EXPECT_EQ(one.reports, 8u);
+  EXPECT_EQ(one.most_reports, 1u);   // every client once
+  disjoint.disjoint_rounds = false;  // a fresh subset each round: some client twice
+  EXPECT_GT(TrainLdpFl(disjoint, train, test, 9)->most_reports, 1u);
+  disjoint.disjoint_rounds = true;
+  disjoint.rounds = 5;
+  EXPECT_EQ(LdpFlReportsPerClient(disjoint), 2u);
+  disjoint.disjoint_rounds = false;
+  EXPECT_EQ(LdpFlReportsPerClient(disjoint), 5u);
   // The shuffle only permutes a round's reports: the mean is the same but
   // for the order of the additions.
   c.shuffle = false;

@@ -32,8 +32,8 @@
 // `epsilon` per report (not per weight); the server adds the mean report to
 // W_global, after permuting the round's reports when `shuffle` is set. The
 // ranges and `perturb_updates` do not apply. The privacy statement is
-// `fedldp account run`'s for `rounds` reports per client (a client may be
-// picked in every round) of `fraction n` per round.
+// `fedldp account run`'s for LdpFlReportsPerClient rounds of `fraction n`
+// shuffled reports.
 #ifndef FEDLDP_FL_LDPFL_H_
 #define FEDLDP_FL_LDPFL_H_
 
@@ -84,7 +84,17 @@ struct LdpFlConfig {
   std::string randomizer = "twopoint";
   double clip = 1.0;
   double vector_delta = 1e-6;
+  // Rounds with disjoint clients: an epoch is floor(clients / per round)
+  // rounds cut from one random order, so a client reports at most once per
+  // epoch (LdpFlReportsPerClient), instead of a fresh uniform subset every
+  // round, in which a client may report in every round.
+  bool disjoint_rounds = false;
 };
+
+// The most reports one client sends over the run: every round, or with
+// disjoint rounds one per epoch begun. The privacy statements compose this
+// many reports.
+std::size_t LdpFlReportsPerClient(const LdpFlConfig& config);
 
 struct LdpFlRound {
   int round = 0;
@@ -99,6 +109,7 @@ struct LdpFlRun {
   std::size_t parameters = 0;
   std::size_t report_bytes = 0, float32_bytes = 0;  // one client's report
   std::size_t reports = 0;
+  std::size_t most_reports = 0;              // the most rounds one client took part in
   LdpFlPrivacy privacy;                      // two-point: per weight
   std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
   std::vector<float> weights;  // the final global model
