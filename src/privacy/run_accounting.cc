@@ -50,6 +50,7 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
       c.sampled() ? std::max<std::uint64_t>(
                         1, static_cast<std::uint64_t>(std::ceil(c.sampling_rate * r * (1 - 1e-12))))
                   : c.rounds;
+  p.local_reports = reports;
   const double rr = static_cast<double>(reports);
   p.local = {c.local_epsilon, c.local_delta};
   p.local_basic = {rr * c.local_epsilon, -std::expm1(rr * std::log1p(-c.local_delta))};
@@ -185,7 +186,7 @@ std::string DescribeRunPrivacy(const RunPrivacy& p) {
   s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; ";
   if (c.sampled()) {
     s << "a client sampled in " << c.sampling_rate << " of " << c.rounds << " rounds sends about "
-      << std::ceil(c.sampling_rate * static_cast<double>(c.rounds) * (1 - 1e-12));
+      << p.local_reports;
   } else {
     s << c.rounds;
   }

@@ -97,6 +97,7 @@ TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
   EXPECT_NE(p.rule.find("amplified by sampling"), std::string::npos) << p.rule;
   // The local lines count the q R = 5 reports a client sends in expectation.
   EXPECT_DOUBLE_EQ(p.local_basic.epsilon, 15);
+  EXPECT_EQ(p.local_reports, 5u);
   // Amplification only helps: the same 50 rounds unsampled cost more. (It
   // is not a free lunch: five unsampled rounds, the same reports per client,
   // cost 4.55 here against 4.66 sampled.)

@@ -60,6 +60,7 @@ struct RunPrivacy {
   DpGuarantee local;          // one report
   DpGuarantee local_basic;    // R reports, R eps0 (no shuffler)
   DpGuarantee local_optimal;  // R reports at the target delta (no shuffler)
+  std::uint64_t local_reports = 0;  // the reports the local lines count: R, or q R rounded up
   bool shuffled = false;
   NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
   bool closed_form = false;     // round from Thm 3.1 (n e^-eps0 beyond the exact sum's reach)
