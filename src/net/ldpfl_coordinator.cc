@@ -10,11 +10,8 @@
 namespace fedldp {
 namespace {
 
-// ServerState keeps the open round's records by a number: below kPieceKey a
-// user whose pieces were delivered (no bytes); from kPieceKey on, one
-// accepted piece each (8 bytes chunk index, then the opened report).
-constexpr std::uint64_t kPieceKey = std::uint64_t{1} << 48;
-
+// A piece record (from kPieceKey on, roster.h) holds 8 bytes of chunk
+// index, then the opened report.
 std::string ChunkPrefix(std::size_t chunk) {
   std::string s(8, '\0');
   for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((chunk >> (8 * i)) & 0xff);
@@ -357,43 +354,22 @@ std::string LdpFlCoordinator::Vouch(std::string_view token, std::string_view ses
                                     std::uint64_t user, std::uint64_t round) {
   std::lock_guard lock(mu_);
   const Access access = roster_.Enter(state_, token, session, Clock::now());
-  if (!access.ok()) return access.error;
-  const auto* client = &access.client;
-  if (user < client->first || user >= client->first + client->users) {
-    return "user " + std::to_string(user) + " is not this client's";
-  }
-  if (!randomizer_ || snap_.finished) return snap_.finished ? "the task is finished" : "no round is open";
-  if (round != snap_.round) {
-    return "round " + std::to_string(round) + " is not the open round " +
-           std::to_string(snap_.round);
-  }
-  if (!std::binary_search(snap_.order.begin(), snap_.order.end(), user)) {
-    return "user " + std::to_string(user) + " does not take part in round " +
-           std::to_string(round);
-  }
-  if (delivered_.contains(user)) return "already delivered";
-  if (withdrawn_.contains(user)) return "user " + std::to_string(user) + " was withdrawn";
-  return "";
+  const bool open = randomizer_ && !snap_.finished;
+  return CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
+                    snap_.finished, snap_.order, delivered_, withdrawn_);
 }
 
 LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
   std::lock_guard lock(mu_);
-  Info info;
-  info.round = snap_.round;
-  info.finished = snap_.finished;
-  info.open = started_ && !snap_.finished && randomizer_.has_value();
-  info.chunks = chunks_.size();
-  if (!info.open) return info;
-  info.delivered.assign(delivered_.begin(), delivered_.end());
-  for (const std::uint64_t user : snap_.order) {
-    if (Done(user) && !delivered_.contains(user)) continue;  // withdrawn: not expected
-    ++info.expected;
-    if (!delivered_.contains(user) && !roster_.Quiet(user, now, policy_.stale_after)) ++info.waiting;
+  if (!started_ || snap_.finished || !randomizer_) {
+    Info info;
+    info.round = snap_.round;
+    info.finished = snap_.finished;
+    info.chunks = chunks_.size();
+    return info;
   }
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(opened_ + policy_.deadline - now);
-  info.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
-  return info;
+  return OpenRoundInfo(snap_.round, chunks_.size(), snap_.order, delivered_, withdrawn_, roster_,
+                       policy_.stale_after, opened_ + policy_.deadline, now);
 }
 
 void LdpFlCoordinator::AddPiece(std::size_t chunk, const DecodedReport& piece) {
@@ -446,34 +422,13 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     Say("refused a batch from the shuffler: " + out.reason);
     return out;
   };
-  if (!randomizer_ || snap_.finished) return refuse(snap_.finished ? "the task is finished" : "no round is open");
-  if (batch.round != snap_.round) {
-    return refuse("wrong round: the batch is for round " + std::to_string(batch.round) +
-                  ", the open round is " + std::to_string(snap_.round));
-  }
-  if (batch.contributors.empty()) return refuse("an empty batch");
+  if (!randomizer_ || snap_.finished)
+    return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  for (const auto& [token, user] : batch.contributors) {
-    const auto client = roster_.Find(state_, token);
-    if (!client || user < client->first || user >= client->first + client->users) {
-      return refuse("user " + std::to_string(user) + " is not its contributor's");
-    }
-    if (!std::binary_search(snap_.order.begin(), snap_.order.end(), user)) {
-      return refuse("user " + std::to_string(user) + " does not take part in this round");
-    }
-    if (delivered_.contains(user) || !users.insert(user).second) {
-      return refuse("user " + std::to_string(user) + "'s report was already delivered");
-    }
-  }
-  if (batch.pieces.size() != chunks_.size()) {
-    return refuse("malformed: " + std::to_string(batch.pieces.size()) + " chunks, the model has " +
-                  std::to_string(chunks_.size()));
-  }
-  for (const auto& pieces : batch.pieces) {
-    if (pieces.size() != users.size()) {
-      return refuse("malformed: a chunk with " + std::to_string(pieces.size()) + " pieces for " +
-                    std::to_string(users.size()) + " contributors");
-    }
+  if (auto why = CheckDelivery(batch, snap_.round, roster_, state_, snap_.order, delivered_,
+                               chunks_.size(), &users);
+      !why.empty()) {
+    return refuse(why);
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;
   std::vector<std::pair<std::size_t, DecodedReport>> accepted;

@@ -196,4 +196,85 @@ const char* Roster::CloseReason(Clock::time_point opened, const RoundPolicy& pol
   return "the missing users' clients went quiet";
 }
 
+std::string CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
+                       std::optional<std::uint64_t> open_round, bool finished,
+                       std::span<const std::uint64_t> assigned,
+                       const std::set<std::uint64_t>& delivered,
+                       const std::set<std::uint64_t>& withdrawn) {
+  if (!access.ok()) return access.error;
+  const ServerState::Client& client = access.client;
+  if (user < client.first || user - client.first >= client.users) {
+    return "user " + std::to_string(user) + " is not this client's";
+  }
+  if (!open_round) return finished ? "the task is finished" : "no round is open";
+  if (round != *open_round) {
+    return "round " + std::to_string(round) + " is not the open round " +
+           std::to_string(*open_round);
+  }
+  if (!std::binary_search(assigned.begin(), assigned.end(), user)) {
+    return "user " + std::to_string(user) + " does not take part in round " + std::to_string(round);
+  }
+  if (delivered.contains(user)) return "already delivered";
+  if (withdrawn.contains(user)) return "user " + std::to_string(user) + " was withdrawn";
+  return "";
+}
+
+std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
+                          ServerState& state, std::span<const std::uint64_t> assigned,
+                          const std::set<std::uint64_t>& delivered, std::size_t chunks,
+                          std::set<std::uint64_t>* users) {
+  users->clear();
+  if (batch.round != open_round) {
+    return "wrong round: the batch is for round " + std::to_string(batch.round) +
+           ", the open round is " + std::to_string(open_round);
+  }
+  if (batch.contributors.empty()) return "an empty batch";
+  for (const auto& [token, user] : batch.contributors) {
+    const auto client = roster.Find(state, token);
+    if (!client || user < client->first || user - client->first >= client->users) {
+      return "user " + std::to_string(user) + " is not its contributor's";
+    }
+    if (!std::binary_search(assigned.begin(), assigned.end(), user)) {
+      return "user " + std::to_string(user) + " does not take part in this round";
+    }
+    if (delivered.contains(user) || !users->insert(user).second) {
+      return "user " + std::to_string(user) + "'s report was already delivered";
+    }
+  }
+  if (batch.pieces.size() != chunks) {
+    return "malformed: " + std::to_string(batch.pieces.size()) + " chunks, the report has " +
+           std::to_string(chunks);
+  }
+  for (const auto& pieces : batch.pieces) {
+    if (pieces.size() != users->size()) {
+      return "malformed: a chunk with " + std::to_string(pieces.size()) + " pieces for " +
+             std::to_string(users->size()) + " contributors";
+    }
+  }
+  return "";
+}
+
+ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
+                          std::span<const std::uint64_t> assigned,
+                          const std::set<std::uint64_t>& delivered,
+                          const std::set<std::uint64_t>& withdrawn, const Roster& roster,
+                          std::chrono::milliseconds stale_after,
+                          std::chrono::steady_clock::time_point deadline,
+                          std::chrono::steady_clock::time_point now) {
+  ShuffleInfo info;
+  info.round = round;
+  info.open = true;
+  info.chunks = chunks;
+  info.delivered.assign(delivered.begin(), delivered.end());
+  for (const std::uint64_t user : assigned) {
+    const bool in = delivered.contains(user);
+    if (!in && withdrawn.contains(user)) continue;  // withdrawn: not expected
+    ++info.expected;
+    if (!in && !roster.Quiet(user, now, stale_after)) ++info.waiting;
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+  info.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  return info;
+}
+
 }  // namespace fedldp

@@ -141,27 +141,11 @@ class LdpFlCoordinator {
   // hand over this user's report for this round, else why not.
   std::string Vouch(std::string_view token, std::string_view session, std::uint64_t user,
                     std::uint64_t round);
-  struct Info {
-    std::uint64_t round = 0;
-    std::uint64_t expected = 0;
-    std::vector<std::uint64_t> delivered;
-    std::uint64_t waiting = 0;  // users not delivered whose clients still poll
-    std::uint32_t deadline_ms = 0;
-    bool open = false, finished = false;
-    std::uint64_t chunks = 0;
-  };
+  using Info = ShuffleInfo;
   Info RoundInfo(Clock::time_point now);
 
-  struct Delivery {
-    std::uint64_t round = 0;
-    std::vector<std::pair<std::string, std::uint64_t>> contributors;  // (token, user)
-    std::vector<std::vector<std::string>> pieces;  // per chunk, one sealed piece each
-  };
-  struct Delivered {
-    bool accepted = false;
-    std::string reason;
-    std::uint64_t pieces_accepted = 0, pieces_rejected = 0;
-  };
+  using Delivery = ShuffleDelivery;
+  using Delivered = ShuffleDelivered;
   Delivered Deliver(const Delivery& batch, Clock::time_point now);
 
   void Tick(Clock::time_point now);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "fedldp/store/server_state.h"
 
@@ -75,6 +76,38 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
 std::string LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
                           std::set<std::uint64_t>& withdrawn);
 
+// ---- The shuffler's side of a server (LDP-FL, and FedSel with --shuffle).
+
+// The shuffler's view of the server's round (RoundInfo).
+struct ShuffleInfo {
+  std::uint64_t round = 0;
+  std::uint64_t expected = 0;            // users drawn, less those withdrawn
+  std::vector<std::uint64_t> delivered;  // users whose pieces the server has
+  std::uint64_t waiting = 0;             // users not delivered whose clients still poll
+  std::uint32_t deadline_ms = 0;
+  bool open = false, finished = false;
+  std::uint64_t chunks = 0;  // pieces per report
+};
+
+// A batch the shuffler forwards: who contributed (sorted), never which
+// piece is whose.
+struct ShuffleDelivery {
+  std::uint64_t round = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> contributors;  // (token, user)
+  std::vector<std::vector<std::string>> pieces;  // per chunk, one sealed piece each
+};
+
+struct ShuffleDelivered {
+  bool accepted = false;
+  std::string reason;
+  std::uint64_t pieces_accepted = 0, pieces_rejected = 0;
+};
+
+// ServerState keeps a shuffled round's records by a number: below
+// kPieceKey a user whose pieces were delivered (no bytes); from kPieceKey
+// on, one accepted piece each.
+inline constexpr std::uint64_t kPieceKey = std::uint64_t{1} << 48;
+
 class Roster {
  public:
   using Clock = std::chrono::steady_clock;
@@ -130,6 +163,37 @@ class Roster {
   const Clock::time_point started_;
   std::unordered_map<std::string, Entry> clients_;
 };
+
+// What both coordinators check under their lock before the shuffler may
+// hand over `user`'s report for `round` (Vouch): the caller (`access`, from
+// Roster::Enter) hosts the user, the round is the open one (`open_round`,
+// if any), the user is drawn for it (`assigned`, sorted) and neither
+// delivered nor withdrawn. "" or why not.
+std::string CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
+                       std::optional<std::uint64_t> open_round, bool finished,
+                       std::span<const std::uint64_t> assigned,
+                       const std::set<std::uint64_t>& delivered,
+                       const std::set<std::uint64_t>& withdrawn);
+
+// What both coordinators check of a delivered batch before opening a piece:
+// it is for the open round, every contributor is a user of the client its
+// token names, drawn for the round (`assigned`, sorted), delivered neither
+// before nor twice, and every one of `chunks` chunks holds one piece per
+// contributor. "" with the users in *users, or the refusal.
+std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
+                          ServerState& state, std::span<const std::uint64_t> assigned,
+                          const std::set<std::uint64_t>& delivered, std::size_t chunks,
+                          std::set<std::uint64_t>* users);
+
+// The open round as the shuffler sees it: `done(u)` is true for users
+// delivered or withdrawn.
+ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
+                          std::span<const std::uint64_t> assigned,
+                          const std::set<std::uint64_t>& delivered,
+                          const std::set<std::uint64_t>& withdrawn, const Roster& roster,
+                          std::chrono::milliseconds stale_after,
+                          std::chrono::steady_clock::time_point deadline,
+                          std::chrono::steady_clock::time_point now);
 
 }  // namespace fedldp
 
