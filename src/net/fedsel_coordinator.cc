@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -57,6 +58,19 @@ std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPoli
   if (auto e = CheckRoundPolicy(policy); !e.empty()) return e;
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
   if (!plan.ok()) return plan.error();
+  if (spec.config.shuffle) {
+    if (spec.public_key.size() != 32) {
+      return "a shuffled task needs the server's public key (32 bytes): reports are sealed to it";
+    }
+    if (spec.config.sample_clients) {
+      return "sampled rounds with the shuffler: the server draws the sample, and amplification "
+             "by sampling needs it hidden from the server (serve --shuffle without "
+             "--sample-clients)";
+    }
+    if (!plan->variant.is_private()) {
+      return "variant " + spec.config.variant + " is not private: nothing to shuffle";
+    }
+  }
   if (plan->variant.kind == FedSelVariant::Kind::kVector) {
     const std::string& m = plan->variant.vector_mechanism;
     if (m.starts_with("gaussian")) {
@@ -85,8 +99,12 @@ std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPoli
 Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSelTaskSpec& spec,
                                                                      const RoundPolicy& policy,
                                                                      ServerState state, Log log,
-                                                                     OnEpoch on_epoch) {
+                                                                     OnEpoch on_epoch,
+                                                                     ServerKeys keys) {
   if (auto e = Check(spec, policy); !e.empty()) return Error{e};
+  if (spec.config.shuffle && keys.public_key != spec.public_key) {
+    return Error{"the task announces another public key than the server's"};
+  }
   FedSelTaskSpec bound = spec;
   if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
@@ -97,9 +115,9 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
   } else {
     randomizer.emplace(MakeFedSelRandomizer(*plan, spec.dimension).value());
   }
-  std::unique_ptr<FedSelCoordinator> c(
-      new FedSelCoordinator(bound, policy, std::move(state), *plan, std::move(randomizer),
-                            std::move(vector), std::move(log), std::move(on_epoch)));
+  std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
+      bound, policy, std::move(state), *plan, std::move(randomizer), std::move(vector),
+      std::move(log), std::move(on_epoch), std::move(keys)));
   std::lock_guard lock(c->mu_);
   if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
   c->stats_.withdrawn = c->withdrawn_.size();
@@ -119,6 +137,17 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
       // Admit again what was acknowledged before the restart.
       const auto recorded = c->state_.Reports(c->snap_.round);
       for (const auto& [user, bytes] : recorded) {
+        if (spec.config.shuffle) {
+          if (user < kPieceKey) {  // a user whose report was delivered
+            c->delivered_.insert(user);
+            c->received_[user] = "";
+            continue;
+          }
+          ++c->piece_records_;
+          std::string why;
+          if (auto report = c->AdmitShuffled(bytes, &why)) c->Aggregate(*report);
+          continue;
+        }
         auto verdict = c->gate_->Admit(std::to_string(user),
                                        {reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                         bytes.size()});
@@ -127,7 +156,7 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
         c->received_[user] = bytes;
       }
       c->Say("resumed at round " + std::to_string(c->snap_.round) + " (epoch " +
-             std::to_string(c->snap_.epoch + 1) + "), " + std::to_string(recorded.size()) +
+             std::to_string(c->snap_.epoch + 1) + "), " + std::to_string(c->received_.size()) +
              " reports of it already recorded");
       c->CloseIfComplete(Clock::now());
     }
@@ -139,7 +168,7 @@ FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPoli
                                      ServerState state, FedSelPlan plan,
                                      std::optional<FedSelRandomizer> randomizer,
                                      std::unique_ptr<VectorRandomizer> vector, Log log,
-                                     OnEpoch on_epoch)
+                                     OnEpoch on_epoch, ServerKeys keys)
     : spec_(spec),
       policy_(policy),
       plan_(std::move(plan)),
@@ -147,6 +176,7 @@ FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPoli
       vector_(std::move(vector)),
       log_(std::move(log)),
       on_epoch_(std::move(on_epoch)),
+      keys_(std::move(keys)),
       state_(std::move(state)),
       roster_(spec.users) {}
 
@@ -239,6 +269,8 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
     aggregator_.emplace(*randomizer_, spec_.dimension);
   }
   received_.clear();
+  delivered_.clear();
+  piece_records_ = 0;
   opened_ = now;
   ++changes_;
 }
@@ -376,7 +408,9 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& [user, bytes] = reports[i];
     Verdict& v = verdicts[i];
-    if (user < client->first || user >= client->first + client->users) {
+    if (spec_.config.shuffle) {
+      v.reason = "this task's reports go through the shuffler (client --shuffler), sealed";
+    } else if (user < client->first || user >= client->first + client->users) {
       v.reason = "user " + std::to_string(user) + " is not this client's";
     } else if (!gate_) {
       v.reason = snap_.finished ? "the task is finished" : "no round is open";
@@ -436,6 +470,102 @@ FedSelCoordinator::Withdrawal FedSelCoordinator::Withdraw(std::string_view token
     Say(line);
     CloseIfComplete(now);
   }
+  return out;
+}
+
+std::string FedSelCoordinator::Vouch(std::string_view token, std::string_view session,
+                                     std::uint64_t user, std::uint64_t round) {
+  std::lock_guard lock(mu_);
+  if (!spec_.config.shuffle) return "this task takes reports from clients, not a shuffler";
+  const Access access = roster_.Enter(state_, token, session, Clock::now());
+  return CheckVouch(access, user, round, gate_ ? std::optional(snap_.round) : std::nullopt,
+                    snap_.finished, assigned_, delivered_, withdrawn_);
+}
+
+ShuffleInfo FedSelCoordinator::RoundInfo(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!started_ || snap_.finished || !gate_ || !spec_.config.shuffle) {
+    ShuffleInfo info;
+    info.round = snap_.round;
+    info.finished = snap_.finished;
+    info.chunks = 1;
+    return info;
+  }
+  return OpenRoundInfo(snap_.round, 1, assigned_, delivered_, withdrawn_, roster_,
+                       policy_.stale_after, opened_ + policy_.deadline, now);
+}
+
+std::optional<DecodedReport> FedSelCoordinator::AdmitShuffled(std::string_view plain,
+                                                              std::string* why) {
+  // Reports reach the server without a sender: each gets its own name, so
+  // the gate's duplicate check never fires (the shuffler keeps one report
+  // per user, and the server one delivery per user).
+  auto verdict = gate_->Admit("shuffled-" + std::to_string(piece_names_++),
+                              {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+  if (!verdict.accepted()) {
+    *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
+    return std::nullopt;
+  }
+  return std::move(*verdict.report);
+}
+
+ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  ShuffleDelivered out;
+  auto refuse = [&](std::string why) {
+    ++stats_.batches_refused;
+    out.reason = std::move(why);
+    Say("refused a batch from the shuffler: " + out.reason);
+    return out;
+  };
+  if (!spec_.config.shuffle) return refuse("this task takes reports from clients, not a shuffler");
+  if (!gate_) return refuse(snap_.finished ? "the task is finished" : "no round is open");
+  std::set<std::uint64_t> users;
+  if (auto why =
+          CheckDelivery(batch, snap_.round, roster_, state_, assigned_, delivered_, 1, &users);
+      !why.empty()) {
+    return refuse(why);
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> records;
+  std::vector<DecodedReport> accepted;
+  for (const std::uint64_t user : users) records.emplace_back(user, std::string());
+  std::map<std::string, std::size_t> reasons;
+  for (const std::string& sealed : batch.pieces[0]) {
+    std::string why;
+    std::optional<DecodedReport> report;
+    auto plain = Unseal(sealed, keys_);
+    if (!plain.ok()) {
+      why = "malformed: " + plain.error();
+    } else {
+      report = AdmitShuffled(*plain, &why);
+    }
+    if (!report) {
+      ++out.pieces_rejected;
+      ++reasons[why];
+      continue;
+    }
+    records.emplace_back(kPieceKey + piece_records_ + accepted.size(), std::move(*plain));
+    accepted.push_back(std::move(*report));
+  }
+  if (auto why = state_.RecordReports(snap_.round, records); !why.empty()) {
+    throw std::runtime_error("cannot record reports: " + why);
+  }
+  piece_records_ += accepted.size();
+  for (const auto& report : accepted) Aggregate(report);
+  for (const std::uint64_t user : users) {
+    delivered_.insert(user);
+    received_[user] = "";
+  }
+  out.accepted = true;
+  out.pieces_accepted = accepted.size();
+  ++stats_.batches;
+  stats_.accepted += out.pieces_accepted;
+  stats_.rejected += out.pieces_rejected;
+  for (const auto& [why, n] : reasons) {
+    Say("round " + std::to_string(snap_.round) + ": rejected " + std::to_string(n) +
+        " shuffled report(s): " + why);
+  }
+  CloseIfComplete(now);
   return out;
 }
 

@@ -47,6 +47,8 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
     f.set_even_rounds(c.even_rounds || c.shuffle);
   }
   f.set_sample_clients(c.sample_clients);
+  f.set_shuffle(c.shuffle);
+  f.set_public_key(t.public_key);
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -84,6 +86,11 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   c.projection_k = f.projection_k();
   c.even_rounds = f.even_rounds();
   c.sample_clients = f.sample_clients();
+  c.shuffle = f.shuffle();
+  t.public_key = f.public_key();
+  if (c.shuffle && t.public_key.size() != 32) {
+    return Error{"the announced task is shuffled but carries no 32-byte public key"};
+  }
   if (c.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};
   }

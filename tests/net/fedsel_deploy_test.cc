@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <filesystem>
-
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -17,6 +16,7 @@
 #include "fedldp/model/linear.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/fedsel_participant.h"
+#include "fedldp/net/ldpfl_deploy.h"
 #include "fedldp/net/services.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
@@ -105,6 +105,33 @@ class FedSelDeployTest : public testing::TempDirTest {
       for (const auto& v : submitted.verdicts) accepted += v.accepted;
     }
     return accepted;
+  }
+
+  // One pass through the shuffler: every live party polls, seals each of
+  // its reports whole to the server's key and hands it to `shuffler`, which
+  // the server vouches for; then the shuffler's batch (if it releases one)
+  // is delivered. Returns the delivery's answer, if there was a batch.
+  static std::optional<ShuffleDelivered> ShuffledPass(FedSelCoordinator& c,
+                                                      std::vector<Party>& parties,
+                                                      ShufflerCore& shuffler,
+                                                      Clock::time_point now) {
+    shuffler.Update(c.RoundInfo(now));
+    for (Party& party : parties) {
+      const auto poll = PollOf(c, party, now);
+      EXPECT_EQ(poll.error, "");
+      if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
+      const auto answer = party.participant->Respond(poll.round, poll.weights, poll.users);
+      for (const auto& [user, bytes] : answer.reports) {
+        const std::string why =
+            shuffler.Shuffle(party.token, poll.round, user, {Seal(bytes, c.spec().public_key)},
+                             [&] { return c.Vouch(party.token, party.session, user, poll.round); });
+        EXPECT_EQ(why, "");
+      }
+    }
+    shuffler.Update(c.RoundInfo(now));
+    auto batch = shuffler.TakeBatch();
+    if (!batch) return std::nullopt;
+    return c.Deliver(*batch, now);
   }
 
   // One client process per token (as threads), over gRPC to `port`, hosting
@@ -308,6 +335,159 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
   EXPECT_EQ(decoded.config.clip, 2.5);
   EXPECT_EQ(decoded.config.projection_k, 7u);
   EXPECT_TRUE(decoded.config.even_rounds);
+  // The shuffler needs the server's key, and hides no sample the server drew.
+  spec.config.shuffle = true;
+  EXPECT_NE(FedSelCoordinator::Check(spec, {}).find("public key"), std::string::npos);
+  spec.public_key = std::string(32, 'k');
+  EXPECT_EQ(FedSelCoordinator::Check(spec, {}), "");
+  const auto shuffled = DecodeTask(EncodeTask(spec)).value();
+  EXPECT_TRUE(shuffled.config.shuffle);
+  EXPECT_EQ(shuffled.public_key, spec.public_key);
+  spec.config.sample_clients = true;
+  EXPECT_NE(FedSelCoordinator::Check(spec, {}).find("hidden from the server"), std::string::npos);
+}
+
+// Issue 20: FedSel with the shuffler in the deployment. Reports are sealed
+// whole to the server's key and reach it only in the shuffler's batches;
+// each passes the same gate and aggregate as a submitted one, every user
+// reports once per epoch and is charged its budget, and the model learns.
+TEST_F(FedSelDeployTest, ShuffledRoundsReachTheServerOnlyInTheShufflersBatches) {
+  const ServerKeys keys = ServerKeys::Generate();
+  for (const char* variant : {"privunitg", "ps-pm"}) {
+    SCOPED_TRACE(variant);
+    FedSelTaskSpec spec = spec_;
+    spec.id = std::string("shuffled-") + variant;
+    spec.config = DefaultFedSelConfig(variant);
+    spec.config.tail_average = 0;
+    spec.config.epsilon = 8;
+    spec.config.epochs = 2;
+    spec.config.batch_fraction = 0.05;  // 20 even rounds of 100
+    if (spec.config.variant == "privunitg") spec.config.learning_rate = 1;
+    spec.config.shuffle = true;
+    spec.public_key = keys.public_key;
+    std::filesystem::remove_all(Path(""));
+    std::filesystem::create_directories(Path(""));
+    EXPECT_NE(FedSelCoordinator::Create(spec, {}, State(), {}, {}, ServerKeys::Generate())
+                  .error()
+                  .find("another public key"),
+              std::string::npos);
+    auto state = State();
+    const auto tokens = state.IssueTokens(4).value();
+    auto c = FedSelCoordinator::Create(spec, {}, std::move(state), {}, {}, keys).value();
+    auto now = Clock::now();
+    auto parties = Parties(*c, 4, spec.config.epsilon, tokens, now);
+    // A client may not submit to the server directly.
+    const auto poll = PollOf(*c, parties[0], now);
+    ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
+    const auto answer = parties[0].participant->Respond(poll.round, poll.weights, poll.users);
+    const auto direct = c->Submit(parties[0].token, parties[0].session, answer.reports, now);
+    ASSERT_FALSE(direct.verdicts.empty());
+    EXPECT_FALSE(direct.verdicts[0].accepted);
+    EXPECT_NE(direct.verdicts[0].reason.find("shuffler"), std::string::npos);
+    // The server vouches only for the caller's own users of the open round.
+    EXPECT_NE(c->Vouch(parties[1].token, parties[1].session, poll.users[0], poll.round)
+                  .find("not this client's"),
+              std::string::npos);
+    EXPECT_NE(c->Vouch(parties[0].token, parties[0].session, poll.users[0], poll.round + 1)
+                  .find("not the open round"),
+              std::string::npos);
+    // A batch with a forged piece: the batch is taken, the piece is not.
+    ShufflerCore shuffler({.min_batch = 10});
+    shuffler.Update(c->RoundInfo(now));
+    const auto info = c->RoundInfo(now);
+    EXPECT_TRUE(info.open);
+    EXPECT_EQ(info.chunks, 1u);
+    EXPECT_EQ(info.expected, 100u);
+    ShuffleDelivery forged{poll.round, {{parties[0].token, poll.users[0]}}, {{"not sealed"}}};
+    const auto taken = c->Deliver(forged, now);
+    EXPECT_TRUE(taken.accepted) << taken.reason;
+    EXPECT_EQ(taken.pieces_rejected, 1u);
+    // Delivered once: the same user again is refused whole.
+    const auto again = c->Deliver(forged, now);
+    EXPECT_FALSE(again.accepted);
+    EXPECT_NE(again.reason.find("already delivered"), std::string::npos) << again.reason;
+    std::size_t batches = 0;
+    for (int i = 0; i < 1000 && !c->stats().finished; ++i) {
+      const auto d = ShuffledPass(*c, parties, shuffler, now);
+      if (!d) continue;
+      EXPECT_TRUE(d->accepted) << d->reason;
+      EXPECT_EQ(d->pieces_rejected, 0u);
+      ++batches;
+    }
+    const auto s = c->stats();
+    ASSERT_TRUE(s.finished);
+    EXPECT_EQ(s.round, 40u);
+    EXPECT_EQ(batches, 40u);                      // one batch a round: everyone expected was in
+    EXPECT_EQ(s.accepted, 2 * data_.size() - 1);  // the forged piece's user counted nothing
+    EXPECT_EQ(s.rejected, direct.verdicts.size() + 1);  // those submitted, and the forgery
+    EXPECT_EQ(s.counted, 2 * data_.size());
+    EXPECT_EQ(s.rounds_without_update, 0u);
+    // Each user charged its budget, the forged one's owner included (its
+    // client reported, and its report lost to the forgery, was spent).
+    EXPECT_NEAR(parties[1].ledger->spent("row-500"), spec.config.epsilon, 1e-9);
+    const double acc = LinearModel::Accuracy(c->weights(), data_, {});
+    EXPECT_GT(acc, data_.MajorityRate() + 0.1) << "majority " << data_.MajorityRate();
+  }
+}
+
+// A restart in a shuffled round: what was delivered is read back (users and
+// opened reports), the model is the same, a delivered user is not taken
+// again, and the round completes.
+TEST_F(FedSelDeployTest, AShuffledRoundSurvivesARestart) {
+  const ServerKeys keys = ServerKeys::Generate();
+  FedSelTaskSpec spec = spec_;
+  spec.config.shuffle = true;
+  spec.public_key = keys.public_key;
+  std::vector<std::string> tokens;
+  {
+    auto state = State();
+    tokens = state.IssueTokens(4).value();
+  }
+  auto now = Clock::now();
+  auto c = FedSelCoordinator::Create(spec, {}, State(), {}, {}, keys).value();
+  auto parties = Parties(*c, 4, spec.config.epsilon, tokens, now);
+  // Round 0: two clients' reports in one batch, the others' not yet.
+  ShufflerCore shuffler({.min_batch = 1, .flush_before = std::chrono::hours(1)});
+  shuffler.Update(c->RoundInfo(now));
+  ShuffleDelivery batch;
+  std::size_t sent = 0;
+  for (std::size_t p = 0; p < 2; ++p) {
+    const auto poll = PollOf(*c, parties[p], now);
+    ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
+    batch.round = poll.round;
+    batch.pieces.resize(1);
+    for (const auto& [user, bytes] :
+         parties[p].participant->Respond(poll.round, poll.weights, poll.users).reports) {
+      batch.contributors.emplace_back(parties[p].token, user);
+      batch.pieces[0].push_back(Seal(bytes, keys.public_key));
+      ++sent;
+    }
+  }
+  std::sort(batch.contributors.begin(), batch.contributors.end());
+  ASSERT_GT(sent, 0u);
+  ASSERT_TRUE(c->Deliver(batch, now).accepted);
+  const auto weights = c->weights();
+  c.reset();
+  std::vector<std::string> log;
+  auto resumed =
+      FedSelCoordinator::Create(
+          spec, {}, State(), [&](const std::string& line) { log.push_back(line); }, {}, keys)
+          .value();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0], "resumed at round 0 (epoch 1), " + std::to_string(sent) +
+                        " reports of it already recorded");
+  EXPECT_EQ(resumed->weights(), weights);
+  EXPECT_EQ(resumed->RoundInfo(now).delivered.size(), sent);
+  for (auto& party : parties) PollOf(*resumed, party, now);  // join again
+  const auto again = resumed->Deliver(batch, now);
+  EXPECT_FALSE(again.accepted);
+  EXPECT_NE(again.reason.find("already delivered"), std::string::npos) << again.reason;
+  ShufflerCore fresh({.min_batch = 1});
+  for (int i = 0; i < 1000 && !resumed->stats().finished; ++i) {
+    ShuffledPass(*resumed, parties, fresh, now);
+  }
+  EXPECT_TRUE(resumed->stats().finished);
+  EXPECT_EQ(resumed->stats().counted, 2 * data_.size());  // each report in the model once
 }
 
 // A state file's snapshot is checked like a report: a damaged one stops the

@@ -18,6 +18,18 @@
 // its client's ledger refuses a report past the user's budget and withdraws
 // the user, whom no round waits for again (the simulator's "declined").
 //
+// Shuffled rounds (config.shuffle): clients hand their reports, sealed to
+// the server's key (`public_key`), to the shuffler (ShufflerCore), which
+// delivers each round's reports in batches of its own order, naming the
+// contributors but never which report is whose. The server opens every
+// report and passes it through the same gate and aggregate as a submitted
+// one; Submit is refused. A report is one piece (one chunk): the whole
+// report, so that the gate checks it whole (the two-point's +-B, a
+// two-stage report's index and value). The server never learns whose
+// report it reads, which the shuffled privacy statement rests on.
+// Sampled rounds are refused with the shuffler: the server draws the sample,
+// and amplification by sampling needs it hidden from the server.
+//
 // Rounds and faults:
 // - A round closes as soon as all its users have reported.
 // - It also closes early when every missing user belongs to a client that
@@ -48,9 +60,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
-#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -59,6 +71,7 @@
 #include "fedldp/net/roster.h"
 #include "fedldp/store/server_state.h"
 #include "fedldp/wire/report_codec.h"
+#include "fedldp/wire/sealed_box.h"
 
 namespace fedldp {
 
@@ -69,6 +82,7 @@ struct FedSelTaskSpec {
   FedSelConfig config;
   std::uint64_t users = 0;      // N
   std::uint64_t dimension = 0;  // d
+  std::string public_key;       // config.shuffle: the server's, 32 bytes
 };
 
 // What a client's ledger files a task's reports under: its name and the
@@ -96,7 +110,8 @@ class FedSelCoordinator {
   static Result<std::unique_ptr<FedSelCoordinator>> Create(const FedSelTaskSpec& spec,
                                                            const RoundPolicy& policy,
                                                            ServerState state, Log log = {},
-                                                           OnEpoch on_epoch = {});
+                                                           OnEpoch on_epoch = {},
+                                                           ServerKeys keys = {});
 
   using Joined = fedldp::Joined;
   Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
@@ -139,6 +154,16 @@ class FedSelCoordinator {
   Withdrawal Withdraw(std::string_view token, std::string_view session,
                       std::span<const std::uint64_t> users, Clock::time_point now);
 
+  // The shuffler's questions (config.shuffle), as LdpFlCoordinator's.
+  // Vouch: "" if the client's live session may hand over this user's report
+  // for this round, else why not.
+  std::string Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+                    std::uint64_t round);
+  ShuffleInfo RoundInfo(Clock::time_point now);
+  // A batch of sealed reports (one chunk): each is opened, gated and
+  // counted as a submitted one would be, and recorded before the answer.
+  ShuffleDelivered Deliver(const ShuffleDelivery& batch, Clock::time_point now);
+
   void Tick(Clock::time_point now);
 
   // Grows whenever what a poll answers may change for a waiting client: a
@@ -153,6 +178,7 @@ class FedSelCoordinator {
     std::uint64_t rounds_without_update = 0;
     std::uint64_t accepted = 0;  // reports counted, by this process
     std::uint64_t rejected = 0;
+    std::uint64_t batches = 0, batches_refused = 0;  // from the shuffler
     std::uint64_t counted = 0;  // reports in the model, over every run of the server
     std::uint64_t withdrawn = 0;  // users withdrawn, over every run
     bool started = false;
@@ -166,7 +192,11 @@ class FedSelCoordinator {
  private:
   FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy, ServerState state,
                     FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
-                    std::unique_ptr<VectorRandomizer> vector, Log log, OnEpoch on_epoch);
+                    std::unique_ptr<VectorRandomizer> vector, Log log, OnEpoch on_epoch,
+                    ServerKeys keys);
+  // Passes a report through the open round's gate under a name of its own
+  // (a shuffled report has no sender): the report, or nullopt with *why.
+  std::optional<DecodedReport> AdmitShuffled(std::string_view plain, std::string* why);
   // Counts an admitted report into the open round's aggregate.
   void Aggregate(const DecodedReport& report);
   void StartIfReady(Clock::time_point now);
@@ -190,6 +220,7 @@ class FedSelCoordinator {
   const std::unique_ptr<const VectorRandomizer> vector_;
   const Log log_;
   const OnEpoch on_epoch_;
+  const ServerKeys keys_;  // config.shuffle
 
   mutable std::mutex mu_;
   ServerState state_;
@@ -201,7 +232,9 @@ class FedSelCoordinator {
   std::optional<FedSelAggregator> aggregator_;
   std::vector<double> vector_sum_;  // vector variants: the open round's accepted reports, summed
   std::size_t vector_count_ = 0;
-  std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes
+  std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes ("" if shuffled)
+  std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
+  std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
   std::set<std::uint64_t> withdrawn_;
   Roster roster_;
