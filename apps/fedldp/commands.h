@@ -221,7 +221,10 @@ struct ServeOptions {
   std::optional<double> clip;           // vector variants: l2 clip (default: tuned; LDP-FL 1)
   std::string randomizer = "twopoint";  // LDP-FL: twopoint, privunitg, fastprojunit
   bool sample_clients = false;          // FedSel: rounds sample m of N users
+  bool shuffle = false;                 // FedSel: reports through the shuffler
+  double central_delta = 1e-6;          // FedSel --shuffle: the statement's total delta
   // LDP-FL
+  bool disjoint_rounds = false;  // each epoch of floor(1 / fraction) rounds from one order
   int rounds = 10;
   int local_epochs = 1;
   std::size_t batch = 10;
@@ -249,7 +252,8 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 struct ClientOptions {
   std::string server = "127.0.0.1:7070";
-  std::string shuffler;        // set: an LDP-FL client
+  std::string protocol;        // fedsel or ldpfl; "": ldpfl with a shuffler, else fedsel
+  std::string shuffler;        // LDP-FL, and FedSel tasks served with --shuffle
   std::size_t users = 1;       // LDP-FL: users hosted, each an equal share of the rows
   std::string shuffler_ca;
   int threads = 1;

@@ -19,6 +19,8 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/services.h"
+#include "fedldp/privacy/run_accounting.h"
+#include "fedldp/random/secure_rng.h"
 
 namespace fedldp::cli {
 
@@ -125,6 +127,37 @@ std::string Pct(double x) {
   return s.str();
 }
 
+// The shuffler's token: read, or created (mode 0600) when the file is absent.
+std::string ShufflerToken(const std::string& path,
+                          const std::function<void(const std::string&)>& log) {
+  if (path.empty()) {
+    throw UsageError("the shuffler needs --shuffler-token-file (created if absent)");
+  }
+  if (std::filesystem::exists(path)) return ReadToken(path, "--shuffler-token-file");
+  SecureRng rng;
+  std::ostringstream hex;
+  for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
+  if (auto why = WriteFileAtomically(path, hex.str() + "\n", 0600); !why.empty()) {
+    throw UsageError(why);
+  }
+  log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
+  return hex.str();
+}
+
+ServerKeys Keys(const std::string& secret_path,
+                const std::function<void(const std::string&)>& log) {
+  const std::string public_path = secret_path + ".pub";
+  if (std::filesystem::exists(secret_path)) {
+    auto keys = ServerKeys::Load(public_path, secret_path);
+    if (!keys.ok()) throw UsageError(keys.error());
+    return std::move(keys).value();
+  }
+  ServerKeys keys = ServerKeys::Generate();
+  if (auto why = keys.Save(public_path, secret_path); !why.empty()) throw UsageError(why);
+  log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
+  return keys;
+}
+
 std::string ReadToken(const std::string& path, const char* flag) {
   std::ifstream f(path);
   std::string token;
@@ -175,8 +208,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       "Run a FedSel or LDP-FL task as the server of a deployment: clients (fedldp client)\n"
       "join with tokens from fedldp enrol, and rounds run until the task is done. The state\n"
       "file keeps the model, the round and the open round's reports: kill the server at any\n"
-      "time and start it again with the same options to resume. LDP-FL reports reach the\n"
-      "server only through the shuffler (fedldp shuffle), sealed to the server's key.");
+      "time and start it again with the same options to resume. LDP-FL reports, and FedSel's\n"
+      "with --shuffle, reach the server only through the shuffler (fedldp shuffle), sealed\n"
+      "to the server's key.");
   app.add_option("--protocol", o.protocol, "fedsel or ldpfl")
       ->check(CLI::IsMember({"fedsel", "ldpfl"}))
       ->capture_default_str();
@@ -201,6 +235,14 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_flag("--sample-clients", o.sample_clients,
                "FedSel: every round samples m = (m / N) N users anew (E N / m rounds) instead "
                "of epochs of disjoint rounds; a user's client stops it after its budget");
+  app.add_flag("--shuffle", o.shuffle,
+               "FedSel: clients hand their reports, sealed to the server's key, to the shuffler "
+               "(fedldp shuffle); rounds are cut evenly and the log states the shuffled "
+               "central (eps, delta) of fedldp account run");
+  app.add_option("--central-delta", o.central_delta,
+                 "FedSel --shuffle: the statement's total delta per user, in [1e-12, 1)")
+      ->check(CLI::Range(1e-12, 0.999999))
+      ->capture_default_str();
   app.add_option("--randomizer", o.randomizer,
                  "LDP-FL: twopoint (per weight), or privunitg, fastprojunit on the whole update "
                  "(--epsilon per report)")
@@ -228,6 +270,10 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--batch", o.batch, "LDP-FL: local mini-batch B")->capture_default_str();
   app.add_option("--fraction", o.fraction, "LDP-FL: share of users per round")
       ->capture_default_str();
+  app.add_flag("--disjoint-rounds", o.disjoint_rounds,
+               "LDP-FL: cut each epoch of floor(N / (fraction N)) rounds from one random order, so "
+               "a user reports at most once per epoch (the statement counts that), instead of "
+               "drawing every round anew");
   app.add_option("--range", o.range, "LDP-FL: fixed or adaptive ranges")
       ->check(CLI::IsMember({"fixed", "adaptive"}))
       ->capture_default_str();
@@ -244,10 +290,11 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "LDP-FL: training rows FIRST:END whose pixel mean and sd standardise inputs "
                  "(default all)");
   app.add_option("--shuffler-token-file", o.shuffler_token_file,
-                 "LDP-FL: the shuffler's secret token (created, mode 0600, if absent)");
+                 "LDP-FL, FedSel --shuffle: the shuffler's secret token (created, mode 0600, if "
+                 "absent)");
   app.add_option("--key-file", o.key_file,
-                 "LDP-FL: the server's secret key file (default STATE.key; public key in "
-                 "KEY.pub; created if absent)");
+                 "LDP-FL, FedSel --shuffle: the server's secret key file (default STATE.key; "
+                 "public key in KEY.pub; created if absent)");
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
@@ -278,7 +325,13 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
           "--sample-clients is FedSel's: LDP-FL draws --fraction of the users "
           "every round");
     }
+    if (given.shuffle) {
+      throw UsageError("LDP-FL's reports always pass the shuffler: drop --shuffle");
+    }
     return RunServeLdpFl(given, out, err);
+  }
+  if (given.disjoint_rounds) {
+    throw UsageError("--disjoint-rounds is LDP-FL's: FedSel's epochs visit every user once");
   }
   if (given.randomizer != "twopoint") {
     throw UsageError("--randomizer is LDP-FL's; FedSel takes --variant " + given.randomizer);
@@ -311,6 +364,15 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   c.momentum = o.momentum;
   c.lambda = o.lambda;
   c.sample_clients = o.sample_clients;
+  c.shuffle = o.shuffle;
+  if (o.shuffle && o.sample_clients) {
+    throw UsageError(
+        "--shuffle with --sample-clients: the server would draw the sample, and amplification "
+        "by sampling needs it hidden from the server; use one or the other");
+  }
+  if (!o.shuffle && (!o.shuffler_token_file.empty() || !o.key_file.empty())) {
+    throw UsageError("--shuffler-token-file and --key-file go with --shuffle");
+  }
   spec.users = o.users;
   spec.dimension = data.dimension;
   RoundPolicy policy;
@@ -319,9 +381,22 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   policy.retry = std::chrono::milliseconds(o.poll_ms);
   policy.min_participation = o.min_participation;
 
+  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
   // Everything is checked before the task is written into the state file:
   // a bad option must not bind a state to a task it cannot serve.
+  if (o.shuffle && o.shuffler_token_file.empty()) {
+    throw UsageError("--shuffle needs --shuffler-token-file (created if absent)");
+  }
+  // Checked with the key's place held, before any key file is made.
+  if (o.shuffle) spec.public_key.assign(32, '\0');
   if (auto why = FedSelCoordinator::Check(spec, policy); !why.empty()) throw UsageError(why);
+  ServerKeys keys;
+  std::string shuffler_token;
+  if (o.shuffle) {
+    keys = Keys(o.key_file.empty() ? o.state + ".key" : o.key_file, log);
+    shuffler_token = ShufflerToken(o.shuffler_token_file, log);
+    spec.public_key = keys.public_key;
+  }
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
@@ -332,7 +407,6 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
                      o.state + " --count N first");
   }
   const double majority = data.Subset(eval).MajorityRate();
-  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
   PendingModels pending;
   const auto evaluate = [&](std::uint64_t epoch, const std::vector<double>& w) {
     log("epoch " + std::to_string(epoch) + ": accuracy " +
@@ -341,7 +415,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   };
   auto coordinator = FedSelCoordinator::Create(
       spec, policy, std::move(state), log,
-      [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); });
+      [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); }, keys);
   if (!coordinator.ok()) throw UsageError(coordinator.error());
   FedSelCoordinator& coord = **coordinator;
   TlsFiles tls;
@@ -350,9 +424,21 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   tls.insecure = o.insecure;
   CatchSignals();
   // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, o.address, tls);
+  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
   if (!server.ok()) throw UsageError(server.error());
-  if (vector) {
+  if (o.shuffle) {
+    // The simulator's statement (train --shuffle): the same accountant, on
+    // the same plan.
+    const RunPrivacyConfig account = FedSelRunPrivacy(coord.plan(), c, o.central_delta);
+    auto accounted = AccountRun(account);
+    if (!accounted.ok()) throw UsageError("the accountant: " + accounted.error());
+    log("task " + spec.id + ": " + c.variant + ", each report sealed whole to the server's key " +
+        "and handed to the shuffler; rounds of at least " +
+        std::to_string(coord.plan().smallest_round) + " reports");
+    err << "privacy (fedldp account run " << AccountRunArguments(account)
+        << "; one report per user and round):\n"
+        << DescribeRunPrivacy(*accounted);
+  } else if (vector) {
     std::ostringstream line;
     line << "task " << spec.id << ": " << c.variant << " on the whole gradient (l2 clip " << c.clip
          << "), eps " << coord.plan().ReportEpsilon() << " per report, " << c.epochs
@@ -433,11 +519,16 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
       "shuffler. Noise comes from the secure generator; every report is charged to the\n"
       "ledger before it is sent.");
   app.add_option("--server", o.server, "Server address host:port")->capture_default_str();
-  app.add_option("--shuffler", o.shuffler, "LDP-FL: the shuffler's address host:port");
+  app.add_option("--protocol", o.protocol,
+                 "fedsel or ldpfl (default: ldpfl with --shuffler, else fedsel); a FedSel task "
+                 "served with --shuffle takes --protocol fedsel --shuffler")
+      ->check(CLI::IsMember({"fedsel", "ldpfl"}));
+  app.add_option("--shuffler", o.shuffler,
+                 "The shuffler's address host:port (LDP-FL; FedSel tasks served with --shuffle)");
   app.add_option("--users", o.users, "LDP-FL: users hosted (equal shards of the rows)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
-  app.add_option("--shuffler-ca", o.shuffler_ca, "LDP-FL: trust this certificate for the shuffler");
+  app.add_option("--shuffler-ca", o.shuffler_ca, "Trust this certificate for the shuffler");
   app.add_option("--threads", o.threads, "LDP-FL: Torch threads for local training")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -473,8 +564,14 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.token_file.empty()) token = ReadToken(o.token_file, "--token-file");
   if (token.empty()) throw UsageError("give --token or --token-file");
   CheckPlaintext(o.server, o.tls_ca, o.insecure, "--tls-ca", err);
-  if (!o.shuffler.empty()) {
+  const std::string protocol = !o.protocol.empty()  ? o.protocol
+                               : o.shuffler.empty() ? "fedsel"
+                                                    : "ldpfl";
+  if (!o.shuffler.empty())
     CheckPlaintext(o.shuffler, o.shuffler_ca, o.insecure, "--shuffler-ca", err);
+  if (protocol == "ldpfl") {
+    if (o.shuffler.empty())
+      throw UsageError("LDP-FL's reports go through the shuffler: give --shuffler");
     return RunClientLdpFl(o, token, out, err);
   }
   const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir)
@@ -489,20 +586,25 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   c.budget = o.budget;
   c.tls.ca = o.tls_ca;
   c.tls.insecure = o.insecure;
+  c.shuffler = o.shuffler;
+  c.shuffler_tls.ca = o.shuffler_ca;
+  c.shuffler_tls.insecure = o.insecure;
   c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
   CatchSignals();
   c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +
-        (o.data_file.empty() ? o.dataset : o.data_file) + "); server " + o.server);
+        (o.data_file.empty() ? o.dataset : o.data_file) + "); server " + o.server +
+        (o.shuffler.empty() ? "" : ", shuffler " + o.shuffler));
   auto summary = RunFedSelClient(c, data, rows);
   if (!summary.ok()) {
     err << "client: failed: " << summary.error() << FeaturesHint(o, summary.error()) << "\n";
     return 1;
   }
   out << "client: " << (summary->finished ? "task finished" : "stopped") << "; " << summary->rounds
-      << " rounds, " << summary->reports << " reports accepted, " << summary->refused
-      << " refused\n";
+      << " rounds, " << summary->reports
+      << (o.shuffler.empty() ? " reports accepted, " : " reports handed to the shuffler, ")
+      << summary->refused << " refused\n";
   return 0;
 }
 

@@ -22,35 +22,6 @@
 namespace fedldp::cli {
 namespace {
 
-// The shuffler's token: read, or created (mode 0600) when the file is absent.
-std::string ShufflerToken(const std::string& path,
-                          const std::function<void(const std::string&)>& log) {
-  if (path.empty()) throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
-  if (std::filesystem::exists(path)) return ReadToken(path, "--shuffler-token-file");
-  SecureRng rng;
-  std::ostringstream hex;
-  for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
-  if (auto why = WriteFileAtomically(path, hex.str() + "\n", 0600); !why.empty()) {
-    throw UsageError(why);
-  }
-  log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
-  return hex.str();
-}
-
-ServerKeys Keys(const std::string& secret_path,
-                const std::function<void(const std::string&)>& log) {
-  const std::string public_path = secret_path + ".pub";
-  if (std::filesystem::exists(secret_path)) {
-    auto keys = ServerKeys::Load(public_path, secret_path);
-    if (!keys.ok()) throw UsageError(keys.error());
-    return std::move(keys).value();
-  }
-  ServerKeys keys = ServerKeys::Generate();
-  if (auto why = keys.Save(public_path, secret_path); !why.empty()) throw UsageError(why);
-  log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
-  return keys;
-}
-
 double Accuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const Dataset& test) {
   auto net = NeuralNet::Create(spec.config.arch, 0).value();
   net.SetInputStandardization(spec.input_mean, spec.input_sd);
@@ -90,6 +61,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.perturb_updates = o.perturb == "updates";
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
   c.randomizer = o.randomizer;
+  c.disjoint_rounds = o.disjoint_rounds;
   if (o.clip && c.randomizer == "twopoint") {
     throw UsageError("--clip applies to the vector randomizers (--randomizer privunitg, ...)");
   }
@@ -164,7 +136,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     // reports; the server draws the users, so no amplification by sampling.
     RunPrivacyConfig account;
     account.local_epsilon = c.epsilon;
-    account.rounds = static_cast<std::uint64_t>(c.rounds);
+    account.rounds = spec.reports_per_user();
     account.shuffle = true;
     account.reports_per_round = spec.per_round();
     account.delta = c.delta;
@@ -176,12 +148,13 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
          << " sealed pieces per report; eps " << c.epsilon
          << " per report without trusting the shuffler";
     log(line.str());
-    err << "privacy (fedldp account run " << AccountRunArguments(account)
-        << "; at most one report per user and round):\n"
+    err << "privacy (fedldp account run " << AccountRunArguments(account) << "; at most "
+        << spec.reports_per_user() << " report(s) per user)"
+        << ":\n"
         << DescribeRunPrivacy(*accounted);
   } else {
-    const auto privacy = AccountLdpFl(c.epsilon, spec.weights(), static_cast<std::size_t>(c.rounds),
-                                      spec.per_round());
+    const auto privacy =
+        AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
     log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
         std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
         std::to_string(c.epsilon) + " per weight, so d eps = " +

@@ -53,6 +53,14 @@ std::string Pct(double x);
 // The first line of `path`; a usage error naming `flag` if there is none.
 std::string ReadToken(const std::string& path, const char* flag);
 
+// The shuffler's token in `path`: read, or created (mode 0600) when the
+// file is absent (said in `log`).
+std::string ShufflerToken(const std::string& path,
+                          const std::function<void(const std::string&)>& log);
+// The server's key pair: `secret_path` and `secret_path`.pub, loaded, or
+// generated and saved when absent (said in `log`).
+ServerKeys Keys(const std::string& secret_path, const std::function<void(const std::string&)>& log);
+
 // Models a coordinator hands over when a round closes, evaluated later by the
 // serving loop. The coordinator's callback runs under its lock, where every
 // poll waits: evaluating there (9 s per round under ASan on MNIST) left the

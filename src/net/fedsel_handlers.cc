@@ -55,4 +55,21 @@ Outcome HandleWithdraw(FedSelCoordinator& coordinator, const pb::WithdrawRequest
   return HandleWithdrawWith(coordinator, request, reply, now);
 }
 
+Outcome HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                    const pb::VouchRequest& request, pb::VouchReply* reply) {
+  return HandleVouchWith(coordinator, shuffler_token, request, reply);
+}
+
+Outcome HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                        const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply,
+                        FedSelCoordinator::Clock::time_point now) {
+  return HandleRoundInfoWith(coordinator, shuffler_token, request, reply, now);
+}
+
+Outcome HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                      const pb::DeliverRequest& request, pb::DeliverReply* reply,
+                      FedSelCoordinator::Clock::time_point now) {
+  return HandleDeliverWith(coordinator, shuffler_token, request, reply, now);
+}
+
 }  // namespace fedldp::net_internal

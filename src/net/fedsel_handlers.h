@@ -23,6 +23,16 @@ Outcome HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& re
                      v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
 Outcome HandleWithdraw(FedSelCoordinator& coordinator, const v1::WithdrawRequest& request,
                        v1::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now);
+// A shuffled task's (config.shuffle): only the shuffler, holding
+// `shuffler_token`, may call these.
+Outcome HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                    const v1::VouchRequest& request, v1::VouchReply* reply);
+Outcome HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                        const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
+                        FedSelCoordinator::Clock::time_point now);
+Outcome HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                      const v1::DeliverRequest& request, v1::DeliverReply* reply,
+                      FedSelCoordinator::Clock::time_point now);
 
 }  // namespace fedldp::net_internal
 

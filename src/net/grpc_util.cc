@@ -261,4 +261,54 @@ Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stu
   return done->withdrawn();
 }
 
+HandOver HandToShuffler(v1::Shuffler::Stub& shuffler, const std::string& token,
+                        const std::string& session, std::uint64_t round, std::uint64_t user,
+                        std::vector<std::string> pieces) {
+  v1::ShuffleRequest request;
+  request.set_token(token);
+  request.set_session(session);
+  request.set_round(round);
+  request.set_user(user);
+  for (auto& p : pieces) request.add_pieces(std::move(p));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+  SetClientCredentials(&context, token, session);
+  context.AddMetadata(kUserKey, std::to_string(user));
+  context.AddMetadata(kRoundKey, std::to_string(round));
+  v1::ShuffleReply verdict;
+  const grpc::Status status = shuffler.Shuffle(&context, request, &verdict);
+  HandOver out;
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    // Refused before the pieces were read: an answer, as `verdict` is.
+    out.reached = true;
+    out.reason = status.error_message();
+  } else if (!status.ok()) {
+    out.reason = status.error_message();
+  } else {
+    out.reached = true;
+    out.accepted = verdict.accepted();
+    out.reason = verdict.reason();
+  }
+  return out;
+}
+
+bool NoteHandOver(const HandOver& handed, const std::string& shuffler, std::uint64_t user,
+                  std::uint64_t round_shown, const Retrier& log, bool& down) {
+  if (!handed.reached) {
+    if (!down) {
+      log.Say("shuffler " + shuffler + " unavailable (" + handed.reason +
+              "); retrying while the round lasts");
+    }
+    down = true;
+    return false;
+  }
+  if (down) log.Say("shuffler " + shuffler + " reachable again");
+  down = false;
+  if (!handed.accepted) {
+    log.Say("round " + std::to_string(round_shown) + ": the shuffler refused user " +
+            std::to_string(user) + "'s pieces: " + handed.reason);
+  }
+  return true;
+}
+
 }  // namespace fedldp::net_internal

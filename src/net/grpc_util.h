@@ -276,6 +276,24 @@ Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stu
                                     std::span<const std::uint64_t> exhausted,
                                     std::uint64_t hosted);
 
+// One user's sealed pieces for `round`, handed to the shuffler (both
+// protocols' clients). `reached`: the shuffler answered (or refused before
+// reading, which is an answer too); then `accepted` or the `reason`.
+struct HandOver {
+  bool reached = false, accepted = false;
+  std::string reason;  // refused: why; not reached: the status message
+};
+HandOver HandToShuffler(v1::Shuffler::Stub& shuffler, const std::string& token,
+                        const std::string& session, std::uint64_t round, std::uint64_t user,
+                        std::vector<std::string> pieces);
+
+// Says in `log` what a hand-over means: the shuffler down (once, until it
+// is reachable again; `down` keeps that), or its refusal of the user's
+// pieces (the round as people count it: `round_shown`). False if the
+// shuffler could not be reached: send no more this pass, retry later.
+bool NoteHandOver(const HandOver& handed, const std::string& shuffler, std::uint64_t user,
+                  std::uint64_t round_shown, const Retrier& log, bool& down);
+
 // A gRPC server with a timer thread (tick every 10 ms) until Shutdown.
 struct RunningServer {
   std::unique_ptr<grpc::Server> server;

@@ -104,6 +104,70 @@ Outcome HandleWithdrawWith(Coordinator& coordinator, const v1::WithdrawRequest& 
   return {};
 }
 
+// The shuffler's calls, the same for either protocol's coordinator: they
+// answer only the holder of `shuffler_token` (compared in constant time).
+inline bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+inline Outcome NotShuffler() {
+  return {Outcome::Kind::kPermissionDenied, "only the shuffler may ask this"};
+}
+// Before the body of a shuffler's call is read: `given` (from its metadata)
+// must be `shuffler_token`.
+inline Outcome AdmitShuffler(std::string_view given, std::string_view shuffler_token) {
+  return SameSecret(given, shuffler_token) ? Outcome{} : NotShuffler();
+}
+
+template <typename Coordinator>
+Outcome HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_token,
+                        const v1::VouchRequest& request, v1::VouchReply* reply) {
+  if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
+  const std::string why =
+      coordinator.Vouch(request.token(), request.session(), request.user(), request.round());
+  reply->set_ok(why.empty());
+  reply->set_reason(why);
+  return {};
+}
+
+template <typename Coordinator>
+Outcome HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_token,
+                            const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
+                            typename Coordinator::Clock::time_point now) {
+  if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
+  const ShuffleInfo info = coordinator.RoundInfo(now);
+  reply->set_round(info.round);
+  reply->set_expected(info.expected);
+  reply->mutable_delivered()->Assign(info.delivered.begin(), info.delivered.end());
+  reply->set_waiting(info.waiting);
+  reply->set_deadline_ms(info.deadline_ms);
+  reply->set_open(info.open);
+  reply->set_finished(info.finished);
+  reply->set_chunks(info.chunks);
+  return {};
+}
+
+template <typename Coordinator>
+Outcome HandleDeliverWith(Coordinator& coordinator, std::string_view shuffler_token,
+                          const v1::DeliverRequest& request, v1::DeliverReply* reply,
+                          typename Coordinator::Clock::time_point now) {
+  if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
+  ShuffleDelivery batch;
+  batch.round = request.round();
+  for (const auto& c : request.contributors()) batch.contributors.emplace_back(c.token(), c.user());
+  for (const auto& chunk : request.chunks()) {
+    batch.pieces.emplace_back(chunk.pieces().begin(), chunk.pieces().end());
+  }
+  const ShuffleDelivered d = coordinator.Deliver(batch, now);
+  reply->set_accepted(d.accepted);
+  reply->set_reason(d.reason);
+  reply->set_pieces_accepted(d.pieces_accepted);
+  reply->set_pieces_rejected(d.pieces_rejected);
+  return {};
+}
+
 // A poll's answer but the model (and LDP-FL's ranges).
 void SetPollReply(const FedSelCoordinator::Poll& poll, v1::PollReply* reply);
 

@@ -35,6 +35,17 @@ std::uint64_t LdpFlTaskSpec::per_round() const {
       1, static_cast<std::uint64_t>(std::llround(config.fraction * static_cast<double>(users))));
 }
 
+std::uint64_t LdpFlTaskSpec::rounds_per_epoch() const {
+  if (!config.disjoint_rounds) return 1;
+  return std::max<std::uint64_t>(1, users / per_round());
+}
+
+std::uint64_t LdpFlTaskSpec::reports_per_user() const {
+  LdpFlConfig c = config;
+  c.clients = users;
+  return LdpFlReportsPerClient(c);
+}
+
 std::string LdpFlTaskSpec::Check() const {
   if (id.empty()) return "the task needs an id";
   if (users == 0) return "the task needs users";
@@ -83,6 +94,20 @@ std::string CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& s
     return "round " + std::to_string(s.round + 1) + " is past the task's " +
            std::to_string(spec.config.rounds);
   }
+  if (spec.config.disjoint_rounds) {
+    std::vector<bool> seen(spec.users, false);
+    bool permutation = s.order.size() == spec.users;
+    for (std::size_t i = 0; permutation && i < s.order.size(); ++i) {
+      permutation = s.order[i] < spec.users && !seen[s.order[i]];
+      if (permutation) seen[s.order[i]] = true;
+    }
+    if (!permutation) return "the epoch's order is not a permutation of the task's users";
+    if (s.position != (s.round % spec.rounds_per_epoch()) * spec.per_round()) {
+      return "position " + std::to_string(s.position) + " is not round " +
+             std::to_string(s.round + 1) + "'s place in its epoch";
+    }
+    return "";
+  }
   if (s.order.size() != spec.per_round() || !std::is_sorted(s.order.begin(), s.order.end()) ||
       std::adjacent_find(s.order.begin(), s.order.end()) != s.order.end() ||
       (!s.order.empty() && s.order.back() >= spec.users)) {
@@ -123,6 +148,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
     c->stats_.round = c->snap_.round;
     c->stats_.finished = c->snap_.finished;
     if (!c->snap_.finished) {
+      c->SetRoundUsers();
       if (auto e = c->OpenRound(Clock::now()); !e.empty()) return Error{e};
       // Take again what was acknowledged before the restart.
       std::size_t pieces = 0;
@@ -182,24 +208,57 @@ void LdpFlCoordinator::StartIfReady(Clock::time_point now) {
   snap_.round = 0;
   DrawUsers();
   Commit();
-  Say("all " + std::to_string(spec_.users) + " users joined; training starts: " +
-      std::to_string(spec_.config.rounds) + " rounds of " + std::to_string(spec_.per_round()) +
-      " users, each report cut into " + std::to_string(chunks_.size()) + " sealed pieces");
+  Say("all " + std::to_string(spec_.users) +
+      " users joined; training starts: " + std::to_string(spec_.config.rounds) + " rounds of " +
+      std::to_string(spec_.per_round()) + " users" +
+      (spec_.config.disjoint_rounds ? " (disjoint: each user at most once per epoch of " +
+                                          std::to_string(spec_.rounds_per_epoch()) + " rounds)"
+                                    : "") +
+      ", each report cut into " + std::to_string(chunks_.size()) + " sealed pieces");
   if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
 }
 
 void LdpFlCoordinator::DrawUsers() {
+  const std::size_t m = spec_.per_round();
+  if (spec_.config.disjoint_rounds) {
+    // The next part of the epoch's order; a new order of all users, from
+    // the secure generator, as an epoch begins.
+    const std::uint64_t b = snap_.round % spec_.rounds_per_epoch();
+    if (b == 0 || snap_.order.size() != spec_.users) {
+      SecureRng rng;
+      snap_.order.resize(spec_.users);
+      std::iota(snap_.order.begin(), snap_.order.end(), std::uint64_t{0});
+      for (std::size_t i = snap_.order.size(); i > 1; --i) {
+        std::swap(snap_.order[i - 1], snap_.order[UniformIndex(rng, i)]);
+      }
+    }
+    snap_.position = b * m;
+    SetRoundUsers();
+    return;
+  }
   // A uniform subset, from the secure generator (nothing in a deployment is
   // seeded); kept sorted.
   SecureRng rng;
   std::vector<std::uint64_t> all(spec_.users);
   std::iota(all.begin(), all.end(), std::uint64_t{0});
-  const std::size_t m = spec_.per_round();
   for (std::size_t i = 0; i < m; ++i) std::swap(all[i], all[i + UniformIndex(rng, all.size() - i)]);
   all.resize(m);
   std::sort(all.begin(), all.end());
   snap_.order = std::move(all);
   snap_.position = 0;
+  SetRoundUsers();
+}
+
+void LdpFlCoordinator::SetRoundUsers() {
+  if (!spec_.config.disjoint_rounds) {
+    round_users_ = snap_.order;
+    return;
+  }
+  const std::size_t first = std::min<std::size_t>(snap_.position, snap_.order.size());
+  const std::size_t last = std::min<std::size_t>(first + spec_.per_round(), snap_.order.size());
+  round_users_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
+                      snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
+  std::sort(round_users_.begin(), round_users_.end());
 }
 
 std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
@@ -241,7 +300,7 @@ std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
 
 void LdpFlCoordinator::CloseIfComplete(Clock::time_point now) {
   if (!randomizer_ || snap_.finished) return;
-  for (const std::uint64_t u : snap_.order) {
+  for (const std::uint64_t u : round_users_) {
     if (!Done(u)) return;
   }
   CloseRound(now, "complete");
@@ -254,9 +313,10 @@ void LdpFlCoordinator::Commit() {
 }
 
 void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
-  const std::size_t m = snap_.order.size(), got = delivered_.size();
+  const std::size_t m = round_users_.size(), got = delivered_.size();
   std::size_t active = 0;  // who might report: the minimum is of those
-  for (const std::uint64_t u : snap_.order) active += delivered_.contains(u) || !withdrawn_.contains(u);
+  for (const std::uint64_t u : round_users_)
+    active += delivered_.contains(u) || !withdrawn_.contains(u);
   const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * active));
   const bool update = got > 0 && got >= needed;
   if (update) {
@@ -292,6 +352,7 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
     gates_.clear();
     aggregator_.reset();
     snap_.order.clear();
+    round_users_.clear();
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
     return;
   }
@@ -319,7 +380,7 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
   }
   if (!started_) return out;
   p.round = snap_.round;
-  const auto& assigned = snap_.order;
+  const auto& assigned = round_users_;
   const auto lo = std::lower_bound(assigned.begin(), assigned.end(), client->first);
   const auto hi = std::lower_bound(lo, assigned.end(), client->first + client->users);
   for (auto it = lo; it != hi; ++it) {
@@ -356,7 +417,7 @@ std::string LdpFlCoordinator::Vouch(std::string_view token, std::string_view ses
   const Access access = roster_.Enter(state_, token, session, Clock::now());
   const bool open = randomizer_ && !snap_.finished;
   return CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
-                    snap_.finished, snap_.order, delivered_, withdrawn_);
+                    snap_.finished, round_users_, delivered_, withdrawn_);
 }
 
 LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
@@ -368,7 +429,7 @@ LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
     info.chunks = chunks_.size();
     return info;
   }
-  return OpenRoundInfo(snap_.round, chunks_.size(), snap_.order, delivered_, withdrawn_, roster_,
+  return OpenRoundInfo(snap_.round, chunks_.size(), round_users_, delivered_, withdrawn_, roster_,
                        policy_.stale_after, opened_ + policy_.deadline, now);
 }
 
@@ -425,7 +486,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   if (!randomizer_ || snap_.finished)
     return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  if (auto why = CheckDelivery(batch, snap_.round, roster_, state_, snap_.order, delivered_,
+  if (auto why = CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_,
                                chunks_.size(), &users);
       !why.empty()) {
     return refuse(why);
@@ -478,8 +539,8 @@ void LdpFlCoordinator::Tick(Clock::time_point now) {
   const std::uint64_t round = snap_.round;
   CloseIfComplete(now);  // a round of withdrawn users only
   if (snap_.round != round || snap_.finished) return;
-  if (const char* why = roster_.CloseReason(opened_, policy_, now, snap_.order,
-                                             [&](std::uint64_t u) { return Done(u); })) {
+  if (const char* why = roster_.CloseReason(opened_, policy_, now, round_users_,
+                                            [&](std::uint64_t u) { return Done(u); })) {
     CloseRound(now, why);
   }
 }

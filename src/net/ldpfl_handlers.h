@@ -27,9 +27,6 @@ Outcome HandlePoll(LdpFlCoordinator& coordinator, const v1::PollRequest& request
                    v1::PollReply* reply, LdpFlTime now);
 Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const v1::WithdrawRequest& request,
                        v1::WithdrawReply* reply, LdpFlTime now);
-// A call of the shuffler's, before its body is read: `given` (from its
-// metadata) must be `shuffler_token`.
-Outcome AdmitShuffler(std::string_view given, std::string_view shuffler_token);
 Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
                     const v1::VouchRequest& request, v1::VouchReply* reply);
 Outcome HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,

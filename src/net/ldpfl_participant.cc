@@ -42,6 +42,7 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
   LdpFlTaskSpec spec;
   spec.id = std::move(id);
   spec.config = config;
+  spec.config.clients = users;
   spec.users = users;
   const InputMoments m = InputMomentsOf(train, rows);
   spec.input_mean = m.mean;

@@ -46,6 +46,7 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
     f.set_randomizer(c.randomizer);
     f.set_clip(c.clip);
   }
+  f.set_disjoint_rounds(c.disjoint_rounds);
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -80,6 +81,8 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
   c.randomizer = f.randomizer().empty() ? "twopoint" : f.randomizer();
   if (c.randomizer != "twopoint") c.clip = f.clip();
+  c.disjoint_rounds = f.disjoint_rounds();
+  c.clients = t.users;
   if (auto e = t.Check(); !e.empty()) return Error{"the announced task is unusable: " + e};
   return t;
 }
@@ -235,6 +238,33 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(LdpFlCoordin
 
 namespace {
 
+// The server's view of its round, for the shuffler; nullopt and *why if the
+// server cannot be asked.
+std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const std::string& token,
+                                          std::string* why) {
+  pb::RoundInfoRequest ask;
+  ask.set_shuffler_token(token);
+  pb::RoundInfoReply info;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+  SetShufflerCredentials(&context, token);
+  const auto status = server.RoundInfo(&context, ask, &info);
+  if (!status.ok()) {
+    *why = status.error_message();
+    return std::nullopt;
+  }
+  ShuffleInfo view;
+  view.round = info.round();
+  view.expected = info.expected();
+  view.delivered.assign(info.delivered().begin(), info.delivered().end());
+  view.waiting = info.waiting();
+  view.deadline_ms = info.deadline_ms();
+  view.open = info.open();
+  view.finished = info.finished();
+  view.chunks = info.chunks();
+  return view;
+}
+
 // Shuffle is served streamed: the pieces are read only once the server
 // vouched for the token, session, user and round in the call's metadata (or
 // the same token's pieces for the user are already held or sent on).
@@ -253,6 +283,11 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
     if (!user || !round) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "the call's metadata names no user and round");
+    }
+    if (core_.Behind(*round)) {
+      // The client heard of a round this shuffler has not seen open yet.
+      std::string why;
+      if (auto view = FetchRoundInfo(server_, token_, &why)) core_.Update(*view);
     }
     pb::ShuffleRequest request;
     bool read = false;
@@ -334,29 +369,16 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     const auto now = Clock::now();
     if (now - *last_pump < std::chrono::milliseconds(20)) return;
     *last_pump = now;
-    pb::RoundInfoRequest ask;
-    ask.set_shuffler_token(token);
-    pb::RoundInfoReply info;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-    SetShufflerCredentials(&context, token);
-    const auto status = stub->RoundInfo(&context, ask, &info);
-    if (!status.ok()) {
-      if (!*said_down && log) log("server " + server + " unavailable (" + status.error_message() + "); retrying");
+    std::string why;
+    const auto fetched = FetchRoundInfo(*stub, token, &why);
+    if (!fetched) {
+      if (!*said_down && log) log("server " + server + " unavailable (" + why + "); retrying");
       *said_down = true;
       return;
     }
     if (*said_down && log) log("server " + server + " reachable again");
     *said_down = false;
-    LdpFlCoordinator::Info view;
-    view.round = info.round();
-    view.expected = info.expected();
-    view.delivered.assign(info.delivered().begin(), info.delivered().end());
-    view.waiting = info.waiting();
-    view.deadline_ms = info.deadline_ms();
-    view.open = info.open();
-    view.finished = info.finished();
-    view.chunks = info.chunks();
+    const ShuffleInfo& view = *fetched;
     core.Update(view);
     if (view.finished) finished->store(true);
     auto batch = core.TakeBatch();
@@ -435,13 +457,14 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   const std::string task_bytes = joined->task().SerializeAsString();
   if (TaskProtocol(task_bytes) != "ldpfl") {
     return Error{"the server runs a " + TaskProtocol(task_bytes) +
-                 " task, not LDP-FL: start the client without --shuffler"};
+                 " task, not LDP-FL: start the client with --protocol fedsel"};
   }
   auto task = DecodeLdpFlTask(task_bytes);
   if (!task.ok()) return Error{task.error()};
-  // Default total: every round at the proven cost, d eps each.
+  // Default total: every report a user may send (every round, or one per
+  // epoch of disjoint rounds) at the proven cost.
   const double budget =
-      o.budget.value_or(task->ReportEpsilon() * static_cast<double>(task->config.rounds));
+      o.budget.value_or(task->ReportEpsilon() * static_cast<double>(task->reports_per_user()));
   auto opened = PrivacyLedger::Open(o.ledger, budget);
   if (!opened.ok()) return Error{opened.error()};
   PrivacyLedger ledger = std::move(opened).value();
@@ -565,42 +588,14 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
     for (const std::uint64_t u : users) refused.insert(u);
     for (const auto& [user, pieces] : answer.reports) refused.erase(user);
     for (auto& [user, pieces] : answer.reports) {
-      pb::ShuffleRequest request;
-      request.set_token(o.token);
-      request.set_session(session.session());
-      request.set_round(reply->round());
-      request.set_user(user);
-      for (auto& p : pieces) request.add_pieces(std::move(p));
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-      SetClientCredentials(&context, o.token, session.session());
-      context.AddMetadata(kUserKey, std::to_string(user));
-      context.AddMetadata(kRoundKey, std::to_string(reply->round()));
-      pb::ShuffleReply verdict;
-      auto status = shuffler->Shuffle(&context, request, &verdict);
+      const HandOver handed_over = HandToShuffler(*shuffler, o.token, session.session(),
+                                                  reply->round(), user, std::move(pieces));
       sent[user] = Clock::now();
-      if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-        // Refused before the pieces were read: an answer, as `verdict` is.
-        verdict.set_accepted(false);
-        verdict.set_reason(status.error_message());
-        status = grpc::Status::OK;
-      }
-      if (!status.ok()) {
-        if (!shuffler_down) {
-          connection.Say("shuffler " + o.shuffler + " unavailable (" + status.error_message() +
-                         "); retrying while the round lasts");
-        }
-        shuffler_down = true;
+      if (!NoteHandOver(handed_over, o.shuffler, user, reply->round() + 1, connection,
+                        shuffler_down)) {
         break;
       }
-      if (shuffler_down) connection.Say("shuffler " + o.shuffler + " reachable again");
-      shuffler_down = false;
-      if (verdict.accepted()) {
-        if (handed.insert(user).second) ++summary.reports;
-      } else {
-        connection.Say("round " + std::to_string(reply->round() + 1) + ": the shuffler refused user " +
-                       std::to_string(user) + "'s pieces: " + verdict.reason());
-      }
+      if (handed_over.accepted && handed.insert(user).second) ++summary.reports;
     }
     std::this_thread::sleep_for(wait);
   }

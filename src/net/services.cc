@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unordered_set>
@@ -11,6 +13,7 @@
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
+#include "fedldp/wire/sealed_box.h"
 #include "fedsel_handlers.h"
 #include "grpc_util.h"
 
@@ -111,8 +114,10 @@ std::string CoordinatorMethod(const char* name) {
 // session) in metadata the coordinator does not admit is refused unread.
 class CoordinatorService {
  public:
-  CoordinatorService(FedSelCoordinator& coordinator, std::shared_ptr<std::atomic<bool>> failed)
+  CoordinatorService(FedSelCoordinator& coordinator, std::string shuffler_token,
+                     std::shared_ptr<std::atomic<bool>> failed)
       : coordinator_(coordinator),
+        shuffler_token_(std::move(shuffler_token)),
         failed_(std::move(failed)),
         task_(EncodeTask(coordinator.spec())) {
     Answered<pb::JoinRequest, pb::JoinReply>("Join", false, [this](const auto& q, auto* r) {
@@ -130,6 +135,17 @@ class CoordinatorService {
         "Withdraw", true, [this](const auto& q, auto* r) {
           return HandleWithdraw(coordinator_, q, r, Clock::now());
         });
+    if (shuffler_token_.empty()) return;  // no shuffler: those calls stay unimplemented
+    ForShuffler<pb::VouchRequest, pb::VouchReply>("Vouch", [this](const auto& q, auto* r) {
+      return HandleVouch(coordinator_, shuffler_token_, q, r);
+    });
+    ForShuffler<pb::RoundInfoRequest, pb::RoundInfoReply>(
+        "RoundInfo", [this](const auto& q, auto* r) {
+          return HandleRoundInfo(coordinator_, shuffler_token_, q, r, Clock::now());
+        });
+    ForShuffler<pb::DeliverRequest, pb::DeliverReply>("Deliver", [this](const auto& q, auto* r) {
+      return HandleDeliver(coordinator_, shuffler_token_, q, r, Clock::now());
+    });
   }
 
   Gate* gate() { return &gate_; }
@@ -223,6 +239,23 @@ class CoordinatorService {
         });
   }
 
+  // A method of the shuffler's, admitted on its token in metadata (the
+  // handler checks the body's), answered at once.
+  template <typename Request, typename Reply, typename Handle>
+  void ForShuffler(const char* name, Handle handle) {
+    gate_.Add<Request, Reply>(
+        CoordinatorMethod(name),
+        [this](const grpc::CallbackServerContext& context) {
+          if (failed_->load())
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
+          return StatusOf(AdmitShuffler(Metadata(context, kShufflerTokenKey), shuffler_token_));
+        },
+        [this, handle](grpc::CallbackServerContext&, const Request& request, Reply* reply,
+                       Gate::Finish finish) {
+          finish(Guard(*failed_, [&] { return StatusOf(handle(request, reply)); }));
+        });
+  }
+
   // A client's call, admitted on the token (and but for Join, the session)
   // in its metadata.
   std::function<grpc::Status(const grpc::CallbackServerContext&)> Admit(bool with_session) {
@@ -252,6 +285,7 @@ class CoordinatorService {
   }
 
   FedSelCoordinator& coordinator_;
+  const std::string shuffler_token_;
   std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
   Gate gate_;
@@ -270,10 +304,16 @@ struct CoordinatorServer::Impl {
 
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordinator& coordinator,
                                                                     const std::string& address,
-                                                                    const TlsFiles& tls) {
+                                                                    const TlsFiles& tls,
+                                                                    std::string shuffler_token) {
+  if (coordinator.spec().config.shuffle && shuffler_token.size() < 16) {
+    return Error{"a shuffled task needs the shuffler's token (>= 16 characters)"};
+  }
+  if (!coordinator.spec().config.shuffle) shuffler_token.clear();
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
-  s->impl_->fedsel = std::make_unique<CoordinatorService>(coordinator, s->failed_);
+  s->impl_->fedsel =
+      std::make_unique<CoordinatorService>(coordinator, std::move(shuffler_token), s->failed_);
   CoordinatorService* raw = s->impl_->fedsel.get();
   auto running = StartServer(
       Served{.gate = raw->gate()}, address, tls, &s->port_,
@@ -328,8 +368,29 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
   }
-  auto task = DecodeTask(joined->task().SerializeAsString());
+  const std::string task_bytes = joined->task().SerializeAsString();
+  if (TaskProtocol(task_bytes) == "ldpfl") {
+    return Error{"the server runs an LDP-FL task: start the client with --protocol ldpfl"};
+  }
+  auto task = DecodeTask(task_bytes);
   if (!task.ok()) return Error{task.error()};
+  const bool shuffled = task->config.shuffle;
+  if (shuffled && o.shuffler.empty()) {
+    return Error{"task " + task->id +
+                 " takes reports only through the shuffler: start the client with --shuffler "
+                 "HOST:PORT"};
+  }
+  if (!shuffled && !o.shuffler.empty()) {
+    return Error{"task " + task->id +
+                 " takes reports directly, not through a shuffler: start the client without "
+                 "--shuffler"};
+  }
+  std::unique_ptr<pb::Shuffler::Stub> shuffler;
+  if (shuffled) {
+    auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
+    if (!to_shuffler.ok()) return Error{to_shuffler.error()};
+    shuffler = pb::Shuffler::NewStub(*to_shuffler);
+  }
   const double budget = o.budget.value_or(task->config.epsilon);
   auto opened = PrivacyLedger::Open(o.ledger, budget);
   if (!opened.ok()) return Error{opened.error()};
@@ -344,15 +405,21 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
                  std::to_string(joined->first_user()) + ".." +
                  std::to_string(joined->first_user() + joined->users() - 1) +
                  "; each report spends eps " + std::to_string(participant->report_epsilon()) +
-                 " of each user's ledger total " + std::to_string(budget));
+                 " of each user's ledger total " + std::to_string(budget) +
+                 (shuffled ? "; reports go, sealed, to the shuffler " + o.shuffler : ""));
 
   FedSelClientSummary summary;
   pb::PollRequest poll;
   poll.set_token(o.token);
   poll.set_wait_ms(1000);  // the server answers a waiting poll when a round opens
   std::uint64_t last_round = ~std::uint64_t{0};
-  std::unordered_set<std::uint64_t> given_up;
-  auto last_log = Clock::now();  // users of last_round not to answer again
+  std::unordered_set<std::uint64_t> given_up;  // users of last_round not to answer again
+  // Shuffled: users of last_round handed to the shuffler (when last), and
+  // those it took.
+  std::map<std::uint64_t, Clock::time_point> handed_at;
+  std::set<std::uint64_t> handed;
+  bool shuffler_down = false;
+  auto last_log = Clock::now();
   while (true) {
     auto reply = session.Call<pb::PollReply>(
         [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
@@ -377,11 +444,18 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     if (reply->round() != last_round) {
       last_round = reply->round();
       given_up.clear();
+      handed_at.clear();
+      handed.clear();
       ++summary.rounds;
     }
+    // Shuffled: a user handed over is asked again after a second if the
+    // server still waits for it (a shuffler that died had held it).
+    const auto now = Clock::now();
     std::vector<std::uint64_t> users;
     for (const std::uint64_t u : reply->users()) {
-      if (!given_up.contains(u)) users.push_back(u);
+      if (given_up.contains(u)) continue;
+      const auto it = handed_at.find(u);
+      if (it == handed_at.end() || now - it->second > std::chrono::seconds(1)) users.push_back(u);
     }
     // Users the ledger or the server refused this round are not asked again.
     if (users.empty()) {
@@ -401,8 +475,8 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     if (!answer.exhausted.empty()) {
       exhausted = participant->Exhausted();
       std::erase_if(exhausted, [&](std::uint64_t u) {
-        return std::any_of(answer.reports.begin(), answer.reports.end(),
-                           [u](const auto& r) { return r.first == u; });
+        return handed_at.contains(u) || std::any_of(answer.reports.begin(), answer.reports.end(),
+                                                    [u](const auto& r) { return r.first == u; });
       });
     }
     if (!exhausted.empty()) {
@@ -418,6 +492,24 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     }
     if (answer.reports.empty()) {
       // Nothing this client may send in this round: wait for the next one.
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
+      continue;
+    }
+    if (shuffled) {
+      // Retried while the round lasts, not given up.
+      for (const auto& [user, bytes] : answer.reports) given_up.erase(user);
+      for (const auto& [user, bytes] : answer.reports) {
+        const HandOver handed_over =
+            HandToShuffler(*shuffler, o.token, session.session(), reply->round(), user,
+                           {Seal(bytes, task->public_key)});
+        handed_at[user] = Clock::now();
+        if (!NoteHandOver(handed_over, o.shuffler, user, reply->round(), connection,
+                          shuffler_down)) {
+          break;
+        }
+        if (handed_over.accepted && handed.insert(user).second) ++summary.reports;
+      }
       std::this_thread::sleep_for(
           std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
       continue;

@@ -13,6 +13,8 @@ void ShufflerCore::Say(const std::string& line) const {
 
 void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
   std::lock_guard lock(mu_);
+  // Rounds only grow: a view fetched before a newer one is stale.
+  if (known_ && info.round < info_.round) return;
   if (known_ && info.round != info_.round) {
     // The round closed: what is still held can no longer count. It is
     // dropped, never sent on in a batch smaller than the minimum.
@@ -100,6 +102,11 @@ std::string ShufflerCore::Receive(const std::string& token, std::uint64_t round,
   pending_[user] = Held{token, std::move(*pieces)};
   ++stats_.held;
   return "";
+}
+
+bool ShufflerCore::Behind(std::uint64_t round) const {
+  std::lock_guard lock(mu_);
+  return !known_ || round > info_.round || (round == info_.round && !info_.open);
 }
 
 std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {

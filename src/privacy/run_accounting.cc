@@ -190,8 +190,9 @@ std::string DescribeRunPrivacy(const RunPrivacy& p) {
   } else {
     s << c.rounds;
   }
-  s << " reports -> (" << p.local_basic.epsilon << ", " << p.local_basic.delta << ") basic, ("
-    << p.local_optimal.epsilon << ", " << p.local_optimal.delta << ") optimal composition\n";
+  s << (!c.sampled() && c.rounds == 1 ? " report" : " reports") << " -> (" << p.local_basic.epsilon
+    << ", " << p.local_basic.delta << ") basic, (" << p.local_optimal.epsilon << ", "
+    << p.local_optimal.delta << ") optimal composition\n";
   if (p.shuffled) {
     s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
       << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (";

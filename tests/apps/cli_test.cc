@@ -272,10 +272,21 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
                                              {"--clip", "1"},
                                              {"--randomizer", "privunitg", "--clip", "0"},
                                              {"--randomizer", "privunitg", "--range", "adaptive"},
-                                             {"--sample-clients"}}) {
+                                             {"--sample-clients"},
+                                             {"--shuffle"}}) {
     ldpfl.insert(ldpfl.begin(),
                  {"--protocol", "ldpfl", "--train-rows", "0:100", "--shuffler-token-file", token});
     bad.push_back(ldpfl);
+  }
+  // FedSel through the shuffler: a token file, no sample the server draws,
+  // a private variant; the token and key files go with --shuffle.
+  for (const std::vector<std::string>& shuffled : std::vector<std::vector<std::string>>{
+           {"--shuffle"},
+           {"--shuffle", "--sample-clients", "--shuffler-token-file", token},
+           {"--shuffle", "--variant", "np", "--shuffler-token-file", token},
+           {"--shuffle", "--variant", "gaussian", "--shuffler-token-file", token},
+           {"--shuffler-token-file", token}}) {
+    bad.push_back(shuffled);
   }
   const std::string state = Scratch("serve_bad.sqlite");
   for (auto args : bad) {
@@ -448,6 +459,8 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"serve", "--state", state, "--users", "5", "--eval-rows", "5:2"},
       {"client", "--server", "127.0.0.1:1", "--token-file", "/nonexistent"},
       {"client", "--server", "127.0.0.1:1", "--token-file", token, "--part", "3/2"},
+      {"client", "--server", "127.0.0.1:1", "--token-file", token, "--protocol", "ldpfl"},
+      {"client", "--server", "127.0.0.1:1", "--token-file", token, "--protocol", "other"},
       {"shuffle", "--server", "127.0.0.1:1", "--token-file", "/nonexistent"},
       {"enrol", "--state", state, "--count", "0"},
       {"load", "--epochs", "0"},

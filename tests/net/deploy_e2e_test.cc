@@ -245,6 +245,99 @@ TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
       << json << Read(Path("serve1.err")) << log << Read(Path("client1.err"));
 }
 
+// Issue 20: a shuffled FedSel task as separate processes: `serve --shuffle`
+// (PrivUnitG on Adult's 32,561 training rows, eps 4 per report, one epoch),
+// `fedldp shuffle` and two clients with --protocol fedsel --shuffler. Every
+// report is counted once, the model beats the majority class, and the
+// privacy statement the server logs is, line for line, what `fedldp account
+// run` prints for the arguments it names.
+TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
+  const int port = Port();
+  int shuffler_port = Port();
+  while (shuffler_port == port) shuffler_port = Port();
+  Enrol();
+  const pid_t server = Spawn({FEDLDP_BINARY,
+                              "serve",
+                              "--state",
+                              Path("server.sqlite"),
+                              "--address",
+                              "127.0.0.1:" + std::to_string(port),
+                              "--users",
+                              std::to_string(kTrainRows),
+                              "--data-dir",
+                              FEDLDP_DATASETS,
+                              "--variant",
+                              "privunitg",
+                              "--shuffle",
+                              "--shuffler-token-file",
+                              Path("shuffler.token"),
+                              "--epsilon",
+                              "4",
+                              "--out",
+                              Path("result.json"),
+                              "--stale-ms",
+                              "5000",
+                              "--deadline-ms",
+                              "60000"},
+                             Path("serve.out"), Path("serve.err"));
+  const auto start = std::chrono::steady_clock::now();
+  while (Read(Path("serve.err")).find("listening on") == std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const pid_t shuffler = Spawn(
+      {FEDLDP_BINARY, "shuffle", "--address", "127.0.0.1:" + std::to_string(shuffler_port),
+       "--server", "127.0.0.1:" + std::to_string(port), "--token-file", Path("shuffler.token")},
+      Path("shuffle.out"), Path("shuffle.err"));
+  std::ifstream tokens(Path("tokens"));
+  std::vector<pid_t> clients;
+  for (int i = 1; i <= 2; ++i) {
+    std::string token;
+    std::getline(tokens, token);
+    const std::string n = std::to_string(i);
+    clients.push_back(
+        Spawn({FEDLDP_BINARY, "client", "--protocol", "fedsel", "--server",
+               "127.0.0.1:" + std::to_string(port), "--shuffler",
+               "127.0.0.1:" + std::to_string(shuffler_port), "--token", token, "--data-dir",
+               FEDLDP_DATASETS, "--part", n + "/2", "--ledger", Path("ledger" + n + ".sqlite")},
+              Path("client" + n + ".out"), Path("client" + n + ".err")));
+  }
+  ASSERT_EQ(Wait(server), 0) << Read(Path("serve.err"));
+  EXPECT_EQ(Wait(shuffler), 0) << Read(Path("shuffle.err"));
+  for (int i = 1; i <= 2; ++i) {
+    EXPECT_EQ(Wait(clients[static_cast<std::size_t>(i - 1)]), 0)
+        << Read(Path("client" + std::to_string(i) + ".err"));
+  }
+  const std::string json = Read(Path("result.json"));
+  EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows)) << json;
+  EXPECT_GT(JsonNumber(json, "accuracy"), JsonNumber(json, "majority")) << json;
+  EXPECT_NE(
+      Read(Path("shuffle.out")).find(std::to_string(kTrainRows) + " users' reports forwarded"),
+      std::string::npos)
+      << Read(Path("shuffle.out"));
+  // The statement: "privacy (fedldp account run ARGS; ...):" and the lines
+  // that follow up to the next log line, against account run's output.
+  const std::string log = Read(Path("serve.err"));
+  const std::string head = "privacy (fedldp account run ";
+  const auto at = log.find(head);
+  ASSERT_NE(at, std::string::npos) << log;
+  const auto args_end = log.find(';', at);
+  std::istringstream args(log.substr(at + head.size(), args_end - at - head.size()));
+  std::vector<std::string> account = {FEDLDP_BINARY, "account", "run"};
+  for (std::string a; args >> a;) account.push_back(a);
+  const auto body = log.find('\n', at) + 1;
+  std::string stated;
+  std::istringstream rest(log.substr(body));
+  for (std::string line;
+       std::getline(rest, line) && (line.rfind("per ", 0) == 0 || line.rfind("  ", 0) == 0);) {
+    stated += line + "\n";
+  }
+  ASSERT_EQ(Wait(Spawn(account, Path("account.out"), Path("account.err"))), 0)
+      << Read(Path("account.err"));
+  EXPECT_EQ(stated, Read(Path("account.out"))) << log;
+  EXPECT_NE(stated.find("shuffled with 3256 reports"), std::string::npos) << stated;
+}
+
 // fedldp load: a real server process and 20 clients as threads of the load
 // process; every user's report of the epoch is counted, and the figures
 // docs/deploying.md quotes are printed.

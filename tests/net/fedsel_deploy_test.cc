@@ -42,6 +42,17 @@ class FedSelDeployTest : public testing::TempDirTest {
     spec_.dimension = data_.dimension;
   }
   ServerState State() { return ServerState::Open(Path("server.sqlite")).value(); }
+  // PrivUnitG's defaults, served as the last iterate: eps 8 over 2 epochs
+  // of 20 rounds, lr 1.
+  static FedSelConfig PrivUnitGConfig() {
+    FedSelConfig c = DefaultFedSelConfig("privunitg");
+    c.tail_average = 0;
+    c.epsilon = 8;
+    c.epochs = 2;
+    c.batch_fraction = 0.05;
+    c.learning_rate = 1;
+    return c;
+  }
 
   // `parts` participants hosting consecutive quarters of the rows.
   struct Party {
@@ -135,9 +146,11 @@ class FedSelDeployTest : public testing::TempDirTest {
   }
 
   // One client process per token (as threads), over gRPC to `port`, hosting
-  // consecutive equal parts of the rows; each client's summary.
+  // consecutive equal parts of the rows; each client's summary. With
+  // `shuffler`, the clients hand their reports to it.
   std::vector<Result<FedSelClientSummary>> RunClients(int port,
-                                                      const std::vector<std::string>& tokens) {
+                                                      const std::vector<std::string>& tokens,
+                                                      std::string shuffler = "") {
     const std::size_t parts = tokens.size(), each = data_.size() / parts;
     std::vector<std::thread> threads;
     std::vector<Result<FedSelClientSummary>> results(parts, Error{"not run"});
@@ -147,6 +160,7 @@ class FedSelDeployTest : public testing::TempDirTest {
         o.address = "127.0.0.1:" + std::to_string(port);
         o.token = tokens[p];
         o.ledger = Path("ledger" + std::to_string(p));
+        o.shuffler = shuffler;
         std::vector<std::size_t> rows(each);
         std::iota(rows.begin(), rows.end(), p * each);
         results[p] = RunFedSelClient(o, data_, rows);
@@ -809,12 +823,7 @@ TEST_F(FedSelDeployTest, OverGrpcOnLoopbackClientsTrainToTheEnd) {
 }
 
 TEST_F(FedSelDeployTest, OverGrpcAVectorVariantTrainsToTheEnd) {
-  spec_.config = DefaultFedSelConfig("privunitg");
-  spec_.config.tail_average = 0;
-  spec_.config.epsilon = 8;
-  spec_.config.epochs = 2;
-  spec_.config.batch_fraction = 0.05;
-  spec_.config.learning_rate = 1;
+  spec_.config = PrivUnitGConfig();
   auto state = State();
   const auto tokens = state.IssueTokens(2).value();
   RoundPolicy policy;
@@ -827,6 +836,65 @@ TEST_F(FedSelDeployTest, OverGrpcAVectorVariantTrainsToTheEnd) {
     EXPECT_EQ(r->reports, 2000u);  // 1000 users, 2 epochs
   }
   EXPECT_EQ(c->stats().rejected, 0u);
+  EXPECT_GT(LinearModel::Accuracy(c->weights(), data_, {}), data_.MajorityRate() + 0.1);
+}
+
+// Issue 20: a shuffled FedSel task over gRPC, clients -> shuffler ->
+// server, to the end: every report handed over once per epoch, delivered in
+// the shuffler's batches, none rejected; a client started without the
+// shuffler is told why it cannot take part.
+TEST_F(FedSelDeployTest, OverGrpcShuffledReportsPassTheShufflerToTheEnd) {
+  const ServerKeys keys = ServerKeys::Generate();
+  spec_.config = PrivUnitGConfig();
+  spec_.config.shuffle = true;
+  spec_.public_key = keys.public_key;
+  auto state = State();
+  const auto tokens = state.IssueTokens(2).value();
+  RoundPolicy policy;
+  policy.retry = 5ms;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state), {}, {}, keys).value();
+  EXPECT_NE(CoordinatorServer::Start(*c, "127.0.0.1:0").error().find("shuffler's token"),
+            std::string::npos);
+  const std::string shuffler_token = "shuffler-secret-of-this-test";
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0", {}, shuffler_token).value();
+  {
+    // A client without --shuffler is refused at once, nothing spent (on a
+    // task of its own, whose 2 users it would hold).
+    FedSelTaskSpec small = spec_;
+    small.id = "small";
+    small.users = 2;
+    auto small_state = ServerState::Open(Path("small.sqlite")).value();
+    const auto small_token = small_state.IssueTokens(1).value();
+    auto sc =
+        FedSelCoordinator::Create(small, policy, std::move(small_state), {}, {}, keys).value();
+    auto ss = CoordinatorServer::Start(*sc, "127.0.0.1:0", {}, shuffler_token).value();
+    FedSelClientOptions direct;
+    direct.address = "127.0.0.1:" + std::to_string(ss->port());
+    direct.token = small_token[0];
+    direct.ledger = Path("ledger-direct");
+    const auto refused = RunFedSelClient(direct, data_, {0, 1});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("--shuffler"), std::string::npos) << refused.error();
+  }
+  ShufflerCore core({.min_batch = 10});
+  ShufflerServerOptions so;
+  so.address = "127.0.0.1:0";
+  so.server = "127.0.0.1:" + std::to_string(server->port());
+  so.shuffler_token = shuffler_token;
+  auto shuffler = ShufflerServer::Start(core, so).value();
+  for (const auto& r :
+       RunClients(server->port(), tokens, "127.0.0.1:" + std::to_string(shuffler->port()))) {
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->finished);
+    EXPECT_EQ(r->reports, 2000u);  // 1000 users, 2 epochs, handed to the shuffler once each
+  }
+  const auto s = c->stats();
+  EXPECT_TRUE(s.finished);
+  EXPECT_EQ(s.counted, 2 * data_.size());
+  EXPECT_EQ(s.accepted, 2 * data_.size());
+  EXPECT_EQ(s.rejected, 0u);
+  EXPECT_EQ(core.stats().forwarded, 2 * data_.size());
+  EXPECT_GE(s.batches, 40u);  // at least one a round
   EXPECT_GT(LinearModel::Accuracy(c->weights(), data_, {}), data_.MajorityRate() + 0.1);
 }
 

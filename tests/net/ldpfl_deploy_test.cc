@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "fedldp/net/services.h"
 #include "testing/ldpfl_task.h"
@@ -365,6 +366,58 @@ TEST_F(LdpFlDeployTest, LedgerChargesDEpsilonPerReportAndResendsTheRecordedPiece
   EXPECT_NE(refused.refusals[0].find("d eps"), std::string::npos) << refused.refusals[0];
 }
 
+// Issue 20: disjoint rounds in the deployment. Each epoch of
+// floor(N / per round) rounds is cut from one random order, so every user is
+// drawn exactly once per epoch; a restart mid-epoch resumes the same order;
+// the task states reports_per_user() = epochs begun.
+TEST_F(LdpFlDeployTest, DisjointRoundsDrawEveryUserOncePerEpochAcrossARestart) {
+  spec_.config.disjoint_rounds = true;
+  spec_.config.fraction = 1.0 / 3;  // 2 of 6 users a round, 3 rounds an epoch
+  spec_.config.rounds = 7;
+  EXPECT_EQ(spec_.rounds_per_epoch(), 3u);
+  EXPECT_EQ(spec_.reports_per_user(), 3u);  // epochs 1, 2 and the first round of 3
+  EXPECT_TRUE(DecodeLdpFlTask(EncodeLdpFlTask(spec_)).value().config.disjoint_rounds);
+  MakeClients(1e9);
+  auto server = Coordinator();
+  JoinAll(*server);
+  auto t = Clock::now();
+  // The open round's users, as the clients hear them; then the round is
+  // closed by its deadline (no report: no update, which is not tested here).
+  const auto round_users = [&](LdpFlCoordinator& s) {
+    std::set<std::uint64_t> users;
+    for (int c = 0; c < 3; ++c) {
+      auto poll = s.PollRound(tokens_[c], sessions_[c], t);
+      if (poll.round.refusal == Refusal::kSessionEnded) {
+        sessions_[c] = s.Join(tokens_[c], 2, t).session;
+        poll = s.PollRound(tokens_[c], sessions_[c], t);
+      }
+      EXPECT_EQ(poll.round.error, "");
+      users.insert(poll.round.users.begin(), poll.round.users.end());
+    }
+    t += 61s;
+    s.Tick(t);
+    return users;
+  };
+  std::vector<std::set<std::uint64_t>> rounds;
+  for (int r = 0; r < 4; ++r) rounds.push_back(round_users(*server));
+  // A restart in epoch 2 (round 5 open): the same order goes on.
+  server.reset();
+  server = Coordinator();
+  EXPECT_EQ(server->stats().round, 4u);
+  for (int r = 4; r < 7; ++r) rounds.push_back(round_users(*server));
+  EXPECT_TRUE(server->stats().finished);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::multiset<std::uint64_t> drawn;
+    for (int b = 0; b < 3; ++b) {
+      const auto& users = rounds[static_cast<std::size_t>(3 * epoch + b)];
+      EXPECT_EQ(users.size(), 2u);
+      drawn.insert(users.begin(), users.end());
+    }
+    EXPECT_EQ(drawn, (std::multiset<std::uint64_t>{0, 1, 2, 3, 4, 5})) << "epoch " << epoch + 1;
+  }
+  EXPECT_EQ(rounds[6].size(), 2u);
+}
+
 // The shuffler alone, with a made-up round: 3 users, 2 chunks.
 LdpFlCoordinator::Info Round(std::uint64_t round, std::uint64_t waiting, std::uint32_t left_ms) {
   LdpFlCoordinator::Info info;
@@ -379,6 +432,28 @@ LdpFlCoordinator::Info Round(std::uint64_t round, std::uint64_t waiting, std::ui
 
 std::vector<std::string> Pieces(std::uint64_t user) {
   return {"u" + std::to_string(user) + "c0", "u" + std::to_string(user) + "c1"};
+}
+
+// Views of the round come from two threads (the shuffler's timer, and a
+// client's call that names a round the shuffler has not seen open): a view
+// fetched before a newer one must not close the newer round and drop what it
+// holds.
+TEST(ShufflerCore, AStaleViewIsIgnoredAndANewRoundAsksForAFreshOne) {
+  ShufflerCore shuffler({.min_batch = 2, .flush_before = 0ms});
+  const auto yes = [] { return std::string(); };
+  EXPECT_TRUE(shuffler.Behind(0));  // nothing known yet
+  shuffler.Update(Round(3, 2, 10000));
+  EXPECT_FALSE(shuffler.Behind(3));
+  EXPECT_TRUE(shuffler.Behind(4));   // a client is ahead: ask the server
+  EXPECT_FALSE(shuffler.Behind(2));  // a client is behind: refuse
+  ASSERT_EQ(shuffler.Shuffle("tok0", 3, 0, Pieces(0), yes), "");
+  shuffler.Update(Round(2, 2, 10000));  // stale: ignored
+  ASSERT_EQ(shuffler.Shuffle("tok1", 3, 1, Pieces(1), yes), "");
+  const auto batch = shuffler.TakeBatch();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->round, 3u);
+  EXPECT_EQ(batch->contributors.size(), 2u);
+  EXPECT_EQ(shuffler.stats().dropped, 0u);
 }
 
 TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {

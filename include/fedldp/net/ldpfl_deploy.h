@@ -79,6 +79,12 @@ struct LdpFlTaskSpec {
 
   std::size_t weights() const;
   std::uint64_t per_round() const;  // users drawn per round
+  // config.disjoint_rounds: rounds per epoch, floor(users / per_round), cut
+  // from one random order; else 1 (every round draws anew).
+  std::uint64_t rounds_per_epoch() const;
+  // The most reports a user sends: every round, or with disjoint rounds one
+  // per epoch begun (LdpFlReportsPerClient).
+  std::uint64_t reports_per_user() const;
   // A vector randomizer's whole-update report instead of two-point weights.
   bool vector() const { return config.randomizer != "twopoint"; }
   // The proven cost of one report without trusting the shuffler: d eps for
@@ -168,6 +174,7 @@ class LdpFlCoordinator {
                    ServerKeys keys, Log log, OnRound on_round);
   void StartIfReady(Clock::time_point now);
   void DrawUsers();
+  void SetRoundUsers();  // round_users_ from snap_
   std::string OpenRound(Clock::time_point now);
   void CloseRound(Clock::time_point now, const char* why);
   bool Done(std::uint64_t user) const {
@@ -193,7 +200,10 @@ class LdpFlCoordinator {
 
   mutable std::mutex mu_;
   ServerState state_;
-  ServerState::Snapshot snap_;  // order: the open round's users, sorted
+  // order: the open round's users, sorted; with disjoint rounds the epoch's
+  // order of all users, the round's from `position` on.
+  ServerState::Snapshot snap_;
+  std::vector<std::uint64_t> round_users_;  // the open round's, sorted
   bool started_ = false;
   // The open round.
   std::optional<LdpFlRandomizer> randomizer_;
@@ -267,8 +277,13 @@ class ShufflerCore {
   using Log = std::function<void(const std::string&)>;
   explicit ShufflerCore(ShufflerPolicy policy, Log log = {});
 
-  // The server's latest view of the round (LdpFlCoordinator::Info).
+  // The server's latest view of the round (LdpFlCoordinator::Info). A view
+  // of an earlier round than the one known is stale and ignored.
   void Update(const LdpFlCoordinator::Info& info);
+  // A client names `round`, which this view has not seen open: ask the
+  // server for a fresh view before refusing (clients hear of a new round
+  // before the shuffler's next look).
+  bool Behind(std::uint64_t round) const;
   // A client's submission; `vouch` asks the server whether the token's
   // client may report for this user in this round ("" yes). Returns "" if
   // held (or already held or delivered), else why not.

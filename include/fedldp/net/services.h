@@ -56,10 +56,13 @@ namespace fedldp {
 
 class CoordinatorServer {
  public:
-  // address: host:port; port 0 picks a free one (see port()).
+  // address: host:port; port 0 picks a free one (see port()). A shuffled
+  // task (config.shuffle) takes reports only from the shuffler holding
+  // `shuffler_token` (Vouch, RoundInfo, Deliver); others ignore it.
   static Result<std::unique_ptr<CoordinatorServer>> Start(FedSelCoordinator& coordinator,
                                                           const std::string& address,
-                                                          const TlsFiles& tls = {});
+                                                          const TlsFiles& tls = {},
+                                                          std::string shuffler_token = "");
   // LDP-FL: clients join and poll here; only the shuffler holding
   // `shuffler_token` may call Vouch, RoundInfo and Deliver.
   static Result<std::unique_ptr<CoordinatorServer>> Start(LdpFlCoordinator& coordinator,
@@ -96,18 +99,25 @@ struct FedSelClientOptions {
   std::function<bool()> stop;         // polled; true ends the client
   std::function<void(const std::string&)> log;
   std::chrono::milliseconds give_up{30000};  // server unreachable this long: fail
+  // A shuffled task's (FedSel with config.shuffle; LDP-FL always): where
+  // the sealed reports go, and the trust for it.
+  std::string shuffler;
+  TlsFiles shuffler_tls;
 };
 
 struct FedSelClientSummary {
   std::uint64_t rounds = 0;   // rounds this client answered
-  std::uint64_t reports = 0;  // reports accepted by the server
+  std::uint64_t reports = 0;  // reports accepted by the server (shuffled: by the shuffler)
   std::uint64_t refused = 0;  // reports the ledger or the server refused
   bool finished = false;      // the server said the task is over
   bool exhausted = false;     // every user's budget is spent (and the server told)
 };
 
 // Joins, then answers rounds until the task finishes (or stop()). The local
-// users are `rows` of `data`.
+// users are `rows` of `data`. A shuffled task's reports are sealed to the
+// server's key and handed to `options.shuffler` (required then, refused
+// otherwise); one the server has not received is handed over again, with
+// the recorded bytes at no new cost, while the round lasts.
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& options,
                                             const Dataset& data, std::vector<std::size_t> rows);
 
@@ -144,8 +154,7 @@ class ShufflerServer {
 };
 
 struct LdpFlClientOptions : FedSelClientOptions {
-  std::string shuffler = "127.0.0.1:7071";
-  TlsFiles shuffler_tls;  // ca: trust for the shuffler
+  LdpFlClientOptions() { shuffler = "127.0.0.1:7071"; }
 };
 
 // Joins the server, then answers rounds through the shuffler until the task
