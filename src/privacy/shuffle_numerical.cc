@@ -6,17 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "binomial_window.h"
+
 namespace fedldp {
 
-namespace {
-
-// Bin(trials, p) on [first, first + pmf.size()), and a bound on its mass
-// outside that window.
-struct Window {
-  std::uint64_t first = 0;
-  std::vector<double> pmf;
-  double outside = 0;
-};
+namespace shuffle_internal {
 
 // From the mode outward, until the mass beyond each end is at most
 // tolerance / 2: past the mode the ratio r of successive pmf values falls
@@ -65,7 +59,14 @@ double Terms(std::uint64_t n, double eps0) {
   return (24 * std::sqrt(mean) + 1) * (12 * std::sqrt(mean) + 1);
 }
 
-constexpr double kMaxTerms = 5e7;
+}  // namespace shuffle_internal
+
+namespace {
+
+using shuffle_internal::BinomialWindow;
+using shuffle_internal::kMaxTerms;
+using shuffle_internal::Terms;
+using shuffle_internal::Window;
 
 std::string Text(double value) {
   char text[32];

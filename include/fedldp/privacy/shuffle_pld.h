@@ -1,0 +1,61 @@
+// Shuffled rounds composed exactly: the privacy-loss distribution (PLD) of
+// the dominating pair of Feldman, McMillan & Talwar's clone analysis
+// (shuffle_numerical.h), composed over rounds by convolution.
+//
+// One round of n shuffled eps0-LDP reports is, for two datasets that differ
+// in one user, a post-processing of the pair (P, Q) over (K, C) of
+// shuffle_numerical.h, the same post-processing for both. (P, Q) is then a
+// dominating pair of the round, and the R-fold products dominate R rounds,
+// adaptively chosen (Zhu, Dong & Wang, AISTATS 2022, Thm 10). The run is
+// (eps, delta)-DP for every eps with
+//   delta(eps) = E_P[(1 - e^(eps - L))_+],  L = sum of R independent copies
+// of the round's loss log(P/Q)(K, C) under P (plus the probability that L
+// is infinite). Q(k | c) = P(c + 1 - k | c) makes the pair symmetric: the
+// loss under Q is distributed as -L under P's mirror, so (Q, P) has the same
+// PLD and one direction suffices.
+//
+// Pessimistic throughout: every loss is rounded up to a grid of step h (L
+// only grows, and so does delta(eps)), the mass outside the binomial windows
+// and the far tails trimmed in composition count as infinite loss (each a
+// full contribution to delta). The total eps is then at most the exact
+// analysis's plus R h, and never below it.
+#ifndef FEDLDP_PRIVACY_SHUFFLE_PLD_H_
+#define FEDLDP_PRIVACY_SHUFFLE_PLD_H_
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "fedldp/base/status.h"
+
+namespace fedldp {
+
+// Losses (first + i) h with probability mass[i]; `infinite` more mass at +inf.
+struct Pld {
+  double grid = 1e-3;  // h
+  std::int64_t first = 0;
+  std::vector<double> mass;
+  double infinite = 0;
+};
+
+// (loss, probability) atoms, each loss rounded up to the grid.
+Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid);
+
+// One round of n shuffled eps0-LDP reports. `tolerance`: mass the binomial
+// windows may leave out (counted as infinite loss). Refused where the exact
+// sum is beyond reach (as NumericalShuffleEpsilon).
+Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance);
+
+// The PLD of `times` independent rounds of `round`. Tail mass of at most
+// `trim` in all is moved to infinite loss to keep the support small.
+Pld ComposePld(const Pld& round, std::uint64_t times, double trim);
+
+// delta(eps) of a PLD, and the smallest eps (to 1e-7, in [0, 200]) whose
+// delta is at most `delta`; +inf if none.
+double PldDelta(const Pld& pld, double eps);
+double PldEpsilon(const Pld& pld, double delta);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_PRIVACY_SHUFFLE_PLD_H_

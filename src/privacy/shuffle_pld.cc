@@ -1,0 +1,171 @@
+#include "fedldp/privacy/shuffle_pld.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "binomial_window.h"
+
+namespace fedldp {
+
+namespace {
+
+// The grid index a loss is rounded up to.
+std::int64_t Up(double loss, double grid) {
+  return static_cast<std::int64_t>(std::ceil(loss / grid));
+}
+
+// Dense masses over [lo, hi] of the grid, from sparse additions.
+struct Accumulator {
+  std::int64_t lo, hi;
+  std::vector<double> mass;
+  Accumulator(std::int64_t l, std::int64_t h)
+      : lo(l), hi(h), mass(static_cast<std::size_t>(h - l + 1), 0.0) {}
+  void Add(std::int64_t index, double m) {
+    mass[static_cast<std::size_t>(std::clamp(index, lo, hi) - lo)] += m;
+  }
+};
+
+// Moves at most `budget` of mass from the ends of the support (the smallest
+// losses first, then the largest, half the budget each) to infinite loss:
+// pessimistic, since an infinite loss only adds to delta.
+void Trim(Pld& p, double budget) {
+  double cut = 0;
+  std::size_t begin = 0, end = p.mass.size();
+  while (begin < end && cut + p.mass[begin] <= budget / 2) cut += p.mass[begin++];
+  double top = 0;
+  while (end > begin && top + p.mass[end - 1] <= budget / 2) top += p.mass[--end];
+  p.infinite += cut + top;
+  p.mass.erase(p.mass.begin() + static_cast<std::ptrdiff_t>(end), p.mass.end());
+  p.mass.erase(p.mass.begin(), p.mass.begin() + static_cast<std::ptrdiff_t>(begin));
+  p.first += static_cast<std::int64_t>(begin);
+}
+
+Pld Convolve(const Pld& a, const Pld& b, double trim) {
+  Pld out;
+  out.grid = a.grid;
+  out.first = a.first + b.first;
+  out.infinite = a.infinite + b.infinite - a.infinite * b.infinite;
+  if (a.mass.empty() || b.mass.empty()) return out;
+  out.mass.assign(a.mass.size() + b.mass.size() - 1, 0.0);
+  for (std::size_t i = 0; i < a.mass.size(); ++i) {
+    const double m = a.mass[i];
+    if (m == 0) continue;
+    double* o = out.mass.data() + i;
+    for (std::size_t j = 0; j < b.mass.size(); ++j) o[j] += m * b.mass[j];
+  }
+  Trim(out, trim);
+  return out;
+}
+
+}  // namespace
+
+Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid) {
+  Pld p;
+  p.grid = grid;
+  if (atoms.empty()) return p;
+  std::int64_t lo = Up(atoms[0].first, grid), hi = lo;
+  for (const auto& [loss, m] : atoms) {
+    if (std::isinf(loss)) continue;
+    lo = std::min(lo, Up(loss, grid));
+    hi = std::max(hi, Up(loss, grid));
+  }
+  Accumulator acc(lo, hi);
+  for (const auto& [loss, m] : atoms) {
+    if (std::isinf(loss) && loss > 0) {
+      p.infinite += m;
+    } else if (!std::isinf(loss)) {
+      acc.Add(Up(loss, grid), m);
+    }
+  }
+  p.first = lo;
+  p.mass = std::move(acc.mass);
+  return p;
+}
+
+Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance) {
+  using namespace shuffle_internal;
+  if (n < 1) return Error{"the number of reports must be at least 1"};
+  if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
+  if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
+  if (Terms(n, eps0) > kMaxTerms) {
+    return Error{"n e^-eps0 is too large for the exact sum (about 2e5 at most)"};
+  }
+  const double alpha = 1 / (1 + std::exp(-eps0));
+  Window clones, halves;
+  BinomialWindow(n - 1, std::exp(-eps0), tolerance, clones);
+  // Every loss is within [-eps0, eps0] (P / Q is between 1 - alpha / alpha
+  // and its inverse).
+  const std::int64_t reach = Up(eps0, grid) + 1;
+  Accumulator acc(-reach, reach);
+  Pld p;
+  p.grid = grid;
+  p.infinite = clones.outside;
+  for (std::size_t i = 0; i < clones.pmf.size(); ++i) {
+    const double weight = clones.pmf[i];
+    BinomialWindow(clones.first + i, 0.5, tolerance, halves);
+    // P's mass given this c outside the window of A | C is at most the
+    // window's: counted as infinite loss.
+    p.infinite += weight * halves.outside;
+    const std::vector<double>& b = halves.pmf;
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+      const double at = j < b.size() ? b[j] : 0;
+      const double before = j > 0 ? b[j - 1] : 0;
+      const double pk = alpha * at + (1 - alpha) * before;
+      const double qk = (1 - alpha) * at + alpha * before;
+      if (pk <= 0) continue;
+      if (qk <= 0) {
+        p.infinite += weight * pk;
+        continue;
+      }
+      acc.Add(Up(std::log(pk / qk), grid), weight * pk);
+    }
+  }
+  p.first = acc.lo;
+  p.mass = std::move(acc.mass);
+  Trim(p, 0);  // zero ends only
+  return p;
+}
+
+Pld ComposePld(const Pld& round, std::uint64_t times, double trim) {
+  Pld result;
+  result.grid = round.grid;
+  result.mass = {1.0};  // no loss
+  if (times == 0) return result;
+  int steps = 0;
+  for (std::uint64_t t = times; t > 0; t >>= 1) steps += 2;
+  const double each = trim / steps;
+  Pld base = round;
+  bool first = true;
+  for (std::uint64_t t = times; t > 0; t >>= 1) {
+    if (t & 1) {
+      result = first ? base : Convolve(result, base, each);
+      first = false;
+    }
+    if (t > 1) base = Convolve(base, base, each);
+  }
+  return result;
+}
+
+double PldDelta(const Pld& pld, double eps) {
+  double delta = pld.infinite;
+  for (std::size_t i = 0; i < pld.mass.size(); ++i) {
+    const double loss = static_cast<double>(pld.first + static_cast<std::int64_t>(i)) * pld.grid;
+    if (loss > eps) delta += pld.mass[i] * -std::expm1(eps - loss);
+  }
+  return std::min(1.0, delta);
+}
+
+double PldEpsilon(const Pld& pld, double delta) {
+  double lo = 0, hi = 200;
+  if (PldDelta(pld, hi) > delta) return std::numeric_limits<double>::infinity();
+  if (PldDelta(pld, lo) <= delta) return 0;
+  while (hi - lo > 1e-7) {
+    const double mid = (lo + hi) / 2;
+    (PldDelta(pld, mid) <= delta ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace fedldp
