@@ -128,15 +128,6 @@ std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) 
   return "";
 }
 
-std::size_t LdpFlReportsPerClient(const LdpFlConfig& config) {
-  const auto rounds = static_cast<std::size_t>(std::max(config.rounds, 1));
-  if (!config.disjoint_rounds || config.clients == 0) return rounds;
-  const std::size_t per_round = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
-  const std::size_t rounds_per_epoch = std::max<std::size_t>(1, config.clients / per_round);
-  return (rounds + rounds_per_epoch - 1) / rounds_per_epoch;
-}
-
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round) {

@@ -1,7 +1,8 @@
-// LDP-FL's adaptive ranges, apart from the Torch-bound training (ldpfl.cc):
-// the deployment's coordinator needs them, and the service fuzzer builds
-// that coordinator without Torch.
+// LDP-FL's adaptive ranges and its reports per client, apart from the
+// Torch-bound training (ldpfl.cc): the deployment's coordinator needs them,
+// and the service fuzzer builds that coordinator without Torch.
 #include <algorithm>
+#include <cmath>
 
 #include "fedldp/fl/ldpfl.h"
 
@@ -19,6 +20,15 @@ std::vector<LayerRange> LayerRangesOf(std::span<const float> w,
     offset += n;
   }
   return ranges;
+}
+
+std::size_t LdpFlReportsPerClient(const LdpFlConfig& config) {
+  const auto rounds = static_cast<std::size_t>(std::max(config.rounds, 1));
+  if (!config.disjoint_rounds || config.clients == 0) return rounds;
+  const std::size_t per_round = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
+  const std::size_t rounds_per_epoch = std::max<std::size_t>(1, config.clients / per_round);
+  return (rounds + rounds_per_epoch - 1) / rounds_per_epoch;
 }
 
 }  // namespace fedldp
