@@ -135,7 +135,9 @@ class CoordinatorService {
         "Withdraw", true, [this](const auto& q, auto* r) {
           return HandleWithdraw(coordinator_, q, r, Clock::now());
         });
-    if (shuffler_token_.empty()) return;  // no shuffler: those calls stay unimplemented
+    // A task without the shuffler serves no Vouch, RoundInfo or Deliver:
+    // gRPC answers those with UNIMPLEMENTED.
+    if (shuffler_token_.empty()) return;
     ForShuffler<pb::VouchRequest, pb::VouchReply>("Vouch", [this](const auto& q, auto* r) {
       return HandleVouch(coordinator_, shuffler_token_, q, r);
     });
