@@ -28,6 +28,15 @@ void TwoPointMechanism::PerturbBlock(const float* src, const std::uint32_t* bits
 }
 
 FEDLDP_HOT_LOOP
+void TwoPointMechanism::SampleBlock(const double* src, const std::uint32_t* bits, double* dst,
+                                    std::size_t len) const {
+  for (std::size_t i = 0; i < len; ++i) {
+    const auto shifted = static_cast<std::int32_t>(bits[i] ^ 0x80000000u);
+    dst[i] = shifted < ShiftedThreshold(src[i]) ? high_ : low_;
+  }
+}
+
+FEDLDP_HOT_LOOP
 void TwoPointMechanism::PerturbBlockBits(const float* src, const std::uint32_t* bits,
                                          std::uint8_t* dst, std::size_t len) const {
   for (std::size_t i = 0; i < len; ++i) {
@@ -68,11 +77,6 @@ TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radiu
   t_max_ = kTwo32 / 2 - t_min;
 }
 
-void TwoPointMechanism::SampleMany(std::span<const double> in, std::span<double> out,
-                                   Rng& rng) const {
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = Sample(in[i], rng);
-}
-
 namespace {
 
 constexpr std::size_t kBlock = 2048;  // values per block; a multiple of 64
@@ -103,6 +107,14 @@ void TwoPointMechanism::PerturbDense(std::span<const float> in, std::span<float>
   ForEachBlockOfDraws(in.size(), rng,
                       [&](std::size_t start, std::size_t len, const std::uint32_t* draws) {
                         PerturbBlock(in.data() + start, draws, out.data() + start, len);
+                      });
+}
+
+void TwoPointMechanism::SampleMany(std::span<const double> in, std::span<double> out,
+                                   Rng& rng) const {
+  ForEachBlockOfDraws(in.size(), rng,
+                      [&](std::size_t start, std::size_t len, const std::uint32_t* draws) {
+                        SampleBlock(in.data() + start, draws, out.data() + start, len);
                       });
 }
 

@@ -62,19 +62,24 @@ std::size_t LinearParameters(const Dataset& data) {
 
 void LinearModel::Gradient(std::span<const double> w, std::span<const float> x, int y,
                            std::span<double> g) const {
-  // dL/dw_k = c_k x: one coefficient per class (one in all for binary).
-  std::vector<double> coefficients(1);
+  // dL/dw_k = c_k x: one coefficient per class (one in all for binary). The
+  // binary one lives on the stack: this runs once per client update, where a
+  // heap allocation costs as much as the arithmetic.
+  double binary = 0;
+  thread_local std::vector<double> multiclass;
+  std::span<const double> coefficients(&binary, 1);
   if (w.size() == x.size()) {
     const double sign = y == 1 ? 1.0 : -1.0;
     const double margin = sign * Dot(w, x);
     // dL/d(margin), times -y for d/dw.
     if (loss == Loss::kLogistic) {
-      coefficients[0] = -sign / (1 + std::exp(margin));  // -y sigma(-y w.x)
+      binary = -sign / (1 + std::exp(margin));  // -y sigma(-y w.x)
     } else {
-      coefficients[0] = margin < 1 ? -sign : 0.0;
+      binary = margin < 1 ? -sign : 0.0;
     }
   } else {
-    MulticlassCoefficients(loss, w, x, y, coefficients);
+    MulticlassCoefficients(loss, w, x, y, multiclass);
+    coefficients = multiclass;
   }
   const std::size_t d = x.size();
   for (std::size_t k = 0; k < coefficients.size(); ++k) {

@@ -95,14 +95,23 @@ SignBits DrawSigns(std::size_t padded, Rng& rng) {
 }
 
 std::vector<std::uint32_t> DrawRows(std::size_t padded, std::size_t k, Rng& rng) {
+  // Floyd's algorithm draws a uniform subset of size s in s draws. When k is
+  // more than half of padded (Adult: 123 of 128), the rows left out are the
+  // smaller uniform subset: draw those and keep the complement.
+  const bool complement = k > padded - k;
+  const std::size_t s = complement ? padded - k : k;
   std::vector<std::uint64_t> chosen((padded + 63) / 64);
   const auto take = [&](std::uint64_t j) {
     const bool had = (chosen[j >> 6] >> (j & 63)) & 1;
     chosen[j >> 6] |= std::uint64_t{1} << (j & 63);
     return !had;
   };
-  for (std::uint64_t j = padded - k; j < padded; ++j) {
+  for (std::uint64_t j = padded - s; j < padded; ++j) {
     if (!take(UniformIndex(rng, j + 1))) take(j);
+  }
+  if (complement) {
+    for (std::uint64_t& w : chosen) w = ~w;
+    if (padded % 64 != 0) chosen.back() &= (std::uint64_t{1} << (padded % 64)) - 1;
   }
   std::vector<std::uint32_t> rows;
   rows.reserve(k);

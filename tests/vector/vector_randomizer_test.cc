@@ -243,6 +243,32 @@ TEST(Srht, RowsAreAUniformSubset) {
   for (auto c : counts) EXPECT_NEAR(static_cast<double>(c) / n, 0.25, 5 * std::sqrt(0.1875 / n));
 }
 
+TEST(Srht, RowsPastHalfAreAUniformSubset) {
+  // k = 12 of 16 (the rows left out are drawn): each row with probability 3/4,
+  // and each pair of rows together with probability (12 * 11) / (16 * 15).
+  CounterRng rng(9);
+  std::vector<std::uint64_t> counts(16, 0);
+  std::uint64_t pair = 0;
+  const std::size_t n = 40000;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto rows = DrawRows(16, 12, rng);
+    ASSERT_EQ(rows.size(), 12u);
+    ASSERT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+    ASSERT_EQ(std::adjacent_find(rows.begin(), rows.end()), rows.end());
+    for (auto r : rows) ++counts[r];
+    pair += std::binary_search(rows.begin(), rows.end(), 0u) &&
+            std::binary_search(rows.begin(), rows.end(), 15u);
+  }
+  for (auto c : counts) EXPECT_NEAR(static_cast<double>(c) / n, 0.75, 5 * std::sqrt(0.1875 / n));
+  const double p = 12.0 * 11 / (16 * 15);
+  EXPECT_NEAR(static_cast<double>(pair) / n, p, 5 * std::sqrt(p * (1 - p) / n));
+  // All rows, and a padded size that is not a multiple of 64.
+  EXPECT_EQ(DrawRows(128, 128, rng).size(), 128u);
+  const auto most = DrawRows(32, 31, rng);
+  ASSERT_EQ(most.size(), 31u);
+  EXPECT_LT(most.back(), 32u);
+}
+
 // The Gaussian's delta by numerical integration of the hockey-stick divergence
 // between N(D, s^2) and N(0, s^2), against the closed form of Balle & Wang.
 double IntegratedDelta(double sigma, double eps, double sensitivity) {

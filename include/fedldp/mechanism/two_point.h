@@ -45,6 +45,9 @@ class TwoPointMechanism final : public ValueMechanism {
   double Sample(double x, Rng& rng) const override {
     return static_cast<std::uint32_t>(rng() >> 32) < Threshold(x) ? high_ : low_;
   }
+  // Sample() for each value, with the random words drawn as PerturbDense
+  // draws them (two values per word; a different stream from a loop of
+  // Sample, the same law). in and out may alias exactly.
   void SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const override;
   // The dense hot path for model weights: each out[i] is float(high()) or
   // float(low()), drawn with the same threshold as Sample() from 32 random
@@ -96,6 +99,8 @@ class TwoPointMechanism final : public ValueMechanism {
 
   TwoPointMechanism(double epsilon, double center, double radius, bool duchi);
   void PerturbBlock(const float* src, const std::uint32_t* bits, float* dst, std::size_t len) const;
+  void SampleBlock(const double* src, const std::uint32_t* bits, double* dst,
+                   std::size_t len) const;
   void PerturbBlockBits(const float* src, const std::uint32_t* bits, std::uint8_t* dst,
                         std::size_t len) const;
 

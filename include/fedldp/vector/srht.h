@@ -29,8 +29,9 @@ std::size_t PaddedDimension(std::size_t d);
 // The sign diagonal D: bit j of word j / 64 set means D_jj = -1.
 using SignBits = std::vector<std::uint64_t>;
 SignBits DrawSigns(std::size_t padded, Rng& rng);
-// k distinct rows of [0, padded) in increasing order (Floyd's algorithm: k
-// draws, each subset equally likely).
+// k distinct rows of [0, padded) in increasing order, each subset equally
+// likely (Floyd's algorithm: min(k, padded - k) draws; past half, the rows
+// left out are drawn).
 std::vector<std::uint32_t> DrawRows(std::size_t padded, std::size_t k, Rng& rng);
 
 class Srht {
