@@ -70,7 +70,8 @@ std::string Chosen(const std::vector<FedSelConfig>& chosen, bool vector) {
   std::string s;
   for (const FedSelConfig& c : chosen) {
     if (!s.empty()) s += ";";
-    s += Num(c.learning_rate) + "/" + Num(c.batch_fraction) + (vector ? "/" + Num(c.clip) : "");
+    s += Num(c.learning_rate) + "/" + Num(c.batch_fraction) + (vector ? "/" + Num(c.clip) : "") +
+         "/" + std::to_string(c.epochs);
   }
   return s;
 }
@@ -113,7 +114,7 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
       o << (i ? "," : "") << "{\"lr\":" << JsonNumber(c.learning_rate)
         << ",\"batch_fraction\":" << JsonNumber(c.batch_fraction)
         << ",\"clip\":" << JsonNumber(c.clip) << ",\"tail_average\":" << JsonNumber(c.tail_average)
-        << ",\"epsilon\":" << JsonNumber(c.epsilon) << "}";
+        << ",\"epochs\":" << c.epochs << ",\"epsilon\":" << JsonNumber(c.epsilon) << "}";
     }
     o << "],\"learned\":" << (r.learned ? "true" : "false") << ",\"skipped\":null";
   }
@@ -178,7 +179,8 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
   // The table, the files.
   std::ostringstream csv, jsonl, md;
   csv << "method,mode,target_epsilon,total_epsilon,total_delta,local_epsilon,accuracy_mean,"
-         "accuracy_sd,folds,majority_mean,nonprivate_mean,learned,chosen_lr_m_clip,skipped\n";
+         "accuracy_sd,folds,majority_mean,nonprivate_mean,learned,chosen_lr_m_clip_epochs,"
+         "skipped\n";
   md << "| method | mode | target eps | spent (eps, delta) | local eps per report | accuracy % "
         "| learned |\n|---|---|---|---|---|---|---|\n";
   const auto add = [&](const FrontierRow& r) {

@@ -176,9 +176,12 @@ struct TrainSetup {
 };
 
 // The grid --tune and `tune` search: DefaultGrid, with the lists given
-// replacing its own; values are checked when a point is planned.
+// replacing its own (a batch fraction or epochs list also drops the shuffled
+// grid's extra schedule: the product asked for is what runs); values are
+// checked when a point is planned.
 FedSelGrid GridFor(const TrainOptions& o, const FedSelVariant& variant) {
-  FedSelGrid grid = DefaultGrid(variant);
+  FedSelGrid grid = DefaultGrid(variant, o.shuffle);
+  if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
   if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
   if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
   if (!o.grid_clip.empty()) {

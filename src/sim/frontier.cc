@@ -47,8 +47,8 @@ Result<Frontier> RunFrontier(
   const std::size_t modes = (config.local ? 1 : 0) + (config.shuffled ? 1 : 0);
   const std::size_t total = 1 + config.methods.size() * config.epsilons.size() * modes;
   std::size_t done = 0;
-  const auto grid_for = [&](const FedSelVariant& v) {
-    return config.grid ? *config.grid : DefaultGrid(v);
+  const auto grid_for = [&](const FedSelVariant& v, bool shuffled) {
+    return config.grid ? *config.grid : DefaultGrid(v, shuffled);
   };
 
   Frontier frontier;
@@ -56,7 +56,7 @@ Result<Frontier> RunFrontier(
     FedSelConfig np = DefaultFedSelConfig("np");
     np.even_rounds = true;
     const FedSelVariant v = ParseFedSelVariant("np").value();
-    auto r = CrossValidateTuned(np, grid_for(v), data, config.cv, config.tuning, pool);
+    auto r = CrossValidateTuned(np, grid_for(v, false), data, config.cv, config.tuning, pool);
     if (!r.ok()) return Error{"np: " + r.error()};
     frontier.nonprivate.method = "np";
     frontier.nonprivate.target_epsilon = std::numeric_limits<double>::infinity();
@@ -100,8 +100,8 @@ Result<Frontier> RunFrontier(
             return CalibrateToCentral(c, clients, d, eps, config.delta);
           };
         }
-        auto r = CrossValidateTuned(base, grid_for(variant), data, config.cv, config.tuning, pool,
-                                    prepare);
+        auto r = CrossValidateTuned(base, grid_for(variant, shuffled), data, config.cv,
+                                    config.tuning, pool, prepare);
         if (!r.ok()) {
           row.skipped = r.error();
         } else {

@@ -31,16 +31,30 @@ std::vector<FedSelConfig> FedSelGrid::Points(const FedSelConfig& base) const {
         }
       }
     }
+    for (const FedSelSchedule& schedule : extra_schedules) {
+      for (double c : or_base(clips, base.clip)) {
+        for (double tail : or_base(tail_averages, base.tail_average)) {
+          FedSelConfig p = base;
+          p.learning_rate = lr;
+          p.batch_fraction = schedule.batch_fraction;
+          p.clip = c;
+          p.tail_average = tail;
+          p.epochs = schedule.epochs;
+          points.push_back(p);
+        }
+      }
+    }
   }
   return points;
 }
 
-FedSelGrid DefaultGrid(const FedSelVariant& variant) {
+FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled) {
   FedSelGrid g;
   g.learning_rates = {0.5, 1, 2, 4, 8, 16};
   g.batch_fractions = {0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
   if (variant.kind == FedSelVariant::Kind::kVector) g.clips = {0.5, 1, 2};
   g.tail_averages = {0.5};
+  if (shuffled) g.extra_schedules = {{0.2, 4}};
   return g;
 }
 

@@ -693,6 +693,18 @@ TEST(Tune, GridListsReplaceTheDefaultGrid) {
                          "--grid-clip", "1", "--grid-epochs", "1,2"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 grid points x 1 splits"), std::string::npos) << r.out;
+  // Shuffled, the default grid adds its 4-epoch schedule (m / N 0.2) to the 6
+  // batch fractions; a batch fraction or epochs list drops it.
+  const auto shuffled =
+      Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "pm", "--shuffle",
+              "--central-epsilon", "8", "--tuning-splits", "1", "--grid-lr", "1"});
+  ASSERT_EQ(shuffled.code, 0) << shuffled.err;
+  EXPECT_NE(shuffled.out.find("7 grid points x 1 splits"), std::string::npos) << shuffled.out;
+  const auto listed = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "pm", "--shuffle",
+                              "--central-epsilon", "8", "--tuning-splits", "1", "--grid-lr", "1",
+                              "--grid-epochs", "1"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("6 grid points x 1 splits"), std::string::npos) << listed.out;
   // Lists are for tuning; a clip list for a variant without a clip is refused.
   EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-lr", "1,2"}).code, 2);
   EXPECT_EQ(

@@ -50,6 +50,35 @@ TEST(FedSelGrid, PointsAreTheProductAndEmptyListsKeepTheBase) {
   EXPECT_FALSE(DefaultGrid(ParseFedSelVariant("privunitg").value()).clips.empty());
 }
 
+TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
+  FedSelConfig base;
+  base.epochs = 1;
+  FedSelGrid grid;
+  grid.learning_rates = {1, 2};
+  grid.batch_fractions = {0.01, 0.1};
+  grid.clips = {0.5, 1};
+  grid.extra_schedules = {{0.2, 4}};
+  const auto points = grid.Points(base);
+  ASSERT_EQ(points.size(), 12u);  // per lr: 2 x 2, then 1 schedule x 2 clips
+  EXPECT_EQ(points[3].batch_fraction, 0.1);
+  EXPECT_EQ(points[3].epochs, 1);
+  for (std::size_t i : {4u, 5u, 10u, 11u}) {
+    EXPECT_EQ(points[i].batch_fraction, 0.2) << i;
+    EXPECT_EQ(points[i].epochs, 4) << i;
+  }
+  EXPECT_EQ(points[4].learning_rate, 1);
+  EXPECT_EQ(points[5].clip, 1);
+  EXPECT_EQ(points[6].learning_rate, 2);
+  EXPECT_EQ(points[6].epochs, 1);
+  EXPECT_EQ(points[10].learning_rate, 2);
+  // Shuffled runs compose their rounds by the PLD: the default grid adds one
+  // long schedule there, and only there.
+  const FedSelVariant v = ParseFedSelVariant("pm").value();
+  EXPECT_TRUE(DefaultGrid(v).extra_schedules.empty());
+  EXPECT_EQ(DefaultGrid(v, true).extra_schedules, (std::vector<FedSelSchedule>{{0.2, 4}}));
+  EXPECT_EQ(DefaultGrid(v, true).Points(base).size(), 6u * 7u);
+}
+
 // The winner is the trial with the best validation accuracy. (A tiny
 // learning rate is no bad point to test with: the first step already gives
 // w the direction of the mean gradient, and accuracy ignores |w|.)

@@ -33,7 +33,7 @@ struct FrontierConfig {
   double delta = 1e-6;  // shuffled: the total delta per client; Gaussian: per report
   CrossValidationOptions cv{1, 5, 1};
   TuningOptions tuning;
-  std::optional<FedSelGrid> grid;  // nullopt: DefaultGrid(method)
+  std::optional<FedSelGrid> grid;  // nullopt: DefaultGrid(method, shuffled)
   Status Validate() const;
 };
 

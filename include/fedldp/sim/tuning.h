@@ -30,16 +30,26 @@
 
 namespace fedldp {
 
+// A batch fraction m / N run for a number of epochs.
+struct FedSelSchedule {
+  double batch_fraction = 0;
+  int epochs = 1;
+  bool operator==(const FedSelSchedule&) const = default;
+};
+
 // The values tried for each hyper-parameter; an empty list keeps the base
 // configuration's value. Points are the Cartesian product, in the order
 // learning rate, batch fraction, clip, tail average, epochs (the last
-// varying fastest).
+// varying fastest); after each learning rate's product come its points with
+// each extra schedule (then clip, then tail average): a few long runs
+// without the cost of every batch fraction at every epoch count.
 struct FedSelGrid {
   std::vector<double> learning_rates;
   std::vector<double> batch_fractions;
   std::vector<double> clips;  // vector variants' l2 clip norm
   std::vector<double> tail_averages;
   std::vector<int> epochs;
+  std::vector<FedSelSchedule> extra_schedules;
 
   std::vector<FedSelConfig> Points(const FedSelConfig& base) const;
 };
@@ -47,8 +57,11 @@ struct FedSelGrid {
 // The grid fedldp searches for a variant (docs/frontier.md says why these
 // values): learning rate x batch fraction for every private variant, the
 // clip norm for the vector ones; tail averaging of half the iterates and one
-// epoch throughout (a second epoch halves each report's budget).
-FedSelGrid DefaultGrid(const FedSelVariant& variant);
+// epoch (a second epoch halves each report's local budget). Shuffled runs
+// (`shuffled`) also try 4 epochs at m / N = 0.2: their rounds compose by
+// the privacy-loss distribution, so 20 large rounds cost far less than 4
+// times one epoch's central eps, and the extra server steps pay.
+FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false);
 
 // Turns a grid point into the configuration that runs on `clients` clients,
 // e.g. the local eps that a central target allows at the point's batch
