@@ -50,6 +50,7 @@ int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 struct TrainOptions {
   std::string dataset = "adult";
   std::string data_dir;  // default: $FEDLDP_DATA_DIR, else the repository's data/
+  int pool = 1;          // image datasets: average-pool pool x pool pixel blocks
   std::string model = "logistic";
   std::string variant = "ps-pm";
   std::optional<double> epsilon;  // total per client (default 2)

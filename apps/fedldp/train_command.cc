@@ -27,6 +27,11 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
+  app.add_option("--pool", o.pool,
+                 "mnist, fmnist: average each F x F block of pixels (2: 14 x 14 pixels, 1,960 "
+                 "weights), a smaller model for private training")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 28));
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
   app.add_option("--epsilon", o.epsilon, "Total budget per client (default 2)");
@@ -194,6 +199,13 @@ FedSelGrid GridFor(const TrainOptions& o, const FedSelVariant& variant) {
   return grid;
 }
 
+// The dataset as the headers name it: "mnist pooled 2 x 2" with --pool 2.
+std::string DatasetLabel(const TrainOptions& o) {
+  if (o.pool <= 1) return o.dataset;
+  const std::string f = std::to_string(o.pool);
+  return o.dataset + " pooled " + f + " x " + f;
+}
+
 // Datasets that come with their test set: train on it, test on it.
 bool IsImageDataset(const std::string& name) { return name == "mnist" || name == "fmnist"; }
 
@@ -257,13 +269,22 @@ TrainSetup MakeTrainSetup(const TrainOptions& o) {
     // One dataset, the training rows first, then the test rows.
     auto split = LoadImageSplit(o.dataset, o.data_dir);
     if (!split.ok()) throw UsageError(split.error());
-    setup.data = std::move(split->train);
+    TrainTest parts = std::move(split).value();
+    if (o.pool > 1) {
+      for (Dataset* part : {&parts.train, &parts.test}) {
+        auto pooled = AveragePool(*part, static_cast<std::size_t>(o.pool));
+        if (!pooled.ok()) throw UsageError("--pool: " + pooled.error());
+        *part = std::move(pooled).value();
+      }
+    }
+    setup.data = std::move(parts.train);
     setup.data.name = o.dataset;
     setup.test_from = setup.data.size();
-    for (std::size_t i = 0; i < split->test.size(); ++i) {
-      setup.data.Append(split->test.row(i), split->test.labels[i]);
+    for (std::size_t i = 0; i < parts.test.size(); ++i) {
+      setup.data.Append(parts.test.row(i), parts.test.labels[i]);
     }
   } else {
+    if (o.pool > 1) throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
     auto loaded = LoadNamed(o.dataset, DataDir(o.data_dir));
     if (!loaded.ok()) throw UsageError(loaded.error() + DataDirHint(loaded.error()));
     setup.data = std::move(loaded).value();
@@ -314,7 +335,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   ThreadPool pool(o.threads);
   CrossValidationOptions cv{o.repeats, o.folds, o.seed};
   cv.test_from = setup.test_from;
-  out << "fedldp train: " << o.dataset << " (" << data->size()
+  out << "fedldp train: " << DatasetLabel(o) << " (" << data->size()
       << " records, d = " << data->dimension;
   if (data->classes > 2) {
     out << ", " << data->classes << " classes: " << LinearParameters(*data) << " weights";
@@ -452,7 +473,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const FedSelGrid grid = GridFor(o, setup.variant);
   const std::size_t points = grid.Points(setup.config).size();
   ThreadPool pool(o.threads);
-  out << "fedldp tune: " << o.dataset << " ("
+  out << "fedldp tune: " << DatasetLabel(o) << " ("
       << (setup.test_from > 0 ? setup.test_from : setup.data.size())
       << " training records, d = " << setup.data.dimension << ", " << LinearParameters(setup.data)
       << " weights), variant " << o.variant << ", ";
@@ -509,8 +530,8 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     std::ostringstream lines;
     lines.precision(10);
     for (const TuningTrial& t : tuned->trials) {
-      lines << "{\"dataset\":\"" << o.dataset << "\",\"variant\":\"" << o.variant
-            << "\",\"lr\":" << t.config.learning_rate
+      lines << "{\"dataset\":\"" << o.dataset << "\",\"pool\":" << o.pool << ",\"variant\":\""
+            << o.variant << "\",\"lr\":" << t.config.learning_rate
             << ",\"batch_fraction\":" << t.config.batch_fraction << ",\"clip\":" << t.config.clip
             << ",\"tail_average\":" << t.config.tail_average << ",\"epochs\":" << t.config.epochs
             << ",\"epsilon\":" << t.config.epsilon

@@ -53,6 +53,39 @@ Result<Dataset> LoadCifar10(const std::vector<std::string>& paths, const LoadLim
   return data;
 }
 
+Result<Dataset> AveragePool(const Dataset& images, std::size_t factor) {
+  const std::size_t d = images.dimension;
+  std::size_t side = 0;
+  while ((side + 1) * (side + 1) <= d) ++side;
+  if (factor < 1) return Error{"the pooling factor must be at least 1"};
+  if (side * side != d) {
+    return Error{images.name + ": " + std::to_string(d) +
+                 " features are not one square image, which pooling needs"};
+  }
+  if (side % factor != 0) {
+    return Error{images.name + ": a side of " + std::to_string(side) +
+                 " pixels is not a multiple of the pooling factor " + std::to_string(factor)};
+  }
+  const std::size_t out_side = side / factor;
+  Dataset pooled;
+  pooled.name = images.name;
+  pooled.classes = images.classes;
+  pooled.dimension = out_side * out_side;
+  pooled.labels = images.labels;
+  pooled.features.assign(images.size() * pooled.dimension, 0.0f);
+  const float scale = 1.0f / static_cast<float>(factor * factor);
+  for (std::size_t n = 0; n < images.size(); ++n) {
+    const std::span<const float> in = images.row(n);
+    float* out = pooled.features.data() + n * pooled.dimension;
+    for (std::size_t r = 0; r < side; ++r) {
+      for (std::size_t c = 0; c < side; ++c)
+        out[(r / factor) * out_side + c / factor] += in[r * side + c];
+    }
+    for (std::size_t j = 0; j < pooled.dimension; ++j) out[j] *= scale;
+  }
+  return pooled;
+}
+
 std::string DefaultImageDir(const std::string& name) {
   if (name == "mnist") {
     const char* env = std::getenv("FEDLDP_MNIST_DIR");

@@ -726,6 +726,23 @@ TEST(Train, MnistTrainsASoftmaxModelOnItsStandardSplit) {
   EXPECT_GT(std::stod(r.out.substr(r.out.find_first_of("0123456789", at))), 85.0) << r.out;
 }
 
+// --pool 2: MNIST at 14 x 14 pixels, a quarter of the weights.
+TEST(Train, MnistPooledTrainsAQuarterOfTheWeights) {
+  const auto r = Fedldp({"train", "--dataset", "mnist", "--pool", "2", "--variant", "np",
+                         "--repeats", "1", "--batch-fraction", "0.01", "--lr", "0.5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mnist pooled 2 x 2 (70000 records, d = 196, 10 classes: 1960 weights"),
+            std::string::npos)
+      << r.out;
+  const auto at = r.out.find("  np ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(r.out.find_first_of("0123456789", at))), 85.0) << r.out;
+  const auto adult = Fedldp({"train", "--dataset", "adult", "--pool", "2"});
+  EXPECT_EQ(adult.code, 2);
+  EXPECT_NE(adult.err.find("--pool applies to the image datasets"), std::string::npos) << adult.err;
+  EXPECT_EQ(Fedldp({"train", "--dataset", "mnist", "--pool", "3"}).code, 2);  // 28 % 3 != 0
+}
+
 // `reproduce frontier --quick`: the files, the references, the goal lines.
 TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   const std::string dir = Scratch("frontier");

@@ -341,6 +341,34 @@ TEST(ImageSplit, MnistAndFashionMnistAsSetupInstallsThem) {
   }
 }
 
+TEST(AveragePool, AveragesEachBlockRowMajor) {
+  // One 4 x 4 image, pixels 0..15 row-major: 2 x 2 blocks average to
+  // (0+1+4+5)/4 = 2.5, 4.5, 10.5, 12.5.
+  Dataset images;
+  images.name = "tiny";
+  images.dimension = 16;
+  images.classes = 10;
+  std::vector<float> pixels(16);
+  for (std::size_t i = 0; i < 16; ++i) pixels[i] = static_cast<float>(i);
+  images.Append(pixels, 7);
+  images.Append(std::vector<float>(16, 1.0f), 3);
+  const Dataset pooled = AveragePool(images, 2).value();
+  ASSERT_EQ(pooled.dimension, 4u);
+  ASSERT_EQ(pooled.size(), 2u);
+  EXPECT_EQ(pooled.classes, 10);
+  EXPECT_EQ(pooled.labels, (std::vector<int>{7, 3}));
+  EXPECT_EQ(std::vector<float>(pooled.row(0).begin(), pooled.row(0).end()),
+            (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  for (float v : pooled.row(1)) EXPECT_EQ(v, 1.0f);
+  EXPECT_EQ(AveragePool(images, 4).value().row(0)[0], 7.5f);
+  EXPECT_EQ(AveragePool(images, 1).value().features, images.features);
+  // Refused: a side not a multiple of the factor, features that are no square.
+  EXPECT_NE(AveragePool(images, 3).error().find("not a multiple"), std::string::npos);
+  images.dimension = 15;
+  images.features.resize(30);
+  EXPECT_NE(AveragePool(images, 2).error().find("not one square image"), std::string::npos);
+}
+
 TEST(Synthetic, PerEntryReadingShrinksEachValueIndependently) {
   auto o = ParseSyntheticName("syn-L-0.01-0.9-entry");
   ASSERT_TRUE(o.ok());
