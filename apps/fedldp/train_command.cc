@@ -480,8 +480,10 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   if (o.central_epsilon) {
     out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
         << ") per client";
-  } else {
+  } else if (setup.variant.is_private()) {
     out << "eps " << setup.config.epsilon << " per client";
+  } else {
+    out << "non-private";
   }
   out << ", " << points << " grid points x " << setup.tuning.splits << " splits holding out "
       << 100 * setup.tuning.validation_fraction << " % of the rows, seed " << o.seed << ", "
@@ -513,9 +515,14 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     out << std::right << std::setw(6) << i + 1 << std::setw(10) << c.learning_rate << std::setw(10)
         << c.batch_fraction << std::setw(10) << (vector ? std::to_string(c.clip).substr(0, 4) : "-")
         << std::setw(10) << c.tail_average << std::setw(10) << c.epochs << std::setw(12)
-        << std::setprecision(4) << c.epsilon / c.epochs << std::setw(17) << std::fixed
-        << std::setprecision(2) << 100 * ranked[i]->accuracy << " % (" << 100 * ranked[i]->sd << ")"
-        << std::setw(17) << 100 * ranked[i]->score << " %\n"
+        << std::setprecision(4);
+    if (setup.variant.is_private()) {
+      out << c.epsilon / c.epochs;
+    } else {
+      out << "-";
+    }
+    out << std::setw(17) << std::fixed << std::setprecision(2) << 100 * ranked[i]->accuracy
+        << " % (" << 100 * ranked[i]->sd << ")" << std::setw(17) << 100 * ranked[i]->score << " %\n"
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";

@@ -687,6 +687,20 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
   std::filesystem::remove(out_file);
 }
 
+// The non-private model has no budget to print: neither in the header nor
+// in the local eps column.
+TEST(Tune, NonPrivateShowsNoBudget) {
+  const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "np", "--tuning-splits",
+                         "1", "--grid-lr", "1", "--grid-batch-fraction", "0.1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("variant np, non-private, 1 grid points"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("per client"), std::string::npos) << r.out;
+  const auto row = r.out.find("     1 ");
+  ASSERT_NE(row, std::string::npos) << r.out;
+  const std::string line = r.out.substr(row, r.out.find('\n', row) - row);
+  EXPECT_NE(line.find("           -"), std::string::npos) << line;
+}
+
 TEST(Tune, GridListsReplaceTheDefaultGrid) {
   const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
                          "--tuning-splits", "1", "--grid-lr", "1,2", "--grid-batch-fraction", "0.1",
