@@ -46,7 +46,10 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--k-fraction", o.k_fraction, "k / d for the Top-k set")->capture_default_str();
   app.add_option("--lr", o.learning_rate,
                  "Learning rate alpha (default 4; vector variants: their tuned default)");
-  app.add_option("--momentum", o.momentum, "Momentum eta in [0, 1)")->capture_default_str();
+  app.add_option("--momentum", o.momentum,
+                 "Momentum eta in [0, 1) of FedSel's two-stage clients (ps-pm, exp-hm...); the "
+                 "flat, compressed, vector, np and np-rs variants have none")
+      ->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
   app.add_option("--gradient-scaling", o.gradient_scaling,
                  "clip (coordinate-wise to [-1, 1]) or normalize (to max |g_j| = 1)")
