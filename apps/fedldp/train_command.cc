@@ -61,7 +61,9 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
   app.add_flag("--shuffle", o.shuffle,
                "Private variants with pure eps-LDP reports: each round's reports pass a "
                "shuffler (rounds of at least m); the statement adds the per-round central and "
-               "total (eps, delta) of `fedldp account run`");
+               "total (eps, delta) of `fedldp account run`. The variants' defaults are tuned "
+               "for local eps 2: shuffled, use --tune, or on Adult the frontier's choice "
+               "(privunitg: --epochs 4 --batch-fraction 0.2 --lr 8 --clip 1)");
   app.add_flag("--sample-clients", o.sample_clients,
                "Each round samples m = (m / N) N clients uniformly, for E N / m rounds, instead of "
                "epochs of disjoint rounds; with --shuffle, the shuffler draws them in secret "
