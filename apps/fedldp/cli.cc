@@ -1,12 +1,12 @@
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 
 #include "commands.h"
+#include "fedldp/base/version.h"
 
 namespace fedldp::cli {
 namespace {
@@ -113,6 +113,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   CLI::App app{"fedldp: federated learning under local differential privacy (FedSel, LDP-FL)",
                "fedldp"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "fedldp " + std::string(Version()),
+                       "Print fedldp's version and exit");
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
   // Options of a subcommand may come from a TOML/INI file, under a section
   // named after it ([train], ...); flags on the command line win. A key or

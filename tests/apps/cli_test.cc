@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "fedldp/base/version.h"
 #include "fedldp/mechanism/two_point.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/store/server_state.h"
@@ -234,6 +235,14 @@ TEST(Cli, HelpOnEverySubcommand) {
   EXPECT_NE(top.out.find("sample"), std::string::npos);
   EXPECT_EQ(Fedldp({}).code, 2);
   EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
+}
+
+// --version: the build's version on stdout, exit 0, no subcommand needed.
+TEST(Cli, VersionPrintsTheBuildsVersion) {
+  const auto r = Fedldp({"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "fedldp " + std::string(Version()) + "\n");
+  EXPECT_EQ(std::count(Version().begin(), Version().end(), '.'), 2) << Version();
 }
 
 // Every task option is checked before the task is written into the state
