@@ -1,9 +1,12 @@
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "fedldp/base/version.h"
@@ -107,6 +110,81 @@ std::string EmptyListItem(CLI::App& app, int argc, const char* const* argv) {
   return "";
 }
 
+// Edit distance counting insertions, deletions, substitutions and swaps of
+// two neighbouring letters ("trian" is one edit from "train").
+std::size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The candidate nearest to `word`, if near enough to be a typo of it (at
+// most a third of its letters, and at least one, differ); "" otherwise.
+std::string Nearest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, word.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    const std::size_t distance = EditDistance(word, c);
+    if (distance < best_distance) best = c, best_distance = distance;
+  }
+  return best;
+}
+
+// " (did you mean --epsilon?)" for the first argument that names no option
+// or subcommand of where it stands on the command line but is close to
+// one; "" otherwise. A bare word is taken for a subcommand only right after
+// a command that needs one (option values are bare words too).
+std::string DidYouMean(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* at = &app;
+  bool expect_subcommand = true;
+  const auto all = [](CLI::App*) { return true; };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
+      expect_subcommand = false;
+      const std::string name =
+          arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+      std::vector<std::string> names;
+      bool known = false;
+      for (CLI::App* a = at; a != nullptr; a = a->get_parent()) {
+        for (const CLI::Option* option : a->get_options()) {
+          for (const std::string& long_name : option->get_lnames()) {
+            known |= long_name == name;
+            names.push_back(long_name);
+          }
+        }
+      }
+      if (known) continue;
+      const std::string best = Nearest(name, names);
+      return best.empty() ? "" : " (did you mean --" + best + "?)";
+    }
+    if (arg.empty() || arg[0] == '-' || !expect_subcommand) continue;
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : at->get_subcommands(all)) {
+      if (sub->get_name() == arg) next = sub;
+      names.push_back(sub->get_name());
+    }
+    if (next == nullptr) {
+      const std::string best = Nearest(arg, names);
+      return best.empty() ? "" : " (did you mean " + best + "?)";
+    }
+    at = next;
+    expect_subcommand = !at->get_subcommands(all).empty();
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -184,7 +262,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help: usage on stdout
-    err << "fedldp: error: " << e.what() << " (see --help)\n";
+    err << "fedldp: error: " << e.what() << DidYouMean(app, argc, argv) << " (see --help)\n";
     return kUsageExit;
   }
   try {

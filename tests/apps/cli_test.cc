@@ -237,6 +237,27 @@ TEST(Cli, HelpOnEverySubcommand) {
   EXPECT_EQ(Fedldp({"frobnicate"}).code, 2);
 }
 
+// A mistyped option or subcommand is refused with the nearest real one.
+TEST(Cli, TyposGetTheNearestName) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--epsilonn", "2"}, "(did you mean --epsilon?)"},
+      {{"train", "--lr=3", "--batch-fractoin", "0.1"}, "(did you mean --batch-fraction?)"},
+      {{"trian"}, "(did you mean train?)"},
+      {{"reproduce", "frontir", "--out", "x"}, "(did you mean frontier?)"},
+      {{"account", "runn"}, "(did you mean run?)"},
+  };
+  for (const auto& [args, hint] : cases) {
+    const auto r = Fedldp(args);
+    EXPECT_EQ(r.code, 2) << args[0];
+    EXPECT_NE(r.err.find(hint), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Nothing near: no guess.
+  const auto far = Fedldp({"train", "--zzzzzzzzz"});
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
 // --version: the build's version on stdout, exit 0, no subcommand needed.
 TEST(Cli, VersionPrintsTheBuildsVersion) {
   const auto r = Fedldp({"--version"});
