@@ -1,10 +1,13 @@
 #include "experiment.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
 #include "fedldp/base/files.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "progress.h"
 
@@ -61,31 +64,51 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
                        const CrossValidationOptions& cv, const CrossValidationResult& result,
                        double nonprivate_mean) {
   const FedSelRun& run = result.last;
-  std::ostringstream o;
-  o.precision(10);
-  o << "{\"dataset\":\"" << dataset << "\",\"d\":" << data.dimension
-    << ",\"classes\":" << data.classes << ",\"weights\":" << LinearParameters(data)
-    << ",\"records\":" << data.size() << ",\"test_from\":" << cv.test_from << ",\"model\":\""
-    << LossName(config.loss) << "\",\"gradient_scaling\":\""
-    << (config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize")
-    << "\",\"variant\":\"" << config.variant << "\",\"epsilon\":" << config.epsilon
-    << ",\"epochs\":" << config.epochs << ",\"eps_epoch\":" << run.budget.epoch_epsilon
-    << ",\"eps_select\":" << run.budget.select_epsilon
-    << ",\"eps_value\":" << run.budget.value_epsilon
-    << ",\"eps_total_per_client\":" << run.budget.TotalPerClient() << ",\"mu\":" << run.budget.mu
-    << ",\"m\":" << run.batch << ",\"k\":" << run.k << ",\"lr\":" << config.learning_rate
-    << ",\"momentum\":" << config.momentum << ",\"batch_fraction\":" << config.batch_fraction
-    << ",\"lambda\":" << config.lambda << ",\"clip\":" << config.clip
-    << ",\"tail_average\":" << config.tail_average
-    << ",\"shuffle\":" << (config.shuffle ? "true" : "false")
-    << ",\"sample_clients\":" << (config.sample_clients ? "true" : "false")
-    << ",\"rounds\":" << run.plan.rounds << ",\"repeats\":" << cv.repeats
-    << ",\"folds\":" << cv.folds << ",\"seed\":" << cv.seed
-    << ",\"accuracy_mean\":" << result.MeanAccuracy() << ",\"accuracy_sd\":" << result.StdAccuracy()
-    << ",\"misclassification_mean\":" << 1 - result.MeanAccuracy()
-    << ",\"majority_mean\":" << result.MeanMajority() << ",\"nonprivate_mean\":" << nonprivate_mean
-    << ",\"seconds\":" << result.seconds << ",\"client_updates\":" << result.updates << "}";
-  return o.str();
+  nlohmann::ordered_json j;
+  j["version"] = std::string(Version());
+  j["dataset"] = dataset;
+  j["d"] = data.dimension;
+  j["classes"] = data.classes;
+  j["weights"] = LinearParameters(data);
+  j["records"] = data.size();
+  j["test_from"] = cv.test_from;
+  j["model"] = LossName(config.loss);
+  j["gradient_scaling"] = config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
+  j["variant"] = config.variant;
+  j["epsilon"] = config.epsilon;
+  j["epochs"] = config.epochs;
+  j["eps_epoch"] = run.budget.epoch_epsilon;
+  j["eps_select"] = run.budget.select_epsilon;
+  j["eps_value"] = run.budget.value_epsilon;
+  j["eps_total_per_client"] = run.budget.TotalPerClient();
+  j["mu"] = run.budget.mu;
+  j["m"] = run.batch;
+  j["k"] = run.k;
+  j["lr"] = config.learning_rate;
+  j["momentum"] = config.momentum;
+  j["batch_fraction"] = config.batch_fraction;
+  j["lambda"] = config.lambda;
+  j["clip"] = config.clip;
+  j["tail_average"] = config.tail_average;
+  j["shuffle"] = config.shuffle;
+  j["sample_clients"] = config.sample_clients;
+  j["rounds"] = run.plan.rounds;
+  j["repeats"] = cv.repeats;
+  j["folds"] = cv.folds;
+  j["seed"] = cv.seed;
+  j["accuracy_mean"] = result.MeanAccuracy();
+  j["accuracy_sd"] = result.StdAccuracy();
+  j["misclassification_mean"] = 1 - result.MeanAccuracy();
+  j["majority_mean"] = result.MeanMajority();
+  // Absent (not run) is null, never a made-up number.
+  if (nonprivate_mean >= 0 && std::isfinite(nonprivate_mean)) {
+    j["nonprivate_mean"] = nonprivate_mean;
+  } else {
+    j["nonprivate_mean"] = nullptr;
+  }
+  j["seconds"] = result.seconds;
+  j["client_updates"] = result.updates;
+  return j.dump();
 }
 
 }  // namespace fedldp::cli

@@ -37,7 +37,9 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
                                          const CrossValidationOptions& cv, ThreadPool& pool,
                                          const std::string& label);
 
-// One JSON object (no newline) describing a cross-validated run.
+// One JSON object (no newline) describing a cross-validated run: fedldp's
+// version, the effective configuration, the seed and the results;
+// nonprivate_mean < 0 (not run) is written as null.
 std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
                        const CrossValidationOptions& cv, const CrossValidationResult& result,
                        double nonprivate_mean);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -626,7 +627,12 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   std::ifstream in(out_file);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  EXPECT_NE(line.find("\"eps_total_per_client\":4"), std::string::npos) << line;
+  const auto record = nlohmann::json::parse(line);
+  EXPECT_EQ(record["eps_total_per_client"], 4.0) << line;
+  EXPECT_EQ(record["version"], std::string(Version())) << line;
+  EXPECT_EQ(record["seed"], 1) << line;
+  EXPECT_EQ(record["variant"], "ps-pm") << line;
+  EXPECT_GT(record["nonprivate_mean"].get<double>(), 0.5) << line;
   EXPECT_NE(r.out.find("misclassification"), std::string::npos);
   // The same options from a config file.
   const std::string config = Scratch("train_test.toml");
@@ -637,6 +643,15 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_NE(from_file.out.find("variant pe-duchi, 1 x 2-fold"), std::string::npos) << from_file.out;
   EXPECT_EQ(from_file.out.find("np (non-private)"), std::string::npos);
   std::remove(config.c_str());
+  // Without the reference run, its accuracy is null, not a made-up number.
+  std::remove(out_file.c_str());
+  ASSERT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--repeats", "1", "--folds", "2",
+                    "--no-reference", "--out", out_file})
+                .code,
+            0);
+  std::ifstream again(out_file);
+  ASSERT_TRUE(std::getline(again, line));
+  EXPECT_TRUE(nlohmann::json::parse(line)["nonprivate_mean"].is_null()) << line;
   // A vector randomizer on the whole gradient, with its own privacy line.
   const auto vector = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
                               "--clip", "2", "--repeats", "1", "--folds", "2", "--no-reference"});
