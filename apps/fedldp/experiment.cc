@@ -60,6 +60,22 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
   return std::move(r).value();
 }
 
+void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
+  j["variant"] = config.variant;
+  j["model"] = LossName(config.loss);
+  j["gradient_scaling"] = config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
+  j["epsilon"] = config.epsilon;
+  j["epochs"] = config.epochs;
+  j["lr"] = config.learning_rate;
+  j["momentum"] = config.momentum;
+  j["batch_fraction"] = config.batch_fraction;
+  j["lambda"] = config.lambda;
+  j["clip"] = config.clip;
+  j["tail_average"] = config.tail_average;
+  j["shuffle"] = config.shuffle;
+  j["sample_clients"] = config.sample_clients;
+}
+
 std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
                        const CrossValidationOptions& cv, const CrossValidationResult& result,
                        double nonprivate_mean) {
@@ -72,11 +88,7 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   j["weights"] = LinearParameters(data);
   j["records"] = data.size();
   j["test_from"] = cv.test_from;
-  j["model"] = LossName(config.loss);
-  j["gradient_scaling"] = config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
-  j["variant"] = config.variant;
-  j["epsilon"] = config.epsilon;
-  j["epochs"] = config.epochs;
+  AddConfigFields(j, config);
   j["eps_epoch"] = run.budget.epoch_epsilon;
   j["eps_select"] = run.budget.select_epsilon;
   j["eps_value"] = run.budget.value_epsilon;
@@ -84,14 +96,6 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   j["mu"] = run.budget.mu;
   j["m"] = run.batch;
   j["k"] = run.k;
-  j["lr"] = config.learning_rate;
-  j["momentum"] = config.momentum;
-  j["batch_fraction"] = config.batch_fraction;
-  j["lambda"] = config.lambda;
-  j["clip"] = config.clip;
-  j["tail_average"] = config.tail_average;
-  j["shuffle"] = config.shuffle;
-  j["sample_clients"] = config.sample_clients;
   j["rounds"] = run.plan.rounds;
   j["repeats"] = cv.repeats;
   j["folds"] = cv.folds;

@@ -2,6 +2,7 @@
 #ifndef FEDLDP_APPS_FEDLDP_EXPERIMENT_H_
 #define FEDLDP_APPS_FEDLDP_EXPERIMENT_H_
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,11 @@ std::string DataDirHint(const std::string& error);
 CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
                                          const CrossValidationOptions& cv, ThreadPool& pool,
                                          const std::string& label);
+
+// The effective configuration of a FedSel run, as JSON fields added to `j`:
+// variant, model, gradient_scaling, epsilon, epochs, lr, momentum,
+// batch_fraction, lambda, clip, tail_average, shuffle, sample_clients.
+void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
 // One JSON object (no newline) describing a cross-validated run: fedldp's
 // version, the effective configuration, the seed and the results;

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "experiment.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/sim/frontier.h"
 #include "figure.h"
@@ -81,46 +83,45 @@ bool IsVector(const std::string& method) {
   return v.ok() && v->kind == FedSelVariant::Kind::kVector;
 }
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream s;
-  s.precision(10);
-  s << v;
-  return s.str();
+// A finite number, or null (the non-private row's eps is infinite).
+nlohmann::ordered_json Number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
 }
 
-std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& dataset) {
-  std::ostringstream o;
-  o << "{\"dataset\":\"" << dataset << "\",\"method\":\"" << r.method << "\",\"mode\":\""
-    << (r.method == "np" ? "non-private"
-        : r.shuffled     ? "shuffled"
-                         : "local")
-    << "\",\"target_epsilon\":" << JsonNumber(r.target_epsilon)
-    << ",\"total_epsilon\":" << JsonNumber(r.total_epsilon)
-    << ",\"total_delta\":" << JsonNumber(r.total_delta)
-    << ",\"local_epsilon\":" << JsonNumber(r.local_epsilon);
+std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& dataset,
+                    std::uint64_t seed) {
+  nlohmann::ordered_json o;
+  o["version"] = std::string(Version());
+  o["dataset"] = dataset;
+  o["seed"] = seed;
+  o["method"] = r.method;
+  o["mode"] = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
+  o["target_epsilon"] = Number(r.target_epsilon);
+  o["total_epsilon"] = Number(r.total_epsilon);
+  o["total_delta"] = Number(r.total_delta);
+  o["local_epsilon"] = Number(r.local_epsilon);
   if (!r.skipped.empty()) {
-    o << ",\"accuracy_mean\":null,\"accuracy_sd\":null,\"fold_accuracies\":null,\"skipped\":\""
-      << r.skipped << "\"";
+    o["accuracy_mean"] = nullptr;
+    o["accuracy_sd"] = nullptr;
+    o["fold_accuracies"] = nullptr;
+    o["skipped"] = r.skipped;
   } else {
-    o << ",\"accuracy_mean\":" << JsonNumber(r.cv.MeanAccuracy())
-      << ",\"accuracy_sd\":" << JsonNumber(r.cv.StdAccuracy()) << ",\"fold_accuracies\":[";
-    for (std::size_t i = 0; i < r.cv.folds.size(); ++i) {
-      o << (i ? "," : "") << JsonNumber(r.cv.folds[i].accuracy);
+    o["accuracy_mean"] = Number(r.cv.MeanAccuracy());
+    o["accuracy_sd"] = Number(r.cv.StdAccuracy());
+    o["fold_accuracies"] = nlohmann::ordered_json::array();
+    for (const auto& fold : r.cv.folds) o["fold_accuracies"].push_back(Number(fold.accuracy));
+    o["chosen"] = nlohmann::ordered_json::array();
+    for (const FedSelConfig& c : r.chosen) {
+      nlohmann::ordered_json point;
+      AddConfigFields(point, c);
+      o["chosen"].push_back(std::move(point));
     }
-    o << "],\"chosen\":[";
-    for (std::size_t i = 0; i < r.chosen.size(); ++i) {
-      const FedSelConfig& c = r.chosen[i];
-      o << (i ? "," : "") << "{\"lr\":" << JsonNumber(c.learning_rate)
-        << ",\"batch_fraction\":" << JsonNumber(c.batch_fraction)
-        << ",\"clip\":" << JsonNumber(c.clip) << ",\"tail_average\":" << JsonNumber(c.tail_average)
-        << ",\"epochs\":" << c.epochs << ",\"epsilon\":" << JsonNumber(c.epsilon) << "}";
-    }
-    o << "],\"learned\":" << (r.learned ? "true" : "false") << ",\"skipped\":null";
+    o["learned"] = r.learned;
+    o["skipped"] = nullptr;
   }
-  o << ",\"majority_mean\":" << JsonNumber(f.majority)
-    << ",\"nonprivate_mean\":" << JsonNumber(f.nonprivate.cv.MeanAccuracy()) << "}";
-  return o.str();
+  o["majority_mean"] = Number(f.majority);
+  o["nonprivate_mean"] = Number(f.nonprivate.cv.MeanAccuracy());
+  return o.dump();
 }
 
 }  // namespace
@@ -185,7 +186,7 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
         "| learned |\n|---|---|---|---|---|---|---|\n";
   const auto add = [&](const FrontierRow& r) {
     const std::string mode = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
-    jsonl << RowJson(r, f, o.dataset) << "\n";
+    jsonl << RowJson(r, f, o.dataset, o.seed) << "\n";
     csv << r.method << "," << mode << "," << Num(r.target_epsilon, 6) << ","
         << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
         << ",";

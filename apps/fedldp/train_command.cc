@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "experiment.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/sim/cross_validation.h"
@@ -539,25 +541,25 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       << 100 * tuned->score << " %)\n"
       << std::defaultfloat << std::setprecision(6);
   if (!o.out.empty()) {
-    std::ostringstream lines;
-    lines.precision(10);
+    std::string lines;
     for (const TuningTrial& t : tuned->trials) {
-      lines << "{\"dataset\":\"" << o.dataset << "\",\"pool\":" << o.pool << ",\"variant\":\""
-            << o.variant << "\",\"lr\":" << t.config.learning_rate
-            << ",\"batch_fraction\":" << t.config.batch_fraction << ",\"clip\":" << t.config.clip
-            << ",\"tail_average\":" << t.config.tail_average << ",\"epochs\":" << t.config.epochs
-            << ",\"epsilon\":" << t.config.epsilon
-            << ",\"validation_fraction\":" << setup.tuning.validation_fraction
-            << ",\"splits\":" << setup.tuning.splits << ",\"seed\":" << o.seed
-            << ",\"validation_accuracy\":";
-      if (t.refused.empty()) {
-        lines << t.accuracy << ",\"validation_sd\":" << t.sd << ",\"score\":" << t.score
-              << ",\"refused\":null}\n";
-      } else {
-        lines << "null,\"validation_sd\":null,\"score\":null,\"refused\":true}\n";
-      }
+      nlohmann::ordered_json j;
+      j["version"] = std::string(Version());
+      j["dataset"] = o.dataset;
+      j["pool"] = o.pool;
+      AddConfigFields(j, t.config);
+      j["validation_fraction"] = setup.tuning.validation_fraction;
+      j["splits"] = setup.tuning.splits;
+      j["seed"] = o.seed;
+      const bool ran = t.refused.empty();
+      j["validation_accuracy"] = ran ? nlohmann::json(t.accuracy) : nlohmann::json();
+      j["validation_sd"] = ran ? nlohmann::json(t.sd) : nlohmann::json();
+      j["score"] = ran ? nlohmann::json(t.score) : nlohmann::json();
+      // Why the point was refused, or null: the reason, where it said true.
+      j["refused"] = ran ? nlohmann::json() : nlohmann::json(t.refused);
+      lines += j.dump() + "\n";
     }
-    AppendOut(o.out, lines.str());
+    AppendOut(o.out, lines);
   }
   (void)err;
   return 0;

@@ -726,7 +726,11 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
   std::size_t lines = 0;
   for (std::string line; std::getline(in, line);) {
     ++lines;
-    EXPECT_NE(line.find("\"validation_accuracy\":"), std::string::npos) << line;
+    const auto point = nlohmann::json::parse(line);
+    EXPECT_EQ(point["version"], std::string(Version())) << line;
+    EXPECT_EQ(point["variant"], "privunitg") << line;
+    EXPECT_TRUE(point["refused"].is_null()) << line;
+    EXPECT_GT(point["validation_accuracy"].get<double>(), 0.5) << line;
   }
   EXPECT_EQ(lines, 108u);
   std::filesystem::remove(out_file);
@@ -816,11 +820,25 @@ TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   }
   std::ifstream jsonl(dir + "/frontier.jsonl");
   std::size_t lines = 0;
+  std::size_t skipped = 0;
   for (std::string line; std::getline(jsonl, line);) {
     ++lines;
-    EXPECT_NE(line.find("\"nonprivate_mean\":"), std::string::npos) << line;
+    const auto row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["version"], std::string(Version())) << line;
+    EXPECT_GT(row["nonprivate_mean"].get<double>(), 0.5) << line;
+    if (row["method"] == "np") {
+      EXPECT_TRUE(row["target_epsilon"].is_null()) << line;
+    }
+    if (row["skipped"].is_null()) {
+      EXPECT_EQ(row["chosen"].size(), 2u) << line;  // one point per fold
+      EXPECT_EQ(row["chosen"][0]["epochs"], 1) << line;
+    } else {
+      ++skipped;
+      EXPECT_TRUE(row["accuracy_mean"].is_null()) << line;
+    }
   }
   EXPECT_EQ(lines, 1u + 6 * 2 * 2);  // np, 6 methods x 2 eps x 2 modes
+  EXPECT_EQ(skipped, 2u);            // the Gaussian, shuffled
   EXPECT_TRUE(std::filesystem::exists(dir + "/frontier.csv"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/summary.md"));
   std::filesystem::remove_all(dir);
