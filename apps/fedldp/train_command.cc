@@ -555,7 +555,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       j["validation_accuracy"] = ran ? nlohmann::json(t.accuracy) : nlohmann::json();
       j["validation_sd"] = ran ? nlohmann::json(t.sd) : nlohmann::json();
       j["score"] = ran ? nlohmann::json(t.score) : nlohmann::json();
-      // Why the point was refused, or null: the reason, where it said true.
+      // Why the point was refused, or null when it ran.
       j["refused"] = ran ? nlohmann::json() : nlohmann::json(t.refused);
       lines += j.dump() + "\n";
     }

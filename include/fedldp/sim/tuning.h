@@ -58,9 +58,9 @@ struct FedSelGrid {
 // values): learning rate x batch fraction for every private variant, the
 // clip norm for the vector ones; tail averaging of half the iterates and one
 // epoch (a second epoch halves each report's local budget). Shuffled runs
-// (`shuffled`) also try 4 epochs at m / N = 0.2: their rounds compose by
-// the privacy-loss distribution, so 20 large rounds cost far less than 4
-// times one epoch's central eps, and the extra server steps pay.
+// (`shuffled`) also try 4 epochs at m / N = 0.2: a client's 4 reports,
+// composed by their rounds' privacy-loss distribution, cost far less than
+// 4 times one report's central eps, and the extra server steps pay.
 FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false);
 
 // Turns a grid point into the configuration that runs on `clients` clients,
