@@ -7,8 +7,12 @@
 namespace fedldp {
 
 Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, bool control) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  // The total is any finite positive number (a shuffled run of many epochs
+  // may spend 128 x 4.9 locally); each epoch's share is what the mechanisms
+  // see, and CheckEpsilon bounds it.
+  if (auto e = CheckPositive(epsilon, "epsilon"); !e.empty()) return Error{e};
   if (epochs < 1) return Error{"epochs must be >= 1, got " + std::to_string(epochs)};
+  if (auto e = CheckEpsilon(epsilon / epochs, "epsilon per epoch"); !e.empty()) return Error{e};
   if (!(mu >= 0 && mu < 1)) return Error{"mu must be in [0, 1), got " + std::to_string(mu)};
   FedSelBudget b;
   b.epsilon = epsilon;

@@ -22,6 +22,18 @@ TEST(FedSelBudget, SplitsAndComposesAsAlgorithmOne) {
   EXPECT_FALSE(MakeFedSelBudget(1, 1, 1.0, false).ok());
 }
 
+TEST(FedSelBudget, BoundsEachEpochsShareNotTheTotal) {
+  // 128 shuffled epochs at 4.9 per report spend 627.2 locally: allowed; an
+  // epoch's share above 500 is not (exp overflows near 709).
+  const auto b = MakeFedSelBudget(627.2, 128, 0.1, false);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_DOUBLE_EQ(b->epoch_epsilon, 4.9);
+  const auto refused = MakeFedSelBudget(501, 1, 0.1, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("epsilon per epoch"), std::string::npos) << refused.error();
+  EXPECT_FALSE(MakeFedSelBudget(INFINITY, 128, 0.1, false).ok());
+}
+
 TEST(FedSelBudget, HyperParameterFreeMuFollowsTheWrittenRule) {
   // mu = clamp(1 - sqrt(d ln d / m) / eps', 0, theta).
   const double floor_value = std::sqrt(123 * std::log(123.0) / 391);
