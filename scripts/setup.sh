@@ -13,7 +13,9 @@ packages=(
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
   libgrpc++-dev protobuf-compiler-grpc
-  python3-numpy  # bench/privunitg_numpy.py: the numpy side of the speed comparison
+  # The Python module (python/) for Debian's /usr/bin/python3, its tests and
+  # examples; numpy is also bench/privunitg_numpy.py's side of a comparison.
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 )
 
 missing=()

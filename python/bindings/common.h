@@ -1,0 +1,118 @@
+// What every binding of the Python module `fedldp` shares: the generator a
+// call draws from, numpy views, and how a library error becomes a Python
+// exception.
+//
+// Threads: every call that loops over an array releases the GIL while it
+// works; a generator is locked for the call (after the GIL is released, and
+// the GIL is never taken while the lock is held), so two threads may share
+// one fedldp.Rng safely, though their draws then interleave.
+#ifndef FEDLDP_PYTHON_BINDINGS_COMMON_H_
+#define FEDLDP_PYTHON_BINDINGS_COMMON_H_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "fedldp/base/status.h"
+#include "fedldp/privacy/run_accounting.h"
+#include "fedldp/random/rng.h"
+
+namespace fedldp::python {
+
+namespace py = pybind11;
+
+// fedldp.Rng: a seeded CounterRng (simulations: reproducible, NOT private
+// against anyone who knows the seed) or a SecureRng (libsodium: what a
+// deployment must use).
+class PyRng {
+ public:
+  PyRng(std::optional<std::uint64_t> seed, std::uint64_t stream);
+  bool secure() const { return !seed_; }
+  std::optional<std::uint64_t> seed() const { return seed_; }
+  std::uint64_t stream() const { return stream_; }
+  // Words drawn so far (seeded generators only).
+  std::uint64_t position() const;
+  std::mutex& mutex() { return mutex_; }
+  Rng& rng() { return *rng_; }
+
+ private:
+  std::optional<std::uint64_t> seed_;
+  std::uint64_t stream_;
+  std::unique_ptr<Rng> rng_;
+  std::mutex mutex_;
+};
+
+// A call's `rng` argument: None draws from a fresh secure generator, an int
+// seeds a fresh CounterRng for this call only, a fedldp.Rng continues its
+// stream. Anything else raises TypeError.
+std::shared_ptr<PyRng> ResolveRng(const py::object& rng);
+
+// Runs f(Rng&) with the GIL released and the generator locked.
+template <typename F>
+auto WithRng(const std::shared_ptr<PyRng>& rng, F&& f) {
+  py::gil_scoped_release release;
+  std::lock_guard lock(rng->mutex());
+  return f(rng->rng());
+}
+
+// f() with the GIL released (f must not touch Python objects).
+template <typename F>
+auto WithoutGil(F&& f) {
+  py::gil_scoped_release release;
+  return f();
+}
+
+// A C-contiguous float64 array (converted if needed; the caller keeps it
+// alive while the span is used).
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+inline std::span<const double> View(const DoubleArray& a) {
+  return {a.data(), static_cast<std::size_t>(a.size())};
+}
+inline std::span<double> MutableView(DoubleArray& a) {
+  return {a.mutable_data(), static_cast<std::size_t>(a.size())};
+}
+inline std::span<const float> View(const FloatArray& a) {
+  return {a.data(), static_cast<std::size_t>(a.size())};
+}
+
+// The library's errors are sentences a user can act on: ValueError carries
+// them to Python unchanged.
+[[noreturn]] inline void Raise(const std::string& message) { throw py::value_error(message); }
+template <typename T>
+T Take(Result<T> r) {
+  if (!r.ok()) Raise(r.error());
+  return std::move(r).value();
+}
+inline void Check(const Status& s) {
+  if (!s.ok()) Raise(s.error());
+}
+
+// A (rows, d) view of a 1-D (one row) or 2-D array; raises ValueError unless
+// its last axis has d entries.
+struct Rows {
+  std::size_t rows = 0;
+  bool one = false;  // the input was 1-D
+};
+Rows CheckRows(const py::array& a, std::size_t d, const char* what);
+
+// account_run's dict for a statement (accounting.cc).
+py::dict RunPrivacyDict(const RunPrivacy& p);
+
+// The module's parts, one per source file.
+void BindRandom(py::module_& m);
+void BindMechanisms(py::module_& m);
+void BindVectors(py::module_& m);
+void BindAccounting(py::module_& m);
+void BindRuns(py::module_& m);
+
+}  // namespace fedldp::python
+
+#endif  // FEDLDP_PYTHON_BINDINGS_COMMON_H_

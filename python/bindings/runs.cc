@@ -1,0 +1,582 @@
+// Datasets, FedSel and LDP-FL runs (dicts in, dicts out), and the
+// update-level randomizers a PyTorch training loop calls: LDP-FL's
+// per-weight two-point perturbation with its aggregator, and a vector
+// randomizer on a whole update (PrivatizeUpdate, as the simulator's and the
+// deployed clients report).
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <vector>
+
+#include "common.h"
+#include "fedldp/base/version.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/fl/fedsel.h"
+#include "fedldp/fl/ldpfl.h"
+#include "fedldp/model/linear.h"
+#include "fedldp/model/neural_net.h"
+#include "fedldp/pipeline/ldpfl.h"
+#include "fedldp/sim/thread_pool.h"
+
+namespace fedldp::python {
+namespace {
+
+// ---- datasets ------------------------------------------------------------
+
+py::dict DatasetDict(const Dataset& d) {
+  py::dict out;
+  py::array_t<float> X(std::vector<py::ssize_t>{static_cast<py::ssize_t>(d.size()),
+                                                static_cast<py::ssize_t>(d.dimension)});
+  std::copy(d.features.begin(), d.features.end(), X.mutable_data());
+  out["X"] = X;
+  out["y"] =
+      py::array_t<std::int64_t>(static_cast<py::ssize_t>(d.size()),
+                                std::vector<std::int64_t>(d.labels.begin(), d.labels.end()).data());
+  out["classes"] = d.classes;
+  out["name"] = d.name;
+  out["feature_names"] = d.feature_names;
+  return out;
+}
+
+// A Dataset from numpy: X of shape (n, d), y of n labels in 0..classes-1.
+Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std::string& name,
+                    int classes) {
+  FloatArray X = FloatArray::ensure(X_arg);
+  if (!X || X.ndim() != 2) Raise(name + ": X must be a 2-D array of shape (rows, features)");
+  auto y = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(y_arg);
+  if (!y || y.ndim() != 1) Raise(name + ": y must be a 1-D array of integer labels");
+  if (y.shape(0) != X.shape(0)) {
+    Raise(name + ": X has " + std::to_string(X.shape(0)) + " rows but y has " +
+          std::to_string(y.shape(0)) + " labels");
+  }
+  if (X.shape(0) == 0 || X.shape(1) == 0) Raise(name + ": X is empty");
+  Dataset d;
+  d.name = name;
+  d.dimension = static_cast<std::size_t>(X.shape(1));
+  d.features.assign(X.data(), X.data() + X.size());
+  if (!std::all_of(d.features.begin(), d.features.end(),
+                   [](float v) { return std::isfinite(v); })) {
+    Raise(name + ": X has a non-finite value");
+  }
+  std::int64_t most = 0;
+  d.labels.reserve(static_cast<std::size_t>(y.size()));
+  for (py::ssize_t i = 0; i < y.size(); ++i) {
+    const std::int64_t label = y.data()[i];
+    if (label < 0 || label > 1'000'000) {
+      Raise(name + ": labels must be integers in 0..classes-1, found " + std::to_string(label));
+    }
+    most = std::max(most, label);
+    d.labels.push_back(static_cast<int>(label));
+  }
+  d.classes = classes > 0 ? classes : std::max<int>(2, static_cast<int>(most) + 1);
+  if (most >= d.classes) {
+    Raise(name + ": label " + std::to_string(most) +
+          " is not below classes = " + std::to_string(d.classes));
+  }
+  return d;
+}
+
+py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_t pool) {
+  Dataset d;
+  for (const std::string image : {"mnist", "fmnist", "cifar10"}) {
+    if (name == image || name == image + "-test") {
+      auto split = Take(WithoutGil([&] { return LoadImageSplit(image, dir); }));
+      d = name == image ? std::move(split.train) : std::move(split.test);
+      d.name = name;
+    }
+  }
+  if (d.dimension == 0) d = Take(WithoutGil([&] { return LoadNamed(name, dir); }));
+  if (pool > 1) d = Take(AveragePool(d, pool));
+  return DatasetDict(d);
+}
+
+// ---- options -------------------------------------------------------------
+
+// Applies keyword options to a config through named setters; an unknown
+// name raises TypeError listing the known ones.
+template <typename Config>
+using Setters = std::map<std::string, std::function<void(Config&, const py::handle&)>>;
+
+template <typename Config>
+void Apply(const Setters<Config>& setters, const py::kwargs& options, Config& config,
+           const char* function) {
+  for (const auto& [key, value] : options) {
+    const auto name = py::cast<std::string>(key);
+    const auto it = setters.find(name);
+    if (it == setters.end()) {
+      std::string known;
+      for (const auto& [k, unused] : setters) known += (known.empty() ? "" : ", ") + k;
+      throw py::type_error(std::string(function) + "() got an unknown option '" + name +
+                           "'; it takes: " + known);
+    }
+    try {
+      it->second(config, value);
+    } catch (const py::cast_error&) {
+      throw py::type_error(std::string(function) + "(): option '" + name +
+                           "' has the wrong type (" +
+                           std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
+    }
+  }
+}
+
+template <typename Config, typename T>
+std::function<void(Config&, const py::handle&)> Field(T Config::*field) {
+  return [field](Config& c, const py::handle& v) { c.*field = v.cast<T>(); };
+}
+
+const Setters<FedSelConfig>& FedSelSetters() {
+  static const Setters<FedSelConfig> setters = {
+      {"epsilon", Field(&FedSelConfig::epsilon)},
+      {"epochs", Field(&FedSelConfig::epochs)},
+      {"batch_fraction", Field(&FedSelConfig::batch_fraction)},
+      {"mu",
+       [](FedSelConfig& c, const py::handle& v) {
+         c.mu = v.is_none() ? std::nullopt : std::optional<double>(v.cast<double>());
+       }},
+      {"theta", Field(&FedSelConfig::theta)},
+      {"k_fraction", Field(&FedSelConfig::k_fraction)},
+      {"learning_rate", Field(&FedSelConfig::learning_rate)},
+      {"momentum", Field(&FedSelConfig::momentum)},
+      {"lambda_", Field(&FedSelConfig::lambda)},
+      {"loss", [](FedSelConfig& c,
+                  const py::handle& v) { c.loss = Take(ParseLoss(v.cast<std::string>())); }},
+      {"gradient_scaling",
+       [](FedSelConfig& c, const py::handle& v) {
+         c.gradient_scaling = Take(ParseGradientScaling(v.cast<std::string>()));
+       }},
+      {"projection_ratio", Field(&FedSelConfig::projection_ratio)},
+      {"clip", Field(&FedSelConfig::clip)},
+      {"delta", Field(&FedSelConfig::delta)},
+      {"projection_k", Field(&FedSelConfig::projection_k)},
+      {"max_iterations", Field(&FedSelConfig::max_iterations)},
+      {"tail_average", Field(&FedSelConfig::tail_average)},
+      {"shuffle", Field(&FedSelConfig::shuffle)},
+      {"even_rounds", Field(&FedSelConfig::even_rounds)},
+      {"sample_clients", Field(&FedSelConfig::sample_clients)},
+  };
+  return setters;
+}
+
+py::dict FedSelConfigDict(const FedSelConfig& c) {
+  py::dict d;
+  d["variant"] = c.variant;
+  d["loss"] = LossName(c.loss);
+  d["epsilon"] = c.epsilon;
+  d["epochs"] = c.epochs;
+  d["batch_fraction"] = c.batch_fraction;
+  d["mu"] = c.mu ? py::object(py::float_(*c.mu)) : py::object(py::none());
+  d["theta"] = c.theta;
+  d["k_fraction"] = c.k_fraction;
+  d["learning_rate"] = c.learning_rate;
+  d["momentum"] = c.momentum;
+  d["lambda_"] = c.lambda;
+  d["gradient_scaling"] = c.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
+  d["projection_ratio"] = c.projection_ratio;
+  d["clip"] = c.clip;
+  d["delta"] = c.delta;
+  d["projection_k"] = c.projection_k;
+  d["max_iterations"] = c.max_iterations;
+  d["tail_average"] = c.tail_average;
+  d["shuffle"] = c.shuffle;
+  d["even_rounds"] = c.even_rounds;
+  d["sample_clients"] = c.sample_clients;
+  return d;
+}
+
+// ---- FedSel --------------------------------------------------------------
+
+py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::string& variant,
+                       const py::object& X_test, const py::object& y_test, std::uint64_t seed,
+                       std::size_t threads, std::optional<double> central_epsilon,
+                       double central_delta, int classes, const py::kwargs& options) {
+  const FedSelVariant parsed = Take(ParseFedSelVariant(variant));
+  FedSelConfig config = DefaultFedSelConfig(variant);
+  config.variant = variant;
+  Apply(FedSelSetters(), options, config, "train_fedsel");
+  const Dataset train = MakeDataset(X, y, "train", classes);
+  std::optional<Dataset> test;
+  if (X_test.is_none() != y_test.is_none()) Raise("give both X_test and y_test, or neither");
+  if (!X_test.is_none()) {
+    test = MakeDataset(X_test, y_test, "test", train.classes);
+    if (test->dimension != train.dimension) {
+      Raise("X_test has " + std::to_string(test->dimension) + " features but X has " +
+            std::to_string(train.dimension));
+    }
+  }
+  const std::size_t d = LinearParameters(train);
+  if (central_epsilon) {
+    if (!config.shuffle) Raise("central_epsilon needs shuffle=True");
+    config = Take(WithoutGil([&] {
+      return CalibrateToCentral(config, train.size(), d, *central_epsilon, central_delta);
+    }));
+  }
+  const FedSelPlan plan = Take(PlanFedSel(config, train.size(), d));
+  const FedSelRun run = Take(WithoutGil([&] {
+    ThreadPool pool(threads);
+    const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
+      pool.ParallelFor(n, f);
+    };
+    return TrainFedSel(config, train, {}, seed, parallel);
+  }));
+
+  py::dict out;
+  out["version"] = std::string(Version());
+  out["seed"] = seed;
+  out["config"] = FedSelConfigDict(config);
+  out["weights"] =
+      py::array_t<double>(static_cast<py::ssize_t>(run.weights.size()), run.weights.data());
+  out["train_accuracy"] = LinearModel::Accuracy(run.weights, train, {});
+  out["test_accuracy"] =
+      test ? py::object(py::float_(LinearModel::Accuracy(run.weights, *test, {}))) : py::none();
+  out["majority"] = test ? test->MajorityRate() : train.MajorityRate();
+  out["batch"] = run.batch;
+  out["rounds"] = plan.rounds;
+  out["smallest_round"] = run.smallest_round;
+  out["iterations"] = run.iterations;
+  out["updates"] = run.updates;
+  out["rejected"] = run.rejected;
+  out["most_reports"] = run.most_reports;
+  out["declined"] = run.declined;
+  if (parsed.kind == FedSelVariant::Kind::kTwoStage) {
+    out["k"] = run.k;
+    out["selector"] = run.selector;
+  } else {
+    out["k"] = py::none();
+    out["selector"] = py::none();
+  }
+  if (parsed.is_private()) {
+    py::dict budget;
+    budget["epsilon"] = run.budget.epsilon;
+    budget["select_epsilon"] = run.budget.select_epsilon;
+    budget["value_epsilon"] = run.budget.value_epsilon;
+    budget["report_epsilon"] = plan.ReportEpsilon();
+    budget["total_per_client"] = run.budget.TotalPerClient();
+    out["budget"] = budget;
+    const RunPrivacyConfig accounted = FedSelRunPrivacy(plan, config, central_delta);
+    out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })));
+  } else {
+    out["budget"] = py::none();
+    out["privacy"] = py::none();
+  }
+  return out;
+}
+
+// ---- LDP-FL --------------------------------------------------------------
+
+const Setters<LdpFlConfig>& LdpFlSetters() {
+  static const Setters<LdpFlConfig> setters = {
+      {"arch", Field(&LdpFlConfig::arch)},
+      {"clients", Field(&LdpFlConfig::clients)},
+      {"fraction", Field(&LdpFlConfig::fraction)},
+      {"rounds", Field(&LdpFlConfig::rounds)},
+      {"local_epochs", Field(&LdpFlConfig::local_epochs)},
+      {"batch", Field(&LdpFlConfig::batch)},
+      {"learning_rate", Field(&LdpFlConfig::learning_rate)},
+      {"private", Field(&LdpFlConfig::is_private)},
+      {"epsilon", Field(&LdpFlConfig::epsilon)},
+      {"adaptive", Field(&LdpFlConfig::adaptive)},
+      {"fixed_range",
+       [](LdpFlConfig& c, const py::handle& v) {
+         const auto [center, radius] = v.cast<std::pair<double, double>>();
+         c.fixed_range = {center, radius};
+       }},
+      {"perturb_updates", Field(&LdpFlConfig::perturb_updates)},
+      {"adaptive_margin", Field(&LdpFlConfig::adaptive_margin)},
+      {"dirichlet_alpha", Field(&LdpFlConfig::dirichlet_alpha)},
+      {"shuffle", Field(&LdpFlConfig::shuffle)},
+      {"schedule",
+       [](LdpFlConfig& c, const py::handle& v) {
+         const auto s = v.cast<std::string>();
+         if (s != "permutation" && s != "delay") Raise("schedule is permutation or delay");
+         c.schedule = s == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
+       }},
+      {"delta", Field(&LdpFlConfig::delta)},
+      {"standardize_inputs", Field(&LdpFlConfig::standardize_inputs)},
+      {"randomizer", Field(&LdpFlConfig::randomizer)},
+      {"clip", Field(&LdpFlConfig::clip)},
+      {"vector_delta", Field(&LdpFlConfig::vector_delta)},
+      {"disjoint_rounds", Field(&LdpFlConfig::disjoint_rounds)},
+  };
+  return setters;
+}
+
+py::dict LdpFlPrivacyDict(const LdpFlPrivacy& p) {
+  py::dict d;
+  d["per_weight_epsilon"] = p.per_weight_epsilon;
+  d["weights"] = p.weights;
+  d["rounds_joined"] = p.rounds_joined;
+  d["reports_per_round"] = p.reports_per_round;
+  d["per_round_ldp"] = p.per_round_ldp;
+  d["plain_composition"] = p.plain_composition;
+  if (p.shuffle_applies) {
+    py::dict s;
+    s["epsilon"] = p.shuffled.epsilon;
+    s["delta"] = p.shuffled.delta;
+    d["shuffled"] = s;
+    d["why_not_shuffled"] = py::none();
+  } else {
+    d["shuffled"] = py::none();
+    d["why_not_shuffled"] = p.why_not;
+  }
+  d["description"] = DescribeLdpFlPrivacy(p);
+  return d;
+}
+
+py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py::object& y,
+                      const py::object& X_test, const py::object& y_test, std::uint64_t seed,
+                      int threads, const std::optional<std::function<void(py::dict)>>& on_round,
+                      const py::kwargs& options) {
+  LdpFlConfig config;
+  Apply(LdpFlSetters(), options, config, "train_ldpfl");
+  Dataset train, test;
+  const bool arrays = !X.is_none() || !y.is_none() || !X_test.is_none() || !y_test.is_none();
+  if (arrays) {
+    if (X.is_none() || y.is_none() || X_test.is_none() || y_test.is_none()) {
+      Raise("give all of X, y, X_test and y_test, or a dataset name");
+    }
+    train = MakeDataset(X, y, "train", 0);
+    test = MakeDataset(X_test, y_test, "test", train.classes);
+  } else {
+    auto split = Take(WithoutGil([&] { return LoadImageSplit(dataset, ""); }));
+    train = std::move(split.train);
+    test = std::move(split.test);
+  }
+  if (const std::string why = CheckLdpFlConfig(config, train.size()); !why.empty()) Raise(why);
+  if (threads < 0) Raise("threads must be >= 0");
+  if (threads > 0) NeuralNet::SetThreads(threads);
+  py::list rounds;
+  const LdpFlRun run = Take(WithoutGil([&] {
+    return TrainLdpFl(config, train, test, seed, [&](const LdpFlRound& r) {
+      py::gil_scoped_acquire acquire;
+      py::dict d;
+      d["round"] = r.round;
+      d["accuracy"] = r.accuracy;
+      d["train_seconds"] = r.train_seconds;
+      d["perturb_seconds"] = r.perturb_seconds;
+      d["shuffle_seconds"] = r.shuffle_seconds;
+      d["aggregate_seconds"] = r.aggregate_seconds;
+      rounds.append(d);
+      if (on_round) (*on_round)(d);
+    });
+  }));
+  py::dict out;
+  out["version"] = std::string(Version());
+  out["seed"] = seed;
+  out["rounds"] = rounds;
+  out["final_accuracy"] = run.final_accuracy();
+  out["majority"] = run.majority;
+  out["parameters"] = run.parameters;
+  out["report_bytes"] = run.report_bytes;
+  out["reports"] = run.reports;
+  out["most_reports"] = run.most_reports;
+  out["weights"] =
+      py::array_t<float>(static_cast<py::ssize_t>(run.weights.size()), run.weights.data());
+  if (!config.is_private) {
+    out["privacy"] = py::none();
+  } else if (run.vector_privacy) {
+    out["privacy"] = RunPrivacyDict(*run.vector_privacy);
+  } else {
+    out["privacy"] = LdpFlPrivacyDict(run.privacy);
+  }
+  return out;
+}
+
+// ---- update-level randomizers ---------------------------------------------
+
+// LDP-FL's per-weight randomizer over a model cut into layers (tensors).
+struct PyLdpFlRandomizer {
+  LdpFlRandomizer randomizer;
+};
+
+// A client's report, kept opaque: the aggregator reads it; values() decodes.
+struct PyLdpFlReport {
+  std::shared_ptr<const PyLdpFlRandomizer> owner;
+  LdpFlReport report;
+};
+
+struct PyLdpFlAggregator {
+  explicit PyLdpFlAggregator(std::shared_ptr<const PyLdpFlRandomizer> r)
+      : owner(std::move(r)), aggregator(owner->randomizer) {}
+  std::shared_ptr<const PyLdpFlRandomizer> owner;
+  LdpFlAggregator aggregator;
+};
+
+std::vector<LayerRange> ToRanges(const std::vector<std::pair<double, double>>& ranges) {
+  std::vector<LayerRange> out;
+  for (const auto& [c, r] : ranges) out.push_back({c, r});
+  return out;
+}
+
+}  // namespace
+
+void BindRuns(py::module_& m) {
+  m.def("load_dataset", &LoadDataset, py::arg("name"), py::arg("dir") = "", py::arg("pool") = 0,
+        R"doc(
+A dataset fedldp carries or finds, as a dict: "X" (float32, rows x features),
+"y" (int64 labels), "classes", "name", "feature_names". Names: adult,
+adult-train, adult-test, a9a, a9a-test, bank, kdd, kdd-full, syn-{L,H}-C1-C2,
+mnist, mnist-test, fmnist, fmnist-test. pool=F averages F x F pixel blocks of
+an image dataset.)doc");
+
+  m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
+        py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
+        py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
+        py::arg("central_delta") = 1e-6, py::arg("classes") = 0, R"doc(
+Trains a linear model (logistic, or softmax for more than two classes) with
+FedSel or a baseline, one client per row of X, as `fedldp train` does:
+variant is one of fedldp train's (ps-pm, exp-hm, flat-pm, privunitg,
+fastprojunit, gaussian, np, ...); options are FedSelConfig's fields by name
+(epsilon, epochs, batch_fraction, learning_rate, clip, shuffle, ...), unset
+ones take the variant's defaults. central_epsilon (with shuffle=True) sets the
+per-report epsilon whose shuffled run stays within (central_epsilon,
+central_delta) per client. Returns a dict: weights, train/test accuracy (test
+None without X_test), majority (the majority-class accuracy), the effective
+config, budget, privacy (account_run's statement; None for np) and counts.
+The GIL is released while it trains; threads=0 uses every core.)doc");
+
+  m.def("train_ldpfl", &TrainLdpFlPy, py::arg("dataset") = "mnist", py::kw_only(),
+        py::arg("X") = py::none(), py::arg("y") = py::none(), py::arg("X_test") = py::none(),
+        py::arg("y_test") = py::none(), py::arg("seed") = 1, py::arg("threads") = 0,
+        py::arg("on_round") = py::none(), R"doc(
+Runs LDP-FL (Sun, Qian & Chen, IJCAI 2021) as `fedldp ldpfl` does, on an
+image dataset by name (mnist, fmnist) or on arrays of 784-pixel images
+(X, y, X_test, y_test). Options are LdpFlConfig's fields by name (clients,
+fraction, rounds, local_epochs, batch, learning_rate, epsilon, adaptive,
+randomizer, clip, private, ...). on_round(dict) is called after every round.
+Returns a dict: rounds (accuracy per round), final_accuracy, majority,
+privacy (per weight for twopoint, per report for a vector randomizer), the
+final weights and counts.)doc");
+
+  py::class_<PyLdpFlRandomizer, std::shared_ptr<PyLdpFlRandomizer>>(m, "LdpFlRandomizer", R"doc(
+LDP-FL's per-weight perturbation of a model cut into layers: every weight of
+layer l is clipped to [c_l - r_l, c_l + r_l] and replaced by c_l + r_l B or
+c_l - r_l B (B = (e^eps + 1) / (e^eps - 1)), unbiased, eps-LDP per weight.
+layer_sizes: weights per layer, in model order; ranges: (center, radius) per
+layer, as the server announced them for the round.)doc")
+      .def(py::init([](double epsilon, std::vector<std::size_t> layer_sizes,
+                       const std::vector<std::pair<double, double>>& ranges) {
+             return std::make_shared<PyLdpFlRandomizer>(PyLdpFlRandomizer{
+                 Take(LdpFlRandomizer::Create(epsilon, std::move(layer_sizes), ToRanges(ranges)))});
+           }),
+           py::arg("epsilon"), py::arg("layer_sizes"), py::arg("ranges"))
+      .def_property_readonly(
+          "epsilon", [](const PyLdpFlRandomizer& self) { return self.randomizer.epsilon(); })
+      .def_property_readonly(
+          "weights", [](const PyLdpFlRandomizer& self) { return self.randomizer.weights(); })
+      .def(
+          "randomize",
+          [](const std::shared_ptr<PyLdpFlRandomizer>& self, const py::array& weights_arg,
+             const py::object& rng_arg) {
+            FloatArray w = FloatArray::ensure(weights_arg);
+            if (!w || w.ndim() != 1 ||
+                static_cast<std::size_t>(w.size()) != self->randomizer.weights()) {
+              Raise("weights must be a 1-D array of " + std::to_string(self->randomizer.weights()) +
+                    " values (every layer's, flattened, in order)");
+            }
+            auto rng = ResolveRng(rng_arg);
+            auto report =
+                WithRng(rng, [&](Rng& r) { return self->randomizer.Randomize(View(w), r); });
+            return PyLdpFlReport{self, std::move(report)};
+          },
+          py::arg("weights"), py::arg("rng") = py::none(),
+          "One client's report of its flattened weights: a bit per weight.")
+      .def_static(
+          "layer_ranges",
+          [](const py::array& weights_arg, const std::vector<std::size_t>& layer_sizes,
+             double margin) {
+            FloatArray w = FloatArray::ensure(weights_arg);
+            std::size_t total =
+                std::accumulate(layer_sizes.begin(), layer_sizes.end(), std::size_t{0});
+            if (!w || w.ndim() != 1 || static_cast<std::size_t>(w.size()) != total) {
+              Raise("weights must be a 1-D array of sum(layer_sizes) = " + std::to_string(total) +
+                    " values");
+            }
+            std::vector<std::pair<double, double>> out;
+            for (const auto& r : LayerRangesOf(View(w), layer_sizes, margin)) {
+              out.emplace_back(r.center, r.radius);
+            }
+            return out;
+          },
+          py::arg("weights"), py::arg("layer_sizes"), py::arg("margin") = 1.0,
+          "LDP-FL's adaptive rule: per layer, the centre and half-width of its weights (times "
+          "margin), from the global model the server announces.");
+
+  py::class_<PyLdpFlReport>(m, "LdpFlReport")
+      .def_property_readonly(
+          "bytes", [](const PyLdpFlReport& self) { return self.report.EncodedBytes(); },
+          "The report's wire size: a bit per weight, two float64 per layer.")
+      .def(
+          "values",
+          [](const PyLdpFlReport& self) {
+            const auto& rz = self.owner->randomizer;
+            py::array_t<float> out(static_cast<py::ssize_t>(self.report.weights));
+            float* o = out.mutable_data();
+            std::size_t i = 0;
+            for (std::size_t l = 0; l < rz.layer_sizes().size(); ++l) {
+              for (std::size_t j = 0; j < rz.layer_sizes()[l]; ++j, ++i) {
+                o[i] = static_cast<float>(rz.Decode(l, self.report.Bit(i)));
+              }
+            }
+            return out;
+          },
+          "The perturbed weights the report stands for.");
+
+  py::class_<PyLdpFlAggregator>(m, "LdpFlAggregator", R"doc(
+The server's side of LdpFlRandomizer: adds reports (checked against the
+announced ranges) and returns the mean weight per weight, from integer counts
+of ones, so the order of the reports (shuffled or not) never matters.)doc")
+      .def(py::init([](const std::shared_ptr<PyLdpFlRandomizer>& r) {
+             return std::make_unique<PyLdpFlAggregator>(r);
+           }),
+           py::arg("randomizer"))
+      .def(
+          "add",
+          [](PyLdpFlAggregator& self, const PyLdpFlReport& report) {
+            if (report.owner != self.owner) {
+              Raise("the report was made by another LdpFlRandomizer (other ranges)");
+            }
+            if (const std::string why = self.aggregator.Add(report.report); !why.empty())
+              Raise(why);
+          },
+          py::arg("report"))
+      .def_property_readonly("count",
+                             [](const PyLdpFlAggregator& self) { return self.aggregator.count(); })
+      .def(
+          "mean",
+          [](const PyLdpFlAggregator& self) {
+            if (self.aggregator.count() == 0) Raise("no report was added");
+            const auto mean = self.aggregator.Mean();
+            return py::array_t<float>(static_cast<py::ssize_t>(mean.size()), mean.data());
+          },
+          "The mean of the reports, per weight (unbiased for the mean of the clipped weights).");
+
+  m.def(
+      "privatize_update",
+      [](const std::shared_ptr<VectorRandomizer>& randomizer, const py::array& local_arg,
+         const py::array& global_arg, const py::object& rng_arg) {
+        FloatArray local = FloatArray::ensure(local_arg);
+        FloatArray global = FloatArray::ensure(global_arg);
+        const std::size_t d = randomizer->dimension();
+        if (!local || !global || local.ndim() != 1 || global.ndim() != 1 ||
+            static_cast<std::size_t>(local.size()) != d ||
+            static_cast<std::size_t>(global.size()) != d) {
+          Raise("local and global_model must be 1-D arrays of the randomizer's dimension, " +
+                std::to_string(d));
+        }
+        auto rng = ResolveRng(rng_arg);
+        const auto report = WithRng(rng, [&](Rng& r) {
+          return PrivatizeUpdate(*randomizer, View(local), View(global), r);
+        });
+        return py::array_t<double>(static_cast<py::ssize_t>(report.size()), report.data());
+      },
+      py::arg("randomizer"), py::arg("local"), py::arg("global_model"), py::arg("rng") = py::none(),
+      "A client's whole-update report: (local - global_model) l2-clipped and privatised by a "
+      "VectorRandomizer, as fedldp's simulated and deployed clients report.");
+}
+
+}  // namespace fedldp::python

@@ -1,0 +1,96 @@
+// fedldp.VectorRandomizer: PrivUnitG, FastProjUnit and the baselines on
+// numpy vectors, one report per row.
+#include <pybind11/stl.h>
+
+#include <vector>
+
+#include "common.h"
+#include "fedldp/vector/vector_randomizer.h"
+
+namespace fedldp::python {
+namespace {
+
+// pybind11 does not take shared_ptr<const T> holders.
+using Randomizer = std::shared_ptr<VectorRandomizer>;
+
+py::array Randomize(const Randomizer& self, const py::array& x_arg, const py::object& rng_arg) {
+  DoubleArray x = DoubleArray::ensure(x_arg);
+  if (!x) throw py::type_error("x must be an array of numbers");
+  const std::size_t d = self->dimension();
+  const Rows rows = CheckRows(x, d, "x");
+  auto rng = ResolveRng(rng_arg);
+  DoubleArray out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+  auto in_view = View(x);
+  auto out_view = MutableView(out);
+  WithRng(rng, [&](Rng& r) {
+    for (std::size_t i = 0; i < rows.rows; ++i) {
+      self->Randomize(in_view.subspan(i * d, d), out_view.subspan(i * d, d), r);
+    }
+    return 0;
+  });
+  return out;
+}
+
+}  // namespace
+
+void BindVectors(py::module_& m) {
+  m.def("vector_randomizer_names", &VectorMechanismNames,
+        "Names VectorRandomizer accepts: privunitg, fastprojunit, fastprojunit-corr, "
+        "gaussian, gaussian-classic, duchi.");
+  py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", R"doc(
+A randomizer of whole vectors of `dimension` entries, (epsilon, delta)-LDP over
+the l2 ball of radius `clip`: privunitg and fastprojunit (eps-LDP, the
+near-optimal ones), fastprojunit-corr (signs from public_seed), gaussian and
+gaussian-classic (delta > 0), duchi (eps / d per coordinate). A longer input is
+scaled onto the ball first (non-finite entries count as 0), so the guarantee
+holds for every input. Reports are unbiased estimates of the clipped input
+(FastProjUnit's shrink slightly: see `unbiased`).)doc")
+      .def(py::init([](const std::string& name, std::size_t dimension, double epsilon, double clip,
+                       double delta, std::size_t k, std::uint64_t public_seed) {
+             VectorRandomizerConfig c;
+             c.mechanism = Take(ParseVectorMechanism(name));
+             c.dimension = dimension;
+             c.epsilon = epsilon;
+             c.clip = clip;
+             c.delta = delta;
+             c.k = k;
+             c.public_seed = public_seed;
+             return Randomizer(Take(MakeVectorRandomizer(c)));
+           }),
+           py::arg("name"), py::arg("dimension"), py::arg("epsilon"), py::arg("clip") = 1.0,
+           py::arg("delta") = 0.0, py::arg("k") = 0, py::arg("public_seed") = 0)
+      .def_property_readonly("name", &VectorRandomizer::name)
+      .def_property_readonly("dimension", &VectorRandomizer::dimension)
+      .def_property_readonly("clip", &VectorRandomizer::clip)
+      .def_property_readonly("epsilon", &VectorRandomizer::epsilon)
+      .def_property_readonly("delta", &VectorRandomizer::delta)
+      .def_property_readonly("unbiased", &VectorRandomizer::unbiased,
+                             "True iff E[report] = x for every x in the ball.")
+      .def_property_readonly("worst_case_squared_error", &VectorRandomizer::WorstCaseSquaredError)
+      .def(
+          "squared_error",
+          [](const VectorRandomizer& self, const py::object& norm) {
+            return py::vectorize([&self](double n) { return self.SquaredError(n); })(norm);
+          },
+          py::arg("norm"), "E||R(x) - x||^2 for an input of l2 norm `norm` <= clip.")
+      .def("randomize", &Randomize, py::arg("x"), py::arg("rng") = py::none(),
+           "One report of x (shape (dimension,)), or one per row of an (n, dimension) array, "
+           "each from its own draws; the GIL is released.")
+      .def(
+          "validate",
+          [](const VectorRandomizer& self, const py::array& report_arg) {
+            DoubleArray report = DoubleArray::ensure(report_arg);
+            if (!report || report.ndim() != 1) Raise("a report is a 1-D array");
+            Check(self.ValidateReport(View(report)));
+          },
+          py::arg("report"),
+          "Raises ValueError unless `report` could have been produced by this randomizer.")
+      .def("__repr__", [](const VectorRandomizer& self) {
+        return "fedldp.VectorRandomizer('" + self.name() +
+               "', dimension=" + std::to_string(self.dimension()) +
+               ", epsilon=" + py::repr(py::float_(self.epsilon())).cast<std::string>() +
+               ", clip=" + py::repr(py::float_(self.clip())).cast<std::string>() + ")";
+      });
+}
+
+}  // namespace fedldp::python

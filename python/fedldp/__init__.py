@@ -1,0 +1,60 @@
+"""fedldp: federated learning under local differential privacy.
+
+The native core is the C++ library the `fedldp` command runs; this module
+calls the same functions on numpy arrays:
+
+- ValueMechanism: scalar eps-LDP mechanisms (duchi, pm, hm, laplace, twopoint).
+- Selector: FedSel's private Top-k dimension selection (exp, pe, ps, ...).
+- VectorRandomizer: PrivUnitG, FastProjUnit and baselines on whole vectors.
+- account_run, local_epsilon_for_central, shuffle_epsilon: the accountant.
+- load_dataset, train_fedsel, train_ldpfl: runs that return dicts.
+- LdpFlRandomizer, LdpFlAggregator, privatize_update: the client's and the
+  server's side of one round, for your own training loop; fedldp.torch wraps
+  them for PyTorch state_dicts.
+
+Every randomized call takes rng=None (a fresh secure generator: what a
+deployment needs), an int seed, or a fedldp.Rng (a stream that continues).
+Arrays are processed with the GIL released.
+"""
+
+from ._fedldp import (
+    LdpFlAggregator,
+    LdpFlRandomizer,
+    LdpFlReport,
+    Rng,
+    Selector,
+    ValueMechanism,
+    VectorRandomizer,
+    __version__,
+    account_run,
+    load_dataset,
+    local_epsilon_for_central,
+    privatize_update,
+    selector_names,
+    shuffle_epsilon,
+    train_fedsel,
+    train_ldpfl,
+    value_mechanism_names,
+    vector_randomizer_names,
+)
+
+__all__ = [
+    "LdpFlAggregator",
+    "LdpFlRandomizer",
+    "LdpFlReport",
+    "Rng",
+    "Selector",
+    "ValueMechanism",
+    "VectorRandomizer",
+    "__version__",
+    "account_run",
+    "load_dataset",
+    "local_epsilon_for_central",
+    "privatize_update",
+    "selector_names",
+    "shuffle_epsilon",
+    "train_fedsel",
+    "train_ldpfl",
+    "value_mechanism_names",
+    "vector_randomizer_names",
+]

@@ -1,0 +1,106 @@
+"""Runs through the Python module: datasets as numpy, FedSel and LDP-FL
+runs as dicts, reproducible from a seed, beside the majority class."""
+
+import numpy as np
+import pytest
+
+import fedldp
+
+
+@pytest.fixture(scope="module")
+def adult():
+    train = fedldp.load_dataset("adult-train")
+    test = fedldp.load_dataset("adult-test")
+    return train, test
+
+
+def test_datasets_come_as_numpy(adult):
+    train, test = adult
+    assert train["X"].dtype == np.float32 and train["y"].dtype == np.int64
+    assert train["X"].shape == (32_561, test["X"].shape[1])
+    assert train["classes"] == 2 and set(np.unique(train["y"])) == {0, 1}
+    assert len(train["feature_names"]) == train["X"].shape[1]
+    with pytest.raises(ValueError):
+        fedldp.load_dataset("no-such-data")
+
+
+def test_fedsel_and_privunitg_learn_and_state_their_privacy(adult):
+    train, test = adult
+    args = dict(X_test=test["X"], y_test=test["y"], seed=3)
+    # lr 1: the CLI reference's (`--reference-lr`); the paper's lr 4 overshoots.
+    np_run = fedldp.train_fedsel(train["X"], train["y"], "np", learning_rate=1.0, **args)
+    private = fedldp.train_fedsel(train["X"], train["y"], "privunitg", epsilon=2.0, **args)
+    majority = private["majority"]
+    assert 0.75 < majority < 0.77
+    assert np_run["test_accuracy"] > majority + 0.05
+    assert private["test_accuracy"] > majority + 0.02
+    assert np_run["privacy"] is None and np_run["budget"] is None
+    assert private["privacy"]["total"]["epsilon"] <= 2.0 + 1e-9
+    assert private["config"]["variant"] == "privunitg"
+    assert private["rejected"] == 0 and private["updates"] == 32_561
+    ps = fedldp.train_fedsel(train["X"], train["y"], "ps-pm", epsilon=2.0, **args)
+    assert ps["selector"] == "ps" and ps["k"] >= 1
+    assert ps["budget"]["select_epsilon"] + ps["budget"]["value_epsilon"] <= 2.0 + 1e-12
+
+
+def test_a_seed_reproduces_a_run_on_any_number_of_threads(adult):
+    train, _ = adult
+    X, y = train["X"][:5000], train["y"][:5000]
+    a = fedldp.train_fedsel(X, y, "privunitg", seed=5, threads=1, epochs=2)
+    b = fedldp.train_fedsel(X, y, "privunitg", seed=5, threads=2, epochs=2)
+    c = fedldp.train_fedsel(X, y, "privunitg", seed=6, threads=2, epochs=2)
+    assert np.array_equal(a["weights"], b["weights"])
+    assert not np.array_equal(a["weights"], c["weights"])
+
+
+def test_the_effective_config_reruns_the_same_model(adult):
+    train, _ = adult
+    X, y = train["X"][:3000], train["y"][:3000]
+    first = fedldp.train_fedsel(X, y, "fastprojunit", seed=2, epochs=2, clip=0.5)
+    again = fedldp.train_fedsel(X, y, seed=2, **first["config"])
+    assert again["config"] == first["config"]
+    assert np.array_equal(again["weights"], first["weights"])
+
+
+def test_shuffled_runs_are_calibrated_to_the_central_budget(adult):
+    train, _ = adult
+    run = fedldp.train_fedsel(train["X"], train["y"], "privunitg", shuffle=True,
+                              central_epsilon=1.0, central_delta=1e-6)
+    total = run["privacy"]["total"]
+    assert total["epsilon"] <= 1.0 and total["delta"] <= 1e-6
+    assert run["config"]["epsilon"] > 1.0  # the shuffler buys a larger local budget
+    assert run["privacy"]["shuffled"]
+
+
+def test_bad_runs_raise_with_a_reason(adult):
+    train, test = adult
+    X, y = train["X"][:100], train["y"][:100]
+    with pytest.raises(TypeError, match="unknown option 'epsilom'.*epsilon"):
+        fedldp.train_fedsel(X, y, "ps-pm", epsilom=1.0)
+    with pytest.raises(ValueError, match="rows"):
+        fedldp.train_fedsel(X, y[:50])
+    with pytest.raises(ValueError, match="shuffle"):
+        fedldp.train_fedsel(X, y, "privunitg", central_epsilon=1.0)
+    with pytest.raises(ValueError):
+        fedldp.train_fedsel(X, y, "no-such-variant")
+    with pytest.raises(ValueError, match="X_test"):
+        fedldp.train_fedsel(X, y, X_test=test["X"][:, :3], y_test=test["y"])
+    with pytest.raises(ValueError, match="labels"):
+        fedldp.train_fedsel(X, -np.ones(100, dtype=int))
+
+
+def test_ldpfl_runs_on_arrays_and_reports_every_round():
+    train = fedldp.load_dataset("mnist")
+    test = fedldp.load_dataset("mnist-test")
+    seen = []
+    run = fedldp.train_ldpfl(
+        X=train["X"][:2000], y=train["y"][:2000], X_test=test["X"][:500], y_test=test["y"][:500],
+        clients=20, rounds=2, fraction=0.5, epsilon=1.0, learning_rate=0.1, threads=1,
+        on_round=seen.append)
+    assert [r["round"] for r in run["rounds"]] == [1, 2]
+    assert seen == run["rounds"]
+    assert run["privacy"]["per_weight_epsilon"] == 1.0
+    assert run["parameters"] == run["weights"].size
+    assert 0 < run["majority"] < 0.2
+    with pytest.raises(TypeError, match="unknown option"):
+        fedldp.train_ldpfl(clientz=3)
