@@ -1,12 +1,16 @@
 # fedldp_module(NAME SOURCES ... DEPS ...)
-# One static library per module, named fedldp_NAME with the alias fedldp::NAME.
-# Public headers live under include/fedldp/NAME/.
+# One static library per module, named fedldp_NAME with the alias fedldp::NAME,
+# which is also its name once installed (find_package(fedldp)). Public
+# headers live under include/fedldp/NAME/.
 function(fedldp_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(fedldp_${name} STATIC ${ARG_SOURCES})
   add_library(fedldp::${name} ALIAS fedldp_${name})
-  target_include_directories(fedldp_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(fedldp_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
   target_link_libraries(fedldp_${name} PUBLIC ${ARG_DEPS})
+  set_target_properties(fedldp_${name} PROPERTIES EXPORT_NAME ${name})
+  set_property(GLOBAL APPEND PROPERTY FEDLDP_INSTALLED_LIBRARIES fedldp_${name})
 endfunction()
 
 # fedldp_test(NAME SOURCES ... DEPS ... [LABELS ...])
@@ -60,7 +64,9 @@ function(fedldp_proto_library name)
       COMMENT "protoc ${proto}")
   endforeach()
   add_library(${name} STATIC ${sources})
-  target_include_directories(${name} SYSTEM PUBLIC ${out})
+  # Installed for linking only: no public header includes generated code.
+  target_include_directories(${name} SYSTEM PUBLIC $<BUILD_INTERFACE:${out}>)
+  set_property(GLOBAL APPEND PROPERTY FEDLDP_INSTALLED_LIBRARIES ${name})
   target_link_libraries(${name} PUBLIC protobuf::libprotobuf ${ARG_DEPS})
   if(ARG_GRPC)
     target_link_libraries(${name} PUBLIC gRPC::grpc++)
