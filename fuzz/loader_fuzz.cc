@@ -101,6 +101,7 @@ void WriteSeeds(const std::string& dir) {
   std::string cifar(2 * 3073, '\x10');
   cifar[0] = 3, cifar[3073] = 9;
   write("cifar", 7, cifar);
+  write("csv", 8, "a,b,label\n0.5,-1,yes\n\"1\",0.25,no\n");
 }
 
 }  // namespace
@@ -112,7 +113,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  const std::uint8_t loader = data[0] % 8;
+  const std::uint8_t loader = data[0] % 9;
   ++data, --size;
   if (loader == 6) {  // IDX: two files
     if (size < 2) return 0;
@@ -142,6 +143,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 5:
       CheckDataset(LoadKdd({path}, std::nullopt, 1999, kLimits));
       CheckDataset(LoadKdd({path}, 1, 7, kLimits));
+      break;
+    case 8:
+      CheckDataset(LoadCsv(path, "", kLimits));
+      CheckDataset(LoadCsv(path, "0", kLimits));
       break;
     default:
       CheckDataset(LoadCifar10({path}, kLimits));

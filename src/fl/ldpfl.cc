@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fedldp/data/partition.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/vector/vector_randomizer.h"
@@ -17,73 +18,11 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Gamma(shape, 1) by Marsaglia and Tsang (2000); shape < 1 by the boost
-// Gamma(a) = Gamma(a + 1) U^(1/a).
-double Gamma(double shape, Rng& rng) {
-  if (shape < 1) return Gamma(shape + 1, rng) * std::pow(Uniform01(rng), 1 / shape);
-  const double d = shape - 1.0 / 3, c = 1 / std::sqrt(9 * d);
-  for (;;) {
-    double x, v;
-    do {
-      x = StandardNormal(rng);
-      v = 1 + c * x;
-    } while (v <= 0);
-    v = v * v * v;
-    const double u = Uniform01(rng);
-    if (u < 1 - 0.0331 * x * x * x * x) return d * v;
-    if (u > 0 && std::log(u) < 0.5 * x * x + d * (1 - v + std::log(v))) return d * v;
-  }
-}
-
 }  // namespace
 
 Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
                                                            double alpha, std::uint64_t seed) {
-  if (clients == 0 || clients > data.size()) {
-    return Error{"clients must be in [1, " + std::to_string(data.size()) + "]"};
-  }
-  if (!(alpha >= 0) || !std::isfinite(alpha)) return Error{"Dirichlet alpha must be >= 0"};
-  CounterRng rng(seed, 0x5b11);
-  std::vector<std::vector<std::size_t>> shards(clients);
-  if (alpha == 0) {
-    std::vector<std::size_t> order(data.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    for (std::size_t i = order.size(); i > 1; --i) {
-      std::swap(order[i - 1], order[UniformIndex(rng, i)]);
-    }
-    const std::size_t per = data.size() / clients;  // equal shards; the rest unused
-    for (std::size_t c = 0; c < clients; ++c) {
-      shards[c].assign(order.begin() + c * per, order.begin() + (c + 1) * per);
-    }
-    return shards;
-  }
-  // Non-IID: for each class, shares p ~ Dirichlet(alpha, ..., alpha) over the
-  // clients; the class's shuffled rows are cut at the cumulative shares.
-  for (int k = 0; k < data.classes; ++k) {
-    std::vector<std::size_t> rows;
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      if (data.labels[i] == k) rows.push_back(i);
-    }
-    for (std::size_t i = rows.size(); i > 1; --i) {
-      std::swap(rows[i - 1], rows[UniformIndex(rng, i)]);
-    }
-    std::vector<double> p(clients);
-    double total = 0;
-    for (auto& v : p) total += (v = Gamma(alpha, rng));
-    double cumulative = 0;
-    std::size_t start = 0;
-    for (std::size_t c = 0; c < clients; ++c) {
-      cumulative += p[c] / total;
-      const std::size_t end =
-          c + 1 == clients
-              ? rows.size()
-              : std::min(rows.size(), static_cast<std::size_t>(std::llround(
-                                          cumulative * static_cast<double>(rows.size()))));
-      for (std::size_t i = start; i < std::max(start, end); ++i) shards[c].push_back(rows[i]);
-      start = std::max(start, end);
-    }
-  }
-  return shards;
+  return PartitionRows(data, {}, clients, alpha, seed);
 }
 
 InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows) {

@@ -427,5 +427,64 @@ TEST(Synthetic, NamesAreParsedStrictly) {
   EXPECT_EQ(ParseSyntheticName("syn-H-0.1-0.6")->dimension, 300u);
 }
 
+TEST(Csv, HeaderLabelColumnAndClasses) {
+  TempDir dir;
+  // A header (non-numeric fields), text labels: classes in text order.
+  auto d =
+      LoadCsv(dir.Write("h.csv", "x1, label ,x2\n0.5,yes,-1\n\n1,no,0.25\n\"2\",yes,3\n"), "label");
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_EQ(d->dimension, 2u);
+  EXPECT_EQ(d->feature_names, (std::vector<std::string>{"x1", "x2"}));
+  EXPECT_EQ(d->features, (std::vector<float>{0.5f, -1, 1, 0.25f, 2, 3}));
+  EXPECT_EQ(d->labels, (std::vector<int>{1, 0, 1}));  // no < yes
+  EXPECT_EQ(d->classes, 2);
+  // No header, label last by default; numeric labels sort numerically.
+  auto n = LoadCsv(dir.Write("n.csv", "0.1,0.2,10\n0.3,0.4,-1\n0.5,0.6,2\n"));
+  ASSERT_TRUE(n.ok()) << n.error();
+  EXPECT_TRUE(n->feature_names.empty());
+  EXPECT_EQ(n->labels, (std::vector<int>{2, 0, 1}));
+  EXPECT_EQ(n->classes, 3);
+  // By 0-based index; -1 / +1 give 0 / 1.
+  auto i = LoadCsv(dir.Write("i.csv", "+1,0.5\n-1,0.25\n"), "0");
+  ASSERT_TRUE(i.ok()) << i.error();
+  EXPECT_EQ(i->labels, (std::vector<int>{1, 0}));
+  EXPECT_EQ(i->features, (std::vector<float>{0.5f, 0.25f}));
+  // One label value: still two classes.
+  EXPECT_EQ(LoadCsv(dir.Write("one.csv", "1,3\n2,3\n")).value().classes, 2);
+}
+
+TEST(Csv, ErrorsNameFileLineAndReason) {
+  TempDir dir;
+  const auto error = [&](const std::string& text, const std::string& label = "") {
+    auto d = LoadCsv(dir.Write("bad.csv", text), label);
+    EXPECT_FALSE(d.ok()) << text;
+    return d.ok() ? std::string() : d.error();
+  };
+  EXPECT_NE(error("a,b\n1,2\n3\n").find("bad.csv:3: has 1 fields, the first row 2"),
+            std::string::npos);
+  EXPECT_NE(error("1,red,0\n").find("bad.csv:1: column 1: 'red' is not a finite number"),
+            std::string::npos);
+  EXPECT_NE(error("a,b\n1,2\n", "c").find("no column is named 'c'"), std::string::npos);
+  EXPECT_NE(error("1,2\n", "5").find("label column 5 is past the last column (1)"),
+            std::string::npos);
+  EXPECT_NE(error("1,2\n1,\n").find("bad.csv:2: the label is empty"), std::string::npos);
+  EXPECT_NE(error("5\n").find("needs a label and at least one feature"), std::string::npos);
+  EXPECT_NE(error("a,b\n").find("no rows"), std::string::npos);
+  EXPECT_NE(error("1,nan,0\n").find("not a finite number"), std::string::npos);
+}
+
+TEST(DataFile, PicksCsvOrLibsvmByName) {
+  TempDir dir;
+  auto csv = LoadDataFile(dir.Write("a.csv", "1,0\n2,1\n"));
+  ASSERT_TRUE(csv.ok()) << csv.error();
+  EXPECT_EQ(csv->dimension, 1u);
+  auto svm = LoadDataFile(dir.Write("a.svm", "1 1:2\n0 2:1\n"));
+  ASSERT_TRUE(svm.ok()) << svm.error();
+  EXPECT_EQ(svm->dimension, 2u);
+  auto refused = LoadDataFile(dir.path() + "/a.svm", "label");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("applies to CSV files"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fedldp

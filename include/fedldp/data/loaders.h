@@ -66,6 +66,19 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
                            LibsvmLabels labels = LibsvmLabels::kRanked,
                            const LoadLimits& limits = {});
 
+// CSV: comma-separated numeric features and one label column, named by its
+// header (`label_column`), by its 0-based index, or (empty) the last column.
+// The first row is a header if none of its fields is a number. Labels
+// become classes in increasing order, numerically when every label is a
+// number (so -1 / +1 and 0 / 1 give 0 / 1), else as text. Features are
+// taken as they are: scale them to about [-1, 1] first, as the linear
+// models' gradient clip assumes. Fields may be quoted ("..."), not span lines.
+Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column = "",
+                        const LoadLimits& limits = {});
+// A user's own file: CSV if its name ends in .csv or .csv.gz, else LIBSVM
+// (kRanked labels). label_column applies to CSV only.
+Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_column = "");
+
 Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimits& limits = {});
 Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits = {});
 // max_rows: if set and smaller than the file, a uniform random subset of that
