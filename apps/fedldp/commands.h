@@ -51,6 +51,10 @@ struct TrainOptions {
   std::string dataset = "adult";
   std::string data_dir;  // default: $FEDLDP_DATA_DIR, else the repository's data/
   int pool = 1;          // image datasets: average-pool pool x pool pixel blocks
+  std::string data;      // the user's own file (CSV or LIBSVM) instead of --dataset
+  std::string label_column;    // CSV: the label's column name or index (default: the last)
+  std::size_t clients = 0;     // 0: a client per row; else rows split among this many
+  double dirichlet_alpha = 0;  // with clients: 0 IID shards, > 0 Dirichlet label skew
   std::string model = "logistic";
   std::string variant = "ps-pm";
   std::optional<double> epsilon;  // total per client (default 2)

@@ -74,6 +74,9 @@ void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
   j["tail_average"] = config.tail_average;
   j["shuffle"] = config.shuffle;
   j["sample_clients"] = config.sample_clients;
+  // 0: a client per row.
+  j["clients"] = config.clients;
+  j["dirichlet_alpha"] = config.dirichlet_alpha;
 }
 
 std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,

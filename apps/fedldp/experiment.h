@@ -40,7 +40,8 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
 
 // The effective configuration of a FedSel run, as JSON fields added to `j`:
 // variant, model, gradient_scaling, epsilon, epochs, lr, momentum,
-// batch_fraction, lambda, clip, tail_average, shuffle, sample_clients.
+// batch_fraction, lambda, clip, tail_average, shuffle, sample_clients,
+// clients (0: one per row), dirichlet_alpha.
 void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
 // One JSON object (no newline) describing a cross-validated run: fedldp's

@@ -158,6 +158,8 @@ const Setters<FedSelConfig>& FedSelSetters() {
       {"shuffle", Field(&FedSelConfig::shuffle)},
       {"even_rounds", Field(&FedSelConfig::even_rounds)},
       {"sample_clients", Field(&FedSelConfig::sample_clients)},
+      {"clients", Field(&FedSelConfig::clients)},
+      {"dirichlet_alpha", Field(&FedSelConfig::dirichlet_alpha)},
   };
   return setters;
 }
@@ -185,6 +187,8 @@ py::dict FedSelConfigDict(const FedSelConfig& c) {
   d["shuffle"] = c.shuffle;
   d["even_rounds"] = c.even_rounds;
   d["sample_clients"] = c.sample_clients;
+  d["clients"] = c.clients;
+  d["dirichlet_alpha"] = c.dirichlet_alpha;
   return d;
 }
 
@@ -423,6 +427,15 @@ adult-train, adult-test, a9a, a9a-test, bank, kdd, kdd-full, syn-{L,H}-C1-C2,
 mnist, mnist-test, fmnist, fmnist-test. pool=F averages F x F pixel blocks of
 an image dataset.)doc");
 
+  m.def(
+      "load_file",
+      [](const std::string& path, const std::string& label_column) {
+        return DatasetDict(Take(WithoutGil([&] { return LoadDataFile(path, label_column); })));
+      },
+      py::arg("path"), py::arg("label_column") = "",
+      "Your own file as load_dataset's dict: CSV (.csv, .csv.gz; label_column a header name "
+      "or 0-based index, default the last column) or LIBSVM text.");
+
   m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
         py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
         py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
@@ -431,7 +444,8 @@ Trains a linear model (logistic, or softmax for more than two classes) with
 FedSel or a baseline, one client per row of X, as `fedldp train` does:
 variant is one of fedldp train's (ps-pm, exp-hm, flat-pm, privunitg,
 fastprojunit, gaussian, np, ...); options are FedSelConfig's fields by name
-(epsilon, epochs, batch_fraction, learning_rate, clip, shuffle, ...), unset
+(epsilon, epochs, batch_fraction, learning_rate, clip, shuffle, clients,
+dirichlet_alpha, ...), unset
 ones take the variant's defaults. central_epsilon (with shuffle=True) sets the
 per-report epsilon whose shuffled run stays within (central_epsilon,
 central_delta) per client. Returns a dict: weights, train/test accuracy (test

@@ -7,7 +7,8 @@ calls the same functions on numpy arrays:
 - Selector: FedSel's private Top-k dimension selection (exp, pe, ps, ...).
 - VectorRandomizer: PrivUnitG, FastProjUnit and baselines on whole vectors.
 - account_run, local_epsilon_for_central, shuffle_epsilon: the accountant.
-- load_dataset, train_fedsel, train_ldpfl: runs that return dicts.
+- load_dataset, load_file (CSV or LIBSVM), train_fedsel, train_ldpfl: data
+  as numpy, runs that return dicts.
 - LdpFlRandomizer, LdpFlAggregator, privatize_update: the client's and the
   server's side of one round, for your own training loop; fedldp.torch wraps
   them for PyTorch state_dicts.
@@ -28,6 +29,7 @@ from ._fedldp import (
     __version__,
     account_run,
     load_dataset,
+    load_file,
     local_epsilon_for_central,
     privatize_update,
     selector_names,
@@ -49,6 +51,7 @@ __all__ = [
     "__version__",
     "account_run",
     "load_dataset",
+    "load_file",
     "local_epsilon_for_central",
     "privatize_update",
     "selector_names",

@@ -62,6 +62,26 @@ def test_the_effective_config_reruns_the_same_model(adult):
     assert np.array_equal(again["weights"], first["weights"])
 
 
+def test_own_csv_and_clients_of_several_rows(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(3000, 3))
+    y = np.where(X[:, 0] - X[:, 2] > 0, "up", "down")
+    path = tmp_path / "own.csv"
+    with open(path, "w") as f:
+        f.write("x,label,z,w\n")
+        for row, label in zip(X, y):
+            f.write(f"{row[0]:.5f},{label},{row[1]:.5f},{row[2]:.5f}\n")
+    data = fedldp.load_file(str(path), label_column="label")
+    assert data["X"].shape == (3000, 3) and data["feature_names"] == ["x", "z", "w"]
+    assert np.array_equal(data["y"], (y == "up").astype(np.int64))  # down < up
+    run = fedldp.train_fedsel(data["X"], data["y"], "privunitg", epsilon=4.0, clients=300,
+                              dirichlet_alpha=0.5, epochs=3, batch_fraction=0.1)
+    assert run["config"]["clients"] == 300 and run["updates"] == 900
+    assert run["train_accuracy"] > run["majority"] + 0.05
+    with pytest.raises(ValueError, match="no column is named"):
+        fedldp.load_file(str(path), label_column="nope")
+
+
 def test_shuffled_runs_are_calibrated_to_the_central_budget(adult):
     train, _ = adult
     run = fedldp.train_fedsel(train["X"], train["y"], "privunitg", shuffle=True,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 
+#include "fedldp/data/partition.h"
 #include "fedldp/pipeline/compressed.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/pipeline/flat.h"
@@ -107,7 +108,33 @@ std::string CheckConfig(const FedSelConfig& c) {
   if (!(std::isfinite(c.clip) && c.clip > 0)) return "clip norm must be a finite number > 0";
   if (!(c.delta > 0 && c.delta < 1)) return "delta must be in (0, 1)";
   if (!(c.tail_average >= 0 && c.tail_average < 1)) return "tail average must be in [0, 1)";
+  if (!(c.dirichlet_alpha >= 0 && std::isfinite(c.dirichlet_alpha))) {
+    return "Dirichlet alpha must be a finite number >= 0";
+  }
+  if (c.dirichlet_alpha > 0 && c.clients == 0) {
+    return "a Dirichlet partition needs clients (rows are split among them)";
+  }
   return {};
+}
+
+// A client's gradient: its row's, or the mean of its rows' (each clipped by
+// the model, so the mean is too); zero for a client without rows.
+void ClientGradient(const LinearModel& model, std::span<const double> w, const Dataset& data,
+                    std::span<const std::size_t> rows, std::span<double> g) {
+  if (rows.size() == 1) {
+    model.Gradient(w, data.row(rows[0]), data.labels[rows[0]], g);
+    return;
+  }
+  std::fill(g.begin(), g.end(), 0.0);
+  if (rows.empty()) return;
+  thread_local std::vector<double> one;
+  one.resize(g.size());
+  for (const std::size_t r : rows) {
+    model.Gradient(w, data.row(r), data.labels[r], one);
+    for (std::size_t j = 0; j < g.size(); ++j) g[j] += one[j];
+  }
+  const double inverse = 1.0 / static_cast<double>(rows.size());
+  for (double& v : g) v *= inverse;
 }
 
 // The privacy step of one client, built once per run.
@@ -160,13 +187,19 @@ void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }
 
-Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t n, std::size_t d) {
+Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std::size_t d) {
   if (auto e = CheckConfig(config); !e.empty()) return Error{e};
-  if (n == 0 || d == 0) return Error{"FedSel needs at least one client and one dimension"};
+  if (rows == 0 || d == 0) return Error{"FedSel needs at least one client and one dimension"};
+  if (config.clients > rows) {
+    return Error{"clients (" + std::to_string(config.clients) + ") must not exceed the rows (" +
+                 std::to_string(rows) + "): each holds at least one"};
+  }
+  const std::size_t n = config.clients > 0 ? config.clients : rows;
   auto variant = ParseFedSelVariant(config.variant);
   if (!variant.ok()) return Error{variant.error()};
   FedSelPlan plan;
   plan.variant = *variant;
+  plan.clients = n;
   plan.batch =
       std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
   plan.batch = std::min(plan.batch, n);
@@ -359,9 +392,24 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   }
   // d is the model's weight count: the features' for a binary task, classes
   // times that for a multiclass one (the gradient every step privatises).
-  const std::size_t n = rows.size(), d = LinearParameters(data);
-  auto plan = PlanFedSel(config, n, d);
+  const std::size_t d = LinearParameters(data);
+  auto plan = PlanFedSel(config, rows.size(), d);
   if (!plan.ok()) return Error{plan.error()};
+  const std::size_t n = plan->clients;
+  // Client c holds rows shard_rows[shard_start[c] .. shard_start[c + 1]).
+  std::vector<std::size_t> shard_start(n + 1), shard_rows;
+  if (config.clients == 0) {
+    shard_rows = std::move(rows);
+    std::iota(shard_start.begin(), shard_start.end(), std::size_t{0});
+  } else {
+    auto shards = PartitionRows(data, rows, config.clients, config.dirichlet_alpha, seed);
+    if (!shards.ok()) return Error{shards.error()};
+    for (std::size_t c = 0; c < n; ++c) {
+      shard_start[c] = shard_rows.size();
+      shard_rows.insert(shard_rows.end(), (*shards)[c].begin(), (*shards)[c].end());
+    }
+    shard_start[n] = shard_rows.size();
+  }
   const FedSelVariant* variant = &plan->variant;
   FedSelRun run;
   run.batch = plan->batch;
@@ -468,7 +516,6 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
         parallel(size, [&](std::size_t k) {
           const std::size_t slot = from + k;
           const std::size_t client = members[slot];
-          const std::size_t row = rows[client];
           // A sampled client's reports take streams of their own (the top
           // bit set), numbered by how many it has sent.
           const std::uint64_t stream =
@@ -477,7 +524,10 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                             : client * epochs + static_cast<std::uint64_t>(epoch);
           CounterRng rng(seed, stream);
           std::span<double> g(gradients.data() + k * d, d);
-          model.Gradient(run.weights, data.row(row), data.labels[row], g);
+          ClientGradient(model, run.weights, data,
+                         {shard_rows.data() + shard_start[client],
+                          shard_start[client + 1] - shard_start[client]},
+                         g);
           switch (variant->kind) {
             case FedSelVariant::Kind::kFullGradient:
               return;

@@ -806,6 +806,47 @@ TEST(Train, MnistPooledTrainsAQuarterOfTheWeights) {
   EXPECT_EQ(Fedldp({"train", "--dataset", "mnist", "--pool", "3"}).code, 2);  // 28 % 3 != 0
 }
 
+// --data: the user's own CSV, with its label column named; --clients splits
+// the rows among clients (Dirichlet label skew here), and the record says so.
+TEST(Train, OwnCsvDataSplitAmongClients) {
+  const std::string csv = Scratch("own.csv"), out = Scratch("own.jsonl");
+  {
+    std::ofstream f(csv);
+    f << "a,b,label\n";
+    CounterRng rng(3);
+    for (int i = 0; i < 2000; ++i) {
+      const double a = 2 * Uniform01(rng) - 1, b = 2 * Uniform01(rng) - 1;
+      f << a << "," << b << "," << (a + 0.5 * b > 0 ? "yes" : "no") << "\n";
+    }
+  }
+  std::filesystem::remove(out);
+  const auto r = Fedldp({"train", "--data", csv, "--label-column", "label", "--variant",
+                         "privunitg", "--epsilon", "4", "--clients", "200", "--dirichlet-alpha",
+                         "0.5", "--repeats", "1", "--folds", "2", "--out", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(csv + " (2000 records, d = 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("clients: 200, each the mean gradient"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Dirichlet(0.5) label skew"), std::string::npos) << r.out;
+  std::ifstream in(out);
+  const auto record = nlohmann::json::parse(in);
+  EXPECT_EQ(record["dataset"], csv);
+  EXPECT_EQ(record["clients"], 200);
+  EXPECT_EQ(record["dirichlet_alpha"], 0.5);
+  EXPECT_EQ(record["client_updates"], 400);  // 2 folds x 200 clients, one epoch
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--data", csv, "--label-column", "nope"}, "no column is named 'nope'"},
+           {{"--label-column", "label"}, "--label-column applies to --data FILE.csv only"},
+           {{"--data", csv, "--dirichlet-alpha", "1"}, "--dirichlet-alpha needs --clients"},
+           {{"--data", csv, "--clients", "5000"}, "must not exceed the rows"},
+           {{"--data", Scratch("missing.csv")}, "--data: "}}) {
+    std::vector<std::string> argv = {"train"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto bad = Fedldp(argv);
+    EXPECT_EQ(bad.code, 2) << args[0];
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+  }
+}
+
 // `reproduce frontier --quick`: the files, the references, the goal lines.
 TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   const std::string dir = Scratch("frontier");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fedldp/data/partition.h"
 #include "fedldp/data/synthetic.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -436,6 +437,78 @@ TEST(CrossValidation, NonPrivateModelBeatsTheMajorityClass) {
   EXPECT_EQ(cv.folds.size(), 10u);
   EXPECT_GT(cv.MeanAccuracy(), cv.MeanMajority() + 0.2);
   EXPECT_GT(cv.MeanMajority(), 0.4);
+}
+
+TEST(PartitionRows, SplitsOnlyTheRowsGiven) {
+  const Dataset data = Synthetic(1000);
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < 1000; i += 2) rows.push_back(i);  // the even rows
+  const auto iid = PartitionRows(data, rows, 7, 0, 3).value();
+  std::vector<std::size_t> seen;
+  for (const auto& shard : iid) {
+    EXPECT_EQ(shard.size(), 500u / 7);
+    seen.insert(seen.end(), shard.begin(), shard.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());  // disjoint
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](std::size_t r) { return r % 2 == 0; }));
+  const auto skewed = PartitionRows(data, rows, 7, 0.3, 3).value();
+  std::size_t total = 0;
+  for (const auto& shard : skewed) total += shard.size();
+  EXPECT_EQ(total, 500u);  // every given row, once
+  EXPECT_FALSE(PartitionRows(data, rows, 501, 0, 3).ok());
+  EXPECT_FALSE(PartitionRows(data, rows, 3, -1, 3).ok());
+}
+
+// A client of several rows reports the mean of its rows' gradients: with one
+// client holding every row, np is full-batch gradient descent.
+TEST(TrainFedSel, ClientsOfSeveralRowsReportTheirMeanGradient) {
+  const Dataset data = Synthetic(200);
+  FedSelConfig config;
+  config.variant = "np";
+  config.clients = 1;
+  config.batch_fraction = 1;
+  config.learning_rate = 0.5;
+  auto run = TrainFedSel(config, data, {}, 1);
+  ASSERT_TRUE(run.ok()) << run.error();
+  EXPECT_EQ(run->plan.clients, 1u);
+  EXPECT_EQ(run->iterations, 1u);
+  EXPECT_EQ(run->updates, 1u);
+  const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
+  const std::size_t d = data.dimension;
+  std::vector<double> w(d, 0.0), g(d), mean(d, 0.0);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    model.Gradient(w, data.row(i), data.labels[i], g);
+    for (std::size_t j = 0; j < d; ++j) mean[j] += g[j] / static_cast<double>(data.size());
+  }
+  for (std::size_t j = 0; j < d; ++j) EXPECT_NEAR(run->weights[j], -0.5 * mean[j], 1e-12) << j;
+}
+
+TEST(TrainFedSel, PartitionedClientsLearnAndAreCountedAsClients) {
+  const Dataset data = Synthetic(3000);
+  for (const double alpha : {0.0, 0.5}) {
+    FedSelConfig config;
+    config.variant = "privunitg";
+    config.clients = 300;
+    config.dirichlet_alpha = alpha;
+    config.batch_fraction = 0.1;
+    config.epochs = 3;
+    config.learning_rate = 2;
+    auto run = TrainFedSel(config, data, {}, 4);
+    ASSERT_TRUE(run.ok()) << run.error();
+    EXPECT_EQ(run->plan.clients, 300u);
+    EXPECT_EQ(run->updates, 3u * 300);  // every client once per epoch
+    EXPECT_EQ(run->iterations, 3u * 10);
+    EXPECT_GT(LinearModel::Accuracy(run->weights, data, {}), data.MajorityRate() + 0.05) << alpha;
+  }
+  FedSelConfig bad;
+  bad.dirichlet_alpha = 0.5;  // without clients
+  EXPECT_FALSE(TrainFedSel(bad, data, {}, 1).ok());
+  bad.dirichlet_alpha = 0;
+  bad.clients = 3001;
+  auto refused = TrainFedSel(bad, data, {}, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("must not exceed the rows"), std::string::npos) << refused.error();
 }
 
 }  // namespace

@@ -123,6 +123,15 @@ struct FedSelConfig {
   // times, so its local budget holds, and a round averages the reports it
   // gets.
   bool sample_clients = false;
+  // Clients holding several rows each. 0: one client per training row, the
+  // papers' setting. Otherwise the training rows are split into `clients`
+  // shards (data/partition.h): equal IID shards when dirichlet_alpha is 0
+  // (the remainder left out), a Dirichlet(alpha) label skew when it is > 0.
+  // A client's gradient is the mean of its rows' clipped gradients, so a
+  // report's sensitivity is unchanged and the privacy unit is the client,
+  // all its rows together.
+  std::size_t clients = 0;
+  double dirichlet_alpha = 0;
 };
 
 // The configuration a variant runs with when nothing is said: FedSel's
@@ -137,6 +146,7 @@ FedSelConfig DefaultFedSelConfig(const std::string& variant);
 // same announced configuration, so they build the same randomizer.
 struct FedSelPlan {
   FedSelVariant variant;
+  std::size_t clients = 0;  // N: one per training row, or config.clients
   FedSelBudget budget;
   std::size_t batch = 0;  // m
   std::size_t rounds_per_epoch = 0;
@@ -171,7 +181,9 @@ struct FedSelRun {
   FedSelPlan plan;  // what the run was planned as (FedSelRunPrivacy states its privacy)
 };
 
-Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t clients, std::size_t d);
+// `rows`: the training rows; the plan's clients are as many, or
+// config.clients (at most `rows`).
+Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std::size_t d);
 // What the accountant is asked for a plan, at total delta `delta`: each
 // report's eps, and with the shuffler the rounds a client is in (epochs, or
 // every round when sampled, with q), shuffled with the plan's smallest round.
