@@ -94,6 +94,7 @@ int RunTune(const TrainOptions& options, std::ostream& out, std::ostream& err);
 struct LdpFlOptions {
   std::string dataset = "mnist";  // mnist, fmnist, cifar10
   std::string data_dir;           // default: where setup put it (loaders.h)
+  std::string model;              // a TorchScript file instead of the dataset's network
   std::string range = "fixed";    // fixed or adaptive
   std::string perturb = "weights";  // weights or updates
   double center = 0;

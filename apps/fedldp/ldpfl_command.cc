@@ -2,12 +2,14 @@
 // with the privacy statement, the accuracy per round beside the majority
 // class and the noise-free federated model, and where the time went.
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "experiment.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
@@ -30,6 +32,11 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "Folder of the dataset (default: data/mnist, /usr/share/datasets/fashion-mnist)");
+  app.add_option("--model", o.model,
+                 "Your own network, a TorchScript file (torch.jit.save): takes (batch, 784) "
+                 "rows, returns (batch, classes) logits or log-probabilities; each parameter "
+                 "tensor is a layer with its own range (default: the paper's CNN; VGG for "
+                 "cifar10)");
   app.add_option("--range", o.range, "fixed (c, r) for every layer, or adaptive per layer")
       ->check(CLI::IsMember({"fixed", "adaptive"}))
       ->capture_default_str();
@@ -84,17 +91,6 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
-namespace {
-
-std::string RoundsJson(const LdpFlRun& run) {
-  std::ostringstream s;
-  s << "[";
-  for (std::size_t i = 0; i < run.rounds.size(); ++i) s << (i ? "," : "") << run.rounds[i].accuracy;
-  return s.str() + "]";
-}
-
-}  // namespace
-
 int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   CheckOut(o.out);
   if (!(o.epsilon > 0 && o.epsilon <= 500)) throw UsageError("--epsilon must be in (0, 500]");
@@ -121,6 +117,15 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
 
   LdpFlConfig config;
   config.arch = o.dataset == "cifar10" ? "vgg" : "cnn";
+  if (!o.model.empty()) {
+    // A bare file name would read as an architecture: name it as a path.
+    config.arch = o.model.find('/') == std::string::npos ? "./" + o.model : o.model;
+    auto net = NeuralNet::Create(config.arch, 0);
+    if (!net.ok()) throw UsageError("--model: " + net.error());
+    if (const Status s = net->CheckInput(split->train); !s.ok()) {
+      throw UsageError("--model: " + s.error());
+    }
+  }
   config.clients = o.clients;
   config.fraction = o.fraction;
   config.rounds = o.rounds;
@@ -211,23 +216,57 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << 100 * train_s / total << " %, perturbation " << 100 * perturb_s / total << " %, shuffling "
       << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total << " %\n";
   if (!o.out.empty()) {
-    std::ostringstream f;
-    f << "{\"dataset\":\"" << o.dataset << "\",\"arch\":\"" << config.arch << "\",\"range\":\""
-      << o.range << "\",\"perturb\":\"" << o.perturb << "\",\"randomizer\":\"" << o.randomizer
-      << "\",\"clip\":" << o.clip << ",\"epsilon\":" << o.epsilon
-      << ",\"clients\":" << config.clients << ",\"fraction\":" << config.fraction
-      << ",\"disjoint_rounds\":" << (config.disjoint_rounds ? "true" : "false")
-      << ",\"rounds\":" << config.rounds << ",\"local_epochs\":" << config.local_epochs
-      << ",\"batch\":" << config.batch << ",\"lr\":" << config.learning_rate
-      << ",\"standardized\":" << (o.raw_inputs ? "false" : "true") << ",\"seed\":" << o.seed
-      << ",\"accuracy\":" << run.final_accuracy() << ",\"accuracy_per_round\":" << RoundsJson(run)
-      << ",\"majority\":" << run.majority
-      << ",\"noise_free\":" << (reference ? reference->final_accuracy() : -1)
-      << ",\"per_round_ldp\":" << run.privacy.per_round_ldp
-      << ",\"plain_composition\":" << run.privacy.plain_composition
-      << ",\"shuffle_bound_applies\":" << (run.privacy.shuffle_applies ? "true" : "false")
-      << ",\"seconds\":" << total << "}\n";
-    AppendOut(o.out, f.str());
+    nlohmann::ordered_json j;
+    j["version"] = std::string(Version());
+    j["dataset"] = o.dataset;
+    j["arch"] = config.arch;  // cnn, vgg, or the --model file
+    j["range"] = o.range;
+    j["perturb"] = o.perturb;
+    j["randomizer"] = o.randomizer;
+    j["clip"] = o.clip;
+    j["epsilon"] = o.epsilon;
+    j["clients"] = config.clients;
+    j["fraction"] = config.fraction;
+    j["dirichlet_alpha"] = config.dirichlet_alpha;
+    j["disjoint_rounds"] = config.disjoint_rounds;
+    j["rounds"] = config.rounds;
+    j["local_epochs"] = config.local_epochs;
+    j["batch"] = config.batch;
+    j["lr"] = config.learning_rate;
+    j["standardized"] = !o.raw_inputs;
+    j["train_rows"] = split->train.size();
+    j["test_rows"] = split->test.size();
+    j["seed"] = o.seed;
+    j["accuracy"] = run.final_accuracy();
+    j["accuracy_per_round"] = nlohmann::json::array();
+    j["per_round"] = nlohmann::json::array();
+    for (const LdpFlRound& r : run.rounds) {
+      j["accuracy_per_round"].push_back(r.accuracy);
+      j["per_round"].push_back({{"round", r.round},
+                                {"accuracy", r.accuracy},
+                                {"train_seconds", r.train_seconds},
+                                {"perturb_seconds", r.perturb_seconds},
+                                {"shuffle_seconds", r.shuffle_seconds},
+                                {"aggregate_seconds", r.aggregate_seconds}});
+    }
+    j["majority"] = run.majority;
+    // Absent (not run) is null.
+    j["noise_free"] = reference ? nlohmann::json(reference->final_accuracy()) : nlohmann::json();
+    j["per_round_ldp"] = run.privacy.per_round_ldp;
+    j["plain_composition"] = run.privacy.plain_composition;
+    j["shuffle_bound_applies"] = run.privacy.shuffle_applies;
+    if (run.vector_privacy) {
+      j["total_epsilon"] = run.vector_privacy->total.epsilon;
+      j["total_delta"] = run.vector_privacy->total.delta;
+    } else if (run.privacy.shuffle_applies) {
+      j["total_epsilon"] = run.privacy.shuffled.epsilon;
+      j["total_delta"] = run.privacy.shuffled.delta;
+    } else {
+      j["total_epsilon"] = run.privacy.plain_composition;
+      j["total_delta"] = 0;
+    }
+    j["seconds"] = total;
+    AppendOut(o.out, j.dump() + "\n");
   }
 
   (void)err;

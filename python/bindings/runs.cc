@@ -275,6 +275,11 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
 const Setters<LdpFlConfig>& LdpFlSetters() {
   static const Setters<LdpFlConfig> setters = {
       {"arch", Field(&LdpFlConfig::arch)},
+      {"model",  // a TorchScript file: a path, never read as an architecture name
+       [](LdpFlConfig& c, const py::handle& v) {
+         const auto path = v.cast<std::string>();
+         c.arch = path.find('/') == std::string::npos ? "./" + path : path;
+       }},
       {"clients", Field(&LdpFlConfig::clients)},
       {"fraction", Field(&LdpFlConfig::fraction)},
       {"rounds", Field(&LdpFlConfig::rounds)},
@@ -461,7 +466,7 @@ Runs LDP-FL (Sun, Qian & Chen, IJCAI 2021) as `fedldp ldpfl` does, on an
 image dataset by name (mnist, fmnist) or on arrays of 784-pixel images
 (X, y, X_test, y_test). Options are LdpFlConfig's fields by name (clients,
 fraction, rounds, local_epochs, batch, learning_rate, epsilon, adaptive,
-randomizer, clip, private, ...). on_round(dict) is called after every round.
+randomizer, clip, private, model (your TorchScript network's file), ...). on_round(dict) is called after every round.
 Returns a dict: rounds (accuracy per round), final_accuracy, majority,
 privacy (per weight for twopoint, per report for a vector randomizer), the
 final weights and counts.)doc");

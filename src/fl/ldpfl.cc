@@ -74,11 +74,11 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
   NeuralNet net = std::move(net_made).value();
-  if (train.dimension != net.input_dimension() || test.dimension != net.input_dimension()) {
-    return Error{"architecture " + config.arch + " expects " +
-                 std::to_string(net.input_dimension()) + " features, the data has " +
-                 std::to_string(train.dimension)};
+  if (test.dimension != train.dimension) {
+    return Error{"the test rows have " + std::to_string(test.dimension) +
+                 " features, the training rows " + std::to_string(train.dimension)};
   }
+  if (const Status s = net.CheckInput(train); !s.ok()) return Error{s.error()};
   if (config.standardize_inputs) {
     std::vector<std::size_t> all(train.size());
     std::iota(all.begin(), all.end(), std::size_t{0});

@@ -1,6 +1,7 @@
 // The only translation unit that includes Torch.
 #include "fedldp/model/neural_net.h"
 
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -81,8 +82,10 @@ torch::Tensor Labels(const Dataset& data, std::span<const std::size_t> rows) {
 
 struct NeuralNet::Impl {
   std::string arch;
-  std::size_t input = 0;
+  std::size_t input = 0;  // 0: any (a TorchScript model; CheckInput probes it)
+  // A built-in module, or a loaded TorchScript one.
   std::shared_ptr<torch::nn::Module> module;
+  std::shared_ptr<torch::jit::script::Module> script;
   std::function<torch::Tensor(torch::Tensor)> forward;
   std::vector<torch::Tensor> params;
   std::vector<std::size_t> sizes;
@@ -94,12 +97,72 @@ struct NeuralNet::Impl {
     if (input_mean != 0 || input_sd != 1) x.sub_(input_mean).div_(input_sd);
     return x;
   }
+  void SetTraining(bool on) {
+    if (script) {
+      script->train(on);
+    } else {
+      module->train(on);
+    }
+  }
+  // The built-ins end in log-softmax (negative log-likelihood); a user's
+  // model may return logits or log-probabilities, and cross-entropy, which
+  // applies log-softmax (idempotent on log-probabilities), fits both.
+  torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& labels) const {
+    return script ? torch::nn::functional::cross_entropy(out, labels)
+                  : torch::nll_loss(out, labels);
+  }
 };
 
+namespace {
+
+bool IsTorchScriptPath(const std::string& arch) {
+  return arch.ends_with(".pt") || arch.ends_with(".pth") || arch.find('/') != std::string::npos;
+}
+
+// A TorchScript model from `path`, as torch.jit.save wrote it: its floating
+// parameters, in named_parameters() order, are the layers.
+Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
+  auto impl = std::make_unique<NeuralNet::Impl>();
+  impl->arch = path;
+  try {
+    auto m = std::make_shared<torch::jit::script::Module>(torch::jit::load(path));
+    impl->script = m;
+    impl->forward = [m](torch::Tensor x) {
+      return m->forward(std::vector<torch::jit::IValue>{std::move(x)}).toTensor();
+    };
+    for (const auto& p : m->named_parameters(/*recurse=*/true)) {
+      if (!p.value.is_floating_point() || p.value.scalar_type() != torch::kFloat) {
+        return Error{path + ": parameter " + p.name +
+                     " is not float32 (convert the model with "
+                     ".float() before saving)"};
+      }
+      impl->params.push_back(p.value);
+      impl->params.back().requires_grad_(true);  // a model saved under no_grad trains too
+      impl->names.push_back(p.name);
+      impl->sizes.push_back(static_cast<std::size_t>(p.value.numel()));
+      impl->total += impl->sizes.back();
+    }
+  } catch (const c10::Error& e) {
+    return Error{path + ": not a TorchScript model torch.jit.load can read (" +
+                 std::string(e.what_without_backtrace()) + ")"};
+  } catch (const std::exception& e) {
+    return Error{path + ": not a TorchScript model torch.jit.load can read (" + e.what() + ")"};
+  }
+  if (impl->params.empty()) return Error{path + ": the model has no parameters to train"};
+  return impl;
+}
+
+}  // namespace
+
 Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  if (IsTorchScriptPath(arch)) {
+    auto loaded = LoadScript(arch);
+    if (!loaded.ok()) return Error{loaded.error()};
+    return NeuralNet(std::move(loaded).value());
+  }
   auto impl = std::make_unique<Impl>();
   impl->arch = arch;
-  torch::manual_seed(seed);
   if (arch == "cnn") {
     auto m = std::make_shared<CnnImpl>();
     impl->module = m;
@@ -111,7 +174,7 @@ Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed)
     impl->forward = [m](torch::Tensor x) { return m->forward(x); };
     impl->input = 3 * 32 * 32;
   } else {
-    return Error{"unknown architecture '" + arch + "' (cnn, vgg)"};
+    return Error{"unknown architecture '" + arch + "' (cnn, vgg, or a TorchScript file .pt)"};
   }
   for (const auto& p : impl->module->named_parameters()) {
     impl->params.push_back(p.value());
@@ -169,8 +232,8 @@ void NeuralNet::SetInputStandardization(double mean, double sd) {
 double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                         std::size_t batch, double lr, std::uint64_t seed) {
   torch::manual_seed(seed);  // dropout
-  impl_->module->train();
-  torch::optim::SGD sgd(impl_->module->parameters(), torch::optim::SGDOptions(lr));
+  impl_->SetTraining(true);
+  torch::optim::SGD sgd(impl_->params, torch::optim::SGDOptions(lr));
   std::vector<std::size_t> order(rows.begin(), rows.end());
   CounterRng rng(seed, 1);
   double last = 0;
@@ -184,7 +247,7 @@ double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, 
       const std::span<const std::size_t> b(order.data() + start,
                                            std::min(batch, order.size() - start));
       sgd.zero_grad();
-      auto loss = torch::nll_loss(impl_->forward(impl_->Input(data, b)), Labels(data, b));
+      auto loss = impl_->Loss(impl_->forward(impl_->Input(data, b)), Labels(data, b));
       loss.backward();
       sgd.step();
       sum += loss.item<double>();
@@ -197,7 +260,7 @@ double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, 
 
 double NeuralNet::Accuracy(const Dataset& data) const {
   torch::NoGradGuard no_grad;
-  impl_->module->eval();
+  impl_->SetTraining(false);
   std::size_t correct = 0;
   constexpr std::size_t kChunk = 1000;
   std::vector<std::size_t> rows;
@@ -209,6 +272,37 @@ double NeuralNet::Accuracy(const Dataset& data) const {
         static_cast<std::size_t>(predicted.eq(Labels(data, rows)).sum().item<std::int64_t>());
   }
   return data.size() ? static_cast<double>(correct) / static_cast<double>(data.size()) : 0;
+}
+
+Status NeuralNet::CheckInput(const Dataset& data) const {
+  if (data.size() == 0) return Error{"no rows to check the model's input against"};
+  if (impl_->input != 0) {
+    if (data.dimension == impl_->input) return {};
+    return Error{"architecture " + impl_->arch + " expects " + std::to_string(impl_->input) +
+                 " features, the data has " + std::to_string(data.dimension)};
+  }
+  torch::NoGradGuard no_grad;
+  impl_->SetTraining(false);
+  const std::size_t rows[] = {0};
+  try {
+    const auto out = impl_->forward(impl_->Input(data, rows));
+    if (out.dim() != 2 || out.size(0) != 1 || out.size(1) < data.classes) {
+      return Error{impl_->arch + ": for a batch of one row of " + std::to_string(data.dimension) +
+                   " features the model must return 1 x (at least " + std::to_string(data.classes) +
+                   " classes) scores, it returned " + c10::str(out.sizes())};
+    }
+  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
+    std::string what = e.what();
+    // The interpreter's message ends with the failing line, after a traceback.
+    if (const auto last = what.find_last_of('\n', what.find_last_not_of("\n "));
+        last != std::string::npos) {
+      what = what.substr(last + 1);
+    }
+    what.erase(what.find_last_not_of("\n ") + 1);
+    return Error{impl_->arch + ": the model fails on a batch of " + std::to_string(data.dimension) +
+                 "-feature rows (" + what + ")"};
+  }
+  return {};
 }
 
 void NeuralNet::SetThreads(int threads) { torch::set_num_threads(threads); }

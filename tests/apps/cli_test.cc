@@ -22,6 +22,7 @@
 #include "fedldp/store/server_state.h"
 #include "fedldp/vector/vector_randomizer.h"
 #include "testing/processes.h"
+#include "testing/torchscript.h"
 
 namespace fedldp::cli {
 namespace {
@@ -916,6 +917,30 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
       << disjoint.out;
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "duchi"}).code, 2);
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
+}
+
+// --model: a user's TorchScript network in place of the paper's CNN; each of
+// its tensors is a layer with its own adaptive range.
+TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {
+  const std::string model = Scratch("mlp.pt"), out_file = Scratch("model.jsonl");
+  ASSERT_EQ(testing::WriteTorchScriptMlp(model, 16), "");
+  std::filesystem::remove(out_file);
+  const auto r = Fedldp({"ldpfl", "--model", model, "--clients", "20", "--fraction", "0.5",
+                         "--rounds", "1", "--range", "adaptive", "--epsilon", "2", "--train-rows",
+                         "2000", "--test-rows", "500", "--out", out_file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(model + ", n = 20"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12730 weights"), std::string::npos) << r.out;
+  std::ifstream in(out_file);
+  const auto record = nlohmann::json::parse(in);
+  EXPECT_EQ(record["arch"], model);
+  EXPECT_EQ(record["version"], std::string(Version()));
+  ASSERT_EQ(record["per_round"].size(), 1u);
+  EXPECT_EQ(record["per_round"][0]["round"], 1);
+  EXPECT_EQ(record["accuracy_per_round"][0], record["accuracy"]);
+  const auto missing = Fedldp({"ldpfl", "--model", Scratch("none.pt")});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("not a TorchScript model"), std::string::npos) << missing.err;
 }
 
 TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {

@@ -6,6 +6,8 @@
 
 #include "fedldp/data/loaders.h"
 #include "fedldp/random/counter_rng.h"
+#include "testing/temp_dir.h"
+#include "testing/torchscript.h"
 
 namespace fedldp {
 namespace {
@@ -102,6 +104,48 @@ TEST(NeuralNet, CnnLearnsMnistBeyondTheMajorityClass) {
   // epochs give a CNN well above 80 %.
   EXPECT_GT(trained, 0.8) << "untrained " << untrained;
   EXPECT_GT(trained, test.MajorityRate() + 0.5);
+}
+
+class TorchScriptTest : public testing::TempDirTest {};
+
+// A user's TorchScript model: its tensors are the layers, its weights round
+// trip, its input is probed, and it trains like the built-ins.
+TEST_F(TorchScriptTest, AUsersModelLoadsProbesAndTrains) {
+  const std::string path = Path("mlp.pt");
+  ASSERT_EQ(testing::WriteTorchScriptMlp(path, 16), "");
+  auto made = NeuralNet::Create(path, 1);
+  ASSERT_TRUE(made.ok()) << made.error();
+  NeuralNet net = std::move(made).value();
+  EXPECT_EQ(net.arch(), path);
+  EXPECT_EQ(net.input_dimension(), 0u);
+  EXPECT_EQ(net.layer_sizes(), (std::vector<std::size_t>{784 * 16, 16, 16 * 10, 10}));
+  EXPECT_EQ(net.layer_names(),
+            (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(net.parameters(), 12730u);
+  std::vector<float> w = net.GetWeights();
+  for (auto& v : w) v *= 0.5f;
+  net.SetWeights(w);
+  EXPECT_EQ(net.GetWeights(), w);
+  EXPECT_TRUE(net.CheckInput(Noise(3, 784, 1)).ok());
+  const Status wrong = net.CheckInput(Noise(3, 100, 1));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().find("fails on a batch of 100-feature rows"), std::string::npos)
+      << wrong.error();
+  EXPECT_FALSE(NeuralNet::Create("cnn", 1).value().CheckInput(Noise(3, 100, 1)).ok());
+
+  auto split = LoadImageSplit("mnist", "");
+  ASSERT_TRUE(split.ok()) << split.error();
+  std::vector<std::size_t> rows(3000);
+  std::iota(rows.begin(), rows.end(), 0);
+  NeuralNet trained = NeuralNet::Create(path, 1).value();
+  trained.SetInputStandardization(0.1307, 0.3081);
+  trained.Train(split->train, rows, 2, 10, 0.05, 1);
+  const Dataset test = split->test.Subset(std::span<const std::size_t>(rows.data(), 2000));
+  EXPECT_GT(trained.Accuracy(test), 0.8);
+
+  const auto garbage = NeuralNet::Create(Path("none.pt"), 1);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.error().find("not a TorchScript model"), std::string::npos) << garbage.error();
 }
 
 }  // namespace

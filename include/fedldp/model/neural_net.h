@@ -12,6 +12,13 @@
 //   vgg  a small VGG for CIFAR-10 (3 x 32 x 32): [conv 3x3 32, 32, pool]
 //        [conv 64, 64, pool] [conv 128, pool], fc 2048->256, fc 256->10, ReLU
 //        after each conv and the first fc. 666,538 parameters in 14 tensors.
+//   a TorchScript file (a path: ends in .pt or .pth, or has a '/'): your own
+//        model, as torch.jit.save wrote it (torch.jit.script or trace). It
+//        takes a (batch, features) float tensor of flat rows (reshape inside
+//        forward) and returns (batch, classes) logits or log-probabilities;
+//        training minimises cross-entropy. Its float32 parameters, in
+//        named_parameters() order, are the layers; its own initial weights
+//        are kept (the seed drives dropout only).
 #ifndef FEDLDP_MODEL_NEURAL_NET_H_
 #define FEDLDP_MODEL_NEURAL_NET_H_
 
@@ -29,16 +36,20 @@ namespace fedldp {
 
 class NeuralNet {
  public:
-  // arch: cnn or vgg. Initial weights from Torch's default initialisation,
-  // seeded with `seed`.
+  // arch: cnn, vgg (initial weights from Torch's default initialisation,
+  // seeded with `seed`) or a TorchScript file's path (its weights).
   static Result<NeuralNet> Create(const std::string& arch, std::uint64_t seed);
   ~NeuralNet();
   NeuralNet(NeuralNet&&) noexcept;
   NeuralNet& operator=(NeuralNet&&) noexcept;
 
   const std::string& arch() const;
-  // The input the architecture expects: 784 (cnn) or 3072 (vgg) features.
+  // The input the architecture expects: 784 (cnn) or 3072 (vgg) features;
+  // 0 for a TorchScript model (CheckInput probes it).
   std::size_t input_dimension() const;
+  // OK iff the model takes data's rows and returns a score per class: the
+  // dimension for the built-ins; one row through a TorchScript model.
+  Status CheckInput(const Dataset& data) const;
   std::size_t parameters() const;
   const std::vector<std::size_t>& layer_sizes() const;
   const std::vector<std::string>& layer_names() const;
@@ -66,8 +77,9 @@ class NeuralNet {
   // Torch's intra-op threads for this process.
   static void SetThreads(int threads);
 
+  struct Impl;  // opaque: defined where Torch is included
+
  private:
-  struct Impl;
   explicit NeuralNet(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
