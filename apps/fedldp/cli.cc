@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,6 +189,76 @@ std::string DidYouMean(CLI::App& app, int argc, const char* const* argv) {
 
 }  // namespace
 
+namespace {
+
+// A config-file value: numbers and booleans bare, anything else quoted.
+std::string TomlValue(const std::string& v) {
+  if (v == "true" || v == "false") return v;
+  char* end = nullptr;
+  std::strtod(v.c_str(), &end);
+  if (!v.empty() && *end == '\0' && v.find_first_of("xX") == std::string::npos) return v;
+  std::string quoted = "\"";
+  for (const char c : v) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// --print-config: the chosen subcommand's options as a config file section
+// ([train], [reproduce.fedsel], ...): given ones with their values, the rest
+// with their defaults, options without a default as comments. Reading the
+// output back with --config runs the same configuration.
+std::string EffectiveConfig(const CLI::App& app) {
+  const CLI::App* sub = &app;
+  std::string section, command;
+  while (!sub->get_subcommands().empty()) {
+    sub = sub->get_subcommands().front();
+    section += (section.empty() ? "" : ".") + sub->get_name();
+    command += " " + sub->get_name();
+  }
+  std::ostringstream s;
+  s << "# fedldp " << Version() << ": the options of `fedldp" << command
+    << "` as they would run (fedldp --config FILE" << command << ")\n";
+  s << "[" << section << "]\n";
+  for (const CLI::Option* opt : sub->get_options()) {
+    if (!opt->get_configurable() || opt->get_lnames().empty()) continue;
+    const std::string& name = opt->get_lnames().front();
+    if (name == "help" || name == "help-all") continue;
+    if (opt->get_items_expected_max() == 0) {  // a flag
+      // Set on the command line, or to true or false in a --config file.
+      // An unset flag stays a comment: a flag given at all, even as false,
+      // counts for the options it excludes (--secure excludes --seed).
+      const bool on = opt->count() > 0 && opt->as<bool>();
+      s << (on ? "" : "# ") << name << " = " << (on ? "true" : "false") << "\n";
+      continue;
+    }
+    std::vector<std::string> values =
+        opt->count() > 0 ? opt->results() : std::vector<std::string>{};
+    const std::string fallback = opt->get_default_str();
+    if (values.empty() && fallback.size() > 1 && fallback.front() == '[' &&
+        fallback.back() == ']') {
+      s << name << " = " << fallback << "\n";  // a list default, already written as one
+      continue;
+    }
+    if (values.empty() && !fallback.empty()) values = {fallback};
+    if (values.empty()) {
+      s << "# " << name << " =   (not set)\n";
+    } else if (values.size() == 1 && opt->get_expected_max() <= 1) {
+      s << name << " = " << TomlValue(values.front()) << "\n";
+    } else {
+      s << name << " = [";
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        s << (i ? ", " : "") << TomlValue(values[i]);
+      }
+      s << "]\n";
+    }
+  }
+  return s.str();
+}
+
+}  // namespace
+
 int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"fedldp: federated learning under local differential privacy (FedSel, LDP-FL)",
                "fedldp"};
@@ -200,6 +272,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   // before the subcommands are added: they inherit it).
   app.set_config("--config", "", "Read options from a TOML/INI file");
   app.allow_config_extras(CLI::config_extras_mode::error);
+  bool print_config = false;
+  app.add_flag("--print-config", print_config,
+               "Print the subcommand's effective options (command line, --config file and "
+               "defaults) as a config file, and exit without running it");
 
   SampleOptions sample;
   SetupSample(
@@ -264,6 +340,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help: usage on stdout
     err << "fedldp: error: " << e.what() << DidYouMean(app, argc, argv) << " (see --help)\n";
     return kUsageExit;
+  }
+  if (print_config) {
+    out << EffectiveConfig(app);
+    return 0;
   }
   try {
     if (app.got_subcommand("sample")) return RunSample(sample, out, err);
