@@ -115,6 +115,14 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   }
   j["seconds"] = result.seconds;
   j["client_updates"] = result.updates;
+  // Each fold's (or fixed split's run's) figures, in run order.
+  j["per_fold"] = nlohmann::json::array();
+  for (const FoldResult& f : result.folds) {
+    j["per_fold"].push_back({{"repeat", f.repeat},
+                             {"fold", f.fold},
+                             {"accuracy", f.accuracy},
+                             {"majority", f.majority}});
+  }
   return j.dump();
 }
 

@@ -45,7 +45,8 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
 void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
 // One JSON object (no newline) describing a cross-validated run: fedldp's
-// version, the effective configuration, the seed and the results;
+// version, the effective configuration, the seed and the results, with
+// per_fold: each fold's repeat, fold, accuracy and majority;
 // nonprivate_mean < 0 (not run) is written as null.
 std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
                        const CrossValidationOptions& cv, const CrossValidationResult& result,

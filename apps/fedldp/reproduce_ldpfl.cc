@@ -13,12 +13,14 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "experiment.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
@@ -128,26 +130,6 @@ std::string Fixed(double v, int digits = 2) {
   return s.str();
 }
 
-// The value after "name": in one of our own JSON lines.
-std::optional<double> NumberField(const std::string& line, const std::string& name) {
-  const auto at = line.find("\"" + name + "\":");
-  if (at == std::string::npos) return std::nullopt;
-  const char* begin = line.c_str() + at + name.size() + 3;
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin) return std::nullopt;
-  return v;
-}
-
-std::optional<std::string> StringField(const std::string& line, const std::string& name) {
-  const auto at = line.find("\"" + name + "\":\"");
-  if (at == std::string::npos) return std::nullopt;
-  const auto begin = at + name.size() + 4;
-  const auto end = line.find('"', begin);
-  if (end == std::string::npos) return std::nullopt;
-  return line.substr(begin, end - begin);
-}
-
 class Runner {
  public:
   Runner(const ReproduceLdpFlOptions& o, const Dataset& train, const Dataset& test,
@@ -157,10 +139,14 @@ class Runner {
     if (o.resume) {
       std::ifstream in(path);
       for (std::string line; std::getline(in, line);) {
-        const auto key = StringField(line, "key");
-        const auto accuracy = NumberField(line, "accuracy");
-        if (key && accuracy) done_[*key] = *accuracy;
-        if (key && accuracy) lines_.push_back(line);
+        // A torn or foreign line (no key, no accuracy) is dropped.
+        const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object() || !j.contains("key") || !j["key"].is_string() ||
+            !j.contains("accuracy") || !j["accuracy"].is_number()) {
+          continue;
+        }
+        done_[j["key"].get<std::string>()] = j["accuracy"].get<double>();
+        lines_.push_back(line);
       }
     }
     // The runs kept, in their order (a torn last line dropped), replace the
@@ -258,11 +244,11 @@ class Runner {
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double perturb = 0, shuffle = 0;
-    std::ostringstream per_round;
+    nlohmann::json per_round = nlohmann::json::array();
     for (const auto& r : run->rounds) {
       perturb += r.perturb_seconds;
       shuffle += r.shuffle_seconds;
-      per_round << (per_round.tellp() > 0 ? "," : "") << r.accuracy;
+      per_round.push_back(r.accuracy);
     }
     if (s.is_private) {
       seconds_ += wall, perturb_ += perturb, shuffle_ += shuffle;
@@ -270,15 +256,27 @@ class Runner {
     }
     ++trained_;
     const double accuracy = run->final_accuracy();
-    runs_ << "{\"key\":\"" << key << "\",\"dataset\":\"" << o_.dataset
-          << "\",\"private\":" << (s.is_private ? "true" : "false") << ",\"range\":\""
-          << (s.adaptive ? "adaptive" : "fixed") << "\",\"perturb\":\""
-          << (c.perturb_updates ? "updates" : "weights") << "\",\"epsilon\":" << c.epsilon
-          << ",\"clients\":" << s.clients << ",\"rounds\":" << c.rounds
-          << ",\"local_epochs\":" << c.local_epochs << ",\"batch\":" << c.batch
-          << ",\"train_rows\":" << train_.size() << ",\"seed\":" << seed
-          << ",\"accuracy\":" << accuracy << ",\"accuracy_per_round\":[" << per_round.str()
-          << "],\"majority\":" << run->majority << ",\"seconds\":" << wall << "}\n";
+    nlohmann::ordered_json j;
+    j["key"] = key;
+    j["version"] = std::string(Version());
+    j["dataset"] = o_.dataset;
+    j["private"] = s.is_private;
+    j["range"] = s.adaptive ? "adaptive" : "fixed";
+    j["perturb"] = c.perturb_updates ? "updates" : "weights";
+    j["epsilon"] = c.epsilon;
+    j["clients"] = s.clients;
+    j["rounds"] = c.rounds;
+    j["local_epochs"] = c.local_epochs;
+    j["batch"] = c.batch;
+    j["lr"] = c.learning_rate;
+    j["standardized"] = c.standardize_inputs;
+    j["train_rows"] = train_.size();
+    j["seed"] = seed;
+    j["accuracy"] = accuracy;
+    j["accuracy_per_round"] = std::move(per_round);
+    j["majority"] = run->majority;
+    j["seconds"] = wall;
+    runs_ << j.dump() << "\n";
     runs_.flush();
     out_ << "  [" << index_ << "/" << planned_ << "] " << shown << ": " << Fixed(100 * accuracy)
          << " % (" << Fixed(wall, 1) << " s)\n";

@@ -875,6 +875,11 @@ TEST(Train, OwnCsvDataSplitAmongClients) {
   EXPECT_EQ(record["clients"], 200);
   EXPECT_EQ(record["dirichlet_alpha"], 0.5);
   EXPECT_EQ(record["client_updates"], 400);  // 2 folds x 200 clients, one epoch
+  ASSERT_EQ(record["per_fold"].size(), 2u);
+  double sum = 0;
+  for (const auto& fold : record["per_fold"]) sum += fold["accuracy"].get<double>();
+  EXPECT_NEAR(sum / 2, record["accuracy_mean"].get<double>(), 1e-12);
+  EXPECT_EQ(record["per_fold"][1]["fold"], 1);
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--data", csv, "--label-column", "nope"}, "no column is named 'nope'"},
            {{"--label-column", "label"}, "--label-column applies to --data FILE.csv only"},
@@ -1080,6 +1085,16 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
     EXPECT_EQ(private_points, 2u) << figure;
     EXPECT_GT(rows, 4u) << figure;
   }
+  {  // Every line is one JSON record, with the version and the per-round figures.
+    std::ifstream in(dir + "/runs.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      EXPECT_EQ(j["version"], std::string(Version()));
+      EXPECT_EQ(j["accuracy_per_round"].size(), j["rounds"].get<std::size_t>());
+    }
+  }
+  // A run killed while writing leaves a torn line: --resume drops it.
+  std::ofstream(dir + "/runs.jsonl", std::ios::app) << "{\"key\":\"torn\",\"accur";
   // A second call with --resume trains nothing and prints the same table.
   args.push_back("--resume");
   const auto again = Fedldp(args);
