@@ -1,6 +1,7 @@
 // fedldp account: what a configuration costs in privacy, before anything runs.
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -43,12 +44,14 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
   const auto closed =
       FeldmanMcMillanTalwar(o.local_epsilon, static_cast<double>(o.reports), o.delta);
   if (o.json) {
-    out << "{\"local_epsilon\":" << Shortest(o.local_epsilon) << ",\"reports\":" << o.reports
-        << ",\"delta\":" << Shortest(o.delta)
-        << ",\"epsilon_lower\":" << Shortest(bound->epsilon_lower)
-        << ",\"epsilon_upper\":" << Shortest(bound->epsilon_upper)
-        << ",\"closed_form\":" << (closed.applies ? Shortest(closed.epsilon) : std::string("null"))
-        << "}\n";
+    nlohmann::ordered_json j;
+    j["local_epsilon"] = o.local_epsilon;
+    j["reports"] = o.reports;
+    j["delta"] = o.delta;
+    j["epsilon_lower"] = bound->epsilon_lower;
+    j["epsilon_upper"] = bound->epsilon_upper;
+    j["closed_form"] = closed.applies ? nlohmann::json(closed.epsilon) : nlohmann::json();
+    out << j.dump() << "\n";
     return 0;
   }
   out << o.reports << " reports of a " << Shortest(o.local_epsilon)
@@ -111,25 +114,29 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
     return 0;
   }
   const auto pair = [](const DpGuarantee& g) {
-    return "{\"epsilon\":" + Shortest(g.epsilon) + ",\"delta\":" + Shortest(g.delta) + "}";
+    return nlohmann::ordered_json{{"epsilon", g.epsilon}, {"delta", g.delta}};
   };
-  out << "{\"local\":" << pair(p->local) << ",\"rounds\":" << o.rounds
-      << ",\"local_basic\":" << pair(p->local_basic)
-      << ",\"local_optimal\":" << pair(p->local_optimal) << ",\"per_round\":";
+  nlohmann::ordered_json j;
+  j["local"] = pair(p->local);
+  j["rounds"] = o.rounds;
+  j["local_basic"] = pair(p->local_basic);
+  j["local_optimal"] = pair(p->local_optimal);
   if (p->shuffled) {
-    out << "{\"reports\":" << o.reports_per_round
-        << ",\"epsilon_lower\":" << Shortest(p->round.epsilon_lower)
-        << ",\"epsilon_upper\":" << Shortest(p->round.epsilon_upper)
-        << ",\"delta\":" << Shortest(p->round.delta) << "}";
+    j["per_round"] = {{"reports", o.reports_per_round},
+                      {"epsilon_lower", p->round.epsilon_lower},
+                      {"epsilon_upper", p->round.epsilon_upper},
+                      {"delta", p->round.delta}};
     if (p->config.sampled()) {
-      out << ",\"sampling_rate\":" << Shortest(o.sampling_rate)
-          << ",\"per_round_sampled\":" << pair(p->subsampled);
+      j["sampling_rate"] = o.sampling_rate;
+      j["per_round_sampled"] = pair(p->subsampled);
     }
   } else {
-    out << "null";
+    j["per_round"] = nullptr;
   }
-  out << ",\"total\":" << pair(p->total) << ",\"rule\":\"" << p->rule
-      << "\",\"total_advanced\":" << pair(p->total_advanced) << "}\n";
+  j["total"] = pair(p->total);
+  j["rule"] = p->rule;
+  j["total_advanced"] = pair(p->total_advanced);
+  out << j.dump() << "\n";
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // fedldp audit: every mechanism and selector against its mathematics.
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli.h"
@@ -172,12 +173,19 @@ void Print(const Row& r, bool json, std::ostream& out) {
     return std::string(text);
   };
   if (json) {
-    auto num = [](double v) { return std::isfinite(v) ? std::to_string(v) : std::string("null"); };
-    out << "{\"kind\":\"" << r.kind << "\",\"name\":\"" << r.name << "\",\"epsilon\":" << r.epsilon
-        << ",\"log_worst_ratio\":" << num(r.log_ratio)
-        << ",\"worst_mean_z\":" << num(r.worst_mean_z)
-        << ",\"worst_variance_z\":" << num(r.worst_var_z) << ",\"min_chi2_p\":" << num(r.min_p)
-        << ",\"pass\":" << (r.pass ? "true" : "false") << ",\"note\":\"" << r.note << "\"}\n";
+    // Not computed, or not finite (a non-private selector's ratio): null.
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+    nlohmann::ordered_json j;
+    j["kind"] = r.kind;
+    j["name"] = r.name;
+    j["epsilon"] = num(r.epsilon);
+    j["log_worst_ratio"] = num(r.log_ratio);
+    j["worst_mean_z"] = num(r.worst_mean_z);
+    j["worst_variance_z"] = num(r.worst_var_z);
+    j["min_chi2_p"] = num(r.min_p);
+    j["pass"] = r.pass;
+    j["note"] = r.note;
+    out << j.dump() << "\n";
     return;
   }
   std::snprintf(line, sizeof line, "%-10s %-17s %5s %10s %8s %8s %9s  %-4s %s\n", r.kind.c_str(),

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/files.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/services.h"
@@ -496,16 +498,23 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
       << " (majority class " << Pct(majority) << "), " << s.round << " rounds, "
       << s.rounds_without_update << " without update, " << s.counted << " reports counted\n";
   if (!o.out.empty()) {
-    std::ostringstream f;
-    f << std::setprecision(10) << "{\"command\":\"serve\",\"dataset\":\"" << o.dataset
-      << "\",\"variant\":\"" << c.variant << "\",\"epsilon\":" << c.epsilon
-      << ",\"epochs\":" << c.epochs << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
-      << ",\"majority\":" << majority << ",\"rounds\":" << s.round
-      << ",\"rounds_without_update\":" << s.rounds_without_update
-      << ",\"reports_counted\":" << s.counted << ",\"accepted_here\":" << s.accepted
-      << ",\"training_seconds\":" << seconds << ",\"training_cpu_seconds\":" << cpu_seconds
-      << "}\n";
-    AppendOut(o.out, f.str());
+    nlohmann::ordered_json f;
+    f["command"] = "serve";
+    f["version"] = std::string(Version());
+    f["dataset"] = o.dataset;
+    f["variant"] = c.variant;
+    f["epsilon"] = c.epsilon;
+    f["epochs"] = c.epochs;
+    f["users"] = spec.users;
+    f["accuracy"] = accuracy;
+    f["majority"] = majority;
+    f["rounds"] = s.round;
+    f["rounds_without_update"] = s.rounds_without_update;
+    f["reports_counted"] = s.counted;
+    f["accepted_here"] = s.accepted;
+    f["training_seconds"] = seconds;
+    f["training_cpu_seconds"] = cpu_seconds;
+    AppendOut(o.out, f.dump() + "\n");
   }
 
   return 0;

@@ -6,14 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "cli.h"
 #include "commands.h"
-#include "experiment.h"
 #include "deploy_util.h"
+#include "experiment.h"
 #include "fedldp/base/files.h"
+#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/services.h"
@@ -188,14 +190,22 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       << " without update, " << s.counted << " reports counted, " << s.pieces_rejected
       << " pieces rejected\n";
   if (!o.out.empty()) {
-    std::ostringstream f;
-    f << std::setprecision(10) << "{\"command\":\"serve\",\"protocol\":\"ldpfl\",\"dataset\":\""
-      << dataset << "\",\"randomizer\":\"" << c.randomizer << "\",\"epsilon\":" << c.epsilon
-      << ",\"rounds\":" << s.round << ",\"users\":" << spec.users << ",\"accuracy\":" << accuracy
-      << ",\"majority\":" << majority << ",\"rounds_without_update\":" << s.rounds_without_update
-      << ",\"reports_counted\":" << s.counted << ",\"batches\":" << s.batches
-      << ",\"pieces_rejected\":" << s.pieces_rejected << "}\n";
-    AppendOut(o.out, f.str());
+    nlohmann::ordered_json f;
+    f["command"] = "serve";
+    f["version"] = std::string(Version());
+    f["protocol"] = "ldpfl";
+    f["dataset"] = dataset;
+    f["randomizer"] = c.randomizer;
+    f["epsilon"] = c.epsilon;
+    f["rounds"] = s.round;
+    f["users"] = spec.users;
+    f["accuracy"] = accuracy;
+    f["majority"] = majority;
+    f["rounds_without_update"] = s.rounds_without_update;
+    f["reports_counted"] = s.counted;
+    f["batches"] = s.batches;
+    f["pieces_rejected"] = s.pieces_rejected;
+    AppendOut(o.out, f.dump() + "\n");
   }
 
   return 0;

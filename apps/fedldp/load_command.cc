@@ -21,13 +21,15 @@
 #include <fstream>
 #include <iomanip>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "cli.h"
 #include "commands.h"
-#include "experiment.h"
 #include "deploy_util.h"
+#include "experiment.h"
+#include "fedldp/base/version.h"
 #include "fedldp/net/services.h"
 
 extern char** environ;
@@ -50,9 +52,11 @@ int FreeLoopbackPort() {
   return port;
 }
 
-double JsonField(const std::string& json, const std::string& key) {
-  const auto at = json.rfind("\"" + key + "\":");
-  return at == std::string::npos ? -1 : std::stod(json.substr(at + key.size() + 3));
+// A number of the server's last --out record, or -1 if it has none.
+double JsonField(const nlohmann::json& record, const std::string& key) {
+  return record.is_object() && record.contains(key) && record[key].is_number()
+             ? record[key].get<double>()
+             : -1;
 }
 
 }  // namespace
@@ -203,11 +207,15 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   rusage self{};
   ::getrusage(RUSAGE_SELF, &self);
   std::ifstream f(result);
-  std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const double counted = JsonField(json, "accepted_here");
-  const double seconds = JsonField(json, "training_seconds");
-  const double rounds = JsonField(json, "rounds");
-  const double server_cpu = JsonField(json, "training_cpu_seconds");
+  std::string json, line;
+  while (std::getline(f, line)) {
+    if (!line.empty()) json = line;  // the server's last record
+  }
+  const auto record = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  const double counted = JsonField(record, "accepted_here");
+  const double seconds = JsonField(record, "training_seconds");
+  const double rounds = JsonField(record, "rounds");
+  const double server_cpu = JsonField(record, "training_cpu_seconds");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || json.empty() || seconds <= 0) {
     // The server's own last line says why (its error, or where it stopped).
     std::ifstream log(serve_log);
@@ -232,14 +240,19 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << finished.load() << " clients finished, " << failed.load() << " failed"
       << (first_error.empty() ? "" : " (" + first_error + ")") << "\n";
   if (!o.out.empty()) {
-    std::ostringstream j;
-    j << std::setprecision(10) << "{\"command\":\"load\",\"clients\":" << o.clients
-      << ",\"users\":" << rows.size() << ",\"rounds\":" << rounds << ",\"reports\":" << counted
-      << ",\"seconds\":" << seconds << ",\"reports_per_second\":" << per_second
-      << ",\"server_peak_mib\":" << usage.ru_maxrss / 1024.0
-      << ",\"server_cpu_seconds\":" << server_cpu
-      << ",\"failed_clients\":" << failed.load() << "}\n";
-    AppendOut(o.out, j.str());
+    nlohmann::ordered_json j;
+    j["command"] = "load";
+    j["version"] = std::string(Version());
+    j["clients"] = o.clients;
+    j["users"] = rows.size();
+    j["rounds"] = rounds;
+    j["reports"] = counted;
+    j["seconds"] = seconds;
+    j["reports_per_second"] = per_second;
+    j["server_peak_mib"] = usage.ru_maxrss / 1024.0;
+    j["server_cpu_seconds"] = server_cpu;
+    j["failed_clients"] = failed.load();
+    AppendOut(o.out, j.dump() + "\n");
   }
 
   return failed.load() == 0 ? 0 : 1;

@@ -570,6 +570,27 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
   std::filesystem::remove_all(Scratch("bad_input_out"));
 }
 
+// audit --json: one JSON object per line, nulls where a figure does not
+// apply (was `"epsilon":nan` for topk and uniform, and 6 decimals).
+TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {
+  const auto r = Fedldp({"audit", "--json", "--epsilon", "1", "--draws", "2000"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::size_t count = 0;
+  bool topk = false;
+  for (std::string line; std::getline(lines, line); ++count) {
+    const auto j = nlohmann::json::parse(line);  // throws on invalid JSON
+    EXPECT_TRUE(j["pass"].is_boolean()) << line;
+    if (j["name"] == "topk") {
+      topk = true;
+      EXPECT_TRUE(j["epsilon"].is_null()) << line;
+      EXPECT_TRUE(j["log_worst_ratio"].is_null()) << line;
+    }
+  }
+  EXPECT_GT(count, 10u);
+  EXPECT_TRUE(topk);
+}
+
 // The published example of Feldman, McMillan & Talwar, as JSON and text.
 TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
   const auto json = Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "100000",
