@@ -147,7 +147,9 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   config.disjoint_rounds = o.disjoint_rounds;
   const bool vector = o.randomizer != "twopoint";
 
-  if (auto e = CheckLdpFlConfig(config, split->train.size()); !e.empty()) throw UsageError(e);
+  if (Status s = CheckLdpFlConfig(config, split->train.size()); !s.ok()) {
+    throw UsageError(s.error());
+  }
   out << "fedldp ldpfl: " << o.dataset << " (" << split->train.size() << " train, "
       << split->test.size() << " test), " << config.arch << ", n = " << config.clients
       << " clients (" << (config.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID")

@@ -355,7 +355,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
     train = std::move(split.train);
     test = std::move(split.test);
   }
-  if (const std::string why = CheckLdpFlConfig(config, train.size()); !why.empty()) Raise(why);
+  Check(CheckLdpFlConfig(config, train.size()));
   if (threads < 0) Raise("threads must be >= 0");
   if (threads > 0) NeuralNet::SetThreads(threads);
   py::list rounds;
@@ -559,8 +559,7 @@ of ones, so the order of the reports (shuffled or not) never matters.)doc")
             if (report.owner != self.owner) {
               Raise("the report was made by another LdpFlRandomizer (other ranges)");
             }
-            if (const std::string why = self.aggregator.Add(report.report); !why.empty())
-              Raise(why);
+            Check(self.aggregator.Add(report.report));
           },
           py::arg("report"))
       .def_property_readonly("count",

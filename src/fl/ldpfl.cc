@@ -36,41 +36,46 @@ InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> ro
   return {mean, std::sqrt(std::max(0.0, sum_sq / count - mean * mean))};
 }
 
-std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
-  if (config.rounds < 1) return "rounds must be >= 1";
-  if (config.local_epochs < 1) return "local epochs must be >= 1";
-  if (config.batch < 1) return "batch size must be >= 1";
-  if (!(config.fraction > 0 && config.fraction <= 1)) return "fraction must be in (0, 1]";
-  if (!(config.learning_rate > 0)) return "learning rate must be > 0";
-  if (!(config.adaptive_margin >= 1)) return "adaptive margin must be >= 1";
+Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
+  if (config.rounds < 1) return Error{"rounds must be >= 1"};
+  if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
+  if (config.batch < 1) return Error{"batch size must be >= 1"};
+  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
+  if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
+  if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
   if (config.perturb_updates && config.adaptive) {
-    return "perturbing updates takes a fixed range, not an adaptive one";
+    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
   }
   if (config.is_private) {
-    if (auto e = CheckEpsilon(config.epsilon); !e.empty()) return e;
+    if (auto e = CheckEpsilon(config.epsilon); !e.empty()) return Error{e};
   }
   if (config.clients == 0 || config.clients > train_rows) {
-    return "clients must be in [1, " + std::to_string(train_rows) + "]";
+    return Error{"clients must be in [1, " + std::to_string(train_rows) + "]"};
   }
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
-    return "Dirichlet alpha must be >= 0";
+    return Error{"Dirichlet alpha must be >= 0"};
   }
   if (config.randomizer != "twopoint") {
     auto m = ParseVectorMechanism(config.randomizer);
     if (!m.ok() || *m == VectorMechanism::kDuchi) {
-      return "randomizer must be twopoint, privunitg, fastprojunit, fastprojunit-corr, gaussian "
-             "or gaussian-classic";
+      return Error{
+          "randomizer must be twopoint, privunitg, fastprojunit, fastprojunit-corr, gaussian "
+          "or gaussian-classic"};
     }
-    if (config.adaptive) return "a vector randomizer privatises the update: no adaptive ranges";
-    if (!(config.clip > 0 && std::isfinite(config.clip))) return "clip must be a number > 0";
+    if (config.adaptive) {
+      return Error{"a vector randomizer privatises the update: no adaptive ranges"};
+    }
+    if (!(config.clip > 0 && std::isfinite(config.clip))) {
+      return Error{"clip must be a number > 0"};
+    }
   }
-  return "";
+  return {};
 }
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round) {
-  if (auto e = CheckLdpFlConfig(config, train.size()); !e.empty()) return Error{e};
+  if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
   NeuralNet net = std::move(net_made).value();
@@ -201,9 +206,8 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         run.float32_bytes = report.Float32Bytes();
       }
       t = Clock::now();
-      const std::string rejected =
-          config.shuffle ? shuffler.Submit(report) : aggregator.Add(report);
-      if (!rejected.empty()) return Error{"client report rejected: " + rejected};
+      const Status accepted = config.shuffle ? shuffler.Submit(report) : aggregator.Add(report);
+      if (!accepted.ok()) return Error{"client report rejected: " + accepted.error()};
       stats.shuffle_seconds += Since(t);
       ++run.reports;
     }
@@ -231,7 +235,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
         const auto shuffled = shuffler.Release(shuffle_rng);
         stats.shuffle_seconds += Since(t);
         t = Clock::now();
-        if (auto e = aggregator.AddShuffled(shuffled); !e.empty()) return Error{e};
+        if (Status s = aggregator.AddShuffled(shuffled); !s.ok()) return Error{s.error()};
       }
       const std::vector<float> mean = aggregator.Mean();
       for (std::size_t j = 0; j < global.size(); ++j) {

@@ -440,7 +440,9 @@ void LdpFlCoordinator::AddPiece(std::size_t chunk, const DecodedReport& piece) {
     ++vector_pieces_[chunk];
     return;
   }
-  aggregator_->AddPiece(chunks_[chunk], std::get<LdpFlReport>(piece));
+  // The gate checked the piece against its chunk; a refusal here would be
+  // counted in aggregator_->rejected().
+  static_cast<void>(aggregator_->AddPiece(chunks_[chunk], std::get<LdpFlReport>(piece)));
 }
 
 std::vector<double> LdpFlCoordinator::RoundMean() const {

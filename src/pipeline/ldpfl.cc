@@ -57,26 +57,28 @@ LdpFlReport LdpFlRandomizer::Randomize(std::span<const float> weights, Rng& rng)
   return report;
 }
 
-std::string LdpFlRandomizer::Check(const LdpFlReport& report) const {
+Status LdpFlRandomizer::Check(const LdpFlReport& report) const {
   if (report.weights != weights_) {
-    return "report has " + std::to_string(report.weights) + " weights, the model " +
-           std::to_string(weights_);
+    return Error{"report has " + std::to_string(report.weights) + " weights, the model " +
+                 std::to_string(weights_)};
   }
-  if (report.bits.size() != (weights_ + 63) / 64) return "report's bit vector has the wrong size";
+  if (report.bits.size() != (weights_ + 63) / 64) {
+    return Error{"report's bit vector has the wrong size"};
+  }
   if (weights_ % 64 != 0 && (report.bits.back() >> (weights_ % 64)) != 0) {
-    return "report sets bits beyond its last weight";
+    return Error{"report sets bits beyond its last weight"};
   }
-  if (report.ranges != ranges_) return "report's ranges differ from the ones announced";
-  return "";
+  if (report.ranges != ranges_) return Error{"report's ranges differ from the ones announced"};
+  return {};
 }
 
 ParameterShuffler::ParameterShuffler(const LdpFlRandomizer& randomizer, ShuffleSchedule schedule)
     : randomizer_(randomizer), schedule_(schedule) {}
 
-std::string ParameterShuffler::Submit(const LdpFlReport& report) {
-  if (auto e = randomizer_.Check(report); !e.empty()) return e;
+Status ParameterShuffler::Submit(const LdpFlReport& report) {
+  if (Status s = randomizer_.Check(report); !s.ok()) return s;
   reports_.push_back(report);
-  return "";
+  return {};
 }
 
 ShuffledRound ParameterShuffler::Release(Rng& rng) {
@@ -139,17 +141,17 @@ LdpFlReport PieceOf(const LdpFlReport& report, const ReportChunk& chunk) {
 LdpFlAggregator::LdpFlAggregator(const LdpFlRandomizer& randomizer)
     : randomizer_(randomizer), ones_(randomizer.weights(), 0), seen_(randomizer.weights(), 0) {}
 
-std::string LdpFlAggregator::Add(const LdpFlReport& report) {
-  if (auto e = randomizer_.Check(report); !e.empty()) {
+Status LdpFlAggregator::Add(const LdpFlReport& report) {
+  if (Status s = randomizer_.Check(report); !s.ok()) {
     ++rejected_;
-    return e;
+    return s;
   }
   for (std::size_t i = 0; i < ones_.size(); ++i) ones_[i] += report.Bit(i), ++seen_[i];
   ++count_;
-  return "";
+  return {};
 }
 
-std::string LdpFlAggregator::AddPiece(const ReportChunk& chunk, const LdpFlReport& piece) {
+Status LdpFlAggregator::AddPiece(const ReportChunk& chunk, const LdpFlReport& piece) {
   std::size_t first = 0;
   for (std::size_t l = 0; l < chunk.layer && l < randomizer_.layer_sizes().size(); ++l) {
     first += randomizer_.layer_sizes()[l];
@@ -169,21 +171,21 @@ std::string LdpFlAggregator::AddPiece(const ReportChunk& chunk, const LdpFlRepor
   }
   if (!why.empty()) {
     ++rejected_;
-    return why;
+    return Error{why};
   }
   for (std::size_t i = 0; i < piece.weights; ++i) {
     ones_[chunk.begin + i] += piece.Bit(i);
     ++seen_[chunk.begin + i];
   }
   ++pieces_;
-  return "";
+  return {};
 }
 
-std::string LdpFlAggregator::AddShuffled(const ShuffledRound& round) {
+Status LdpFlAggregator::AddShuffled(const ShuffledRound& round) {
   if (round.weights != randomizer_.weights() || round.ranges != randomizer_.ranges() ||
       round.columns.size() != round.weights * round.words_per_column()) {
     ++rejected_;
-    return "shuffled round does not match the announced model and ranges";
+    return Error{"shuffled round does not match the announced model and ranges"};
   }
   const std::size_t wpc = round.words_per_column();
   for (std::size_t j = 0; j < round.weights; ++j) {
@@ -195,7 +197,7 @@ std::string LdpFlAggregator::AddShuffled(const ShuffledRound& round) {
     seen_[j] += static_cast<std::uint32_t>(round.reports);
   }
   count_ += round.reports;
-  return "";
+  return {};
 }
 
 std::vector<float> LdpFlAggregator::Mean() const {

@@ -136,11 +136,11 @@ GateVerdict ReportGate::Check(const LdpFlReport& report) const {
                      std::to_string(ldpfl_->weights());
     return verdict;
   }
-  if (std::string why = ldpfl_->Check(report); !why.empty()) {
+  if (Status checked = ldpfl_->Check(report); !checked.ok()) {
     // Right shape (checked above and in decoding), so what is left is a range
     // other than the announced one: values the mechanism cannot output.
     verdict.reason = RejectReason::kOutOfDomain;
-    verdict.detail = std::move(why);
+    verdict.detail = checked.error();
     return verdict;
   }
   verdict.report = report;

@@ -186,14 +186,15 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   c.is_private = true;
   for (const char* bad : {"duchi", "laplace"}) {
     c.randomizer = bad;
-    EXPECT_NE(CheckLdpFlConfig(c, 400).find("randomizer must be"), std::string::npos) << bad;
+    EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("randomizer must be"), std::string::npos)
+        << bad;
   }
   c.randomizer = "fastprojunit";
   c.adaptive = true;
-  EXPECT_NE(CheckLdpFlConfig(c, 400).find("adaptive"), std::string::npos);
+  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("adaptive"), std::string::npos);
   c.adaptive = false;
   c.clip = 0;
-  EXPECT_NE(CheckLdpFlConfig(c, 400).find("clip"), std::string::npos);
+  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("clip"), std::string::npos);
 }
 
 TEST(InputMomentsOf, IsTheMeanAndSdOfEveryValueOfTheChosenRows) {

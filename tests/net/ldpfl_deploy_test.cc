@@ -126,7 +126,7 @@ class LdpFlDeployTest : public testing::TempDirTest {
         auto v = gate.Admit(std::to_string(i),
                             {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
         EXPECT_TRUE(v.accepted());
-        EXPECT_EQ(aggregator.AddPiece(chunks[c], std::get<LdpFlReport>(*v.report)), "");
+        EXPECT_TRUE(aggregator.AddPiece(chunks[c], std::get<LdpFlReport>(*v.report)).ok());
       }
     }
     const auto mean = aggregator.Mean();

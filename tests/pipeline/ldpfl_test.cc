@@ -36,7 +36,7 @@ TEST(LdpFlRandomizer, EachBitIsTheLayersTwoPointDrawBitForBit) {
   const auto w = Weights(r.weights());
   CounterRng a(5, 1), b(5, 1);
   const auto report = r.Randomize(w, a);
-  EXPECT_EQ(r.Check(report), "");
+  EXPECT_TRUE(r.Check(report).ok());
   // The same draws through the float path, layer by layer.
   std::size_t offset = 0;
   for (std::size_t l = 0; l < r.layer_sizes().size(); ++l) {
@@ -66,16 +66,16 @@ TEST(LdpFlRandomizer, ChecksRejectWhatTheRoundDidNotAnnounce) {
   auto report = r.Randomize(Weights(r.weights()), rng);
   auto other = report;
   other.ranges[1].radius = 0.03;
-  EXPECT_NE(r.Check(other).find("ranges"), std::string::npos);
+  EXPECT_NE(r.Check(other).error().find("ranges"), std::string::npos);
   other = report;
   other.weights = 204;
-  EXPECT_NE(r.Check(other), "");
+  EXPECT_FALSE(r.Check(other).ok());
   other = report;
   other.bits.back() |= std::uint64_t{1} << 63;  // weight 255 does not exist
-  EXPECT_NE(r.Check(other).find("beyond"), std::string::npos);
+  EXPECT_NE(r.Check(other).error().find("beyond"), std::string::npos);
   other = report;
   other.bits.pop_back();
-  EXPECT_NE(r.Check(other), "");
+  EXPECT_FALSE(r.Check(other).ok());
 }
 
 TEST(LdpFlAggregator, MeanIsUnbiasedWithTheClosedFormVariance) {
@@ -87,7 +87,7 @@ TEST(LdpFlAggregator, MeanIsUnbiasedWithTheClosedFormVariance) {
   constexpr int kReports = 4000;
   for (int c = 0; c < kReports; ++c) {
     CounterRng rng(11, static_cast<std::uint64_t>(c));
-    ASSERT_EQ(agg.Add(r.Randomize(w, rng)), "");
+    ASSERT_TRUE(agg.Add(r.Randomize(w, rng)).ok());
   }
   const auto mean = agg.Mean();
   std::size_t i = 0;
@@ -108,13 +108,13 @@ TEST(ParameterShuffler, ModelIsBitIdenticalWithOrWithoutShuffling) {
     for (std::uint64_t c = 0; c < 37; ++c) {
       CounterRng rng(3, c);
       const auto report = r.Randomize(Weights(r.weights(), 0.01f * c), rng);
-      ASSERT_EQ(direct.Add(report), "");
-      ASSERT_EQ(shuffler.Submit(report), "");
+      ASSERT_TRUE(direct.Add(report).ok());
+      ASSERT_TRUE(shuffler.Submit(report).ok());
     }
     CounterRng shuffle_rng(99);
     const auto round = shuffler.Release(shuffle_rng);
     EXPECT_EQ(shuffler.reports(), 0u);  // nothing kept after release
-    ASSERT_EQ(shuffled.AddShuffled(round), "");
+    ASSERT_TRUE(shuffled.AddShuffled(round).ok());
     EXPECT_EQ(direct.Mean(), shuffled.Mean());
     EXPECT_EQ(shuffled.count(), 37u);
   }
@@ -136,7 +136,7 @@ TEST(ParameterShuffler, ReleaseOrderIsUniformAndIndependentOfArrival) {
       if (c == 0) {
         for (std::size_t i = 0; i < r.weights(); ++i) report.bits[i / 64] |= 1ull << (i % 64);
       }
-      ASSERT_EQ(shuffler.Submit(report), "");
+      ASSERT_TRUE(shuffler.Submit(report).ok());
     }
     CounterRng rng(17);
     const auto round = shuffler.Release(rng);
@@ -167,8 +167,9 @@ TEST(LdpFlAggregator, PiecesOfEveryReportGiveTheWholeReportsMeanBitForBit) {
   for (int c = 0; c < 25; ++c) {
     CounterRng rng(11, static_cast<std::uint64_t>(c));
     const auto report = r.Randomize(w, rng);
-    ASSERT_EQ(whole.Add(report), "");
-    for (const auto& chunk : chunks) ASSERT_EQ(pieces.AddPiece(chunk, PieceOf(report, chunk)), "");
+    ASSERT_TRUE(whole.Add(report).ok());
+    for (const auto& chunk : chunks)
+      ASSERT_TRUE(pieces.AddPiece(chunk, PieceOf(report, chunk)).ok());
   }
   const auto a = whole.Mean(), b = pieces.Mean();
   ASSERT_EQ(a.size(), b.size());
@@ -182,17 +183,17 @@ TEST(LdpFlAggregator, RefusesAPieceThatDoesNotFitItsChunk) {
   const auto report = r.Randomize(Weights(r.weights()), rng);
   LdpFlAggregator a(r);
   auto piece = PieceOf(report, chunks[0]);
-  EXPECT_NE(a.AddPiece(chunks[1], piece), "");  // 64 weights into a chunk of 6
+  EXPECT_FALSE(a.AddPiece(chunks[1], piece).ok());  // 64 weights into a chunk of 6
   piece.ranges[0].radius *= 2;
-  EXPECT_NE(a.AddPiece(chunks[0], piece), "");  // another range
+  EXPECT_FALSE(a.AddPiece(chunks[0], piece).ok());  // another range
   auto tail = PieceOf(report, chunks[1]);        // 6 weights: padding must stay zero
   tail.bits[0] |= std::uint64_t{1} << 10;
-  EXPECT_NE(a.AddPiece(chunks[1], tail), "");
-  EXPECT_NE(a.AddPiece({0, 60, 80}, PieceOf(report, {0, 60, 80})), "");  // across layers
+  EXPECT_FALSE(a.AddPiece(chunks[1], tail).ok());
+  EXPECT_FALSE(a.AddPiece({0, 60, 80}, PieceOf(report, {0, 60, 80})).ok());  // across layers
   EXPECT_EQ(a.rejected(), 4u);
   EXPECT_TRUE(a.Mean().empty());
   // One good piece: its weights get a mean, the others none (NaN).
-  ASSERT_EQ(a.AddPiece(chunks[1], PieceOf(report, chunks[1])), "");
+  ASSERT_TRUE(a.AddPiece(chunks[1], PieceOf(report, chunks[1])).ok());
   const auto mean = a.Mean();
   EXPECT_TRUE(std::isnan(mean[0]));
   EXPECT_FALSE(std::isnan(mean[64]));
@@ -204,10 +205,10 @@ TEST(ParameterShuffler, RejectsReportsOfAnotherRound) {
   CounterRng rng(1);
   auto report = r.Randomize(Weights(r.weights()), rng);
   report.ranges[0].center = 0.5;
-  EXPECT_NE(shuffler.Submit(report), "");
+  EXPECT_FALSE(shuffler.Submit(report).ok());
   EXPECT_EQ(shuffler.reports(), 0u);
   LdpFlAggregator agg(r);
-  EXPECT_NE(agg.Add(report), "");
+  EXPECT_FALSE(agg.Add(report).ok());
   EXPECT_EQ(agg.rejected(), 1u);
   EXPECT_TRUE(agg.Mean().empty());
 }

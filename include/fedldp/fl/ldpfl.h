@@ -133,10 +133,10 @@ struct InputMoments {
 };
 InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows);
 
-// "" if TrainLdpFl can run `config` on `train_rows` training rows, else why
+// OK if TrainLdpFl can run `config` on `train_rows` training rows, else why
 // not: what TrainLdpFl checks first (a caller checks before printing or
 // writing anything).
-std::string CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
+Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
 
 // The vector randomizer of `config` over d weights, public_seed for
 // fastprojunit-corr (nullptr for twopoint).

@@ -58,7 +58,7 @@ class LdpFlRandomizer {
   // weights: the client's trained model, sum(layer_sizes) values.
   LdpFlReport Randomize(std::span<const float> weights, Rng& rng) const;
   // The announced ranges and layer sizes, and a well-formed bit vector.
-  std::string Check(const LdpFlReport& report) const;  // "" if valid, else the reason
+  Status Check(const LdpFlReport& report) const;  // OK if valid, else the reason
   // The value bit b of weight i stands for.
   double Decode(std::size_t layer, bool bit) const {
     return bit ? mechanisms_[layer].high() : mechanisms_[layer].low();
@@ -103,8 +103,8 @@ class ParameterShuffler {
   explicit ParameterShuffler(const LdpFlRandomizer& randomizer,
                              ShuffleSchedule schedule = ShuffleSchedule::kPermutation);
   // Validates and splits one report; a rejected report leaves no trace.
-  // Returns "" if accepted, else the reason.
-  std::string Submit(const LdpFlReport& report);
+  // OK if accepted, else the reason.
+  Status Submit(const LdpFlReport& report);
   std::size_t reports() const { return reports_.size(); }
   // Shuffles every parameter's messages with rng and forgets the reports.
   ShuffledRound Release(Rng& rng);
@@ -132,13 +132,13 @@ LdpFlReport PieceOf(const LdpFlReport& report, const ReportChunk& chunk);
 class LdpFlAggregator {
  public:
   explicit LdpFlAggregator(const LdpFlRandomizer& randomizer);
-  // Direct path (no shuffler): one client's report. "" if accepted, else why.
-  std::string Add(const LdpFlReport& report);
-  // Shuffled path: a whole round at once. "" if accepted, else why.
-  std::string AddShuffled(const ShuffledRound& round);
+  // Direct path (no shuffler): one client's report. OK if accepted, else why.
+  Status Add(const LdpFlReport& report);
+  // Shuffled path: a whole round at once. OK if accepted, else why.
+  Status AddShuffled(const ShuffledRound& round);
   // Deployed path: one piece (PieceOf) of some client's report, for the
-  // chunk given; checked against the chunk's layer range. "" if accepted.
-  std::string AddPiece(const ReportChunk& chunk, const LdpFlReport& piece);
+  // chunk given; checked against the chunk's layer range. OK if accepted.
+  Status AddPiece(const ReportChunk& chunk, const LdpFlReport& piece);
   std::size_t count() const { return count_; }  // whole reports (Add, AddShuffled)
   std::size_t rejected() const { return rejected_; }
   // Mean per weight, over the reports or pieces that weight received; empty
