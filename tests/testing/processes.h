@@ -6,12 +6,14 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -47,10 +49,26 @@ inline std::string Read(const std::string& path) {
   return s.str();
 }
 
+// The number under the last `key` of `json` (one object, or JSON lines;
+// nested objects searched too, in document order), or -1 if there is none.
 inline double JsonNumber(const std::string& json, const std::string& key) {
-  const auto at = json.rfind("\"" + key + "\":");
-  if (at == std::string::npos) return -1;
-  return std::stod(json.substr(at + key.size() + 3));
+  double found = -1;
+  std::function<void(const nlohmann::ordered_json&)> visit = [&](const nlohmann::ordered_json& j) {
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) {
+        if (k == key && v.is_number()) found = v.get<double>();
+        visit(v);
+      }
+    } else if (j.is_array()) {
+      for (const auto& v : j) visit(v);
+    }
+  };
+  std::istringstream lines(json);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) visit(j);
+  }
+  return found;
 }
 
 // A loopback port that is free now (the kernel's pick for port 0), so that
