@@ -402,7 +402,10 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
     shard_rows = std::move(rows);
     std::iota(shard_start.begin(), shard_start.end(), std::size_t{0});
   } else {
-    auto shards = PartitionRows(data, rows, config.clients, config.dirichlet_alpha, seed);
+    // A seed of its own: PartitionRows draws stream 0x5b11 of it, which a
+    // client's noise stream (client x epochs + epoch) of `seed` could reuse.
+    auto shards = PartitionRows(data, rows, config.clients, config.dirichlet_alpha,
+                                CounterRng::Mix(seed ^ 0x7061727469746e73ULL));
     if (!shards.ok()) return Error{shards.error()};
     for (std::size_t c = 0; c < n; ++c) {
       shard_start[c] = shard_rows.size();
