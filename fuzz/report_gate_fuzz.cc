@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
       const auto& l = std::get<LdpFlReport>(*verdict.report);
       LdpFlAggregator aggregator(LdpFl());
-      Require(aggregator.Add(l).empty(), "the LDP-FL aggregator takes what the gate accepted");
+      Require(aggregator.Add(l).ok(), "the LDP-FL aggregator takes what the gate accepted");
       again = EncodeReport(kRound, l);
     }
     ReportGate fresh = gate == &fedsel_gate  ? ReportGate(kRound, FedSel())
