@@ -500,14 +500,14 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
     f["command"] = "serve";
-    f["version"] = std::string(Version());
+    StartRecord(f);
     f["dataset"] = o.dataset;
     f["variant"] = c.variant;
     f["epsilon"] = c.epsilon;
     f["epochs"] = c.epochs;
     f["users"] = spec.users;
-    f["accuracy"] = accuracy;
-    f["majority"] = majority;
+    f["accuracy"] = Percent(accuracy);
+    f["majority"] = Percent(majority);
     f["rounds"] = s.round;
     f["rounds_without_update"] = s.rounds_without_update;
     f["reports_counted"] = s.counted;

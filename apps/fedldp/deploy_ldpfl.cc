@@ -192,15 +192,15 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
     f["command"] = "serve";
-    f["version"] = std::string(Version());
+    StartRecord(f);
     f["protocol"] = "ldpfl";
     f["dataset"] = dataset;
     f["randomizer"] = c.randomizer;
     f["epsilon"] = c.epsilon;
     f["rounds"] = s.round;
     f["users"] = spec.users;
-    f["accuracy"] = accuracy;
-    f["majority"] = majority;
+    f["accuracy"] = Percent(accuracy);
+    f["majority"] = Percent(majority);
     f["rounds_without_update"] = s.rounds_without_update;
     f["reports_counted"] = s.counted;
     f["batches"] = s.batches;

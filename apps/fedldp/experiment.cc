@@ -60,6 +60,11 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
   return std::move(r).value();
 }
 
+void StartRecord(nlohmann::ordered_json& j) {
+  j["version"] = std::string(Version());
+  j["accuracy_unit"] = kAccuracyUnit;
+}
+
 void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
   j["variant"] = config.variant;
   j["model"] = LossName(config.loss);
@@ -84,7 +89,7 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
                        double nonprivate_mean) {
   const FedSelRun& run = result.last;
   nlohmann::ordered_json j;
-  j["version"] = std::string(Version());
+  StartRecord(j);
   j["dataset"] = dataset;
   j["d"] = data.dimension;
   j["classes"] = data.classes;
@@ -103,13 +108,13 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   j["repeats"] = cv.repeats;
   j["folds"] = cv.folds;
   j["seed"] = cv.seed;
-  j["accuracy_mean"] = result.MeanAccuracy();
-  j["accuracy_sd"] = result.StdAccuracy();
-  j["misclassification_mean"] = 1 - result.MeanAccuracy();
-  j["majority_mean"] = result.MeanMajority();
+  j["accuracy_mean"] = Percent(result.MeanAccuracy());
+  j["accuracy_sd"] = Percent(result.StdAccuracy());
+  j["misclassification_mean"] = Percent(1 - result.MeanAccuracy());
+  j["majority_mean"] = Percent(result.MeanMajority());
   // Absent (not run) is null, never a made-up number.
   if (nonprivate_mean >= 0 && std::isfinite(nonprivate_mean)) {
-    j["nonprivate_mean"] = nonprivate_mean;
+    j["nonprivate_mean"] = Percent(nonprivate_mean);
   } else {
     j["nonprivate_mean"] = nullptr;
   }
@@ -120,8 +125,8 @@ std::string ResultJson(const std::string& dataset, const Dataset& data, const Fe
   for (const FoldResult& f : result.folds) {
     j["per_fold"].push_back({{"repeat", f.repeat},
                              {"fold", f.fold},
-                             {"accuracy", f.accuracy},
-                             {"majority", f.majority}});
+                             {"accuracy", Percent(f.accuracy)},
+                             {"majority", Percent(f.majority)}});
   }
   return j.dump();
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "fedldp/base/units.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/sim/cross_validation.h"
 
@@ -38,6 +39,10 @@ CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Datas
                                          const CrossValidationOptions& cv, ThreadPool& pool,
                                          const std::string& label);
 
+// The fields every JSON record starts with: fedldp's version and the unit of
+// its accuracies (kAccuracyUnit, percent).
+void StartRecord(nlohmann::ordered_json& j);
+
 // The effective configuration of a FedSel run, as JSON fields added to `j`:
 // variant, model, gradient_scaling, epsilon, epochs, lr, momentum,
 // batch_fraction, lambda, clip, tail_average, shuffle, sample_clients,
@@ -46,7 +51,8 @@ void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
 // One JSON object (no newline) describing a cross-validated run: fedldp's
 // version, the effective configuration, the seed and the results, with
-// per_fold: each fold's repeat, fold, accuracy and majority;
+// per_fold: each fold's repeat, fold, accuracy and majority (all accuracies
+// in percent);
 // nonprivate_mean < 0 (not run) is written as null.
 std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
                        const CrossValidationOptions& cv, const CrossValidationResult& result,

@@ -22,6 +22,29 @@ std::string Field(std::string name) {
   return name;
 }
 
+// Measured series take Okabe & Ito's colours (told apart with any colour
+// vision; their yellow darkened and last, for contrast on white); dashed
+// references take black, grey and darker hues, so a reference never shares a
+// colour with a measured series unless there are more than seven of either.
+constexpr const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                    "#E69F00", "#56B4E9", "#B8A000"};
+constexpr const char* kReferenceColours[] = {"#000000", "#999999", "#8C510A", "#5E3C99",
+                                             "#1B7837", "#B2182B", "#4D4D4D"};
+// Filled circle, square, triangles, diamond, then the open shapes: a series
+// stays recognisable in grey print too.
+constexpr int kPoints[] = {7, 5, 9, 11, 13, 6, 4, 8, 10, 12, 1, 2, 3};
+
+// The i-th measured series' style, or the i-th reference's.
+std::string Style(std::size_t i, bool reference) {
+  std::ostringstream s;
+  s << (reference ? "with lines dashtype 2 lw 2" : "with yerrorlines lw 2") << " lc rgb '"
+    << (reference ? kReferenceColours[i % std::size(kReferenceColours)]
+                  : kColours[i % std::size(kColours)])
+    << "'";
+  if (!reference) s << " pt " << kPoints[i % std::size(kPoints)] << " ps 1.2";
+  return s.str();
+}
+
 }  // namespace
 
 bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
@@ -38,21 +61,31 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
   {
     std::ostringstream gp;
     gp << "# " << f.title << "\n"
+       << "set encoding utf8\n"
        << "set terminal pngcairo size 900,600 font ',11'\n"
        << "set output '" << f.id << ".png'\n"
        << "set title '" << f.title << "'\n"
+       << (f.error_bars.empty() ? ""
+                                : "set label 1 '" + Field(f.error_bars) +
+                                      "' at screen 0.01, screen 0.02 left font ',9'\n"
+                                      "set bmargin 5\n")
        << "set xlabel '" << f.xlabel << "'\nset ylabel '" << f.ylabel << "'\n"
        << "set key outside right\nset grid\nset datafile separator ','\n"
        << (f.log_x ? "set logscale x\n" : "");
     gp << "plot ";
+    std::size_t measured = 0, references = 0;
     for (std::size_t i = 0; i < f.series.size(); ++i) {
       const auto& s = f.series[i];
       gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using 2:(stringcolumn(1) eq '"
-         << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4")
-         << (s.reference ? " with lines dashtype 2 lw 2" : " with yerrorlines lw 2") << " title '"
+         << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
+         << Style(s.reference ? references++ : measured++, s.reference) << " title '"
          << Field(s.name) << "'";
     }
-    gp << "\n";
+    // The same plot as SVG and PDF, for papers and slides.
+    gp << "\nset terminal svg size 900,600 dynamic font 'sans,11'\n"
+       << "set output '" << f.id << ".svg'\nreplot\n"
+       << "set terminal pdfcairo size 9in,6in font ',11'\n"
+       << "set output '" << f.id << ".pdf'\nreplot\nunset output\n";
     ReplaceOut(stem + ".gp", gp.str());
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {

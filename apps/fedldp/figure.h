@@ -1,5 +1,8 @@
 // A figure as data: series of (x, mean, sd) points. Written as DIR/ID.csv,
-// DIR/ID.gp (a gnuplot script) and, when gnuplot is installed, DIR/ID.png.
+// DIR/ID.gp (a gnuplot script) and, when gnuplot is installed, DIR/ID.png,
+// DIR/ID.svg and DIR/ID.pdf. Every series has its own colour (Okabe & Ito's
+// palette for colour-blind readers, then greys) and its own point shape;
+// reference lines are dashed. Accuracies are drawn in percent.
 #ifndef FEDLDP_APPS_FEDLDP_FIGURE_H_
 #define FEDLDP_APPS_FEDLDP_FIGURE_H_
 
@@ -24,10 +27,13 @@ struct Figure {
   std::string title, xlabel, ylabel;
   bool log_x = false;
   std::vector<Series> series;
+  // What the error bars are, printed under the plot, e.g. "error bars: +-1 sd
+  // over 50 folds" ("": no line).
+  std::string error_bars;
 };
 
-// Writes the three files; returns false (after saying why on `log`) if the
-// PNG could not be rendered. The CSV and the script are written regardless.
+// Writes the files; returns false (after saying why on `log`) if the images
+// could not be rendered. The CSV and the script are written regardless.
 bool WriteFigure(const Figure& figure, const std::string& dir, std::ostream& log);
 
 }  // namespace fedldp::cli

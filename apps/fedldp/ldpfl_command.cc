@@ -219,7 +219,7 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
       << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total << " %\n";
   if (!o.out.empty()) {
     nlohmann::ordered_json j;
-    j["version"] = std::string(Version());
+    StartRecord(j);
     j["dataset"] = o.dataset;
     j["arch"] = config.arch;  // cnn, vgg, or the --model file
     j["range"] = o.range;
@@ -239,21 +239,22 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
     j["train_rows"] = split->train.size();
     j["test_rows"] = split->test.size();
     j["seed"] = o.seed;
-    j["accuracy"] = run.final_accuracy();
+    j["accuracy"] = Percent(run.final_accuracy());
     j["accuracy_per_round"] = nlohmann::json::array();
     j["per_round"] = nlohmann::json::array();
     for (const LdpFlRound& r : run.rounds) {
-      j["accuracy_per_round"].push_back(r.accuracy);
+      j["accuracy_per_round"].push_back(Percent(r.accuracy));
       j["per_round"].push_back({{"round", r.round},
-                                {"accuracy", r.accuracy},
+                                {"accuracy", Percent(r.accuracy)},
                                 {"train_seconds", r.train_seconds},
                                 {"perturb_seconds", r.perturb_seconds},
                                 {"shuffle_seconds", r.shuffle_seconds},
                                 {"aggregate_seconds", r.aggregate_seconds}});
     }
-    j["majority"] = run.majority;
+    j["majority"] = Percent(run.majority);
     // Absent (not run) is null.
-    j["noise_free"] = reference ? nlohmann::json(reference->final_accuracy()) : nlohmann::json();
+    j["noise_free"] =
+        reference ? nlohmann::json(Percent(reference->final_accuracy())) : nlohmann::json();
     j["per_round_ldp"] = run.privacy.per_round_ldp;
     j["plain_composition"] = run.privacy.plain_composition;
     j["shuffle_bound_applies"] = run.privacy.shuffle_applies;

@@ -242,7 +242,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.out.empty()) {
     nlohmann::ordered_json j;
     j["command"] = "load";
-    j["version"] = std::string(Version());
+    StartRecord(j);
     j["clients"] = o.clients;
     j["users"] = rows.size();
     j["rounds"] = rounds;

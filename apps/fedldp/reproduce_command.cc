@@ -24,7 +24,7 @@ void SetupReproduce(CLI::App& app, ReproduceOptions& o) {
       "the control uniform-pm (no selection, reports not enlarged by d; not in the\n"
       "paper), which shows how much of a gain the selection itself earns. Writes\n"
       "DIR/table3.md, DIR/table3.csv and DIR/runs.jsonl.\n"
-      "Then the data and plots (DIR/fig*.{csv,gp,png}, gnuplot) of Fig. 2(f-i) and\n"
+      "Then the data and plots (DIR/fig*.{csv,gp,png,svg,pdf}, gnuplot) of Fig. 2(f-i) and\n"
       "Fig. 3 on ADULT with logistic regression, 2 x 5-fold CV: accuracy against\n"
       "eps in {0.5,1,2,4,8} for PM, EXP/PE/PS-PM(-C) with 1 (f) and 2 (g) epochs;\n"
       "HM/Duchi against PS-HM/PS-Duchi (h); PM-RP (i); -O against ours over 2\n"
@@ -150,9 +150,13 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
       md << "| " << dataset << " | " << LossName(loss) << " | " << Fixed(100 * pm.MeanMajority())
          << " | " << Fixed(100 * np.MeanAccuracy()) << " | " << Fixed(100 * pm.MeanAccuracy())
          << " | " << Fixed(100 * uniform_pm);
-      csv << dataset << "," << LossName(loss) << "," << pm.MeanMajority() << ","
-          << np.MeanAccuracy() << "," << pm.MeanAccuracy() << "," << uniform_pm;
-      for (const auto& s : selectors) csv << "," << acc[s] << "," << acc[s + "-c"];
+      // Accuracies in percent; gains and losses in points.
+      csv << dataset << "," << LossName(loss) << "," << Percent(pm.MeanMajority()) << ","
+          << Percent(np.MeanAccuracy()) << "," << Percent(pm.MeanAccuracy()) << ","
+          << Percent(uniform_pm);
+      for (const auto& s : selectors) {
+        csv << "," << Percent(acc[s]) << "," << Percent(acc[s + "-c"]);
+      }
       for (std::size_t i = 0; i < selectors.size(); ++i) {
         const double gain = 100 * (acc[selectors[i] + "-c"] - pm.MeanAccuracy());
         const double loss_points = 100 * (acc[selectors[i] + "-c"] - acc[selectors[i]]);

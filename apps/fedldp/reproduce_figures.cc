@@ -34,7 +34,7 @@ Point Evaluate(Context& c, const FedSelConfig& config, double x, bool misclassif
   const auto r = RunCrossValidation(config, c.data, c.cv, c.pool, "adult " + config.variant);
   c.runs << ResultJson("adult", c.data, config, c.cv, r, -1) << "\n";
   const double mean = r.MeanAccuracy();
-  return {x, misclassification ? 1 - mean : mean, r.StdAccuracy()};
+  return {x, Percent(misclassification ? 1 - mean : mean), Percent(r.StdAccuracy())};
 }
 
 // NP (alpha = 1) and the majority class as flat reference lines over xs.
@@ -49,8 +49,8 @@ void AddReferences(Context& c, Figure& f, const std::vector<double>& xs, int epo
   Series npl{"NP (non-private)", {}, true}, maj{"majority class", {}, true};
   for (double x : xs) {
     const double a = r.MeanAccuracy(), m = r.MeanMajority();
-    npl.points.push_back({x, misclassification ? 1 - a : a, 0});
-    maj.points.push_back({x, misclassification ? 1 - m : m, 0});
+    npl.points.push_back({x, Percent(misclassification ? 1 - a : a), 0});
+    maj.points.push_back({x, Percent(misclassification ? 1 - m : m), 0});
   }
   f.series.push_back(npl);
   f.series.push_back(maj);
@@ -88,8 +88,10 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
   const std::vector<std::string> selectors = {"exp", "pe", "ps"};
   auto finish = [&](Figure& f) {
     for (auto& s : f.series) s.name = Upper(s.name);
+    f.error_bars = "error bars: ± 1 sd of the test accuracy over " + std::to_string(c.cv.repeats) +
+                   " x " + std::to_string(c.cv.folds) + "-fold CV; dashed: the mean alone";
     WriteFigure(f, o.out, out);
-    out << "  wrote " << o.out << "/" << f.id << ".{csv,gp,png}\n";
+    out << "  wrote " << o.out << "/" << f.id << ".{csv,gp,png,svg,pdf}\n";
     out.flush();
   };
   // Fig. 2(f), (g): two-stage against flat PM, one and two epochs.
@@ -98,8 +100,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
         epochs == 1 ? "fig2f" : "fig2g",
         "ADULT, logistic, " + std::to_string(epochs) + " epoch(s): accuracy against the budget",
         "total epsilon per client (-C variants spend (1 + mu) times it)",
-        "test accuracy",
+        "test accuracy (%)",
         true,
+        {},
         {}};
     f.series.push_back(Sweep(c, "pm", eps, epochs, false));
     for (const auto& s : selectors) {
@@ -113,8 +116,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     Figure f{"fig2h",
              "ADULT, logistic: flat HM and Duchi against PS-HM and PS-Duchi",
              "total epsilon per client",
-             "misclassification rate",
+             "misclassification rate (%)",
              true,
+             {},
              {}};
     for (const std::string v : {"hm", "ps-hm", "duchi", "ps-duchi"}) {
       f.series.push_back(Sweep(c, v, eps, 1, true));
@@ -126,8 +130,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     Figure f{"fig2i",
              "ADULT, logistic: random projection (q = 0.1 d) against selection",
              "total epsilon per client",
-             "test accuracy",
+             "test accuracy (%)",
              true,
+             {},
              {}};
     for (const std::string v : {"pm", "pm-rp", "ps-pm"})
       f.series.push_back(Sweep(c, v, eps, 1, false));
@@ -138,8 +143,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     Figure f{"fig3a",
              "ADULT, logistic, 2 epochs: accumulation r += g against r += alpha g (-O)",
              "total epsilon per client",
-             "misclassification rate",
+             "misclassification rate (%)",
              true,
+             {},
              {}};
     for (const auto& s : selectors) {
       f.series.push_back(Sweep(c, s + "-pm", eps, 2, true));
@@ -152,8 +158,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     const std::vector<double> mus = o.quick ? std::vector<double>{0.1, 0.6}
                                             : std::vector<double>{0.05, 0.1, 0.2, 0.4, 0.6, 0.8};
     Figure f{"fig3b", "ADULT, logistic: PS-PM against mu, flat PM as dashed lines",
-             "mu",    "misclassification rate",
-             false,   {}};
+             "mu",    "misclassification rate (%)",
+             false,   {},
+             {}};
     for (double e : o.quick ? std::vector<double>{2} : std::vector<double>{1, 2, 4}) {
       std::ostringstream label;
       label << "ps-pm eps=" << e;
@@ -184,8 +191,9 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     Figure f{"fig3c",
              "ADULT, logistic, eps = 2, 50 iterations: hyper-parameter-free mu (theta = 0.2)",
              "batch size m / N",
-             "misclassification rate",
+             "misclassification rate (%)",
              true,
+             {},
              {}};
     for (const std::string v : {"pm", "exp-pm", "pe-pm", "ps-pm"}) {
       Series s{v == "pm" ? v : v + " (auto mu)", {}, false};

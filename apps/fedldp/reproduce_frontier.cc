@@ -91,7 +91,7 @@ nlohmann::ordered_json Number(double v) {
 std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& dataset,
                     std::uint64_t seed) {
   nlohmann::ordered_json o;
-  o["version"] = std::string(Version());
+  StartRecord(o);
   o["dataset"] = dataset;
   o["seed"] = seed;
   o["method"] = r.method;
@@ -106,10 +106,11 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
     o["fold_accuracies"] = nullptr;
     o["skipped"] = r.skipped;
   } else {
-    o["accuracy_mean"] = Number(r.cv.MeanAccuracy());
-    o["accuracy_sd"] = Number(r.cv.StdAccuracy());
+    o["accuracy_mean"] = Number(Percent(r.cv.MeanAccuracy()));
+    o["accuracy_sd"] = Number(Percent(r.cv.StdAccuracy()));
     o["fold_accuracies"] = nlohmann::ordered_json::array();
-    for (const auto& fold : r.cv.folds) o["fold_accuracies"].push_back(Number(fold.accuracy));
+    for (const auto& fold : r.cv.folds)
+      o["fold_accuracies"].push_back(Number(Percent(fold.accuracy)));
     o["chosen"] = nlohmann::ordered_json::array();
     for (const FedSelConfig& c : r.chosen) {
       nlohmann::ordered_json point;
@@ -119,8 +120,8 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
     o["learned"] = r.learned;
     o["skipped"] = nullptr;
   }
-  o["majority_mean"] = Number(f.majority);
-  o["nonprivate_mean"] = Number(f.nonprivate.cv.MeanAccuracy());
+  o["majority_mean"] = Number(Percent(f.majority));
+  o["nonprivate_mean"] = Number(Percent(f.nonprivate.cv.MeanAccuracy()));
   return o.dump();
 }
 
@@ -191,11 +192,12 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
         << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
         << ",";
     if (r.skipped.empty()) {
-      csv << r.cv.MeanAccuracy() << "," << r.cv.StdAccuracy() << "," << r.cv.folds.size();
+      csv << Percent(r.cv.MeanAccuracy()) << "," << Percent(r.cv.StdAccuracy()) << ","
+          << r.cv.folds.size();
     } else {
       csv << ",,0";
     }
-    csv << "," << f.majority << "," << f.nonprivate.cv.MeanAccuracy() << ","
+    csv << "," << Percent(f.majority) << "," << Percent(f.nonprivate.cv.MeanAccuracy()) << ","
         << (r.skipped.empty() ? (r.learned ? "yes" : "no") : "") << ","
         << Chosen(r.chosen, IsVector(r.method)) << ",";
     std::string why = r.skipped;
@@ -263,6 +265,9 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
       fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
       fig.ylabel = "test accuracy (%)";
       fig.log_x = true;
+      fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
+                       std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
+                       "-fold CV, tuned on each fold's training rows; dashed: the mean alone";
       for (const std::string& method : config.methods) {
         Series s{method, {}, false};
         for (const FrontierRow& r : f.rows) {

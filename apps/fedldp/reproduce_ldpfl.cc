@@ -39,7 +39,7 @@ void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& o) {
       "    fixed range, beside the noise-free federated model;\n"
       "  Fig. 3(a, b): accuracy against the number of clients n (eps 1 MNIST, 5\n"
       "    Fashion-MNIST), LDP-FL and noise-free.\n"
-      "Writes DIR/table1.{md,csv}, DIR/fig5{a,b}.{csv,gp,png}, DIR/fig3{a,b}.*,\n"
+      "Writes DIR/table1.{md,csv}, DIR/fig5{a,b}.{csv,gp,png,svg,pdf}, DIR/fig3{a,b}.*,\n"
       "DIR/privacy.md (what is proven for each eps and n) and DIR/runs.jsonl (one\n"
       "line per run, written as it ends; --resume reuses them).");
   app->add_option("--dataset", o.dataset, "mnist or fmnist")
@@ -130,6 +130,13 @@ std::string Fixed(double v, int digits = 2) {
   return s.str();
 }
 
+// The line under each figure: what its error bars are.
+std::string ErrorBars(int repeats) {
+  return repeats > 1 ? "error bars: ± 1 sd over " + std::to_string(repeats) +
+                           " runs (seeds) per point; dashed: one value, no bars"
+                     : "one run per point (--repeats 1): no error bars";
+}
+
 class Runner {
  public:
   Runner(const ReproduceLdpFlOptions& o, const Dataset& train, const Dataset& test,
@@ -139,13 +146,15 @@ class Runner {
     if (o.resume) {
       std::ifstream in(path);
       for (std::string line; std::getline(in, line);) {
-        // A torn or foreign line (no key, no accuracy) is dropped.
+        // A torn or foreign line (no key, no accuracy, or accuracies not
+        // in percent, as earlier builds wrote them) is dropped and run again.
         const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
         if (!j.is_object() || !j.contains("key") || !j["key"].is_string() ||
-            !j.contains("accuracy") || !j["accuracy"].is_number()) {
+            !j.contains("accuracy") || !j["accuracy"].is_number() ||
+            j.value("accuracy_unit", "") != kAccuracyUnit) {
           continue;
         }
-        done_[j["key"].get<std::string>()] = j["accuracy"].get<double>();
+        done_[j["key"].get<std::string>()] = j["accuracy"].get<double>() / 100;
         lines_.push_back(line);
       }
     }
@@ -248,7 +257,7 @@ class Runner {
     for (const auto& r : run->rounds) {
       perturb += r.perturb_seconds;
       shuffle += r.shuffle_seconds;
-      per_round.push_back(r.accuracy);
+      per_round.push_back(Percent(r.accuracy));
     }
     if (s.is_private) {
       seconds_ += wall, perturb_ += perturb, shuffle_ += shuffle;
@@ -258,7 +267,7 @@ class Runner {
     const double accuracy = run->final_accuracy();
     nlohmann::ordered_json j;
     j["key"] = key;
-    j["version"] = std::string(Version());
+    StartRecord(j);
     j["dataset"] = o_.dataset;
     j["private"] = s.is_private;
     j["range"] = s.adaptive ? "adaptive" : "fixed";
@@ -272,9 +281,9 @@ class Runner {
     j["standardized"] = c.standardize_inputs;
     j["train_rows"] = train_.size();
     j["seed"] = seed;
-    j["accuracy"] = accuracy;
+    j["accuracy"] = Percent(accuracy);
     j["accuracy_per_round"] = std::move(per_round);
-    j["majority"] = run->majority;
+    j["majority"] = Percent(run->majority);
     j["seconds"] = wall;
     runs_ << j.dump() << "\n";
     runs_.flush();
@@ -381,10 +390,11 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
        << Fixed(paper.table1[e][0]) << ") | " << Cell(table[e][1], o.repeats) << " ("
        << Fixed(paper.table1[e][1]) << ") | " << Cell(noise_free, o.repeats) << " | "
        << Fixed(100 * majority) << " |\n";
-    csv << o.dataset << "," << paper.clients << "," << table_eps[e] << "," << table[e][0].mean
-        << "," << table[e][0].sd << "," << table[e][1].mean << "," << table[e][1].sd << ","
-        << noise_free.mean << "," << majority << "," << paper.table1[e][0] / 100 << ","
-        << paper.table1[e][1] / 100 << "\n";
+    csv << o.dataset << "," << paper.clients << "," << table_eps[e] << ","
+        << Percent(table[e][0].mean) << "," << Percent(table[e][0].sd) << ","
+        << Percent(table[e][1].mean) << "," << Percent(table[e][1].sd) << ","
+        << Percent(noise_free.mean) << "," << Percent(majority) << "," << paper.table1[e][0] << ","
+        << paper.table1[e][1] << "\n";
   }
   // Settings whose mean accuracy is not above the majority class, once each.
   std::vector<std::string> nothing;
@@ -427,7 +437,9 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
         "test accuracy (%)",
         false,
         {ldp, flat("noise-free FL", noise_free.mean, paper.fig5),
-         flat("majority class", majority, paper.fig5)}};
+         flat("majority class", majority, paper.fig5)},
+        {}};
+    fig5.error_bars = ErrorBars(o.repeats);
     WriteFigure(fig5, o.out, out);
 
     Series ldp_n{"LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0) +
@@ -450,10 +462,12 @@ int RunReproduceLdpFl(const ReproduceLdpFlOptions& o, std::ostream& out, std::os
                 "clients n",
                 "test accuracy (%)",
                 false,
-                {ldp_n, free_n, flat("majority class", majority, xs)}};
+                {ldp_n, free_n, flat("majority class", majority, xs)},
+                {}};
+    fig3.error_bars = ErrorBars(o.repeats);
     WriteFigure(fig3, o.out, out);
-    out << "figures: " << o.out << "/" << fig5_id << ".png, " << o.out << "/" << fig3.id
-        << ".png (data in .csv, scripts in .gp)\n";
+    out << "figures: " << o.out << "/" << fig5_id << ".{png,svg,pdf}, " << o.out << "/" << fig3.id
+        << ".{png,svg,pdf} (data in .csv, scripts in .gp)\n";
   }
   if (!nothing.empty()) {
     out << "not better than the majority class (these models learned nothing):";

@@ -168,7 +168,7 @@ void SetupTune(CLI::App& app, TrainOptions& o) {
 namespace {
 
 // "accuracy +- sd %   (misclassification m %)".
-std::string Percent(double mean, double sd) {
+std::string MeanSd(double mean, double sd) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(2) << 100 * mean << " +- " << 100 * sd
     << " %   (misclassification " << 100 * (1 - mean) << " %)";
@@ -475,7 +475,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (run.rejected > 0) out << "warning: the server rejected " << run.rejected << " reports\n";
   out << "  " << std::left << std::setw(24) << o.variant
-      << Percent(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
+      << MeanSd(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
   CrossValidationResult reference;
   if (!o.no_reference && o.variant != "np") {
     // The non-private model as FedSel's paper trains it (m = 0.01 N, the
@@ -490,9 +490,9 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     np.learning_rate = o.reference_lr;
     reference = RunCrossValidation(np, *data, cv, pool, "np reference");
     out << "  " << std::setw(24) << "np (non-private)"
-        << Percent(reference.MeanAccuracy(), reference.StdAccuracy()) << "\n";
+        << MeanSd(reference.MeanAccuracy(), reference.StdAccuracy()) << "\n";
   }
-  out << "  " << std::setw(24) << "majority class" << Percent(result.MeanMajority(), 0) << "\n";
+  out << "  " << std::setw(24) << "majority class" << MeanSd(result.MeanMajority(), 0) << "\n";
   const bool learned =
       result.MeanAccuracy() - 2 * result.StdAccuracy() / std::sqrt(result.folds.size()) >
       result.MeanMajority();
@@ -580,7 +580,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     std::string lines;
     for (const TuningTrial& t : tuned->trials) {
       nlohmann::ordered_json j;
-      j["version"] = std::string(Version());
+      StartRecord(j);
       j["dataset"] = o.data.empty() ? o.dataset : o.data;
       j["pool"] = o.pool;
       AddConfigFields(j, t.config);
@@ -588,9 +588,9 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       j["splits"] = setup.tuning.splits;
       j["seed"] = o.seed;
       const bool ran = t.refused.empty();
-      j["validation_accuracy"] = ran ? nlohmann::json(t.accuracy) : nlohmann::json();
-      j["validation_sd"] = ran ? nlohmann::json(t.sd) : nlohmann::json();
-      j["score"] = ran ? nlohmann::json(t.score) : nlohmann::json();
+      j["validation_accuracy"] = ran ? nlohmann::json(Percent(t.accuracy)) : nlohmann::json();
+      j["validation_sd"] = ran ? nlohmann::json(Percent(t.sd)) : nlohmann::json();
+      j["score"] = ran ? nlohmann::json(Percent(t.score)) : nlohmann::json();
       // Why the point was refused, or null when it ran.
       j["refused"] = ran ? nlohmann::json() : nlohmann::json(t.refused);
       lines += j.dump() + "\n";

@@ -46,8 +46,8 @@ def main():
             t = privacy["total"]
             stated = f"({t['epsilon']:.4g}, {t['delta']:g}) per client, {privacy['rule']}"
         flag = "" if run["test_accuracy"] > majority else "   <- learned nothing"
-        print(f"  {name:<24} {100 * run['test_accuracy']:6.2f} %   privacy: {stated}{flag}")
-    print(f"  {'majority class':<24} {100 * majority:6.2f} %")
+        print(f"  {name:<24} {run['test_accuracy']:6.2f} %   privacy: {stated}{flag}")
+    print(f"  {'majority class':<24} {majority:6.2f} %")
 
 
 if __name__ == "__main__":

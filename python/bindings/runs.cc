@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common.h"
+#include "fedldp/base/units.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/fedsel.h"
@@ -230,14 +231,16 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
 
   py::dict out;
   out["version"] = std::string(Version());
+  out["accuracy_unit"] = kAccuracyUnit;
   out["seed"] = seed;
   out["config"] = FedSelConfigDict(config);
   out["weights"] =
       py::array_t<double>(static_cast<py::ssize_t>(run.weights.size()), run.weights.data());
-  out["train_accuracy"] = LinearModel::Accuracy(run.weights, train, {});
+  out["train_accuracy"] = Percent(LinearModel::Accuracy(run.weights, train, {}));
   out["test_accuracy"] =
-      test ? py::object(py::float_(LinearModel::Accuracy(run.weights, *test, {}))) : py::none();
-  out["majority"] = test ? test->MajorityRate() : train.MajorityRate();
+      test ? py::object(py::float_(Percent(LinearModel::Accuracy(run.weights, *test, {}))))
+           : py::none();
+  out["majority"] = Percent(test ? test->MajorityRate() : train.MajorityRate());
   out["batch"] = run.batch;
   out["rounds"] = plan.rounds;
   out["smallest_round"] = run.smallest_round;
@@ -364,7 +367,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
       py::gil_scoped_acquire acquire;
       py::dict d;
       d["round"] = r.round;
-      d["accuracy"] = r.accuracy;
+      d["accuracy"] = Percent(r.accuracy);
       d["train_seconds"] = r.train_seconds;
       d["perturb_seconds"] = r.perturb_seconds;
       d["shuffle_seconds"] = r.shuffle_seconds;
@@ -375,10 +378,11 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   }));
   py::dict out;
   out["version"] = std::string(Version());
+  out["accuracy_unit"] = kAccuracyUnit;
   out["seed"] = seed;
   out["rounds"] = rounds;
-  out["final_accuracy"] = run.final_accuracy();
-  out["majority"] = run.majority;
+  out["final_accuracy"] = Percent(run.final_accuracy());
+  out["majority"] = Percent(run.majority);
   out["parameters"] = run.parameters;
   out["report_bytes"] = run.report_bytes;
   out["reports"] = run.reports;

@@ -694,7 +694,10 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_EQ(record["version"], std::string(Version())) << line;
   EXPECT_EQ(record["seed"], 1) << line;
   EXPECT_EQ(record["variant"], "ps-pm") << line;
-  EXPECT_GT(record["nonprivate_mean"].get<double>(), 0.5) << line;
+  // Accuracies in percent, and the record says so.
+  EXPECT_EQ(record["accuracy_unit"], "percent") << line;
+  EXPECT_GT(record["nonprivate_mean"].get<double>(), 50) << line;
+  EXPECT_LE(record["nonprivate_mean"].get<double>(), 100) << line;
   EXPECT_NE(r.out.find("misclassification"), std::string::npos);
   // The same options from a config file.
   const std::string config = Scratch("train_test.toml");
@@ -792,7 +795,8 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
     EXPECT_EQ(point["version"], std::string(Version())) << line;
     EXPECT_EQ(point["variant"], "privunitg") << line;
     EXPECT_TRUE(point["refused"].is_null()) << line;
-    EXPECT_GT(point["validation_accuracy"].get<double>(), 0.5) << line;
+    EXPECT_EQ(point["accuracy_unit"], "percent") << line;
+    EXPECT_GT(point["validation_accuracy"].get<double>(), 50) << line;
   }
   EXPECT_EQ(lines, 108u);
   std::filesystem::remove(out_file);
@@ -933,7 +937,8 @@ TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
     ++lines;
     const auto row = nlohmann::json::parse(line);
     EXPECT_EQ(row["version"], std::string(Version())) << line;
-    EXPECT_GT(row["nonprivate_mean"].get<double>(), 0.5) << line;
+    EXPECT_EQ(row["accuracy_unit"], "percent") << line;
+    EXPECT_GT(row["nonprivate_mean"].get<double>(), 50) << line;
     if (row["method"] == "np") {
       EXPECT_TRUE(row["target_epsilon"].is_null()) << line;
     }
@@ -1004,6 +1009,8 @@ TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {
   ASSERT_EQ(record["per_round"].size(), 1u);
   EXPECT_EQ(record["per_round"][0]["round"], 1);
   EXPECT_EQ(record["accuracy_per_round"][0], record["accuracy"]);
+  EXPECT_EQ(record["accuracy_unit"], "percent");
+  EXPECT_GT(record["accuracy"].get<double>(), 1);  // percent, not a fraction
   const auto missing = Fedldp({"ldpfl", "--model", Scratch("none.pt")});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("not a TorchScript model"), std::string::npos) << missing.err;
@@ -1114,7 +1121,10 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
     }
   }
   // A run killed while writing leaves a torn line: --resume drops it.
-  std::ofstream(dir + "/runs.jsonl", std::ios::app) << "{\"key\":\"torn\",\"accur";
+  // A line of an earlier build, its accuracy a fraction with no unit, is
+  // dropped too, never read as 0.9 %.
+  std::ofstream(dir + "/runs.jsonl", std::ios::app)
+      << "{\"key\":\"old\",\"accuracy\":0.9}\n{\"key\":\"torn\",\"accur";
   // A second call with --resume trains nothing and prints the same table.
   args.push_back("--resume");
   const auto again = Fedldp(args);
