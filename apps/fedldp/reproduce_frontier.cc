@@ -267,7 +267,7 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
       fig.log_x = true;
       fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
                        std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
-                       "-fold CV, tuned on each fold's training rows; dashed: the mean alone";
+                       "-fold CV, tuned on the training rows of each fold; dashed: the mean alone";
       for (const std::string& method : config.methods) {
         Series s{method, {}, false};
         for (const FrontierRow& r : f.rows) {
