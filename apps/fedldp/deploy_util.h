@@ -11,7 +11,9 @@
 #include <mutex>
 #include <ostream>
 #include <span>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,20 @@ inline double ProcessCpuSeconds() {
 // Set by SIGTERM or SIGINT once CatchSignals ran; the loops poll it.
 extern std::atomic<bool> g_stop;
 void CatchSignals();
+
+// g_stop as a std::stop_token for the library's runners: a thread watches
+// it and requests the stop; it then restores the default handlers, so a
+// second Ctrl-C ends the process at once.
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  std::stop_source source_;
+  std::jthread watcher_;
+};
+
 // "A:B" (half-open), or all rows of `n` when empty.
 // Before any work: plaintext (no `tls_file`: certificate or CA) on a
 // non-loopback address is refused (UsageError) unless `insecure`, and then

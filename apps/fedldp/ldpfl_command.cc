@@ -1,18 +1,15 @@
 // fedldp ldpfl: one LDP-FL training run (Algorithm 1 of Sun, Qian & Chen),
 // with the privacy statement, the accuracy per round beside the majority
 // class and the noise-free federated model, and where the time went.
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <numeric>
-#include <sstream>
+
+#include <optional>
 
 #include "cli.h"
 #include "commands.h"
+#include "deploy_util.h"
 #include "experiment.h"
-#include "fedldp/base/version.h"
-#include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
-#include "fedldp/model/neural_net.h"
+#include "fedldp/sim/ldpfl_experiment.h"
 #include "progress.h"
 
 namespace fedldp::cli {
@@ -91,96 +88,69 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
-int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
-  CheckOut(o.out);
-  if (!(o.epsilon > 0 && o.epsilon <= 500)) throw UsageError("--epsilon must be in (0, 500]");
-  if (o.radius && !(*o.radius > 0)) throw UsageError("--radius must be > 0");
-  if (!(o.fraction > 0 && o.fraction <= 1)) throw UsageError("--fraction must be in (0, 1]");
-  if (o.batch < 1) throw UsageError("--batch must be >= 1");
-  if (o.threads < 0) throw UsageError("--threads must be >= 0");
-  if (o.perturb == "updates" && o.range != "fixed") {
-    throw UsageError("--perturb updates takes --range fixed");
-  }
-  auto loaded = LoadImageSplit(o.dataset, o.data_dir);
-  if (!loaded.ok()) throw UsageError(loaded.error());
-  TrainTest data = std::move(loaded).value();
-  TrainTest* split = &data;
-  auto first = [](Dataset& d, std::size_t n) {
-    if (n == 0 || n >= d.size()) return;
-    std::vector<std::size_t> rows(n);
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
-    d = d.Subset(rows);
-  };
-  first(split->train, o.train_rows);
-  first(split->test, o.test_rows);
-  if (o.threads > 0) NeuralNet::SetThreads(o.threads);
+namespace {
 
-  LdpFlConfig config;
-  config.arch = o.dataset == "cifar10" ? "vgg" : "cnn";
-  if (!o.model.empty()) {
-    // A bare file name would read as an architecture: name it as a path.
-    config.arch = o.model.find('/') == std::string::npos ? "./" + o.model : o.model;
-    auto net = NeuralNet::Create(config.arch, 0);
-    if (!net.ok()) throw UsageError("--model: " + net.error());
-    if (const Status s = net->CheckInput(split->train); !s.ok()) {
-      throw UsageError("--model: " + s.error());
-    }
-  }
-  config.clients = o.clients;
-  config.fraction = o.fraction;
-  config.rounds = o.rounds;
-  config.local_epochs = o.local_epochs;
-  config.batch = o.batch;
-  config.learning_rate = o.learning_rate.value_or(o.dataset == "cifar10" ? 0.015 : 0.03);
-  config.epsilon = o.epsilon;
-  config.adaptive = o.range == "adaptive";
-  config.perturb_updates = o.perturb == "updates";
-  config.fixed_range = {o.center, o.radius.value_or(o.dataset == "mnist"    ? 0.075
-                                                    : o.dataset == "fmnist" ? 0.015
-                                                                            : 1.0)};
-  config.dirichlet_alpha = o.dirichlet;
-  config.standardize_inputs = !o.raw_inputs;
-  config.schedule =
+// The options as the library's typed configuration.
+LdpFlExperimentConfig ToConfig(const LdpFlOptions& o) {
+  auto dataset = ParseImageDataset(o.dataset);
+  if (!dataset.ok()) throw UsageError(dataset.error());
+  LdpFlExperimentConfig c = DefaultLdpFlExperiment(*dataset);
+  c.data_dir = o.data_dir;
+  c.model = o.model;
+  LdpFlConfig& t = c.training;
+  t.clients = o.clients;
+  t.fraction = o.fraction;
+  t.rounds = o.rounds;
+  t.local_epochs = o.local_epochs;
+  t.batch = o.batch;
+  if (o.learning_rate) t.learning_rate = *o.learning_rate;
+  t.epsilon = o.epsilon;
+  t.adaptive = o.range == "adaptive";
+  t.perturb_updates = o.perturb == "updates";
+  t.fixed_range.center = o.center;
+  if (o.radius) t.fixed_range.radius = *o.radius;
+  t.dirichlet_alpha = o.dirichlet;
+  t.standardize_inputs = !o.raw_inputs;
+  t.schedule =
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
-  config.randomizer = o.randomizer;
-  config.clip = o.clip;
-  config.disjoint_rounds = o.disjoint_rounds;
-  const bool vector = o.randomizer != "twopoint";
+  t.randomizer = o.randomizer;
+  t.clip = o.clip;
+  t.disjoint_rounds = o.disjoint_rounds;
+  c.train_rows = o.train_rows;
+  c.test_rows = o.test_rows;
+  c.reference = !o.no_reference;
+  c.threads = o.threads;
+  c.seed = o.seed;
+  return c;
+}
 
-  if (Status s = CheckLdpFlConfig(config, split->train.size()); !s.ok()) {
-    throw UsageError(s.error());
-  }
-  out << "fedldp ldpfl: " << o.dataset << " (" << split->train.size() << " train, "
-      << split->test.size() << " test), " << config.arch << ", n = " << config.clients
-      << " clients (" << (config.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID")
-      << "), fraction " << config.fraction << (config.disjoint_rounds ? " (disjoint rounds)" : "")
-      << ", " << config.rounds << " rounds, E = " << config.local_epochs << ", B = " << config.batch
-      << ", lr " << config.learning_rate
-      << (o.raw_inputs ? ", raw [0, 1] inputs" : ", standardised inputs") << ", seed " << o.seed
-      << "\n";
-  if (vector) {
-    out << "randomizer: " << o.randomizer << " on the whole update W - W_global, l2 clip "
-        << config.clip << ", eps " << config.epsilon << " per report\n";
+void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
+  const LdpFlConfig& c = e.config.training;
+  out << "fedldp ldpfl: " << ImageDatasetName(e.config.dataset) << " (" << e.train_rows
+      << " train, " << e.test_rows << " test), " << c.arch << ", n = " << c.clients << " clients ("
+      << (c.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID") << "), fraction " << c.fraction
+      << (c.disjoint_rounds ? " (disjoint rounds)" : "") << ", " << c.rounds
+      << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr " << c.learning_rate
+      << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs") << ", seed "
+      << e.config.seed << "\n";
+  if (c.randomizer != "twopoint") {
+    out << "randomizer: " << c.randomizer << " on the whole update W - W_global, l2 clip " << c.clip
+        << ", eps " << c.epsilon << " per report\n";
   } else {
     out << "ranges: "
-        << (config.adaptive ? std::string("adaptive per layer")
-                            : "fixed (c, r) = (" + std::to_string(config.fixed_range.center) +
-                                  ", " + std::to_string(config.fixed_range.radius) + ")")
-        << (config.perturb_updates ? ", on the update W - W_global" : ", on the weights") << "\n";
+        << (c.adaptive ? std::string("adaptive per layer")
+                       : "fixed (c, r) = (" + std::to_string(c.fixed_range.center) + ", " +
+                             std::to_string(c.fixed_range.radius) + ")")
+        << (c.perturb_updates ? ", on the update W - W_global" : ", on the weights") << "\n";
   }
   out.flush();
+}
 
-  auto train_once = [&](bool is_private, const std::string& label) {
-    LdpFlConfig c = config;
-    c.is_private = is_private;
-    ProgressBar bar(label);
-    auto run = TrainLdpFl(c, split->train, split->test, o.seed, [&](const LdpFlRound& r) {
-      bar.Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(c.rounds));
-    });
-    if (!run.ok()) throw UsageError(run.error());
-    return std::move(run).value();
-  };
-  const LdpFlRun run = train_once(true, vector ? o.randomizer : "ldp-fl");
+void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
+  const LdpFlConfig& config = e.config.training;
+  const LdpFlRun& run = e.run;
+  const bool vector = config.randomizer != "twopoint";
+  const std::string name = vector ? config.randomizer : "ldp-fl";
   if (run.vector_privacy) {
     out << "privacy (fedldp account run " << AccountRunArguments(run.vector_privacy->config)
         << "; at most " << LdpFlReportsPerClient(config) << " report(s) per client):\n"
@@ -197,83 +167,63 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
         << "x smaller)\n";
   }
   out << std::fixed;
-  double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;
   out.precision(2);
+  double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;
   for (const auto& r : run.rounds) {
-    out << "  round " << r.round << ": accuracy " << 100 * r.accuracy << " %\n";
+    out << "  round " << r.round << ": accuracy " << Percent(r.accuracy) << " %\n";
     train_s += r.train_seconds, perturb_s += r.perturb_seconds, shuffle_s += r.shuffle_seconds;
     aggregate_s += r.aggregate_seconds;
   }
-  std::optional<LdpFlRun> reference;
-  if (!o.no_reference) reference = train_once(false, "noise-free");
-  out << "  " << (vector ? o.randomizer : std::string("ldp-fl")) << " (eps " << o.epsilon << ")   "
-      << 100 * run.final_accuracy() << " %\n";
-  if (reference) out << "  noise-free FL      " << 100 * reference->final_accuracy() << " %\n";
-  out << "  majority class     " << 100 * run.majority << " %\n";
+  if (e.stopped()) {
+    out << "stopped after " << run.rounds.size() << " of " << config.rounds
+        << " rounds (the privacy statement covers all " << config.rounds << ")\n";
+  }
+  out << "  " << name << " (eps " << config.epsilon << ")   " << Percent(run.final_accuracy())
+      << " %\n";
+  if (e.reference)
+    out << "  noise-free FL      " << Percent(e.reference->final_accuracy()) << " %\n";
+  out << "  majority class     " << Percent(run.majority) << " %\n";
   if (run.final_accuracy() <= run.majority) {
     out << "  the private model is not better than the majority class: it learned nothing\n";
   }
   const double total = train_s + perturb_s + shuffle_s + aggregate_s;
-  out << "time: " << total << " s, " << total / run.rounds.size() << " s per round; local training "
-      << 100 * train_s / total << " %, perturbation " << 100 * perturb_s / total << " %, shuffling "
-      << 100 * shuffle_s / total << " %, aggregation " << 100 * aggregate_s / total << " %\n";
-  if (!o.out.empty()) {
-    nlohmann::ordered_json j;
-    StartRecord(j);
-    j["dataset"] = o.dataset;
-    j["arch"] = config.arch;  // cnn, vgg, or the --model file
-    j["range"] = o.range;
-    j["perturb"] = o.perturb;
-    j["randomizer"] = o.randomizer;
-    j["clip"] = o.clip;
-    j["epsilon"] = o.epsilon;
-    j["clients"] = config.clients;
-    j["fraction"] = config.fraction;
-    j["dirichlet_alpha"] = config.dirichlet_alpha;
-    j["disjoint_rounds"] = config.disjoint_rounds;
-    j["rounds"] = config.rounds;
-    j["local_epochs"] = config.local_epochs;
-    j["batch"] = config.batch;
-    j["lr"] = config.learning_rate;
-    j["standardized"] = !o.raw_inputs;
-    j["train_rows"] = split->train.size();
-    j["test_rows"] = split->test.size();
-    j["seed"] = o.seed;
-    j["accuracy"] = Percent(run.final_accuracy());
-    j["accuracy_per_round"] = nlohmann::json::array();
-    j["per_round"] = nlohmann::json::array();
-    for (const LdpFlRound& r : run.rounds) {
-      j["accuracy_per_round"].push_back(Percent(r.accuracy));
-      j["per_round"].push_back({{"round", r.round},
-                                {"accuracy", Percent(r.accuracy)},
-                                {"train_seconds", r.train_seconds},
-                                {"perturb_seconds", r.perturb_seconds},
-                                {"shuffle_seconds", r.shuffle_seconds},
-                                {"aggregate_seconds", r.aggregate_seconds}});
-    }
-    j["majority"] = Percent(run.majority);
-    // Absent (not run) is null.
-    j["noise_free"] =
-        reference ? nlohmann::json(Percent(reference->final_accuracy())) : nlohmann::json();
-    j["per_round_ldp"] = run.privacy.per_round_ldp;
-    j["plain_composition"] = run.privacy.plain_composition;
-    j["shuffle_bound_applies"] = run.privacy.shuffle_applies;
-    if (run.vector_privacy) {
-      j["total_epsilon"] = run.vector_privacy->total.epsilon;
-      j["total_delta"] = run.vector_privacy->total.delta;
-    } else if (run.privacy.shuffle_applies) {
-      j["total_epsilon"] = run.privacy.shuffled.epsilon;
-      j["total_delta"] = run.privacy.shuffled.delta;
-    } else {
-      j["total_epsilon"] = run.privacy.plain_composition;
-      j["total_delta"] = 0;
-    }
-    j["seconds"] = total;
-    AppendOut(o.out, j.dump() + "\n");
+  if (!run.rounds.empty()) {
+    out << "time: " << total << " s, " << total / static_cast<double>(run.rounds.size())
+        << " s per round; local training " << 100 * train_s / total << " %, perturbation "
+        << 100 * perturb_s / total << " %, shuffling " << 100 * shuffle_s / total
+        << " %, aggregation " << 100 * aggregate_s / total << " %\n";
   }
+}
 
+}  // namespace
+
+int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
+  CheckOut(o.out);
+  const LdpFlExperimentConfig config = ToConfig(o);
+  if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
+  // Ctrl-C (or SIGTERM) stops after the current round; what ran is printed
+  // and recorded. A second one ends the process.
+  CatchSignals();
+  StopOnSignal stop;
+  std::optional<ProgressBar> bar;
+  LdpFlObserver observer;
+  observer.started = [&](const LdpFlExperiment& e) { PrintHeader(e, out); };
+  observer.round = [&](bool reference, const LdpFlRound& r, int rounds) {
+    if (r.round == 1 || !bar) {
+      bar.reset();
+      bar.emplace(reference                                  ? "noise-free"
+                  : config.training.randomizer != "twopoint" ? config.training.randomizer
+                                                             : "ldp-fl");
+    }
+    bar->Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(rounds));
+  };
+  auto experiment = RunLdpFlExperiment(config, observer, stop.token());
+  bar.reset();
+  if (!experiment.ok()) throw UsageError(experiment.error());
+  PrintResults(*experiment, out);
+  if (!o.out.empty()) AppendOut(o.out, experiment->RecordJson() + "\n");
   (void)err;
-  return 0;
+  return experiment->stopped() ? 1 : 0;
 }
 
 }  // namespace fedldp::cli

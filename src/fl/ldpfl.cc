@@ -74,7 +74,8 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
-                            const std::function<void(const LdpFlRound&)>& on_round) {
+                            const std::function<void(const LdpFlRound&)>& on_round,
+                            std::stop_token stop) {
   if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
@@ -134,6 +135,10 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   std::vector<std::size_t> picked(config.clients, 0);
 
   for (int round = 1; round <= config.rounds; ++round) {
+    if (stop.stop_requested()) {
+      run.stopped = true;
+      break;
+    }
     LdpFlRound stats;
     stats.round = round;
     stats.ranges = ranges;

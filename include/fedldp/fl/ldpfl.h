@@ -42,6 +42,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,7 @@ struct LdpFlRun {
   LdpFlPrivacy privacy;                      // two-point: per weight
   std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
   std::vector<float> weights;  // the final global model
+  bool stopped = false;        // a stop was requested: fewer rounds than configured
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
 };
 
@@ -151,9 +153,13 @@ std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
                                     std::span<const float> local, std::span<const float> global,
                                     Rng& rng);
 
+// Trains `config.rounds` rounds, calling on_round after each. A stop
+// requested on `stop` ends the run before the next round: the rounds done
+// are returned, with `stopped` set and the model as they left it.
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
-                            const std::function<void(const LdpFlRound&)>& on_round = {});
+                            const std::function<void(const LdpFlRound&)>& on_round = {},
+                            std::stop_token stop = {});
 
 }  // namespace fedldp
 

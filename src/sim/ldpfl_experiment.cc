@@ -1,0 +1,184 @@
+#include "fedldp/sim/ldpfl_experiment.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "fedldp/base/units.h"
+#include "fedldp/base/version.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/model/neural_net.h"
+
+namespace fedldp {
+
+namespace {
+
+void KeepFirst(Dataset& data, std::size_t n) {
+  if (n == 0 || n >= data.size()) return;
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  data = data.Subset(rows);
+}
+
+// The architecture NeuralNet::Create reads: the dataset's network, or the
+// model file named as a path (a bare file name would read as a network).
+std::string Arch(const LdpFlExperimentConfig& c) {
+  if (c.model.empty()) return c.dataset == ImageDataset::kCifar10 ? "vgg" : "cnn";
+  return c.model.find('/') == std::string::npos ? "./" + c.model : c.model;
+}
+
+}  // namespace
+
+std::string_view ImageDatasetName(ImageDataset dataset) {
+  switch (dataset) {
+    case ImageDataset::kMnist:
+      return "mnist";
+    case ImageDataset::kFmnist:
+      return "fmnist";
+    case ImageDataset::kCifar10:
+      return "cifar10";
+  }
+  return "?";
+}
+
+Result<ImageDataset> ParseImageDataset(std::string_view name) {
+  for (const ImageDataset d : {ImageDataset::kMnist, ImageDataset::kFmnist, ImageDataset::kCifar10}) {
+    if (ImageDatasetName(d) == name) return d;
+  }
+  return Error{"dataset must be mnist, fmnist or cifar10, not '" + std::string(name) + "'"};
+}
+
+LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset) {
+  LdpFlExperimentConfig c;
+  c.dataset = dataset;
+  c.training.learning_rate = dataset == ImageDataset::kCifar10 ? 0.015 : 0.03;
+  c.training.fixed_range = {0, dataset == ImageDataset::kMnist    ? 0.075
+                               : dataset == ImageDataset::kFmnist ? 0.015
+                                                                  : 1.0};
+  return c;
+}
+
+Status LdpFlExperimentConfig::Validate() const {
+  if (!(training.fixed_range.radius > 0 && std::isfinite(training.fixed_range.radius))) {
+    return Error{"radius must be > 0"};
+  }
+  if (!std::isfinite(training.fixed_range.center)) return Error{"center must be a number"};
+  if (threads < 0) return Error{"threads must be >= 0"};
+  // Everything but the client count, which needs the rows.
+  return CheckLdpFlConfig(training, std::numeric_limits<std::size_t>::max());
+}
+
+Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
+                                           const LdpFlObserver& observer, std::stop_token stop) {
+  if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
+  auto loaded = LoadImageSplit(std::string(ImageDatasetName(config.dataset)), config.data_dir);
+  if (!loaded.ok()) return Error{loaded.error()};
+  TrainTest split = std::move(loaded).value();
+  KeepFirst(split.train, config.train_rows);
+  KeepFirst(split.test, config.test_rows);
+
+  LdpFlExperiment e;
+  e.config = config;
+  e.config.training.arch = Arch(config);
+  e.train_rows = split.train.size();
+  e.test_rows = split.test.size();
+  if (!config.model.empty()) {
+    // Probe the model on one row before anything is printed or trained.
+    auto net = NeuralNet::Create(e.config.training.arch, 0);
+    if (!net.ok()) return Error{"model: " + net.error()};
+    if (const Status s = net->CheckInput(split.train); !s.ok()) return Error{"model: " + s.error()};
+  }
+  if (Status s = CheckLdpFlConfig(e.config.training, e.train_rows); !s.ok()) return Error{s.error()};
+  if (config.threads > 0) NeuralNet::SetThreads(config.threads);
+  if (observer.started) observer.started(e);
+
+  auto train = [&](bool reference) -> Result<LdpFlRun> {
+    LdpFlConfig c = e.config.training;
+    c.is_private = !reference;
+    return TrainLdpFl(
+        c, split.train, split.test, config.seed,
+        [&](const LdpFlRound& r) {
+          if (observer.round) observer.round(reference, r, c.rounds);
+        },
+        stop);
+  };
+  auto run = train(false);
+  if (!run.ok()) return Error{run.error()};
+  e.run = std::move(run).value();
+  if (config.reference && !stop.stop_requested()) {
+    auto reference = train(true);
+    if (!reference.ok()) return Error{reference.error()};
+    e.reference = std::move(reference).value();
+  }
+  return e;
+}
+
+std::string LdpFlExperiment::RecordJson() const {
+  const LdpFlConfig& t = config.training;
+  nlohmann::ordered_json j;
+  j["version"] = std::string(Version());
+  j["accuracy_unit"] = kAccuracyUnit;
+  j["dataset"] = std::string(ImageDatasetName(config.dataset));
+  j["arch"] = t.arch;  // cnn, vgg, or the model file
+  j["range"] = t.adaptive ? "adaptive" : "fixed";
+  j["perturb"] = t.perturb_updates ? "updates" : "weights";
+  j["randomizer"] = t.randomizer;
+  j["clip"] = t.clip;
+  j["epsilon"] = t.epsilon;
+  j["center"] = t.fixed_range.center;
+  j["radius"] = t.fixed_range.radius;
+  j["clients"] = t.clients;
+  j["fraction"] = t.fraction;
+  j["dirichlet_alpha"] = t.dirichlet_alpha;
+  j["disjoint_rounds"] = t.disjoint_rounds;
+  j["schedule"] = t.schedule == ShuffleSchedule::kRandomDelay ? "delay" : "permutation";
+  j["rounds"] = t.rounds;
+  j["local_epochs"] = t.local_epochs;
+  j["batch"] = t.batch;
+  j["lr"] = t.learning_rate;
+  j["standardized"] = t.standardize_inputs;
+  j["train_rows"] = train_rows;
+  j["test_rows"] = test_rows;
+  j["seed"] = config.seed;
+  j["stopped"] = stopped();
+  j["rounds_done"] = run.rounds.size();
+  j["accuracy"] = Percent(run.final_accuracy());
+  j["accuracy_per_round"] = nlohmann::json::array();
+  j["per_round"] = nlohmann::json::array();
+  double seconds = 0;
+  for (const LdpFlRound& r : run.rounds) {
+    j["accuracy_per_round"].push_back(Percent(r.accuracy));
+    j["per_round"].push_back({{"round", r.round},
+                              {"accuracy", Percent(r.accuracy)},
+                              {"train_seconds", r.train_seconds},
+                              {"perturb_seconds", r.perturb_seconds},
+                              {"shuffle_seconds", r.shuffle_seconds},
+                              {"aggregate_seconds", r.aggregate_seconds}});
+    seconds += r.train_seconds + r.perturb_seconds + r.shuffle_seconds + r.aggregate_seconds;
+  }
+  j["majority"] = Percent(run.majority);
+  // Absent (not run) is null.
+  j["noise_free"] = reference ? nlohmann::json(Percent(reference->final_accuracy()))
+                              : nlohmann::json();
+  // The statement covers every configured round (an upper bound if stopped).
+  j["per_round_ldp"] = run.privacy.per_round_ldp;
+  j["plain_composition"] = run.privacy.plain_composition;
+  j["shuffle_bound_applies"] = run.privacy.shuffle_applies;
+  if (run.vector_privacy) {
+    j["total_epsilon"] = run.vector_privacy->total.epsilon;
+    j["total_delta"] = run.vector_privacy->total.delta;
+  } else if (run.privacy.shuffle_applies) {
+    j["total_epsilon"] = run.privacy.shuffled.epsilon;
+    j["total_delta"] = run.privacy.shuffled.delta;
+  } else {
+    j["total_epsilon"] = run.privacy.plain_composition;
+    j["total_delta"] = 0;
+  }
+  j["seconds"] = seconds;
+  return j.dump();
+}
+
+}  // namespace fedldp
