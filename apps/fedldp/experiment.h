@@ -9,6 +9,7 @@
 #include "fedldp/base/units.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/records.h"
 
 namespace fedldp::cli {
 
@@ -38,25 +39,6 @@ std::string DataDirHint(const std::string& error);
 CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
                                          const CrossValidationOptions& cv, ThreadPool& pool,
                                          const std::string& label);
-
-// The fields every JSON record starts with: fedldp's version and the unit of
-// its accuracies (kAccuracyUnit, percent).
-void StartRecord(nlohmann::ordered_json& j);
-
-// The effective configuration of a FedSel run, as JSON fields added to `j`:
-// variant, model, gradient_scaling, epsilon, epochs, lr, momentum,
-// batch_fraction, lambda, clip, tail_average, shuffle, sample_clients,
-// clients (0: one per row), dirichlet_alpha.
-void AddConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
-
-// One JSON object (no newline) describing a cross-validated run: fedldp's
-// version, the effective configuration, the seed and the results, with
-// per_fold: each fold's repeat, fold, accuracy and majority (all accuracies
-// in percent);
-// nonprivate_mean < 0 (not run) is written as null.
-std::string ResultJson(const std::string& dataset, const Dataset& data, const FedSelConfig& config,
-                       const CrossValidationOptions& cv, const CrossValidationResult& result,
-                       double nonprivate_mean);
 
 }  // namespace fedldp::cli
 

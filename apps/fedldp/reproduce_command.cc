@@ -120,7 +120,7 @@ int RunReproduceFedSel(const ReproduceOptions& o, std::ostream& out, std::ostrea
         // alpha = 4 makes it diverge on Bank.
         if (variant == "np") config.learning_rate = 1.0;
         const auto r = RunCrossValidation(config, *data, cv, pool, row + " " + variant);
-        runs << ResultJson(dataset, *data, config, cv, r, -1) << "\n";
+        runs << CrossValidationRecord(dataset, *data, config, cv, r, std::nullopt).dump() << "\n";
         updates += r.updates;
         seconds += r.seconds;
         return r;

@@ -32,7 +32,7 @@ FedSelConfig Base(const Context& c) {
 
 Point Evaluate(Context& c, const FedSelConfig& config, double x, bool misclassification) {
   const auto r = RunCrossValidation(config, c.data, c.cv, c.pool, "adult " + config.variant);
-  c.runs << ResultJson("adult", c.data, config, c.cv, r, -1) << "\n";
+  c.runs << CrossValidationRecord("adult", c.data, config, c.cv, r, std::nullopt).dump() << "\n";
   const double mean = r.MeanAccuracy();
   return {x, Percent(misclassification ? 1 - mean : mean), Percent(r.StdAccuracy())};
 }
@@ -45,7 +45,7 @@ void AddReferences(Context& c, Figure& f, const std::vector<double>& xs, int epo
   np.learning_rate = 1.0;
   np.epochs = epochs;
   const auto r = RunCrossValidation(np, c.data, c.cv, c.pool, "adult np");
-  c.runs << ResultJson("adult", c.data, np, c.cv, r, -1) << "\n";
+  c.runs << CrossValidationRecord("adult", c.data, np, c.cv, r, std::nullopt).dump() << "\n";
   Series npl{"NP (non-private)", {}, true}, maj{"majority class", {}, true};
   for (double x : xs) {
     const double a = r.MeanAccuracy(), m = r.MeanMajority();

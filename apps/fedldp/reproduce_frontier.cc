@@ -114,7 +114,7 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
     o["chosen"] = nlohmann::ordered_json::array();
     for (const FedSelConfig& c : r.chosen) {
       nlohmann::ordered_json point;
-      AddConfigFields(point, c);
+      AddFedSelConfigFields(point, c);
       o["chosen"].push_back(std::move(point));
     }
     o["learned"] = r.learned;

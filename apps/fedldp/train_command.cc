@@ -503,8 +503,11 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const double rate = static_cast<double>(result.updates) / result.seconds;
   out << "time: " << std::fixed << std::setprecision(2) << result.seconds << " s, "
       << std::setprecision(0) << rate << " client updates/s\n";
-  AppendOut(o.out, ResultJson(o.data.empty() ? o.dataset : o.data, *data, config, cv, result,
-                              reference.folds.empty() ? -1 : reference.MeanAccuracy()) +
+  AppendOut(o.out, CrossValidationRecord(
+                       o.data.empty() ? o.dataset : o.data, *data, config, cv, result,
+                       reference.folds.empty() ? std::nullopt
+                                               : std::optional<double>(reference.MeanAccuracy()))
+                           .dump() +
                        "\n");
   (void)err;
   return 0;
@@ -583,7 +586,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
       StartRecord(j);
       j["dataset"] = o.data.empty() ? o.dataset : o.data;
       j["pool"] = o.pool;
-      AddConfigFields(j, t.config);
+      AddFedSelConfigFields(j, t.config);
       j["validation_fraction"] = setup.tuning.validation_fraction;
       j["splits"] = setup.tuning.splits;
       j["seed"] = o.seed;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "fedldp/base/units.h"
-#include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/neural_net.h"
+#include "fedldp/sim/records.h"
 
 namespace fedldp {
 
@@ -119,8 +119,7 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
 std::string LdpFlExperiment::RecordJson() const {
   const LdpFlConfig& t = config.training;
   nlohmann::ordered_json j;
-  j["version"] = std::string(Version());
-  j["accuracy_unit"] = kAccuracyUnit;
+  StartRecord(j);
   j["dataset"] = std::string(ImageDatasetName(config.dataset));
   j["arch"] = t.arch;  // cnn, vgg, or the model file
   j["range"] = t.adaptive ? "adaptive" : "fixed";
