@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
+#include "deploy_util.h"
 #include "experiment.h"
-#include "fedldp/base/version.h"
-#include "fedldp/data/loaders.h"
+#include "fedldp/base/units.h"
+#include "fedldp/model/linear.h"
 #include "fedldp/privacy/run_accounting.h"
-#include "fedldp/sim/cross_validation.h"
-#include "fedldp/sim/tuning.h"
+#include "fedldp/sim/fedsel_experiment.h"
 #include "progress.h"
 
 namespace fedldp::cli {
@@ -170,236 +169,142 @@ namespace {
 // "accuracy +- sd %   (misclassification m %)".
 std::string MeanSd(double mean, double sd) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << 100 * mean << " +- " << 100 * sd
-    << " %   (misclassification " << 100 * (1 - mean) << " %)";
+  s << std::fixed << std::setprecision(2) << Percent(mean) << " +- " << Percent(sd)
+    << " %   (misclassification " << Percent(1 - mean) << " %)";
   return s.str();
 }
 
-// What `fedldp account run` states for a run of `plan` (FedSelRunPrivacy).
-RunPrivacyConfig Accounted(const TrainOptions& o, const FedSelConfig& config,
-                           const FedSelPlan& plan) {
-  return FedSelRunPrivacy(plan, config, o.central_delta);
-}
-
-// The configuration the options describe, checked whole, with the data it
-// runs on; throws UsageError.
-struct TrainSetup {
-  FedSelVariant variant;
-  FedSelConfig config;
-  Dataset data;
-  TuningOptions tuning;
-  PreparePoint prepare;  // a grid point as it runs on n clients (--central-epsilon)
-  // > 0: data holds an image dataset's training rows, then its test rows
-  // from here (CrossValidationOptions::test_from).
-  std::size_t test_from = 0;
-  // The rows tuning may read: all (empty), or a fixed split's training rows.
-  std::vector<std::size_t> TuningRows() const {
-    std::vector<std::size_t> rows(test_from);
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
-    return rows;
-  }
-};
-
-// The grid --tune and `tune` search: DefaultGrid, with the lists given
-// replacing its own (a batch fraction or epochs list also drops the shuffled
-// grid's extra schedule: the product asked for is what runs); values are
-// checked when a point is planned.
-FedSelGrid GridFor(const TrainOptions& o, const FedSelVariant& variant) {
-  FedSelGrid grid = DefaultGrid(variant, o.shuffle);
-  if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
-  if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
-  if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
-  if (!o.grid_clip.empty()) {
-    if (variant.kind != FedSelVariant::Kind::kVector) {
-      throw UsageError("--grid-clip applies to the vector variants only");
-    }
-    grid.clips = o.grid_clip;
-  }
-  if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
-  return grid;
-}
-
-// The dataset as the headers name it: "mnist pooled 2 x 2" with --pool 2.
-std::string DatasetLabel(const TrainOptions& o) {
-  if (!o.data.empty()) return o.data;
-  if (o.pool <= 1) return o.dataset;
-  const std::string f = std::to_string(o.pool);
-  return o.dataset + " pooled " + f + " x " + f;
-}
-
-// Datasets that come with their test set: train on it, test on it.
-bool IsImageDataset(const std::string& name) { return name == "mnist" || name == "fmnist"; }
-
-TrainSetup MakeTrainSetup(const TrainOptions& o) {
+// The options as the library's typed configuration. Checks that are about
+// which flags were given (not about the values) live here; the rest is
+// FedSelExperimentConfig::Validate's, and a refusal names the option.
+FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   auto parsed = ParseFedSelVariant(o.variant);
   if (!parsed.ok()) throw UsageError(parsed.error());
-  TrainSetup setup;
-  setup.variant = *parsed;
-  const FedSelVariant* variant = &setup.variant;
-  FedSelConfig& config = setup.config;
-  config = DefaultFedSelConfig(o.variant);
+  const FedSelVariant& variant = *parsed;
+  FedSelExperimentConfig c;
+  c.dataset = o.dataset;
+  c.data_dir = o.data_dir;
+  c.data_file = o.data;
+  c.label_column = o.label_column;
+  c.pool = o.pool;
+  if (!o.label_column.empty() && o.data.empty()) {
+    throw UsageError("--label-column applies to --data FILE.csv only");
+  }
+  if (o.pool > 1 && (!o.data.empty() || (o.dataset != "mnist" && o.dataset != "fmnist"))) {
+    throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
+  }
+  FedSelConfig& t = c.training;
+  t = DefaultFedSelConfig(o.variant);
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
-  config.loss = *loss;
+  t.loss = *loss;
   if (o.central_epsilon && o.epsilon) {
     throw UsageError("--central-epsilon sets the local budget: give it or --epsilon, not both");
   }
   if (o.central_epsilon && !o.shuffle) throw UsageError("--central-epsilon needs --shuffle");
   if (o.epsilon) {
     if (auto e = CheckEpsilon(*o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
-    config.epsilon = *o.epsilon;
+    t.epsilon = *o.epsilon;
   }
   if (o.central_epsilon) {
     if (auto e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.empty()) {
       throw UsageError(e);
     }
   }
-  config.epochs = o.epochs;
-  if (o.batch_fraction) config.batch_fraction = *o.batch_fraction;
-  config.mu = ParseMu(o.mu);
-  config.theta = o.theta;
-  config.k_fraction = o.k_fraction;
-  if (o.learning_rate) config.learning_rate = *o.learning_rate;
-  config.momentum = o.momentum;
-  config.lambda = o.lambda;
-  if (o.tail_average) config.tail_average = *o.tail_average;
+  c.central_epsilon = o.central_epsilon;
+  c.central_delta = o.central_delta;
+  t.epochs = o.epochs;
+  if (o.batch_fraction) t.batch_fraction = *o.batch_fraction;
+  t.mu = ParseMu(o.mu);
+  t.theta = o.theta;
+  t.k_fraction = o.k_fraction;
+  if (o.learning_rate) t.learning_rate = *o.learning_rate;
+  t.momentum = o.momentum;
+  t.lambda = o.lambda;
+  if (o.tail_average) t.tail_average = *o.tail_average;
   auto scaling = ParseGradientScaling(o.gradient_scaling);
   if (!scaling.ok()) throw UsageError(scaling.error());
-  config.gradient_scaling = *scaling;
-  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
+  t.gradient_scaling = *scaling;
+  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  const bool gaussian = vector && variant.vector_mechanism.starts_with("gaussian");
   if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
   if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
-  if (o.clip) config.clip = *o.clip;
-  if (o.delta) config.delta = *o.delta;
-  if (o.shuffle) {
-    if (!variant->is_private())
-      throw UsageError("--shuffle: variant " + o.variant + " is not private");
-    if (gaussian) {
-      throw UsageError("--shuffle: no amplification is proven for the Gaussian's reports");
-    }
-  }
-  config.shuffle = o.shuffle;
-  config.sample_clients = o.sample_clients;
+  if (o.clip) t.clip = *o.clip;
+  if (o.delta) t.delta = *o.delta;
+  t.shuffle = o.shuffle;
+  t.sample_clients = o.sample_clients;
   if (o.dirichlet_alpha != 0 && o.clients == 0) {
     throw UsageError("--dirichlet-alpha needs --clients (the rows are split among them)");
   }
-  config.clients = o.clients;
-  config.dirichlet_alpha = o.dirichlet_alpha;
-  TuningOptions& tuning = setup.tuning;
-  tuning.validation_fraction = o.validation_fraction;
-  tuning.splits = o.tuning_splits;
-  tuning.seed = o.seed;
-  if (const Status s = tuning.Validate(); !s.ok()) throw UsageError(s.error());
-  if (!o.data.empty()) {
-    if (o.pool > 1) throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
-    auto loaded = LoadDataFile(o.data, o.label_column);
-    if (!loaded.ok()) throw UsageError("--data: " + loaded.error());
-    setup.data = std::move(loaded).value();
-  } else if (!o.label_column.empty()) {
-    throw UsageError("--label-column applies to --data FILE.csv only");
-  } else if (IsImageDataset(o.dataset)) {
-    // One dataset, the training rows first, then the test rows.
-    auto split = LoadImageSplit(o.dataset, o.data_dir);
-    if (!split.ok()) throw UsageError(split.error());
-    TrainTest parts = std::move(split).value();
-    if (o.pool > 1) {
-      for (Dataset* part : {&parts.train, &parts.test}) {
-        auto pooled = AveragePool(*part, static_cast<std::size_t>(o.pool));
-        if (!pooled.ok()) throw UsageError("--pool: " + pooled.error());
-        *part = std::move(pooled).value();
-      }
-    }
-    setup.data = std::move(parts.train);
-    setup.data.name = o.dataset;
-    setup.test_from = setup.data.size();
-    for (std::size_t i = 0; i < parts.test.size(); ++i) {
-      setup.data.Append(parts.test.row(i), parts.test.labels[i]);
-    }
-  } else {
-    if (o.pool > 1) throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
-    auto loaded = LoadNamed(o.dataset, DataDir(o.data_dir));
-    if (!loaded.ok()) throw UsageError(loaded.error() + DataDirHint(loaded.error()));
-    setup.data = std::move(loaded).value();
-  }
-  const Dataset* data = &setup.data;
-  // The whole configuration is checked before the header is printed: a
-  // refusal is one line on stderr and nothing on stdout.
-  const std::size_t fold_rows =
-      setup.test_from > 0 ? setup.test_from
-                          : data->size() - data->size() / static_cast<std::size_t>(o.folds);
-  setup.prepare = [d = LinearParameters(*data), central = o.central_epsilon,
-                   delta = o.central_delta](const FedSelConfig& c,
-                                            std::size_t clients) -> Result<FedSelConfig> {
-    if (!central) return c;
-    return CalibrateToCentral(c, clients, d, *central, delta);
-  };
-  auto prepared = setup.prepare(config, fold_rows);
-  if (!prepared.ok()) throw UsageError(prepared.error());
-  auto plan = PlanFedSel(*prepared, fold_rows, LinearParameters(*data));
-  if (!plan.ok()) throw UsageError(plan.error());
-  // With the shuffler: what `fedldp account run` states for the plan
-  // (checked here, stated after the runs with the rounds they used).
-  if (o.shuffle) {
-    if (auto p = AccountRun(Accounted(o, *prepared, *plan)); !p.ok()) {
-      throw UsageError("--shuffle: " + p.error());
-    }
-  }
-  return setup;
-}
-
-}  // namespace
-
-int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
-  if (!o.tune && !(o.grid_lr.empty() && o.grid_batch_fraction.empty() && o.grid_clip.empty() &&
-                   o.grid_epochs.empty())) {
+  t.clients = o.clients;
+  t.dirichlet_alpha = o.dirichlet_alpha;
+  c.tuning.validation_fraction = o.validation_fraction;
+  c.tuning.splits = o.tuning_splits;
+  c.tuning.seed = o.seed;
+  // The grid --tune and `tune` search: DefaultGrid, with the lists given
+  // replacing its own (a batch fraction or epochs list also drops the
+  // shuffled grid's extra schedule: the product asked for is what runs).
+  const bool lists = !(o.grid_lr.empty() && o.grid_batch_fraction.empty() && o.grid_clip.empty() &&
+                       o.grid_epochs.empty());
+  if (!tune && lists) {
     throw UsageError("--grid-lr, --grid-batch-fraction, --grid-clip, --grid-epochs need --tune");
   }
-  CheckOut(o.out);
-  TrainSetup setup = MakeTrainSetup(o);
-  const FedSelVariant* variant = &setup.variant;
-  FedSelConfig config = setup.config;
-  const Dataset* data = &setup.data;
-  const TuningOptions& tuning = setup.tuning;
-  const PreparePoint& prepare = setup.prepare;
-  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = vector && variant->vector_mechanism.starts_with("gaussian");
-
-  ThreadPool pool(o.threads);
-  CrossValidationOptions cv{o.repeats, o.folds, o.seed};
-  cv.test_from = setup.test_from;
-  out << "fedldp train: " << DatasetLabel(o) << " (" << data->size()
-      << " records, d = " << data->dimension;
-  if (data->classes > 2) {
-    out << ", " << data->classes << " classes: " << LinearParameters(*data) << " weights";
+  c.tune = tune;
+  if (lists) {
+    FedSelGrid grid = DefaultGrid(variant, o.shuffle);
+    if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
+    if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
+    if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
+    if (!o.grid_clip.empty()) {
+      if (!vector) throw UsageError("--grid-clip applies to the vector variants only");
+      grid.clips = o.grid_clip;
+    }
+    if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
+    c.grid = grid;
   }
-  out << "), " << LossName(config.loss) << ", variant " << o.variant << ", ";
-  if (cv.test_from > 0) {
-    out << o.repeats << " run(s) on the standard split (" << cv.test_from << " training rows, "
-        << data->size() - cv.test_from << " test rows)";
+  c.cv = {o.repeats, o.folds, o.seed};
+  c.reference = !o.no_reference;
+  c.reference_lr = o.reference_lr;
+  c.reference_batch_fraction = o.batch_fraction;
+  c.threads = o.threads;
+  if (Status s = c.Validate(); !s.ok()) throw UsageError(s.error());
+  return c;
+}
+
+// A refusal from the library: the user's file named by its option, a
+// missing dataset file with the data folder's hint.
+[[noreturn]] void Refuse(const std::string& error) {
+  constexpr std::string_view kFile = "data file: ";
+  if (error.starts_with(kFile)) throw UsageError("--data: " + error.substr(kFile.size()));
+  throw UsageError(error + DataDirHint(error));
+}
+
+void PrintHeader(const TrainOptions& o, const FedSelExperiment& e, std::ostream& out) {
+  const Dataset& data = *e.data;
+  out << "fedldp train: " << e.dataset_label << " (" << data.size()
+      << " records, d = " << data.dimension;
+  if (data.classes > 2) {
+    out << ", " << data.classes << " classes: " << LinearParameters(data) << " weights";
+  }
+  out << "), " << LossName(e.config.training.loss) << ", variant " << o.variant << ", ";
+  if (e.test_from > 0) {
+    out << o.repeats << " run(s) on the standard split (" << e.test_from << " training rows, "
+        << data.size() - e.test_from << " test rows)";
   } else {
     out << o.repeats << " x " << o.folds << "-fold CV";
   }
-  out << ", seed " << o.seed << ", " << pool.size() << " threads\n";
+  out << ", seed " << o.seed << ", " << e.threads << " threads\n";
   out.flush();
-  CrossValidationResult result;
-  std::vector<FedSelConfig> chosen;  // per fold, with --tune or --central-epsilon
-  if (o.tune || o.central_epsilon) {
-    ProgressBar bar(o.tune ? o.variant + " (tuning)" : o.variant);
-    const FedSelGrid grid = o.tune ? GridFor(o, *variant) : FedSelGrid{};
-    auto tuned =
-        CrossValidateTuned(config, grid, *data, cv, tuning, pool, prepare,
-                           [&](std::size_t done, std::size_t total) { bar.Update(done, total); });
-    if (!tuned.ok()) throw UsageError(tuned.error());
-    result = std::move(tuned->result);
-    chosen = std::move(tuned->chosen);
-    config = chosen.back();
-  } else {
-    result = RunCrossValidation(config, *data, cv, pool, o.variant);
-  }
-  const FedSelRun& run = result.last;
+}
+
+void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream& out) {
+  const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
+  const FedSelConfig& config = e.effective;
+  const FedSelRun& run = e.result.last;
+  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  const bool gaussian = vector && variant.vector_mechanism.starts_with("gaussian");
   if (vector) {
-    out << "privacy: " << variant->mechanism << " on the whole gradient (l2 clip " << config.clip
+    out << "privacy: " << variant.mechanism << " on the whole gradient (l2 clip " << config.clip
         << "), eps " << run.budget.value_epsilon << " per report";
     if (gaussian) out << ", delta " << config.delta << " per report";
     out << ", " << config.epochs << " epoch(s), ";
@@ -418,7 +323,7 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
   } else {
     out << "privacy: "
-        << (variant->is_private() ? run.budget.Statement() : std::string("none (non-private)"))
+        << (variant.is_private() ? run.budget.Statement() : std::string("none (non-private)"))
         << "\n";
   }
   if (config.sample_clients) {
@@ -433,21 +338,28 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << "\n";
   }
-  if (o.shuffle) {
-    const RunPrivacyConfig accounted = Accounted(o, config, run.plan);
+  if (e.shuffled) {
     out << "shuffled, each round's reports (at least " << run.smallest_round
-        << ") through the shuffler (fedldp account run " << AccountRunArguments(accounted) << "):\n"
-        << DescribeRunPrivacy(AccountRun(accounted).value());
+        << ") through the shuffler (fedldp account run "
+        << AccountRunArguments(*e.shuffled_accounting) << "):\n"
+        << DescribeRunPrivacy(*e.shuffled);
     if (o.central_epsilon) {
-      out << "(the last " << (cv.test_from > 0 ? "run" : "fold")
+      out << "(the last " << (e.test_from > 0 ? "run" : "fold")
           << "'s figures; every one ran at the largest local eps within central "
           << *o.central_epsilon << ")\n";
     }
   }
-  if (!chosen.empty() && o.tune) {
-    out << "chosen on validation rows, per " << (cv.test_from > 0 ? "run" : "fold")
+}
+
+void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream& out) {
+  const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
+  const FedSelConfig& config = e.effective;
+  const FedSelRun& run = e.result.last;
+  PrintPrivacy(o, e, out);
+  if (!e.chosen.empty() && o.tune) {
+    out << "chosen on validation rows, per " << (e.test_from > 0 ? "run" : "fold")
         << " (lr, m / N, clip, tail, epochs):";
-    for (const FedSelConfig& c : chosen) {
+    for (const FedSelConfig& c : e.chosen) {
       out << " (" << c.learning_rate << ", " << c.batch_fraction << ", " << c.clip << ", "
           << c.tail_average << ", " << c.epochs << ")";
     }
@@ -463,88 +375,109 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     out << "); privacy is per client\n";
   }
-  if (vector) {
+  if (variant.kind == FedSelVariant::Kind::kVector) {
     out << "clients per iteration m = " << run.batch << ", " << run.iterations
         << " iterations per run\n";
   } else {
     out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
         << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
   }
-  if (!run.selector.empty() && run.selector != variant->selector) {
+  if (!run.selector.empty() && run.selector != variant.selector) {
     out << "note: mu = 0 leaves no budget for selection, so dimensions are sampled uniformly\n";
   }
   if (run.rejected > 0) out << "warning: the server rejected " << run.rejected << " reports\n";
+  if (e.stopped()) {
+    out << "stopped after " << e.result.folds.size() << " of "
+        << (e.test_from > 0 ? o.repeats : o.repeats * o.folds)
+        << " runs: the figures below are theirs\n";
+  }
+  const CrossValidationResult& result = e.result;
   out << "  " << std::left << std::setw(24) << o.variant
       << MeanSd(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
-  CrossValidationResult reference;
-  if (!o.no_reference && o.variant != "np") {
-    // The non-private model as FedSel's paper trains it (m = 0.01 N, the
-    // last iterate), whatever the private variant's batch and averaging:
-    // a reference weakened by a private run's settings would flatter it.
-    FedSelConfig np = DefaultFedSelConfig("np");
-    np.loss = config.loss;
-    np.epochs = config.epochs;
-    np.lambda = config.lambda;
-    np.gradient_scaling = config.gradient_scaling;
-    if (o.batch_fraction) np.batch_fraction = *o.batch_fraction;
-    np.learning_rate = o.reference_lr;
-    reference = RunCrossValidation(np, *data, cv, pool, "np reference");
+  if (e.reference) {
     out << "  " << std::setw(24) << "np (non-private)"
-        << MeanSd(reference.MeanAccuracy(), reference.StdAccuracy()) << "\n";
+        << MeanSd(e.reference->MeanAccuracy(), e.reference->StdAccuracy()) << "\n";
   }
   out << "  " << std::setw(24) << "majority class" << MeanSd(result.MeanMajority(), 0) << "\n";
-  const bool learned =
-      result.MeanAccuracy() - 2 * result.StdAccuracy() / std::sqrt(result.folds.size()) >
-      result.MeanMajority();
-  if (!learned) {
+  if (!e.learned()) {
     out << "note: " << o.variant
         << " is not better than the majority class: it has learned nothing\n";
   }
   const double rate = static_cast<double>(result.updates) / result.seconds;
   out << "time: " << std::fixed << std::setprecision(2) << result.seconds << " s, "
       << std::setprecision(0) << rate << " client updates/s\n";
-  AppendOut(o.out, CrossValidationRecord(
-                       o.data.empty() ? o.dataset : o.data, *data, config, cv, result,
-                       reference.folds.empty() ? std::nullopt
-                                               : std::optional<double>(reference.MeanAccuracy()))
-                           .dump() +
-                       "\n");
+}
+
+}  // namespace
+
+int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  const FedSelExperimentConfig config = ToConfig(o, o.tune);
+  CheckOut(o.out);
+  // Ctrl-C (or SIGTERM) stops before the next fold; the folds done are
+  // printed and recorded. A second one ends the process.
+  CatchSignals();
+  StopOnSignal stop;
+  std::optional<ProgressBar> bar;
+  std::string stage;
+  FedSelObserver observer;
+  observer.started = [&](const FedSelExperiment& e) { PrintHeader(o, e, out); };
+  observer.progress = [&](const std::string& label, std::size_t done, std::size_t total) {
+    if (label != stage) {
+      bar.reset();
+      stage = label;
+      bar.emplace(label == "reference" ? std::string("np reference")
+                  : o.tune             ? o.variant + " (tuning)"
+                                       : o.variant);
+    }
+    bar->Update(done, total);
+  };
+  auto experiment = RunFedSelExperiment(config, observer, stop.token());
+  bar.reset();
+  if (!experiment.ok()) Refuse(experiment.error());
+  PrintResults(o, *experiment, out);
+  AppendOut(o.out, experiment->RecordJson() + "\n");
   (void)err;
-  return 0;
+  return experiment->stopped() ? 1 : 0;
 }
 
 int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  const FedSelExperimentConfig config = ToConfig(o, /*tune=*/true);
   CheckOut(o.out);
-  TrainSetup setup = MakeTrainSetup(o);
-  const FedSelGrid grid = GridFor(o, setup.variant);
-  const std::size_t points = grid.Points(setup.config).size();
-  ThreadPool pool(o.threads);
-  out << "fedldp tune: " << DatasetLabel(o) << " ("
-      << (setup.test_from > 0 ? setup.test_from : setup.data.size())
-      << " training records, d = " << setup.data.dimension << ", " << LinearParameters(setup.data)
-      << " weights), variant " << o.variant << ", ";
-  if (o.central_epsilon) {
-    out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
-        << ") per client";
-  } else if (setup.variant.is_private()) {
-    out << "eps " << setup.config.epsilon << " per client";
-  } else {
-    out << "non-private";
-  }
-  out << ", " << points << " grid points x " << setup.tuning.splits << " splits holding out "
-      << 100 * setup.tuning.validation_fraction << " % of the rows, seed " << o.seed << ", "
-      << pool.size() << " threads\n";
-  out.flush();
-  const std::vector<std::size_t> rows = setup.TuningRows();
-  std::optional<ProgressBar> bar(std::in_place, o.variant + " (tuning)");
-  auto tuned = TuneFedSel(setup.config, grid, setup.data, rows, setup.tuning, pool, setup.prepare,
-                          [&](std::size_t done, std::size_t total) { bar->Update(done, total); });
+  const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
+  std::optional<ProgressBar> bar;
+  FedSelTuningObserver observer;
+  observer.started = [&](const FedSelTuningRun& t) {
+    const Dataset& data = *t.data;
+    out << "fedldp tune: " << t.dataset_label << " ("
+        << (t.test_from > 0 ? t.test_from : data.size())
+        << " training records, d = " << data.dimension << ", " << LinearParameters(data)
+        << " weights), variant " << o.variant << ", ";
+    if (o.central_epsilon) {
+      out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
+          << ") per client";
+    } else if (variant.is_private()) {
+      out << "eps " << config.training.epsilon << " per client";
+    } else {
+      out << "non-private";
+    }
+    out << ", " << t.points << " grid point" << (t.points == 1 ? "" : "s") << " x "
+        << config.tuning.splits << " split" << (config.tuning.splits == 1 ? "" : "s")
+        << " holding out " << 100 * config.tuning.validation_fraction << " % of the rows, seed "
+        << o.seed << ", " << t.threads << " threads\n";
+    out.flush();
+    bar.emplace(o.variant + " (tuning)");
+  };
+  observer.progress = [&](std::size_t done, std::size_t total) {
+    if (bar) bar->Update(done, total);
+  };
+  auto run = RunFedSelTuning(config, observer);
   bar.reset();  // cleared before the table
-  if (!tuned.ok()) throw UsageError(tuned.error());
+  if (!run.ok()) Refuse(run.error());
+  const FedSelTuning& tuned = run->tuning;
   std::vector<const TuningTrial*> ranked;
   std::size_t refused = 0;
   std::string why;
-  for (const TuningTrial& t : tuned->trials) {
+  for (const TuningTrial& t : tuned.trials) {
     if (t.refused.empty()) {
       ranked.push_back(&t);
     } else if (refused++ == 0) {
@@ -553,7 +486,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const TuningTrial* a, const TuningTrial* b) { return a->score > b->score; });
-  const bool vector = setup.variant.kind == FedSelVariant::Kind::kVector;
+  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
   out << "  rank        lr     m / N      clip      tail    epochs   local eps   validation "
          "accuracy (sd)   score = accuracy - sd\n";
   for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
@@ -562,44 +495,25 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         << c.batch_fraction << std::setw(10) << (vector ? std::to_string(c.clip).substr(0, 4) : "-")
         << std::setw(10) << c.tail_average << std::setw(10) << c.epochs << std::setw(12)
         << std::setprecision(4);
-    if (setup.variant.is_private()) {
+    if (variant.is_private()) {
       out << c.epsilon / c.epochs;
     } else {
       out << "-";
     }
-    out << std::setw(17) << std::fixed << std::setprecision(2) << 100 * ranked[i]->accuracy
-        << " % (" << 100 * ranked[i]->sd << ")" << std::setw(17) << 100 * ranked[i]->score << " %\n"
+    out << std::setw(17) << std::fixed << std::setprecision(2) << Percent(ranked[i]->accuracy)
+        << " % (" << Percent(ranked[i]->sd) << ")" << std::setw(17) << Percent(ranked[i]->score)
+        << " %\n"
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
-  const FedSelConfig& best = tuned->best;
+  const FedSelConfig& best = tuned.best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
   if (vector) out << " --clip " << best.clip;
   out << " --tail-average " << best.tail_average << " --epochs " << best.epochs << "   (validation "
-      << std::fixed << std::setprecision(2) << 100 * tuned->accuracy << " %, score "
-      << 100 * tuned->score << " %)\n"
+      << std::fixed << std::setprecision(2) << Percent(tuned.accuracy) << " %, score "
+      << Percent(tuned.score) << " %)\n"
       << std::defaultfloat << std::setprecision(6);
-  if (!o.out.empty()) {
-    std::string lines;
-    for (const TuningTrial& t : tuned->trials) {
-      nlohmann::ordered_json j;
-      StartRecord(j);
-      j["dataset"] = o.data.empty() ? o.dataset : o.data;
-      j["pool"] = o.pool;
-      AddFedSelConfigFields(j, t.config);
-      j["validation_fraction"] = setup.tuning.validation_fraction;
-      j["splits"] = setup.tuning.splits;
-      j["seed"] = o.seed;
-      const bool ran = t.refused.empty();
-      j["validation_accuracy"] = ran ? nlohmann::json(Percent(t.accuracy)) : nlohmann::json();
-      j["validation_sd"] = ran ? nlohmann::json(Percent(t.sd)) : nlohmann::json();
-      j["score"] = ran ? nlohmann::json(Percent(t.score)) : nlohmann::json();
-      // Why the point was refused, or null when it ran.
-      j["refused"] = ran ? nlohmann::json() : nlohmann::json(t.refused);
-      lines += j.dump() + "\n";
-    }
-    AppendOut(o.out, lines);
-  }
+  if (!o.out.empty()) AppendOut(o.out, run->RecordLines());
   (void)err;
   return 0;
 }

@@ -88,13 +88,18 @@ Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
 
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
-    ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress) {
+    ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress,
+    std::stop_token stop) {
   if (const Status s = CheckFolds(options, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   CrossValidationResult result;
   const std::vector<Fold> folds = MakeFolds(data.size(), options);
   const std::size_t runs = folds.size();
   for (std::size_t run_index = 0; run_index < runs; ++run_index) {
+    if (stop.stop_requested()) {
+      result.stopped = true;
+      break;
+    }
     const Fold& f = folds[run_index];
     auto run = TrainFedSel(
         config, data, f.train, f.seed,

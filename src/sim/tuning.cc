@@ -175,7 +175,8 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
 Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
-    const PreparePoint& prepare, const std::function<void(std::size_t, std::size_t)>& progress) {
+    const PreparePoint& prepare, const std::function<void(std::size_t, std::size_t)>& progress,
+    std::stop_token stop) {
   if (const Status s = CheckFolds(cv, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   TunedCrossValidation out;
@@ -183,6 +184,10 @@ Result<TunedCrossValidation> CrossValidateTuned(
   // A grid of one point has nothing to choose: it is only prepared per fold.
   const bool choose = grid.Points(base).size() > 1;
   for (std::size_t f = 0; f < folds.size(); ++f) {
+    if (stop.stop_requested()) {
+      out.result.stopped = true;
+      break;
+    }
     const Fold& fold = folds[f];
     FedSelConfig config = grid.Points(base).front();
     double validation = std::numeric_limits<double>::quiet_NaN();

@@ -783,7 +783,7 @@ TEST(Tune, RanksTheGridAndNamesTheWinner) {
   const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
                          "--tuning-splits", "1", "--out", out_file});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("108 grid points x 1 splits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("108 grid points x 1 split holding"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("    10 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("winner: --lr "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" --clip "), std::string::npos) << r.out;
@@ -808,7 +808,8 @@ TEST(Tune, NonPrivateShowsNoBudget) {
   const auto r = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "np", "--tuning-splits",
                          "1", "--grid-lr", "1", "--grid-batch-fraction", "0.1"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("variant np, non-private, 1 grid points"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("variant np, non-private, 1 grid point x 1 split"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("per client"), std::string::npos) << r.out;
   const auto row = r.out.find("     1 ");
   ASSERT_NE(row, std::string::npos) << r.out;
@@ -821,19 +822,20 @@ TEST(Tune, GridListsReplaceTheDefaultGrid) {
                          "--tuning-splits", "1", "--grid-lr", "1,2", "--grid-batch-fraction", "0.1",
                          "--grid-clip", "1", "--grid-epochs", "1,2"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("4 grid points x 1 splits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 grid points x 1 split holding"), std::string::npos) << r.out;
   // Shuffled, the default grid adds its 4-epoch schedule (m / N 0.2) to the 6
   // batch fractions; a batch fraction or epochs list drops it.
   const auto shuffled =
       Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "pm", "--shuffle",
               "--central-epsilon", "8", "--tuning-splits", "1", "--grid-lr", "1"});
   ASSERT_EQ(shuffled.code, 0) << shuffled.err;
-  EXPECT_NE(shuffled.out.find("7 grid points x 1 splits"), std::string::npos) << shuffled.out;
+  EXPECT_NE(shuffled.out.find("7 grid points x 1 split holding"), std::string::npos)
+      << shuffled.out;
   const auto listed = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "pm", "--shuffle",
                               "--central-epsilon", "8", "--tuning-splits", "1", "--grid-lr", "1",
                               "--grid-epochs", "1"});
   ASSERT_EQ(listed.code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("6 grid points x 1 splits"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("6 grid points x 1 split holding"), std::string::npos) << listed.out;
   // Lists are for tuning; a clip list for a variant without a clip is refused.
   EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-lr", "1,2"}).code, 2);
   EXPECT_EQ(

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <span>
+#include <stop_token>
 #include <vector>
 
 #include "fedldp/fl/fedsel.h"
@@ -35,6 +36,7 @@ struct CrossValidationResult {
   FedSelRun last;  // the last fold's run: budget, m, k, ...
   double seconds = 0;
   std::size_t updates = 0;  // client reports over all folds
+  bool stopped = false;     // a stop was requested: fewer folds than planned
   double MeanAccuracy() const;
   double StdAccuracy() const;  // sample standard deviation over folds
   double MeanMajority() const;
@@ -55,10 +57,13 @@ Status CheckFolds(const CrossValidationOptions& options, std::size_t n);
 double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
                         std::span<const std::size_t> test);
 
-// progress(done, total) counts iterations over all folds.
+// progress(done, total) counts iterations over all folds. A stop requested
+// on `stop` ends the run before the next fold (stopped; the folds done are
+// kept).
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
-    ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress = {});
+    ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress = {},
+    std::stop_token stop = {});
 
 }  // namespace fedldp
 

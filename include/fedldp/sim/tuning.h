@@ -105,12 +105,13 @@ struct TunedCrossValidation {
   std::vector<double> validation;    // per fold, the winner's validation accuracy (NaN: no choice)
 };
 
-// progress(done, total) counts folds.
+// progress(done, total) counts folds. A stop requested on `stop` ends the
+// run before the next fold (result.stopped; the folds done are kept).
 Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
     const PreparePoint& prepare = {},
-    const std::function<void(std::size_t, std::size_t)>& progress = {});
+    const std::function<void(std::size_t, std::size_t)>& progress = {}, std::stop_token stop = {});
 
 }  // namespace fedldp
 

@@ -1,0 +1,271 @@
+#include "fedldp/sim/fedsel_experiment.h"
+
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "fedldp/base/units.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/model/linear.h"
+#include "fedldp/sim/records.h"
+
+namespace fedldp {
+
+namespace {
+
+// Datasets that come with their test set: train on it, test on it.
+bool IsImageDataset(const std::string& name) { return name == "mnist" || name == "fmnist"; }
+
+// The data the configuration names, and its label; with an image dataset,
+// the training rows then the test rows (test_from: the first test row).
+Status Load(const FedSelExperimentConfig& c, FedSelExperiment& e) {
+  Dataset data;
+  if (!c.data_file.empty()) {
+    auto loaded = LoadDataFile(c.data_file, c.label_column);
+    if (!loaded.ok()) return Error{"data file: " + loaded.error()};
+    data = std::move(loaded).value();
+    e.dataset_label = c.data_file;
+  } else if (IsImageDataset(c.dataset)) {
+    auto split = LoadImageSplit(c.dataset, c.data_dir);
+    if (!split.ok()) return Error{split.error()};
+    TrainTest parts = std::move(split).value();
+    if (c.pool > 1) {
+      for (Dataset* part : {&parts.train, &parts.test}) {
+        auto pooled = AveragePool(*part, static_cast<std::size_t>(c.pool));
+        if (!pooled.ok()) return Error{"pool: " + pooled.error()};
+        *part = std::move(pooled).value();
+      }
+    }
+    data = std::move(parts.train);
+    data.name = c.dataset;
+    e.test_from = data.size();
+    for (std::size_t i = 0; i < parts.test.size(); ++i) {
+      data.Append(parts.test.row(i), parts.test.labels[i]);
+    }
+    const std::string f = std::to_string(c.pool);
+    e.dataset_label = c.pool > 1 ? c.dataset + " pooled " + f + " x " + f : c.dataset;
+  } else {
+    auto loaded = LoadNamed(c.dataset, c.data_dir.empty() ? DefaultDataDir() : c.data_dir);
+    if (!loaded.ok()) return Error{loaded.error()};
+    data = std::move(loaded).value();
+    e.dataset_label = c.dataset;
+  }
+  e.data = std::make_shared<const Dataset>(std::move(data));
+  return {};
+}
+
+}  // namespace
+
+Status FedSelExperimentConfig::Validate() const {
+  auto variant = ParseFedSelVariant(training.variant);
+  if (!variant.ok()) return Error{variant.error()};
+  if (!label_column.empty() && data_file.empty()) {
+    return Error{"a label column applies to a CSV data file only"};
+  }
+  if (pool < 1) return Error{"pool must be >= 1"};
+  if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
+    return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
+  }
+  if (auto e = CheckEpsilon(training.epsilon); !e.empty()) return Error{e};
+  const bool gaussian = variant->kind == FedSelVariant::Kind::kVector &&
+                        variant->vector_mechanism.starts_with("gaussian");
+  if (training.shuffle) {
+    if (!variant->is_private()) {
+      return Error{"shuffle: variant " + training.variant + " is not private"};
+    }
+    if (gaussian) return Error{"shuffle: no amplification is proven for the Gaussian's reports"};
+  }
+  if (central_epsilon) {
+    if (!training.shuffle) return Error{"a central epsilon needs the shuffler"};
+    if (auto e = CheckEpsilon(*central_epsilon, "central epsilon"); !e.empty()) return Error{e};
+  }
+  if (!(central_delta >= 1e-12 && central_delta < 1)) {
+    return Error{"central delta must be in [1e-12, 1)"};
+  }
+  if (training.dirichlet_alpha != 0 && training.clients == 0) {
+    return Error{"a Dirichlet alpha needs clients (the rows are split among them)"};
+  }
+  if (grid && !tune) return Error{"a grid needs tuning"};
+  if (const Status s = tuning.Validate(); !s.ok()) return s;
+  if (cv.repeats < 1) return Error{"repeats must be >= 1"};
+  if (cv.folds < 2) return Error{"folds must be >= 2"};
+  if (!(reference_lr > 0 && std::isfinite(reference_lr))) {
+    return Error{"the reference's learning rate must be > 0"};
+  }
+  return {};
+}
+
+bool FedSelExperiment::learned() const {
+  if (result.folds.empty()) return false;
+  return result.MeanAccuracy() -
+             2 * result.StdAccuracy() / std::sqrt(static_cast<double>(result.folds.size())) >
+         result.MeanMajority();
+}
+
+std::string FedSelExperiment::RecordJson() const {
+  CrossValidationOptions cv = config.cv;
+  cv.test_from = test_from;
+  auto j = CrossValidationRecord(
+      config.data_file.empty() ? config.dataset : config.data_file, *data, effective, cv, result,
+      reference && !reference->folds.empty() ? std::optional<double>(reference->MeanAccuracy())
+                                             : std::nullopt);
+  j["stopped"] = stopped();
+  return j.dump();
+}
+
+namespace {
+
+// What both runners share: the data loaded, the variant, the folds and the
+// per-fold preparation, everything checked before any training.
+struct Setup {
+  FedSelExperiment e;
+  FedSelVariant variant;
+  CrossValidationOptions cv;
+  PreparePoint prepare;
+};
+
+Result<Setup> MakeSetup(const FedSelExperimentConfig& config) {
+  if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
+  Setup setup;
+  setup.variant = ParseFedSelVariant(config.training.variant).value();
+  FedSelExperiment& e = setup.e;
+  e.config = config;
+  e.effective = config.training;
+  if (Status s = Load(config, e); !s.ok()) return Error{s.error()};
+  const Dataset& data = *e.data;
+  setup.cv = config.cv;
+  setup.cv.test_from = e.test_from;
+  if (Status s = CheckFolds(setup.cv, data.size()); !s.ok()) return Error{s.error()};
+  // A fold's plan, and with the shuffler what the accountant states.
+  const std::size_t fold_rows =
+      e.test_from > 0 ? e.test_from
+                      : data.size() - data.size() / static_cast<std::size_t>(config.cv.folds);
+  setup.prepare = [d = LinearParameters(data), central = config.central_epsilon,
+                   delta = config.central_delta](const FedSelConfig& c,
+                                                 std::size_t clients) -> Result<FedSelConfig> {
+    if (!central) return c;
+    return CalibrateToCentral(c, clients, d, *central, delta);
+  };
+  auto prepared = setup.prepare(config.training, fold_rows);
+  if (!prepared.ok()) return Error{prepared.error()};
+  auto plan = PlanFedSel(*prepared, fold_rows, LinearParameters(data));
+  if (!plan.ok()) return Error{plan.error()};
+  if (config.training.shuffle) {
+    if (auto p = AccountRun(FedSelRunPrivacy(*plan, *prepared, config.central_delta)); !p.ok()) {
+      return Error{"shuffle: " + p.error()};
+    }
+  }
+  return setup;
+}
+
+}  // namespace
+
+Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& config,
+                                             const FedSelObserver& observer,
+                                             std::stop_token stop) {
+  auto made = MakeSetup(config);
+  if (!made.ok()) return Error{made.error()};
+  Setup setup = std::move(made).value();
+  FedSelExperiment& e = setup.e;
+  const Dataset& data = *e.data;
+  const CrossValidationOptions& cv = setup.cv;
+  const FedSelVariant& variant = setup.variant;
+  const PreparePoint& prepare = setup.prepare;
+  ThreadPool pool(config.threads);
+  e.threads = pool.size();
+  if (observer.started) observer.started(e);
+
+  auto progress = [&](const std::string& label) {
+    return [&observer, label](std::size_t done, std::size_t total) {
+      if (observer.progress) observer.progress(label, done, total);
+    };
+  };
+  if (config.tune || config.central_epsilon) {
+    const FedSelGrid grid =
+        config.tune ? config.grid.value_or(DefaultGrid(variant, config.training.shuffle))
+                    : FedSelGrid{};
+    auto tuned = CrossValidateTuned(config.training, grid, data, cv, config.tuning, pool,
+                                    prepare, progress("private"), stop);
+    if (!tuned.ok()) return Error{tuned.error()};
+    e.result = std::move(tuned->result);
+    e.chosen = std::move(tuned->chosen);
+    if (!e.chosen.empty()) e.effective = e.chosen.back();
+  } else {
+    auto r = CrossValidateFedSel(config.training, data, cv, pool, progress("private"), stop);
+    if (!r.ok()) return Error{r.error()};
+    e.result = std::move(r).value();
+  }
+  if (e.result.folds.empty()) return Error{"stopped before the first fold finished"};
+  if (config.training.shuffle) {
+    e.shuffled_accounting = FedSelRunPrivacy(e.result.last.plan, e.effective, config.central_delta);
+    auto stated = AccountRun(*e.shuffled_accounting);
+    if (!stated.ok()) return Error{"shuffle: " + stated.error()};
+    e.shuffled = std::move(stated).value();
+  }
+  if (config.reference && config.training.variant != "np" && !stop.stop_requested()) {
+    // The non-private model as FedSel's paper trains it (m = 0.01 N, the
+    // last iterate), whatever the private variant's batch and averaging:
+    // a reference weakened by a private run's settings would flatter it.
+    FedSelConfig np = DefaultFedSelConfig("np");
+    np.loss = e.effective.loss;
+    np.epochs = e.effective.epochs;
+    np.lambda = e.effective.lambda;
+    np.gradient_scaling = e.effective.gradient_scaling;
+    if (config.reference_batch_fraction) np.batch_fraction = *config.reference_batch_fraction;
+    np.learning_rate = config.reference_lr;
+    auto r = CrossValidateFedSel(np, data, cv, pool, progress("reference"), stop);
+    if (!r.ok()) return Error{r.error()};
+    if (!r->folds.empty()) e.reference = std::move(r).value();
+  }
+  return std::move(e);
+}
+
+Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
+                                        const FedSelTuningObserver& observer) {
+  auto made = MakeSetup(config);
+  if (!made.ok()) return Error{made.error()};
+  Setup setup = std::move(made).value();
+  FedSelTuningRun t;
+  t.config = config;
+  t.dataset_label = setup.e.dataset_label;
+  t.data = setup.e.data;
+  t.test_from = setup.e.test_from;
+  // Tuning reads the training rows only: all, or a standard split's.
+  std::vector<std::size_t> rows(t.test_from > 0 ? t.test_from : t.data->size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const FedSelGrid grid =
+      config.grid.value_or(DefaultGrid(setup.variant, config.training.shuffle));
+  t.points = grid.Points(config.training).size();
+  ThreadPool pool(config.threads);
+  t.threads = pool.size();
+  if (observer.started) observer.started(t);
+  auto tuned = TuneFedSel(config.training, grid, *t.data, rows, config.tuning, pool, setup.prepare,
+                          observer.progress);
+  if (!tuned.ok()) return Error{tuned.error()};
+  t.tuning = std::move(tuned).value();
+  return t;
+}
+
+std::string FedSelTuningRun::RecordLines() const {
+  std::string lines;
+  for (const TuningTrial& trial : tuning.trials) {
+    nlohmann::ordered_json j;
+    StartRecord(j);
+    j["dataset"] = config.data_file.empty() ? config.dataset : config.data_file;
+    j["pool"] = config.pool;
+    AddFedSelConfigFields(j, trial.config);
+    j["validation_fraction"] = config.tuning.validation_fraction;
+    j["splits"] = config.tuning.splits;
+    j["seed"] = config.tuning.seed;
+    const bool ran = trial.refused.empty();
+    j["validation_accuracy"] = ran ? nlohmann::json(Percent(trial.accuracy)) : nlohmann::json();
+    j["validation_sd"] = ran ? nlohmann::json(Percent(trial.sd)) : nlohmann::json();
+    j["score"] = ran ? nlohmann::json(Percent(trial.score)) : nlohmann::json();
+    // Why the point was refused, or null when it ran.
+    j["refused"] = ran ? nlohmann::json() : nlohmann::json(trial.refused);
+    lines += j.dump() + "\n";
+  }
+  return lines;
+}
+
+}  // namespace fedldp

@@ -1,0 +1,148 @@
+// `fedldp train` and `fedldp tune` as library calls: the typed
+// configuration and its checks, the references beside the private run, the
+// record, and a stop that keeps the folds done.
+#include "fedldp/sim/fedsel_experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stop_token>
+
+namespace fedldp {
+namespace {
+
+FedSelExperimentConfig Small(const std::string& variant = "privunitg") {
+  FedSelExperimentConfig c;
+  c.dataset = "syn-L-0.1-0.6";  // generated: 60,000 rows, d = 100
+  c.training = DefaultFedSelConfig(variant);
+  c.cv = {1, 2, 7};
+  c.threads = 2;
+  return c;
+}
+
+TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
+  EXPECT_TRUE(Small().Validate().ok());
+  auto wrong = [](auto change) {
+    FedSelExperimentConfig c = Small();
+    change(c);
+    const Status s = c.Validate();
+    return s.ok() ? std::string("ok") : s.error();
+  };
+  EXPECT_NE(wrong([](auto& c) { c.training.variant = "xx-pm"; }), "ok");
+  EXPECT_NE(wrong([](auto& c) { c.training.epsilon = 0; }).find("epsilon"), std::string::npos);
+  EXPECT_EQ(wrong([](auto& c) {
+              c.training = DefaultFedSelConfig("np");
+              c.training.shuffle = true;
+            }),
+            "shuffle: variant np is not private");
+  EXPECT_EQ(wrong([](auto& c) {
+              c.training = DefaultFedSelConfig("gaussian");
+              c.training.shuffle = true;
+            }),
+            "shuffle: no amplification is proven for the Gaussian's reports");
+  EXPECT_EQ(wrong([](auto& c) { c.central_epsilon = 1; }), "a central epsilon needs the shuffler");
+  EXPECT_EQ(wrong([](auto& c) { c.training.dirichlet_alpha = 0.5; }),
+            "a Dirichlet alpha needs clients (the rows are split among them)");
+  EXPECT_EQ(wrong([](auto& c) { c.pool = 2; }),
+            "pooling applies to the image datasets (mnist, fmnist) only");
+  EXPECT_EQ(wrong([](auto& c) { c.label_column = "y"; }),
+            "a label column applies to a CSV data file only");
+  EXPECT_EQ(wrong([](auto& c) { c.grid = FedSelGrid{}; }), "a grid needs tuning");
+  EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1; }), "folds must be >= 2");
+  EXPECT_EQ(wrong([](auto& c) { c.reference_lr = 0; }),
+            "the reference's learning rate must be > 0");
+  // What needs the data is refused by the run, before it trains.
+  FedSelExperimentConfig missing = Small();
+  missing.dataset = "no-such-set";
+  bool started = false;
+  FedSelObserver observer;
+  observer.started = [&](const FedSelExperiment&) { started = true; };
+  EXPECT_FALSE(RunFedSelExperiment(missing, observer).ok());
+  EXPECT_FALSE(started);
+}
+
+TEST(RunFedSelExperiment, RunsBesideTheReferencesAndRecordsInPercent) {
+  std::vector<std::string> stages;
+  FedSelObserver observer;
+  observer.started = [&](const FedSelExperiment& e) {
+    EXPECT_EQ(e.data->size(), 60000u);
+    EXPECT_EQ(e.threads, 2u);
+    EXPECT_TRUE(e.result.folds.empty());
+    stages.push_back("started");
+  };
+  observer.progress = [&](const std::string& label, std::size_t done, std::size_t total) {
+    EXPECT_LE(done, total);
+    if (stages.back() != label) stages.push_back(label);
+  };
+  const FedSelExperiment e = RunFedSelExperiment(Small(), observer).value();
+  EXPECT_EQ(stages, (std::vector<std::string>{"started", "private", "reference"}));
+  ASSERT_EQ(e.result.folds.size(), 2u);
+  ASSERT_TRUE(e.reference.has_value());
+  EXPECT_GT(e.reference->MeanAccuracy(), e.result.MeanMajority());
+  EXPECT_TRUE(e.learned());
+  EXPECT_FALSE(e.stopped());
+  const auto j = nlohmann::json::parse(e.RecordJson());
+  EXPECT_EQ(j["accuracy_unit"], "percent");
+  EXPECT_EQ(j["variant"], "privunitg");
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_DOUBLE_EQ(j["accuracy_mean"].get<double>(), 100 * e.result.MeanAccuracy());
+  EXPECT_DOUBLE_EQ(j["nonprivate_mean"].get<double>(), 100 * e.reference->MeanAccuracy());
+  EXPECT_EQ(j["per_fold"].size(), 2u);
+  EXPECT_EQ(j["stopped"], false);
+  // Without the reference, null; the same seed, the same folds.
+  FedSelExperimentConfig alone = Small();
+  alone.reference = false;
+  const FedSelExperiment again = RunFedSelExperiment(alone).value();
+  EXPECT_TRUE(nlohmann::json::parse(again.RecordJson())["nonprivate_mean"].is_null());
+  EXPECT_EQ(again.result.folds[1].accuracy, e.result.folds[1].accuracy);
+}
+
+TEST(RunFedSelExperiment, AStopKeepsTheFoldsDoneAndSkipsTheReference) {
+  FedSelExperimentConfig c = Small();
+  c.cv = {1, 3, 7};
+  std::stop_source stop;
+  FedSelObserver observer;
+  observer.progress = [&](const std::string&, std::size_t, std::size_t) { stop.request_stop(); };
+  const FedSelExperiment e = RunFedSelExperiment(c, observer, stop.get_token()).value();
+  EXPECT_TRUE(e.stopped());
+  EXPECT_EQ(e.result.folds.size(), 1u);  // the fold under way finishes
+  EXPECT_FALSE(e.reference.has_value());
+  const auto j = nlohmann::json::parse(e.RecordJson());
+  EXPECT_EQ(j["stopped"], true);
+  EXPECT_EQ(j["per_fold"].size(), 1u);
+  // Stopped before the first fold: nothing to report, and it says so.
+  std::stop_source early;
+  early.request_stop();
+  const auto none = RunFedSelExperiment(c, {}, early.get_token());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error(), "stopped before the first fold finished");
+}
+
+TEST(RunFedSelTuning, TriesEveryGridPointAndRecordsEach) {
+  FedSelExperimentConfig c = Small();
+  c.tune = true;
+  FedSelGrid grid;
+  grid.learning_rates = {1, 4};
+  grid.batch_fractions = {0.05};
+  grid.clips = {1, 2};
+  c.grid = grid;
+  c.tuning.splits = 1;
+  std::size_t points = 0;
+  FedSelTuningObserver observer;
+  observer.started = [&](const FedSelTuningRun& t) { points = t.points; };
+  const FedSelTuningRun t = RunFedSelTuning(c, observer).value();
+  EXPECT_EQ(points, 4u);
+  EXPECT_EQ(t.tuning.trials.size(), 4u);
+  std::istringstream lines(t.RecordLines());
+  std::size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["accuracy_unit"], "percent");
+    EXPECT_GT(j["validation_accuracy"].get<double>(), 50) << line;
+  }
+  EXPECT_EQ(n, 4u);
+}
+
+}  // namespace
+}  // namespace fedldp
