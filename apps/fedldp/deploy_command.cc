@@ -59,7 +59,7 @@ void CheckPlaintext(const std::string& address, const std::string& tls_file, boo
   TlsFiles tls;
   tls.ca = tls_file;
   tls.insecure = insecure;
-  if (auto why = CheckTransport(address, tls, flag); !why.empty()) throw UsageError(why);
+  if (Status why = CheckTransport(address, tls, flag); !why.ok()) throw UsageError(why.error());
   if (!tls.enabled() && !IsLoopbackAddress(address)) {
     err << Stamp() << " warning: plaintext on " << address
         << " (--insecure): tokens and reports cross the network in clear" << std::endl;
@@ -404,7 +404,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   }
   // Checked with the key's place held, before any key file is made.
   if (o.shuffle) spec.public_key.assign(32, '\0');
-  if (auto why = FedSelCoordinator::Check(spec, policy); !why.empty()) throw UsageError(why);
+  if (Status why = FedSelCoordinator::Check(spec, policy); !why.ok()) throw UsageError(why.error());
   ServerKeys keys;
   std::string shuffler_token;
   if (o.shuffle) {

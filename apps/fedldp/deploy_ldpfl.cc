@@ -84,7 +84,8 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     auto check = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows,
                                std::string(32, '\0'), o.chunk);
     if (!check.ok()) throw UsageError(check.error());
-    if (auto why = LdpFlCoordinator::Check(*check, policy); !why.empty()) throw UsageError(why);
+    if (Status why = LdpFlCoordinator::Check(*check, policy); !why.ok())
+      throw UsageError(why.error());
   }
   const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
   ServerKeys keys = Keys(key_file, log);

@@ -47,53 +47,57 @@ std::string LedgerTaskKey(std::string_view id, std::string_view deployment) {
   return std::string(id) + "@" + std::string(deployment);
 }
 
-std::string CheckAnnouncedDeployment(std::string_view deployment) {
-  if (IsDeploymentId(deployment)) return "";
-  return "the server announced no deployment identity (" + std::to_string(2 * kDeploymentBytes) +
-         " hex digits): this client's ledger could not tell its reports from another server's";
+Status CheckAnnouncedDeployment(std::string_view deployment) {
+  if (IsDeploymentId(deployment)) return {};
+  return Error{
+      "the server announced no deployment identity (" + std::to_string(2 * kDeploymentBytes) +
+      " hex digits): this client's ledger could not tell its reports from another server's"};
 }
 
-std::string FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& policy) {
-  if (spec.users == 0 || spec.dimension == 0) return "a task needs users and a dimension";
-  if (auto e = CheckRoundPolicy(policy); !e.empty()) return e;
+Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& policy) {
+  if (spec.users == 0 || spec.dimension == 0) return Error{"a task needs users and a dimension"};
+  if (Status s = CheckRoundPolicy(policy); !s.ok()) return s;
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
-  if (!plan.ok()) return plan.error();
+  if (!plan.ok()) return Error{plan.error()};
   if (spec.config.shuffle) {
     if (spec.public_key.size() != 32) {
-      return "a shuffled task needs the server's public key (32 bytes): reports are sealed to it";
+      return Error{
+          "a shuffled task needs the server's public key (32 bytes): reports are sealed to it"};
     }
     if (spec.config.sample_clients) {
-      return "sampled rounds with the shuffler: the server draws the sample, and amplification "
-             "by sampling needs it hidden from the server (serve --shuffle without "
-             "--sample-clients)";
+      return Error{
+          "sampled rounds with the shuffler: the server draws the sample, and amplification "
+          "by sampling needs it hidden from the server (serve --shuffle without "
+          "--sample-clients)"};
     }
     if (!plan->variant.is_private()) {
-      return "variant " + spec.config.variant + " is not private: nothing to shuffle";
+      return Error{"variant " + spec.config.variant + " is not private: nothing to shuffle"};
     }
   }
   if (plan->variant.kind == FedSelVariant::Kind::kVector) {
     const std::string& m = plan->variant.vector_mechanism;
     if (m.starts_with("gaussian")) {
-      return "variant " + spec.config.variant +
-             ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
-             "(eps, delta)-DP";
+      return Error{"variant " + spec.config.variant +
+                   ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
+                   "(eps, delta)-DP"};
     }
     if (m == "fastprojunit-corr") {
-      return "variant fastprojunit-corr needs a public seed that the task does not announce; "
-             "use fastprojunit";
+      return Error{
+          "variant fastprojunit-corr needs a public seed that the task does not announce; "
+          "use fastprojunit"};
     }
     if (spec.config.tail_average > 0) {
-      return "the deployment serves the last iterate: tail averaging is not in its state";
+      return Error{"the deployment serves the last iterate: tail averaging is not in its state"};
     }
     auto vector = MakeFedSelVectorRandomizer(*plan, spec.config, spec.dimension, 0);
-    if (!vector.ok()) return vector.error();
-    return "";
+    if (!vector.ok()) return Error{vector.error()};
+    return {};
   }
   auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
   if (!randomizer.ok()) {
-    return "the deployment runs two-stage and vector variants only: " + randomizer.error();
+    return Error{"the deployment runs two-stage and vector variants only: " + randomizer.error()};
   }
-  return "";
+  return {};
 }
 
 Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSelTaskSpec& spec,
@@ -101,12 +105,12 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
                                                                      ServerState state, Log log,
                                                                      OnEpoch on_epoch,
                                                                      ServerKeys keys) {
-  if (auto e = Check(spec, policy); !e.empty()) return Error{e};
+  if (Status e = Check(spec, policy); !e.ok()) return Error{e.error()};
   if (spec.config.shuffle && keys.public_key != spec.public_key) {
     return Error{"the task announces another public key than the server's"};
   }
   FedSelTaskSpec bound = spec;
-  if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
+  if (Status e = AdoptDeployment(bound.deployment, state); !e.ok()) return Error{e.error()};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
   std::optional<FedSelRandomizer> randomizer;
   std::unique_ptr<VectorRandomizer> vector;
@@ -473,10 +477,10 @@ FedSelCoordinator::Withdrawal FedSelCoordinator::Withdraw(std::string_view token
   return out;
 }
 
-std::string FedSelCoordinator::Vouch(std::string_view token, std::string_view session,
-                                     std::uint64_t user, std::uint64_t round) {
+Status FedSelCoordinator::Vouch(std::string_view token, std::string_view session,
+                                std::uint64_t user, std::uint64_t round) {
   std::lock_guard lock(mu_);
-  if (!spec_.config.shuffle) return "this task takes reports from clients, not a shuffler";
+  if (!spec_.config.shuffle) return Error{"this task takes reports from clients, not a shuffler"};
   const Access access = roster_.Enter(state_, token, session, Clock::now());
   return CheckVouch(access, user, round, gate_ ? std::optional(snap_.round) : std::nullopt,
                     snap_.finished, assigned_, delivered_, withdrawn_);

@@ -9,7 +9,7 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task,
                                                     const Dataset& data,
                                                     std::vector<std::size_t> rows,
                                                     PrivacyLedger& ledger) {
-  if (auto e = CheckAnnouncedDeployment(task.deployment); !e.empty()) return Error{e};
+  if (Status e = CheckAnnouncedDeployment(task.deployment); !e.ok()) return Error{e.error()};
   if (data.dimension != task.dimension) {
     return Error{"the task has dimension " + std::to_string(task.dimension) +
                  " but the local data has " + std::to_string(data.dimension)};

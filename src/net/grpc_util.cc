@@ -77,11 +77,11 @@ bool IsLoopbackAddress(const std::string& address) {
   return dots == 3 && host.size() <= 15;
 }
 
-std::string CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag) {
-  if (tls.enabled() || tls.insecure || IsLoopbackAddress(address)) return "";
-  return std::string("refusing plaintext on ") + address +
-         ": tokens and reports would cross the network in clear; give " + flag +
-         " for TLS, or --insecure to allow it knowingly";
+Status CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag) {
+  if (tls.enabled() || tls.insecure || IsLoopbackAddress(address)) return {};
+  return Error{std::string("refusing plaintext on ") + address +
+               ": tokens and reports would cross the network in clear; give " + flag +
+               " for TLS, or --insecure to allow it knowingly"};
 }
 
 }  // namespace fedldp
@@ -91,8 +91,8 @@ namespace fedldp::net_internal {
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                    const TlsFiles& tls) {
   PrepareGrpc();
-  if (auto why = CheckTransport(address, tls, "a CA certificate"); !why.empty()) {
-    return Error{why};
+  if (Status why = CheckTransport(address, tls, "a CA certificate"); !why.ok()) {
+    return Error{why.error()};
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!tls.ca.empty()) {
@@ -127,8 +127,8 @@ Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::str
                                                    std::shared_ptr<std::atomic<bool>> failed,
                                                    std::function<void()> drain) {
   PrepareGrpc();
-  if (auto why = CheckTransport(address, tls, "--tls-cert and --tls-key"); !why.empty()) {
-    return Error{why};
+  if (Status why = CheckTransport(address, tls, "--tls-cert and --tls-key"); !why.ok()) {
+    return Error{why.error()};
   }
   auto credentials = ServerCredentials(tls);
   if (!credentials.ok()) return Error{credentials.error()};

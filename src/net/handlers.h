@@ -125,10 +125,10 @@ template <typename Coordinator>
 Outcome HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_token,
                         const v1::VouchRequest& request, v1::VouchReply* reply) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
-  const std::string why =
+  const Status vouched =
       coordinator.Vouch(request.token(), request.session(), request.user(), request.round());
-  reply->set_ok(why.empty());
-  reply->set_reason(why);
+  reply->set_ok(vouched.ok());
+  reply->set_reason(vouched.error());
   return {};
 }
 

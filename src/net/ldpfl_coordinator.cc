@@ -46,36 +46,37 @@ std::uint64_t LdpFlTaskSpec::reports_per_user() const {
   return LdpFlReportsPerClient(c);
 }
 
-std::string LdpFlTaskSpec::Check() const {
-  if (id.empty()) return "the task needs an id";
-  if (users == 0) return "the task needs users";
-  if (layer_sizes.empty() || weights() == 0) return "the task needs a model";
-  if (chunk == 0) return "the chunk size must be >= 1";
-  if (public_key.size() != 32) return "the server's public key must be 32 bytes";
+Status LdpFlTaskSpec::Check() const {
+  if (id.empty()) return Error{"the task needs an id"};
+  if (users == 0) return Error{"the task needs users"};
+  if (layer_sizes.empty() || weights() == 0) return Error{"the task needs a model"};
+  if (chunk == 0) return Error{"the chunk size must be >= 1"};
+  if (public_key.size() != 32) return Error{"the server's public key must be 32 bytes"};
   if (config.rounds < 1 || config.local_epochs < 1 || config.batch < 1) {
-    return "rounds, local epochs and batch must be >= 1";
+    return Error{"rounds, local epochs and batch must be >= 1"};
   }
-  if (!(config.fraction > 0 && config.fraction <= 1)) return "fraction must be in (0, 1]";
-  if (!(config.learning_rate > 0)) return "the learning rate must be > 0";
-  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return "epsilon must be > 0";
-  if (!config.adaptive && !(config.fixed_range.radius > 0)) return "the radius must be > 0";
+  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
+  if (!(config.learning_rate > 0)) return Error{"the learning rate must be > 0"};
+  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return Error{"epsilon must be > 0"};
+  if (!config.adaptive && !(config.fixed_range.radius > 0)) return Error{"the radius must be > 0"};
   if (config.adaptive && config.perturb_updates) {
-    return "perturbing updates takes a fixed range, not an adaptive one";
+    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
   }
-  if (!(input_sd > 0)) return "the input standard deviation must be > 0";
+  if (!(input_sd > 0)) return Error{"the input standard deviation must be > 0"};
   if (vector()) {
     // Ledgers charge pure eps, and nothing announces fastprojunit-corr's
     // public seed: the vector randomizers whose reports need neither.
     if (config.randomizer != "privunitg" && config.randomizer != "fastprojunit") {
-      return "randomizer " + config.randomizer +
-             ": the deployment takes twopoint, privunitg or fastprojunit";
+      return Error{"randomizer " + config.randomizer +
+                   ": the deployment takes twopoint, privunitg or fastprojunit"};
     }
-    if (!(config.clip > 0 && std::isfinite(config.clip))) return "clip must be a number > 0";
-    if (config.adaptive) return "a vector randomizer privatises the update: no adaptive ranges";
+    if (!(config.clip > 0 && std::isfinite(config.clip))) return Error{"clip must be a number > 0"};
+    if (config.adaptive)
+      return Error{"a vector randomizer privatises the update: no adaptive ranges"};
     auto r = LdpFlVectorRandomizer(config, weights(), 0);
-    if (!r.ok()) return r.error();
+    if (!r.ok()) return Error{r.error()};
   }
-  return "";
+  return {};
 }
 
 namespace {
@@ -119,19 +120,19 @@ std::string CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& s
 
 }  // namespace
 
-std::string LdpFlCoordinator::Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy) {
-  if (auto e = spec.Check(); !e.empty()) return e;
+Status LdpFlCoordinator::Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy) {
+  if (Status e = spec.Check(); !e.ok()) return e;
   return CheckRoundPolicy(policy);
 }
 
 Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
     const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state, ServerKeys keys,
     std::vector<double> initial, Log log, OnRound on_round) {
-  if (auto e = Check(spec, policy); !e.empty()) return Error{e};
+  if (Status e = Check(spec, policy); !e.ok()) return Error{e.error()};
   if (keys.public_key != spec.public_key) return Error{"the task announces another public key"};
   if (initial.size() != spec.weights()) return Error{"the initial model does not fit the task"};
   LdpFlTaskSpec bound = spec;
-  if (auto e = AdoptDeployment(bound.deployment, state); !e.empty()) return Error{e};
+  if (Status e = AdoptDeployment(bound.deployment, state); !e.ok()) return Error{e.error()};
   std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
       bound, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
   std::lock_guard lock(c->mu_);
@@ -149,7 +150,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
     c->stats_.finished = c->snap_.finished;
     if (!c->snap_.finished) {
       c->SetRoundUsers();
-      if (auto e = c->OpenRound(Clock::now()); !e.empty()) return Error{e};
+      if (Status e = c->OpenRound(Clock::now()); !e.ok()) return Error{e.error()};
       // Take again what was acknowledged before the restart.
       std::size_t pieces = 0;
       for (const auto& [key, bytes] : c->state_.Reports(c->snap_.round)) {
@@ -215,7 +216,7 @@ void LdpFlCoordinator::StartIfReady(Clock::time_point now) {
                                           std::to_string(spec_.rounds_per_epoch()) + " rounds)"
                                     : "") +
       ", each report cut into " + std::to_string(chunks_.size()) + " sealed pieces");
-  if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
+  if (Status e = OpenRound(now); !e.ok()) throw std::runtime_error(e.error());
 }
 
 void LdpFlCoordinator::DrawUsers() {
@@ -261,7 +262,7 @@ void LdpFlCoordinator::SetRoundUsers() {
   std::sort(round_users_.begin(), round_users_.end());
 }
 
-std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
+Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
   std::vector<LayerRange> ranges;
   if (spec_.config.adaptive) {
     const std::vector<float> w(snap_.weights.begin(), snap_.weights.end());
@@ -270,7 +271,7 @@ std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
     ranges.assign(spec_.layer_sizes.size(), spec_.config.fixed_range);
   }
   auto full = LdpFlRandomizer::Create(spec_.config.epsilon, spec_.layer_sizes, ranges);
-  if (!full.ok()) return "round " + std::to_string(snap_.round + 1) + ": " + full.error();
+  if (!full.ok()) return Error{"round " + std::to_string(snap_.round + 1) + ": " + full.error()};
   randomizer_.emplace(std::move(full).value());
   gates_.clear();
   chunk_randomizers_.clear();
@@ -295,7 +296,7 @@ std::string LdpFlCoordinator::OpenRound(Clock::time_point now) {
   delivered_.clear();
   piece_records_ = 0;
   opened_ = now;
-  return "";
+  return {};
 }
 
 void LdpFlCoordinator::CloseIfComplete(Clock::time_point now) {
@@ -356,7 +357,7 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
     return;
   }
-  if (auto e = OpenRound(now); !e.empty()) throw std::runtime_error(e);
+  if (Status e = OpenRound(now); !e.ok()) throw std::runtime_error(e.error());
 }
 
 LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
@@ -411,8 +412,8 @@ Withdrawal LdpFlCoordinator::Withdraw(std::string_view token, std::string_view s
   return out;
 }
 
-std::string LdpFlCoordinator::Vouch(std::string_view token, std::string_view session,
-                                    std::uint64_t user, std::uint64_t round) {
+Status LdpFlCoordinator::Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+                               std::uint64_t round) {
   std::lock_guard lock(mu_);
   const Access access = roster_.Enter(state_, token, session, Clock::now());
   const bool open = randomizer_ && !snap_.finished;

@@ -50,15 +50,15 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
   spec.chunk = chunk;
   spec.public_key = std::move(public_key);
   spec.layer_sizes = net->layer_sizes();
-  if (auto e = spec.Check(); !e.empty()) return Error{e};
+  if (Status e = spec.Check(); !e.ok()) return Error{e.error()};
   return spec;
 }
 
 Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, const Dataset& data,
                                                   std::vector<std::vector<std::size_t>> shards,
                                                   PrivacyLedger& ledger) {
-  if (auto e = task.Check(); !e.empty()) return Error{e};
-  if (auto e = CheckAnnouncedDeployment(task.deployment); !e.empty()) return Error{e};
+  if (Status e = task.Check(); !e.ok()) return Error{e.error()};
+  if (Status e = CheckAnnouncedDeployment(task.deployment); !e.ok()) return Error{e.error()};
   auto made = NeuralNet::Create(task.config.arch, 0);  // the server's weights replace these
   if (!made.ok()) return Error{made.error()};
   NeuralNet net = std::move(made).value();

@@ -83,7 +83,7 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   if (c.randomizer != "twopoint") c.clip = f.clip();
   c.disjoint_rounds = f.disjoint_rounds();
   c.clients = t.users;
-  if (auto e = t.Check(); !e.empty()) return Error{"the announced task is unusable: " + e};
+  if (Status e = t.Check(); !e.ok()) return Error{"the announced task is unusable: " + e.error()};
   return t;
 }
 
@@ -299,13 +299,13 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
              request.round() == *round;
       return same;
     };
-    const std::string why = core_.Receive(
+    const Status received = core_.Receive(
         token, *round, *user,
         [&]() -> std::optional<std::vector<std::string>> {
           if (!read_body()) return std::nullopt;
           return std::vector<std::string>(request.pieces().begin(), request.pieces().end());
         },
-        [&] {
+        [&]() -> Status {
           pb::VouchRequest vouch;
           vouch.set_shuffler_token(token_);
           vouch.set_token(token);
@@ -317,18 +317,23 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
           SetShufflerCredentials(&ask, token_);
           pb::VouchReply answer;
           const auto status = server_.Vouch(&ask, vouch, &answer);
-          if (!status.ok()) return "the server cannot be asked (" + status.error_message() + ")";
-          return answer.ok() ? std::string() : answer.reason();
+          if (!status.ok()) {
+            return Error{"the server cannot be asked (" + status.error_message() + ")"};
+          }
+          if (answer.ok()) return {};
+          return Error{answer.reason().empty() ? "refused" : answer.reason()};
         });
     // Refused before the pieces were read: say why, unread.
-    if (!read && !why.empty()) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
+    if (!read && !received.ok()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, received.error());
+    }
     // Taken unread (a retry of what this token's client sent): read it to
     // answer.
     if (!read) read_body();
     if (!same) return StatusOf(DifferentCredentials());
     pb::ShuffleReply reply;
-    reply.set_accepted(why.empty());
-    reply.set_reason(why);
+    reply.set_accepted(received.ok());
+    reply.set_reason(received.error());
     if (!stream->Write(reply)) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the reply could not be sent");
     }

@@ -13,23 +13,23 @@ namespace {
 constexpr char kUnknownToken[] = "unknown token (not enrolled with this server)";
 }  // namespace
 
-std::string CheckRoundPolicy(const RoundPolicy& policy) {
+Status CheckRoundPolicy(const RoundPolicy& policy) {
   if (!(policy.min_participation > 0 && policy.min_participation <= 1)) {
-    return "minimum participation must be in (0, 1]";
+    return Error{"minimum participation must be in (0, 1]"};
   }
-  if (policy.deadline.count() <= 0) return "the round deadline must be positive";
+  if (policy.deadline.count() <= 0) return Error{"the round deadline must be positive"};
   if (policy.stale_after.count() <= 0) {
-    return "the time after which a client counts as quiet must be positive";
+    return Error{"the time after which a client counts as quiet must be positive"};
   }
-  if (policy.retry.count() <= 0) return "the poll interval must be positive";
-  return "";
+  if (policy.retry.count() <= 0) return Error{"the poll interval must be positive"};
+  return {};
 }
 
-std::string AdoptDeployment(std::string& deployment, const ServerState& state) {
+Status AdoptDeployment(std::string& deployment, const ServerState& state) {
   if (deployment.empty()) deployment = state.deployment();
-  if (deployment == state.deployment()) return "";
-  return "the task names deployment " + deployment + " but the state file is deployment " +
-         state.deployment();
+  if (deployment == state.deployment()) return {};
+  return Error{"the task names deployment " + deployment + " but the state file is deployment " +
+               state.deployment()};
 }
 
 Withdrawal WithdrawUsers(ServerState& state, const Access& access,
@@ -196,27 +196,27 @@ const char* Roster::CloseReason(Clock::time_point opened, const RoundPolicy& pol
   return "the missing users' clients went quiet";
 }
 
-std::string CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
-                       std::optional<std::uint64_t> open_round, bool finished,
-                       std::span<const std::uint64_t> assigned,
-                       const std::set<std::uint64_t>& delivered,
-                       const std::set<std::uint64_t>& withdrawn) {
-  if (!access.ok()) return access.error;
+Status CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
+                  std::optional<std::uint64_t> open_round, bool finished,
+                  std::span<const std::uint64_t> assigned, const std::set<std::uint64_t>& delivered,
+                  const std::set<std::uint64_t>& withdrawn) {
+  if (!access.ok()) return Error{access.error};
   const ServerState::Client& client = access.client;
   if (user < client.first || user - client.first >= client.users) {
-    return "user " + std::to_string(user) + " is not this client's";
+    return Error{"user " + std::to_string(user) + " is not this client's"};
   }
-  if (!open_round) return finished ? "the task is finished" : "no round is open";
+  if (!open_round) return Error{finished ? "the task is finished" : "no round is open"};
   if (round != *open_round) {
-    return "round " + std::to_string(round) + " is not the open round " +
-           std::to_string(*open_round);
+    return Error{"round " + std::to_string(round) + " is not the open round " +
+                 std::to_string(*open_round)};
   }
   if (!std::binary_search(assigned.begin(), assigned.end(), user)) {
-    return "user " + std::to_string(user) + " does not take part in round " + std::to_string(round);
+    return Error{"user " + std::to_string(user) + " does not take part in round " +
+                 std::to_string(round)};
   }
-  if (delivered.contains(user)) return "already delivered";
-  if (withdrawn.contains(user)) return "user " + std::to_string(user) + " was withdrawn";
-  return "";
+  if (delivered.contains(user)) return Error{"already delivered"};
+  if (withdrawn.contains(user)) return Error{"user " + std::to_string(user) + " was withdrawn"};
+  return {};
 }
 
 std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,

@@ -50,20 +50,19 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
   }
 }
 
-std::string ShufflerCore::Shuffle(const std::string& token, std::uint64_t round,
-                                  std::uint64_t user, std::vector<std::string> pieces,
-                                  const std::function<std::string()>& vouch) {
+Status ShufflerCore::Shuffle(const std::string& token, std::uint64_t round, std::uint64_t user,
+                             std::vector<std::string> pieces,
+                             const std::function<Status()>& vouch) {
   return Receive(
       token, round, user, [&] { return std::optional(std::move(pieces)); }, vouch);
 }
 
-std::string ShufflerCore::Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
-                                  const ReadPieces& read,
-                                  const std::function<std::string()>& vouch) {
-  const auto refuse = [&](std::string why) {
+Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
+                             const ReadPieces& read, const std::function<Status()>& vouch) {
+  const auto refuse = [&](std::string why) -> Status {
     std::lock_guard lock(mu_);
     ++stats_.refused;
-    return why;
+    return Error{std::move(why)};
   };
   {
     std::lock_guard lock(mu_);
@@ -76,32 +75,37 @@ std::string ShufflerCore::Receive(const std::string& token, std::uint64_t round,
     }
     if (!why.empty()) {
       ++stats_.refused;
-      return why;
+      return Error{why};
     }
     const auto held = pending_.find(user);
-    if (held != pending_.end()) return held->second.token == token ? "" : "held for another client";
+    if (held != pending_.end()) {
+      if (held->second.token == token) return {};
+      return Error{"held for another client"};
+    }
     const auto sent = forwarded_.find(user);
     if (sent != forwarded_.end()) {  // a retry of what was sent on
-      return sent->second == token  ? ""
-             : sent->second.empty() ? "already delivered to the server"
-                                    : "sent on for another client";
+      if (sent->second == token) return {};
+      return Error{sent->second.empty() ? "already delivered to the server"
+                                        : "sent on for another client"};
     }
   }
   // Asked without the lock: the server is another process.
-  if (auto why = vouch(); !why.empty()) return refuse("the server does not vouch for it: " + why);
+  if (Status vouched = vouch(); !vouched.ok()) {
+    return refuse("the server does not vouch for it: " + vouched.error());
+  }
   auto pieces = read();
   if (!pieces) return refuse("the pieces could not be read");
   std::lock_guard lock(mu_);
-  if (!info_.open || round != info_.round) return "the round closed meanwhile";
+  if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
   if (pieces->size() != info_.chunks) {
     ++stats_.refused;
-    return "a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
-           std::to_string(info_.chunks) + " chunks";
+    return Error{"a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
+                 std::to_string(info_.chunks) + " chunks"};
   }
-  if (pending_.contains(user) || forwarded_.contains(user)) return "";
+  if (pending_.contains(user) || forwarded_.contains(user)) return {};
   pending_[user] = Held{token, std::move(*pieces)};
   ++stats_.held;
-  return "";
+  return {};
 }
 
 bool ShufflerCore::Behind(std::uint64_t round) const {

@@ -133,10 +133,10 @@ class FedSelDeployTest : public testing::TempDirTest {
       if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
       const auto answer = party.participant->Respond(poll.round, poll.weights, poll.users);
       for (const auto& [user, bytes] : answer.reports) {
-        const std::string why =
+        const Status held =
             shuffler.Shuffle(party.token, poll.round, user, {Seal(bytes, c.spec().public_key)},
                              [&] { return c.Vouch(party.token, party.session, user, poll.round); });
-        EXPECT_EQ(why, "");
+        EXPECT_TRUE(held.ok()) << held.error();
       }
     }
     shuffler.Update(c.RoundInfo(now));
@@ -333,14 +333,14 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
     FedSelTaskSpec spec = spec_;
     spec.config = DefaultFedSelConfig(variant);
     spec.config.tail_average = 0;
-    const std::string e = FedSelCoordinator::Check(spec, {});
+    const std::string e = FedSelCoordinator::Check(spec, {}).error();
     EXPECT_NE(e.find(why), std::string::npos) << variant << ": " << e;
   }
   FedSelTaskSpec spec = spec_;
   spec.config = DefaultFedSelConfig("privunitg");  // tail_average 0.5
-  EXPECT_NE(FedSelCoordinator::Check(spec, {}).find("last iterate"), std::string::npos);
+  EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("last iterate"), std::string::npos);
   spec.config.tail_average = 0;
-  EXPECT_EQ(FedSelCoordinator::Check(spec, {}), "");
+  EXPECT_TRUE(FedSelCoordinator::Check(spec, {}).ok());
   // The announced task carries what a client needs to rebuild the randomizer.
   spec.config.clip = 2.5;
   spec.config.projection_k = 7;
@@ -351,14 +351,15 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
   EXPECT_TRUE(decoded.config.even_rounds);
   // The shuffler needs the server's key, and hides no sample the server drew.
   spec.config.shuffle = true;
-  EXPECT_NE(FedSelCoordinator::Check(spec, {}).find("public key"), std::string::npos);
+  EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("public key"), std::string::npos);
   spec.public_key = std::string(32, 'k');
-  EXPECT_EQ(FedSelCoordinator::Check(spec, {}), "");
+  EXPECT_TRUE(FedSelCoordinator::Check(spec, {}).ok());
   const auto shuffled = DecodeTask(EncodeTask(spec)).value();
   EXPECT_TRUE(shuffled.config.shuffle);
   EXPECT_EQ(shuffled.public_key, spec.public_key);
   spec.config.sample_clients = true;
-  EXPECT_NE(FedSelCoordinator::Check(spec, {}).find("hidden from the server"), std::string::npos);
+  EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("hidden from the server"),
+            std::string::npos);
 }
 
 // Issue 20: FedSel with the shuffler in the deployment. Reports are sealed
@@ -400,9 +401,11 @@ TEST_F(FedSelDeployTest, ShuffledRoundsReachTheServerOnlyInTheShufflersBatches) 
     EXPECT_NE(direct.verdicts[0].reason.find("shuffler"), std::string::npos);
     // The server vouches only for the caller's own users of the open round.
     EXPECT_NE(c->Vouch(parties[1].token, parties[1].session, poll.users[0], poll.round)
+                  .error()
                   .find("not this client's"),
               std::string::npos);
     EXPECT_NE(c->Vouch(parties[0].token, parties[0].session, poll.users[0], poll.round + 1)
+                  .error()
                   .find("not the open round"),
               std::string::npos);
     // A batch with a forged piece: the batch is taken, the piece is not.

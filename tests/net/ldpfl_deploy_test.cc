@@ -156,11 +156,12 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
     shuffler.Update(server->RoundInfo(Clock::now()));
     std::uint64_t r = 0;
     for (auto& s : Answers(*server, &r)) {
-      ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces,
-                                 [&] { return server->Vouch(s.token, s.session, s.user, r); }),
-                "");
+      ASSERT_TRUE(shuffler
+                      .Shuffle(s.token, r, s.user, s.pieces,
+                               [&] { return server->Vouch(s.token, s.session, s.user, r); })
+                      .ok());
       // A retry is taken and not held twice.
-      ASSERT_EQ(shuffler.Shuffle(s.token, r, s.user, s.pieces, [] { return std::string(); }), "");
+      ASSERT_TRUE(shuffler.Shuffle(s.token, r, s.user, s.pieces, [] { return Status(); }).ok());
     }
     shuffler.Update(server->RoundInfo(Clock::now()));
     auto batch = shuffler.TakeBatch();
@@ -186,7 +187,7 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
   spec_.config.randomizer = "privunitg";
   spec_.config.clip = 0.5;
   spec_.config.epsilon = 4;
-  ASSERT_EQ(spec_.Check(), "");
+  ASSERT_TRUE(spec_.Check().ok());
   EXPECT_EQ(spec_.ReportEpsilon(), 4);
   const LdpFlTaskSpec announced = DecodeLdpFlTask(EncodeLdpFlTask(spec_)).value();
   EXPECT_EQ(announced.config.randomizer, "privunitg");
@@ -219,10 +220,10 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
       ASSERT_EQ(report.size(), spec_.weights());
       EXPECT_TRUE(privunitg->ValidateReport(report).ok());
       for (std::size_t j = 0; j < report.size(); ++j) sum[j] += report[j];
-      ASSERT_EQ(
-          shuffler.Shuffle(sub.token, r, sub.user, sub.pieces,
-                           [&] { return server->Vouch(sub.token, sub.session, sub.user, r); }),
-          "");
+      ASSERT_TRUE(shuffler
+                      .Shuffle(sub.token, r, sub.user, sub.pieces,
+                               [&] { return server->Vouch(sub.token, sub.session, sub.user, r); })
+                      .ok());
     }
     shuffler.Update(server->RoundInfo(Clock::now()));
     auto batch = shuffler.TakeBatch();
@@ -253,7 +254,7 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
   for (const char* refused : {"gaussian", "fastprojunit-corr", "duchi"}) {
     LdpFlTaskSpec bad = spec_;
     bad.config.randomizer = refused;
-    EXPECT_NE(bad.Check(), "") << refused;
+    EXPECT_FALSE(bad.Check().ok()) << refused;
   }
 }
 
@@ -268,7 +269,7 @@ TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {
   EXPECT_EQ(spec.chunk, 100u);
   EXPECT_EQ(spec.layer_sizes, spec_.layer_sizes);
   EXPECT_EQ(spec.public_key, keys_.public_key);
-  EXPECT_EQ(spec.Check(), "");
+  EXPECT_TRUE(spec.Check().ok());
   rows.push_back(data_.size());
   EXPECT_NE(MakeLdpFlTask("t", spec_.config, 7, data_, rows, keys_.public_key).error().find(
                 "beyond the data"),
@@ -314,10 +315,10 @@ TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
   // The same users again: refused (no report counted twice).
   EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
   EXPECT_EQ(server->stats().batches_refused, 4u);
-  EXPECT_EQ(server->Vouch(subs[0].token, subs[0].session, subs[0].user, round),
+  EXPECT_EQ(server->Vouch(subs[0].token, subs[0].session, subs[0].user, round).error(),
             "already delivered");
-  EXPECT_NE(server->Vouch(tokens_[0], sessions_[0], 5, round), "");  // not this client's user
-  EXPECT_NE(server->Vouch(tokens_[0], "", 0, round), "");  // no session
+  EXPECT_FALSE(server->Vouch(tokens_[0], sessions_[0], 5, round).ok());  // not this client's user
+  EXPECT_FALSE(server->Vouch(tokens_[0], "", 0, round).ok());            // no session
 }
 
 TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
@@ -440,15 +441,15 @@ std::vector<std::string> Pieces(std::uint64_t user) {
 // holds.
 TEST(ShufflerCore, AStaleViewIsIgnoredAndANewRoundAsksForAFreshOne) {
   ShufflerCore shuffler({.min_batch = 2, .flush_before = 0ms});
-  const auto yes = [] { return std::string(); };
+  const auto yes = [] { return Status(); };
   EXPECT_TRUE(shuffler.Behind(0));  // nothing known yet
   shuffler.Update(Round(3, 2, 10000));
   EXPECT_FALSE(shuffler.Behind(3));
   EXPECT_TRUE(shuffler.Behind(4));   // a client is ahead: ask the server
   EXPECT_FALSE(shuffler.Behind(2));  // a client is behind: refuse
-  ASSERT_EQ(shuffler.Shuffle("tok0", 3, 0, Pieces(0), yes), "");
+  ASSERT_TRUE(shuffler.Shuffle("tok0", 3, 0, Pieces(0), yes).ok());
   shuffler.Update(Round(2, 2, 10000));  // stale: ignored
-  ASSERT_EQ(shuffler.Shuffle("tok1", 3, 1, Pieces(1), yes), "");
+  ASSERT_TRUE(shuffler.Shuffle("tok1", 3, 1, Pieces(1), yes).ok());
   const auto batch = shuffler.TakeBatch();
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->round, 3u);
@@ -458,7 +459,7 @@ TEST(ShufflerCore, AStaleViewIsIgnoredAndANewRoundAsksForAFreshOne) {
 
 TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {
   ShufflerCore shuffler({.min_batch = 3, .flush_before = 0ms});
-  const auto yes = [] { return std::string(); };
+  const auto yes = [] { return Status(); };
   // position_of_user0[chunk][position], and how often both chunks put it at
   // the same place.
   std::map<std::pair<int, std::size_t>, int> positions;
@@ -467,9 +468,10 @@ TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {
   for (int t = 0; t < trials; ++t) {
     shuffler.Update(Round(static_cast<std::uint64_t>(t), 3, 10000));
     for (std::uint64_t u : {2, 0, 1}) {
-      ASSERT_EQ(shuffler.Shuffle("tok" + std::to_string(u), static_cast<std::uint64_t>(t), u,
-                                 Pieces(u), yes),
-                "");
+      ASSERT_TRUE(
+          shuffler
+              .Shuffle("tok" + std::to_string(u), static_cast<std::uint64_t>(t), u, Pieces(u), yes)
+              .ok());
     }
     const auto batch = shuffler.TakeBatch();
     ASSERT_TRUE(batch.has_value());
@@ -510,40 +512,42 @@ TEST(ShufflerCore, ReadsPiecesOnlyOnceTheServerVouchedForTheirSender) {
       return Pieces(u);
     };
   };
-  const auto yes = [] { return std::string(); };
-  const auto no = [] { return std::string("not this client's user"); };
-  EXPECT_NE(shuffler.Receive("a", 4, 0, read(0), yes), "");  // no round known yet
+  const auto yes = [] { return Status(); };
+  const auto no = [] { return Status(Error{"not this client's user"}); };
+  EXPECT_FALSE(shuffler.Receive("a", 4, 0, read(0), yes).ok());  // no round known yet
   shuffler.Update(Round(4, 1, 10000));
-  EXPECT_NE(shuffler.Receive("a", 3, 0, read(0), yes), "");  // wrong round
-  EXPECT_NE(shuffler.Receive("a", 4, 0, read(0), no), "");   // not vouched for
+  EXPECT_FALSE(shuffler.Receive("a", 3, 0, read(0), yes).ok());  // wrong round
+  EXPECT_FALSE(shuffler.Receive("a", 4, 0, read(0), no).ok());   // not vouched for
   EXPECT_EQ(reads, 0);
-  ASSERT_EQ(shuffler.Receive("a", 4, 0, read(0), yes), "");
+  ASSERT_TRUE(shuffler.Receive("a", 4, 0, read(0), yes).ok());
   EXPECT_EQ(reads, 1);
-  EXPECT_EQ(shuffler.Receive("a", 4, 0, read(0), no), "");   // a retry, held: unread
-  EXPECT_NE(shuffler.Receive("b", 4, 0, read(0), yes), "");  // another token's held user
+  EXPECT_TRUE(shuffler.Receive("a", 4, 0, read(0), no).ok());    // a retry, held: unread
+  EXPECT_FALSE(shuffler.Receive("b", 4, 0, read(0), yes).ok());  // another token's held user
   ASSERT_TRUE(shuffler.TakeBatch().has_value());
-  EXPECT_EQ(shuffler.Receive("a", 4, 0, read(0), no), "");   // a retry, sent on: unread
-  EXPECT_NE(shuffler.Receive("b", 4, 0, read(0), yes), "");  // another token's, sent on
+  EXPECT_TRUE(shuffler.Receive("a", 4, 0, read(0), no).ok());    // a retry, sent on: unread
+  EXPECT_FALSE(shuffler.Receive("b", 4, 0, read(0), yes).ok());  // another token's, sent on
   EXPECT_EQ(reads, 1);
   // Pieces that cannot be read are refused.
-  EXPECT_NE(shuffler.Receive(
-                "a", 4, 1, [] { return std::optional<std::vector<std::string>>(); }, yes),
-            "");
+  EXPECT_FALSE(shuffler
+                   .Receive(
+                       "a", 4, 1, [] { return std::optional<std::vector<std::string>>(); }, yes)
+                   .ok());
 }
 
 TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {
   ShufflerCore shuffler({.min_batch = 3, .flush_before = 1000ms});
-  const auto yes = [] { return std::string(); };
-  EXPECT_NE(shuffler.Shuffle("a", 0, 0, Pieces(0), yes), "");  // no round known yet
+  const auto yes = [] { return Status(); };
+  EXPECT_FALSE(shuffler.Shuffle("a", 0, 0, Pieces(0), yes).ok());  // no round known yet
   shuffler.Update(Round(4, 5, 10000));
-  EXPECT_NE(shuffler.Shuffle("a", 3, 0, Pieces(0), yes), "");            // wrong round
-  EXPECT_NE(shuffler.Shuffle("a", 4, 0, {"only one"}, yes), "");         // wrong shape
-  EXPECT_NE(shuffler.Shuffle("a", 4, 0, Pieces(0), [] { return std::string("no"); }), "");
-  for (std::uint64_t u = 0; u < 2; ++u) ASSERT_EQ(shuffler.Shuffle("a", 4, u, Pieces(u), yes), "");
-  EXPECT_NE(shuffler.Shuffle("b", 4, 1, Pieces(1), yes), "");  // someone else's held user
+  EXPECT_FALSE(shuffler.Shuffle("a", 3, 0, Pieces(0), yes).ok());     // wrong round
+  EXPECT_FALSE(shuffler.Shuffle("a", 4, 0, {"only one"}, yes).ok());  // wrong shape
+  EXPECT_FALSE(shuffler.Shuffle("a", 4, 0, Pieces(0), [] { return Status(Error{"no"}); }).ok());
+  for (std::uint64_t u = 0; u < 2; ++u)
+    ASSERT_TRUE(shuffler.Shuffle("a", 4, u, Pieces(u), yes).ok());
+  EXPECT_FALSE(shuffler.Shuffle("b", 4, 1, Pieces(1), yes).ok());  // someone else's held user
   shuffler.Update(Round(4, 5, 500));  // late, but 2 < 3: nothing goes
   EXPECT_FALSE(shuffler.TakeBatch().has_value());
-  ASSERT_EQ(shuffler.Shuffle("a", 4, 2, Pieces(2), yes), "");
+  ASSERT_TRUE(shuffler.Shuffle("a", 4, 2, Pieces(2), yes).ok());
   shuffler.Update(Round(4, 5, 10000));  // 3 held, 5 expected, not late: wait
   EXPECT_FALSE(shuffler.TakeBatch().has_value());
   shuffler.Update(Round(4, 3, 10000));  // the other two went quiet: everyone left is here
@@ -555,7 +559,8 @@ TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCann
   ASSERT_TRUE(shuffler.TakeBatch().has_value());
   // Two late users, then the round closes: dropped, never sent as a batch of 2.
   shuffler.Update(Round(4, 2, 10000));
-  for (std::uint64_t u = 3; u < 5; ++u) ASSERT_EQ(shuffler.Shuffle("a", 4, u, Pieces(u), yes), "");
+  for (std::uint64_t u = 3; u < 5; ++u)
+    ASSERT_TRUE(shuffler.Shuffle("a", 4, u, Pieces(u), yes).ok());
   shuffler.Update(Round(4, 2, 0));
   EXPECT_FALSE(shuffler.TakeBatch().has_value());
   shuffler.Update(Round(5, 5, 10000));

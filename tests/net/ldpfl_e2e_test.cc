@@ -104,9 +104,11 @@ class LdpFlE2eTest : public testing::TempDirTest {
         auto answer = clients[i]->Respond(round, poll.round.weights, poll.ranges, poll.round.users);
         EXPECT_TRUE(answer.refusals.empty());
         for (auto& [user, pieces] : answer.reports) {
-          EXPECT_EQ(shuffler.Shuffle(tokens[i], round, user, std::move(pieces),
-                                     [&] { return server->Vouch(tokens[i], sessions[i], user, round); }),
-                    "");
+          EXPECT_TRUE(
+              shuffler
+                  .Shuffle(tokens[i], round, user, std::move(pieces),
+                           [&] { return server->Vouch(tokens[i], sessions[i], user, round); })
+                  .ok());
         }
       }
       shuffler.Update(server->RoundInfo(Clock::now()));

@@ -88,9 +88,9 @@ struct FedSelTaskSpec {
 // What a client's ledger files a task's reports under: its name and the
 // deployment, so that entries of one server are never read for another's.
 std::string LedgerTaskKey(std::string_view id, std::string_view deployment);
-// "" if a task announced with this deployment identity may be charged to a
+// OK if a task announced with this deployment identity may be charged to a
 // ledger, else why not.
-std::string CheckAnnouncedDeployment(std::string_view deployment);
+Status CheckAnnouncedDeployment(std::string_view deployment);
 
 class FedSelCoordinator {
  public:
@@ -101,9 +101,9 @@ class FedSelCoordinator {
   // model; evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnEpoch = std::function<void(std::uint64_t, std::span<const double>)>;
 
-  // "" if the task and policy can be served, else why not: what Create
+  // OK if the task and policy can be served, else why not: what Create
   // checks first. Call it before writing the task into a state file.
-  static std::string Check(const FedSelTaskSpec& spec, const RoundPolicy& policy);
+  static Status Check(const FedSelTaskSpec& spec, const RoundPolicy& policy);
 
   // Resumes from `state` if it holds a snapshot of this task. The spec's
   // deployment is the state's (filled in when empty; another is an error).
@@ -155,10 +155,10 @@ class FedSelCoordinator {
                       std::span<const std::uint64_t> users, Clock::time_point now);
 
   // The shuffler's questions (config.shuffle), as LdpFlCoordinator's.
-  // Vouch: "" if the client's live session may hand over this user's report
+  // Vouch: OK if the client's live session may hand over this user's report
   // for this round, else why not.
-  std::string Vouch(std::string_view token, std::string_view session, std::uint64_t user,
-                    std::uint64_t round);
+  Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+               std::uint64_t round);
   ShuffleInfo RoundInfo(Clock::time_point now);
   // A batch of sealed reports (one chunk): each is opened, gated and
   // counted as a submitted one would be, and recorded before the answer.

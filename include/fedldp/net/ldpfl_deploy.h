@@ -93,7 +93,7 @@ struct LdpFlTaskSpec {
     return vector() ? config.epsilon : config.epsilon * static_cast<double>(weights());
   }
   std::vector<ReportChunk> chunks() const { return ChunkModel(layer_sizes, chunk); }
-  std::string Check() const;  // "" if usable
+  Status Check() const;  // OK if usable, else why not
 };
 
 // The task a server announces for `config`, `users` users and `chunk`:
@@ -114,9 +114,9 @@ class LdpFlCoordinator {
   // evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnRound = std::function<void(std::uint64_t, std::span<const double>)>;
 
-  // "" if the task and policy can be served, else why not: what Create
+  // OK if the task and policy can be served, else why not: what Create
   // checks first. Call it before writing the task into a state file.
-  static std::string Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy);
+  static Status Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy);
 
   // `initial`: the model to start from, if the state holds none yet. The
   // spec's deployment is the state's (filled in when empty; another is an
@@ -143,10 +143,10 @@ class LdpFlCoordinator {
   Withdrawal Withdraw(std::string_view token, std::string_view session,
                       std::span<const std::uint64_t> users, Clock::time_point now);
 
-  // The shuffler's questions. Vouch: "" if the client's live session may
+  // The shuffler's questions. Vouch: OK if the client's live session may
   // hand over this user's report for this round, else why not.
-  std::string Vouch(std::string_view token, std::string_view session, std::uint64_t user,
-                    std::uint64_t round);
+  Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+               std::uint64_t round);
   using Info = ShuffleInfo;
   Info RoundInfo(Clock::time_point now);
 
@@ -175,7 +175,7 @@ class LdpFlCoordinator {
   void StartIfReady(Clock::time_point now);
   void DrawUsers();
   void SetRoundUsers();  // round_users_ from snap_
-  std::string OpenRound(Clock::time_point now);
+  Status OpenRound(Clock::time_point now);
   void CloseRound(Clock::time_point now, const char* why);
   bool Done(std::uint64_t user) const {
     return delivered_.contains(user) || withdrawn_.contains(user);
@@ -285,18 +285,17 @@ class ShufflerCore {
   // before the shuffler's next look).
   bool Behind(std::uint64_t round) const;
   // A client's submission; `vouch` asks the server whether the token's
-  // client may report for this user in this round ("" yes). Returns "" if
+  // client may report for this user in this round (OK: yes). Returns OK if
   // held (or already held or delivered), else why not.
-  std::string Shuffle(const std::string& token, std::uint64_t round, std::uint64_t user,
-                      std::vector<std::string> pieces,
-                      const std::function<std::string()>& vouch);
+  Status Shuffle(const std::string& token, std::uint64_t round, std::uint64_t user,
+                 std::vector<std::string> pieces, const std::function<Status()>& vouch);
   // The same, reading the pieces (`read`; nullopt: they could not be read)
   // only once the server vouched for the caller: a refusal before that
   // never reads them. A retry of pieces held or sent on for the same token
-  // is answered "" without reading them.
+  // is answered OK without reading them.
   using ReadPieces = std::function<std::optional<std::vector<std::string>>()>;
-  std::string Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
-                      const ReadPieces& read, const std::function<std::string()>& vouch);
+  Status Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
+                 const ReadPieces& read, const std::function<Status()>& vouch);
   // A batch to forward now, if the rule allows one; its users count as
   // forwarded. Put it back with Return if the server could not be reached.
   std::optional<LdpFlCoordinator::Delivery> TakeBatch();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "fedldp/base/status.h"
 #include "fedldp/store/server_state.h"
 
 namespace fedldp {
@@ -27,12 +28,12 @@ struct RoundPolicy {
   std::chrono::milliseconds retry{20};  // how often clients poll
   double min_participation = 0.5;
 };
-// "" if the policy is usable, else why not.
-std::string CheckRoundPolicy(const RoundPolicy& policy);
+// OK if the policy is usable, else why not.
+Status CheckRoundPolicy(const RoundPolicy& policy);
 
 // A coordinator's task identity is its state's: sets an empty `deployment`
-// to state.deployment(); "" or why the two differ.
-std::string AdoptDeployment(std::string& deployment, const ServerState& state);
+// to state.deployment(); OK, or why the two differ.
+Status AdoptDeployment(std::string& deployment, const ServerState& state);
 
 // Why a client's call is refused.
 enum class Refusal {
@@ -168,12 +169,11 @@ class Roster {
 // hand over `user`'s report for `round` (Vouch): the caller (`access`, from
 // Roster::Enter) hosts the user, the round is the open one (`open_round`,
 // if any), the user is drawn for it (`assigned`, sorted) and neither
-// delivered nor withdrawn. "" or why not.
-std::string CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
-                       std::optional<std::uint64_t> open_round, bool finished,
-                       std::span<const std::uint64_t> assigned,
-                       const std::set<std::uint64_t>& delivered,
-                       const std::set<std::uint64_t>& withdrawn);
+// delivered nor withdrawn. OK, or why not.
+Status CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
+                  std::optional<std::uint64_t> open_round, bool finished,
+                  std::span<const std::uint64_t> assigned, const std::set<std::uint64_t>& delivered,
+                  const std::set<std::uint64_t>& withdrawn);
 
 // What both coordinators check of a delivered batch before opening a piece:
 // it is for the open round, every contributor is a user of the client its

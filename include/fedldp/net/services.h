@@ -42,9 +42,9 @@ struct TlsFiles {
 
 // True for 127.0.0.0/8, ::1 and localhost, with a port or not.
 bool IsLoopbackAddress(const std::string& address);
-// "" if `address` may be used with `tls` (TLS, loopback, or insecure
+// OK if `address` may be used with `tls` (TLS, loopback, or insecure
 // allowed), else the refusal, naming `flag` (the option that gives TLS).
-std::string CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag);
+Status CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag);
 
 // The coordinator's gRPC server, with a timer that closes rounds at their
 // deadlines. Stops on Shutdown or destruction.
