@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "fedldp/base/version.h"
+#include "fedldp/sim/ldpfl_reproduction.h"
 
 namespace fedldp::cli {
 namespace {
@@ -292,7 +293,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   ReproduceOptions reproduce;
   auto* reproduce_app = app.add_subcommand("reproduce", "Recompute a paper's tables and figures");
   SetupReproduce(*reproduce_app, reproduce);
-  ReproduceLdpFlOptions reproduce_ldpfl;
+  LdpFlReproductionConfig reproduce_ldpfl;
   SetupReproduceLdpFl(*reproduce_app, reproduce_ldpfl);
   ReproduceFrontierOptions reproduce_frontier;
   SetupReproduceFrontier(*reproduce_app, reproduce_frontier);

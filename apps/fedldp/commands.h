@@ -13,6 +13,7 @@
 
 namespace fedldp {
 class ThreadPool;
+struct LdpFlReproductionConfig;
 }  // namespace fedldp
 
 namespace fedldp::cli {
@@ -137,25 +138,11 @@ int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::
 void ReproduceFedSelFigures(const ReproduceOptions& options, ThreadPool& pool, std::ostream& out,
                             std::ofstream& runs);
 
-struct ReproduceLdpFlOptions {
-  std::string dataset = "mnist";  // mnist or fmnist
-  std::string out;
-  std::string data_dir;
-  bool quick = false;
-  int local_epochs = 1;
-  std::size_t batch = 10;
-  int rounds = 10;
-  int repeats = 1;
-  bool resume = false;
-  bool raw_inputs = false;
-  bool perturb_updates = false;  // fixed-range runs perturb W - W_global
-  bool no_figures = false;
-  int threads = 0;
-  std::uint64_t seed = 1;
-};
-// Adds `ldpfl` under the `reproduce` subcommand (reproduce_ldpfl.cc).
-void SetupReproduceLdpFl(CLI::App& reproduce, ReproduceLdpFlOptions& options);
-int RunReproduceLdpFl(const ReproduceLdpFlOptions& options, std::ostream& out, std::ostream& err);
+// Adds `ldpfl` under the `reproduce` subcommand (reproduce_ldpfl.cc): its
+// options are the fields of the library's config, and the run is
+// ReproduceLdpFl's (sim/ldpfl_reproduction.h).
+void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& config);
+int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, std::ostream& err);
 
 struct ReproduceFrontierOptions {
   std::string out;

@@ -40,18 +40,20 @@ void CatchSignals() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-StopOnSignal::StopOnSignal()
-    : watcher_([this](std::stop_token done) {
-        while (!done.stop_requested()) {
-          if (g_stop.load()) {
-            source_.request_stop();
-            std::signal(SIGINT, SIG_DFL);
-            std::signal(SIGTERM, SIG_DFL);
-            return;
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-      }) {}
+StopOnSignal::StopOnSignal() {
+  CatchSignals();
+  watcher_ = std::jthread([this](std::stop_token done) {
+    while (!done.stop_requested()) {
+      if (g_stop.load()) {
+        source_.request_stop();
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+}
 
 // "A:B" (half-open), or all rows of `n` when empty.
 void CheckPlaintext(const std::string& address, const std::string& tls_file, bool insecure,

@@ -36,9 +36,10 @@ inline double ProcessCpuSeconds() {
 extern std::atomic<bool> g_stop;
 void CatchSignals();
 
-// g_stop as a std::stop_token for the library's runners: a thread watches
-// it and requests the stop; it then restores the default handlers, so a
-// second Ctrl-C ends the process at once.
+// g_stop as a std::stop_token for the library's runners: the constructor
+// catches the signals (CatchSignals), a thread watches g_stop and requests
+// the stop; it then restores the default handlers, so a second Ctrl-C ends
+// the process at once.
 class StopOnSignal {
  public:
   StopOnSignal();

@@ -33,6 +33,12 @@ void ReplaceOut(const std::string& path, const std::string& text) {
   }
 }
 
+void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log) {
+  auto drawn = WriteFigure(figure, dir);
+  if (!drawn.ok()) throw std::runtime_error(drawn.error());
+  if (!drawn->empty()) log << "  " << *drawn << "\n";
+}
+
 std::optional<double> ParseMu(const std::string& text) {
   if (text == "auto") return std::nullopt;
   char* end = nullptr;

@@ -4,11 +4,13 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "fedldp/base/units.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/figure.h"
 #include "fedldp/sim/records.h"
 
 namespace fedldp::cli {
@@ -25,6 +27,10 @@ void AppendOut(const std::string& path, const std::string& line);
 // Replaces `path` with `text` whole (WriteFileAtomically): a reader, or a
 // run killed midway, sees the old file or the new one, never a part.
 void ReplaceOut(const std::string& path, const std::string& text);
+
+// Writes `figure` into `dir` (sim/figure.h); throws if its data cannot be
+// written, says on `log` why the images were not rendered.
+void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log);
 
 // --mu: a number in [0, 1), or "auto" (nullopt: the hyper-parameter-free
 // rule); throws UsageError otherwise.

@@ -203,7 +203,6 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
   // Ctrl-C (or SIGTERM) stops after the current round; what ran is printed
   // and recorded. A second one ends the process.
-  CatchSignals();
   StopOnSignal stop;
   std::optional<ProgressBar> bar;
   LdpFlObserver observer;

@@ -9,7 +9,6 @@
 #include "commands.h"
 #include "experiment.h"
 #include "fedldp/data/loaders.h"
-#include "figure.h"
 
 namespace fedldp::cli {
 namespace {
@@ -90,7 +89,7 @@ void ReproduceFedSelFigures(const ReproduceOptions& o, ThreadPool& pool, std::os
     for (auto& s : f.series) s.name = Upper(s.name);
     f.error_bars = "error bars: ± 1 sd of the test accuracy over " + std::to_string(c.cv.repeats) +
                    " x " + std::to_string(c.cv.folds) + "-fold CV; dashed: the mean alone";
-    WriteFigure(f, o.out, out);
+    DrawFigure(f, o.out, out);
     out << "  wrote " << o.out << "/" << f.id << ".{csv,gp,png,svg,pdf}\n";
     out.flush();
   };

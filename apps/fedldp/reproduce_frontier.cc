@@ -15,7 +15,6 @@
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/sim/frontier.h"
-#include "figure.h"
 #include "progress.h"
 
 namespace fedldp::cli {
@@ -282,7 +281,7 @@ int RunReproduceFrontier(const ReproduceFrontierOptions& o, std::ostream& out, s
       fig.series.push_back({"non-private (tuned)", {{lo / 2, np, 0}, {hi, np, 0}}, true});
       fig.series.push_back(
           {"majority class", {{lo / 2, 100 * f.majority, 0}, {hi, 100 * f.majority, 0}}, true});
-      WriteFigure(fig, o.out, err);
+      DrawFigure(fig, o.out, err);
     }
   }
   out << "wrote " << o.out << "/{frontier.csv,frontier.jsonl,summary.md"

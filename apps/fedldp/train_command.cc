@@ -415,7 +415,6 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   CheckOut(o.out);
   // Ctrl-C (or SIGTERM) stops before the next fold; the folds done are
   // printed and recorded. A second one ends the process.
-  CatchSignals();
   StopOnSignal stop;
   std::optional<ProgressBar> bar;
   std::string stage;

@@ -14,8 +14,20 @@
 
 namespace fedldp {
 
+// What kind of failure an Error is, for a caller that acts on it (the CLI's
+// exit code, the gRPC status of a refused call) without reading its words.
+enum class ErrorCode {
+  kInvalidArgument,     // the caller's input or configuration: fix it, call again
+  kFailedPrecondition,  // not in this state (e.g. a session that ended: join again)
+  kAlreadyExists,       // held by another (e.g. a token in use by another client)
+  kPermissionDenied,    // not allowed for these credentials
+  kUnauthenticated,     // credentials missing, unknown or inconsistent
+  kIo,                  // a file could not be read or written
+};
+
 struct Error {
   std::string message;
+  ErrorCode code = ErrorCode::kInvalidArgument;
 };
 
 // Thrown only by Result::value() on misuse (reading the value of an error).
@@ -49,6 +61,7 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
 
   const std::string& error() const { return std::get<Error>(data_).message; }
+  ErrorCode code() const { return std::get<Error>(data_).code; }
 
  private:
   void Check() const {
@@ -61,16 +74,20 @@ class [[nodiscard]] Result {
 class [[nodiscard]] Status {
  public:
   Status() = default;                                                         // OK
-  Status(Error error) : message_(std::move(error.message)), failed_(true) {}  // NOLINT
+  Status(Error error)  // NOLINT: implicit by design
+      : message_(std::move(error.message)), code_(error.code), failed_(true) {}
   static Status Ok() { return {}; }
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   // The error's sentence; empty when ok().
   const std::string& error() const { return message_; }
+  // The error's kind; meaningless when ok().
+  ErrorCode code() const { return code_; }
 
  private:
   std::string message_;
+  ErrorCode code_ = ErrorCode::kInvalidArgument;
   bool failed_ = false;
 };
 
@@ -78,7 +95,7 @@ class [[nodiscard]] Status {
 // the error on: the last step of every factory that picks a type by name.
 template <typename Base, typename T>
 Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
-  if (!made.ok()) return Error{made.error()};
+  if (!made.ok()) return Error{made.error(), made.code()};
   return std::shared_ptr<const Base>(std::make_shared<T>(std::move(made).value()));
 }
 

@@ -3,14 +3,15 @@
 // DIR/ID.svg and DIR/ID.pdf. Every series has its own colour (Okabe & Ito's
 // palette for colour-blind readers, then greys) and its own point shape;
 // reference lines are dashed. Accuracies are drawn in percent.
-#ifndef FEDLDP_APPS_FEDLDP_FIGURE_H_
-#define FEDLDP_APPS_FEDLDP_FIGURE_H_
+#ifndef FEDLDP_SIM_FIGURE_H_
+#define FEDLDP_SIM_FIGURE_H_
 
-#include <ostream>
 #include <string>
 #include <vector>
 
-namespace fedldp::cli {
+#include "fedldp/base/status.h"
+
+namespace fedldp {
 
 struct Point {
   double x, mean, sd;
@@ -32,10 +33,12 @@ struct Figure {
   std::string error_bars;
 };
 
-// Writes the files; returns false (after saying why on `log`) if the images
-// could not be rendered. The CSV and the script are written regardless.
-bool WriteFigure(const Figure& figure, const std::string& dir, std::ostream& log);
+// Writes DIR/ID.csv and DIR/ID.gp (an error if either cannot be written),
+// then renders the images with gnuplot. The value is "" when they were
+// rendered, else one sentence saying why not (no gnuplot, a quote in `dir`,
+// gnuplot failed): the data and the script are there either way.
+Result<std::string> WriteFigure(const Figure& figure, const std::string& dir);
 
-}  // namespace fedldp::cli
+}  // namespace fedldp
 
-#endif  // FEDLDP_APPS_FEDLDP_FIGURE_H_
+#endif  // FEDLDP_SIM_FIGURE_H_

@@ -1,15 +1,12 @@
-#include "figure.h"
+#include "fedldp/sim/figure.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
-#include <cstdlib>
-#include <fstream>
-#include <set>
-#include <stdexcept>
+#include "fedldp/base/files.h"
 
-#include "experiment.h"
-
-namespace fedldp::cli {
+namespace fedldp {
 
 namespace {
 
@@ -47,8 +44,11 @@ std::string Style(std::size_t i, bool reference) {
 
 }  // namespace
 
-bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
+Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
   const std::string stem = dir + "/" + f.id;
+  auto replace = [](const std::string& path, const std::string& text) {
+    return WriteFileAtomically(path, text, 0644, /*overwrite=*/true);
+  };
   {
     std::ostringstream csv;
     csv << "series,x,mean,sd\n";
@@ -56,7 +56,8 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
       for (const auto& p : s.points)
         csv << Field(s.name) << "," << p.x << "," << p.mean << "," << p.sd << "\n";
     }
-    ReplaceOut(stem + ".csv", csv.str());
+    if (auto why = replace(stem + ".csv", csv.str()); !why.empty())
+      return Error{why, ErrorCode::kIo};
   }
   {
     std::ostringstream gp;
@@ -86,24 +87,21 @@ bool WriteFigure(const Figure& f, const std::string& dir, std::ostream& log) {
        << "set output '" << f.id << ".svg'\nreplot\n"
        << "set terminal pdfcairo size 9in,6in font ',11'\n"
        << "set output '" << f.id << ".pdf'\nreplot\nunset output\n";
-    ReplaceOut(stem + ".gp", gp.str());
+    if (auto why = replace(stem + ".gp", gp.str()); !why.empty()) return Error{why, ErrorCode::kIo};
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    log << "  gnuplot not found: kept " << stem << ".csv and " << stem << ".gp (no PNG)\n";
-    return false;
+    return "gnuplot not found: kept " + stem + ".csv and " + stem + ".gp (no images)";
   }
   if (dir.find('\'') != std::string::npos) {
-    log << "  output folder contains a quote: run gnuplot on " << stem << ".gp yourself\n";
-    return false;
+    return "the output folder contains a quote: run gnuplot on " + stem + ".gp yourself";
   }
   const std::string command =
       "cd '" + dir + "' && gnuplot '" + f.id + ".gp' 2> '" + f.id + ".gnuplot.log'";
   if (std::system(command.c_str()) != 0) {
-    log << "  gnuplot failed on " << stem << ".gp (see " << stem << ".gnuplot.log)\n";
-    return false;
+    return "gnuplot failed on " + stem + ".gp (see " + stem + ".gnuplot.log)";
   }
   std::remove((stem + ".gnuplot.log").c_str());
-  return true;
+  return std::string();
 }
 
-}  // namespace fedldp::cli
+}  // namespace fedldp

@@ -1,0 +1,483 @@
+#include "fedldp/sim/ldpfl_reproduction.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "fedldp/base/files.h"
+#include "fedldp/base/units.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/fl/ldpfl.h"
+#include "fedldp/model/neural_net.h"
+#include "fedldp/sim/records.h"
+
+namespace fedldp {
+
+namespace {
+
+struct Paper {
+  std::size_t clients;         // Table 1 and Fig. 5
+  double radius;               // fixed range (0, r)
+  double fig3_epsilon;         // Fig. 3's budget
+  std::vector<double> fig5;    // Fig. 5's budgets
+  std::vector<std::size_t> n;  // Fig. 3's client counts (ours: the paper's axis is not given)
+  double table1[2][2];         // [eps 5, eps 10][fixed, adaptive], %
+};
+
+Paper PaperFor(ImageDataset dataset) {
+  if (dataset == ImageDataset::kMnist) {
+    return {100,
+            0.075,
+            1.0,
+            {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0},
+            {50, 100, 200, 300, 500},
+            {{96.34, 96.06}, {96.39, 96.11}}};
+  }
+  return {200,
+          0.015,
+          5.0,
+          {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+          {50, 100, 200, 300, 500},
+          {{85.95, 87.54}, {86.10, 87.57}}};
+}
+
+// One configuration of a sweep.
+struct Setting {
+  bool is_private = true;
+  bool adaptive = false;
+  double epsilon = 0;
+  std::size_t clients = 0;
+  std::string Key() const {
+    std::ostringstream s;
+    s << (is_private ? (adaptive ? "adaptive" : "fixed") : "noise-free") << " n=" << clients;
+    if (is_private) s << " eps=" << epsilon;
+    return s.str();
+  }
+};
+
+struct Stats {
+  double mean = 0, sd = 0;
+};
+
+std::string Fixed(double v, int digits = 2) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string Cell(const Stats& s, int repeats) {
+  return Fixed(100 * s.mean) + (repeats > 1 ? " ± " + Fixed(100 * s.sd) : "");
+}
+
+// The line under each figure: what its error bars are.
+std::string ErrorBars(int repeats) {
+  return repeats > 1 ? "error bars: ± 1 sd over " + std::to_string(repeats) +
+                           " runs (seeds) per point; dashed: one value, no bars"
+                     : "one run per point (--repeats 1): no error bars";
+}
+
+// Thrown inside the runner to leave every loop at once; caught in
+// ReproduceLdpFl, never outside this file.
+struct Failed {
+  Error error;
+};
+[[noreturn]] void FailWriting(std::string why) { throw Failed{{std::move(why), ErrorCode::kIo}}; }
+struct Stopped {};
+
+class Runner {
+ public:
+  Runner(const LdpFlReproductionConfig& c, const Paper& paper, const Dataset& train,
+         const Dataset& test, const LdpFlReproductionObserver& observer, std::stop_token stop)
+      : c_(c),
+        paper_(paper),
+        train_(train),
+        test_(test),
+        observer_(observer),
+        stop_(std::move(stop)),
+        path_(c.out + "/runs.jsonl") {}
+
+  // Reads runs.jsonl (with resume) and replaces it with the runs kept, in
+  // their order: a torn or foreign line (no key, no accuracy, or accuracies
+  // not in percent, as earlier builds wrote them) is dropped and run again.
+  // A run killed from now on loses none of the kept ones.
+  void Open() {
+    std::string kept;
+    if (c_.resume) {
+      std::ifstream in(path_);
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object() || !j.contains("key") || !j["key"].is_string() ||
+            !j.contains("accuracy") || !j["accuracy"].is_number() ||
+            j.value("accuracy_unit", "") != kAccuracyUnit) {
+          continue;
+        }
+        done_[j["key"].get<std::string>()] = j["accuracy"].get<double>() / 100;
+        kept += line + "\n";
+      }
+    }
+    if (auto why = WriteFileAtomically(path_, kept, 0644, /*overwrite=*/true); !why.empty()) {
+      FailWriting(why);
+    }
+  }
+  std::size_t resumed() const { return done_.size(); }
+
+  // The progress counter's total: the runs of `settings` (each repeated)
+  // that are not already in runs.jsonl.
+  void Plan(const std::vector<Setting>& settings) {
+    std::set<std::string> keys;
+    for (const Setting& s : settings) {
+      for (int r = 0; r < c_.repeats; ++r) {
+        const std::string key = KeyOf(s, c_.seed + r);
+        if (!done_.contains(key)) keys.insert(key);
+      }
+    }
+    planned_ = keys.size();
+  }
+
+  // Mean and standard deviation over the repeats of one setting.
+  Stats Get(const Setting& s) {
+    if (s.is_private) {  // all clients join every round
+      privacy_[{s.epsilon, s.clients}] =
+          AccountLdpFl(s.epsilon, parameters_, static_cast<std::size_t>(c_.rounds), s.clients);
+    }
+    std::vector<double> values;
+    for (int r = 0; r < c_.repeats; ++r) values.push_back(One(s, c_.seed + r));
+    Stats st;
+    const double n = static_cast<double>(values.size());
+    for (double v : values) st.mean += v / n;
+    for (double v : values) st.sd += (v - st.mean) * (v - st.mean) / std::max(1.0, n - 1);
+    st.sd = std::sqrt(st.sd);
+    return st;
+  }
+
+  void Report(LdpFlReproduction& r) const {
+    r.trained = trained_;
+    r.privacy = privacy_;
+    r.private_seconds = seconds_;
+    r.round_seconds = rounds_ ? seconds_ / static_cast<double>(rounds_) : 0;
+    r.perturb_share = seconds_ > 0 ? perturb_ / seconds_ : 0;
+    r.shuffle_share = seconds_ > 0 ? shuffle_ / seconds_ : 0;
+  }
+
+ private:
+  // Only private fixed-range runs perturb updates: adaptive ranges are
+  // defined on weights, and the noise-free model is the same either way.
+  bool Updates(const Setting& s) const { return c_.perturb_updates && s.is_private && !s.adaptive; }
+
+  static std::string Shown(const Setting& s, std::uint64_t seed) {
+    return s.Key() + " seed=" + std::to_string(seed);
+  }
+  // Everything that changes the result is in the key: a resumed folder never
+  // mixes runs of another dataset, E, B, round count, subsample, input
+  // scaling or perturbed quantity.
+  std::string KeyOf(const Setting& s, std::uint64_t seed) const {
+    return std::string(ImageDatasetName(c_.dataset)) + " E=" + std::to_string(c_.local_epochs) +
+           " B=" + std::to_string(c_.batch) + " rounds=" + std::to_string(c_.rounds) +
+           " rows=" + std::to_string(train_.size()) + (c_.raw_inputs ? " raw" : "") +
+           (Updates(s) ? " updates" : "") + " " + Shown(s, seed);
+  }
+
+  double One(const Setting& s, std::uint64_t seed) {
+    const std::string key = KeyOf(s, seed);
+    if (auto it = done_.find(key); it != done_.end()) return it->second;
+    if (stop_.stop_requested()) throw Stopped{};
+    LdpFlReproductionRun progress;
+    progress.index = ++index_;
+    progress.planned = planned_;
+    progress.label = Shown(s, seed);
+    LdpFlConfig c;
+    c.arch = "cnn";
+    c.clients = s.clients;
+    c.rounds = c_.rounds;
+    c.local_epochs = c_.local_epochs;
+    c.batch = c_.batch;
+    c.learning_rate = 0.03;
+    c.is_private = s.is_private;
+    c.epsilon = s.is_private ? s.epsilon : 1.0;
+    c.adaptive = s.adaptive;
+    c.fixed_range = {0, paper_.radius};
+    c.standardize_inputs = !c_.raw_inputs;
+    c.perturb_updates = Updates(s);
+    const auto start = std::chrono::steady_clock::now();
+    auto run = TrainLdpFl(
+        c, train_, test_, seed,
+        [&](const LdpFlRound& r) {
+          if (observer_.round) observer_.round(progress, r.round, c.rounds);
+        },
+        stop_);
+    if (!run.ok()) throw Failed{{progress.label + ": " + run.error(), run.code()}};
+    if (run->stopped) throw Stopped{};
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double perturb = 0, shuffle = 0;
+    nlohmann::json per_round = nlohmann::json::array();
+    for (const auto& r : run->rounds) {
+      perturb += r.perturb_seconds;
+      shuffle += r.shuffle_seconds;
+      per_round.push_back(Percent(r.accuracy));
+    }
+    if (s.is_private) {
+      seconds_ += wall, perturb_ += perturb, shuffle_ += shuffle;
+      rounds_ += run->rounds.size();
+    }
+    ++trained_;
+    const double accuracy = run->final_accuracy();
+    nlohmann::ordered_json j;
+    j["key"] = key;
+    StartRecord(j);
+    j["dataset"] = ImageDatasetName(c_.dataset);
+    j["private"] = s.is_private;
+    j["range"] = s.adaptive ? "adaptive" : "fixed";
+    j["perturb"] = c.perturb_updates ? "updates" : "weights";
+    j["epsilon"] = c.epsilon;
+    j["clients"] = s.clients;
+    j["rounds"] = c.rounds;
+    j["local_epochs"] = c.local_epochs;
+    j["batch"] = c.batch;
+    j["lr"] = c.learning_rate;
+    j["standardized"] = c.standardize_inputs;
+    j["train_rows"] = train_.size();
+    j["seed"] = seed;
+    j["accuracy"] = Percent(accuracy);
+    j["accuracy_per_round"] = std::move(per_round);
+    j["majority"] = Percent(run->majority);
+    j["seconds"] = wall;
+    if (auto why = AppendToFile(path_, j.dump() + "\n"); !why.empty()) FailWriting(why);
+    done_[key] = accuracy;
+    progress.accuracy = accuracy;
+    progress.seconds = wall;
+    if (observer_.finished) observer_.finished(progress);
+    return accuracy;
+  }
+
+  const LdpFlReproductionConfig& c_;
+  const Paper& paper_;
+  const Dataset& train_;
+  const Dataset& test_;
+  const LdpFlReproductionObserver& observer_;
+  std::stop_token stop_;
+  std::string path_;
+  std::size_t parameters_ = NeuralNet::Create("cnn", 0).value().parameters();
+  std::map<std::string, double> done_;
+  std::map<std::pair<double, std::size_t>, LdpFlPrivacy> privacy_;
+  std::size_t index_ = 0, planned_ = 0, trained_ = 0, rounds_ = 0;
+  double seconds_ = 0, perturb_ = 0, shuffle_ = 0;
+};
+
+Dataset First(const Dataset& d, std::size_t n) {
+  std::vector<std::size_t> rows(std::min(n, d.size()));
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  return d.Subset(rows);
+}
+
+void Replace(const std::string& path, const std::string& text) {
+  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
+    FailWriting(why);
+  }
+}
+
+// Everything after the data is loaded and checked; throws Failed or Stopped.
+void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, const Dataset& train,
+               const Dataset& test, const LdpFlReproductionObserver& observer) {
+  const LdpFlReproductionConfig& c = result.config;
+  runner.Open();
+  result.resumed = runner.resumed();
+
+  const std::vector<double> table_eps = {5, 10};
+  // Every setting this call asks for, in the order it asks (for the counter).
+  std::vector<Setting> plan = {{false, false, 0, paper.clients}};
+  for (double e : table_eps) {
+    for (bool adaptive : {false, true}) plan.push_back({true, adaptive, e, paper.clients});
+  }
+  if (c.figures) {
+    for (double e : paper.fig5) plan.push_back({true, false, e, paper.clients});
+    for (std::size_t n : paper.n) {
+      plan.push_back({true, false, paper.fig3_epsilon, n});
+      plan.push_back({false, false, 0, n});
+    }
+  }
+  runner.Plan(plan);
+  if (observer.started) {
+    std::ostringstream s;
+    s << ImageDatasetName(c.dataset) << " (" << train.size() << " train, " << test.size()
+      << " test), cnn, n = " << paper.clients << ", fraction 1, " << c.rounds
+      << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr 0.03, "
+      << (c.raw_inputs ? "raw [0, 1]" : "standardised") << " inputs, fixed (c, r) = (0, "
+      << paper.radius << ")" << (c.perturb_updates ? " on the update W - W_global" : "") << ", "
+      << c.repeats << " run(s) per setting from seed " << c.seed << " -> " << c.out;
+    observer.started(s.str(), result.resumed);
+  }
+
+  const double majority = test.MajorityRate();
+  const Stats noise_free = runner.Get({false, false, 0, paper.clients});
+  Stats table[2][2];
+  for (int e = 0; e < 2; ++e) {
+    for (int a = 0; a < 2; ++a) {
+      table[e][a] = runner.Get({true, a == 1, table_eps[e], paper.clients});
+    }
+  }
+  const std::string name = c.dataset == ImageDataset::kMnist ? "MNIST" : "Fashion-MNIST";
+  std::ostringstream md;
+  md << "LDP-FL Table 1 on " << name << " (n = " << paper.clients << ", " << c.rounds
+     << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", " << train.size()
+     << " training images; mean" << (c.repeats > 1 ? " ± sd" : "") << " over " << c.repeats
+     << " run(s)): test accuracy in %, the paper's in parentheses.\n\n"
+     << "| eps | fixed (0, " << paper.radius << ")" << (c.perturb_updates ? ", updates" : "")
+     << " | adaptive | noise-free FL | majority |\n"
+     << "|---|---|---|---|---|\n";
+  std::ostringstream csv;
+  csv << "dataset,clients,epsilon,fixed,fixed_sd,adaptive,adaptive_sd,noise_free,majority,"
+         "paper_fixed,paper_adaptive\n";
+  for (int e = 0; e < 2; ++e) {
+    md << "| " << table_eps[e] << " | " << Cell(table[e][0], c.repeats) << " ("
+       << Fixed(paper.table1[e][0]) << ") | " << Cell(table[e][1], c.repeats) << " ("
+       << Fixed(paper.table1[e][1]) << ") | " << Cell(noise_free, c.repeats) << " | "
+       << Fixed(100 * majority) << " |\n";
+    csv << ImageDatasetName(c.dataset) << "," << paper.clients << "," << table_eps[e] << ","
+        << Percent(table[e][0].mean) << "," << Percent(table[e][0].sd) << ","
+        << Percent(table[e][1].mean) << "," << Percent(table[e][1].sd) << ","
+        << Percent(noise_free.mean) << "," << Percent(majority) << "," << paper.table1[e][0] << ","
+        << paper.table1[e][1] << "\n";
+  }
+  // Settings whose mean accuracy is not above the majority class, once each.
+  auto flag = [&](const Setting& s, const Stats& st) {
+    auto& nothing = result.learned_nothing;
+    if (st.mean <= majority &&
+        std::find(nothing.begin(), nothing.end(), s.Key()) == nothing.end()) {
+      nothing.push_back(s.Key());
+    }
+  };
+  flag({false, false, 0, paper.clients}, noise_free);
+  for (int e = 0; e < 2; ++e) {
+    for (int a = 0; a < 2; ++a) flag({true, a == 1, table_eps[e], paper.clients}, table[e][a]);
+  }
+  if (c.quick) md << "\n(--quick: a smoke run on a subsample; not comparable with the paper.)\n";
+  result.table1 = md.str();
+
+  if (c.figures) {
+    Series ldp{
+        c.perturb_updates ? "LDP-FL (fixed range; updates)" : "LDP-FL (fixed range)", {}, false};
+    for (double e : paper.fig5) {
+      const Setting setting{true, false, e, paper.clients};
+      const Stats s = runner.Get(setting);
+      flag(setting, s);
+      ldp.points.push_back({e, 100 * s.mean, 100 * s.sd});
+    }
+    auto flat = [&](const std::string& label, double y, const std::vector<double>& xs) {
+      Series s{label, {}, true};
+      for (double x : xs) s.points.push_back({x, 100 * y, 0});
+      return s;
+    };
+    const bool mnist = c.dataset == ImageDataset::kMnist;
+    Figure fig5{
+        mnist ? "fig5a" : "fig5b",
+        "LDP-FL on " + name + ", n = " + std::to_string(paper.clients) + ": accuracy vs eps",
+        "eps (per weight)",
+        "test accuracy (%)",
+        false,
+        {ldp, flat("noise-free FL", noise_free.mean, paper.fig5),
+         flat("majority class", majority, paper.fig5)},
+        ErrorBars(c.repeats)};
+    Series ldp_n{
+        "LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0) + (c.perturb_updates ? " (updates)" : ""),
+        {},
+        false};
+    Series free_n{"noise-free FL", {}, false};
+    std::vector<double> xs;
+    for (std::size_t n : paper.n) {
+      const Setting private_n{true, false, paper.fig3_epsilon, n}, free{false, false, 0, n};
+      const Stats p = runner.Get(private_n);
+      const Stats f = runner.Get(free);
+      flag(private_n, p);
+      flag(free, f);
+      ldp_n.points.push_back({static_cast<double>(n), 100 * p.mean, 100 * p.sd});
+      free_n.points.push_back({static_cast<double>(n), 100 * f.mean, 100 * f.sd});
+      xs.push_back(static_cast<double>(n));
+    }
+    Figure fig3{mnist ? "fig3a" : "fig3b",
+                "LDP-FL on " + name + ": accuracy vs the number of clients n",
+                "clients n",
+                "test accuracy (%)",
+                false,
+                {ldp_n, free_n, flat("majority class", majority, xs)},
+                ErrorBars(c.repeats)};
+    result.figures = {std::move(fig5), std::move(fig3)};
+  }
+
+  // Every run is done: only now are the folder's summaries replaced.
+  runner.Report(result);
+  Replace(c.out + "/table1.csv", csv.str());
+  Replace(c.out + "/table1.md", result.table1);
+  for (const Figure& f : result.figures) {
+    auto drawn = WriteFigure(f, c.out);
+    if (!drawn.ok()) FailWriting(drawn.error());
+    if (!drawn->empty()) result.figure_notes.push_back(*drawn);
+  }
+  if (!result.privacy.empty()) {
+    std::ostringstream privacy;  // one statement per (eps, n)
+    for (const auto& [setting, p] : result.privacy) {
+      privacy << "## eps = " << setting.first << ", n = " << setting.second << "\n\n```\n"
+              << DescribeLdpFlPrivacy(p) << "```\n\n";
+    }
+    Replace(c.out + "/privacy.md", privacy.str());
+  }
+}
+
+}  // namespace
+
+Status LdpFlReproductionConfig::Validate() const {
+  if (dataset != ImageDataset::kMnist && dataset != ImageDataset::kFmnist) {
+    return Error{"dataset must be mnist or fmnist (the paper's two)"};
+  }
+  if (out.empty()) return Error{"out must name a folder"};
+  if (local_epochs < 1 || local_epochs > 1000) return Error{"local epochs must be in [1, 1000]"};
+  if (batch < 1 || batch > 100000) return Error{"batch must be in [1, 100000]"};
+  if (rounds < 1 || rounds > 10000) return Error{"rounds must be in [1, 10000]"};
+  if (repeats < 1 || repeats > 100) return Error{"repeats must be in [1, 100]"};
+  if (threads < 0) return Error{"threads must be >= 0"};
+  return {};
+}
+
+Result<LdpFlReproduction> ReproduceLdpFl(const LdpFlReproductionConfig& config,
+                                         const LdpFlReproductionObserver& observer,
+                                         std::stop_token stop) {
+  if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
+  auto split = LoadImageSplit(std::string(ImageDatasetName(config.dataset)), config.data_dir);
+  if (!split.ok()) return Error{split.error()};
+  Dataset train = std::move(split->train), test = std::move(split->test);
+  LdpFlReproduction result;
+  result.config = config;
+  Paper paper = PaperFor(config.dataset);
+  if (config.quick) {
+    // The first rows: deterministic, and every class is present in both.
+    train = First(train, 6000);
+    test = First(test, 1000);
+    paper.clients = 10;
+    paper.fig5 = {paper.fig5.front(), paper.fig5.back()};
+    paper.n = {5, 10};
+    result.config.rounds = std::min(config.rounds, 3);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(config.out, ec);
+  if (ec) return Error{"cannot create " + config.out + ": " + ec.message()};
+  if (config.threads > 0) NeuralNet::SetThreads(config.threads);
+  Runner runner(result.config, paper, train, test, observer, std::move(stop));
+  try {
+    Reproduce(result, runner, paper, train, test, observer);
+  } catch (const Failed& f) {
+    return f.error;
+  } catch (const Stopped&) {
+    result.stopped = true;
+  }
+  runner.Report(result);
+  return result;
+}
+
+}  // namespace fedldp
