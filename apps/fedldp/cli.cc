@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "fedldp/base/version.h"
+#include "fedldp/sim/fedsel_reproduction.h"
 #include "fedldp/sim/ldpfl_reproduction.h"
 
 namespace fedldp::cli {
@@ -290,7 +291,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   LdpFlOptions ldpfl;
   SetupLdpFl(*app.add_subcommand("ldpfl", "Train a neural network with LDP-FL (one configuration)"),
              ldpfl);
-  ReproduceOptions reproduce;
+  FedSelReproductionConfig reproduce;
   auto* reproduce_app = app.add_subcommand("reproduce", "Recompute a paper's tables and figures");
   SetupReproduce(*reproduce_app, reproduce);
   LdpFlReproductionConfig reproduce_ldpfl;

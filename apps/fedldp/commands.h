@@ -5,14 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace fedldp {
-class ThreadPool;
+struct FedSelReproductionConfig;
 struct LdpFlReproductionConfig;
 }  // namespace fedldp
 
@@ -122,21 +121,12 @@ struct LdpFlOptions {
 void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
 int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err);
 
-struct ReproduceOptions {
-  std::string out;
-  bool quick = false;
-  std::string data_dir;
-  std::uint64_t seed = 1;
-  std::size_t threads = 0;
-  double epsilon = 2.0;
-  bool no_figures = false;
-  std::string gradient_scaling = "clip";
-};
-void SetupReproduce(CLI::App& app, ReproduceOptions& options);
-int RunReproduceFedSel(const ReproduceOptions& options, std::ostream& out, std::ostream& err);
-// Fig. 2(f-i) and Fig. 3 into options.out (reproduce_figures.cc).
-void ReproduceFedSelFigures(const ReproduceOptions& options, ThreadPool& pool, std::ostream& out,
-                            std::ofstream& runs);
+// `reproduce` and its `fedsel` subcommand (reproduce_command.cc): the
+// options are the fields of the library's config, and the run is
+// ReproduceFedSel's (sim/fedsel_reproduction.h).
+void SetupReproduce(CLI::App& app, FedSelReproductionConfig& config);
+int RunReproduceFedSel(const FedSelReproductionConfig& config, std::ostream& out,
+                       std::ostream& err);
 
 // Adds `ldpfl` under the `reproduce` subcommand (reproduce_ldpfl.cc): its
 // options are the fields of the library's config, and the run is

@@ -9,7 +9,6 @@
 #include "fedldp/base/files.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
-#include "progress.h"
 
 namespace fedldp::cli {
 
@@ -53,17 +52,6 @@ std::string DataDirHint(const std::string& error) {
   return error.find("cannot open") != std::string::npos
              ? " (give the dataset folder with --data-dir or FEDLDP_DATA_DIR)"
              : "";
-}
-
-CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
-                                         const CrossValidationOptions& cv, ThreadPool& pool,
-                                         const std::string& label) {
-  ProgressBar bar(label);
-  auto r = CrossValidateFedSel(config, data, cv, pool, [&](std::size_t done, std::size_t total) {
-    bar.Update(done, total);
-  });
-  if (!r.ok()) throw UsageError(r.error());
-  return std::move(r).value();
 }
 
 }  // namespace fedldp::cli

@@ -8,8 +8,6 @@
 #include <string>
 
 #include "fedldp/base/units.h"
-#include "fedldp/data/dataset.h"
-#include "fedldp/sim/cross_validation.h"
 #include "fedldp/sim/figure.h"
 #include "fedldp/sim/records.h"
 
@@ -39,12 +37,6 @@ std::optional<double> ParseMu(const std::string& text);
 // " (give the folder with --data-dir or FEDLDP_DATA_DIR)" when `error` says a
 // file could not be opened, else "".
 std::string DataDirHint(const std::string& error);
-
-// Cross-validates `config`, drawing a progress bar labelled `label` on a
-// terminal; throws UsageError on a configuration error.
-CrossValidationResult RunCrossValidation(const FedSelConfig& config, const Dataset& data,
-                                         const CrossValidationOptions& cv, ThreadPool& pool,
-                                         const std::string& label);
 
 }  // namespace fedldp::cli
 

@@ -98,6 +98,10 @@ void LinearModel::Gradient(std::span<const double> w, std::span<const float> x, 
   }
 }
 
+std::string GradientScalingName(GradientScaling scaling) {
+  return scaling == GradientScaling::kClip ? "clip" : "normalize";
+}
+
 Result<GradientScaling> ParseGradientScaling(const std::string& name) {
   if (name == "clip") return GradientScaling::kClip;
   if (name == "normalize") return GradientScaling::kNormalize;

@@ -41,7 +41,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   f.set_learning_rate(c.learning_rate);
   f.set_momentum(c.momentum);
   f.set_lambda(c.lambda);
-  f.set_gradient_scaling(c.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize");
+  f.set_gradient_scaling(GradientScalingName(c.gradient_scaling));
   f.set_users(t.users);
   f.set_dimension(t.dimension);
   if (auto v = ParseFedSelVariant(c.variant); v.ok() && v->kind == FedSelVariant::Kind::kVector) {

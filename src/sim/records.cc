@@ -16,7 +16,7 @@ void StartRecord(nlohmann::ordered_json& j) {
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
   j["variant"] = config.variant;
   j["model"] = LossName(config.loss);
-  j["gradient_scaling"] = config.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
+  j["gradient_scaling"] = GradientScalingName(config.gradient_scaling);
   j["epsilon"] = config.epsilon;
   j["epochs"] = config.epochs;
   j["lr"] = config.learning_rate;

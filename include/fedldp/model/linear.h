@@ -31,6 +31,7 @@ namespace fedldp {
 enum class Loss { kLogistic, kHinge };
 enum class GradientScaling { kClip, kNormalize };
 Result<GradientScaling> ParseGradientScaling(const std::string& name);  // clip, normalize
+std::string GradientScalingName(GradientScaling scaling);               // clip, normalize
 Result<Loss> ParseLoss(const std::string& name);  // "logistic" / "lr", "svm" / "hinge"
 std::string LossName(Loss loss);
 
