@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "fedldp/base/version.h"
 #include "fedldp/sim/fedsel_reproduction.h"
+#include "fedldp/sim/frontier_reproduction.h"
 #include "fedldp/sim/ldpfl_reproduction.h"
 
 namespace fedldp::cli {
@@ -296,7 +297,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   SetupReproduce(*reproduce_app, reproduce);
   LdpFlReproductionConfig reproduce_ldpfl;
   SetupReproduceLdpFl(*reproduce_app, reproduce_ldpfl);
-  ReproduceFrontierOptions reproduce_frontier;
+  FrontierReproductionConfig reproduce_frontier;
   SetupReproduceFrontier(*reproduce_app, reproduce_frontier);
   AuditOptions audit;
   SetupAudit(

@@ -12,6 +12,7 @@
 
 namespace fedldp {
 struct FedSelReproductionConfig;
+struct FrontierReproductionConfig;
 struct LdpFlReproductionConfig;
 }  // namespace fedldp
 
@@ -134,22 +135,9 @@ int RunReproduceFedSel(const FedSelReproductionConfig& config, std::ostream& out
 void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& config);
 int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, std::ostream& err);
 
-struct ReproduceFrontierOptions {
-  std::string out;
-  bool quick = false;
-  std::string dataset = "adult";
-  std::string data_dir;
-  int repeats = 1;
-  int folds = 5;
-  int tuning_splits = 2;  // 3 (tune's default) takes the full run past 30 min on 2 cores
-  double delta = 1e-6;
-  std::uint64_t seed = 1;
-  int threads = 0;
-  bool no_figures = false;
-};
 // Adds `frontier` under the `reproduce` subcommand (reproduce_frontier.cc).
-void SetupReproduceFrontier(CLI::App& reproduce, ReproduceFrontierOptions& options);
-int RunReproduceFrontier(const ReproduceFrontierOptions& options, std::ostream& out,
+void SetupReproduceFrontier(CLI::App& reproduce, FrontierReproductionConfig& config);
+int RunReproduceFrontier(const FrontierReproductionConfig& config, std::ostream& out,
                          std::ostream& err);
 
 // The deployment (deploy_command.cc).

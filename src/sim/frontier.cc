@@ -39,7 +39,8 @@ bool Learned(const CrossValidationResult& r) {
 
 Result<Frontier> RunFrontier(
     const FrontierConfig& config, const Dataset& data, ThreadPool& pool,
-    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress,
+    std::stop_token stop) {
   if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Fold> folds = MakeFolds(data.size(), config.cv);
@@ -52,12 +53,20 @@ Result<Frontier> RunFrontier(
   };
 
   Frontier frontier;
+  const auto stopped = [&] {
+    frontier.stopped = true;
+    frontier.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return frontier;
+  };
   {  // The non-private model, tuned on the same grid.
     FedSelConfig np = DefaultFedSelConfig("np");
     np.even_rounds = true;
     const FedSelVariant v = ParseFedSelVariant("np").value();
-    auto r = CrossValidateTuned(np, grid_for(v, false), data, config.cv, config.tuning, pool);
+    auto r = CrossValidateTuned(np, grid_for(v, false), data, config.cv, config.tuning, pool, {},
+                                {}, stop);
     if (!r.ok()) return Error{"np: " + r.error()};
+    if (r->result.stopped) return stopped();
     frontier.nonprivate.method = "np";
     frontier.nonprivate.target_epsilon = std::numeric_limits<double>::infinity();
     frontier.nonprivate.total_epsilon = std::numeric_limits<double>::infinity();
@@ -75,6 +84,7 @@ Result<Frontier> RunFrontier(
       const FedSelVariant variant = ParseFedSelVariant(method).value();
       const bool gaussian = variant.vector_mechanism.starts_with("gaussian");
       for (double eps : config.epsilons) {
+        if (stop.stop_requested()) return stopped();
         FrontierRow row;
         row.method = method;
         row.shuffled = shuffled;
@@ -101,7 +111,8 @@ Result<Frontier> RunFrontier(
           };
         }
         auto r = CrossValidateTuned(base, grid_for(variant, shuffled), data, config.cv,
-                                    config.tuning, pool, prepare);
+                                    config.tuning, pool, prepare, {}, stop);
+        if (r.ok() && r->result.stopped) return stopped();
         if (!r.ok()) {
           row.skipped = r.error();
         } else {

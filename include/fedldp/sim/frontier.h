@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,18 @@ struct Frontier {
   FrontierRow nonprivate;  // np, tuned the same way
   double majority = 0;     // mean over folds
   double seconds = 0;
+  // A stop was requested: the row in progress was dropped and the rest not
+  // run; `rows` holds the rows that finished.
+  bool stopped = false;
 };
 
-// progress(done, total, what) after every row.
+// progress(done, total, what) after every row. A stop requested on `stop`
+// ends the row in progress after its fold and returns the rows done
+// (stopped).
 Result<Frontier> RunFrontier(
     const FrontierConfig& config, const Dataset& data, ThreadPool& pool,
-    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {});
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {},
+    std::stop_token stop = {});
 
 }  // namespace fedldp
 

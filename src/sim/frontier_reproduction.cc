@@ -1,0 +1,276 @@
+#include "fedldp/sim/frontier_reproduction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fedldp/base/files.h"
+#include "fedldp/base/units.h"
+#include "fedldp/data/loaders.h"
+#include "fedldp/sim/records.h"
+
+namespace fedldp {
+
+namespace {
+
+std::string Num(double v, int digits = 4) {
+  std::ostringstream s;
+  s << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string Pct(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << 100 * v;
+  return s.str();
+}
+
+std::string Chosen(const std::vector<FedSelConfig>& chosen, bool vector) {
+  std::string s;
+  for (const FedSelConfig& c : chosen) {
+    if (!s.empty()) s += ";";
+    s += Num(c.learning_rate) + "/" + Num(c.batch_fraction) + (vector ? "/" + Num(c.clip) : "") +
+         "/" + std::to_string(c.epochs);
+  }
+  return s;
+}
+
+bool IsVector(const std::string& method) {
+  auto v = ParseFedSelVariant(method);
+  return v.ok() && v->kind == FedSelVariant::Kind::kVector;
+}
+
+// A finite number, or null (the non-private row's eps is infinite).
+nlohmann::ordered_json Number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& dataset,
+                    std::uint64_t seed) {
+  nlohmann::ordered_json o;
+  StartRecord(o);
+  o["dataset"] = dataset;
+  o["seed"] = seed;
+  o["method"] = r.method;
+  o["mode"] = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
+  o["target_epsilon"] = Number(r.target_epsilon);
+  o["total_epsilon"] = Number(r.total_epsilon);
+  o["total_delta"] = Number(r.total_delta);
+  o["local_epsilon"] = Number(r.local_epsilon);
+  if (!r.skipped.empty()) {
+    o["accuracy_mean"] = nullptr;
+    o["accuracy_sd"] = nullptr;
+    o["fold_accuracies"] = nullptr;
+    o["skipped"] = r.skipped;
+  } else {
+    o["accuracy_mean"] = Number(Percent(r.cv.MeanAccuracy()));
+    o["accuracy_sd"] = Number(Percent(r.cv.StdAccuracy()));
+    o["fold_accuracies"] = nlohmann::ordered_json::array();
+    for (const auto& fold : r.cv.folds)
+      o["fold_accuracies"].push_back(Number(Percent(fold.accuracy)));
+    o["chosen"] = nlohmann::ordered_json::array();
+    for (const FedSelConfig& c : r.chosen) {
+      nlohmann::ordered_json point;
+      AddFedSelConfigFields(point, c);
+      o["chosen"].push_back(std::move(point));
+    }
+    o["learned"] = r.learned;
+    o["skipped"] = nullptr;
+  }
+  o["majority_mean"] = Number(Percent(f.majority));
+  o["nonprivate_mean"] = Number(Percent(f.nonprivate.cv.MeanAccuracy()));
+  return o.dump();
+}
+
+Status Replace(const std::string& path, const std::string& text) {
+  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
+    return Error{why, ErrorCode::kIo};
+  }
+  return {};
+}
+
+}  // namespace
+
+FrontierConfig FrontierReproductionConfig::Frontier() const {
+  FrontierConfig config;
+  config.delta = delta;
+  config.cv = {repeats, folds, seed};
+  config.tuning.splits = tuning_splits;
+  config.tuning.seed = seed;
+  if (quick) {
+    config.epsilons = {1, 4};
+    config.cv = {1, 2, seed};
+    config.tuning.splits = 1;
+    FedSelGrid grid;
+    grid.learning_rates = {1, 4};
+    grid.batch_fractions = {0.02, 0.1};
+    grid.tail_averages = {0.5};
+    config.grid = grid;
+  }
+  return config;
+}
+
+Status FrontierReproductionConfig::Validate() const {
+  if (out.empty()) return Error{"out must name a folder"};
+  if (repeats < 1 || repeats > 100) return Error{"repeats must be in [1, 100]"};
+  if (folds < 2 || folds > 100) return Error{"folds must be in [2, 100]"};
+  if (tuning_splits < 1 || tuning_splits > 100) return Error{"tuning splits must be in [1, 100]"};
+  if (threads < 0 || threads > 1024) return Error{"threads must be in [0, 1024]"};
+  return Frontier().Validate();
+}
+
+Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig& c,
+                                               const FrontierReproductionObserver& observer,
+                                               std::stop_token stop) {
+  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
+  FrontierReproduction result;
+  result.config = c.Frontier();
+  const FrontierConfig& config = result.config;
+  auto data = LoadNamed(c.dataset, c.data_dir);
+  if (!data.ok()) return Error{data.error(), data.code()};
+  if (data->classes != 2) return Error{"dataset " + c.dataset + " is not a binary task"};
+  std::error_code ec;
+  std::filesystem::create_directories(c.out, ec);
+  if (ec) return Error{"cannot create " + c.out + ": " + ec.message()};
+  // Before an hour of work, not after it.
+  if (auto why = CheckOutputFile(c.out + "/frontier.jsonl"); !why.empty()) {
+    return Error{why, ErrorCode::kIo};
+  }
+
+  ThreadPool pool(static_cast<std::size_t>(c.threads));
+  if (observer.started) {
+    std::ostringstream s;
+    s << c.dataset << " (" << data->size() << " records, d = " << data->dimension << "), "
+      << config.cv.repeats << " x " << config.cv.folds << "-fold CV, " << config.tuning.splits
+      << " validation split(s) per grid point, seed " << c.seed << ", " << pool.size()
+      << " threads";
+    observer.started(s.str());
+  }
+  auto frontier = RunFrontier(config, *data, pool, observer.progress, std::move(stop));
+  if (!frontier.ok()) return Error{frontier.error(), frontier.code()};
+  result.frontier = std::move(frontier).value();
+  if (result.frontier.stopped) {
+    result.stopped = true;
+    return result;
+  }
+  const Frontier& f = result.frontier;
+
+  // The table, the files.
+  std::ostringstream csv, jsonl, md;
+  csv << "method,mode,target_epsilon,total_epsilon,total_delta,local_epsilon,accuracy_mean,"
+         "accuracy_sd,folds,majority_mean,nonprivate_mean,learned,chosen_lr_m_clip_epochs,"
+         "skipped\n";
+  md << "| method | mode | target eps | spent (eps, delta) | local eps per report | accuracy % "
+        "| learned |\n|---|---|---|---|---|---|---|\n";
+  const auto add = [&](const FrontierRow& r) {
+    const std::string mode = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
+    jsonl << RowJson(r, f, c.dataset, c.seed) << "\n";
+    csv << r.method << "," << mode << "," << Num(r.target_epsilon, 6) << ","
+        << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
+        << ",";
+    if (r.skipped.empty()) {
+      csv << Percent(r.cv.MeanAccuracy()) << "," << Percent(r.cv.StdAccuracy()) << ","
+          << r.cv.folds.size();
+    } else {
+      csv << ",,0";
+    }
+    csv << "," << Percent(f.majority) << "," << Percent(f.nonprivate.cv.MeanAccuracy()) << ","
+        << (r.skipped.empty() ? (r.learned ? "yes" : "no") : "") << ","
+        << Chosen(r.chosen, IsVector(r.method)) << ",";
+    std::string why = r.skipped;
+    for (char& ch : why) ch = ch == ',' ? ';' : ch;
+    csv << why << "\n";
+    md << "| " << r.method << " | " << mode << " | "
+       << (r.method == "np" ? "-" : Num(r.target_epsilon)) << " | ";
+    if (!r.skipped.empty()) {
+      md << "| | skipped: " << r.skipped << " | |\n";
+      return;
+    }
+    if (r.method == "np") {
+      md << "none | none | ";
+    } else {
+      md << "(" << Num(r.total_epsilon) << ", " << Num(r.total_delta, 2) << ") | "
+         << Num(r.local_epsilon) << " | ";
+    }
+    md << Pct(r.cv.MeanAccuracy()) << " +- " << Pct(r.cv.StdAccuracy()) << " | "
+       << (r.method == "np" ? ""
+           : r.learned      ? "yes"
+                            : "**no: learned nothing**")
+       << " |\n";
+  };
+  add(f.nonprivate);
+  for (const FrontierRow& r : f.rows) add(r);
+  md << "\nmajority class: " << Pct(f.majority) << " %. Accuracy: mean +- sd over "
+     << config.cv.repeats * config.cv.folds << " test folds. " << Num(f.seconds, 4) << " s.\n";
+  // The goals of issue 20, as this run measured them.
+  const auto best_at = [&](bool shuffled, double eps) -> const FrontierRow* {
+    const FrontierRow* best = nullptr;
+    for (const FrontierRow& r : f.rows) {
+      if (r.shuffled != shuffled || r.target_epsilon > eps || !r.skipped.empty()) continue;
+      if (!best || r.cv.MeanAccuracy() > best->cv.MeanAccuracy()) best = &r;
+    }
+    return best;
+  };
+  std::ostringstream goals;
+  if (const FrontierRow* r = best_at(false, 2)) {
+    goals << "best local at total eps <= 2: " << r->method << " " << Pct(r->cv.MeanAccuracy())
+          << " % at eps " << Num(r->target_epsilon) << " (Adult goal >= 81 %)\n";
+  }
+  if (const FrontierRow* r = best_at(true, 1)) {
+    goals << "best shuffled at central eps <= 1, delta " << Num(config.delta, 2) << ": "
+          << r->method << " " << Pct(r->cv.MeanAccuracy()) << " % at eps " << Num(r->target_epsilon)
+          << " (Adult goal >= 83 %)\n";
+  }
+  std::size_t nothing = 0;
+  for (const FrontierRow& r : f.rows) nothing += r.skipped.empty() && !r.learned;
+  goals << nothing << " private row(s) learned nothing (not above the majority class by 2 SE)\n";
+  md << "\n" << goals.str();
+
+  result.summary = md.str();
+  for (const auto& [name, text] : {std::pair<const char*, std::string>{"frontier.csv", csv.str()},
+                                   {"frontier.jsonl", jsonl.str()},
+                                   {"summary.md", result.summary}}) {
+    if (Status s = Replace(c.out + "/" + name, text); !s.ok()) return Error{s.error(), s.code()};
+  }
+  if (c.figures) {
+    double lo = config.epsilons.front(), hi = config.epsilons.front();
+    for (double e : config.epsilons) lo = std::min(lo, e), hi = std::max(hi, e);
+    for (const bool shuffled : {false, true}) {
+      Figure fig;
+      fig.id = shuffled ? "frontier-shuffled" : "frontier-local";
+      fig.title = c.dataset +
+                  (shuffled ? ", shuffled: central (eps, " + Num(config.delta, 2) + ") per client"
+                            : ", local: total eps per client");
+      fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
+      fig.ylabel = "test accuracy (%)";
+      fig.log_x = true;
+      fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
+                       std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
+                       "-fold CV, tuned on the training rows of each fold; dashed: the mean alone";
+      for (const std::string& method : config.methods) {
+        Series s{method, {}, false};
+        for (const FrontierRow& r : f.rows) {
+          if (r.method != method || r.shuffled != shuffled || !r.skipped.empty()) continue;
+          s.points.push_back(
+              {r.total_epsilon, 100 * r.cv.MeanAccuracy(), 100 * r.cv.StdAccuracy()});
+        }
+        if (!s.points.empty()) fig.series.push_back(std::move(s));
+      }
+      if (fig.series.empty()) continue;
+      const double np = 100 * f.nonprivate.cv.MeanAccuracy();
+      fig.series.push_back({"non-private (tuned)", {{lo / 2, np, 0}, {hi, np, 0}}, true});
+      fig.series.push_back(
+          {"majority class", {{lo / 2, 100 * f.majority, 0}, {hi, 100 * f.majority, 0}}, true});
+      auto drawn = WriteFigure(fig, c.out);
+      if (!drawn.ok()) return Error{drawn.error(), ErrorCode::kIo};
+      if (!drawn->empty()) result.figure_notes.push_back(*drawn);
+      result.figures.push_back(std::move(fig));
+    }
+  }
+  return result;
+}
+
+}  // namespace fedldp
