@@ -95,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return net_internal::AdmitClient(c, request.token(), std::nullopt).ok();
       }
     };
-    const auto unread_only_if_refused = [&](bool admit, const net_internal::Outcome& outcome) {
+    const auto unread_only_if_refused = [&](bool admit, const Status& outcome) {
       Require(admit || !outcome.ok(), "a call the handler answers is admitted before it is read");
     };
     // An answered call: only for the token's live session.

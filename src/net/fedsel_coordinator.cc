@@ -203,7 +203,7 @@ FedSelCoordinator::Joined FedSelCoordinator::Join(std::string_view token, std::u
   std::lock_guard lock(mu_);
   std::string line;
   Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
-  if (!out.error.empty()) return out;
+  if (!out.ok()) return out;
   Say(line);
   StartIfReady(now);
   return out;
@@ -367,8 +367,7 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
   out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
   const Access access = roster_.Enter(state_, token, session, now);
   if (!access.ok()) {
-    out.error = access.error;
-    out.refusal = access.refusal;
+    out.status = access.status;
     return out;
   }
   const auto* client = &access.client;
@@ -400,8 +399,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
   Submitted out;
   const Access access = roster_.Enter(state_, token, session, now);
   if (!access.ok()) {
-    out.error = access.error;
-    out.refusal = access.refusal;
+    out.status = access.status;
     return out;
   }
   const auto* client = &access.client;

@@ -18,30 +18,28 @@ void SetPollReply(const FedSelCoordinator::Poll& poll, pb::PollReply* reply) {
   reply->set_retry_ms(poll.retry_ms);
 }
 
-Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
-                   const pb::JoinRequest& request, pb::JoinReply* reply,
-                   FedSelCoordinator::Clock::time_point now) {
+Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
+                  const pb::JoinRequest& request, pb::JoinReply* reply,
+                  FedSelCoordinator::Clock::time_point now) {
   return HandleJoinWith(coordinator, task, request, reply, now);
 }
 
-Outcome HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
-                   pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
+Status HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
+                  pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
   auto poll = coordinator.PollRound(request.token(), request.session(), now);
-  if (!poll.error.empty()) {
-    return Refused(poll.refusal, poll.error, Outcome::Kind::kUnauthenticated);
-  }
+  if (!poll.ok()) return Refused(poll.status, ErrorCode::kUnauthenticated);
   SetPollReply(poll, reply);
   reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
   return {};
 }
 
-Outcome HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& request,
-                     pb::SubmitReply* reply, FedSelCoordinator::Clock::time_point now) {
+Status HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& request,
+                    pb::SubmitReply* reply, FedSelCoordinator::Clock::time_point now) {
   std::vector<std::pair<std::uint64_t, std::string>> reports;
   reports.reserve(static_cast<std::size_t>(request.reports_size()));
   for (const auto& r : request.reports()) reports.emplace_back(r.user(), r.report());
   const auto result = coordinator.Submit(request.token(), request.session(), reports, now);
-  if (!result.ok()) return Refused(result.refusal, result.error, Outcome::Kind::kUnauthenticated);
+  if (!result.ok()) return Refused(result.status, ErrorCode::kUnauthenticated);
   for (const auto& v : result.verdicts) {
     auto* out = reply->add_verdicts();
     out->set_accepted(v.accepted);
@@ -50,25 +48,25 @@ Outcome HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& re
   return {};
 }
 
-Outcome HandleWithdraw(FedSelCoordinator& coordinator, const pb::WithdrawRequest& request,
-                       pb::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now) {
+Status HandleWithdraw(FedSelCoordinator& coordinator, const pb::WithdrawRequest& request,
+                      pb::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now) {
   return HandleWithdrawWith(coordinator, request, reply, now);
 }
 
-Outcome HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                    const pb::VouchRequest& request, pb::VouchReply* reply) {
+Status HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                   const pb::VouchRequest& request, pb::VouchReply* reply) {
   return HandleVouchWith(coordinator, shuffler_token, request, reply);
 }
 
-Outcome HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                        const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply,
-                        FedSelCoordinator::Clock::time_point now) {
+Status HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                       const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply,
+                       FedSelCoordinator::Clock::time_point now) {
   return HandleRoundInfoWith(coordinator, shuffler_token, request, reply, now);
 }
 
-Outcome HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                      const pb::DeliverRequest& request, pb::DeliverReply* reply,
-                      FedSelCoordinator::Clock::time_point now) {
+Status HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                     const pb::DeliverRequest& request, pb::DeliverReply* reply,
+                     FedSelCoordinator::Clock::time_point now) {
   return HandleDeliverWith(coordinator, shuffler_token, request, reply, now);
 }
 

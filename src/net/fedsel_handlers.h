@@ -14,25 +14,25 @@
 namespace fedldp::net_internal {
 
 // `task` is the coordinator's task as a serialized fedldp.v1.Task.
-Outcome HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
-                   const v1::JoinRequest& request, v1::JoinReply* reply,
-                   FedSelCoordinator::Clock::time_point now);
-Outcome HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
-                   v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
-Outcome HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,
-                     v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
-Outcome HandleWithdraw(FedSelCoordinator& coordinator, const v1::WithdrawRequest& request,
-                       v1::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now);
+Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
+                  const v1::JoinRequest& request, v1::JoinReply* reply,
+                  FedSelCoordinator::Clock::time_point now);
+Status HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
+                  v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
+Status HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,
+                    v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
+Status HandleWithdraw(FedSelCoordinator& coordinator, const v1::WithdrawRequest& request,
+                      v1::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now);
 // A shuffled task's (config.shuffle): only the shuffler, holding
 // `shuffler_token`, may call these.
-Outcome HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                    const v1::VouchRequest& request, v1::VouchReply* reply);
-Outcome HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                        const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
-                        FedSelCoordinator::Clock::time_point now);
-Outcome HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
-                      const v1::DeliverRequest& request, v1::DeliverReply* reply,
-                      FedSelCoordinator::Clock::time_point now);
+Status HandleVouch(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                   const v1::VouchRequest& request, v1::VouchReply* reply);
+Status HandleRoundInfo(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                       const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
+                       FedSelCoordinator::Clock::time_point now);
+Status HandleDeliver(FedSelCoordinator& coordinator, std::string_view shuffler_token,
+                     const v1::DeliverRequest& request, v1::DeliverReply* reply,
+                     FedSelCoordinator::Clock::time_point now);
 
 }  // namespace fedldp::net_internal
 

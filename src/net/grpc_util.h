@@ -33,23 +33,25 @@ Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFile
 // A channel to `address`, trusting tls.ca when given.
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address, const TlsFiles& tls);
 
-// A handler's outcome as a gRPC status.
-inline grpc::Status StatusOf(const Outcome& o) {
-  switch (o.kind) {
-    case Outcome::Kind::kOk:
+// A handler's status as a gRPC status.
+inline grpc::Status StatusOf(const Status& s) {
+  switch (s.code()) {
+    case ErrorCode::kOk:
       return grpc::Status::OK;
-    case Outcome::Kind::kPermissionDenied:
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, o.message);
-    case Outcome::Kind::kSessionEnded:
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, o.message);
-    case Outcome::Kind::kInUse:
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, o.message);
-    case Outcome::Kind::kInvalidArgument:
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, o.message);
-    case Outcome::Kind::kUnauthenticated:
+    case ErrorCode::kPermissionDenied:
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, s.error());
+    case ErrorCode::kFailedPrecondition:
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, s.error());
+    case ErrorCode::kAlreadyExists:
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, s.error());
+    case ErrorCode::kInvalidArgument:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, s.error());
+    case ErrorCode::kIo:
+      return grpc::Status(grpc::StatusCode::INTERNAL, s.error());
+    case ErrorCode::kUnauthenticated:
       break;
   }
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, o.message);
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, s.error());
 }
 
 // ------------------------------------------------ credentials in metadata

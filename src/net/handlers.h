@@ -14,31 +14,19 @@
 
 namespace fedldp::net_internal {
 
-// OK, or why the call is refused (the gRPC layer maps the kind to a status).
-struct Outcome {
-  enum class Kind {
-    kOk,
-    kPermissionDenied,
-    kUnauthenticated,
-    kSessionEnded,     // FAILED_PRECONDITION: join again
-    kInUse,            // ALREADY_EXISTS: another client holds the token
-    kInvalidArgument,
-  };
-  Kind kind = Kind::kOk;
-  std::string message;
-  bool ok() const { return kind == Kind::kOk; }
-};
+// Every handler answers with a Status: OK, or why the call is refused, its
+// ErrorCode mapped to the call's gRPC status (grpc_util.h, StatusOf).
 
-// A coordinator's refusal as an outcome; `otherwise` for the kinds that
-// have no status of their own.
-inline Outcome Refused(Refusal refusal, std::string message, Outcome::Kind otherwise) {
-  switch (refusal) {
-    case Refusal::kSessionEnded:
-      return {Outcome::Kind::kSessionEnded, std::move(message)};
-    case Refusal::kInUse:
-      return {Outcome::Kind::kInUse, std::move(message)};
+// A coordinator's refusal (roster.h) as the call's status: a session that
+// ended (kFailedPrecondition: join again) and a token in use
+// (kAlreadyExists) keep their codes; every other refusal takes `otherwise`.
+inline Status Refused(const Status& refusal, ErrorCode otherwise) {
+  switch (refusal.code()) {
+    case ErrorCode::kFailedPrecondition:
+    case ErrorCode::kAlreadyExists:
+      return refusal;
     default:
-      return {otherwise, std::move(message)};
+      return Error{refusal.error(), otherwise};
   }
 }
 
@@ -55,33 +43,31 @@ inline constexpr char kRoundKey[] = "fedldp-round";
 
 // A client's call, before its body is read (Join: no session).
 template <typename Coordinator>
-Outcome AdmitClient(const Coordinator& coordinator, std::string_view token,
-                    std::optional<std::string_view> session) {
+Status AdmitClient(const Coordinator& coordinator, std::string_view token,
+                   std::optional<std::string_view> session) {
   const Access access = coordinator.Admit(token, session);
   if (access.ok()) return {};
-  return Refused(access.refusal, access.error,
-                 session ? Outcome::Kind::kUnauthenticated : Outcome::Kind::kPermissionDenied);
+  return Refused(access.status,
+                 session ? ErrorCode::kUnauthenticated : ErrorCode::kPermissionDenied);
 }
 
 // A body that names other credentials than its call was admitted with.
-inline Outcome DifferentCredentials() {
-  return {Outcome::Kind::kUnauthenticated,
-          "the request's body and metadata carry different credentials"};
+inline Status DifferentCredentials() {
+  return Error{"the request's body and metadata carry different credentials",
+               ErrorCode::kUnauthenticated};
 }
-inline Outcome SameCredentials(std::string_view admitted, std::string_view body) {
-  return admitted == body ? Outcome{} : DifferentCredentials();
+inline Status SameCredentials(std::string_view admitted, std::string_view body) {
+  return admitted == body ? Status{} : DifferentCredentials();
 }
 
 // Join, the same for either protocol's coordinator; `task` is the
 // coordinator's task as a serialized fedldp.v1.Task.
 template <typename Coordinator>
-Outcome HandleJoinWith(Coordinator& coordinator, const std::string& task,
-                       const v1::JoinRequest& request, v1::JoinReply* reply,
-                       typename Coordinator::Clock::time_point now) {
+Status HandleJoinWith(Coordinator& coordinator, const std::string& task,
+                      const v1::JoinRequest& request, v1::JoinReply* reply,
+                      typename Coordinator::Clock::time_point now) {
   const auto joined = coordinator.Join(request.token(), request.users(), now);
-  if (!joined.error.empty()) {
-    return Refused(joined.refusal, joined.error, Outcome::Kind::kPermissionDenied);
-  }
+  if (!joined.ok()) return Refused(joined.status, ErrorCode::kPermissionDenied);
   reply->mutable_task()->ParseFromString(task);
   reply->set_first_user(joined.first);
   reply->set_users(joined.users);
@@ -91,14 +77,14 @@ Outcome HandleJoinWith(Coordinator& coordinator, const std::string& task,
 
 // Withdraw, the same for either protocol's coordinator.
 template <typename Coordinator>
-Outcome HandleWithdrawWith(Coordinator& coordinator, const v1::WithdrawRequest& request,
-                           v1::WithdrawReply* reply, typename Coordinator::Clock::time_point now) {
+Status HandleWithdrawWith(Coordinator& coordinator, const v1::WithdrawRequest& request,
+                          v1::WithdrawReply* reply, typename Coordinator::Clock::time_point now) {
   const std::vector<std::uint64_t> users(request.users().begin(), request.users().end());
   const auto done = coordinator.Withdraw(request.token(), request.session(), users, now);
   if (!done.ok()) {
-    return Refused(done.refusal, done.error,
-                   done.refusal == Refusal::kBadRequest ? Outcome::Kind::kInvalidArgument
-                                                        : Outcome::Kind::kUnauthenticated);
+    return Refused(done.status, done.status.code() == ErrorCode::kInvalidArgument
+                                    ? ErrorCode::kInvalidArgument
+                                    : ErrorCode::kUnauthenticated);
   }
   reply->set_withdrawn(done.withdrawn);
   return {};
@@ -112,18 +98,18 @@ inline bool SameSecret(std::string_view a, std::string_view b) {
   for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
 }
-inline Outcome NotShuffler() {
-  return {Outcome::Kind::kPermissionDenied, "only the shuffler may ask this"};
+inline Status NotShuffler() {
+  return Error{"only the shuffler may ask this", ErrorCode::kPermissionDenied};
 }
 // Before the body of a shuffler's call is read: `given` (from its metadata)
 // must be `shuffler_token`.
-inline Outcome AdmitShuffler(std::string_view given, std::string_view shuffler_token) {
-  return SameSecret(given, shuffler_token) ? Outcome{} : NotShuffler();
+inline Status AdmitShuffler(std::string_view given, std::string_view shuffler_token) {
+  return SameSecret(given, shuffler_token) ? Status{} : NotShuffler();
 }
 
 template <typename Coordinator>
-Outcome HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_token,
-                        const v1::VouchRequest& request, v1::VouchReply* reply) {
+Status HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_token,
+                       const v1::VouchRequest& request, v1::VouchReply* reply) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
   const Status vouched =
       coordinator.Vouch(request.token(), request.session(), request.user(), request.round());
@@ -133,9 +119,9 @@ Outcome HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_toke
 }
 
 template <typename Coordinator>
-Outcome HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_token,
-                            const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
-                            typename Coordinator::Clock::time_point now) {
+Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_token,
+                           const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
+                           typename Coordinator::Clock::time_point now) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
   const ShuffleInfo info = coordinator.RoundInfo(now);
   reply->set_round(info.round);
@@ -150,9 +136,9 @@ Outcome HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_
 }
 
 template <typename Coordinator>
-Outcome HandleDeliverWith(Coordinator& coordinator, std::string_view shuffler_token,
-                          const v1::DeliverRequest& request, v1::DeliverReply* reply,
-                          typename Coordinator::Clock::time_point now) {
+Status HandleDeliverWith(Coordinator& coordinator, std::string_view shuffler_token,
+                         const v1::DeliverRequest& request, v1::DeliverReply* reply,
+                         typename Coordinator::Clock::time_point now) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
   ShuffleDelivery batch;
   batch.round = request.round();

@@ -197,7 +197,7 @@ Joined LdpFlCoordinator::Join(std::string_view token, std::uint64_t users,
   std::lock_guard lock(mu_);
   std::string line;
   Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
-  if (!out.error.empty()) return out;
+  if (!out.ok()) return out;
   Say(line);
   StartIfReady(now);
   return out;
@@ -369,8 +369,7 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
   p.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
   const Access access = roster_.Enter(state_, token, session, now);
   if (!access.ok()) {
-    p.error = access.error;
-    p.refusal = access.refusal;
+    p.status = access.status;
     return out;
   }
   const auto* client = &access.client;

@@ -6,16 +6,16 @@ namespace fedldp::net_internal {
 
 namespace pb = ::fedldp::v1;
 
-Outcome HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
-                   const pb::JoinRequest& request, pb::JoinReply* reply, LdpFlTime now) {
+Status HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
+                  const pb::JoinRequest& request, pb::JoinReply* reply, LdpFlTime now) {
   return HandleJoinWith(coordinator, task, request, reply, now);
 }
 
-Outcome HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,
-                   pb::PollReply* reply, LdpFlTime now) {
+Status HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,
+                  pb::PollReply* reply, LdpFlTime now) {
   const auto poll = coordinator.PollRound(request.token(), request.session(), now);
   const auto& p = poll.round;
-  if (!p.error.empty()) return Refused(p.refusal, p.error, Outcome::Kind::kUnauthenticated);
+  if (!p.ok()) return Refused(p.status, ErrorCode::kUnauthenticated);
   SetPollReply(p, reply);
   if (request.has_known_round() && request.known_round() == p.round) return {};
   reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
@@ -26,24 +26,24 @@ Outcome HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request
   return {};
 }
 
-Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const pb::WithdrawRequest& request,
-                       pb::WithdrawReply* reply, LdpFlTime now) {
+Status HandleWithdraw(LdpFlCoordinator& coordinator, const pb::WithdrawRequest& request,
+                      pb::WithdrawReply* reply, LdpFlTime now) {
   return HandleWithdrawWith(coordinator, request, reply, now);
 }
 
-Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                    const pb::VouchRequest& request, pb::VouchReply* reply) {
+Status HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                   const pb::VouchRequest& request, pb::VouchReply* reply) {
   return HandleVouchWith(coordinator, shuffler_token, request, reply);
 }
 
-Outcome HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                        const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply,
-                        LdpFlTime now) {
+Status HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                       const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply,
+                       LdpFlTime now) {
   return HandleRoundInfoWith(coordinator, shuffler_token, request, reply, now);
 }
 
-Outcome HandleDeliver(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                      const pb::DeliverRequest& request, pb::DeliverReply* reply, LdpFlTime now) {
+Status HandleDeliver(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                     const pb::DeliverRequest& request, pb::DeliverReply* reply, LdpFlTime now) {
   return HandleDeliverWith(coordinator, shuffler_token, request, reply, now);
 }
 

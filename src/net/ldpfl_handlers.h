@@ -19,21 +19,21 @@ namespace fedldp::net_internal {
 using LdpFlTime = LdpFlCoordinator::Clock::time_point;
 
 // `task` is the coordinator's task as a serialized fedldp.v1.Task.
-Outcome HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
-                   const v1::JoinRequest& request, v1::JoinReply* reply, LdpFlTime now);
+Status HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
+                  const v1::JoinRequest& request, v1::JoinReply* reply, LdpFlTime now);
 // The model and ranges are left out when the client says it has this
 // round's (known_round).
-Outcome HandlePoll(LdpFlCoordinator& coordinator, const v1::PollRequest& request,
-                   v1::PollReply* reply, LdpFlTime now);
-Outcome HandleWithdraw(LdpFlCoordinator& coordinator, const v1::WithdrawRequest& request,
-                       v1::WithdrawReply* reply, LdpFlTime now);
-Outcome HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                    const v1::VouchRequest& request, v1::VouchReply* reply);
-Outcome HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                        const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
-                        LdpFlTime now);
-Outcome HandleDeliver(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
-                      const v1::DeliverRequest& request, v1::DeliverReply* reply, LdpFlTime now);
+Status HandlePoll(LdpFlCoordinator& coordinator, const v1::PollRequest& request,
+                  v1::PollReply* reply, LdpFlTime now);
+Status HandleWithdraw(LdpFlCoordinator& coordinator, const v1::WithdrawRequest& request,
+                      v1::WithdrawReply* reply, LdpFlTime now);
+Status HandleVouch(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                   const v1::VouchRequest& request, v1::VouchReply* reply);
+Status HandleRoundInfo(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                       const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
+                       LdpFlTime now);
+Status HandleDeliver(LdpFlCoordinator& coordinator, std::string_view shuffler_token,
+                     const v1::DeliverRequest& request, v1::DeliverReply* reply, LdpFlTime now);
 
 }  // namespace fedldp::net_internal
 

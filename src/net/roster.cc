@@ -38,8 +38,7 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
   Withdrawal out;
   line->clear();
   if (!access.ok()) {
-    out.error = access.error;
-    out.refusal = access.refusal;
+    out.status = access.status;
     return out;
   }
   const ServerState::Client& client = access.client;
@@ -49,8 +48,8 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
   std::set<std::uint64_t> fresh;
   for (const std::uint64_t user : users) {
     if (!mine(user)) {
-      out.error = "user " + std::to_string(user) + " is not this client's";
-      out.refusal = Refusal::kBadRequest;
+      out.status = Error{"user " + std::to_string(user) + " is not this client's",
+                         ErrorCode::kInvalidArgument};
       return out;
     }
     if (!withdrawn.contains(user)) fresh.insert(user);
@@ -84,34 +83,34 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
                     std::string* line) {
   Joined out;
   if (!state.KnownToken(token)) {
-    out.error = kUnknownToken;
-    out.refusal = Refusal::kUnknownClient;
+    out.status = Error{kUnknownToken, ErrorCode::kUnauthenticated};
     return out;
   }
   const auto it = clients_.find(std::string(token));
   if (it != clients_.end() && !it->second.session.empty() && now - it->second.seen < stale_after) {
     const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.seen);
-    out.error = "this token is in use by another client, heard from " +
-                std::to_string(ago.count()) + " ms ago: a token serves one client at a time " +
-                "(two would spend its users' budget twice); it is free once that client has " +
-                "been quiet for " + std::to_string(stale_after.count()) + " ms";
-    out.refusal = Refusal::kInUse;
+    out.status =
+        Error{"this token is in use by another client, heard from " + std::to_string(ago.count()) +
+                  " ms ago: a token serves one client at a time " +
+                  "(two would spend its users' budget twice); it is free once that client has " +
+                  "been quiet for " + std::to_string(stale_after.count()) + " ms",
+              ErrorCode::kAlreadyExists};
     return out;
   }
   const bool rejoin = state.FindClient(token).has_value();
   if (!rejoin) {
     const std::uint64_t joined = state.joined_users();
     if (users > task_users_ - std::min(joined, task_users_)) {
-      out.error = "the task has " + std::to_string(task_users_) + " users and " +
-                  std::to_string(joined) + " have joined; no room for " + std::to_string(users);
-      out.refusal = Refusal::kBadRequest;
+      out.status =
+          Error{"the task has " + std::to_string(task_users_) + " users and " +
+                    std::to_string(joined) + " have joined; no room for " + std::to_string(users),
+                ErrorCode::kInvalidArgument};
       return out;
     }
   }
   auto client = state.Join(token, users);
   if (!client.ok()) {
-    out.error = client.error();
-    out.refusal = Refusal::kBadRequest;
+    out.status = Error{client.error(), ErrorCode::kInvalidArgument};
     return out;
   }
   SecureRng rng;
@@ -133,22 +132,20 @@ Access Roster::Admit(const ServerState& state, std::string_view token,
   Access out;
   if (!session) {
     if (!state.KnownToken(token)) {
-      out.error = kUnknownToken;
-      out.refusal = Refusal::kUnknownClient;
+      out.status = Error{kUnknownToken, ErrorCode::kUnauthenticated};
     }
     return out;
   }
   const auto it = clients_.find(std::string(token));
   if (it == clients_.end() && !state.FindClient(token)) {
-    out.error = "unknown client: join first";
-    out.refusal = Refusal::kUnknownClient;
+    out.status = Error{"unknown client: join first", ErrorCode::kUnauthenticated};
     return out;
   }
   if (it == clients_.end() || it->second.session.empty() || it->second.session != *session) {
-    out.error =
+    out.status = Error{
         "this session is not the token's live one (the server restarted, or the session went "
-        "quiet and another client took the token over): join again";
-    out.refusal = Refusal::kSessionEnded;
+        "quiet and another client took the token over): join again",
+        ErrorCode::kFailedPrecondition};
     return out;
   }
   out.client = it->second.client;
@@ -200,7 +197,7 @@ Status CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
                   std::optional<std::uint64_t> open_round, bool finished,
                   std::span<const std::uint64_t> assigned, const std::set<std::uint64_t>& delivered,
                   const std::set<std::uint64_t>& withdrawn) {
-  if (!access.ok()) return Error{access.error};
+  if (!access.ok()) return access.status;
   const ServerState::Client& client = access.client;
   if (user < client.first || user - client.first >= client.users) {
     return Error{"user " + std::to_string(user) + " is not this client's"};

@@ -215,7 +215,7 @@ class CoordinatorService {
             pb::PollReply* reply, Gate::Finish finish) {
     const auto now = Clock::now();
     const std::uint64_t changes = coordinator_.changes();
-    grpc::Status status = Checked(context, request, [] { return Outcome{}; });
+    grpc::Status status = Checked(context, request, [] { return Status{}; });
     if (status.ok()) status = Answer(request, reply, now);
     if (status.ok() && reply->state() == pb::PollReply::WAITING && request.wait_ms() > 0) {
       const auto wait = std::chrono::milliseconds(std::min(request.wait_ms(), kMaxHoldMs));
@@ -275,7 +275,7 @@ class CoordinatorService {
   template <typename Request, typename Handle>
   static grpc::Status Checked(const grpc::CallbackServerContext& context, const Request& request,
                               Handle handle) {
-    Outcome same = SameCredentials(Metadata(context, kTokenKey), request.token());
+    Status same = SameCredentials(Metadata(context, kTokenKey), request.token());
     if constexpr (requires { request.session(); }) {
       if (same.ok()) same = SameCredentials(Metadata(context, kSessionKey), request.session());
     }

@@ -72,7 +72,7 @@ class DeployE2eTest : public testing::TempDirTest {
       parts.push_back(std::make_unique<FedSelParticipant>(
           FedSelParticipant::Create(c->spec(), data, rows, *ledgers.back()).value()));
       const auto joined = c->Join(tokens[i], rows.size(), now);
-      EXPECT_EQ(joined.error, "");
+      EXPECT_TRUE(joined.ok()) << joined.status.error();
       sessions.push_back(joined.session);
       parts.back()->SetFirstUser(joined.first);
     }

@@ -75,7 +75,7 @@ class FedSelDeployTest : public testing::TempDirTest {
       party.participant = std::make_unique<FedSelParticipant>(
           FedSelParticipant::Create(c.spec(), data_, rows, *party.ledger).value());
       const auto joined = c.Join(party.token, rows.size(), now);
-      EXPECT_EQ(joined.error, "");
+      EXPECT_TRUE(joined.ok()) << joined.status.error();
       party.session = joined.session;
       party.participant->SetFirstUser(joined.first);
       out.push_back(std::move(party));
@@ -88,9 +88,9 @@ class FedSelDeployTest : public testing::TempDirTest {
   static FedSelCoordinator::Poll PollOf(FedSelCoordinator& c, Party& party,
                                         Clock::time_point now) {
     auto poll = c.PollRound(party.token, party.session, now);
-    if (poll.refusal == Refusal::kSessionEnded) {
+    if (poll.status.code() == ErrorCode::kFailedPrecondition) {
       const auto joined = c.Join(party.token, party.participant->users(), now);
-      EXPECT_EQ(joined.error, "");
+      EXPECT_TRUE(joined.ok()) << joined.status.error();
       party.session = joined.session;
       poll = c.PollRound(party.token, party.session, now);
     }
@@ -107,12 +107,12 @@ class FedSelDeployTest : public testing::TempDirTest {
     for (std::size_t p = 0; p < parties.size(); ++p) {
       if (p == skip) continue;
       const auto poll = PollOf(c, parties[p], now);
-      EXPECT_EQ(poll.error, "");
+      EXPECT_TRUE(poll.ok()) << poll.status.error();
       if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
       if (only_round && poll.round != *only_round) continue;
       const auto answer = parties[p].participant->Respond(poll.round, poll.weights, poll.users);
       const auto submitted = c.Submit(parties[p].token, parties[p].session, answer.reports, now);
-      EXPECT_TRUE(submitted.ok()) << submitted.error;
+      EXPECT_TRUE(submitted.ok()) << submitted.status.error();
       for (const auto& v : submitted.verdicts) accepted += v.accepted;
     }
     return accepted;
@@ -129,7 +129,7 @@ class FedSelDeployTest : public testing::TempDirTest {
     shuffler.Update(c.RoundInfo(now));
     for (Party& party : parties) {
       const auto poll = PollOf(c, party, now);
-      EXPECT_EQ(poll.error, "");
+      EXPECT_TRUE(poll.ok()) << poll.status.error();
       if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
       const auto answer = party.participant->Respond(poll.round, poll.weights, poll.users);
       for (const auto& [user, bytes] : answer.reports) {
@@ -291,11 +291,11 @@ TEST_F(FedSelDeployTest, SampledRoundsDrawUsersAnewAndLedgersCapEachUser) {
       const auto answer = party.participant->Respond(poll.round, poll.weights, poll.users);
       if (!answer.exhausted.empty()) {
         const auto done = c->Withdraw(party.token, party.session, answer.exhausted, now);
-        ASSERT_TRUE(done.ok()) << done.error;
+        ASSERT_TRUE(done.ok()) << done.status.error();
         withdrawn += answer.exhausted.size();
       }
       const auto submitted = c->Submit(party.token, party.session, answer.reports, now);
-      ASSERT_TRUE(submitted.ok()) << submitted.error;
+      ASSERT_TRUE(submitted.ok()) << submitted.status.error();
       for (const auto& v : submitted.verdicts) accepted += v.accepted;
     }
   }
@@ -635,7 +635,7 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   EXPECT_EQ(resumed->weights(), weights_before);
   // Sessions do not survive a restart: a client must join again.
   const auto stale = resumed->Submit(parties[0].token, parties[0].session, sent[0], now);
-  EXPECT_EQ(stale.refusal, Refusal::kSessionEnded) << stale.error;
+  EXPECT_EQ(stale.status.code(), ErrorCode::kFailedPrecondition) << stale.status.error();
   EXPECT_EQ(resumed->stats().accepted, 0u);
   parties[0].session = resumed->Join(parties[0].token, 500, now).session;
   // Client 0 did not hear its answer and resends: counted once, not twice.
@@ -649,7 +649,7 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   EXPECT_EQ(resumed->stats().accepted, 0u);
   // The participants' ledgers give back the recorded bytes when asked again.
   const auto poll = PollOf(*resumed, parties[1], now);
-  EXPECT_EQ(poll.error, "");
+  EXPECT_TRUE(poll.ok()) << poll.status.error();
   EXPECT_TRUE(poll.users.empty());  // all of client 1's users of round 5 are counted
   // Clients 2 and 3 complete round 5, and training goes on to the end.
   std::size_t accepted = 0;
@@ -777,10 +777,10 @@ TEST_F(FedSelDeployTest, BadReportsAndStrangersAreRefusedWithAReason) {
   const auto tokens = state.IssueTokens(2).value();
   auto c = FedSelCoordinator::Create(spec_, {}, std::move(state)).value();
   const auto now = Clock::now();
-  EXPECT_NE(c->Join("stranger", 10, now).error, "");
-  EXPECT_EQ(c->PollRound("stranger", "", now).refusal, Refusal::kUnknownClient);
-  EXPECT_EQ(c->Submit("stranger", "", {}, now).refusal, Refusal::kUnknownClient);
-  EXPECT_NE(c->Join(tokens[0], 5000, now).error, "");  // more users than the task has
+  EXPECT_FALSE(c->Join("stranger", 10, now).ok());
+  EXPECT_EQ(c->PollRound("stranger", "", now).status.code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ(c->Submit("stranger", "", {}, now).status.code(), ErrorCode::kUnauthenticated);
+  EXPECT_FALSE(c->Join(tokens[0], 5000, now).ok());  // more users than the task has
   const std::string session = c->Join(tokens[0], 1000, now).session;
   c->Join(tokens[1], 1000, now);
   const auto poll = c->PollRound(tokens[0], session, now);
@@ -915,32 +915,33 @@ TEST_F(FedSelDeployTest, ATokenHoldsOneLiveSession) {
   auto c = FedSelCoordinator::Create(spec_, policy, std::move(state)).value();
   const auto t0 = Clock::now();
   const auto first = c->Join(tokens[0], 500, t0);
-  ASSERT_EQ(first.error, "");
+  ASSERT_TRUE(first.ok()) << first.status.error();
   EXPECT_EQ(first.session.size(), 32u);
-  ASSERT_EQ(c->PollRound(tokens[0], first.session, t0 + 1s).error, "");
+  ASSERT_TRUE(c->PollRound(tokens[0], first.session, t0 + 1s).ok());
   // A second client on the token, while the first is live: refused, and it
   // cannot poll or report with a session of its own making.
   const auto second = c->Join(tokens[0], 500, t0 + 2500ms);
-  EXPECT_EQ(second.refusal, Refusal::kInUse) << second.error;
-  EXPECT_NE(second.error.find("in use"), std::string::npos) << second.error;
-  EXPECT_EQ(c->PollRound(tokens[0], "", t0 + 2500ms).refusal, Refusal::kSessionEnded);
-  EXPECT_EQ(c->PollRound(tokens[0], std::string(32, '0'), t0 + 2500ms).refusal,
-            Refusal::kSessionEnded);
+  EXPECT_EQ(second.status.code(), ErrorCode::kAlreadyExists) << second.status.error();
+  EXPECT_NE(second.status.error().find("in use"), std::string::npos) << second.status.error();
+  EXPECT_EQ(c->PollRound(tokens[0], "", t0 + 2500ms).status.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(c->PollRound(tokens[0], std::string(32, '0'), t0 + 2500ms).status.code(),
+            ErrorCode::kFailedPrecondition);
   // The first stays live while it polls.
   const auto poll = c->PollRound(tokens[0], first.session, t0 + 2900ms);
   ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
-  EXPECT_EQ(c->Join(tokens[0], 500, t0 + 4s).refusal, Refusal::kInUse);
+  EXPECT_EQ(c->Join(tokens[0], 500, t0 + 4s).status.code(), ErrorCode::kAlreadyExists);
   // Quiet for stale_after: another client may take the token over, and the
   // first one's session is over (its reports are refused, not counted).
   const auto taken = c->Join(tokens[0], 500, t0 + 4900ms);
-  ASSERT_EQ(taken.error, "");
+  ASSERT_TRUE(taken.ok()) << taken.status.error();
   EXPECT_NE(taken.session, first.session);
   const auto late = c->Submit(tokens[0], first.session, {}, t0 + 5s);
-  EXPECT_EQ(late.refusal, Refusal::kSessionEnded) << late.error;
-  EXPECT_EQ(c->PollRound(tokens[0], first.session, t0 + 5s).refusal, Refusal::kSessionEnded);
-  EXPECT_EQ(c->PollRound(tokens[0], taken.session, t0 + 5s).error, "");
+  EXPECT_EQ(late.status.code(), ErrorCode::kFailedPrecondition) << late.status.error();
+  EXPECT_EQ(c->PollRound(tokens[0], first.session, t0 + 5s).status.code(),
+            ErrorCode::kFailedPrecondition);
+  EXPECT_TRUE(c->PollRound(tokens[0], taken.session, t0 + 5s).ok());
   // Another user count is still refused on joining again.
-  EXPECT_EQ(c->Join(tokens[0], 400, t0 + 10s).refusal, Refusal::kBadRequest);
+  EXPECT_EQ(c->Join(tokens[0], 400, t0 + 10s).status.code(), ErrorCode::kInvalidArgument);
 }
 
 // A user whose budget is spent is withdrawn: no round waits for it (here
@@ -969,7 +970,7 @@ TEST_F(FedSelDeployTest, AnExhaustedUserIsWithdrawnAndNoRoundWaitsForIt) {
   std::set<std::uint64_t> withdrawn;
   for (int i = 0; i < 200 && !c->stats().finished; ++i) {
     const auto poll = c->PollRound(tokens[0], joined.session, now);
-    ASSERT_EQ(poll.error, "");
+    ASSERT_TRUE(poll.ok()) << poll.status.error();
     if (poll.state != FedSelCoordinator::Poll::State::kRound) {
       c->Tick(now);  // the same instant: no deadline or staleness passes
       continue;
@@ -985,7 +986,7 @@ TEST_F(FedSelDeployTest, AnExhaustedUserIsWithdrawnAndNoRoundWaitsForIt) {
       for (const std::uint64_t u : exhausted) EXPECT_TRUE(withdrawn.insert(u).second);
       const auto round = c->stats().round;
       const auto done = c->Withdraw(tokens[0], joined.session, exhausted, now);
-      ASSERT_TRUE(done.ok()) << done.error;
+      ASSERT_TRUE(done.ok()) << done.status.error();
       EXPECT_EQ(done.withdrawn, 500u);
       ++withdrawals;
       EXPECT_GT(c->stats().round, round) << "the round waited for withdrawn users";
@@ -999,8 +1000,9 @@ TEST_F(FedSelDeployTest, AnExhaustedUserIsWithdrawnAndNoRoundWaitsForIt) {
   EXPECT_EQ(withdrawals, 1u);  // once withdrawn, a user is not asked again
   EXPECT_EQ(ledger.reports(), 500u);
   // Withdrawing another client's user is refused; withdrawals survive a restart.
-  EXPECT_EQ(c->Withdraw(tokens[0], joined.session, std::vector<std::uint64_t>{500}, now).refusal,
-            Refusal::kBadRequest);
+  EXPECT_EQ(
+      c->Withdraw(tokens[0], joined.session, std::vector<std::uint64_t>{500}, now).status.code(),
+      ErrorCode::kInvalidArgument);
   c.reset();
   EXPECT_EQ(FedSelCoordinator::Create(spec_, policy, State()).value()->stats().withdrawn, 500u);
 }

@@ -60,7 +60,7 @@ class LdpFlDeployTest : public testing::TempDirTest {
   void JoinAll(LdpFlCoordinator& server) {
     for (int c = 0; c < 3; ++c) {
       const auto joined = server.Join(tokens_[c], 2, Clock::now());
-      ASSERT_EQ(joined.error, "");
+      ASSERT_TRUE(joined.ok()) << joined.status.error();
       sessions_[c] = joined.session;
       clients_[c]->SetFirstUser(joined.first);
     }
@@ -388,11 +388,11 @@ TEST_F(LdpFlDeployTest, DisjointRoundsDrawEveryUserOncePerEpochAcrossARestart) {
     std::set<std::uint64_t> users;
     for (int c = 0; c < 3; ++c) {
       auto poll = s.PollRound(tokens_[c], sessions_[c], t);
-      if (poll.round.refusal == Refusal::kSessionEnded) {
+      if (poll.round.status.code() == ErrorCode::kFailedPrecondition) {
         sessions_[c] = s.Join(tokens_[c], 2, t).session;
         poll = s.PollRound(tokens_[c], sessions_[c], t);
       }
-      EXPECT_EQ(poll.round.error, "");
+      EXPECT_TRUE(poll.round.ok()) << poll.round.status.error();
       users.insert(poll.round.users.begin(), poll.round.users.end());
     }
     t += 61s;

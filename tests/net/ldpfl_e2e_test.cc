@@ -91,7 +91,7 @@ class LdpFlE2eTest : public testing::TempDirTest {
       clients.push_back(std::make_unique<LdpFlParticipant>(
           LdpFlParticipant::Create(server->spec(), split.train, std::move(shards), *ledgers.back()).value()));
       const auto joined = server->Join(tokens[i], 1, Clock::now());
-      EXPECT_EQ(joined.error, "");
+      EXPECT_TRUE(joined.ok()) << joined.status.error();
       sessions.push_back(joined.session);
       clients.back()->SetFirstUser(joined.first);
     }

@@ -15,7 +15,6 @@ namespace {
 namespace pb = ::fedldp::v1;
 using namespace net_internal;
 using Clock = LdpFlCoordinator::Clock;
-using Kind = Outcome::Kind;
 
 constexpr char kShuffler[] = "the-shufflers-token-0123456789";
 
@@ -58,19 +57,20 @@ TEST_F(LdpFlHandlersTest, OnlyTheShufflersTokenOpensTheShufflersCalls) {
     vouch.set_shuffler_token(token);
     vouch.set_token(tokens_[0]);
     pb::VouchReply vouched;
-    EXPECT_EQ(HandleVouch(*server_, kShuffler, vouch, &vouched).kind, Kind::kPermissionDenied);
+    EXPECT_EQ(HandleVouch(*server_, kShuffler, vouch, &vouched).code(),
+              ErrorCode::kPermissionDenied);
     EXPECT_FALSE(vouched.ok());
     pb::RoundInfoRequest ask;
     ask.set_shuffler_token(token);
     pb::RoundInfoReply info;
-    EXPECT_EQ(HandleRoundInfo(*server_, kShuffler, ask, &info, Clock::now()).kind,
-              Kind::kPermissionDenied);
+    EXPECT_EQ(HandleRoundInfo(*server_, kShuffler, ask, &info, Clock::now()).code(),
+              ErrorCode::kPermissionDenied);
     EXPECT_FALSE(info.open());
     pb::DeliverRequest deliver;
     deliver.set_shuffler_token(token);
     pb::DeliverReply delivered;
-    EXPECT_EQ(HandleDeliver(*server_, kShuffler, deliver, &delivered, Clock::now()).kind,
-              Kind::kPermissionDenied);
+    EXPECT_EQ(HandleDeliver(*server_, kShuffler, deliver, &delivered, Clock::now()).code(),
+              ErrorCode::kPermissionDenied);
   }
   pb::RoundInfoRequest ask;
   ask.set_shuffler_token(kShuffler);
@@ -107,16 +107,18 @@ TEST_F(LdpFlHandlersTest, APollLeavesOutTheModelTheClientHasAndStrangersAreRefus
   pb::PollRequest poll;
   poll.set_token("stranger");
   pb::PollReply reply;
-  EXPECT_EQ(HandlePoll(*server_, poll, &reply, Clock::now()).kind, Kind::kUnauthenticated);
+  EXPECT_EQ(HandlePoll(*server_, poll, &reply, Clock::now()).code(), ErrorCode::kUnauthenticated);
   pb::JoinRequest join;
   join.set_token("stranger");
   join.set_users(1);
   pb::JoinReply joined;
-  EXPECT_EQ(HandleJoin(*server_, "", join, &joined, Clock::now()).kind, Kind::kPermissionDenied);
+  EXPECT_EQ(HandleJoin(*server_, "", join, &joined, Clock::now()).code(),
+            ErrorCode::kPermissionDenied);
 
   Start();
   poll.set_token(tokens_[0]);
-  EXPECT_EQ(HandlePoll(*server_, poll, &reply, Clock::now()).kind, Kind::kSessionEnded);
+  EXPECT_EQ(HandlePoll(*server_, poll, &reply, Clock::now()).code(),
+            ErrorCode::kFailedPrecondition);
   poll.set_session(session_);
   ASSERT_TRUE(HandlePoll(*server_, poll, &reply, Clock::now()).ok());
   ASSERT_EQ(reply.state(), pb::PollReply::ROUND);

@@ -17,6 +17,7 @@ namespace fedldp {
 // What kind of failure an Error is, for a caller that acts on it (the CLI's
 // exit code, the gRPC status of a refused call) without reading its words.
 enum class ErrorCode {
+  kOk,                  // no error: the code of an OK Status or Result
   kInvalidArgument,     // the caller's input or configuration: fix it, call again
   kFailedPrecondition,  // not in this state (e.g. a session that ended: join again)
   kAlreadyExists,       // held by another (e.g. a token in use by another client)
@@ -61,7 +62,12 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
 
   const std::string& error() const { return std::get<Error>(data_).message; }
-  ErrorCode code() const { return std::get<Error>(data_).code; }
+  // kOk when ok(); an Error that claims kOk is still an error.
+  ErrorCode code() const {
+    if (ok()) return ErrorCode::kOk;
+    const ErrorCode c = std::get<Error>(data_).code;
+    return c == ErrorCode::kOk ? ErrorCode::kInvalidArgument : c;
+  }
 
  private:
   void Check() const {
@@ -75,19 +81,22 @@ class [[nodiscard]] Status {
  public:
   Status() = default;                                                         // OK
   Status(Error error)  // NOLINT: implicit by design
-      : message_(std::move(error.message)), code_(error.code), failed_(true) {}
+      : message_(std::move(error.message)),
+        // An Error is never OK, whatever its code says.
+        code_(error.code == ErrorCode::kOk ? ErrorCode::kInvalidArgument : error.code),
+        failed_(true) {}
   static Status Ok() { return {}; }
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   // The error's sentence; empty when ok().
   const std::string& error() const { return message_; }
-  // The error's kind; meaningless when ok().
+  // The error's kind; kOk when ok().
   ErrorCode code() const { return code_; }
 
  private:
   std::string message_;
-  ErrorCode code_ = ErrorCode::kInvalidArgument;
+  ErrorCode code_ = ErrorCode::kOk;
   bool failed_ = false;
 };
 

@@ -123,14 +123,14 @@ class FedSelCoordinator {
 
   struct Poll {
     enum class State { kWaiting, kRound, kFinished };
-    std::string error;  // set: refused, for `refusal`
-    Refusal refusal = Refusal::kNone;
+    Status status;  // not OK: refused (roster.h says what each code means)
     State state = State::kWaiting;
     std::uint64_t round = 0;
     std::vector<double> weights;       // kRound
     std::vector<std::uint64_t> users;  // kRound: this client's users in the round
     std::uint32_t deadline_ms = 0;
     std::uint32_t retry_ms = 0;
+    bool ok() const { return status.ok(); }
   };
   Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
 
@@ -139,10 +139,9 @@ class FedSelCoordinator {
     std::string reason;
   };
   struct Submitted {
-    std::string error;  // set: refused, for `refusal`
-    Refusal refusal = Refusal::kNone;
+    Status status;                  // not OK: refused (roster.h)
     std::vector<Verdict> verdicts;  // one per report
-    bool ok() const { return refusal == Refusal::kNone; }
+    bool ok() const { return status.ok(); }
   };
   Submitted Submit(std::string_view token, std::string_view session,
                    std::span<const std::pair<std::uint64_t, std::string>> reports,

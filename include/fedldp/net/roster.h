@@ -35,36 +35,32 @@ Status CheckRoundPolicy(const RoundPolicy& policy);
 // to state.deployment(); OK, or why the two differ.
 Status AdoptDeployment(std::string& deployment, const ServerState& state);
 
-// Why a client's call is refused.
-enum class Refusal {
-  kNone,
-  kUnknownClient,  // the token is not enrolled (or, but for Join, has not joined)
-  kSessionEnded,   // not the token's live session: join again
-  kInUse,          // Join: another client's session on the token is live
-  kBadRequest,     // Join: a user count the task has no room for, or another refusal
-};
+// A client's call is refused with a Status whose code says why:
+//   kUnauthenticated     the token is not enrolled (or, but for Join, has not joined);
+//   kFailedPrecondition  not the token's live session: join again;
+//   kAlreadyExists       Join: another client's session on the token is live;
+//   kInvalidArgument     a user count the task has no room for, a user that is
+//                        not the client's, or another refusal.
 
 struct Joined {
-  std::string error;  // set: refused
-  Refusal refusal = Refusal::kNone;
+  Status status;  // not OK: refused
   std::uint64_t first = 0, users = 0;
   std::string session;  // the live session it opened
+  bool ok() const { return status.ok(); }
 };
 
 // A call's client, or why it is refused.
 struct Access {
-  std::string error;
-  Refusal refusal = Refusal::kNone;
+  Status status;
   ServerState::Client client;
-  bool ok() const { return refusal == Refusal::kNone; }
+  bool ok() const { return status.ok(); }
 };
 
 // A client's answer to Withdraw.
 struct Withdrawal {
-  std::string error;
-  Refusal refusal = Refusal::kNone;
+  Status status;
   std::uint64_t withdrawn = 0;  // of the client's users, in all
-  bool ok() const { return refusal == Refusal::kNone; }
+  bool ok() const { return status.ok(); }
 };
 // What both coordinators do on Withdraw, under their lock: checks that
 // `users` are the calling client's (`access`, from Roster::Enter), records
