@@ -310,22 +310,16 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   s.server_tls.insecure = o.insecure;
   s.shuffler_token = ReadToken(o.token_file, "--token-file");
   s.log = log;
-  ShufflerCore core(
-      {.min_batch = o.min_batch, .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
-      log);
-  CatchSignals();
-  auto server = ShufflerServer::Start(core, s);
-  if (!server.ok()) throw UsageError(server.error());
-  log("listening on " + o.address + (s.tls.enabled() ? " (TLS)" : "") + "; server " + o.server +
-      "; batches of at least " + std::to_string(o.min_batch) + " users");
-  while (!g_stop.load() && !(*server)->finished()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  (*server)->Shutdown();
-  const auto stats = core.stats();
-  out << "shuffle: " << ((*server)->finished() ? "task finished" : "stopped") << "; "
-      << stats.forwarded << " users' reports forwarded in " << stats.batches << " batches, "
-      << stats.dropped << " dropped (round closed first), " << stats.refused << " refused\n";
+  // Ctrl-C (or SIGTERM) shuts the shuffler down; it says what it forwarded.
+  StopOnSignal stop;
+  auto summary = RunShuffler(
+      s, {.min_batch = o.min_batch, .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
+      stop.token());
+  if (!summary.ok()) throw UsageError(summary.error());
+  const auto& stats = summary->stats;
+  out << "shuffle: " << (summary->finished ? "task finished" : "stopped") << "; " << stats.forwarded
+      << " users' reports forwarded in " << stats.batches << " batches, " << stats.dropped
+      << " dropped (round closed first), " << stats.refused << " refused\n";
   return 0;
 }
 

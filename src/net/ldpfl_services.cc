@@ -189,7 +189,7 @@ class LdpFlCoordinatorService final : public pb::Coordinator::StreamedUnaryServi
         },
         [&](const Request& request, Reply* reply) {
           return Guard(*failed_, [&] {
-            Outcome same = SameCredentials(token, request.token());
+            Status same = SameCredentials(token, request.token());
             if constexpr (requires { request.session(); }) {
               if (same.ok()) same = SameCredentials(session, request.session());
             }
@@ -604,6 +604,23 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
     }
     std::this_thread::sleep_for(wait);
   }
+}
+
+Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
+                                    const ShufflerPolicy& policy, std::stop_token stop) {
+  ShufflerCore core(policy, options.log);
+  auto server = ShufflerServer::Start(core, options);
+  if (!server.ok()) return Error{server.error(), server.code()};
+  if (options.log) {
+    options.log("listening on " + options.address + (options.tls.enabled() ? " (TLS)" : "") +
+                "; server " + options.server + "; batches of at least " +
+                std::to_string(policy.min_batch) + " users");
+  }
+  while (!stop.stop_requested() && !(*server)->finished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  (*server)->Shutdown();
+  return ShufflerSummary{(*server)->finished(), core.stats()};
 }
 
 }  // namespace fedldp

@@ -9,9 +9,12 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <stop_token>
+#include <thread>
 
 #include "fedldp/net/services.h"
 #include "testing/ldpfl_task.h"
+#include "testing/processes.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -455,6 +458,31 @@ TEST(ShufflerCore, AStaleViewIsIgnoredAndANewRoundAsksForAFreshOne) {
   EXPECT_EQ(batch->round, 3u);
   EXPECT_EQ(batch->contributors.size(), 2u);
   EXPECT_EQ(shuffler.stats().dropped, 0u);
+}
+
+// RunShuffler, the library call under `fedldp shuffle`: a stop shuts it
+// down and it says it stopped (no server ever answered, so nothing moved);
+// an address it cannot listen on is an error, before any work.
+TEST(RunShuffler, AStopShutsItDownAndABadAddressIsRefused) {
+  ShufflerServerOptions options;
+  options.address = "127.0.0.1:" + std::to_string(testing::processes::FreePort());
+  options.server = "127.0.0.1:" + std::to_string(testing::processes::FreePort());  // nobody there
+  options.shuffler_token = "a-shuffler-token-0123456789";
+  std::vector<std::string> log;
+  options.log = [&log](const std::string& line) { log.push_back(line); };
+  std::stop_source stop;
+  std::jthread stopper([&stop] {
+    std::this_thread::sleep_for(200ms);
+    stop.request_stop();
+  });
+  const auto summary = RunShuffler(options, {.min_batch = 2}, stop.get_token());
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_FALSE(summary->finished);
+  EXPECT_EQ(summary->stats.forwarded, 0u);
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log.front().find("listening on " + options.address), std::string::npos) << log.front();
+  options.address = "not an address";
+  EXPECT_FALSE(RunShuffler(options, {}, stop.get_token()).ok());
 }
 
 TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,16 @@ class ShufflerServer {
   int port_ = 0;
   std::shared_ptr<std::atomic<bool>> finished_ = std::make_shared<std::atomic<bool>>(false);
 };
+
+// What `fedldp shuffle` runs: ShufflerCore with `policy` behind a
+// ShufflerServer, until the server says the task is over or a stop is
+// requested on `stop`; then it shuts down and says what it forwarded.
+struct ShufflerSummary {
+  bool finished = false;  // the task is over (else: stopped)
+  ShufflerCore::Stats stats;
+};
+Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
+                                    const ShufflerPolicy& policy, std::stop_token stop = {});
 
 struct LdpFlClientOptions : FedSelClientOptions {
   LdpFlClientOptions() { shuffler = "127.0.0.1:7071"; }
