@@ -469,7 +469,10 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   observer.progress = [&](std::size_t done, std::size_t total) {
     if (bar) bar->Update(done, total);
   };
-  auto run = RunFedSelTuning(config, observer);
+  // Ctrl-C (or SIGTERM) skips the runs not yet started: the points that ran
+  // are ranked and recorded, no winner is named, and the exit code is 1.
+  StopOnSignal stop;
+  auto run = RunFedSelTuning(config, observer, stop.token());
   bar.reset();  // cleared before the table
   if (!run.ok()) Refuse(run.error());
   const FedSelTuning& tuned = run->tuning;
@@ -505,6 +508,12 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
+  if (tuned.stopped) {
+    if (!o.out.empty()) AppendOut(o.out, run->RecordLines());
+    out << "stopped: " << ranked.size() << " of " << tuned.trials.size()
+        << " grid points ran on every split; no winner is named\n";
+    return 1;
+  }
   const FedSelConfig& best = tuned.best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
   if (vector) out << " --clip " << best.clip;

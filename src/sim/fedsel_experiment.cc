@@ -221,7 +221,8 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
 }
 
 Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
-                                        const FedSelTuningObserver& observer) {
+                                        const FedSelTuningObserver& observer,
+                                        std::stop_token stop) {
   auto made = MakeSetup(config);
   if (!made.ok()) return Error{made.error()};
   Setup setup = std::move(made).value();
@@ -240,7 +241,7 @@ Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
   t.threads = pool.size();
   if (observer.started) observer.started(t);
   auto tuned = TuneFedSel(config.training, grid, *t.data, rows, config.tuning, pool, setup.prepare,
-                          observer.progress);
+                          observer.progress, std::move(stop));
   if (!tuned.ok()) return Error{tuned.error()};
   t.tuning = std::move(tuned).value();
   return t;

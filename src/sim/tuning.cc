@@ -1,5 +1,6 @@
 #include "fedldp/sim/tuning.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -70,7 +71,8 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
                                 const Dataset& data, std::span<const std::size_t> train,
                                 const TuningOptions& options, ThreadPool& pool,
                                 const PreparePoint& prepare,
-                                const std::function<void(std::size_t, std::size_t)>& progress) {
+                                const std::function<void(std::size_t, std::size_t)>& progress,
+                                std::stop_token stop) {
   if (const Status s = options.Validate(); !s.ok()) return Error{s.error()};
   std::vector<std::size_t> rows(train.begin(), train.end());
   if (rows.empty()) {
@@ -132,9 +134,14 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   // and each is short.
   std::vector<double> accuracy(jobs, 0.0);
   std::vector<std::string> failed(jobs);
+  std::vector<char> skipped(jobs, 0);
   pool.ParallelFor(jobs, [&](std::size_t job) {
     const std::size_t i = job / splits.size(), s = job % splits.size();
     if (!tuning.trials[i].refused.empty()) return step();
+    if (stop.stop_requested()) {
+      skipped[job] = 1;
+      return step();
+    }
     auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
     if (!run.ok()) {
       failed[job] = run.error();
@@ -143,6 +150,13 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
     accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
     step();
   });
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    for (std::size_t s = 0; s < splits.size(); ++s) {
+      if (!skipped[i * splits.size() + s]) continue;
+      tuning.trials[i].refused = "not run: stopped";
+      tuning.stopped = true;
+    }
+  }
   bool any = false;
   for (std::size_t i = 0; i < points.size(); ++i) {
     TuningTrial& t = tuning.trials[i];
@@ -168,8 +182,15 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
       tuning.best = points[i];
     }
   }
-  if (!any) return Error{"no grid point could run: " + tuning.trials.front().refused};
+  if (!any && !tuning.stopped) {
+    return Error{"no grid point could run: " + tuning.trials.front().refused};
+  }
   return tuning;
+}
+
+bool FedSelTuning::chosen() const {
+  return std::any_of(trials.begin(), trials.end(),
+                     [](const TuningTrial& t) { return t.refused.empty(); });
 }
 
 Result<TunedCrossValidation> CrossValidateTuned(

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <stop_token>
 
 #include "testing/synthetic.h"
 
@@ -106,6 +107,43 @@ TEST(TuneFedSel, ChoosesTheBestValidationAccuracy) {
   ThreadPool one(1);
   const auto again = TuneFedSel(base, grid, data, {}, {}, one).value();
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(again.trials[i].accuracy, t.trials[i].accuracy);
+}
+
+// A stop skips the runs not yet started: the points that ran on every split
+// keep their scores and the best of them is chosen; the rest are refused.
+TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
+  const Dataset data = SmallSynthetic(2000);
+  FedSelConfig base;
+  base.variant = "privunitg";
+  base.epsilon = 0.5;
+  FedSelGrid grid;
+  grid.learning_rates = {1, 8};
+  grid.clips = {0.1, 4};
+  TuningOptions options;
+  ThreadPool one(1);  // the runs in order: point 0's splits first
+  std::stop_source stop;
+  const std::size_t first_point_done = 4 + static_cast<std::size_t>(options.splits);
+  const auto t = TuneFedSel(
+                     base, grid, data, {}, options, one, {},
+                     [&](std::size_t done, std::size_t) {
+                       if (done == first_point_done) stop.request_stop();
+                     },
+                     stop.get_token())
+                     .value();
+  EXPECT_TRUE(t.stopped);
+  ASSERT_EQ(t.trials.size(), 4u);
+  EXPECT_TRUE(t.trials[0].refused.empty()) << t.trials[0].refused;
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(t.trials[i].refused, "not run: stopped");
+  ASSERT_TRUE(t.chosen());
+  EXPECT_EQ(t.best.learning_rate, t.trials[0].config.learning_rate);
+  EXPECT_EQ(t.best.clip, t.trials[0].config.clip);
+  // Stopped before any run: no point ran, no winner, and no error.
+  std::stop_source already;
+  already.request_stop();
+  const auto none = TuneFedSel(base, grid, data, {}, options, one, {}, {}, already.get_token());
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_TRUE(none->stopped);
+  EXPECT_FALSE(none->chosen());
 }
 
 // Rows outside `train` may be anything: tuning gives the same trials when

@@ -118,8 +118,11 @@ struct FedSelTuningObserver {
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
+// A stop requested on `stop` skips the (point, split) runs not yet started:
+// tuning.stopped, and the points that did not run are refused.
 Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
-                                        const FedSelTuningObserver& observer = {});
+                                        const FedSelTuningObserver& observer = {},
+                                        std::stop_token stop = {});
 
 // Runs the experiment. A stop requested on `stop` ends it before the next
 // fold; the folds done are returned (stopped()), and an error if none had

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -89,15 +90,21 @@ struct FedSelTuning {
   double accuracy = 0;  // its mean validation accuracy
   double score = 0;     // and its score
   std::vector<TuningTrial> trials;
+  // A stop was requested: the points whose splits did not all run are
+  // refused ("not run: stopped"); `best` is the best of the rest, if any ran.
+  bool stopped = false;
+  bool chosen() const;  // some point ran: `best` is one
 };
 
 // progress(done, total) counts the points prepared, then the (point, split)
-// runs; it is called from one thread at a time.
+// runs; it is called from one thread at a time. A stop requested on `stop`
+// skips the runs not yet started (stopped).
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
                                 const Dataset& data, std::span<const std::size_t> train,
                                 const TuningOptions& options, ThreadPool& pool,
                                 const PreparePoint& prepare = {},
-                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                const std::function<void(std::size_t, std::size_t)>& progress = {},
+                                std::stop_token stop = {});
 
 struct TunedCrossValidation {
   CrossValidationResult result;
