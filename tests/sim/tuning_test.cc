@@ -80,17 +80,27 @@ TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
   EXPECT_EQ(DefaultGrid(v, true).Points(base).size(), 6u * 7u);
 }
 
+// PrivUnitG at eps 0.5 over lr {1, 8} x clip {0.1, 4}.
+FedSelConfig PrivUnitGBase() {
+  FedSelConfig base;
+  base.variant = "privunitg";
+  base.epsilon = 0.5;
+  return base;
+}
+FedSelGrid FourPoints() {
+  FedSelGrid grid;
+  grid.learning_rates = {1, 8};
+  grid.clips = {0.1, 4};
+  return grid;
+}
+
 // The winner is the trial with the best validation accuracy. (A tiny
 // learning rate is no bad point to test with: the first step already gives
 // w the direction of the mean gradient, and accuracy ignores |w|.)
 TEST(TuneFedSel, ChoosesTheBestValidationAccuracy) {
   const Dataset data = SmallSynthetic(2000);
-  FedSelConfig base;
-  base.variant = "privunitg";
-  base.epsilon = 0.5;
-  FedSelGrid grid;
-  grid.learning_rates = {1, 8};
-  grid.clips = {0.1, 4};
+  const FedSelConfig base = PrivUnitGBase();
+  const FedSelGrid grid = FourPoints();
   ThreadPool pool(2);
   const auto t = TuneFedSel(base, grid, data, {}, {}, pool).value();
   ASSERT_EQ(t.trials.size(), 4u);
@@ -113,12 +123,8 @@ TEST(TuneFedSel, ChoosesTheBestValidationAccuracy) {
 // keep their scores and the best of them is chosen; the rest are refused.
 TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
   const Dataset data = SmallSynthetic(2000);
-  FedSelConfig base;
-  base.variant = "privunitg";
-  base.epsilon = 0.5;
-  FedSelGrid grid;
-  grid.learning_rates = {1, 8};
-  grid.clips = {0.1, 4};
+  const FedSelConfig base = PrivUnitGBase();
+  const FedSelGrid grid = FourPoints();
   TuningOptions options;
   ThreadPool one(1);  // the runs in order: point 0's splits first
   std::stop_source stop;
