@@ -154,8 +154,8 @@ std::string ShufflerToken(const std::string& path,
   SecureRng rng;
   std::ostringstream hex;
   for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
-  if (auto why = WriteFileAtomically(path, hex.str() + "\n", 0600); !why.empty()) {
-    throw UsageError(why);
+  if (Status s = WriteFileAtomically(path, hex.str() + "\n", 0600); !s.ok()) {
+    throw UsageError(s.error());
   }
   log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
   return hex.str();
@@ -170,7 +170,7 @@ ServerKeys Keys(const std::string& secret_path,
     return std::move(keys).value();
   }
   ServerKeys keys = ServerKeys::Generate();
-  if (auto why = keys.Save(public_path, secret_path); !why.empty()) throw UsageError(why);
+  if (Status s = keys.Save(public_path, secret_path); !s.ok()) throw UsageError(s.error());
   log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
   return keys;
 }
@@ -211,8 +211,8 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   for (const auto& t : *tokens) lines += t + "\n";
   if (o.out.empty()) {
     out << lines;
-  } else if (auto why = WriteFileAtomically(o.out, lines, 0600, o.force); !why.empty()) {
-    throw std::runtime_error(why + " (the " + std::to_string(tokens->size()) +
+  } else if (Status s = WriteFileAtomically(o.out, lines, 0600, o.force); !s.ok()) {
+    throw std::runtime_error(s.error() + " (the " + std::to_string(tokens->size()) +
                              " tokens just issued are lost; nobody can use them: enrol again)");
   }
   err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens() << " in all for "

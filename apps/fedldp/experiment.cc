@@ -18,17 +18,17 @@ std::string DataDir(const std::string& given) {
 
 void CheckOut(const std::string& path) {
   if (path.empty()) return;
-  if (auto why = CheckOutputFile(path); !why.empty()) throw UsageError("--out: " + why);
+  if (Status s = CheckOutputFile(path); !s.ok()) throw UsageError("--out: " + s.error());
 }
 
 void AppendOut(const std::string& path, const std::string& line) {
   if (path.empty()) return;
-  if (auto why = AppendToFile(path, line); !why.empty()) throw std::runtime_error(why);
+  if (Status s = AppendToFile(path, line); !s.ok()) throw std::runtime_error(s.error());
 }
 
 void ReplaceOut(const std::string& path, const std::string& text) {
-  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
-    throw std::runtime_error(why);
+  if (Status s = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !s.ok()) {
+    throw std::runtime_error(s.error());
   }
 }
 

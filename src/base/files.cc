@@ -41,53 +41,65 @@ std::string CheckRegularOrAbsent(const std::string& path) {
   return "";
 }
 
+// A path that may not be written: the caller's to fix.
+Status Refuse(std::string why) { return Error{std::move(why), ErrorCode::kInvalidArgument}; }
+// The file system failed.
+Status Failed(std::string why) {
+  if (why.empty()) return {};
+  return Error{std::move(why), ErrorCode::kIo};
+}
+Status Exists(const std::string& path) {
+  return Error{path + " exists; it is not overwritten unless asked", ErrorCode::kAlreadyExists};
+}
+
 }  // namespace
 
-std::string CheckOutputFile(const std::string& path) {
-  if (path.empty()) return "no output file given";
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
+Status CheckOutputFile(const std::string& path) {
+  if (path.empty()) return Refuse("no output file given");
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
   const std::string folder = Folder(path);
-  if (!std::filesystem::is_directory(folder)) return "the folder " + folder + " does not exist";
-  if (::access(folder.c_str(), W_OK) != 0) return Errno("cannot write into " + folder);
-  if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0) {
-    return Errno("cannot write " + path);
+  if (!std::filesystem::is_directory(folder)) {
+    return Refuse("the folder " + folder + " does not exist");
   }
-  return "";
+  if (::access(folder.c_str(), W_OK) != 0) return Refuse(Errno("cannot write into " + folder));
+  if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0) {
+    return Refuse(Errno("cannot write " + path));
+  }
+  return {};
 }
 
-std::string AppendToFile(const std::string& path, std::string_view text) {
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
+Status AppendToFile(const std::string& path, std::string_view text) {
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot open " + path);
+  if (fd < 0) return Failed(Errno("cannot open " + path));
   std::string why = WriteAll(fd, text, path);
   if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
-  return why;
+  return Failed(why);
 }
 
-std::string WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
-                                bool overwrite) {
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return e;
-  if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
-    return path + " exists; it is not overwritten unless asked";
-  }
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
+                           bool overwrite) {
+  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
+  if (!overwrite && ::access(path.c_str(), F_OK) == 0) return Exists(path);
   std::string tmp = path + ".XXXXXX";
   const int fd = ::mkstemp(tmp.data());  // 0600, O_EXCL: nobody else's file
-  if (fd < 0) return Errno("cannot create a file beside " + path);
+  if (fd < 0) return Failed(Errno("cannot create a file beside " + path));
   std::string why;
   if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) why = Errno("cannot set the mode of " + tmp);
   if (why.empty()) why = WriteAll(fd, bytes, path);
   if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
+  bool exists = false;
   if (why.empty() && !overwrite) {
     // link() fails if `path` appeared meanwhile: no replacing after all.
     if (::link(tmp.c_str(), path.c_str()) != 0) {
-      why = errno == EEXIST ? path + " exists; it is not overwritten unless asked"
-                            : Errno("cannot create " + path);
+      exists = errno == EEXIST;
+      if (!exists) why = Errno("cannot create " + path);
     }
   } else if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     why = Errno("cannot replace " + path);
   }
   ::unlink(tmp.c_str());  // after link(), or on failure; after rename(), already gone
-  return why;
+  return exists ? Exists(path) : Failed(why);
 }
 
 }  // namespace fedldp

@@ -52,10 +52,13 @@ struct Failed {
 };
 struct Stopped {};
 
+// A file written: throws Failed if it could not be.
+void Check(const Status& written) {
+  if (!written.ok()) throw Failed{{written.error(), written.code()}};
+}
+
 void Replace(const std::string& path, const std::string& text) {
-  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
-    throw Failed{{why, ErrorCode::kIo}};
-  }
+  Check(WriteFileAtomically(path, text, 0644, /*overwrite=*/true));
 }
 
 // Cross-validates configurations and appends each one's record to
@@ -82,9 +85,7 @@ class Evaluator {
     if (!r.ok()) throw Failed{{label + ": " + r.error(), r.code()}};
     if (r->stopped) throw Stopped{};
     const auto record = CrossValidationRecord(dataset, data, config, cv, *r, std::nullopt);
-    if (auto why = AppendToFile(Runs(), record.dump() + "\n"); !why.empty()) {
-      throw Failed{{why, ErrorCode::kIo}};
-    }
+    Check(AppendToFile(Runs(), record.dump() + "\n"));
     return std::move(r).value();
   }
 
@@ -370,7 +371,7 @@ class Figures {
                    std::to_string(r_.figure_cv.repeats) + " x " +
                    std::to_string(r_.figure_cv.folds) + "-fold CV; dashed: the mean alone";
     auto drawn = WriteFigure(f, r_.config.out);
-    if (!drawn.ok()) throw Failed{{drawn.error(), ErrorCode::kIo}};
+    if (!drawn.ok()) throw Failed{{drawn.error(), drawn.code()}};
     if (!drawn->empty()) r_.figure_notes.push_back(*drawn);
     r_.figures.push_back(f);
     if (observer_.figure) observer_.figure(f, *drawn);

@@ -56,8 +56,7 @@ Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
       for (const auto& p : s.points)
         csv << Field(s.name) << "," << p.x << "," << p.mean << "," << p.sd << "\n";
     }
-    if (auto why = replace(stem + ".csv", csv.str()); !why.empty())
-      return Error{why, ErrorCode::kIo};
+    if (Status s = replace(stem + ".csv", csv.str()); !s.ok()) return Error{s.error(), s.code()};
   }
   {
     std::ostringstream gp;
@@ -87,7 +86,7 @@ Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
        << "set output '" << f.id << ".svg'\nreplot\n"
        << "set terminal pdfcairo size 9in,6in font ',11'\n"
        << "set output '" << f.id << ".pdf'\nreplot\nunset output\n";
-    if (auto why = replace(stem + ".gp", gp.str()); !why.empty()) return Error{why, ErrorCode::kIo};
+    if (Status s = replace(stem + ".gp", gp.str()); !s.ok()) return Error{s.error(), s.code()};
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     return "gnuplot not found: kept " + stem + ".csv and " + stem + ".gp (no images)";

@@ -86,10 +86,7 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
 }
 
 Status Replace(const std::string& path, const std::string& text) {
-  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
-    return Error{why, ErrorCode::kIo};
-  }
-  return {};
+  return WriteFileAtomically(path, text, 0644, /*overwrite=*/true);
 }
 
 }  // namespace
@@ -136,8 +133,8 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
   std::filesystem::create_directories(c.out, ec);
   if (ec) return Error{"cannot create " + c.out + ": " + ec.message()};
   // Before an hour of work, not after it.
-  if (auto why = CheckOutputFile(c.out + "/frontier.jsonl"); !why.empty()) {
-    return Error{why, ErrorCode::kIo};
+  if (Status s = CheckOutputFile(c.out + "/frontier.jsonl"); !s.ok()) {
+    return Error{s.error(), s.code()};
   }
 
   ThreadPool pool(static_cast<std::size_t>(c.threads));
@@ -265,7 +262,7 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
       fig.series.push_back(
           {"majority class", {{lo / 2, 100 * f.majority, 0}, {hi, 100 * f.majority, 0}}, true});
       auto drawn = WriteFigure(fig, c.out);
-      if (!drawn.ok()) return Error{drawn.error(), ErrorCode::kIo};
+      if (!drawn.ok()) return Error{drawn.error(), drawn.code()};
       if (!drawn->empty()) result.figure_notes.push_back(*drawn);
       result.figures.push_back(std::move(fig));
     }

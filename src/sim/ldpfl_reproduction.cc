@@ -88,7 +88,10 @@ std::string ErrorBars(int repeats) {
 struct Failed {
   Error error;
 };
-[[noreturn]] void FailWriting(std::string why) { throw Failed{{std::move(why), ErrorCode::kIo}}; }
+// A file written: throws Failed if it could not be.
+void Check(const Status& written) {
+  if (!written.ok()) throw Failed{{written.error(), written.code()}};
+}
 struct Stopped {};
 
 class Runner {
@@ -122,9 +125,7 @@ class Runner {
         kept += line + "\n";
       }
     }
-    if (auto why = WriteFileAtomically(path_, kept, 0644, /*overwrite=*/true); !why.empty()) {
-      FailWriting(why);
-    }
+    Check(WriteFileAtomically(path_, kept, 0644, /*overwrite=*/true));
   }
   std::size_t resumed() const { return done_.size(); }
 
@@ -249,7 +250,7 @@ class Runner {
     j["accuracy_per_round"] = std::move(per_round);
     j["majority"] = Percent(run->majority);
     j["seconds"] = wall;
-    if (auto why = AppendToFile(path_, j.dump() + "\n"); !why.empty()) FailWriting(why);
+    Check(AppendToFile(path_, j.dump() + "\n"));
     done_[key] = accuracy;
     progress.accuracy = accuracy;
     progress.seconds = wall;
@@ -278,9 +279,7 @@ Dataset First(const Dataset& d, std::size_t n) {
 }
 
 void Replace(const std::string& path, const std::string& text) {
-  if (auto why = WriteFileAtomically(path, text, 0644, /*overwrite=*/true); !why.empty()) {
-    FailWriting(why);
-  }
+  Check(WriteFileAtomically(path, text, 0644, /*overwrite=*/true));
 }
 
 // Everything after the data is loaded and checked; throws Failed or Stopped.
@@ -417,7 +416,7 @@ void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, co
   Replace(c.out + "/table1.md", result.table1);
   for (const Figure& f : result.figures) {
     auto drawn = WriteFigure(f, c.out);
-    if (!drawn.ok()) FailWriting(drawn.error());
+    if (!drawn.ok()) throw Failed{{drawn.error(), drawn.code()}};
     if (!drawn->empty()) result.figure_notes.push_back(*drawn);
   }
   if (!result.privacy.empty()) {

@@ -85,11 +85,10 @@ Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
   return keys;
 }
 
-std::string ServerKeys::Save(const std::string& public_path,
-                             const std::string& secret_path) const {
+Status ServerKeys::Save(const std::string& public_path, const std::string& secret_path) const {
   // The secret is created 0600 from the start; neither file replaces an
   // existing one (a key pair is made once, then loaded).
-  if (auto why = WriteFileAtomically(secret_path, secret_key, 0600); !why.empty()) return why;
+  if (Status s = WriteFileAtomically(secret_path, secret_key, 0600); !s.ok()) return s;
   return WriteFileAtomically(public_path, public_key, 0644);
 }
 

@@ -31,23 +31,25 @@ TEST_F(FilesTest, AtomicWritesNeverReplaceDevicesOrUnaskedFiles) {
   // Before: `enrol --out /dev/full` replaced the device node with a file.
   const std::string device = "/dev/full";
   if (std::filesystem::is_character_file(device)) {
-    EXPECT_NE(WriteFileAtomically(device, "x", 0600, true).find("not a regular file"),
+    EXPECT_NE(WriteFileAtomically(device, "x", 0600, true).error().find("not a regular file"),
               std::string::npos);
     EXPECT_TRUE(std::filesystem::is_character_file(device));
-    EXPECT_NE(AppendToFile(device, "x").find("not a regular file"), std::string::npos);
-    EXPECT_NE(CheckOutputFile(device).find("not a regular file"), std::string::npos);
+    EXPECT_NE(AppendToFile(device, "x").error().find("not a regular file"), std::string::npos);
+    EXPECT_NE(CheckOutputFile(device).error().find("not a regular file"), std::string::npos);
   }
-  EXPECT_NE(WriteFileAtomically(dir_.string(), "x").find("is a folder"), std::string::npos);
+  EXPECT_NE(WriteFileAtomically(dir_.string(), "x").error().find("is a folder"), std::string::npos);
+  EXPECT_EQ(WriteFileAtomically(dir_.string(), "x").code(), ErrorCode::kInvalidArgument);
   const std::string tokens = Path("tokens");
-  ASSERT_EQ(WriteFileAtomically(tokens, "first\n", 0600), "");
+  ASSERT_TRUE(WriteFileAtomically(tokens, "first\n", 0600).ok());
   EXPECT_EQ(Mode(tokens), 0600u);  // created so, never 0644 first
-  EXPECT_NE(WriteFileAtomically(tokens, "second\n", 0600).find("not overwritten unless asked"),
-            std::string::npos);
+  const Status kept = WriteFileAtomically(tokens, "second\n", 0600);
+  EXPECT_NE(kept.error().find("not overwritten unless asked"), std::string::npos);
+  EXPECT_EQ(kept.code(), ErrorCode::kAlreadyExists);
   EXPECT_EQ(Read(tokens), "first\n");
-  ASSERT_EQ(WriteFileAtomically(tokens, "second\n", 0600, /*overwrite=*/true), "");
+  ASSERT_TRUE(WriteFileAtomically(tokens, "second\n", 0600, /*overwrite=*/true).ok());
   EXPECT_EQ(Read(tokens), "second\n");
   EXPECT_EQ(Mode(tokens), 0600u);
-  ASSERT_EQ(WriteFileAtomically(Path("public"), "p"), "");
+  ASSERT_TRUE(WriteFileAtomically(Path("public"), "p").ok());
   EXPECT_EQ(Mode(Path("public")), 0644u);
   // No temporary file is left behind, whatever happened.
   std::size_t files = 0;
@@ -56,14 +58,17 @@ TEST_F(FilesTest, AtomicWritesNeverReplaceDevicesOrUnaskedFiles) {
 }
 
 TEST_F(FilesTest, OutputsAreCheckedBeforeAnyWorkAndAppendsAreWhole) {
-  EXPECT_EQ(CheckOutputFile(Path("runs.jsonl")), "");
-  EXPECT_NE(CheckOutputFile(Path("missing/runs.jsonl")).find("does not exist"), std::string::npos);
-  EXPECT_NE(CheckOutputFile(dir_.string()).find("is a folder"), std::string::npos);
-  ASSERT_EQ(AppendToFile(Path("runs.jsonl"), "{\"a\":1}\n"), "");
-  ASSERT_EQ(AppendToFile(Path("runs.jsonl"), "{\"a\":2}\n"), "");
+  EXPECT_TRUE(CheckOutputFile(Path("runs.jsonl")).ok());
+  EXPECT_NE(CheckOutputFile(Path("missing/runs.jsonl")).error().find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(CheckOutputFile(dir_.string()).error().find("is a folder"), std::string::npos);
+  ASSERT_TRUE(AppendToFile(Path("runs.jsonl"), "{\"a\":1}\n").ok());
+  ASSERT_TRUE(AppendToFile(Path("runs.jsonl"), "{\"a\":2}\n").ok());
   EXPECT_EQ(Read(Path("runs.jsonl")), "{\"a\":1}\n{\"a\":2}\n");
-  EXPECT_EQ(CheckOutputFile(Path("runs.jsonl")), "");
-  EXPECT_NE(AppendToFile(Path("missing/runs.jsonl"), "x").find("cannot open"), std::string::npos);
+  EXPECT_TRUE(CheckOutputFile(Path("runs.jsonl")).ok());
+  const Status missing = AppendToFile(Path("missing/runs.jsonl"), "x");
+  EXPECT_NE(missing.error().find("cannot open"), std::string::npos);
+  EXPECT_EQ(missing.code(), ErrorCode::kIo);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct ServerKeys {
   // mode 0600.
   static ServerKeys Generate();
   static Result<ServerKeys> Load(const std::string& public_path, const std::string& secret_path);
-  std::string Save(const std::string& public_path, const std::string& secret_path) const;
+  Status Save(const std::string& public_path, const std::string& secret_path) const;
 
   ServerKeys() = default;
   ServerKeys(std::string public_key, std::string secret_key)
