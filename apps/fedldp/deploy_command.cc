@@ -418,7 +418,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
   spec.deployment = state.deployment();
-  if (auto why = state.BindTask(EncodeTask(spec)); !why.empty()) throw UsageError(why);
+  if (Status s = state.BindTask(EncodeTask(spec)); !s.ok()) throw UsageError(s.error());
   if (state.tokens() == 0) {
     throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +
                      o.state + " --count N first");

@@ -103,8 +103,8 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
   spec.deployment = state.deployment();
-  if (auto why = state.BindTask(EncodeLdpFlTask(spec)); !why.empty()) {
-    throw UsageError(why + " (the state file was made for another task or key)");
+  if (Status s = state.BindTask(EncodeLdpFlTask(spec)); !s.ok()) {
+    throw UsageError(s.error() + " (the state file was made for another task or key)");
   }
   if (state.tokens() == 0) {
     throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +

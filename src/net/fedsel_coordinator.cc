@@ -123,7 +123,9 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
       bound, policy, std::move(state), *plan, std::move(randomizer), std::move(vector),
       std::move(log), std::move(on_epoch), std::move(keys)));
   std::lock_guard lock(c->mu_);
-  if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
+  if (Status s = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !s.ok()) {
+    return Error{s.error(), s.code()};
+  }
   c->stats_.withdrawn = c->withdrawn_.size();
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
@@ -280,10 +282,10 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
 }
 
 void FedSelCoordinator::Commit() {
-  if (auto why = state_.Commit(snap_); !why.empty()) {
+  if (Status s = state_.Commit(snap_); !s.ok()) {
     // Nothing may be acknowledged that is not on disk: stop, a restart
     // resumes from the last commit.
-    throw std::runtime_error("cannot save the server state: " + why);
+    throw std::runtime_error("cannot save the server state: " + s.error());
   }
 }
 
@@ -446,8 +448,8 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     Say("rejected a report of user " + std::to_string(user) + ": " + v.reason);
   }
   if (!to_record.empty()) {
-    if (auto why = state_.RecordReports(snap_.round, to_record); !why.empty()) {
-      throw std::runtime_error("cannot record reports: " + why);
+    if (Status s = state_.RecordReports(snap_.round, to_record); !s.ok()) {
+      throw std::runtime_error("cannot record reports: " + s.error());
     }
     for (std::size_t i = 0; i < to_record.size(); ++i) {
       Aggregate(decoded[i]);
@@ -523,10 +525,10 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   if (!spec_.config.shuffle) return refuse("this task takes reports from clients, not a shuffler");
   if (!gate_) return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  if (auto why =
+  if (Status s =
           CheckDelivery(batch, snap_.round, roster_, state_, assigned_, delivered_, 1, &users);
-      !why.empty()) {
-    return refuse(why);
+      !s.ok()) {
+    return refuse(s.error());
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;
   std::vector<DecodedReport> accepted;
@@ -549,8 +551,8 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
     records.emplace_back(kPieceKey + piece_records_ + accepted.size(), std::move(*plain));
     accepted.push_back(std::move(*report));
   }
-  if (auto why = state_.RecordReports(snap_.round, records); !why.empty()) {
-    throw std::runtime_error("cannot record reports: " + why);
+  if (Status s = state_.RecordReports(snap_.round, records); !s.ok()) {
+    throw std::runtime_error("cannot record reports: " + s.error());
   }
   piece_records_ += accepted.size();
   for (const auto& report : accepted) Aggregate(report);

@@ -136,7 +136,9 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
   std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
       bound, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
   std::lock_guard lock(c->mu_);
-  if (auto e = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !e.empty()) return Error{e};
+  if (Status s = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !s.ok()) {
+    return Error{s.error(), s.code()};
+  }
   c->stats_.withdrawn = c->withdrawn_.size();
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
@@ -308,8 +310,8 @@ void LdpFlCoordinator::CloseIfComplete(Clock::time_point now) {
 }
 
 void LdpFlCoordinator::Commit() {
-  if (auto why = state_.Commit(snap_); !why.empty()) {
-    throw std::runtime_error("cannot save the server state: " + why);
+  if (Status s = state_.Commit(snap_); !s.ok()) {
+    throw std::runtime_error("cannot save the server state: " + s.error());
   }
 }
 
@@ -488,10 +490,10 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   if (!randomizer_ || snap_.finished)
     return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  if (auto why = CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_,
+  if (Status s = CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_,
                                chunks_.size(), &users);
-      !why.empty()) {
-    return refuse(why);
+      !s.ok()) {
+    return refuse(s.error());
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;
   std::vector<std::pair<std::size_t, DecodedReport>> accepted;
@@ -516,8 +518,8 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
       accepted.emplace_back(c, std::move(*piece));
     }
   }
-  if (auto why = state_.RecordReports(snap_.round, records); !why.empty()) {
-    throw std::runtime_error("cannot record pieces: " + why);
+  if (Status s = state_.RecordReports(snap_.round, records); !s.ok()) {
+    throw std::runtime_error("cannot record pieces: " + s.error());
   }
   piece_records_ += accepted.size();
   for (const auto& [c, piece] : accepted) AddPiece(c, piece);

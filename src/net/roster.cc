@@ -56,8 +56,8 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
   }
   if (!fresh.empty()) {
     const std::vector<std::uint64_t> list(fresh.begin(), fresh.end());
-    if (auto why = state.Withdraw(list); !why.empty()) {
-      throw std::runtime_error("cannot record withdrawn users: " + why);
+    if (Status s = state.Withdraw(list); !s.ok()) {
+      throw std::runtime_error("cannot record withdrawn users: " + s.error());
     }
     withdrawn.insert(fresh.begin(), fresh.end());
     *line = std::to_string(fresh.size()) + " user(s) withdrawn, their budget spent (" +
@@ -67,15 +67,15 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
   return out;
 }
 
-std::string LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
-                          std::set<std::uint64_t>& withdrawn) {
+Status LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
+                     std::set<std::uint64_t>& withdrawn) {
   auto loaded = state.Withdrawn();
-  if (!loaded.ok()) return loaded.error();
+  if (!loaded.ok()) return Error{loaded.error(), loaded.code()};
   for (const std::uint64_t u : *loaded) {
-    if (u >= task_users) return "the state file's withdrawn users are not the task's";
+    if (u >= task_users) return Error{"the state file's withdrawn users are not the task's"};
     withdrawn.insert(u);
   }
-  return "";
+  return {};
 }
 
 Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t users,
@@ -216,10 +216,11 @@ Status CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
   return {};
 }
 
-std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
-                          ServerState& state, std::span<const std::uint64_t> assigned,
-                          const std::set<std::uint64_t>& delivered, std::size_t chunks,
-                          std::set<std::uint64_t>* users) {
+namespace {
+std::string DeliveryRefusal(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
+                            ServerState& state, std::span<const std::uint64_t> assigned,
+                            const std::set<std::uint64_t>& delivered, std::size_t chunks,
+                            std::set<std::uint64_t>* users) {
   users->clear();
   if (batch.round != open_round) {
     return "wrong round: the batch is for round " + std::to_string(batch.round) +
@@ -249,6 +250,17 @@ std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round
     }
   }
   return "";
+}
+}  // namespace
+
+Status CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
+                     ServerState& state, std::span<const std::uint64_t> assigned,
+                     const std::set<std::uint64_t>& delivered, std::size_t chunks,
+                     std::set<std::uint64_t>* users) {
+  std::string why =
+      DeliveryRefusal(batch, open_round, roster, state, assigned, delivered, chunks, users);
+  if (why.empty()) return {};
+  return Error{std::move(why)};
 }
 
 ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,

@@ -89,6 +89,14 @@ std::string ServerState::Transaction(Body body) {
   return why;
 }
 
+namespace {
+// A transaction's answer as a Status: the database failed.
+Status Stored(std::string why) {
+  if (why.empty()) return {};
+  return Error{std::move(why), ErrorCode::kIo};
+}
+}  // namespace
+
 ServerState::ServerState(sqlite3* db) : db_(db) {}
 
 Result<ServerState> ServerState::Open(const std::string& path) {
@@ -183,19 +191,23 @@ ServerState& ServerState::operator=(ServerState&& o) noexcept {
   return *this;
 }
 
-std::string ServerState::BindTask(std::string_view task) {
-  return Transaction([&]() -> std::string {
+Status ServerState::BindTask(std::string_view task) {
+  bool other = false;
+  const std::string why = Transaction([&]() -> std::string {
     Statement find(db_, "SELECT bytes FROM task WHERE id = 1");
     if (!find.ok()) return Message(db_, "server state");
     if (find.Step() == SQLITE_ROW) {
-      return find.Blob(0) == task ? ""
-                                  : "this state file belongs to another task (or another "
-                                    "configuration of it); use a new --state file";
+      other = find.Blob(0) != task;
+      return other ? "this state file belongs to another task (or another configuration of it); "
+                     "use a new --state file"
+                   : "";
     }
     Statement insert(db_, "INSERT INTO task (id, bytes) VALUES (1, ?)");
     insert.BindBlob(1, task);
     return insert.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
   });
+  if (other) return Error{why, ErrorCode::kInvalidArgument};
+  return Stored(why);
 }
 
 Result<std::vector<std::string>> ServerState::IssueTokens(std::size_t count) {
@@ -295,8 +307,8 @@ Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
   return std::optional<Snapshot>(std::move(s));
 }
 
-std::string ServerState::Commit(const Snapshot& s) {
-  return Transaction([&]() -> std::string {
+Status ServerState::Commit(const Snapshot& s) {
+  return Stored(Transaction([&]() -> std::string {
     Statement put(db_,
                   "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
                   " finished, counted) VALUES (1, ?, ?, ?, ?, ?, ?, ?)");
@@ -312,13 +324,13 @@ std::string ServerState::Commit(const Snapshot& s) {
     Statement forget(db_, "DELETE FROM reports WHERE round < ?");
     forget.Bind(1, static_cast<std::int64_t>(s.round));
     return forget.ok() && forget.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
-  });
+  }));
 }
 
-std::string ServerState::RecordReports(
-    std::uint64_t round, std::span<const std::pair<std::uint64_t, std::string>> reports) {
-  if (reports.empty()) return "";
-  return Transaction([&]() -> std::string {
+Status ServerState::RecordReports(std::uint64_t round,
+                                  std::span<const std::pair<std::uint64_t, std::string>> reports) {
+  if (reports.empty()) return {};
+  return Stored(Transaction([&]() -> std::string {
     Statement& insert = hot_->insert_report;
     for (const auto& [user, bytes] : reports) {
       insert.Bind(1, static_cast<std::int64_t>(round));
@@ -327,12 +339,12 @@ std::string ServerState::RecordReports(
       if (!Run(insert)) return Message(db_, "server state");
     }
     return "";
-  });
+  }));
 }
 
-std::string ServerState::Withdraw(std::span<const std::uint64_t> users) {
-  if (users.empty()) return "";
-  return Transaction([&]() -> std::string {
+Status ServerState::Withdraw(std::span<const std::uint64_t> users) {
+  if (users.empty()) return {};
+  return Stored(Transaction([&]() -> std::string {
     Statement insert(db_, "INSERT OR IGNORE INTO withdrawn (user) VALUES (?)");
     if (!insert.ok()) return Message(db_, "server state");
     for (const std::uint64_t user : users) {
@@ -340,7 +352,7 @@ std::string ServerState::Withdraw(std::span<const std::uint64_t> users) {
       if (!Run(insert)) return Message(db_, "server state");
     }
     return "";
-  });
+  }));
 }
 
 Result<std::vector<std::uint64_t>> ServerState::Withdrawn() const {

@@ -536,7 +536,7 @@ TEST_F(FedSelDeployTest, ADamagedSnapshotIsRefusedWithItsReason) {
     std::filesystem::remove(Path("server.sqlite"));
     {
       auto state = State();
-      ASSERT_EQ(state.Commit(c.snapshot), "");
+      ASSERT_TRUE(state.Commit(c.snapshot).ok());
     }
     const auto made = FedSelCoordinator::Create(spec_, {}, State());
     ASSERT_FALSE(made.ok()) << c.expected;
@@ -546,7 +546,7 @@ TEST_F(FedSelDeployTest, ADamagedSnapshotIsRefusedWithItsReason) {
   std::filesystem::remove(Path("server.sqlite"));
   {
     auto state = State();
-    ASSERT_EQ(state.Commit({40, 2, spec_.users, order, good_weights, true, 0}), "");
+    ASSERT_TRUE(state.Commit({40, 2, spec_.users, order, good_weights, true, 0}).ok());
   }
   EXPECT_TRUE(FedSelCoordinator::Create(spec_, {}, State()).ok());
 }

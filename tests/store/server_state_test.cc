@@ -61,20 +61,20 @@ TEST_F(ServerStateTest, EachStateFileHasItsOwnDeploymentIdentityForLife) {
 TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) {
   {
     auto state = ServerState::Open(path_).value();
-    EXPECT_EQ(state.BindTask("task-A"), "");
+    EXPECT_TRUE(state.BindTask("task-A").ok());
     EXPECT_FALSE(state.Load().value());
-    ASSERT_EQ(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false}), "");
+    ASSERT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false}).ok());
     const std::vector<std::pair<std::uint64_t, std::string>> reports = {{2, "x"},
                                                                         {0, std::string(2, '\0')}};
-    ASSERT_EQ(state.RecordReports(3, reports), "");
+    ASSERT_TRUE(state.RecordReports(3, reports).ok());
     // A report recorded twice for one (round, user) is refused as a whole batch.
     const std::vector<std::pair<std::uint64_t, std::string>> again = {{1, "y"}, {2, "z"}};
-    EXPECT_NE(state.RecordReports(3, again), "");
+    EXPECT_EQ(state.RecordReports(3, again).code(), ErrorCode::kIo);  // the database refused
     EXPECT_EQ(state.Reports(3).size(), 2u);
   }
   auto state = ServerState::Open(path_).value();
-  EXPECT_EQ(state.BindTask("task-A"), "");
-  EXPECT_NE(state.BindTask("task-B"), "");
+  EXPECT_TRUE(state.BindTask("task-A").ok());
+  EXPECT_EQ(state.BindTask("task-B").code(), ErrorCode::kInvalidArgument);  // the wrong file
   const auto s = state.Load().value().value();
   EXPECT_EQ(s.round, 3u);
   EXPECT_EQ(s.position, 30u);
@@ -83,7 +83,7 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
   const auto reports = state.Reports(3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(reports[1].second, std::string(2, '\0'));
-  ASSERT_EQ(state.Commit({4, 0, 40, {2, 0, 1}, {0.0, 0.0}, false}), "");
+  ASSERT_TRUE(state.Commit({4, 0, 40, {2, 0, 1}, {0.0, 0.0}, false}).ok());
   EXPECT_TRUE(state.Reports(3).empty());
 }
 
@@ -107,9 +107,9 @@ TEST_F(ServerStateTest, ADamagedFileIsAClearErrorNotAFreshState) {
   auto write_state = [&] {
     std::filesystem::remove(path_);
     auto state = ServerState::Open(path_).value();
-    EXPECT_EQ(state.BindTask("task-A"), "");
+    EXPECT_TRUE(state.BindTask("task-A").ok());
     EXPECT_TRUE(state.IssueTokens(50).ok());  // a few pages
-    EXPECT_EQ(state.Commit({3, 0, 30, {2, 0, 1}, std::vector<double>(600, 0.5), false}), "");
+    EXPECT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, std::vector<double>(600, 0.5), false}).ok());
   };
   auto overwrite = [&](std::size_t offset, std::size_t bytes) {
     std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);

@@ -70,8 +70,8 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
                          std::span<const std::uint64_t> users, std::uint64_t task_users,
                          std::set<std::uint64_t>& withdrawn, std::string* line);
 // The users withdrawn in `state`, into `withdrawn`; "" or why they are unusable.
-std::string LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
-                          std::set<std::uint64_t>& withdrawn);
+Status LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
+                     std::set<std::uint64_t>& withdrawn);
 
 // ---- The shuffler's side of a server (LDP-FL, and FedSel with --shuffle).
 
@@ -175,11 +175,11 @@ Status CheckVouch(const Access& access, std::uint64_t user, std::uint64_t round,
 // it is for the open round, every contributor is a user of the client its
 // token names, drawn for the round (`assigned`, sorted), delivered neither
 // before nor twice, and every one of `chunks` chunks holds one piece per
-// contributor. "" with the users in *users, or the refusal.
-std::string CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
-                          ServerState& state, std::span<const std::uint64_t> assigned,
-                          const std::set<std::uint64_t>& delivered, std::size_t chunks,
-                          std::set<std::uint64_t>* users);
+// contributor. OK with the users in *users, or the refusal.
+Status CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Roster& roster,
+                     ServerState& state, std::span<const std::uint64_t> assigned,
+                     const std::set<std::uint64_t>& delivered, std::size_t chunks,
+                     std::set<std::uint64_t>* users);
 
 // The open round as the shuffler sees it: `done(u)` is true for users
 // delivered or withdrawn.

@@ -41,9 +41,13 @@ class ServerState {
   ServerState(ServerState&&) noexcept;
   ServerState& operator=(ServerState&&) noexcept;
 
+  // Every write returns OK, or why it failed (and then nothing was written):
+  // kIo when the database failed, kInvalidArgument when the request is wrong
+  // for this file.
+
   // The task (opaque bytes, a serialized fedldp.v1.Task): stored on the first
   // call; later calls must pass the same bytes (a state file serves one task).
-  std::string BindTask(std::string_view task);
+  Status BindTask(std::string_view task);
 
   // Drawn (libsodium's generator) when the file is created and never
   // changed: what makes the task's name unique to this deployment in every
@@ -82,16 +86,16 @@ class ServerState {
   // (a damaged file), never taken for a fresh start.
   Result<std::optional<Snapshot>> Load() const;
   // Stores the snapshot and forgets the reports of earlier rounds, atomically.
-  std::string Commit(const Snapshot& snapshot);
+  Status Commit(const Snapshot& snapshot);
 
   // Accepted reports of the open round, recorded before they are acknowledged.
-  std::string RecordReports(std::uint64_t round,
-                            std::span<const std::pair<std::uint64_t, std::string>> reports);
+  Status RecordReports(std::uint64_t round,
+                       std::span<const std::pair<std::uint64_t, std::string>> reports);
   std::vector<std::pair<std::uint64_t, std::string>> Reports(std::uint64_t round) const;
 
   // Users whose clients said their budget is spent: they will not report
   // again in this task (recorded before the client hears it is done).
-  std::string Withdraw(std::span<const std::uint64_t> users);
+  Status Withdraw(std::span<const std::uint64_t> users);
   Result<std::vector<std::uint64_t>> Withdrawn() const;  // sorted
 
  private:
