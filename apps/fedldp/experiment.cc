@@ -32,6 +32,11 @@ void ReplaceOut(const std::string& path, const std::string& text) {
   }
 }
 
+void ThrowFailure(ErrorCode code, const std::string& message) {
+  if (code == ErrorCode::kIo) throw std::runtime_error(message);
+  throw UsageError(message);
+}
+
 void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log) {
   auto drawn = WriteFigure(figure, dir);
   if (!drawn.ok()) throw std::runtime_error(drawn.error());

@@ -26,6 +26,11 @@ void AppendOut(const std::string& path, const std::string& line);
 // run killed midway, sees the old file or the new one, never a part.
 void ReplaceOut(const std::string& path, const std::string& text);
 
+// A library run's failure as the CLI's exit: a file that cannot be written
+// midway (ErrorCode::kIo) is a failure, exit 1; anything else (the data, the
+// configuration) is the user's to fix, exit 2.
+[[noreturn]] void ThrowFailure(ErrorCode code, const std::string& message);
+
 // Writes `figure` into `dir` (sim/figure.h); throws if its data cannot be
 // written, says on `log` why the images were not rendered.
 void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log);

@@ -106,10 +106,7 @@ int RunReproduceFedSel(const FedSelReproductionConfig& given, std::ostream& out,
   auto result = ReproduceFedSel(config, observer, stop.token());
   bar.reset();
   if (!result.ok()) {
-    // A file that cannot be written midway is a failure (exit 1); the data
-    // and the configuration are the user's to fix (exit 2).
-    if (result.code() == ErrorCode::kIo) throw std::runtime_error(result.error());
-    throw UsageError(result.error() + DataDirHint(result.error()));
+    ThrowFailure(result.code(), result.error() + DataDirHint(result.error()));
   }
   if (result->stopped) {
     err << "stopped: the configurations that finished are in " << config.out << "/runs.jsonl"

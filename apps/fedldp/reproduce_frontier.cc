@@ -77,8 +77,7 @@ int RunReproduceFrontier(const FrontierReproductionConfig& given, std::ostream& 
   StopOnSignal stop;
   auto result = ReproduceFrontier(config, observer, stop.token());
   if (!result.ok()) {
-    if (result.code() == ErrorCode::kIo) throw std::runtime_error(result.error());
-    throw UsageError(result.error() + DataDirHint(result.error()));
+    ThrowFailure(result.code(), result.error() + DataDirHint(result.error()));
   }
   if (result->stopped) {
     err << "stopped after " << result->frontier.rows.size()

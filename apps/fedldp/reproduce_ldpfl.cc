@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "deploy_util.h"
+#include "experiment.h"
 #include "fedldp/sim/ldpfl_reproduction.h"
 #include "progress.h"
 
@@ -107,12 +108,7 @@ int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, 
   StopOnSignal stop;
   auto result = ReproduceLdpFl(config, observer, stop.token());
   bar.reset();
-  if (!result.ok()) {
-    // The data and the configuration are the user's to fix (exit 2); a file
-    // that cannot be written midway is a failure (exit 1).
-    if (result.code() == ErrorCode::kIo) throw std::runtime_error(result.error());
-    throw UsageError(result.error());
-  }
+  if (!result.ok()) ThrowFailure(result.code(), result.error());
   const LdpFlReproduction& r = *result;
   if (r.stopped) {
     err << "stopped: " << r.trained << " run(s) trained now, every finished run is in "
