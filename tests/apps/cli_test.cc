@@ -22,6 +22,7 @@
 #include "fedldp/store/server_state.h"
 #include "fedldp/vector/vector_randomizer.h"
 #include "testing/processes.h"
+#include "testing/temp_dir.h"
 #include "testing/torchscript.h"
 
 namespace fedldp::cli {
@@ -1050,12 +1051,7 @@ TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
   const auto r = Fedldp(
       {"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_DATASETS});
   ASSERT_EQ(r.code, 0) << r.err;
-  auto lines = [](const std::string& path) {
-    std::ifstream in(path);
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);) ++n;
-    return n;
-  };
+  const auto lines = testing::LineCount;
   // Table 3: 8 rows x (np, pm, uniform-pm, 3 x 2 selectors); the figures add
   // their runs.
   EXPECT_GT(lines(dir + "/runs.jsonl"), 8u * 9);
@@ -1075,12 +1071,7 @@ TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
 TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
   const std::string dir = Scratch("reproduce_ldpfl_test");
   std::filesystem::remove_all(dir);
-  auto lines = [](const std::string& path) {
-    std::ifstream in(path);
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);) ++n;
-    return n;
-  };
+  const auto lines = testing::LineCount;
   std::vector<std::string> args = {"reproduce", "ldpfl", "--quick", "--out", dir};
 #if FEDLDP_SANITIZED
   // One round instead of 3 under the sanitizers, where the 9 runs took 446 s:

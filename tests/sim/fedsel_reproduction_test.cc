@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <stop_token>
 
 #include "testing/temp_dir.h"
@@ -16,13 +15,6 @@ namespace fedldp {
 namespace {
 
 using FedSelReproductionTest = testing::TempDirTest;
-
-std::size_t Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
-}
 
 TEST_F(FedSelReproductionTest, ValidateSaysWhatIsWrongAndARefusalTouchesNothing) {
   FedSelReproductionConfig c;
@@ -64,7 +56,7 @@ TEST_F(FedSelReproductionTest, AStopAfterTheFirstRowKeepsItsRunsAndWritesNoTable
   EXPECT_NE(summary.find("eps = 2, gradients clip, 1 x 2-fold CV"), std::string::npos) << summary;
   EXPECT_FALSE(table);
   // The row's nine configurations: np, pm, uniform-pm and {exp, pe, ps}-pm(-c).
-  EXPECT_EQ(Lines(c.out + "/runs.jsonl"), 9u);
+  EXPECT_EQ(testing::LineCount(c.out + "/runs.jsonl"), 9u);
   EXPECT_FALSE(std::filesystem::exists(c.out + "/table3.md"));
   EXPECT_TRUE(r->table3.empty());
   EXPECT_TRUE(r->figures.empty());

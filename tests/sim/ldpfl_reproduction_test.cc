@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <stop_token>
 
 #include "testing/temp_dir.h"
@@ -15,13 +14,6 @@ namespace fedldp {
 namespace {
 
 using LdpFlReproductionTest = testing::TempDirTest;
-
-std::size_t Lines(const std::string& path) {
-  std::ifstream in(path);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
-}
 
 LdpFlReproductionConfig Quick(const std::string& out) {
   LdpFlReproductionConfig c;
@@ -77,7 +69,7 @@ TEST_F(LdpFlReproductionTest, AStopKeepsTheFinishedRunsAndResumeTrainsTheRest) {
   EXPECT_EQ(finished, 2u);
   EXPECT_EQ(rounds_seen, 2u);  // one round per run
   EXPECT_NE(summary.find("mnist (6000 train, 1000 test)"), std::string::npos) << summary;
-  EXPECT_EQ(Lines(dir + "/runs.jsonl"), 2u);
+  EXPECT_EQ(testing::LineCount(dir + "/runs.jsonl"), 2u);
   EXPECT_FALSE(std::filesystem::exists(dir + "/table1.md"));  // nothing half-done
 
   // Resumed, it trains the three runs left and writes the table.
@@ -98,8 +90,8 @@ TEST_F(LdpFlReproductionTest, AStopKeepsTheFinishedRunsAndResumeTrainsTheRest) {
   EXPECT_EQ(rest->resumed, 2u);
   EXPECT_EQ(rest->trained, 3u);
   EXPECT_EQ(finished, 3u);
-  EXPECT_EQ(Lines(dir + "/runs.jsonl"), 5u);
-  EXPECT_EQ(Lines(dir + "/table1.csv"), 3u);
+  EXPECT_EQ(testing::LineCount(dir + "/runs.jsonl"), 5u);
+  EXPECT_EQ(testing::LineCount(dir + "/table1.csv"), 3u);
   EXPECT_NE(rest->table1.find("| 5 | "), std::string::npos) << rest->table1;
   EXPECT_EQ(rest->privacy.size(), 2u);  // eps 5 and 10 at n = 10
   EXPECT_TRUE(std::filesystem::exists(dir + "/privacy.md"));

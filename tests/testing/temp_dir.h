@@ -7,9 +7,19 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace fedldp::testing {
+
+// The lines of a text file (0 if it cannot be read): how many records a
+// .jsonl or .csv holds.
+inline std::size_t LineCount(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
 
 class TempDirTest : public ::testing::Test {
  protected:
