@@ -144,44 +144,10 @@ std::string Pct(double x) {
   return s.str();
 }
 
-// The shuffler's token: read, or created (mode 0600) when the file is absent.
-std::string ShufflerToken(const std::string& path,
-                          const std::function<void(const std::string&)>& log) {
-  if (path.empty()) {
-    throw UsageError("the shuffler needs --shuffler-token-file (created if absent)");
-  }
-  if (std::filesystem::exists(path)) return ReadToken(path, "--shuffler-token-file");
-  SecureRng rng;
-  std::ostringstream hex;
-  for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
-  if (Status s = WriteFileAtomically(path, hex.str() + "\n", 0600); !s.ok()) {
-    throw UsageError(s.error());
-  }
-  log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
-  return hex.str();
-}
-
-ServerKeys Keys(const std::string& secret_path,
-                const std::function<void(const std::string&)>& log) {
-  const std::string public_path = secret_path + ".pub";
-  if (std::filesystem::exists(secret_path)) {
-    auto keys = ServerKeys::Load(public_path, secret_path);
-    if (!keys.ok()) throw UsageError(keys.error());
-    return std::move(keys).value();
-  }
-  ServerKeys keys = ServerKeys::Generate();
-  if (Status s = keys.Save(public_path, secret_path); !s.ok()) throw UsageError(s.error());
-  log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
-  return keys;
-}
-
 std::string ReadToken(const std::string& path, const char* flag) {
-  std::ifstream f(path);
-  std::string token;
-  if (!f || !std::getline(f, token) || token.empty()) {
-    throw UsageError(std::string(flag) + ": cannot read a token from " + path);
-  }
-  return token;
+  auto token = ReadTokenFile(path);
+  if (!token.ok()) throw UsageError(std::string(flag) + ": " + token.error());
+  return std::move(token).value();
 }
 
 void SetupEnrol(CLI::App& app, EnrolOptions& o) {
@@ -330,6 +296,34 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
 }
 
+// The options both protocols' servers share, into the library's config.
+ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task) {
+  ServeConfig s;
+  s.state = o.state;
+  s.address = o.address;
+  s.tls.certificate = o.tls_cert;
+  s.tls.key = o.tls_key;
+  s.tls.insecure = o.insecure;
+  s.task = o.task.empty() ? default_task : o.task;
+  s.users = o.users;
+  s.policy.deadline = std::chrono::milliseconds(o.deadline_ms);
+  s.policy.stale_after = std::chrono::milliseconds(o.stale_ms);
+  s.policy.retry = std::chrono::milliseconds(o.poll_ms);
+  s.policy.min_participation = o.min_participation;
+  s.key_file = o.key_file;
+  s.shuffler_token_file = o.shuffler_token_file;
+  return s;
+}
+
+ServeObserver ServeLog(std::ostream& err) {
+  ServeObserver observer;
+  observer.log = [&err](const std::string& line) {
+    err << Stamp() << " serve: " << line << std::endl;
+  };
+  observer.privacy = [&err](const std::string& statement) { err << statement; };
+  return observer;
+}
+
 int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   CheckOut(given.out);
   if (given.tls_cert.empty() != given.tls_key.empty()) {
@@ -358,13 +352,14 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (o.eval_rows.empty()) o.eval_rows = "32561:";
   const Dataset data = LoadData(o.dataset, o.data_dir);
   const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
-  FedSelTaskSpec spec;
-  spec.id = o.task.empty() ? "fedsel-" + o.dataset : o.task;
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
-  FedSelConfig& c = spec.config;
+  FedSelServeConfig config;
+  config.serve = ServeCommon(o, "fedsel-" + o.dataset);
+  config.central_delta = o.central_delta;
   // The variant's defaults (vector variants: the tuned lr, m / N and clip),
   // then the options given. The deployment serves the last iterate.
+  FedSelConfig& c = config.config;
   c = DefaultFedSelConfig(o.variant);
   c.tail_average = 0;
   const auto variant = ParseFedSelVariant(o.variant);
@@ -382,136 +377,16 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   c.lambda = o.lambda;
   c.sample_clients = o.sample_clients;
   c.shuffle = o.shuffle;
-  if (o.shuffle && o.sample_clients) {
-    throw UsageError(
-        "--shuffle with --sample-clients: the server would draw the sample, and amplification "
-        "by sampling needs it hidden from the server; use one or the other");
-  }
-  if (!o.shuffle && (!o.shuffler_token_file.empty() || !o.key_file.empty())) {
-    throw UsageError("--shuffler-token-file and --key-file go with --shuffle");
-  }
-  spec.users = o.users;
-  spec.dimension = data.dimension;
-  RoundPolicy policy;
-  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
-  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
-  policy.retry = std::chrono::milliseconds(o.poll_ms);
-  policy.min_participation = o.min_participation;
 
-  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
-  // Everything is checked before the task is written into the state file:
-  // a bad option must not bind a state to a task it cannot serve.
-  if (o.shuffle && o.shuffler_token_file.empty()) {
-    throw UsageError("--shuffle needs --shuffler-token-file (created if absent)");
-  }
-  // Checked with the key's place held, before any key file is made.
-  if (o.shuffle) spec.public_key.assign(32, '\0');
-  if (Status why = FedSelCoordinator::Check(spec, policy); !why.ok()) throw UsageError(why.error());
-  ServerKeys keys;
-  std::string shuffler_token;
-  if (o.shuffle) {
-    keys = Keys(o.key_file.empty() ? o.state + ".key" : o.key_file, log);
-    shuffler_token = ShufflerToken(o.shuffler_token_file, log);
-    spec.public_key = keys.public_key;
-  }
-  auto opened = ServerState::Open(o.state);
-  if (!opened.ok()) throw UsageError(opened.error());
-  ServerState state = std::move(opened).value();
-  spec.deployment = state.deployment();
-  if (Status s = state.BindTask(EncodeTask(spec)); !s.ok()) throw UsageError(s.error());
-  if (state.tokens() == 0) {
-    throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +
-                     o.state + " --count N first");
-  }
-  const double majority = data.Subset(eval).MajorityRate();
-  PendingModels pending;
-  const auto evaluate = [&](std::uint64_t epoch, const std::vector<double>& w) {
-    log("epoch " + std::to_string(epoch) + ": accuracy " +
-        Pct(LinearModel::Accuracy(w, data, eval)) + " on rows " + o.eval_rows +
-        " (majority class " + Pct(majority) + ")");
-  };
-  auto coordinator = FedSelCoordinator::Create(
-      spec, policy, std::move(state), log,
-      [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); }, keys);
-  if (!coordinator.ok()) throw UsageError(coordinator.error());
-  FedSelCoordinator& coord = **coordinator;
-  TlsFiles tls;
-  tls.certificate = o.tls_cert;
-  tls.key = o.tls_key;
-  tls.insecure = o.insecure;
-  CatchSignals();
-  // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
-  if (!server.ok()) throw UsageError(server.error());
-  if (o.shuffle) {
-    // The simulator's statement (train --shuffle): the same accountant, on
-    // the same plan.
-    const RunPrivacyConfig account = FedSelRunPrivacy(coord.plan(), c, o.central_delta);
-    auto accounted = AccountRun(account);
-    if (!accounted.ok()) throw UsageError("the accountant: " + accounted.error());
-    log("task " + spec.id + ": " + c.variant + ", each report sealed whole to the server's key " +
-        "and handed to the shuffler; rounds of at least " +
-        std::to_string(coord.plan().smallest_round) + " reports");
-    err << "privacy (fedldp account run " << AccountRunArguments(account)
-        << "; one report per user and round):\n"
-        << DescribeRunPrivacy(*accounted);
-  } else if (vector) {
-    std::ostringstream line;
-    line << "task " << spec.id << ": " << c.variant << " on the whole gradient (l2 clip " << c.clip
-         << "), eps " << coord.plan().ReportEpsilon() << " per report, " << c.epochs
-         << " report(s) per user: eps " << c.epsilon << " in all";
-    log(line.str());
-  } else {
-    log("task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
-  }
-  log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
-      (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
-  std::uint64_t shown_round = 0;
-  auto last_show = std::chrono::steady_clock::now();
-  std::optional<std::chrono::steady_clock::time_point> training_start;
-  double cpu_at_start = 0;
-  while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    pending.Drain(evaluate);
-    const auto s = coord.stats();
-    const auto now = std::chrono::steady_clock::now();
-    if (s.started && !training_start) {
-      training_start = now;
-      cpu_at_start = ProcessCpuSeconds();
-    }
-    if (s.started && s.round != shown_round && now - last_show > std::chrono::seconds(5)) {
-      log("round " + std::to_string(s.round) + " (epoch " + std::to_string(s.epoch + 1) + "), " +
-          std::to_string(s.accepted) + " reports accepted, " + std::to_string(s.rejected) +
-          " rejected");
-      shown_round = s.round;
-      last_show = now;
-    }
-  }
-  pending.Drain(evaluate);
-  const auto s = coord.stats();
-  const double seconds =
-      training_start
-          ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *training_start)
-                .count()
-          : 0;
-  const double cpu_seconds = training_start ? ProcessCpuSeconds() - cpu_at_start : 0;
-  if (s.finished) {
-    // Let the clients hear that the task is over before the server goes.
-    std::this_thread::sleep_for(policy.stale_after);
-  }
-  (*server)->Shutdown();
-  if ((*server)->failed()) {
-    err << "serve: failed: the state could not be saved; start again to resume\n";
-    return 1;
-  }
-  if (!s.finished) {
-    log("stopped at round " + std::to_string(s.round) + "; start again to resume");
-    return 0;
-  }
-  const double accuracy = LinearModel::Accuracy(coord.weights(), data, eval);
-  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy " << Pct(accuracy)
-      << " (majority class " << Pct(majority) << "), " << s.round << " rounds, "
-      << s.rounds_without_update << " without update, " << s.counted << " reports counted\n";
+  StopOnSignal stop;
+  auto served = ServeFedSel(config, data, eval, ServeLog(err), stop.token());
+  if (!served.ok()) ThrowFailure(served.code(), served.error());
+  const ServeSummary& s = *served;
+  if (!s.finished) return 0;
+  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy " << Pct(s.accuracy)
+      << " (majority class " << Pct(s.majority) << "), " << s.rounds << " rounds, "
+      << s.rounds_without_update << " without update, " << s.reports_counted
+      << " reports counted\n";
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
     f["command"] = "serve";
@@ -520,18 +395,17 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
     f["variant"] = c.variant;
     f["epsilon"] = c.epsilon;
     f["epochs"] = c.epochs;
-    f["users"] = spec.users;
-    f["accuracy"] = Percent(accuracy);
-    f["majority"] = Percent(majority);
-    f["rounds"] = s.round;
+    f["users"] = config.serve.users;
+    f["accuracy"] = Percent(s.accuracy);
+    f["majority"] = Percent(s.majority);
+    f["rounds"] = s.rounds;
     f["rounds_without_update"] = s.rounds_without_update;
-    f["reports_counted"] = s.counted;
-    f["accepted_here"] = s.accepted;
-    f["training_seconds"] = seconds;
-    f["training_cpu_seconds"] = cpu_seconds;
+    f["reports_counted"] = s.reports_counted;
+    f["accepted_here"] = s.accepted_here;
+    f["training_seconds"] = s.training_seconds;
+    f["training_cpu_seconds"] = s.training_cpu_seconds;
     AppendOut(o.out, f.dump() + "\n");
   }
-
   return 0;
 }
 

@@ -22,18 +22,6 @@
 #include "fedldp/random/secure_rng.h"
 
 namespace fedldp::cli {
-namespace {
-
-double Accuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const Dataset& test) {
-  auto net = NeuralNet::Create(spec.config.arch, 0).value();
-  net.SetInputStandardization(spec.input_mean, spec.input_sd);
-  const std::vector<float> f(w.begin(), w.end());
-  net.SetWeights(f);
-  return net.Accuracy(test);
-}
-
-}  // namespace
-
 int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const std::string dataset = o.dataset.empty() ? "mnist" : o.dataset;
   if (dataset != "mnist" && dataset != "fmnist") {
@@ -42,16 +30,24 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (o.perturb == "updates" && o.range != "fixed") {
     throw UsageError("--perturb updates takes --range fixed");
   }
-  auto log = [&err](const std::string& line) { err << Stamp() << " serve: " << line << std::endl; };
+  if (o.shuffler_token_file.empty()) {
+    throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
+  }
+  if (o.clip && o.randomizer == "twopoint") {
+    throw UsageError("--clip applies to the vector randomizers (--randomizer privunitg, ...)");
+  }
+  if (o.randomizer != "twopoint" && o.perturb == "weights" && o.range == "adaptive") {
+    throw UsageError("a vector randomizer privatises the update: no --range adaptive");
+  }
   auto split = LoadImageSplit(dataset, o.data_dir);
   if (!split.ok()) throw UsageError(split.error());
   const Dataset test =
       split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
-  if (o.shuffler_token_file.empty()) {
-    throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
-  }
-  LdpFlConfig c;
+  LdpFlServeConfig config;
+  config.serve = ServeCommon(o, "ldpfl-" + dataset);
+  config.chunk = o.chunk;
+  LdpFlConfig& c = config.config;
   c.arch = "cnn";
   c.epsilon = o.epsilon.value_or(1.0);
   c.rounds = o.rounds;
@@ -64,131 +60,16 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
   c.randomizer = o.randomizer;
   c.disjoint_rounds = o.disjoint_rounds;
-  if (o.clip && c.randomizer == "twopoint") {
-    throw UsageError("--clip applies to the vector randomizers (--randomizer privunitg, ...)");
-  }
   if (o.clip) c.clip = *o.clip;
-  if (c.randomizer != "twopoint" && o.perturb == "weights" && o.range == "adaptive") {
-    throw UsageError("a vector randomizer privatises the update: no --range adaptive");
-  }
-  // The inputs' standardisation over the training rows: public constants of
-  // the dataset, announced with the task (the simulator's, for those rows).
-  RoundPolicy policy;
-  policy.deadline = std::chrono::milliseconds(o.deadline_ms);
-  policy.stale_after = std::chrono::milliseconds(o.stale_ms);
-  policy.min_participation = o.min_participation;
-  const std::string task_id = o.task.empty() ? "ldpfl-" + dataset : o.task;
-  // The task is checked (with a stand-in key) before the key pair and the
-  // shuffler's token are created: a refused serve leaves no files behind.
-  {
-    auto check = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows,
-                               std::string(32, '\0'), o.chunk);
-    if (!check.ok()) throw UsageError(check.error());
-    if (Status why = LdpFlCoordinator::Check(*check, policy); !why.ok())
-      throw UsageError(why.error());
-  }
-  const std::string key_file = o.key_file.empty() ? o.state + ".key" : o.key_file;
-  ServerKeys keys = Keys(key_file, log);
-  const std::string shuffler_token = ShufflerToken(o.shuffler_token_file, log);
-  auto made = MakeLdpFlTask(task_id, c, o.users, split->train, train_rows, keys.public_key,
-                            o.chunk);
-  if (!made.ok()) throw UsageError(made.error());
-  LdpFlTaskSpec spec = std::move(made).value();
-  SecureRng rng;
-  auto net = NeuralNet::Create(c.arch, rng());
-  if (!net.ok()) throw UsageError(net.error());
-  const std::vector<float> init = net->GetWeights();
 
-  auto opened = ServerState::Open(o.state);
-  if (!opened.ok()) throw UsageError(opened.error());
-  ServerState state = std::move(opened).value();
-  spec.deployment = state.deployment();
-  if (Status s = state.BindTask(EncodeLdpFlTask(spec)); !s.ok()) {
-    throw UsageError(s.error() + " (the state file was made for another task or key)");
-  }
-  if (state.tokens() == 0) {
-    throw UsageError("no client is enrolled in " + o.state + ": run fedldp enrol --state " +
-                     o.state + " --count N first");
-  }
-  const double majority = test.MajorityRate();
-  PendingModels pending;
-  std::uint64_t evaluated_round = 0;
-  double last_accuracy = 0;
-  const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
-    last_accuracy = Accuracy(spec, w, test);
-    evaluated_round = round;
-    log("round " + std::to_string(round) + " of " + std::to_string(c.rounds) + ": accuracy " +
-        Pct(last_accuracy) + " on " + std::to_string(test.size()) + " test rows (majority class " +
-        Pct(majority) + ")");
-  };
-  auto coordinator = LdpFlCoordinator::Create(
-      spec, policy, std::move(state), keys, std::vector<double>(init.begin(), init.end()), log,
-      [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); });
-  if (!coordinator.ok()) throw UsageError(coordinator.error());
-  LdpFlCoordinator& coord = **coordinator;
-  TlsFiles tls;
-  tls.certificate = o.tls_cert;
-  tls.key = o.tls_key;
-  tls.insecure = o.insecure;
-  CatchSignals();
-  // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, o.address, tls, shuffler_token);
-  if (!server.ok()) throw UsageError(server.error());
-  if (spec.vector()) {
-    // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
-    // reports; the server draws the users, so no amplification by sampling.
-    RunPrivacyConfig account;
-    account.local_epsilon = c.epsilon;
-    account.rounds = spec.reports_per_user();
-    account.shuffle = true;
-    account.reports_per_round = spec.per_round();
-    account.delta = c.delta;
-    auto accounted = AccountRun(account);
-    if (!accounted.ok()) throw UsageError("the accountant: " + accounted.error());
-    std::ostringstream line;
-    line << "task " << spec.id << ": " << c.randomizer << " on the whole update (l2 clip " << c.clip
-         << "), " << spec.weights() << " weights in " << spec.chunks().size()
-         << " sealed pieces per report; eps " << c.epsilon
-         << " per report without trusting the shuffler";
-    log(line.str());
-    err << "privacy (fedldp account run " << AccountRunArguments(account) << "; at most "
-        << spec.reports_per_user() << " report(s) per user)"
-        << ":\n"
-        << DescribeRunPrivacy(*accounted);
-  } else {
-    const auto privacy =
-        AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
-    log("task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
-        std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
-        std::to_string(c.epsilon) + " per weight, so d eps = " +
-        std::to_string(spec.ReportEpsilon()) + " per report without trusting the shuffler");
-    err << DescribeLdpFlPrivacy(privacy);
-  }
-  log("listening on " + o.address + (tls.enabled() ? " (TLS)" : "") +
-      (coord.stats().started ? "" : "; waiting for " + std::to_string(spec.users) + " users"));
-  while (!g_stop.load() && !(*server)->failed() && !coord.stats().finished) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    pending.Drain(evaluate);
-  }
-  pending.Drain(evaluate);
-  const auto s = coord.stats();
-  if (s.finished) std::this_thread::sleep_for(policy.stale_after);  // let everyone hear it
-  (*server)->Shutdown();
-  if ((*server)->failed()) {
-    err << "serve: failed: the state could not be saved; start again to resume\n";
-    return 1;
-  }
-  if (!s.finished) {
-    log("stopped after " + std::to_string(s.round) + " rounds; start again to resume");
-    return 0;
-  }
-  // The last round's model was evaluated as it closed, unless this start
-  // found the task already finished.
-  const double accuracy =
-      evaluated_round == s.round ? last_accuracy : Accuracy(spec, coord.weights(), test);
-  out << "deployed LDP-FL on " << dataset << ": accuracy " << Pct(accuracy) << " (majority class "
-      << Pct(majority) << "), " << s.round << " rounds, " << s.rounds_without_update
-      << " without update, " << s.counted << " reports counted, " << s.pieces_rejected
+  StopOnSignal stop;
+  auto served = ServeLdpFl(config, split->train, train_rows, test, ServeLog(err), stop.token());
+  if (!served.ok()) ThrowFailure(served.code(), served.error());
+  const ServeSummary& s = *served;
+  if (!s.finished) return 0;
+  out << "deployed LDP-FL on " << dataset << ": accuracy " << Pct(s.accuracy) << " (majority class "
+      << Pct(s.majority) << "), " << s.rounds << " rounds, " << s.rounds_without_update
+      << " without update, " << s.reports_counted << " reports counted, " << s.pieces_rejected
       << " pieces rejected\n";
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
@@ -198,17 +79,16 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     f["dataset"] = dataset;
     f["randomizer"] = c.randomizer;
     f["epsilon"] = c.epsilon;
-    f["rounds"] = s.round;
-    f["users"] = spec.users;
-    f["accuracy"] = Percent(accuracy);
-    f["majority"] = Percent(majority);
+    f["rounds"] = s.rounds;
+    f["users"] = config.serve.users;
+    f["accuracy"] = Percent(s.accuracy);
+    f["majority"] = Percent(s.majority);
     f["rounds_without_update"] = s.rounds_without_update;
-    f["reports_counted"] = s.counted;
+    f["reports_counted"] = s.reports_counted;
     f["batches"] = s.batches;
     f["pieces_rejected"] = s.pieces_rejected;
     AppendOut(o.out, f.dump() + "\n");
   }
-
   return 0;
 }
 

@@ -2,35 +2,22 @@
 #ifndef FEDLDP_APPS_FEDLDP_DEPLOY_UTIL_H_
 #define FEDLDP_APPS_FEDLDP_DEPLOY_UTIL_H_
 
-#include <sys/resource.h>
-
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <ostream>
-#include <span>
 #include <stop_token>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "commands.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/net/serve.h"
 #include "fedldp/net/services.h"
 
 namespace fedldp::cli {
-
-// CPU time (user + system) this process has used so far, in seconds.
-inline double ProcessCpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 
 // Set by SIGTERM or SIGINT once CatchSignals ran; the loops poll it.
 extern std::atomic<bool> g_stop;
@@ -70,38 +57,10 @@ std::string Pct(double x);
 // The first line of `path`; a usage error naming `flag` if there is none.
 std::string ReadToken(const std::string& path, const char* flag);
 
-// The shuffler's token in `path`: read, or created (mode 0600) when the
-// file is absent (said in `log`).
-std::string ShufflerToken(const std::string& path,
-                          const std::function<void(const std::string&)>& log);
-// The server's key pair: `secret_path` and `secret_path`.pub, loaded, or
-// generated and saved when absent (said in `log`).
-ServerKeys Keys(const std::string& secret_path, const std::function<void(const std::string&)>& log);
-
-// Models a coordinator hands over when a round closes, evaluated later by the
-// serving loop. The coordinator's callback runs under its lock, where every
-// poll waits: evaluating there (9 s per round under ASan on MNIST) left the
-// clients unheard for that long, and the next round judged them all quiet.
-class PendingModels {
- public:
-  void Push(std::uint64_t round, std::span<const double> w) {
-    std::lock_guard lock(mu_);
-    queue_.emplace_back(round, std::vector<double>(w.begin(), w.end()));
-  }
-  // Calls fn on every model pushed since the last call, oldest first.
-  void Drain(const std::function<void(std::uint64_t, const std::vector<double>&)>& fn) {
-    std::deque<std::pair<std::uint64_t, std::vector<double>>> taken;
-    {
-      std::lock_guard lock(mu_);
-      taken.swap(queue_);
-    }
-    for (const auto& [round, w] : taken) fn(round, w);
-  }
-
- private:
-  std::mutex mu_;
-  std::deque<std::pair<std::uint64_t, std::vector<double>>> queue_;
-};
+// serve: the options both protocols share, as the library's config
+// (`default_task` when --task is not given), and the log on `err`.
+ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task);
+ServeObserver ServeLog(std::ostream& err);
 
 }  // namespace fedldp::cli
 

@@ -52,6 +52,14 @@ Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFile
 
 namespace fedldp {
 
+std::string BoundAddress(const std::string& address, int port) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || address.compare(colon + 1, std::string::npos, "0") != 0) {
+    return address;
+  }
+  return address.substr(0, colon + 1) + std::to_string(port);
+}
+
 bool IsLoopbackAddress(const std::string& address) {
   std::string host = address;
   if (host.rfind("ipv4:", 0) == 0) host = host.substr(5);

@@ -612,9 +612,9 @@ Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
   auto server = ShufflerServer::Start(core, options);
   if (!server.ok()) return Error{server.error(), server.code()};
   if (options.log) {
-    options.log("listening on " + options.address + (options.tls.enabled() ? " (TLS)" : "") +
-                "; server " + options.server + "; batches of at least " +
-                std::to_string(policy.min_batch) + " users");
+    options.log("listening on " + BoundAddress(options.address, (*server)->port()) +
+                (options.tls.enabled() ? " (TLS)" : "") + "; server " + options.server +
+                "; batches of at least " + std::to_string(policy.min_batch) + " users");
   }
   while (!stop.stop_requested() && !(*server)->finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

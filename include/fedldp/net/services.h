@@ -41,6 +41,10 @@ struct TlsFiles {
   bool enabled() const { return !certificate.empty() || !ca.empty(); }
 };
 
+// `address` with the port a server actually took: port 0 ("pick a free
+// one") replaced by `port`; any other address as it is.
+std::string BoundAddress(const std::string& address, int port);
+
 // True for 127.0.0.0/8, ::1 and localhost, with a port or not.
 bool IsLoopbackAddress(const std::string& address);
 // OK if `address` may be used with `tls` (TLS, loopback, or insecure

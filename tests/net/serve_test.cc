@@ -1,0 +1,316 @@
+// `fedldp serve` as the library runs it (net/serve.h): in process, on
+// loopback, with clients, a shuffler and a stop token of the test's own.
+#include "fedldp/net/serve.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include "fedldp/net/services.h"
+#include "testing/synthetic.h"
+#include "testing/temp_dir.h"
+
+namespace fedldp {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The port a server thread listens on, once it does.
+class PortBox {
+ public:
+  void Set(int port) {
+    std::lock_guard lock(mu_);
+    port_ = port;
+    cv_.notify_all();
+  }
+  int Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, 60s, [&] { return port_ != 0; });
+    return port_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int port_ = 0;
+};
+
+std::string Local(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+class ServeTest : public testing::TempDirTest {
+ protected:
+  FedSelServeConfig FedSel() {
+    FedSelServeConfig c;
+    c.serve.state = Path("server.sqlite");
+    c.serve.address = "127.0.0.1:0";
+    c.serve.task = "serve-test";
+    c.serve.users = data_.size();
+    c.serve.policy.retry = 5ms;
+    c.config = DefaultFedSelConfig("ps-pm");
+    c.config.tail_average = 0;
+    c.config.epsilon = 8;
+    c.config.epochs = 2;
+    c.config.batch_fraction = 0.05;  // 20 rounds per epoch
+    return c;
+  }
+  ServeObserver Observer(PortBox& port) {
+    ServeObserver o;
+    o.log = [this](const std::string& line) {
+      std::lock_guard lock(log_mu_);
+      log_ += line + "\n";
+    };
+    o.privacy = [this](const std::string& statement) {
+      std::lock_guard lock(log_mu_);
+      privacy_ += statement;
+    };
+    o.listening = [&port](int p) { port.Set(p); };
+    return o;
+  }
+  std::string Log() {
+    std::lock_guard lock(log_mu_);
+    return log_;
+  }
+
+  const Dataset data_ = testing::SmallSynthetic(400);
+  std::mutex log_mu_;
+  std::string log_, privacy_;
+};
+
+TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
+  const auto refused = [&](const FedSelServeConfig& c, const char* words) {
+    const Status why = c.Validate();
+    EXPECT_EQ(why.code(), ErrorCode::kInvalidArgument) << words;
+    EXPECT_NE(why.error().find(words), std::string::npos) << why.error();
+    const auto served = ServeFedSel(c, data_, {});
+    ASSERT_FALSE(served.ok());
+    EXPECT_EQ(served.error(), why.error());
+  };
+  EXPECT_TRUE(FedSel().Validate().ok());
+  FedSelServeConfig c = FedSel();
+  c.serve.state.clear();
+  refused(c, "state file");
+  c = FedSel();
+  c.serve.users = 0;
+  refused(c, "at least one user");
+  c = FedSel();
+  c.config.tail_average = 0.5;
+  refused(c, "last iterate");
+  c = FedSel();
+  c.config.shuffle = true;
+  refused(c, "shuffler's token file");
+  c.serve.shuffler_token_file = Path("token");
+  c.config.sample_clients = true;
+  refused(c, "--sample-clients");
+  c = FedSel();
+  c.serve.key_file = Path("key");
+  refused(c, "go with a shuffled task");
+  c = FedSel();
+  c.serve.tls.certificate = Path("cert.pem");
+  refused(c, "go together");
+  c = FedSel();
+  c.central_delta = 1;
+  refused(c, "central delta");
+  // The task itself (FedSelCoordinator::Check): 401 users of 400 rows is
+  // fine for the config, but a variant it cannot serve is not.
+  c = FedSel();
+  c.config.variant = "no-such-variant";
+  const auto served = ServeFedSel(c, data_, {});
+  ASSERT_FALSE(served.ok());
+  EXPECT_EQ(served.code(), ErrorCode::kInvalidArgument);
+  for (const char* file : {"server.sqlite", "token", "key", "key.pub", "server.sqlite.key"}) {
+    EXPECT_FALSE(std::filesystem::exists(Path(file))) << file;
+  }
+  // A valid task is bound, but nobody is enrolled: said, and nothing runs.
+  const auto nobody = ServeFedSel(FedSel(), data_, {});
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_EQ(nobody.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(nobody.error().find("no client is enrolled"), std::string::npos) << nobody.error();
+}
+
+// The whole FedSel task through ServeFedSel: two clients train it to the
+// end, every epoch's model is evaluated, and the summary counts every report
+// once; the same call on the finished state says so at once.
+TEST_F(ServeTest, FedSelClientsTrainToTheEndAndTheSummaryCountsEveryReport) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  PortBox port;
+  std::optional<Result<ServeSummary>> served;
+  std::thread server([&] { served = ServeFedSel(FedSel(), data_, {}, Observer(port)); });
+  const int p = port.Wait();
+  ASSERT_GT(p, 0);
+  std::vector<std::thread> clients;
+  std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
+  for (std::size_t i = 0; i < 2; ++i) {
+    clients.emplace_back([&, i] {
+      FedSelClientOptions o;
+      o.address = Local(p);
+      o.token = tokens[i];
+      o.ledger = Path("ledger" + std::to_string(i));
+      std::vector<std::size_t> rows(200);
+      std::iota(rows.begin(), rows.end(), 200 * i);
+      results[i] = RunFedSelClient(o, data_, rows);
+    });
+  }
+  for (auto& t : clients) t.join();
+  server.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->reports, 400u);  // 200 users, 2 epochs
+  }
+  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+  const ServeSummary& s = **served;
+  EXPECT_TRUE(s.finished);
+  EXPECT_EQ(s.rounds, 40u);
+  EXPECT_EQ(s.reports_counted, 800u);
+  EXPECT_EQ(s.accepted_here, 800u);
+  EXPECT_DOUBLE_EQ(s.majority, data_.MajorityRate());
+  EXPECT_GT(s.accuracy, s.majority + 0.05);
+  EXPECT_GT(s.training_seconds, 0);
+  const std::string log = Log();
+  EXPECT_NE(log.find("listening on 127.0.0.1:" + std::to_string(p)), std::string::npos) << log;
+  EXPECT_NE(log.find("epoch 1: accuracy"), std::string::npos) << log;
+  EXPECT_NE(log.find("epoch 2: accuracy"), std::string::npos) << log;
+
+  PortBox again;
+  const auto resumed = ServeFedSel(FedSel(), data_, {}, Observer(again));
+  ASSERT_TRUE(resumed.ok()) << resumed.error();
+  EXPECT_TRUE(resumed->finished);
+  EXPECT_EQ(resumed->reports_counted, 800u);
+  EXPECT_EQ(resumed->accepted_here, 0u);
+  EXPECT_DOUBLE_EQ(resumed->accuracy, s.accuracy);
+}
+
+// A stop while the server waits for its users ends the call with a summary
+// that is not finished; the state keeps the task, and a shuffled task's
+// key pair and token, made on the first call, are the ones the second uses.
+TEST_F(ServeTest, AStopEndsTheServerAndTheSameConfigResumes) {
+  ASSERT_TRUE(ServerState::Open(Path("server.sqlite")).value().IssueTokens(1).ok());
+  FedSelServeConfig c = FedSel();
+  c.config = DefaultFedSelConfig("privunitg");
+  c.config.tail_average = 0;
+  c.config.shuffle = true;
+  c.serve.shuffler_token_file = Path("shuffler.token");
+  for (int start = 0; start < 2; ++start) {
+    std::stop_source stop;
+    PortBox port;
+    std::optional<Result<ServeSummary>> served;
+    std::thread server(
+        [&] { served = ServeFedSel(c, data_, {}, Observer(port), stop.get_token()); });
+    EXPECT_GT(port.Wait(), 0);
+    stop.request_stop();
+    server.join();
+    ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+    EXPECT_FALSE((*served)->finished);
+    EXPECT_EQ((*served)->rounds, 0u);
+    EXPECT_NE(privacy_.find("fedldp account run"), std::string::npos) << privacy_;
+    const std::string log = Log();
+    const auto created = [&](const char* words) {
+      std::size_t n = 0;
+      for (auto at = log.find(words); at != std::string::npos; at = log.find(words, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(created("created the server's key pair"), 1u) << log;
+    EXPECT_EQ(created("created the shuffler's token"), 1u) << log;
+    EXPECT_EQ(created("start again to resume"), static_cast<std::size_t>(start + 1)) << log;
+  }
+  EXPECT_TRUE(std::filesystem::exists(Path("server.sqlite.key.pub")));
+  // Another task on this state is refused.
+  c.config.epochs = 2;
+  const auto other = ServeFedSel(c, data_, {});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.code(), ErrorCode::kInvalidArgument);
+}
+
+// LDP-FL through ServeLdpFl: clients -> shuffler (RunShuffler) -> server, to
+// the end; every round's model is evaluated on the test rows.
+TEST_F(ServeTest, LdpFlReportsPassTheShufflerToTheEnd) {
+  const Dataset train = testing::Stripes(120, 1), test = testing::Stripes(50, 2);
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  LdpFlServeConfig c;
+  c.serve.state = Path("server.sqlite");
+  c.serve.address = "127.0.0.1:0";
+  c.serve.task = "serve-ldpfl";
+  c.serve.users = 4;
+  c.serve.policy.deadline = 60s;
+  c.serve.policy.stale_after = 1s;
+  c.serve.policy.retry = 5ms;
+  c.serve.shuffler_token_file = Path("shuffler.token");
+  c.config.rounds = 2;
+  c.config.perturb_updates = true;
+  c.config.fixed_range = {0, 0.075};
+  c.chunk = 4096;
+  LdpFlServeConfig bad = c;
+  bad.config.adaptive = true;
+  EXPECT_NE(bad.Validate().error().find("fixed ranges"), std::string::npos);
+  bad = c;
+  bad.serve.shuffler_token_file.clear();
+  EXPECT_NE(bad.Validate().error().find("shuffler's token"), std::string::npos);
+
+  PortBox port;
+  std::optional<Result<ServeSummary>> served;
+  std::thread server([&] { served = ServeLdpFl(c, train, {}, test, Observer(port)); });
+  const int p = port.Wait();
+  ASSERT_GT(p, 0);
+  ShufflerServerOptions s;
+  s.address = "127.0.0.1:0";
+  s.server = Local(p);
+  s.shuffler_token = ReadTokenFile(Path("shuffler.token")).value();
+  std::stop_source shuffler_stop;
+  PortBox shuffler_port;
+  s.log = [&](const std::string& line) {
+    const std::string listening = "listening on 127.0.0.1:";
+    if (const auto at = line.find(listening); at != std::string::npos) {
+      shuffler_port.Set(std::stoi(line.substr(at + listening.size())));
+    }
+  };
+  std::optional<Result<ShufflerSummary>> shuffled;
+  std::thread shuffler(
+      [&] { shuffled = RunShuffler(s, {.min_batch = 2}, shuffler_stop.get_token()); });
+  const int sp = shuffler_port.Wait();
+  ASSERT_GT(sp, 0);
+  std::vector<std::thread> clients;
+  std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
+  for (std::size_t i = 0; i < 2; ++i) {
+    clients.emplace_back([&, i] {
+      LdpFlClientOptions o;
+      o.address = Local(p);
+      o.shuffler = Local(sp);
+      o.token = tokens[i];
+      o.ledger = Path("ledger" + std::to_string(i));
+      o.budget = 1e9;
+      std::vector<std::vector<std::size_t>> shards(2);
+      for (std::size_t u = 0; u < 2; ++u) {
+        shards[u].resize(30);
+        std::iota(shards[u].begin(), shards[u].end(), (2 * i + u) * 30);
+      }
+      results[i] = RunLdpFlClient(o, train, std::move(shards));
+    });
+  }
+  for (auto& t : clients) t.join();
+  server.join();
+  shuffler_stop.request_stop();
+  shuffler.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->reports, 4u);  // 2 users, 2 rounds
+  }
+  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+  EXPECT_TRUE((*served)->finished);
+  EXPECT_EQ((*served)->rounds, 2u);
+  EXPECT_EQ((*served)->reports_counted, 8u);
+  EXPECT_EQ((*served)->pieces_rejected, 0u);
+  EXPECT_DOUBLE_EQ((*served)->majority, test.MajorityRate());
+  const std::string log = Log();
+  EXPECT_NE(log.find("round 2 of 2: accuracy"), std::string::npos) << log;
+  EXPECT_NE(privacy_.find("per weight"), std::string::npos) << privacy_;
+  ASSERT_TRUE(shuffled && shuffled->ok());
+  EXPECT_EQ((*shuffled)->stats.forwarded, 8u);
+}
+
+}  // namespace
+}  // namespace fedldp
