@@ -487,14 +487,13 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   c.shuffler = o.shuffler;
   c.shuffler_tls.ca = o.shuffler_ca;
   c.shuffler_tls.insecure = o.insecure;
-  c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
-  CatchSignals();
+  StopOnSignal stop;
   c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +
         (o.data_file.empty() ? o.dataset : o.data_file) + "); server " + o.server +
         (o.shuffler.empty() ? "" : ", shuffler " + o.shuffler));
-  auto summary = RunFedSelClient(c, data, rows);
+  auto summary = RunFedSelClient(c, data, rows, stop.token());
   if (!summary.ok()) {
     err << "client: failed: " << summary.error() << FeaturesHint(o, summary.error()) << "\n";
     return 1;

@@ -125,14 +125,13 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
   c.tls.insecure = o.insecure;
   c.shuffler_tls.ca = o.shuffler_ca;
   c.shuffler_tls.insecure = o.insecure;
-  c.stop = [] { return g_stop.load(); };
   c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
-  CatchSignals();
+  StopOnSignal stop;
   c.log("hosting " + std::to_string(o.users) + " users on rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +
         (o.data_file.empty() ? dataset + " (training split)" : o.data_file) + "; server " +
         o.server + ", shuffler " + o.shuffler);
-  auto summary = RunLdpFlClient(c, data, std::move(shards));
+  auto summary = RunLdpFlClient(c, data, std::move(shards), stop.token());
   if (!summary.ok()) {
     err << "client: failed: " << summary.error() << FeaturesHint(o, summary.error()) << "\n";
     return 1;

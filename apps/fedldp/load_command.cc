@@ -151,7 +151,8 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       << o.clients << " clients over " << rows.size() << " users" << std::endl;
 
   std::atomic<std::size_t> failed{0}, finished{0};
-  std::atomic<bool> server_failed{false};
+  // Requested when the server fails or the run is stopped: the clients end.
+  std::stop_source stop_clients;
   std::atomic<std::uint64_t> reports{0};
   std::string first_error;
   std::mutex error_mu;
@@ -165,10 +166,9 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       c.token = tokens[i];
       c.ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
       c.give_up = std::chrono::milliseconds(120000);
-      c.stop = [&server_failed] { return g_stop.load() || server_failed.load(); };
       const std::vector<std::size_t> mine(rows.begin() + static_cast<std::ptrdiff_t>(a),
                                           rows.begin() + static_cast<std::ptrdiff_t>(b));
-      auto summary = RunFedSelClient(c, data, mine);
+      auto summary = RunFedSelClient(c, data, mine, stop_clients.get_token());
       if (!summary.ok()) {
         ++failed;
         std::lock_guard lock(error_mu);
@@ -189,10 +189,11 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     if (got == server && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       // The server failed: its clients would retry it until they give up
       // (minutes); stop them now, and say why at once (below).
-      server_failed.store(true);
+      stop_clients.request_stop();
     }
     if (got == server || (got < 0 && errno != EINTR)) break;
     if (g_stop.load() && !stopping) {
+      stop_clients.request_stop();
       ::kill(server, SIGTERM);
       stopping = true;
     }

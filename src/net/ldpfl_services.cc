@@ -436,14 +436,17 @@ ShufflerServer::~ShufflerServer() { Shutdown(); }
 // ---------------------------------------------------------------- client
 
 Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Dataset& data,
-                                           std::vector<std::vector<std::size_t>> shards) {
+                                           std::vector<std::vector<std::size_t>> shards,
+                                           std::stop_token stop) {
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
   if (!to_shuffler.ok()) return Error{to_shuffler.error()};
   auto server = pb::Coordinator::NewStub(*channel);
   auto shuffler = pb::Shuffler::NewStub(*to_shuffler);
-  Retrier connection("server " + o.address, o.stop, o.log, o.give_up);
+  if (Status why = o.Validate(); !why.ok()) return Error{why.error(), why.code()};
+  Retrier connection(
+      "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
 
   pb::JoinRequest join;
   join.set_token(o.token);
@@ -456,7 +459,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
       join);
   auto joined = session.Join();
   if (!joined.ok()) {
-    if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
+    if (stop.stop_requested()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
   }
   const std::string task_bytes = joined->task().SerializeAsString();
@@ -507,7 +510,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
         },
         "poll");
     if (!reply.ok()) {
-      if (o.stop && o.stop()) return summary;
+      if (stop.stop_requested()) return summary;
       return Error{reply.error()};
     }
     const auto wait = std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms()));
@@ -582,7 +585,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
     if (!exhausted.empty()) {
       auto withdrawn = WithdrawSpent(session, *server, o.token, exhausted, participant->users());
       if (!withdrawn.ok()) {
-        if (o.stop && o.stop()) return summary;
+        if (stop.stop_requested()) return summary;
         return Error{withdrawn.error()};
       }
       if (*withdrawn >= participant->users()) {

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -350,12 +351,26 @@ CoordinatorServer::~CoordinatorServer() { Shutdown(); }
 
 // ---------------------------------------------------------------- client
 
+Status FedSelClientOptions::Validate() const {
+  const auto invalid = [](const char* why) { return Error{why, ErrorCode::kInvalidArgument}; };
+  if (address.empty()) return invalid("the client needs the server's address host:port");
+  if (token.empty()) return invalid("the client needs a token from fedldp enrol");
+  if (ledger.empty()) return invalid("the client needs a privacy ledger file");
+  if (budget && !(*budget > 0 && std::isfinite(*budget))) {
+    return invalid("a ledger's budget is a positive number");
+  }
+  if (give_up <= std::chrono::milliseconds(0)) return invalid("give_up must be positive");
+  return Status::Ok();
+}
+
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const Dataset& data,
-                                            std::vector<std::size_t> rows) {
+                                            std::vector<std::size_t> rows, std::stop_token stop) {
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto stub = pb::Coordinator::NewStub(*channel);
-  Retrier connection("server " + o.address, o.stop, o.log, o.give_up);
+  if (Status why = o.Validate(); !why.ok()) return Error{why.error(), why.code()};
+  Retrier connection(
+      "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(rows.size());
@@ -367,7 +382,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
       join);
   auto joined = session.Join();
   if (!joined.ok()) {
-    if (o.stop && o.stop()) return FedSelClientSummary{};  // stopped before joining
+    if (stop.stop_requested()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
   }
   const std::string task_bytes = joined->task().SerializeAsString();
@@ -430,7 +445,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
         },
         "poll");
     if (!reply.ok()) {
-      if (o.stop && o.stop()) return summary;
+      if (stop.stop_requested()) return summary;
       return Error{reply.error()};
     }
     if (reply->state() == pb::PollReply::FINISHED) {
@@ -484,7 +499,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     if (!exhausted.empty()) {
       auto withdrawn = WithdrawSpent(session, *stub, o.token, exhausted, participant->users());
       if (!withdrawn.ok()) {
-        if (o.stop && o.stop()) return summary;
+        if (stop.stop_requested()) return summary;
         return Error{withdrawn.error()};
       }
       if (*withdrawn >= participant->users()) {
@@ -530,7 +545,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
         },
         "submit");
     if (!verdicts.ok()) {
-      if (o.stop && o.stop()) return summary;
+      if (stop.stop_requested()) return summary;
       return Error{verdicts.error()};
     }
     if (Clock::now() - last_log > std::chrono::seconds(5)) {

@@ -101,13 +101,15 @@ struct FedSelClientOptions {
   std::string ledger;                 // path of the privacy ledger (SQLite)
   std::optional<double> budget;       // the ledger's total; default: the task's epsilon
   TlsFiles tls;
-  std::function<bool()> stop;         // polled; true ends the client
   std::function<void(const std::string&)> log;
   std::chrono::milliseconds give_up{30000};  // server unreachable this long: fail
   // A shuffled task's (FedSel with config.shuffle; LDP-FL always): where
   // the sealed reports go, and the trust for it.
   std::string shuffler;
   TlsFiles shuffler_tls;
+  // OK, or the first thing wrong (ErrorCode::kInvalidArgument): an address,
+  // a token and a ledger are needed, a budget is positive.
+  Status Validate() const;
 };
 
 struct FedSelClientSummary {
@@ -118,13 +120,15 @@ struct FedSelClientSummary {
   bool exhausted = false;     // every user's budget is spent (and the server told)
 };
 
-// Joins, then answers rounds until the task finishes (or stop()). The local
+// Joins, then answers rounds until the task finishes or a stop is requested
+// on `stop` (then the summary is not finished). The local
 // users are `rows` of `data`. A shuffled task's reports are sealed to the
 // server's key and handed to `options.shuffler` (required then, refused
 // otherwise); one the server has not received is handed over again, with
 // the recorded bytes at no new cost, while the round lasts.
-Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& options,
-                                            const Dataset& data, std::vector<std::size_t> rows);
+Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& options, const Dataset& data,
+                                            std::vector<std::size_t> rows,
+                                            std::stop_token stop = {});
 
 // ---------------------------------------------------------------- LDP-FL
 
@@ -178,7 +182,8 @@ struct LdpFlClientOptions : FedSelClientOptions {
 // pieces, at no new cost) while the round lasts, so a shuffler that dies
 // loses nothing that can still count.
 Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& options, const Dataset& data,
-                                           std::vector<std::vector<std::size_t>> shards);
+                                           std::vector<std::vector<std::size_t>> shards,
+                                           std::stop_token stop = {});
 
 }  // namespace fedldp
 
