@@ -200,8 +200,7 @@ void Print(const Row& r, bool json, std::ostream& out) {
 int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
   if (o.k < 1 || o.k > o.d) throw UsageError("--k must be in [1, --d]");
   for (double eps : o.epsilons) {
-    const std::string bad = CheckEpsilon(eps, "--epsilon");
-    if (!bad.empty()) throw UsageError(bad);
+    if (Status bad = CheckEpsilon(eps, "--epsilon"); !bad.ok()) throw UsageError(bad.error());
   }
   if (!o.json) {
     out << "fedldp audit: seed " << o.seed << ", " << o.draws

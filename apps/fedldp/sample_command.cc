@@ -204,8 +204,8 @@ int RunSample(const SampleOptions& o, std::ostream& out, std::ostream& err) {
   Require(!o.mechanism.empty() || !o.selector.empty() || !o.vector_mechanism.empty(),
           "give --mechanism, --selector or --vector-mechanism");
   // Validated for every choice, also for topk and uniform, which ignore it.
-  const std::string bad_epsilon = CheckEpsilon(o.epsilon, "--epsilon");
-  Require(bad_epsilon.empty(), bad_epsilon);
+  const Status epsilon = CheckEpsilon(o.epsilon, "--epsilon");
+  Require(epsilon.ok(), epsilon.error());
   if (!o.vector_mechanism.empty()) return SampleVector(o, out, err);
   return o.mechanism.empty() ? SampleSelector(o, out, err) : SampleMechanism(o, out, err);
 }

@@ -203,12 +203,12 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   }
   if (o.central_epsilon && !o.shuffle) throw UsageError("--central-epsilon needs --shuffle");
   if (o.epsilon) {
-    if (auto e = CheckEpsilon(*o.epsilon, "--epsilon"); !e.empty()) throw UsageError(e);
+    if (Status e = CheckEpsilon(*o.epsilon, "--epsilon"); !e.ok()) throw UsageError(e.error());
     t.epsilon = *o.epsilon;
   }
   if (o.central_epsilon) {
-    if (auto e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.empty()) {
-      throw UsageError(e);
+    if (Status e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.ok()) {
+      throw UsageError(e.error());
     }
   }
   c.central_epsilon = o.central_epsilon;

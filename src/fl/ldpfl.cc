@@ -47,7 +47,7 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
     return Error{"perturbing updates takes a fixed range, not an adaptive one"};
   }
   if (config.is_private) {
-    if (auto e = CheckEpsilon(config.epsilon); !e.empty()) return Error{e};
+    if (Status e = CheckEpsilon(config.epsilon); !e.ok()) return e;
   }
   if (config.clients == 0 || config.clients > train_rows) {
     return Error{"clients must be in [1, " + std::to_string(train_rows) + "]"};

@@ -5,7 +5,7 @@
 namespace fedldp {
 
 Result<PiecewiseMechanism> PiecewiseMechanism::Create(double epsilon) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   return PiecewiseMechanism(epsilon);
 }
 

@@ -46,14 +46,14 @@ void TwoPointMechanism::PerturbBlockBits(const float* src, const std::uint32_t* 
 }
 
 Result<TwoPointMechanism> TwoPointMechanism::Create(double epsilon, double center, double radius) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
-  if (auto e = CheckFinite(center, "center"); !e.empty()) return Error{e};
-  if (auto e = CheckPositive(radius, "radius"); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  if (Status e = CheckFinite(center, "center"); !e.ok()) return e;
+  if (Status e = CheckPositive(radius, "radius"); !e.ok()) return e;
   return TwoPointMechanism(epsilon, center, radius, false);
 }
 
 Result<TwoPointMechanism> TwoPointMechanism::CreateDuchi(double epsilon) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   return TwoPointMechanism(epsilon, 0.0, 1.0, true);
 }
 

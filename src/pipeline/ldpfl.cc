@@ -11,7 +11,7 @@ namespace fedldp {
 Result<LdpFlRandomizer> LdpFlRandomizer::Create(double epsilon,
                                                 std::vector<std::size_t> layer_sizes,
                                                 std::vector<LayerRange> ranges) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (layer_sizes.empty()) return Error{"LDP-FL needs at least one layer"};
   if (ranges.size() != layer_sizes.size()) {
     return Error{"LDP-FL needs one range per layer (" + std::to_string(layer_sizes.size()) +

@@ -83,7 +83,7 @@ Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, do
 // ---- EXP ----
 
 Result<ExponentialSelection> ExponentialSelection::Create(double epsilon, std::size_t d) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (auto e = CheckShape(d, 1); !e.empty()) return Error{e};
   return ExponentialSelection(epsilon, d);
 }
@@ -122,7 +122,7 @@ double PerturbedEncoding::RatioFor(double flip_epsilon, std::size_t d, std::size
 }
 
 Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t d, std::size_t k) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
   // The ratio grows from 1 (eps' = 0) past e^eps (eps' = eps). Bisection keeps
   // `lo` on the safe side, so the result meets the bound even where rounding
@@ -145,7 +145,7 @@ Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t 
 
 Result<PerturbedEncoding> PerturbedEncoding::CreatePublished(double epsilon, std::size_t d,
                                                              std::size_t k) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
   return PerturbedEncoding(epsilon, d, k, true);
 }
@@ -182,7 +182,7 @@ std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
 // ---- PS ----
 
 Result<PerturbedSampling> PerturbedSampling::Create(double epsilon, std::size_t d, std::size_t k) {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
   return PerturbedSampling(epsilon, d, k);
 }

@@ -66,7 +66,7 @@ Status FedSelExperimentConfig::Validate() const {
   if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
     return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
   }
-  if (auto e = CheckEpsilon(training.epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(training.epsilon); !e.ok()) return e;
   const bool gaussian = variant->kind == FedSelVariant::Kind::kVector &&
                         variant->vector_mechanism.starts_with("gaussian");
   if (training.shuffle) {
@@ -77,7 +77,7 @@ Status FedSelExperimentConfig::Validate() const {
   }
   if (central_epsilon) {
     if (!training.shuffle) return Error{"a central epsilon needs the shuffler"};
-    if (auto e = CheckEpsilon(*central_epsilon, "central epsilon"); !e.empty()) return Error{e};
+    if (Status e = CheckEpsilon(*central_epsilon, "central epsilon"); !e.ok()) return e;
   }
   if (!(central_delta >= 1e-12 && central_delta < 1)) {
     return Error{"central delta must be in [1e-12, 1)"};

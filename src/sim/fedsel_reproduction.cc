@@ -386,7 +386,7 @@ class Figures {
 }  // namespace
 
 Status FedSelReproductionConfig::Validate() const {
-  if (auto e = CheckEpsilon(epsilon); !e.empty()) return Error{e};
+  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (out.empty()) return Error{"out must name a folder"};
   if (threads > 1024) return Error{"threads must be in [0, 1024]"};
   return {};

@@ -31,7 +31,7 @@ PrivacyLedger::PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total)
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per
   // round (21,840 eps for the CNN), so totals are large.
-  if (auto e = CheckPositive(total_epsilon, "total epsilon"); !e.empty()) return Error{e};
+  if (Status e = CheckPositive(total_epsilon, "total epsilon"); !e.ok()) return e;
   sqlite3* db = nullptr;
   if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
     const std::string e = Message(db, "cannot open privacy ledger " + path);

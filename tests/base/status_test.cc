@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace fedldp {
 namespace {
 
@@ -26,6 +28,30 @@ TEST(Result, CarriesItsCode) {
   const Result<int> ended = Error{"join again", ErrorCode::kFailedPrecondition};
   EXPECT_EQ(ended.code(), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(ended.error(), "join again");
+  // A failed Status passes on as it is; an OK one cannot stand for a value.
+  const Status unread = Error{"cannot read x", ErrorCode::kIo};
+  const Result<int> passed = unread;
+  EXPECT_EQ(passed.code(), ErrorCode::kIo);
+  EXPECT_EQ(passed.error(), "cannot read x");
+  EXPECT_THROW(Result<int>{Status::Ok()}, BadResultAccess);
+}
+
+// The builders' shared checks: OK inside their range, kInvalidArgument with
+// the parameter's name outside it.
+TEST(ParameterChecks, NameTheParameterAndSayInvalidArgument) {
+  EXPECT_TRUE(CheckEpsilon(500).ok());
+  EXPECT_TRUE(CheckEpsilon(1e-9).ok());
+  for (double bad : {0.0, -1.0, 500.001, std::nan(""), HUGE_VAL}) {
+    const Status e = CheckEpsilon(bad, "central epsilon");
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_EQ(e.error().rfind("central epsilon must be", 0), 0u) << e.error();
+  }
+  EXPECT_TRUE(CheckPositive(1e300, "radius").ok());
+  EXPECT_EQ(CheckPositive(0, "radius").code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CheckPositive(-HUGE_VAL, "radius").code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(CheckFinite(-3, "center").ok());
+  EXPECT_NE(CheckFinite(std::nan(""), "center").error().find("center must be"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -37,11 +37,41 @@ class BadResultAccess : public std::logic_error {
   explicit BadResultAccess(const std::string& message) : std::logic_error(message) {}
 };
 
+// The outcome of an operation that returns nothing else: OK, or an Error.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;                                                         // OK
+  Status(Error error)  // NOLINT: implicit by design
+      : message_(std::move(error.message)),
+        // An Error is never OK, whatever its code says.
+        code_(error.code == ErrorCode::kOk ? ErrorCode::kInvalidArgument : error.code),
+        failed_(true) {}
+  static Status Ok() { return {}; }
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  // The error's sentence; empty when ok().
+  const std::string& error() const { return message_; }
+  // The error's kind; kOk when ok().
+  ErrorCode code() const { return code_; }
+
+ private:
+  std::string message_;
+  ErrorCode code_ = ErrorCode::kOk;
+  bool failed_ = false;
+};
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : data_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : data_(std::move(error)) {}  // NOLINT: implicit by design
+  // A failed Status's error (`return why;` where `why` is not OK). An OK
+  // Status holds no value: passing one is a logic error.
+  Result(const Status& status)  // NOLINT: implicit by design
+      : data_(Error{status.error(), status.code()}) {
+    if (status.ok()) throw BadResultAccess("fedldp::Result made from an OK Status");
+  }
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   explicit operator bool() const { return ok(); }
@@ -76,29 +106,6 @@ class [[nodiscard]] Result {
   std::variant<T, Error> data_;
 };
 
-// The outcome of an operation that returns nothing else: OK, or an Error.
-class [[nodiscard]] Status {
- public:
-  Status() = default;                                                         // OK
-  Status(Error error)  // NOLINT: implicit by design
-      : message_(std::move(error.message)),
-        // An Error is never OK, whatever its code says.
-        code_(error.code == ErrorCode::kOk ? ErrorCode::kInvalidArgument : error.code),
-        failed_(true) {}
-  static Status Ok() { return {}; }
-
-  bool ok() const { return !failed_; }
-  explicit operator bool() const { return ok(); }
-  // The error's sentence; empty when ok().
-  const std::string& error() const { return message_; }
-  // The error's kind; kOk when ok().
-  ErrorCode code() const { return code_; }
-
- private:
-  std::string message_;
-  ErrorCode code_ = ErrorCode::kOk;
-  bool failed_ = false;
-};
 
 // Moves a built object behind a shared pointer to its interface, or passes
 // the error on: the last step of every factory that picks a type by name.
@@ -108,11 +115,12 @@ Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
   return std::shared_ptr<const Base>(std::make_shared<T>(std::move(made).value()));
 }
 
-// Parameter checks shared by every builder. Each returns an empty string when
-// the value is acceptable, otherwise a sentence naming the parameter.
-std::string CheckEpsilon(double epsilon, const char* name = "epsilon");
-std::string CheckFinite(double value, const char* name);
-std::string CheckPositive(double value, const char* name);
+// Parameter checks shared by every builder: OK when the value is
+// acceptable, otherwise kInvalidArgument with a sentence naming the
+// parameter.
+Status CheckEpsilon(double epsilon, const char* name = "epsilon");
+Status CheckFinite(double value, const char* name);
+Status CheckPositive(double value, const char* name);
 
 }  // namespace fedldp
 
