@@ -91,9 +91,14 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   p.total_pld = {std::numeric_limits<double>::infinity(), c.delta};
   if (!c.sampled() && !p.closed_form) {
     // The whole curve of each round, composed: trimmed tails and the
-    // windows' leftovers cost at most 2e-3 delta, counted in.
+    // windows' leftovers cost at most 2e-3 delta, counted in. A round's
+    // leftover mass (infinite loss) adds up over the rounds, so each round
+    // may leave out only its share: with 1e-3 delta per round, 512 rounds
+    // had spent the whole delta on it and the PLD refused what a larger
+    // eps0 passed.
     constexpr double kGrid = 1e-3;
-    auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid, 1e-3 * c.delta);
+    auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
+                                      1e-3 * c.delta / static_cast<double>(c.rounds));
     if (round_pld.ok()) {
       const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
       p.total_pld.epsilon = PldEpsilon(run, c.delta);

@@ -78,6 +78,35 @@ TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
   EXPECT_FALSE(LocalEpsilonForCentral(c, 1.0).ok());
 }
 
+// Many rounds: the composed distribution stays the claim, and the total
+// grows with eps0. Each round's leftover mass (infinite loss) adds up over
+// the rounds; when every round could leave out 1e-3 delta, 512 rounds of
+// 48,000 reports at eps0 1.4 spent the whole delta on it, the PLD gave no
+// eps, and the looser point-wise composition (5.15) stood above eps0 3's
+// PLD (4.37): the central calibration then chose eps0 1.4 for a target of 5.
+TEST(AccountRun, OverManyRoundsTheTotalGrowsWithTheLocalEpsilon) {
+  RunPrivacyConfig c;
+  c.shuffle = true;
+  c.reports_per_round = 48000;
+  c.delta = 1e-5;
+  for (std::uint64_t rounds : {8, 256, 512}) {
+    c.rounds = rounds;
+    double previous = 0;
+    for (double eps0 : {1.4, 2.0, 3.0}) {
+      c.local_epsilon = eps0;
+      const auto p = AccountRun(c).value();
+      EXPECT_NE(p.rule.find("privacy-loss distribution"), std::string::npos)
+          << rounds << " rounds, eps0 " << eps0 << ": " << p.rule;
+      EXPECT_GT(p.total.epsilon, previous) << rounds << " rounds, eps0 " << eps0;
+      previous = p.total.epsilon;
+    }
+  }
+  c.rounds = 512;
+  c.local_epsilon = 1.4;
+  EXPECT_LT(AccountRun(c)->total.epsilon, 1.25);  // 1.189 with the rounds' shares
+  EXPECT_GT(LocalEpsilonForCentral(c, 5).value(), 3.3);  // 3.42 (1.40 before)
+}
+
 // Sampled rounds: each round's shuffle bound at delta / (2 q R) is amplified
 // to (log(1 + q (e^eps_r - 1)), q delta_r) before R rounds compose.
 TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
