@@ -129,14 +129,7 @@ Dataset LoadData(const std::string& name, const std::string& dir) {
   return std::move(data).value();
 }
 
-std::string Stamp() {
-  const auto t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  std::ostringstream s;
-  s << std::put_time(&tm, "%H:%M:%S");
-  return s.str();
-}
+std::string Stamp() { return LogStamp(); }
 
 std::string Pct(double x) {
   std::ostringstream s;

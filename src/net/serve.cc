@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -179,6 +180,15 @@ std::vector<std::size_t> AllRows(std::size_t n) {
 }
 
 }  // namespace
+
+std::string LogStamp() {
+  const auto t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::ostringstream s;
+  s << std::put_time(&tm, "%H:%M:%S");
+  return s.str();
+}
 
 Result<std::string> ReadTokenFile(const std::string& path) {
   std::ifstream f(path);

@@ -31,6 +31,8 @@
 namespace fedldp {
 
 using LogLine = std::function<void(const std::string&)>;
+// The local time as HH:MM:SS, to begin a log line with.
+std::string LogStamp();
 
 // The first line of the file at `path` (a token); an error if there is none.
 Result<std::string> ReadTokenFile(const std::string& path);

@@ -1,0 +1,62 @@
+// What `fedldp load` runs: a load test of the FedSel deployment on
+// loopback. The server (ServeFedSel) runs in a child process forked from
+// this one, so that its CPU time and peak memory are its own; this process
+// hosts `clients` concurrent clients (each its own thread, gRPC channel,
+// token and ledger, running the deployed client's loop, RunFedSelClient)
+// over equal parts of the rows. Reports/s are the server's reports counted
+// over its training time.
+//
+// The fork happens before this process makes any gRPC object or thread of
+// its own; call it from a process that has no gRPC channel or server open.
+#ifndef FEDLDP_NET_LOAD_TEST_H_
+#define FEDLDP_NET_LOAD_TEST_H_
+
+#include <cstdint>
+#include <span>
+#include <stop_token>
+#include <string>
+
+#include "fedldp/base/status.h"
+#include "fedldp/data/dataset.h"
+#include "fedldp/net/serve.h"
+
+namespace fedldp {
+
+struct LoadTestConfig {
+  std::size_t clients = 1000;  // concurrent clients, at most the rows
+  int epochs = 3;
+  double batch_fraction = 0.1;  // m / N
+  int poll_ms = 100;            // how often clients poll when the server does not hold the poll
+  // Work folder for the state file and the ledgers; default: a fresh one in
+  // /dev/shm (or the temporary folder), removed after a run that succeeded.
+  std::string dir;
+  Status Validate() const;
+};
+
+struct LoadTestSummary {
+  std::size_t clients = 0, users = 0;
+  std::uint64_t rounds = 0;
+  std::uint64_t reports = 0;           // counted by the server in this run
+  double seconds = 0;                  // the server's training time
+  double reports_per_second = 0;
+  double server_cpu_seconds = 0;       // over its training time
+  double server_peak_mib = 0;          // the server process's maximum resident set
+  double clients_peak_mib = 0;         // this process's
+  std::size_t finished_clients = 0, failed_clients = 0;
+  std::string first_error;             // of a failed client
+  std::string dir;                     // the work folder (kept when the run failed)
+};
+
+// Serves a FedSel task (ps-pm, eps 8, the config's epochs and m / N) on
+// `rows` of `data` (one user each; all rows when empty) and runs it to the
+// end, logging progress every 5 s on `log`. A stop stops the clients and
+// the server. Errors: a bad config (kInvalidArgument); the server failed or
+// was stopped (kFailedPrecondition, with its last words; the work folder is
+// kept and named).
+Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
+                                    std::span<const std::size_t> rows, const LogLine& log = {},
+                                    std::stop_token stop = {});
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_NET_LOAD_TEST_H_

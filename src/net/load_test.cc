@@ -1,0 +1,333 @@
+#include "fedldp/net/load_test.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/net/services.h"
+
+namespace fedldp {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the server's child process tells its parent through a pipe: the port
+// it listens on ('P'), then its summary ('S') or its error ('E').
+static_assert(std::is_trivially_copyable_v<ServeSummary>);
+
+bool WriteAll(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, std::size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void SendError(int fd, const Error& e) {
+  const char tag = 'E';
+  const auto code = static_cast<std::int32_t>(e.code);
+  const auto size = static_cast<std::uint32_t>(e.message.size());
+  (void)(WriteAll(fd, &tag, 1) && WriteAll(fd, &code, sizeof code) &&
+         WriteAll(fd, &size, sizeof size) && WriteAll(fd, e.message.data(), size));
+}
+
+// One message from the child: its port, its summary, or its error. An
+// error too if the child ended without a word.
+struct ChildMessage {
+  char tag = 0;
+  std::int32_t port = 0;
+  ServeSummary summary;
+  Error error;
+};
+ChildMessage Receive(int fd) {
+  ChildMessage m;
+  if (!ReadAll(fd, &m.tag, 1)) {
+    m.tag = 'E';
+    m.error = {"the server ended without a word", ErrorCode::kFailedPrecondition};
+    return m;
+  }
+  bool ok = true;
+  if (m.tag == 'P') {
+    ok = ReadAll(fd, &m.port, sizeof m.port);
+  } else if (m.tag == 'S') {
+    ok = ReadAll(fd, &m.summary, sizeof m.summary);
+  } else {
+    std::int32_t code = 0;
+    std::uint32_t size = 0;
+    ok = ReadAll(fd, &code, sizeof code) && ReadAll(fd, &size, sizeof size) && size < (1u << 20);
+    m.error.message.resize(ok ? size : 0);
+    ok = ok && ReadAll(fd, m.error.message.data(), size);
+    m.error.code = static_cast<ErrorCode>(code);
+  }
+  if (!ok) {
+    m.tag = 'E';
+    m.error = {"the server's message was cut short", ErrorCode::kFailedPrecondition};
+  }
+  return m;
+}
+
+// The child: ServeFedSel until the task is done or SIGTERM / SIGINT; its
+// log in `log_path`, its port, summary or error down `fd`. Never returns.
+[[noreturn]] void ServeInChild(const FedSelServeConfig& config, const Dataset& data, int fd,
+                               const std::string& log_path) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::stop_source stop;
+  std::thread([&stop, signals] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    stop.request_stop();
+  }).detach();
+  std::ofstream log(log_path);
+  std::mutex log_mu;
+  ServeObserver observer;
+  observer.log = [&](const std::string& line) {
+    std::lock_guard lock(log_mu);
+    log << LogStamp() << " serve: " << line << std::endl;
+  };
+  observer.privacy = [&](const std::string& statement) {
+    std::lock_guard lock(log_mu);
+    log << statement << std::flush;
+  };
+  observer.listening = [fd](int port) {
+    const char tag = 'P';
+    const auto p = static_cast<std::int32_t>(port);
+    (void)(WriteAll(fd, &tag, 1) && WriteAll(fd, &p, sizeof p));
+  };
+  const auto served = ServeFedSel(config, data, {}, observer, stop.get_token());
+  if (served.ok()) {
+    const char tag = 'S';
+    (void)(WriteAll(fd, &tag, 1) && WriteAll(fd, &*served, sizeof(ServeSummary)));
+  } else {
+    observer.log("failed: " + served.error());
+    SendError(fd, {served.error(), served.code()});
+  }
+  log.close();
+  ::_exit(served.ok() && !stop.stop_requested() ? 0 : 1);
+}
+
+double PeakMib(const rusage& u) { return static_cast<double>(u.ru_maxrss) / 1024.0; }
+
+}  // namespace
+
+Status LoadTestConfig::Validate() const {
+  const auto invalid = [](const std::string& why) {
+    return Error{why, ErrorCode::kInvalidArgument};
+  };
+  if (clients == 0) return invalid("a load test needs at least one client");
+  if (epochs < 1) return invalid("a load test runs at least one epoch");
+  if (!(batch_fraction > 0 && batch_fraction <= 1)) {
+    return invalid("batch fraction must be in (0, 1]");
+  }
+  if (poll_ms < 1) return invalid("clients poll every 1 ms at most often");
+  return Status::Ok();
+}
+
+Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
+                                    std::span<const std::size_t> rows_given, const LogLine& log,
+                                    std::stop_token stop) {
+  if (Status why = config.Validate(); !why.ok()) return why;
+  std::vector<std::size_t> rows(rows_given.begin(), rows_given.end());
+  if (rows.empty()) {
+    rows.resize(data.size());
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  if (config.clients > rows.size()) {
+    return Error{"there are more clients (" + std::to_string(config.clients) + ") than rows (" +
+                     std::to_string(rows.size()) + ")",
+                 ErrorCode::kInvalidArgument};
+  }
+  const auto say = [&log](const std::string& line) {
+    if (log) log(line);
+  };
+  LoadTestSummary summary;
+  summary.clients = config.clients;
+  summary.users = rows.size();
+  const bool own_dir = config.dir.empty();
+  const fs::path dir =
+      own_dir ? (fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
+                    ("fedldp-load-" + std::to_string(::getpid()))
+              : fs::path(config.dir);
+  summary.dir = dir.string();
+  std::error_code made;
+  fs::create_directories(dir, made);
+  if (made) return Error{"cannot make " + dir.string() + ": " + made.message(), ErrorCode::kIo};
+
+  // The task, checked here before anything starts: the child only serves.
+  FedSelServeConfig serve;
+  serve.serve.state = (dir / "server.sqlite").string();
+  serve.serve.address = "127.0.0.1:0";
+  serve.serve.task = "load-test";
+  serve.serve.users = rows.size();
+  serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
+  serve.serve.policy.stale_after = std::chrono::milliseconds(10000);
+  serve.serve.policy.deadline = std::chrono::milliseconds(120000);
+  serve.config = DefaultFedSelConfig("ps-pm");
+  serve.config.tail_average = 0;
+  serve.config.epsilon = 8;
+  serve.config.epochs = config.epochs;
+  serve.config.batch_fraction = config.batch_fraction;
+  if (Status why = serve.Validate(); !why.ok()) return why;
+  {
+    FedSelTaskSpec spec;
+    spec.id = serve.serve.task;
+    spec.config = serve.config;
+    spec.users = rows.size();
+    spec.dimension = data.dimension;
+    if (Status why = FedSelCoordinator::Check(spec, serve.serve.policy); !why.ok()) return why;
+  }
+  std::vector<std::string> tokens;
+  {
+    auto opened = ServerState::Open(serve.serve.state);
+    if (!opened.ok()) return Error{opened.error(), opened.code()};
+    ServerState state = std::move(opened).value();
+    auto issued = state.IssueTokens(config.clients);
+    if (!issued.ok()) return Error{issued.error(), issued.code()};
+    tokens = std::move(issued).value();
+  }
+  const std::string serve_log = (dir / "serve.err").string();
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return Error{"cannot make a pipe", ErrorCode::kIo};
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return Error{"cannot start the server process", ErrorCode::kIo};
+  }
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    ServeInChild(serve, data, pipe_fds[1], serve_log);
+  }
+  ::close(pipe_fds[1]);
+  const int from_child = pipe_fds[0];
+  // Its failure: the reason it sent, with its log's place; the folder stays.
+  const auto child_failed = [&](const Error& e, int status) -> Error {
+    return Error{"the server failed (status " + std::to_string(status) + "): " + e.message +
+                     " (its log and state are kept in " + dir.string() + ")",
+                 ErrorCode::kFailedPrecondition};
+  };
+  const ChildMessage first = Receive(from_child);
+  if (first.tag != 'P') {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(from_child);
+    return child_failed(first.error, status);
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(first.port);
+  say("server on " + address + " (log " + serve_log + "); starting " +
+      std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
+
+  std::atomic<std::size_t> failed{0}, finished{0};
+  std::stop_source stop_clients;
+  std::string first_error;
+  std::mutex error_mu;
+  std::vector<std::thread> threads;
+  threads.reserve(config.clients);
+  for (std::size_t i = 0; i < config.clients; ++i) {
+    const std::size_t a = i * rows.size() / config.clients;
+    const std::size_t b = (i + 1) * rows.size() / config.clients;
+    threads.emplace_back([&, i, a, b] {
+      FedSelClientOptions c;
+      c.address = address;
+      c.token = tokens[i];
+      c.ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
+      c.give_up = std::chrono::milliseconds(120000);
+      const std::vector<std::size_t> mine(rows.begin() + static_cast<std::ptrdiff_t>(a),
+                                          rows.begin() + static_cast<std::ptrdiff_t>(b));
+      auto done = RunFedSelClient(c, data, mine, stop_clients.get_token());
+      if (!done.ok()) {
+        ++failed;
+        std::lock_guard lock(error_mu);
+        if (first_error.empty()) first_error = done.error();
+        return;
+      }
+      ++finished;
+    });
+  }
+  int status = 0;
+  rusage usage{};
+  bool stopping = false;
+  auto last_show = std::chrono::steady_clock::now();
+  for (;;) {
+    const pid_t got = ::wait4(child, &status, WNOHANG, &usage);
+    if (got == child || (got < 0 && errno != EINTR)) break;
+    if (stop.stop_requested() && !stopping) {
+      ::kill(child, SIGTERM);
+      stopping = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (std::chrono::steady_clock::now() - last_show > std::chrono::seconds(5)) {
+      say(std::to_string(finished.load()) + " of " + std::to_string(config.clients) +
+          " clients finished, " + std::to_string(failed.load()) + " failed");
+      last_show = std::chrono::steady_clock::now();
+    }
+  }
+  // The server is gone: its clients would retry it until they give up
+  // (minutes); they stop now.
+  stop_clients.request_stop();
+  for (auto& t : threads) t.join();
+  const ChildMessage last = Receive(from_child);
+  ::close(from_child);
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  if (last.tag != 'S' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (stopping) {
+      return Error{"stopped (the server's log and state are kept in " + dir.string() + ")",
+                   ErrorCode::kFailedPrecondition};
+    }
+    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
+                        status);
+  }
+  const ServeSummary& s = last.summary;
+  summary.rounds = s.rounds;
+  summary.reports = s.accepted_here;
+  summary.seconds = s.training_seconds;
+  summary.reports_per_second = s.training_seconds > 0 ? s.accepted_here / s.training_seconds : 0;
+  summary.server_cpu_seconds = s.training_cpu_seconds;
+  summary.server_peak_mib = PeakMib(usage);
+  summary.clients_peak_mib = PeakMib(self);
+  summary.finished_clients = finished.load();
+  summary.failed_clients = failed.load();
+  summary.first_error = first_error;
+  if (own_dir) fs::remove_all(dir, made);
+  return summary;
+}
+
+}  // namespace fedldp
