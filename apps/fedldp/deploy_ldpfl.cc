@@ -58,7 +58,9 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.adaptive = o.range == "adaptive";
   c.perturb_updates = o.perturb == "updates";
   c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
-  c.randomizer = o.randomizer;
+  auto randomizer = ParseLdpFlRandomizer(o.randomizer);
+  if (!randomizer.ok()) throw UsageError(randomizer.error());
+  c.vector = *randomizer;
   c.disjoint_rounds = o.disjoint_rounds;
   if (o.clip) c.clip = *o.clip;
 
@@ -77,7 +79,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     StartRecord(f);
     f["protocol"] = "ldpfl";
     f["dataset"] = dataset;
-    f["randomizer"] = c.randomizer;
+    f["randomizer"] = LdpFlRandomizerName(c);
     f["epsilon"] = c.epsilon;
     f["rounds"] = s.rounds;
     f["users"] = config.serve.users;

@@ -113,7 +113,9 @@ LdpFlExperimentConfig ToConfig(const LdpFlOptions& o) {
   t.standardize_inputs = !o.raw_inputs;
   t.schedule =
       o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
-  t.randomizer = o.randomizer;
+  auto randomizer = ParseLdpFlRandomizer(o.randomizer);
+  if (!randomizer.ok()) throw UsageError(randomizer.error());
+  t.vector = *randomizer;
   t.clip = o.clip;
   t.disjoint_rounds = o.disjoint_rounds;
   c.train_rows = o.train_rows;
@@ -133,9 +135,9 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
       << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr " << c.learning_rate
       << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs") << ", seed "
       << e.config.seed << "\n";
-  if (c.randomizer != "twopoint") {
-    out << "randomizer: " << c.randomizer << " on the whole update W - W_global, l2 clip " << c.clip
-        << ", eps " << c.epsilon << " per report\n";
+  if (c.vector) {
+    out << "randomizer: " << LdpFlRandomizerName(c) << " on the whole update W - W_global, l2 clip "
+        << c.clip << ", eps " << c.epsilon << " per report\n";
   } else {
     out << "ranges: "
         << (c.adaptive ? std::string("adaptive per layer")
@@ -149,8 +151,8 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
 void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
   const LdpFlConfig& config = e.config.training;
   const LdpFlRun& run = e.run;
-  const bool vector = config.randomizer != "twopoint";
-  const std::string name = vector ? config.randomizer : "ldp-fl";
+  const bool vector = config.vector.has_value();
+  const std::string name = vector ? LdpFlRandomizerName(config) : "ldp-fl";
   if (run.vector_privacy) {
     out << "privacy (fedldp account run " << AccountRunArguments(run.vector_privacy->config)
         << "; at most " << LdpFlReportsPerClient(config) << " report(s) per client):\n"
@@ -210,9 +212,9 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
   observer.round = [&](bool reference, const LdpFlRound& r, int rounds) {
     if (r.round == 1 || !bar) {
       bar.reset();
-      bar.emplace(reference                                  ? "noise-free"
-                  : config.training.randomizer != "twopoint" ? config.training.randomizer
-                                                             : "ldp-fl");
+      bar.emplace(reference                ? "noise-free"
+                  : config.training.vector ? LdpFlRandomizerName(config.training)
+                                           : "ldp-fl");
     }
     bar->Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(rounds));
   };

@@ -309,7 +309,12 @@ const Setters<LdpFlConfig>& LdpFlSetters() {
        }},
       {"delta", Field(&LdpFlConfig::delta)},
       {"standardize_inputs", Field(&LdpFlConfig::standardize_inputs)},
-      {"randomizer", Field(&LdpFlConfig::randomizer)},
+      {"randomizer",
+       [](LdpFlConfig& c, const py::handle& v) {
+         auto randomizer = ParseLdpFlRandomizer(v.cast<std::string>());
+         if (!randomizer.ok()) Raise(randomizer.error());
+         c.vector = *randomizer;
+       }},
       {"clip", Field(&LdpFlConfig::clip)},
       {"vector_delta", Field(&LdpFlConfig::vector_delta)},
       {"disjoint_rounds", Field(&LdpFlConfig::disjoint_rounds)},

@@ -55,9 +55,8 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
     return Error{"Dirichlet alpha must be >= 0"};
   }
-  if (config.randomizer != "twopoint") {
-    auto m = ParseVectorMechanism(config.randomizer);
-    if (!m.ok() || *m == VectorMechanism::kDuchi) {
+  if (config.vector) {
+    if (*config.vector == VectorMechanism::kDuchi) {
       return Error{
           "randomizer must be twopoint, privunitg, fastprojunit, fastprojunit-corr, gaussian "
           "or gaussian-classic"};

@@ -5,14 +5,28 @@
 
 namespace fedldp {
 
+std::string LdpFlRandomizerName(const LdpFlConfig& config) {
+  return config.vector ? std::string(VectorMechanismName(*config.vector)) : "twopoint";
+}
+
+Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view name) {
+  if (name == "twopoint") return std::optional<VectorMechanism>();
+  auto mechanism = ParseVectorMechanism(name);
+  if (!mechanism.ok()) {
+    std::string names = "twopoint";
+    for (const auto& n : VectorMechanismNames()) names += ", " + n;
+    return Error{"unknown randomizer '" + std::string(name) + "': one of " + names,
+                 ErrorCode::kInvalidArgument};
+  }
+  return std::optional<VectorMechanism>(*mechanism);
+}
+
 Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
                                                                 std::size_t d,
                                                                 std::uint64_t public_seed) {
-  if (config.randomizer == "twopoint") return std::unique_ptr<VectorRandomizer>();
-  auto mechanism = ParseVectorMechanism(config.randomizer);
-  if (!mechanism.ok()) return Error{mechanism.error()};
+  if (!config.vector) return std::unique_ptr<VectorRandomizer>();
   VectorRandomizerConfig vc;
-  vc.mechanism = *mechanism;
+  vc.mechanism = *config.vector;
   vc.dimension = d;
   vc.epsilon = config.epsilon;
   vc.clip = config.clip;

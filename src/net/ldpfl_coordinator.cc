@@ -66,8 +66,9 @@ Status LdpFlTaskSpec::Check() const {
   if (vector()) {
     // Ledgers charge pure eps, and nothing announces fastprojunit-corr's
     // public seed: the vector randomizers whose reports need neither.
-    if (config.randomizer != "privunitg" && config.randomizer != "fastprojunit") {
-      return Error{"randomizer " + config.randomizer +
+    if (*config.vector != VectorMechanism::kPrivUnitG &&
+        *config.vector != VectorMechanism::kFastProjUnit) {
+      return Error{"randomizer " + LdpFlRandomizerName(config) +
                    ": the deployment takes twopoint, privunitg or fastprojunit"};
     }
     if (!(config.clip > 0 && std::isfinite(config.clip))) return Error{"clip must be a number > 0"};

@@ -43,7 +43,7 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   f.set_public_key(t.public_key);
   for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
   if (t.vector()) {
-    f.set_randomizer(c.randomizer);
+    f.set_randomizer(LdpFlRandomizerName(c));
     f.set_clip(c.clip);
   }
   f.set_disjoint_rounds(c.disjoint_rounds);
@@ -79,8 +79,10 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   t.chunk = f.chunk();
   t.public_key = f.public_key();
   t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
-  c.randomizer = f.randomizer().empty() ? "twopoint" : f.randomizer();
-  if (c.randomizer != "twopoint") c.clip = f.clip();
+  auto randomizer = ParseLdpFlRandomizer(f.randomizer().empty() ? "twopoint" : f.randomizer());
+  if (!randomizer.ok()) return Error{"the announced task is unusable: " + randomizer.error()};
+  c.vector = *randomizer;
+  if (c.vector) c.clip = f.clip();
   c.disjoint_rounds = f.disjoint_rounds();
   c.clients = t.users;
   if (Status e = t.Check(); !e.ok()) return Error{"the announced task is unusable: " + e.error()};
@@ -480,10 +482,10 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   if (!created.ok()) return Error{created.error()};
   auto participant = std::make_unique<LdpFlParticipant>(std::move(created).value());
   participant->SetFirstUser(joined->first_user());
-  const std::string mechanism = task->vector()
-                                    ? task->config.randomizer + " on the whole update, eps " +
-                                          std::to_string(task->config.epsilon) + " per report"
-                                    : "eps " + std::to_string(task->config.epsilon) + " per weight";
+  const std::string mechanism =
+      task->vector() ? LdpFlRandomizerName(task->config) + " on the whole update, eps " +
+                           std::to_string(task->config.epsilon) + " per report"
+                     : "eps " + std::to_string(task->config.epsilon) + " per weight";
   connection.Say("joined LDP-FL task " + task->id + " (" + task->config.arch + ", " + mechanism +
                  ", " + std::to_string(task->config.rounds) + " rounds) as users " +
                  std::to_string(joined->first_user()) + ".." +

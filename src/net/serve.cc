@@ -246,7 +246,7 @@ Status LdpFlServeConfig::Validate() const {
   if (config.perturb_updates && config.adaptive) {
     return Invalid("perturbing updates (--perturb updates) takes fixed ranges (--range fixed)");
   }
-  if (config.randomizer != "twopoint" && !config.perturb_updates && config.adaptive) {
+  if (config.vector && !config.perturb_updates && config.adaptive) {
     return Invalid(
         "a vector randomizer privatises the update: no adaptive ranges (--range adaptive)");
   }
@@ -444,8 +444,8 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
       return Invalid("the accountant: " + accounted.error());
     }
     std::ostringstream line;
-    line << "task " << spec.id << ": " << c.randomizer << " on the whole update (l2 clip " << c.clip
-         << "), " << spec.weights() << " weights in " << spec.chunks().size()
+    line << "task " << spec.id << ": " << LdpFlRandomizerName(c) << " on the whole update (l2 clip "
+         << c.clip << "), " << spec.weights() << " weights in " << spec.chunks().size()
          << " sealed pieces per report; eps " << c.epsilon
          << " per report without trusting the shuffler";
     Say(observer, line.str());

@@ -124,7 +124,7 @@ std::string LdpFlExperiment::RecordJson() const {
   j["arch"] = t.arch;  // cnn, vgg, or the model file
   j["range"] = t.adaptive ? "adaptive" : "fixed";
   j["perturb"] = t.perturb_updates ? "updates" : "weights";
-  j["randomizer"] = t.randomizer;
+  j["randomizer"] = LdpFlRandomizerName(t);
   j["clip"] = t.clip;
   j["epsilon"] = t.epsilon;
   j["center"] = t.fixed_range.center;

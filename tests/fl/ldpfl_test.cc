@@ -125,7 +125,7 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   c.clients = 8;
   c.rounds = 2;
   c.epsilon = 8;
-  c.randomizer = "privunitg";
+  c.vector = VectorMechanism::kPrivUnitG;
   c.clip = 0.5;
   const auto shuffled = TrainLdpFl(c, train, test, 9).value();
   EXPECT_EQ(shuffled.reports, 16u);
@@ -184,12 +184,20 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   EXPECT_GT(std::sqrt(moved), 1e-3);  // the clip binds: each round moves it by about 1e-3
   // What does not fit a vector randomizer is refused.
   c.is_private = true;
-  for (const char* bad : {"duchi", "laplace"}) {
-    c.randomizer = bad;
-    EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("randomizer must be"), std::string::npos)
-        << bad;
+  c.vector = VectorMechanism::kDuchi;
+  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("randomizer must be"), std::string::npos);
+  // Names: "twopoint" is none; an unknown one names the choices.
+  EXPECT_EQ(ParseLdpFlRandomizer("twopoint").value(), std::nullopt);
+  EXPECT_EQ(ParseLdpFlRandomizer("privunitg").value(), VectorMechanism::kPrivUnitG);
+  const auto laplace = ParseLdpFlRandomizer("laplace");
+  ASSERT_FALSE(laplace.ok());
+  EXPECT_NE(laplace.error().find("one of twopoint, privunitg"), std::string::npos)
+      << laplace.error();
+  for (const char* name : {"twopoint", "privunitg", "fastprojunit", "gaussian"}) {
+    c.vector = ParseLdpFlRandomizer(name).value();
+    EXPECT_EQ(LdpFlRandomizerName(c), name);
   }
-  c.randomizer = "fastprojunit";
+  c.vector = VectorMechanism::kFastProjUnit;
   c.adaptive = true;
   EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("adaptive"), std::string::npos);
   c.adaptive = false;

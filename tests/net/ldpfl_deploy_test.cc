@@ -188,13 +188,13 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
 // by the mean of the pieces, each user's report is one the randomizer could
 // output, and the ledger charges eps per report (not d eps).
 TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByTheirMean) {
-  spec_.config.randomizer = "privunitg";
+  spec_.config.vector = VectorMechanism::kPrivUnitG;
   spec_.config.clip = 0.5;
   spec_.config.epsilon = 4;
   ASSERT_TRUE(spec_.Check().ok());
   EXPECT_EQ(spec_.ReportEpsilon(), 4);
   const LdpFlTaskSpec announced = DecodeLdpFlTask(EncodeLdpFlTask(spec_)).value();
-  EXPECT_EQ(announced.config.randomizer, "privunitg");
+  EXPECT_EQ(announced.config.vector, VectorMechanism::kPrivUnitG);
   EXPECT_EQ(announced.config.clip, 0.5);
   MakeClients(10);  // two reports of eps 4 each per user
   auto server = Coordinator();
@@ -255,10 +255,11 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
   EXPECT_FALSE(
       gate.Admit("y", {reinterpret_cast<const std::uint8_t*>(two.data()), two.size()}).accepted());
   // What the deployment cannot serve: (eps, delta) reports, a public seed.
-  for (const char* refused : {"gaussian", "fastprojunit-corr", "duchi"}) {
+  for (const VectorMechanism refused :
+       {VectorMechanism::kGaussian, VectorMechanism::kFastProjUnitCorr, VectorMechanism::kDuchi}) {
     LdpFlTaskSpec bad = spec_;
-    bad.config.randomizer = refused;
-    EXPECT_FALSE(bad.Check().ok()) << refused;
+    bad.config.vector = refused;
+    EXPECT_FALSE(bad.Check().ok()) << VectorMechanismName(refused);
   }
 }
 

@@ -79,10 +79,10 @@ struct LdpFlConfig {
   // which the server would announce with the model), as in the PyTorch
   // MNIST example; false feeds the loader's [0, 1] pixels.
   bool standardize_inputs = true;
-  // "twopoint": the paper's per-weight mechanism (above); or a vector
-  // randomizer on the whole update, with its l2 clip and, for the
+  // None ("twopoint"): the paper's per-weight mechanism (above); or a
+  // vector randomizer on the whole update, with its l2 clip and, for the
   // Gaussians, delta per report.
-  std::string randomizer = "twopoint";
+  std::optional<VectorMechanism> vector;
   double clip = 1.0;
   double vector_delta = 1e-6;
   // Rounds with disjoint clients: an epoch is floor(clients / per round)
@@ -142,6 +142,12 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
 
 // The vector randomizer of `config` over d weights, public_seed for
 // fastprojunit-corr (nullptr for twopoint).
+// The randomizer's name: "twopoint", or the vector mechanism's.
+std::string LdpFlRandomizerName(const LdpFlConfig& config);
+// "twopoint" (none) or a vector mechanism's name; an error naming the
+// choices otherwise.
+Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view name);
+
 Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
                                                                 std::size_t d,
                                                                 std::uint64_t public_seed);

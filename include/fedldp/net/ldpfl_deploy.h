@@ -86,7 +86,7 @@ struct LdpFlTaskSpec {
   // per epoch begun (LdpFlReportsPerClient).
   std::uint64_t reports_per_user() const;
   // A vector randomizer's whole-update report instead of two-point weights.
-  bool vector() const { return config.randomizer != "twopoint"; }
+  bool vector() const { return config.vector.has_value(); }
   // The proven cost of one report without trusting the shuffler: d eps for
   // two-point weights, eps for a vector randomizer's report.
   double ReportEpsilon() const {
