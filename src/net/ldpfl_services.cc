@@ -440,13 +440,13 @@ ShufflerServer::~ShufflerServer() { Shutdown(); }
 Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Dataset& data,
                                            std::vector<std::vector<std::size_t>> shards,
                                            std::stop_token stop) {
+  if (Status why = o.Validate(); !why.ok()) return why;
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
   if (!to_shuffler.ok()) return Error{to_shuffler.error()};
   auto server = pb::Coordinator::NewStub(*channel);
   auto shuffler = pb::Shuffler::NewStub(*to_shuffler);
-  if (Status why = o.Validate(); !why.ok()) return Error{why.error(), why.code()};
   Retrier connection(
       "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
 

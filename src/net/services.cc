@@ -365,10 +365,10 @@ Status FedSelClientOptions::Validate() const {
 
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const Dataset& data,
                                             std::vector<std::size_t> rows, std::stop_token stop) {
+  if (Status why = o.Validate(); !why.ok()) return why;
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto stub = pb::Coordinator::NewStub(*channel);
-  if (Status why = o.Validate(); !why.ok()) return Error{why.error(), why.code()};
   Retrier connection(
       "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
   pb::JoinRequest join;

@@ -133,6 +133,40 @@ TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
   EXPECT_NE(nobody.error().find("no client is enrolled"), std::string::npos) << nobody.error();
 }
 
+// A client's options are checked before it dials anyone: no server runs
+// here, and each refusal is immediate and names what is missing.
+TEST_F(ServeTest, AClientsOptionsAreCheckedBeforeItConnects) {
+  FedSelClientOptions o;
+  o.address = "127.0.0.1:1";
+  o.token = "t";
+  o.ledger = Path("ledger");
+  EXPECT_TRUE(o.Validate().ok());
+  const auto refused = [&](const FedSelClientOptions& bad, const char* words) {
+    const auto r = RunFedSelClient(bad, data_, {0});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.error().find(words), std::string::npos) << r.error();
+    LdpFlClientOptions l;
+    static_cast<FedSelClientOptions&>(l) = bad;
+    const auto lr = RunLdpFlClient(l, data_, {{0}});
+    ASSERT_FALSE(lr.ok());
+    EXPECT_EQ(lr.error(), r.error());
+  };
+  FedSelClientOptions bad = o;
+  bad.token.clear();
+  refused(bad, "token");
+  bad = o;
+  bad.ledger.clear();
+  refused(bad, "ledger");
+  bad = o;
+  bad.budget = -1;
+  refused(bad, "budget");
+  bad = o;
+  bad.give_up = std::chrono::milliseconds(0);
+  refused(bad, "give_up");
+  EXPECT_FALSE(std::filesystem::exists(Path("ledger")));
+}
+
 // The whole FedSel task through ServeFedSel: two clients train it to the
 // end, every epoch's model is evaluated, and the summary counts every report
 // once; the same call on the finished state says so at once.
