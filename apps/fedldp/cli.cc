@@ -83,8 +83,8 @@ void StrictOptions(CLI::App& app) {
 
 // CLI11 splits a list option ("--epsilon 0.1,1,8") and silently drops empty
 // items, so "0.1,,8" would audit two budgets: such a value is refused here,
-// before parsing. "" if none, else the one-line error.
-std::string EmptyListItem(CLI::App& app, int argc, const char* const* argv) {
+// before parsing. OK if none, else the one-line error.
+Status EmptyListItem(CLI::App& app, int argc, const char* const* argv) {
   std::vector<std::string> lists;
   std::vector<CLI::App*> apps = {&app};
   for (std::size_t i = 0; i < apps.size(); ++i) {
@@ -108,11 +108,11 @@ std::string EmptyListItem(CLI::App& app, int argc, const char* const* argv) {
       }
       if (value.empty() || value.front() == ',' || value.back() == ',' ||
           value.find(",,") != std::string::npos) {
-        return name + ": '" + value + "' has an empty item";
+        return Error{name + ": '" + value + "' has an empty item"};
       }
     }
   }
-  return "";
+  return {};
 }
 
 // Edit distance counting insertions, deletions, substitutions and swaps of
@@ -331,8 +331,8 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   SetupClient(*app.add_subcommand("client", "Take part in a deployed task as a client"), client);
 
   StrictOptions(app);
-  if (auto e = EmptyListItem(app, argc, argv); !e.empty()) {
-    err << "fedldp: error: " << e << " (see --help)\n";
+  if (Status e = EmptyListItem(app, argc, argv); !e.ok()) {
+    err << "fedldp: error: " << e.error() << " (see --help)\n";
     return kUsageExit;
   }
 

@@ -18,45 +18,44 @@ std::string Folder(const std::string& path) {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Writes all of `bytes` to `fd`, then syncs it; "" or why not.
-std::string WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("cannot write " + path);
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  if (::fsync(fd) != 0 && errno != EINVAL) return Errno("cannot write " + path);
-  return "";
-}
-
-// "" if `path` is absent or a regular file; else why it may not be written.
-std::string CheckRegularOrAbsent(const std::string& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    return errno == ENOENT ? "" : Errno("cannot use " + path);
-  }
-  if (S_ISDIR(st.st_mode)) return path + " is a folder, not a file";
-  if (!S_ISREG(st.st_mode)) return path + " is not a regular file (a device?); it is never replaced";
-  return "";
-}
-
 // A path that may not be written: the caller's to fix.
 Status Refuse(std::string why) { return Error{std::move(why), ErrorCode::kInvalidArgument}; }
 // The file system failed.
-Status Failed(std::string why) {
-  if (why.empty()) return {};
-  return Error{std::move(why), ErrorCode::kIo};
-}
+Status Failed(const std::string& what) { return Error{Errno(what), ErrorCode::kIo}; }
 Status Exists(const std::string& path) {
   return Error{path + " exists; it is not overwritten unless asked", ErrorCode::kAlreadyExists};
+}
+
+// Writes all of `bytes` to `fd`, then syncs it.
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Failed("cannot write " + path);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) return Failed("cannot write " + path);
+  return {};
+}
+
+// OK if `path` is absent or a regular file; else why it may not be written.
+Status CheckRegularOrAbsent(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status{} : Refuse(Errno("cannot use " + path));
+  }
+  if (S_ISDIR(st.st_mode)) return Refuse(path + " is a folder, not a file");
+  if (!S_ISREG(st.st_mode)) {
+    return Refuse(path + " is not a regular file (a device?); it is never replaced");
+  }
+  return {};
 }
 
 }  // namespace
 
 Status CheckOutputFile(const std::string& path) {
   if (path.empty()) return Refuse("no output file given");
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
+  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
   const std::string folder = Folder(path);
   if (!std::filesystem::is_directory(folder)) {
     return Refuse("the folder " + folder + " does not exist");
@@ -69,37 +68,36 @@ Status CheckOutputFile(const std::string& path) {
 }
 
 Status AppendToFile(const std::string& path, std::string_view text) {
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
+  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Failed(Errno("cannot open " + path));
-  std::string why = WriteAll(fd, text, path);
-  if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
-  return Failed(why);
+  if (fd < 0) return Failed("cannot open " + path);
+  Status written = WriteAll(fd, text, path);
+  if (::close(fd) != 0 && written.ok()) written = Failed("cannot write " + path);
+  return written;
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
                            bool overwrite) {
-  if (auto e = CheckRegularOrAbsent(path); !e.empty()) return Refuse(e);
+  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
   if (!overwrite && ::access(path.c_str(), F_OK) == 0) return Exists(path);
   std::string tmp = path + ".XXXXXX";
   const int fd = ::mkstemp(tmp.data());  // 0600, O_EXCL: nobody else's file
-  if (fd < 0) return Failed(Errno("cannot create a file beside " + path));
-  std::string why;
-  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) why = Errno("cannot set the mode of " + tmp);
-  if (why.empty()) why = WriteAll(fd, bytes, path);
-  if (::close(fd) != 0 && why.empty()) why = Errno("cannot write " + path);
-  bool exists = false;
-  if (why.empty() && !overwrite) {
+  if (fd < 0) return Failed("cannot create a file beside " + path);
+  Status written;
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0)
+    written = Failed("cannot set the mode of " + tmp);
+  if (written.ok()) written = WriteAll(fd, bytes, path);
+  if (::close(fd) != 0 && written.ok()) written = Failed("cannot write " + path);
+  if (written.ok() && !overwrite) {
     // link() fails if `path` appeared meanwhile: no replacing after all.
     if (::link(tmp.c_str(), path.c_str()) != 0) {
-      exists = errno == EEXIST;
-      if (!exists) why = Errno("cannot create " + path);
+      written = errno == EEXIST ? Exists(path) : Failed("cannot create " + path);
     }
-  } else if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    why = Errno("cannot replace " + path);
+  } else if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    written = Failed("cannot replace " + path);
   }
   ::unlink(tmp.c_str());  // after link(), or on failure; after rename(), already gone
-  return exists ? Exists(path) : Failed(why);
+  return written;
 }
 
 }  // namespace fedldp

@@ -36,7 +36,7 @@ Result<std::size_t> LabelPosition(const std::string& label_column,
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column,
                         const LoadLimits& limits) {
   internal::LineReader in(path, limits.max_line_bytes);
-  if (!in.open_error().empty()) return Error{in.open_error()};
+  if (!in.open_status().ok()) return in.open_status();
   Dataset data;
   data.name = path;
   std::vector<std::string> labels;  // as written, one per row
@@ -60,8 +60,8 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
       if (!position.ok()) return Error{position.error()};
       label = *position;
       data.dimension = columns - 1;
-      if (auto e = internal::CheckSize(1, data.dimension, limits); !e.empty()) {
-        return Error{in.Where(e)};
+      if (Status e = internal::CheckSize(1, data.dimension, limits); !e.ok()) {
+        return Error{in.Where(e.error())};
       }
       if (header) {
         for (std::size_t c = 0; c < columns; ++c) {
@@ -74,8 +74,8 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
       return Error{in.Where("has " + std::to_string(fields.size()) + " fields, the first row " +
                             std::to_string(columns))};
     }
-    if (auto e = internal::CheckSize(labels.size() + 1, data.dimension, limits); !e.empty()) {
-      return Error{in.Where(e)};
+    if (Status e = internal::CheckSize(labels.size() + 1, data.dimension, limits); !e.ok()) {
+      return Error{in.Where(e.error())};
     }
     for (std::size_t c = 0; c < columns; ++c) {
       if (c == label) continue;
@@ -90,7 +90,7 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
     if (fields[label].empty()) return Error{in.Where("the label is empty")};
     labels.push_back(fields[label]);
   }
-  if (!in.read_error().empty()) return Error{in.read_error()};
+  if (!in.read_status().ok()) return in.read_status();
   if (labels.empty()) return Error{path + ": no rows"};
   // Classes in increasing order of the label: numerically when every label
   // is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text.

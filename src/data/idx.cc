@@ -42,13 +42,13 @@ Result<IdxFile> ReadIdx(const std::string& path, unsigned char type, std::size_t
     idx.shape.push_back((std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) |
                         (std::uint32_t{b[2]} << 8) | b[3]);
     if (i > 0) {
-      if (auto e = internal::CheckSize(1, item * idx.shape.back(), limits); !e.empty()) {
-        return fail(e);
+      if (Status e = internal::CheckSize(1, item * idx.shape.back(), limits); !e.ok()) {
+        return fail(e.error());
       }
       item *= idx.shape.back();
     }
   }
-  if (auto e = internal::CheckSize(idx.shape[0], item, limits); !e.empty()) return fail(e);
+  if (Status e = internal::CheckSize(idx.shape[0], item, limits); !e.ok()) return fail(e.error());
   // Read in bounded chunks, so a header that promises more than the file
   // holds costs no more memory than the file.
   const std::size_t total = idx.shape[0] * item;

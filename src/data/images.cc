@@ -40,9 +40,9 @@ Result<Dataset> LoadCifar10(const std::vector<std::string>& paths, const LoadLim
         return Error{path + ":" + std::to_string(n) + ": label " + std::to_string(record[0]) +
                      " is not a CIFAR-10 class (0-9)"};
       }
-      if (auto e = internal::CheckSize(data.size() + 1, kPixels, limits); !e.empty()) {
+      if (Status e = internal::CheckSize(data.size() + 1, kPixels, limits); !e.ok()) {
         gzclose(file);
-        return Error{path + ":" + std::to_string(n) + ": " + e};
+        return Error{path + ":" + std::to_string(n) + ": " + e.error()};
       }
       for (std::size_t i = 0; i < kPixels; ++i) row[i] = record[1 + i] / 255.0f;
       data.Append(row, record[0]);

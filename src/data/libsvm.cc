@@ -11,9 +11,10 @@ namespace fedldp {
 
 Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, LibsvmLabels labels,
                            const LoadLimits& limits) {
-  if (auto e = internal::CheckSize(1, dimension, limits); !e.empty()) return Error{path + ": " + e};
+  if (Status e = internal::CheckSize(1, dimension, limits); !e.ok())
+    return Error{path + ": " + e.error()};
   internal::LineReader in(path, limits.max_line_bytes);
-  if (!in.open_error().empty()) return Error{in.open_error()};
+  if (!in.open_status().ok()) return in.open_status();
   struct Row {
     long label;
     std::vector<std::pair<std::size_t, float>> entries;
@@ -65,13 +66,13 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, Libsv
       max_index = std::max(max_index, index);
       row.entries.emplace_back(index - 1, *value);
     }
-    if (auto e = internal::CheckSize(rows.size() + 1, std::max(dimension, max_index), limits);
-        !e.empty()) {
-      return Error{in.Where(e)};
+    if (Status e = internal::CheckSize(rows.size() + 1, std::max(dimension, max_index), limits);
+        !e.ok()) {
+      return Error{in.Where(e.error())};
     }
     rows.push_back(std::move(row));
   }
-  if (!in.read_error().empty()) return Error{in.read_error()};
+  if (!in.read_status().ok()) return in.read_status();
   if (rows.empty()) return Error{path + ": no rows"};
   Dataset data;
   data.name = path;

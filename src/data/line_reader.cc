@@ -13,7 +13,7 @@ LineReader::LineReader(const std::string& path, std::size_t max_line_bytes)
   errno = 0;
   file_ = gzopen(path.c_str(), "rb");
   if (file_ == nullptr) {
-    open_error_ = path + ": cannot open (" + (errno ? std::strerror(errno) : "zlib") + ")";
+    open_status_ = Error{path + ": cannot open (" + (errno ? std::strerror(errno) : "zlib") + ")"};
   } else {
     gzbuffer(file_, 1 << 17);
   }
@@ -32,7 +32,7 @@ std::optional<std::string> LineReader::Next() {
       int code = 0;
       const char* message = gzerror(file_, &code);
       if (code != Z_OK && code != Z_STREAM_END) {
-        read_error_ = Where(std::string("read error: ") + message);
+        read_status_ = Error{Where(std::string("read error: ") + message), ErrorCode::kIo};
         return std::nullopt;
       }
       if (line.empty()) return std::nullopt;
@@ -41,8 +41,8 @@ std::optional<std::string> LineReader::Next() {
     line.append(chunk);
     if (line.size() > max_line_bytes_ + 2) {  // + "\r\n"
       ++line_;
-      read_error_ = Where("line longer than " + std::to_string(max_line_bytes_) +
-                          " bytes (the longest a loader reads)");
+      read_status_ = Error{Where("line longer than " + std::to_string(max_line_bytes_) +
+                                 " bytes (the longest a loader reads)")};
       return std::nullopt;
     }
     if (!line.empty() && line.back() == '\n') break;
@@ -92,15 +92,16 @@ std::optional<float> ParseFloat(const std::string& text) {
   return static_cast<float>(*value);
 }
 
-std::string CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits) {
+Status CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits) {
   if (dimension > limits.max_dimension) {
-    return "dimension " + std::to_string(dimension) + " exceeds the largest a loader accepts (" +
-           std::to_string(limits.max_dimension) + ")";
+    return Error{"dimension " + std::to_string(dimension) +
+                 " exceeds the largest a loader accepts (" + std::to_string(limits.max_dimension) +
+                 ")"};
   }
   if (dimension != 0 && rows > limits.max_cells / dimension) {
-    return std::to_string(rows) + " rows of " + std::to_string(dimension) +
-           " features exceed the most a loader holds in memory (" +
-           std::to_string(limits.max_cells) + " features)";
+    return Error{std::to_string(rows) + " rows of " + std::to_string(dimension) +
+                 " features exceed the most a loader holds in memory (" +
+                 std::to_string(limits.max_cells) + " features)"};
   }
   return {};
 }

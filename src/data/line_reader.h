@@ -10,25 +10,26 @@
 #include <string>
 #include <vector>
 
+#include "fedldp/base/status.h"
 #include "fedldp/data/loaders.h"
 
 namespace fedldp::internal {
 
 class LineReader {
  public:
-  // Lines longer than max_line_bytes end the reading with a read_error().
+  // Lines longer than max_line_bytes end the reading with a failed read_status().
   explicit LineReader(const std::string& path,
                       std::size_t max_line_bytes = LoadLimits{}.max_line_bytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // Empty if the file could not be opened; otherwise check before reading.
-  const std::string& open_error() const { return open_error_; }
+  // Failed if the file could not be opened: check before reading.
+  const Status& open_status() const { return open_status_; }
   // The next line without its end-of-line characters, or nullopt at the end.
-  // Sets read_error() on a decompression error.
+  // Fails read_status() on a decompression error or an overlong line.
   std::optional<std::string> Next();
-  const std::string& read_error() const { return read_error_; }
+  const Status& read_status() const { return read_status_; }
   std::size_t line() const { return line_; }
   // "path:line: reason" for the line last returned.
   std::string Where(const std::string& reason) const;
@@ -37,7 +38,7 @@ class LineReader {
   std::string path_;
   std::size_t max_line_bytes_;
   gzFile file_ = nullptr;
-  std::string open_error_, read_error_;
+  Status open_status_, read_status_;
   std::size_t line_ = 0;
 };
 
@@ -49,9 +50,9 @@ std::optional<double> ParseNumber(const std::string& text);
 // The same, and nullopt unless the number also fits a float (|x| <= FLT_MAX).
 std::optional<float> ParseFloat(const std::string& text);
 
-// Empty if `rows` rows of `dimension` features fit the limits; otherwise why
+// OK if `rows` rows of `dimension` features fit the limits; otherwise why
 // not, naming the bound (no product is formed that could overflow).
-std::string CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits);
+Status CheckSize(std::size_t rows, std::size_t dimension, const LoadLimits& limits);
 
 }  // namespace fedldp::internal
 

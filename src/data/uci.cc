@@ -108,18 +108,18 @@ const std::vector<Column>& AdultSchema() {
 
 // Sets the one-hot position of `field` in `out` (starting at `offset`), or
 // returns a reason it cannot.
-std::string EncodeOneHot(const Column& column, const std::string& field, float* out,
-                         std::size_t offset) {
+Status EncodeOneHot(const Column& column, const std::string& field, float* out,
+                    std::size_t offset) {
   if (!column.values.empty()) {
     const auto it = std::find(column.values.begin(), column.values.end(), field);
     if (it == column.values.end()) {
-      return "unknown " + column.name + " '" + field + "'";
+      return Error{"unknown " + column.name + " '" + field + "'"};
     }
     out[offset + static_cast<std::size_t>(it - column.values.begin())] = 1;
     return {};
   }
   const auto value = ParseNumber(field);
-  if (!value) return column.name + " '" + field + "' is not a number";
+  if (!value) return Error{column.name + " '" + field + "' is not a number"};
   const auto bin = std::upper_bound(column.bin_starts.begin(), column.bin_starts.end(), *value) -
                    column.bin_starts.begin();
   out[offset + static_cast<std::size_t>(bin)] = 1;
@@ -171,11 +171,11 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimit
   std::vector<float> row(data.dimension);
   for (const auto& path : paths) {
     LineReader in(path, limits.max_line_bytes);
-    if (!in.open_error().empty()) return Error{in.open_error()};
+    if (!in.open_status().ok()) return in.open_status();
     while (auto line = in.Next()) {
       if (line->empty() || line->front() == '|') continue;  // blank end; adult.test's banner
-      if (auto e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.empty()) {
-        return Error{in.Where(e)};
+      if (Status e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.ok()) {
+        return Error{in.Where(e.error())};
       }
       const auto fields = SplitFields(*line, ',');
       if (fields.size() != schema.size() + 1) {
@@ -186,8 +186,8 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimit
       std::size_t offset = 0;
       for (std::size_t c = 0; c < schema.size(); ++c) {
         if (fields[c] != "?") {  // missing: no feature of this attribute (as a9a)
-          if (auto e = EncodeOneHot(schema[c], fields[c], row.data(), offset); !e.empty()) {
-            return Error{in.Where(e)};
+          if (Status e = EncodeOneHot(schema[c], fields[c], row.data(), offset); !e.ok()) {
+            return Error{in.Where(e.error())};
           }
         }
         offset += schema[c].width();
@@ -199,7 +199,7 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimit
       }
       data.Append(row, label == ">50K" ? 1 : 0);
     }
-    if (!in.read_error().empty()) return Error{in.read_error()};
+    if (!in.read_status().ok()) return in.read_status();
   }
   if (data.size() == 0) return Error{"no Adult rows in the given files"};
   return data;
@@ -235,7 +235,7 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
   }
   data.dimension = data.feature_names.size();  // 32
   LineReader in(path, limits.max_line_bytes);
-  if (!in.open_error().empty()) return Error{in.open_error()};
+  if (!in.open_status().ok()) return in.open_status();
   std::vector<float> row(data.dimension);
   bool header = true;
   while (auto line = in.Next()) {
@@ -251,8 +251,8 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
         return Error{in.Where("expected the header age;...;y")};
       continue;
     }
-    if (auto e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.empty()) {
-      return Error{in.Where(e)};
+    if (Status e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.ok()) {
+      return Error{in.Where(e.error())};
     }
     std::fill(row.begin(), row.end(), 0.0f);
     std::size_t offset = 0;
@@ -274,8 +274,8 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
           row[offset++] = f == "yes" ? 1.0f : 0.0f;
           break;
         case 'c':
-          if (auto e = EncodeOneHot(categorical[cat], f, row.data(), offset); !e.empty())
-            return Error{in.Where(e)};
+          if (Status e = EncodeOneHot(categorical[cat], f, row.data(), offset); !e.ok())
+            return Error{in.Where(e.error())};
           offset += categorical[cat++].width();
           break;
         default:
@@ -286,7 +286,7 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
       return Error{in.Where("y must be yes or no, got '" + fields[16] + "'")};
     data.Append(row, fields[16] == "yes" ? 1 : 0);
   }
-  if (!in.read_error().empty()) return Error{in.read_error()};
+  if (!in.read_status().ok()) return in.read_status();
   if (data.size() == 0) return Error{path + ": no Bank rows"};
   ScaleColumns(data, numeric_columns);
   return data;
@@ -306,7 +306,7 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
   std::size_t kept_bytes = 0;
   for (const auto& path : paths) {
     LineReader in(path, limits.max_line_bytes);
-    if (!in.open_error().empty()) return Error{in.open_error()};
+    if (!in.open_status().ok()) return in.open_status();
     while (auto line = in.Next()) {
       if (line->empty()) continue;
       const auto fields = SplitFields(*line, ',');
@@ -320,8 +320,8 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
       const std::size_t dimension =
           38 + dictionary[0].size() + dictionary[1].size() + dictionary[2].size();
       const std::size_t rows = max_rows ? std::min(lines.size() + 1, *max_rows) : lines.size() + 1;
-      if (auto e = internal::CheckSize(rows, dimension, limits); !e.empty()) {
-        return Error{in.Where(e)};
+      if (Status e = internal::CheckSize(rows, dimension, limits); !e.ok()) {
+        return Error{in.Where(e.error())};
       }
       // The lines are kept for the second pass: as much text as the
       // features the limits allow take (4 bytes each).
@@ -333,7 +333,7 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
       lines.push_back(std::move(*line));
       origin.emplace_back(path, in.line());
     }
-    if (!in.read_error().empty()) return Error{in.read_error()};
+    if (!in.read_status().ok()) return in.read_status();
   }
   if (lines.empty()) return Error{"no KDD rows in the given files"};
   // Output layout in input-column order: a numeric column takes one

@@ -94,29 +94,32 @@ Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
   return v;
 }
 
-namespace {
-
-std::string CheckConfig(const FedSelConfig& c) {
-  if (!(c.batch_fraction > 0 && c.batch_fraction <= 1)) return "batch fraction must be in (0, 1]";
-  if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return "k fraction must be in (0, 1]";
-  if (!(c.learning_rate > 0 && std::isfinite(c.learning_rate))) return "learning rate must be > 0";
-  if (!(c.momentum >= 0 && c.momentum < 1)) return "momentum eta must be in [0, 1)";
-  if (!(c.lambda >= 0 && std::isfinite(c.lambda))) return "lambda must be >= 0";
-  if (!(c.theta >= 0 && c.theta < 1)) return "theta must be in [0, 1)";
+Status FedSelConfig::Validate() const {
+  const FedSelConfig& c = *this;
+  if (auto v = ParseFedSelVariant(c.variant); !v.ok()) return Error{v.error()};
+  if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
+    return Error{"batch fraction must be in (0, 1]"};
+  if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};
+  if (!(c.learning_rate > 0 && std::isfinite(c.learning_rate)))
+    return Error{"learning rate must be > 0"};
+  if (!(c.momentum >= 0 && c.momentum < 1)) return Error{"momentum eta must be in [0, 1)"};
+  if (!(c.lambda >= 0 && std::isfinite(c.lambda))) return Error{"lambda must be >= 0"};
+  if (!(c.theta >= 0 && c.theta < 1)) return Error{"theta must be in [0, 1)"};
   if (!(c.projection_ratio > 0 && c.projection_ratio <= 1))
-    return "projection ratio must be in (0, 1]";
-  if (!(std::isfinite(c.clip) && c.clip > 0)) return "clip norm must be a finite number > 0";
-  if (!(c.delta > 0 && c.delta < 1)) return "delta must be in (0, 1)";
-  if (!(c.tail_average >= 0 && c.tail_average < 1)) return "tail average must be in [0, 1)";
+    return Error{"projection ratio must be in (0, 1]"};
+  if (!(std::isfinite(c.clip) && c.clip > 0)) return Error{"clip norm must be a finite number > 0"};
+  if (!(c.delta > 0 && c.delta < 1)) return Error{"delta must be in (0, 1)"};
+  if (!(c.tail_average >= 0 && c.tail_average < 1)) return Error{"tail average must be in [0, 1)"};
   if (!(c.dirichlet_alpha >= 0 && std::isfinite(c.dirichlet_alpha))) {
-    return "Dirichlet alpha must be a finite number >= 0";
+    return Error{"Dirichlet alpha must be a finite number >= 0"};
   }
   if (c.dirichlet_alpha > 0 && c.clients == 0) {
-    return "a Dirichlet partition needs clients (rows are split among them)";
+    return Error{"a Dirichlet partition needs clients (rows are split among them)"};
   }
   return {};
 }
 
+namespace {
 // A client's gradient: its row's, or the mean of its rows' (each clipped by
 // the model, so the mean is too); zero for a client without rows.
 void ClientGradient(const LinearModel& model, std::span<const double> w, const Dataset& data,
@@ -188,15 +191,14 @@ void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
 }
 
 Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std::size_t d) {
-  if (auto e = CheckConfig(config); !e.empty()) return Error{e};
+  if (Status s = config.Validate(); !s.ok()) return s;
   if (rows == 0 || d == 0) return Error{"FedSel needs at least one client and one dimension"};
   if (config.clients > rows) {
     return Error{"clients (" + std::to_string(config.clients) + ") must not exceed the rows (" +
                  std::to_string(rows) + "): each holds at least one"};
   }
   const std::size_t n = config.clients > 0 ? config.clients : rows;
-  auto variant = ParseFedSelVariant(config.variant);
-  if (!variant.ok()) return Error{variant.error()};
+  const auto variant = ParseFedSelVariant(config.variant);  // valid: Validate()
   FedSelPlan plan;
   plan.variant = *variant;
   plan.clients = n;

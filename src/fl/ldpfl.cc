@@ -36,7 +36,8 @@ InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> ro
   return {mean, std::sqrt(std::max(0.0, sum_sq / count - mean * mean))};
 }
 
-Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
+Status LdpFlConfig::Validate() const {
+  const LdpFlConfig& config = *this;
   if (config.rounds < 1) return Error{"rounds must be >= 1"};
   if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
   if (config.batch < 1) return Error{"batch size must be >= 1"};
@@ -49,9 +50,7 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
   if (config.is_private) {
     if (Status e = CheckEpsilon(config.epsilon); !e.ok()) return e;
   }
-  if (config.clients == 0 || config.clients > train_rows) {
-    return Error{"clients must be in [1, " + std::to_string(train_rows) + "]"};
-  }
+  if (config.clients == 0) return Error{"clients must be >= 1"};
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
     return Error{"Dirichlet alpha must be >= 0"};
   }
@@ -67,6 +66,14 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
     if (!(config.clip > 0 && std::isfinite(config.clip))) {
       return Error{"clip must be a number > 0"};
     }
+  }
+  return {};
+}
+
+Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
+  if (Status s = config.Validate(); !s.ok()) return s;
+  if (config.clients > train_rows) {
+    return Error{"clients must be in [1, " + std::to_string(train_rows) + "]"};
   }
   return {};
 }

@@ -15,30 +15,31 @@ namespace {
 
 // A snapshot read back is trusted no further than a report: a damaged or
 // edited state file must stop the server, not index past the user order.
-std::string CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec) {
+Status CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec) {
   if (s.weights.size() != spec.dimension) {
-    return std::to_string(s.weights.size()) + " weights for dimension " +
-           std::to_string(spec.dimension);
+    return Error{std::to_string(s.weights.size()) + " weights for dimension " +
+                 std::to_string(spec.dimension)};
   }
   if (s.order.size() != spec.users) {
-    return "a user order of " + std::to_string(s.order.size()) + " for " +
-           std::to_string(spec.users) + " users";
+    return Error{"a user order of " + std::to_string(s.order.size()) + " for " +
+                 std::to_string(spec.users) + " users"};
   }
   std::vector<bool> seen(spec.users, false);
   for (std::uint64_t u : s.order) {
-    if (u >= spec.users || seen[u]) return "the user order is not a permutation of the users";
+    if (u >= spec.users || seen[u])
+      return Error{"the user order is not a permutation of the users"};
     seen[u] = true;
   }
   for (double w : s.weights) {
-    if (!std::isfinite(w)) return "a weight is not finite";
+    if (!std::isfinite(w)) return Error{"a weight is not finite"};
   }
   const auto epochs = static_cast<std::uint64_t>(spec.config.epochs);
   if (!s.finished && (s.position >= spec.users || s.epoch >= epochs)) {
-    return "the schedule (epoch " + std::to_string(s.epoch) + ", position " +
-           std::to_string(s.position) + ") is outside the task's " + std::to_string(epochs) +
-           " epochs of " + std::to_string(spec.users) + " users";
+    return Error{"the schedule (epoch " + std::to_string(s.epoch) + ", position " +
+                 std::to_string(s.position) + ") is outside the task's " + std::to_string(epochs) +
+                 " epochs of " + std::to_string(spec.users) + " users"};
   }
-  return "";
+  return {};
 }
 
 }  // namespace
@@ -130,8 +131,8 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (auto& snap = loaded.value()) {
-    if (auto e = CheckSnapshot(*snap, spec); !e.empty()) {
-      return Error{"the state file's model does not fit this task: " + e};
+    if (Status e = CheckSnapshot(*snap, spec); !e.ok()) {
+      return Error{"the state file's model does not fit this task: " + e.error()};
     }
     c->snap_ = std::move(*snap);
     c->started_ = true;

@@ -83,18 +83,18 @@ Status LdpFlTaskSpec::Check() const {
 namespace {
 
 // A snapshot read back is trusted no further than a report (see FedSel's).
-std::string CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& spec) {
+Status CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& spec) {
   if (s.weights.size() != spec.weights()) {
-    return std::to_string(s.weights.size()) + " weights for a model of " +
-           std::to_string(spec.weights());
+    return Error{std::to_string(s.weights.size()) + " weights for a model of " +
+                 std::to_string(spec.weights())};
   }
   for (double w : s.weights) {
-    if (!std::isfinite(w)) return "a weight is not finite";
+    if (!std::isfinite(w)) return Error{"a weight is not finite"};
   }
-  if (s.finished) return "";
+  if (s.finished) return {};
   if (s.round >= static_cast<std::uint64_t>(spec.config.rounds)) {
-    return "round " + std::to_string(s.round + 1) + " is past the task's " +
-           std::to_string(spec.config.rounds);
+    return Error{"round " + std::to_string(s.round + 1) + " is past the task's " +
+                 std::to_string(spec.config.rounds)};
   }
   if (spec.config.disjoint_rounds) {
     std::vector<bool> seen(spec.users, false);
@@ -103,20 +103,20 @@ std::string CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& s
       permutation = s.order[i] < spec.users && !seen[s.order[i]];
       if (permutation) seen[s.order[i]] = true;
     }
-    if (!permutation) return "the epoch's order is not a permutation of the task's users";
+    if (!permutation) return Error{"the epoch's order is not a permutation of the task's users"};
     if (s.position != (s.round % spec.rounds_per_epoch()) * spec.per_round()) {
-      return "position " + std::to_string(s.position) + " is not round " +
-             std::to_string(s.round + 1) + "'s place in its epoch";
+      return Error{"position " + std::to_string(s.position) + " is not round " +
+                   std::to_string(s.round + 1) + "'s place in its epoch"};
     }
-    return "";
+    return {};
   }
   if (s.order.size() != spec.per_round() || !std::is_sorted(s.order.begin(), s.order.end()) ||
       std::adjacent_find(s.order.begin(), s.order.end()) != s.order.end() ||
       (!s.order.empty() && s.order.back() >= spec.users)) {
-    return "the round's users are not " + std::to_string(spec.per_round()) +
-           " distinct users of the task";
+    return Error{"the round's users are not " + std::to_string(spec.per_round()) +
+                 " distinct users of the task"};
   }
-  return "";
+  return {};
 }
 
 }  // namespace
@@ -144,8 +144,8 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
   auto loaded = c->state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (auto& snap = loaded.value()) {
-    if (auto e = CheckSnapshot(*snap, spec); !e.empty()) {
-      return Error{"the state file's model does not fit this task: " + e};
+    if (Status e = CheckSnapshot(*snap, spec); !e.ok()) {
+      return Error{"the state file's model does not fit this task: " + e.error()};
     }
     c->snap_ = std::move(*snap);
     c->started_ = true;

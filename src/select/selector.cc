@@ -52,10 +52,10 @@ double Selector::WorstCaseRatio() const {
 
 namespace {
 
-std::string CheckShape(std::size_t d, std::size_t k) {
-  if (d == 0) return "the vector must have at least one dimension";
+Status CheckShape(std::size_t d, std::size_t k) {
+  if (d == 0) return Error{"the vector must have at least one dimension"};
   if (k < 1 || k > d) {
-    return "k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(k);
+    return Error{"k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(k)};
   }
   return {};
 }
@@ -68,7 +68,7 @@ std::vector<std::string> SelectorNames() {
 
 Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, double epsilon,
                                                      std::size_t d, std::size_t k) {
-  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, k); !e.ok()) return e;
   if (name == "exp") return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
   if (name == "pe") return ShareAs<Selector>(PerturbedEncoding::Create(epsilon, d, k));
   if (name == "pe-published")
@@ -84,7 +84,7 @@ Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, do
 
 Result<ExponentialSelection> ExponentialSelection::Create(double epsilon, std::size_t d) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (auto e = CheckShape(d, 1); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, 1); !e.ok()) return e;
   return ExponentialSelection(epsilon, d);
 }
 
@@ -123,7 +123,7 @@ double PerturbedEncoding::RatioFor(double flip_epsilon, std::size_t d, std::size
 
 Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t d, std::size_t k) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, k); !e.ok()) return e;
   // The ratio grows from 1 (eps' = 0) past e^eps (eps' = eps). Bisection keeps
   // `lo` on the safe side, so the result meets the bound even where rounding
   // makes the ratio wobble; the target sits 1e-10 below e^eps, far above the
@@ -146,7 +146,7 @@ Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t 
 Result<PerturbedEncoding> PerturbedEncoding::CreatePublished(double epsilon, std::size_t d,
                                                              std::size_t k) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, k); !e.ok()) return e;
   return PerturbedEncoding(epsilon, d, k, true);
 }
 
@@ -183,7 +183,7 @@ std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
 
 Result<PerturbedSampling> PerturbedSampling::Create(double epsilon, std::size_t d, std::size_t k) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, k); !e.ok()) return e;
   return PerturbedSampling(epsilon, d, k);
 }
 
@@ -211,7 +211,7 @@ std::int64_t PerturbedSampling::SamplePosition(Rng& rng) const {
 // ---- Top-k and uniform ----
 
 Result<TopKSelection> TopKSelection::Create(std::size_t d, std::size_t k) {
-  if (auto e = CheckShape(d, k); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, k); !e.ok()) return e;
   return TopKSelection(d, k);
 }
 
@@ -228,7 +228,7 @@ std::int64_t TopKSelection::SamplePosition(Rng& rng) const {
 }
 
 Result<UniformSelection> UniformSelection::Create(std::size_t d) {
-  if (auto e = CheckShape(d, 1); !e.empty()) return Error{e};
+  if (Status e = CheckShape(d, 1); !e.ok()) return e;
   return UniformSelection(d);
 }
 

@@ -68,7 +68,7 @@ Status LdpFlExperimentConfig::Validate() const {
   if (!std::isfinite(training.fixed_range.center)) return Error{"center must be a number"};
   if (threads < 0) return Error{"threads must be >= 0"};
   // Everything but the client count, which needs the rows.
-  return CheckLdpFlConfig(training, std::numeric_limits<std::size_t>::max());
+  return training.Validate();
 }
 
 Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,

@@ -185,7 +185,7 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   // What does not fit a vector randomizer is refused.
   c.is_private = true;
   c.vector = VectorMechanism::kDuchi;
-  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("randomizer must be"), std::string::npos);
+  EXPECT_NE(c.Validate().error().find("randomizer must be"), std::string::npos);
   // Names: "twopoint" is none; an unknown one names the choices.
   EXPECT_EQ(ParseLdpFlRandomizer("twopoint").value(), std::nullopt);
   EXPECT_EQ(ParseLdpFlRandomizer("privunitg").value(), VectorMechanism::kPrivUnitG);
@@ -199,10 +199,18 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   }
   c.vector = VectorMechanism::kFastProjUnit;
   c.adaptive = true;
-  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("adaptive"), std::string::npos);
+  EXPECT_NE(c.Validate().error().find("adaptive"), std::string::npos);
   c.adaptive = false;
   c.clip = 0;
-  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("clip"), std::string::npos);
+  EXPECT_NE(c.Validate().error().find("clip"), std::string::npos);
+  // The client count is checked alone, and against the rows by CheckLdpFlConfig.
+  c.clip = 1;
+  c.clients = 0;
+  EXPECT_NE(c.Validate().error().find("clients must be >= 1"), std::string::npos);
+  c.clients = 401;
+  EXPECT_TRUE(c.Validate().ok());
+  EXPECT_NE(CheckLdpFlConfig(c, 400).error().find("clients must be in [1, 400]"),
+            std::string::npos);
 }
 
 TEST(InputMomentsOf, IsTheMeanAndSdOfEveryValueOfTheChosenRows) {

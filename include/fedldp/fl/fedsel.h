@@ -132,6 +132,10 @@ struct FedSelConfig {
   // all its rows together.
   std::size_t clients = 0;
   double dirichlet_alpha = 0;
+
+  // OK if the variant is known and every setting in its range (the clients
+  // against the rows are checked by PlanFedSel); else why not.
+  Status Validate() const;
 };
 
 // The configuration a variant runs with when nothing is said: FedSel's

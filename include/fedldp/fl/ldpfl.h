@@ -90,6 +90,10 @@ struct LdpFlConfig {
   // epoch (LdpFlReportsPerClient), instead of a fresh uniform subset every
   // round, in which a client may report in every round.
   bool disjoint_rounds = false;
+
+  // OK if the configuration is one TrainLdpFl runs, whatever the data; else
+  // why not (CheckLdpFlConfig adds the client count against the rows).
+  Status Validate() const;
 };
 
 // The most reports one client sends over the run: every round, or with
@@ -136,8 +140,8 @@ struct InputMoments {
 InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows);
 
 // OK if TrainLdpFl can run `config` on `train_rows` training rows, else why
-// not: what TrainLdpFl checks first (a caller checks before printing or
-// writing anything).
+// not: Validate() and the clients against the rows, what TrainLdpFl checks
+// first (a caller checks before printing or writing anything).
 Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
 
 // The vector randomizer of `config` over d weights, public_seed for

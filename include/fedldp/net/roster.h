@@ -69,7 +69,7 @@ struct Withdrawal {
 Withdrawal WithdrawUsers(ServerState& state, const Access& access,
                          std::span<const std::uint64_t> users, std::uint64_t task_users,
                          std::set<std::uint64_t>& withdrawn, std::string* line);
-// The users withdrawn in `state`, into `withdrawn`; "" or why they are unusable.
+// The users withdrawn in `state`, into `withdrawn`; OK or why they are unusable.
 Status LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
                      std::set<std::uint64_t>& withdrawn);
 
