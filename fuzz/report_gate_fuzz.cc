@@ -26,7 +26,9 @@ using namespace fedldp;
 constexpr std::uint64_t kRound = 7;
 
 const FedSelRandomizer& FedSel() {
-  static const FedSelRandomizer r = FedSelRandomizer::Create("pe", 0.5, 20, 2, "pm", 1.5).value();
+  static const FedSelRandomizer r =
+      FedSelRandomizer::Create(SelectorKind::kPe, 0.5, 20, 2, ValueMechanismKind::kPiecewise, 1.5)
+          .value();
   return r;
 }
 

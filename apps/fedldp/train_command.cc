@@ -226,7 +226,7 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   if (!scaling.ok()) throw UsageError(scaling.error());
   t.gradient_scaling = *scaling;
   const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = vector && variant.vector_mechanism.starts_with("gaussian");
+  const bool gaussian = IsGaussian(variant);
   if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
   if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
   if (o.clip) t.clip = *o.clip;
@@ -302,10 +302,10 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   const FedSelConfig& config = e.effective;
   const FedSelRun& run = e.result.last;
   const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = vector && variant.vector_mechanism.starts_with("gaussian");
+  const bool gaussian = IsGaussian(variant);
   if (vector) {
-    out << "privacy: " << variant.mechanism << " on the whole gradient (l2 clip " << config.clip
-        << "), eps " << run.budget.value_epsilon << " per report";
+    out << "privacy: " << FedSelVariantName(variant) << " on the whole gradient (l2 clip "
+        << config.clip << "), eps " << run.budget.value_epsilon << " per report";
     if (gaussian) out << ", delta " << config.delta << " per report";
     out << ", " << config.epochs << " epoch(s), ";
     if (config.sample_clients && o.shuffle) {
@@ -382,7 +382,7 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
     out << "clients per iteration m = " << run.batch << ", Top-k k = " << run.k << ", "
         << run.iterations << " iterations per run, mu = " << run.budget.mu << "\n";
   }
-  if (!run.selector.empty() && run.selector != variant.selector) {
+  if (run.selector && *run.selector != variant.selector) {
     out << "note: mu = 0 leaves no budget for selection, so dimensions are sampled uniformly\n";
   }
   if (run.rejected > 0) out << "warning: the server rejected " << run.rejected << " reports\n";

@@ -251,7 +251,8 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   out["declined"] = run.declined;
   if (parsed.kind == FedSelVariant::Kind::kTwoStage) {
     out["k"] = run.k;
-    out["selector"] = run.selector;
+    out["selector"] = run.selector ? py::object(py::str(std::string(SelectorName(*run.selector))))
+                                   : py::object(py::none());
   } else {
     out["k"] = py::none();
     out["selector"] = py::none();

@@ -16,82 +16,136 @@
 
 namespace fedldp {
 
-Result<FedSelVariant> ParseFedSelVariant(const std::string& raw) {
-  std::string name = raw;
+Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
+  std::string name(raw);
   for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   FedSelVariant v;
-  auto is_mechanism = [](const std::string& s) { return s == "pm" || s == "hm" || s == "duchi"; };
+  // The scalar mechanisms FedSel perturbs a value in [-1, 1] with.
+  auto mechanism = [](std::string_view s) -> std::optional<ValueMechanismKind> {
+    if (s == "pm") return ValueMechanismKind::kPiecewise;
+    if (s == "hm") return ValueMechanismKind::kHybrid;
+    if (s == "duchi") return ValueMechanismKind::kDuchi;
+    return std::nullopt;
+  };
   if (name == "np") {
     v.kind = FedSelVariant::Kind::kFullGradient;
-    v.mechanism = "none";
+    v.mechanism = std::nullopt;
     return v;
   }
   if (name == "np-rs") {
-    v.selector = "uniform", v.mechanism = "none", v.accumulate = false;
+    v.selector = SelectorKind::kUniform, v.mechanism = std::nullopt, v.accumulate = false;
     return v;
   }
   if (name == "np-k" || name == "np-k-o") {
-    v.selector = "topk", v.mechanism = "none", v.scaled_accumulation = name == "np-k-o";
+    v.selector = SelectorKind::kTopK, v.mechanism = std::nullopt;
+    v.scaled_accumulation = name == "np-k-o";
     return v;
   }
-  if (is_mechanism(name)) {
-    v.kind = FedSelVariant::Kind::kFlat, v.mechanism = name;
+  if (auto m = mechanism(name)) {
+    v.kind = FedSelVariant::Kind::kFlat, v.mechanism = m;
     return v;
   }
   // LDP-FL's randomizer on the whole gradient: the per-weight two-point
   // mechanism with c = 0, r = C on every coordinate at eps/d each (the
   // vector randomizer "duchi"), so its honest total is the eps asked for.
   if (name == "twopoint") {
-    v.kind = FedSelVariant::Kind::kVector, v.vector_mechanism = "duchi", v.mechanism = name;
+    v.kind = FedSelVariant::Kind::kVector, v.vector = VectorMechanism::kDuchi;
     return v;
   }
   // Vector randomizers ("duchi" above is the flat solution's, per coordinate).
   if (auto vm = ParseVectorMechanism(name); vm.ok() && *vm != VectorMechanism::kDuchi) {
-    v.kind = FedSelVariant::Kind::kVector, v.vector_mechanism = name, v.mechanism = name;
+    v.kind = FedSelVariant::Kind::kVector, v.vector = *vm;
     return v;
   }
-  if (name.size() > 3 && name.compare(name.size() - 3, 3, "-rp") == 0 &&
-      is_mechanism(name.substr(0, name.size() - 3))) {
-    v.kind = FedSelVariant::Kind::kCompressed, v.mechanism = name.substr(0, name.size() - 3);
-    return v;
+  if (name.size() > 3 && name.ends_with("-rp")) {
+    if (auto m = mechanism(std::string_view(name).substr(0, name.size() - 3))) {
+      v.kind = FedSelVariant::Kind::kCompressed, v.mechanism = m;
+      return v;
+    }
   }
   // {selector}-{mechanism}[-c][-o]
   std::string rest = name;
-  for (const std::string selector : {"pe-published", "exp", "pe", "ps", "uniform"}) {
-    if (rest.rfind(selector + "-", 0) == 0) {
-      v.selector = selector;
-      rest = rest.substr(selector.size() + 1);
+  bool selected = false;
+  for (const SelectorKind selector :
+       {SelectorKind::kPePublished, SelectorKind::kExp, SelectorKind::kPe, SelectorKind::kPs,
+        SelectorKind::kUniform}) {
+    const std::string prefix = std::string(SelectorName(selector)) + "-";
+    if (rest.starts_with(prefix)) {
+      v.selector = selector, selected = true;
+      rest = rest.substr(prefix.size());
       break;
     }
   }
   const auto dash = rest.find('-');
-  v.mechanism = rest.substr(0, dash);
+  v.mechanism = mechanism(rest.substr(0, dash));
   std::string flags = dash == std::string::npos ? "" : rest.substr(dash);
   while (!flags.empty()) {
-    if (flags.rfind("-c", 0) == 0) {
+    if (flags.starts_with("-c")) {
       v.control = true;
-    } else if (flags.rfind("-o", 0) == 0) {
+    } else if (flags.starts_with("-o")) {
       v.scaled_accumulation = true;
     } else {
       break;
     }
     flags = flags.substr(2);
   }
-  if (v.selector.empty() || !is_mechanism(v.mechanism) || !flags.empty()) {
-    return Error{"unknown variant '" + raw +
+  if (!selected || !v.mechanism || !flags.empty()) {
+    return Error{"unknown variant '" + std::string(raw) +
                  "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, "
                  "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or "
                  "privunitg, fastprojunit, fastprojunit-corr, gaussian, gaussian-classic, "
                  "twopoint)"};
   }
-  if (v.selector == "uniform") {
+  if (v.selector == SelectorKind::kUniform) {
     if (v.control) {
-      return Error{"variant '" + raw +
+      return Error{"variant '" + std::string(raw) +
                    "': uniform selection spends no budget, so -c means nothing"};
     }
     v.enlarge_uniform = false;
   }
   return v;
+}
+
+std::string FedSelVariantName(const FedSelVariant& v) {
+  using Kind = FedSelVariant::Kind;
+  const std::string mechanism(v.mechanism ? ValueMechanismName(*v.mechanism) : "?");
+  switch (v.kind) {
+    case Kind::kFullGradient:
+      return "np";
+    case Kind::kFlat:
+      return mechanism;
+    case Kind::kCompressed:
+      return mechanism + "-rp";
+    case Kind::kVector:
+      return v.vector == VectorMechanism::kDuchi ? "twopoint"
+                                                 : std::string(VectorMechanismName(v.vector));
+    case Kind::kTwoStage:
+      break;
+  }
+  if (!v.mechanism) {
+    if (v.selector == SelectorKind::kUniform) return "np-rs";
+    if (v.selector == SelectorKind::kTopK) return v.scaled_accumulation ? "np-k-o" : "np-k";
+    return "?";
+  }
+  return std::string(SelectorName(v.selector)) + "-" + mechanism + (v.control ? "-c" : "") +
+         (v.scaled_accumulation ? "-o" : "");
+}
+
+Status FedSelVariant::Validate() const {
+  const std::string name = FedSelVariantName(*this);
+  auto named = ParseFedSelVariant(name);
+  // The name keeps the parts of the kind; the flags must be the name's too.
+  const bool same = named.ok() && FedSelVariantName(*named) == name && named->control == control &&
+                    named->scaled_accumulation == scaled_accumulation &&
+                    named->accumulate == accumulate && named->enlarge_uniform == enlarge_uniform;
+  if (!same) return Error{"these parts make no FedSel variant (closest name: " + name + ")"};
+  return {};
+}
+
+bool IsGaussian(const FedSelVariant& variant) {
+  return variant.kind == FedSelVariant::Kind::kVector &&
+         (variant.vector == VectorMechanism::kGaussian ||
+          variant.vector == VectorMechanism::kGaussianClassic);
 }
 
 Status FedSelConfig::Validate() const {
@@ -153,7 +207,7 @@ struct ClientStep {
 VectorRandomizerConfig VectorConfigFor(const FedSelVariant& variant, const FedSelConfig& config,
                                        double epsilon, std::size_t d, std::uint64_t seed) {
   VectorRandomizerConfig vc;
-  vc.mechanism = ParseVectorMechanism(variant.vector_mechanism).value();
+  vc.mechanism = variant.vector;
   vc.dimension = d;
   vc.epsilon = epsilon;
   vc.clip = config.clip;
@@ -226,7 +280,8 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
       config.mu ? *config.mu : HyperParameterFreeMu(epoch_epsilon, d, plan.batch, config.theta);
   // Uniform selection spends no budget: eps' goes to the value.
   const bool two_stage_private = variant->kind == FedSelVariant::Kind::kTwoStage &&
-                                 variant->is_private() && variant->selector != "uniform";
+                                 variant->is_private() &&
+                                 variant->selector != SelectorKind::kUniform;
   auto budget = MakeFedSelBudget(config.epsilon, config.epochs, two_stage_private ? mu : 0.0,
                                  variant->control);
   if (!budget.ok()) return Error{budget.error()};
@@ -237,12 +292,13 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   // is the one selection that spends nothing.
   if (variant->kind == FedSelVariant::Kind::kVector) {
     const Status s = VectorConfigFor(*variant, config, plan.budget.value_epsilon, d, 0).Validate();
-    if (!s.ok()) return Error{"variant " + variant->vector_mechanism + ": " + s.error()};
+    if (!s.ok()) return Error{"variant " + FedSelVariantName(*variant) + ": " + s.error()};
   }
-  plan.selector = variant->kind == FedSelVariant::Kind::kTwoStage && variant->is_private() &&
-                          plan.budget.select_epsilon <= 0
-                      ? "uniform"
-                      : variant->selector;
+  if (variant->kind == FedSelVariant::Kind::kTwoStage) {
+    plan.selector = variant->is_private() && plan.budget.select_epsilon <= 0
+                        ? SelectorKind::kUniform
+                        : variant->selector;
+  }
   return plan;
 }
 
@@ -269,7 +325,7 @@ FedSelConfig DefaultFedSelConfig(const std::string& variant) {
   c.tail_average = 0.5;
   c.even_rounds = true;
   for (const Tuned& t : kTuned) {
-    if (v->mechanism == t.variant) {
+    if (FedSelVariantName(*v) == t.variant) {
       c.learning_rate = t.lr;
       c.batch_fraction = t.batch_fraction;
       c.clip = t.clip;
@@ -298,7 +354,7 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   auto plan = PlanFedSel(config, clients, d);
   if (!plan.ok()) return Error{plan.error()};
   if (!plan->variant.is_private()) return Error{"variant " + config.variant + " is not private"};
-  if (plan->variant.vector_mechanism.starts_with("gaussian")) {
+  if (IsGaussian(plan->variant)) {
     return Error{"no amplification by shuffling is proven for the Gaussian's reports"};
   }
   RunPrivacyConfig run = FedSelRunPrivacy(*plan, config, delta);
@@ -331,7 +387,7 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
                                   double delta) {
   RunPrivacyConfig run;
   run.local_epsilon = plan.ReportEpsilon();
-  run.local_delta = plan.variant.vector_mechanism.starts_with("gaussian") ? config.delta : 0.0;
+  run.local_delta = IsGaussian(plan.variant) ? config.delta : 0.0;
   run.rounds = static_cast<std::uint64_t>(config.epochs);
   run.delta = delta;
   if (config.shuffle) {
@@ -357,18 +413,16 @@ std::pair<std::size_t, std::size_t> FedSelPlan::Round(std::size_t b, std::size_t
 
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
   const FedSelVariant& v = plan.variant;
-  if (v.kind != FedSelVariant::Kind::kTwoStage) {
-    return Error{"variant '" +
-                 (v.kind == FedSelVariant::Kind::kVector ? v.vector_mechanism
-                                                         : v.selector + "-" + v.mechanism) +
+  if (v.kind != FedSelVariant::Kind::kTwoStage || !plan.selector) {
+    return Error{"variant '" + FedSelVariantName(v) +
                  "' is not a two-stage (select, then perturb) variant"};
   }
-  const std::size_t k = v.selector == "topk" ? 1 : plan.k;
+  const std::size_t k = v.selector == SelectorKind::kTopK ? 1 : plan.k;
   // topk and uniform ignore their epsilon, and "none" its value budget: pass
   // valid ones.
   const double eps_select = plan.budget.select_epsilon, eps_value = plan.budget.value_epsilon;
   const double select_eps = plan.selector == v.selector && eps_select > 0 ? eps_select : 1.0;
-  return FedSelRandomizer::Create(plan.selector, select_eps, d, k, v.mechanism,
+  return FedSelRandomizer::Create(*plan.selector, select_eps, d, k, v.mechanism,
                                   eps_value > 0 ? eps_value : 1.0, v.enlarge_uniform);
 }
 
@@ -434,7 +488,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       break;
     }
     case FedSelVariant::Kind::kFlat: {
-      auto r = FlatRandomizer::Create(variant->mechanism, eps_value, d);
+      auto r = FlatRandomizer::Create(*variant->mechanism, eps_value, d);
       if (!r.ok()) return Error{r.error()};
       step.flat.emplace(std::move(r).value());
       break;
@@ -442,7 +496,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
     case FedSelVariant::Kind::kCompressed: {
       const auto q = std::max<std::size_t>(
           1, static_cast<std::size_t>(std::llround(config.projection_ratio * d)));
-      auto r = CompressedRandomizer::Create(variant->mechanism, eps_value, d, q, seed);
+      auto r = CompressedRandomizer::Create(*variant->mechanism, eps_value, d, q, seed);
       if (!r.ok()) return Error{r.error()};
       step.compressed.emplace(std::move(r).value());
       break;

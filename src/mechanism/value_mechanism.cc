@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fedldp/base/names.h"
 #include "fedldp/mechanism/hybrid.h"
 #include "fedldp/mechanism/laplace.h"
 #include "fedldp/mechanism/piecewise.h"
@@ -29,20 +30,50 @@ double ValueMechanism::Likelihood(double y, double x) const {
 }
 double ValueMechanism::Density(double, double) const { return 0.0; }
 
-std::vector<std::string> ValueMechanismNames() {
-  return {"duchi", "pm", "hm", "laplace", "twopoint"};
+namespace {
+
+constexpr EnumName<ValueMechanismKind> kMechanismNames[] = {
+    {ValueMechanismKind::kDuchi, "duchi"},       {ValueMechanismKind::kPiecewise, "pm"},
+    {ValueMechanismKind::kHybrid, "hm"},         {ValueMechanismKind::kLaplace, "laplace"},
+    {ValueMechanismKind::kTwoPoint, "twopoint"},
+};
+
+}  // namespace
+
+std::string_view ValueMechanismName(ValueMechanismKind kind) {
+  return NameIn(kMechanismNames, kind);
 }
 
-Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(const std::string& name,
+Result<ValueMechanismKind> ParseValueMechanism(std::string_view name) {
+  return ParseIn(kMechanismNames, name, "mechanism");
+}
+
+std::vector<std::string> ValueMechanismNames() { return NamesIn(kMechanismNames); }
+
+Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(ValueMechanismKind kind,
                                                                  double epsilon, double center,
                                                                  double radius) {
-  if (name == "duchi") return ShareAs<ValueMechanism>(TwoPointMechanism::CreateDuchi(epsilon));
-  if (name == "twopoint")
-    return ShareAs<ValueMechanism>(TwoPointMechanism::Create(epsilon, center, radius));
-  if (name == "pm") return ShareAs<ValueMechanism>(PiecewiseMechanism::Create(epsilon));
-  if (name == "hm") return ShareAs<ValueMechanism>(HybridMechanism::Create(epsilon));
-  if (name == "laplace") return ShareAs<ValueMechanism>(LaplaceMechanism::Create(epsilon));
-  return Error{"unknown mechanism '" + name + "' (expected duchi, pm, hm, laplace or twopoint)"};
+  switch (kind) {
+    case ValueMechanismKind::kDuchi:
+      return ShareAs<ValueMechanism>(TwoPointMechanism::CreateDuchi(epsilon));
+    case ValueMechanismKind::kTwoPoint:
+      return ShareAs<ValueMechanism>(TwoPointMechanism::Create(epsilon, center, radius));
+    case ValueMechanismKind::kPiecewise:
+      return ShareAs<ValueMechanism>(PiecewiseMechanism::Create(epsilon));
+    case ValueMechanismKind::kHybrid:
+      return ShareAs<ValueMechanism>(HybridMechanism::Create(epsilon));
+    case ValueMechanismKind::kLaplace:
+      return ShareAs<ValueMechanism>(LaplaceMechanism::Create(epsilon));
+  }
+  return Error{"unknown mechanism"};
+}
+
+Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(std::string_view name,
+                                                                 double epsilon, double center,
+                                                                 double radius) {
+  auto kind = ParseValueMechanism(name);
+  if (!kind.ok()) return Error{kind.error()};
+  return MakeValueMechanism(*kind, epsilon, center, radius);
 }
 
 }  // namespace fedldp

@@ -76,13 +76,12 @@ Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& p
     }
   }
   if (plan->variant.kind == FedSelVariant::Kind::kVector) {
-    const std::string& m = plan->variant.vector_mechanism;
-    if (m.starts_with("gaussian")) {
+    if (IsGaussian(plan->variant)) {
       return Error{"variant " + spec.config.variant +
                    ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
                    "(eps, delta)-DP"};
     }
-    if (m == "fastprojunit-corr") {
+    if (plan->variant.vector == VectorMechanism::kFastProjUnitCorr) {
       return Error{
           "variant fastprojunit-corr needs a public seed that the task does not announce; "
           "use fastprojunit"};

@@ -7,7 +7,7 @@
 
 namespace fedldp {
 
-Result<CompressedRandomizer> CompressedRandomizer::Create(const std::string& mechanism,
+Result<CompressedRandomizer> CompressedRandomizer::Create(ValueMechanismKind mechanism,
                                                           double epsilon, std::size_t d,
                                                           std::size_t q,
                                                           std::uint64_t projection_seed) {
@@ -15,7 +15,7 @@ Result<CompressedRandomizer> CompressedRandomizer::Create(const std::string& mec
   if (q < 1 || q > d || q > 4096) {
     return Error{"q must be in [1, min(d, 4096)], got " + std::to_string(q)};
   }
-  if (mechanism == "twopoint")
+  if (mechanism == ValueMechanismKind::kTwoPoint)
     return Error{"the compressed solution perturbs values in [-1, 1]: use duchi"};
   auto m = MakeValueMechanism(mechanism, epsilon);
   if (!m.ok()) return Error{m.error()};

@@ -4,20 +4,23 @@
 
 namespace fedldp {
 
-Result<FedSelRandomizer> FedSelRandomizer::Create(const std::string& selector,
-                                                  double select_epsilon, std::size_t d,
-                                                  std::size_t k, const std::string& value_mechanism,
+Result<FedSelRandomizer> FedSelRandomizer::Create(SelectorKind selector, double select_epsilon,
+                                                  std::size_t d, std::size_t k,
+                                                  std::optional<ValueMechanismKind> value_mechanism,
                                                   double value_epsilon, bool enlarge_uniform) {
   auto s = MakeSelector(selector, select_epsilon, d, k);
   if (!s.ok()) return Error{s.error()};
   std::shared_ptr<const ValueMechanism> m;
-  if (value_mechanism != "none") {
-    if (value_mechanism == "twopoint") return Error{"FedSel perturbs values in [-1, 1]: use duchi"};
-    auto made = MakeValueMechanism(value_mechanism, value_epsilon);
+  if (value_mechanism) {
+    if (*value_mechanism == ValueMechanismKind::kTwoPoint) {
+      return Error{"FedSel perturbs values in [-1, 1]: use duchi"};
+    }
+    auto made = MakeValueMechanism(*value_mechanism, value_epsilon);
     if (!made.ok()) return Error{made.error()};
     m = std::move(made).value();
   }
-  const double scale = selector == "uniform" && enlarge_uniform ? static_cast<double>(d) : 1.0;
+  const double scale =
+      selector == SelectorKind::kUniform && enlarge_uniform ? static_cast<double>(d) : 1.0;
   return FedSelRandomizer(std::move(s).value(), std::move(m), scale);
 }
 

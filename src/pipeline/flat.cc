@@ -34,7 +34,7 @@ std::size_t FlatRandomizer::DefaultK(double epsilon, std::size_t d) {
   return static_cast<std::size_t>(std::max(1.0, std::min(static_cast<double>(d), k)));
 }
 
-Result<FlatRandomizer> FlatRandomizer::Create(const std::string& mechanism, double epsilon,
+Result<FlatRandomizer> FlatRandomizer::Create(ValueMechanismKind mechanism, double epsilon,
                                               std::size_t d, std::optional<std::size_t> k) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (d == 0) return Error{"the vector must have at least one dimension"};
@@ -42,7 +42,7 @@ Result<FlatRandomizer> FlatRandomizer::Create(const std::string& mechanism, doub
   if (kk < 1 || kk > d) {
     return Error{"k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(kk)};
   }
-  if (mechanism == "twopoint")
+  if (mechanism == ValueMechanismKind::kTwoPoint)
     return Error{"the flat solution perturbs values in [-1, 1]: use duchi"};
   auto m = MakeValueMechanism(mechanism, epsilon / static_cast<double>(kk));
   if (!m.ok()) return Error{m.error()};

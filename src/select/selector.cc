@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "fedldp/base/names.h"
 #include "fedldp/select/ranking.h"
 #include "fedldp/select/selectors.h"
 
@@ -62,22 +63,52 @@ Status CheckShape(std::size_t d, std::size_t k) {
 
 }  // namespace
 
-std::vector<std::string> SelectorNames() {
-  return {"exp", "pe", "pe-published", "ps", "topk", "uniform"};
+namespace {
+
+constexpr EnumName<SelectorKind> kSelectorNames[] = {
+    {SelectorKind::kExp, "exp"},
+    {SelectorKind::kPe, "pe"},
+    {SelectorKind::kPePublished, "pe-published"},
+    {SelectorKind::kPs, "ps"},
+    {SelectorKind::kTopK, "topk"},
+    {SelectorKind::kUniform, "uniform"},
+};
+
+}  // namespace
+
+std::string_view SelectorName(SelectorKind kind) { return NameIn(kSelectorNames, kind); }
+
+Result<SelectorKind> ParseSelector(std::string_view name) {
+  return ParseIn(kSelectorNames, name, "selector");
 }
 
-Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, double epsilon,
+std::vector<std::string> SelectorNames() { return NamesIn(kSelectorNames); }
+
+Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
                                                      std::size_t d, std::size_t k) {
   if (Status e = CheckShape(d, k); !e.ok()) return e;
-  if (name == "exp") return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
-  if (name == "pe") return ShareAs<Selector>(PerturbedEncoding::Create(epsilon, d, k));
-  if (name == "pe-published")
-    return ShareAs<Selector>(PerturbedEncoding::CreatePublished(epsilon, d, k));
-  if (name == "ps") return ShareAs<Selector>(PerturbedSampling::Create(epsilon, d, k));
-  if (name == "topk") return ShareAs<Selector>(TopKSelection::Create(d, k));
-  if (name == "uniform") return ShareAs<Selector>(UniformSelection::Create(d));
-  return Error{"unknown selector '" + name +
-               "' (expected exp, pe, pe-published, ps, topk or uniform)"};
+  switch (kind) {
+    case SelectorKind::kExp:
+      return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
+    case SelectorKind::kPe:
+      return ShareAs<Selector>(PerturbedEncoding::Create(epsilon, d, k));
+    case SelectorKind::kPePublished:
+      return ShareAs<Selector>(PerturbedEncoding::CreatePublished(epsilon, d, k));
+    case SelectorKind::kPs:
+      return ShareAs<Selector>(PerturbedSampling::Create(epsilon, d, k));
+    case SelectorKind::kTopK:
+      return ShareAs<Selector>(TopKSelection::Create(d, k));
+    case SelectorKind::kUniform:
+      return ShareAs<Selector>(UniformSelection::Create(d));
+  }
+  return Error{"unknown selector"};
+}
+
+Result<std::shared_ptr<const Selector>> MakeSelector(std::string_view name, double epsilon,
+                                                     std::size_t d, std::size_t k) {
+  auto kind = ParseSelector(name);
+  if (!kind.ok()) return Error{kind.error()};
+  return MakeSelector(*kind, epsilon, d, k);
 }
 
 // ---- EXP ----

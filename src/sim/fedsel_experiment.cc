@@ -67,8 +67,7 @@ Status FedSelExperimentConfig::Validate() const {
     return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
   }
   if (Status e = CheckEpsilon(training.epsilon); !e.ok()) return e;
-  const bool gaussian = variant->kind == FedSelVariant::Kind::kVector &&
-                        variant->vector_mechanism.starts_with("gaussian");
+  const bool gaussian = IsGaussian(*variant);
   if (training.shuffle) {
     if (!variant->is_private()) {
       return Error{"shuffle: variant " + training.variant + " is not private"};

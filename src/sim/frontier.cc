@@ -82,7 +82,7 @@ Result<Frontier> RunFrontier(
     if (shuffled ? !config.shuffled : !config.local) continue;
     for (const std::string& method : config.methods) {
       const FedSelVariant variant = ParseFedSelVariant(method).value();
-      const bool gaussian = variant.vector_mechanism.starts_with("gaussian");
+      const bool gaussian = IsGaussian(variant);
       for (double eps : config.epsilons) {
         if (stop.stop_requested()) return stopped();
         FrontierRow row;

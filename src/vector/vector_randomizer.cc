@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "fedldp/base/names.h"
 #include "fedldp/vector/baselines.h"
 #include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/privunitg.h"
@@ -11,11 +12,7 @@
 namespace fedldp {
 namespace {
 
-struct Named {
-  VectorMechanism mechanism;
-  std::string_view name;
-};
-constexpr Named kNames[] = {
+constexpr EnumName<VectorMechanism> kNames[] = {
     {VectorMechanism::kPrivUnitG, "privunitg"},
     {VectorMechanism::kFastProjUnit, "fastprojunit"},
     {VectorMechanism::kFastProjUnitCorr, "fastprojunit-corr"},
@@ -118,24 +115,12 @@ Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRando
   return Error{"unknown vector mechanism"};
 }
 
-std::string_view VectorMechanismName(VectorMechanism m) {
-  for (const auto& n : kNames)
-    if (n.mechanism == m) return n.name;
-  return "?";
-}
+std::string_view VectorMechanismName(VectorMechanism m) { return NameIn(kNames, m); }
 
 Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
-  for (const auto& n : kNames)
-    if (n.name == name) return n.mechanism;
-  std::string known;
-  for (const auto& n : kNames) known += (known.empty() ? "" : ", ") + std::string(n.name);
-  return Error{"unknown vector mechanism '" + std::string(name) + "' (known: " + known + ")"};
+  return ParseIn(kNames, name, "vector mechanism");
 }
 
-std::vector<std::string> VectorMechanismNames() {
-  std::vector<std::string> names;
-  for (const auto& n : kNames) names.emplace_back(n.name);
-  return names;
-}
+std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
 
 }  // namespace fedldp

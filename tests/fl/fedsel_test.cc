@@ -23,62 +23,128 @@ namespace {
 TEST(FedSelVariant, ParsesEveryNameOfTableTwo) {
   using Kind = FedSelVariant::Kind;
   EXPECT_EQ(ParseFedSelVariant("NP")->kind, Kind::kFullGradient);
-  EXPECT_EQ(ParseFedSelVariant("np-rs")->selector, "uniform");
+  EXPECT_EQ(ParseFedSelVariant("np-rs")->selector, SelectorKind::kUniform);
   EXPECT_FALSE(ParseFedSelVariant("np-rs")->accumulate);
-  EXPECT_EQ(ParseFedSelVariant("np-k")->selector, "topk");
+  EXPECT_EQ(ParseFedSelVariant("np-k")->selector, SelectorKind::kTopK);
   EXPECT_TRUE(ParseFedSelVariant("np-k-o")->scaled_accumulation);
   EXPECT_EQ(ParseFedSelVariant("HM")->kind, Kind::kFlat);
   EXPECT_EQ(ParseFedSelVariant("pm-rp")->kind, Kind::kCompressed);
   const auto v = ParseFedSelVariant("PS-PM-C").value();
-  EXPECT_EQ(v.selector, "ps");
-  EXPECT_EQ(v.mechanism, "pm");
+  EXPECT_EQ(v.selector, SelectorKind::kPs);
+  EXPECT_EQ(v.mechanism, ValueMechanismKind::kPiecewise);
   EXPECT_TRUE(v.control);
   EXPECT_TRUE(ParseFedSelVariant("exp-duchi-o")->scaled_accumulation);
-  EXPECT_EQ(ParseFedSelVariant("pe-published-hm")->selector, "pe-published");
+  EXPECT_EQ(ParseFedSelVariant("pe-published-hm")->selector, SelectorKind::kPePublished);
   EXPECT_TRUE(ParseFedSelVariant("np-rs")->enlarge_uniform);
   const auto uniform = ParseFedSelVariant("uniform-pm").value();
-  EXPECT_EQ(uniform.selector, "uniform");
+  EXPECT_EQ(uniform.selector, SelectorKind::kUniform);
   EXPECT_FALSE(uniform.enlarge_uniform);
   EXPECT_TRUE(ParseFedSelVariant("uniform-duchi-o")->scaled_accumulation);
   for (const char* name :
        {"privunitg", "fastprojunit", "fastprojunit-corr", "gaussian", "gaussian-classic"}) {
     const auto vector = ParseFedSelVariant(name).value();
     EXPECT_EQ(vector.kind, Kind::kVector) << name;
-    EXPECT_EQ(vector.vector_mechanism, name);
+    EXPECT_EQ(VectorMechanismName(vector.vector), name);
     EXPECT_TRUE(vector.is_private());
   }
   EXPECT_EQ(ParseFedSelVariant("twopoint")->kind, Kind::kVector);
-  EXPECT_EQ(ParseFedSelVariant("twopoint")->vector_mechanism, "duchi");
+  EXPECT_EQ(ParseFedSelVariant("twopoint")->vector, VectorMechanism::kDuchi);
   EXPECT_EQ(ParseFedSelVariant("duchi")->kind, Kind::kFlat);  // the flat solution's, not the vector
   for (const char* bad : {"ps", "ps-laplace", "ps-pm-x", "xx-pm", "pm-rpx", "", "uniform-pm-c"}) {
     EXPECT_FALSE(ParseFedSelVariant(bad).ok()) << bad;
   }
+  EXPECT_FALSE(ParseFedSelVariant("np")->is_private());
+  EXPECT_FALSE(ParseFedSelVariant("np-k")->is_private());
+  EXPECT_TRUE(ParseFedSelVariant("pm-rp")->is_private());
+}
+
+TEST(FedSelVariant, EveryNameIsReadBackAsItselfAndOnlyWholeVariantsAreValid) {
+  for (const char* name : {"np",
+                           "np-rs",
+                           "np-k",
+                           "np-k-o",
+                           "pm",
+                           "hm",
+                           "duchi",
+                           "pm-rp",
+                           "duchi-rp",
+                           "exp-pm",
+                           "pe-hm-c",
+                           "ps-duchi-o",
+                           "ps-pm-c-o",
+                           "pe-published-pm",
+                           "uniform-pm",
+                           "uniform-hm-o",
+                           "privunitg",
+                           "fastprojunit",
+                           "fastprojunit-corr",
+                           "gaussian",
+                           "gaussian-classic",
+                           "twopoint"}) {
+    const auto v = ParseFedSelVariant(name);
+    ASSERT_TRUE(v.ok()) << name;
+    EXPECT_EQ(FedSelVariantName(*v), name);
+    EXPECT_TRUE(v->Validate().ok()) << name;
+  }
+  EXPECT_EQ(FedSelVariantName(ParseFedSelVariant("PS-PM").value()), "ps-pm");
+  const FedSelVariant fallback;  // the default is ps-pm
+  EXPECT_EQ(FedSelVariantName(fallback), "ps-pm");
+  // Parts that make no variant: a two-stage one without a mechanism and
+  // neither np-rs's nor np-k's selector; flags a name does not carry.
+  FedSelVariant v;
+  v.mechanism.reset();
+  EXPECT_EQ(FedSelVariantName(v), "?");
+  EXPECT_FALSE(v.Validate().ok());
+  v = ParseFedSelVariant("uniform-pm").value();
+  v.enlarge_uniform = true;
+  EXPECT_FALSE(v.Validate().ok());
+  v = ParseFedSelVariant("pm").value();
+  v.control = true;  // -c is a two-stage flag: the flat budget would change unnamed
+  EXPECT_FALSE(v.Validate().ok());
+  v = ParseFedSelVariant("np-rs").value();
+  v.accumulate = true;
+  EXPECT_FALSE(v.Validate().ok());
 }
 
 TEST(FedSelRandomizer, ReportsAValidatedValueOfTheSelectedCoordinate) {
-  const auto r = FedSelRandomizer::Create("topk", 1, 4, 1, "none", 1).value();
+  const auto r = FedSelRandomizer::Create(SelectorKind::kTopK, 1, 4, 1, std::nullopt, 1).value();
   CounterRng rng(1);
   const std::vector<double> acc = {0.1, -0.9, 0.3, 0.0}, prev = {0, -0.4, 0, 0};
   const auto report = r.Randomize(acc, prev, 0.5, rng);
   EXPECT_EQ(report.index, 1);
   EXPECT_DOUBLE_EQ(report.value, -0.9 + 0.5 * -0.4);
-  const auto pm = FedSelRandomizer::Create("ps", 1, 4, 1, "pm", 1).value();
+  const auto pm =
+      FedSelRandomizer::Create(SelectorKind::kPs, 1, 4, 1, ValueMechanismKind::kPiecewise, 1)
+          .value();
   EXPECT_TRUE(pm.Validate(pm.Randomize(acc, prev, 0.5, rng)));
   EXPECT_FALSE(pm.Validate({7, 0.0}));    // index out of range
   EXPECT_FALSE(pm.Validate({1, 100.0}));  // outside PM's output domain
   EXPECT_FALSE(pm.Validate({-1, 0.0}));   // PS never reports none
-  const auto pe = FedSelRandomizer::Create("pe", 1, 4, 1, "pm", 1).value();
+  const auto pe =
+      FedSelRandomizer::Create(SelectorKind::kPe, 1, 4, 1, ValueMechanismKind::kPiecewise, 1)
+          .value();
   EXPECT_TRUE(pe.Validate({-1, 0.0}));
-  EXPECT_FALSE(FedSelRandomizer::Create("ps", 1, 4, 1, "twopoint", 1).ok());
+  EXPECT_FALSE(
+      FedSelRandomizer::Create(SelectorKind::kPs, 1, 4, 1, ValueMechanismKind::kTwoPoint, 1).ok());
 }
 
 TEST(FedSelRandomizer, UniformSelectionIsEnlargedByDOnlyWhenAsked) {
-  EXPECT_DOUBLE_EQ(FedSelRandomizer::Create("uniform", 1, 4, 1, "pm", 1)->scale(), 4.0);
-  EXPECT_DOUBLE_EQ(FedSelRandomizer::Create("uniform", 1, 4, 1, "pm", 1, false)->scale(), 1.0);
-  EXPECT_DOUBLE_EQ(FedSelRandomizer::Create("ps", 1, 4, 1, "pm", 1)->scale(), 1.0);
+  EXPECT_DOUBLE_EQ(
+      FedSelRandomizer::Create(SelectorKind::kUniform, 1, 4, 1, ValueMechanismKind::kPiecewise, 1)
+          ->scale(),
+      4.0);
+  EXPECT_DOUBLE_EQ(FedSelRandomizer::Create(SelectorKind::kUniform, 1, 4, 1,
+                                            ValueMechanismKind::kPiecewise, 1, false)
+                       ->scale(),
+                   1.0);
+  EXPECT_DOUBLE_EQ(
+      FedSelRandomizer::Create(SelectorKind::kPs, 1, 4, 1, ValueMechanismKind::kPiecewise, 1)
+          ->scale(),
+      1.0);
   // The aggregator applies it: one report of 0.5 at index 2.
   for (const bool enlarge : {true, false}) {
-    const auto r = FedSelRandomizer::Create("uniform", 1, 4, 1, "none", 1, enlarge).value();
+    const auto r =
+        FedSelRandomizer::Create(SelectorKind::kUniform, 1, 4, 1, std::nullopt, 1, enlarge).value();
     FedSelAggregator aggregator(r, 4);
     ASSERT_TRUE(aggregator.Add({2, 0.5}));
     EXPECT_DOUBLE_EQ(aggregator.Mean()[2], enlarge ? 2.0 : 0.5);
@@ -90,7 +156,7 @@ Dataset Synthetic(std::size_t rows) { return testing::SmallSynthetic(rows); }
 // The client step the simulator and the deployed client share: with NP-K
 // (Top-1, the exact value) every effect is visible.
 TEST(FedSelClientStep, AccumulatesReportsWithMomentumAndZeroesTheReportedCoordinate) {
-  const auto np_k = FedSelRandomizer::Create("topk", 1, 3, 1, "none", 1).value();
+  const auto np_k = FedSelRandomizer::Create(SelectorKind::kTopK, 1, 3, 1, std::nullopt, 1).value();
   std::vector<double> r = {0.1, -0.5, 0.2}, previous(3), g = {0.3, 0.0, -0.1};
   CounterRng rng(1, 2);
   const FedSelReport report = FedSelClientStep(r, previous, g, 1.0, np_k, 0.5, rng);
@@ -349,15 +415,15 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   // mu = 0 leaves nothing for selection: only uniform sampling spends nothing.
   config.mu = 0.0;
   const auto no_select = TrainFedSel(config, data, {}, 1).value();
-  EXPECT_EQ(no_select.selector, "uniform");
+  EXPECT_EQ(no_select.selector, SelectorKind::kUniform);
   EXPECT_DOUBLE_EQ(no_select.budget.select_epsilon, 0.0);
   EXPECT_DOUBLE_EQ(no_select.budget.value_epsilon, 1.0);
   config.mu = 0.1;
-  EXPECT_EQ(TrainFedSel(config, data, {}, 1)->selector, "ps");
+  EXPECT_EQ(TrainFedSel(config, data, {}, 1)->selector, SelectorKind::kPs);
   // uniform-pm: the whole of eps' goes to the value, whatever mu says.
   config.variant = "uniform-pm";
   const auto uniform = TrainFedSel(config, data, {}, 1).value();
-  EXPECT_EQ(uniform.selector, "uniform");
+  EXPECT_EQ(uniform.selector, SelectorKind::kUniform);
   EXPECT_DOUBLE_EQ(uniform.budget.select_epsilon, 0.0);
   EXPECT_DOUBLE_EQ(uniform.budget.value_epsilon, 1.0);
   EXPECT_DOUBLE_EQ(uniform.budget.TotalPerClient(), 2.0);

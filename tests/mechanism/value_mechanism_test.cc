@@ -32,6 +32,13 @@ TEST(Builders, RejectBadParametersWithASentence) {
   auto unknown = MakeValueMechanism("gauss", 1);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("unknown mechanism"), std::string::npos);
+  // Names and kinds map one to one; the typed builder makes the same mechanism.
+  for (const auto& name : ValueMechanismNames()) {
+    const ValueMechanismKind kind = ParseValueMechanism(name).value();
+    EXPECT_EQ(ValueMechanismName(kind), name);
+    EXPECT_EQ(MakeValueMechanism(kind, 1).value()->name(),
+              MakeValueMechanism(name, 1).value()->name());
+  }
 }
 
 TEST(TwoPoint, MatchesEquationTwoOfLdpFl) {

@@ -11,19 +11,21 @@ namespace fedldp {
 namespace {
 
 TEST(Compressed, ProjectionIsPublicGaussianWithVarianceOneOverQ) {
-  const auto a = CompressedRandomizer::Create("pm", 1, 200, 20, 7).value();
-  const auto b = CompressedRandomizer::Create("pm", 1, 200, 20, 7).value();
+  const auto a =
+      CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 200, 20, 7).value();
+  const auto b =
+      CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 200, 20, 7).value();
   EXPECT_EQ(a.projection(), b.projection());
   const auto m = audit::SampleMoments(a.projection());
   EXPECT_TRUE(audit::CheckMean(m, 0, 1.0 / 20).pass);
   // Gaussian: mu4 = 3 sigma^4.
   EXPECT_TRUE(audit::CheckVariance(m, 1.0 / 20, 3.0 / 400).pass);
-  EXPECT_FALSE(CompressedRandomizer::Create("pm", 1, 10, 11, 1).ok());
-  EXPECT_FALSE(CompressedRandomizer::Create("pm", 1, 10, 0, 1).ok());
+  EXPECT_FALSE(CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 10, 11, 1).ok());
+  EXPECT_FALSE(CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 10, 0, 1).ok());
 }
 
 TEST(Compressed, RecoveryIsThePseudoInverse) {
-  const auto c = CompressedRandomizer::Create("pm", 1, 50, 8, 3).value();
+  const auto c = CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 50, 8, 3).value();
   CounterRng rng(4);
   std::vector<double> y(8);
   for (auto& v : y) v = StandardNormal(rng);
@@ -43,7 +45,7 @@ TEST(Compressed, RecoveryIsThePseudoInverse) {
 
 TEST(Compressed, ProjectedEstimateIsUnbiased) {
   const std::size_t d = 40, q = 4;
-  const auto c = CompressedRandomizer::Create("pm", 2, d, q, 9).value();
+  const auto c = CompressedRandomizer::Create(ValueMechanismKind::kPiecewise, 2, d, q, 9).value();
   std::vector<double> x(d);
   for (std::size_t j = 0; j < d; ++j) x[j] = 0.1 * std::sin(1.0 + j);  // |Phi x| < 1: no clipping
   const auto y = c.Project(x);
@@ -68,7 +70,7 @@ TEST(Compressed, ProjectedEstimateIsUnbiased) {
 
 TEST(Compressed, ReportIsEpsLdpExactly) {
   for (double eps : {0.5, 2.0, 8.0}) {
-    const auto c = CompressedRandomizer::Create("duchi", eps, 6, 3, 5).value();
+    const auto c = CompressedRandomizer::Create(ValueMechanismKind::kDuchi, eps, 6, 3, 5).value();
     std::vector<std::vector<double>> likelihood;
     for (double scale : {-100.0, -1.0, 0.0, 0.3, 1.0, 100.0}) {
       std::vector<double> x(6);

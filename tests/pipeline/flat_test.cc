@@ -35,10 +35,10 @@ TEST(Flat, DefaultKFollowsWangEtAl) {
   EXPECT_EQ(FlatRandomizer::DefaultK(1, 10), 1u);
   EXPECT_EQ(FlatRandomizer::DefaultK(8, 10), 3u);
   EXPECT_EQ(FlatRandomizer::DefaultK(8, 2), 2u);
-  EXPECT_FALSE(FlatRandomizer::Create("pm", 1, 10, 11).ok());
-  EXPECT_FALSE(FlatRandomizer::Create("pm", 1, 0).ok());
-  EXPECT_FALSE(FlatRandomizer::Create("pm", -1, 10).ok());
-  EXPECT_FALSE(FlatRandomizer::Create("twopoint", 1, 10).ok());
+  EXPECT_FALSE(FlatRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 10, 11).ok());
+  EXPECT_FALSE(FlatRandomizer::Create(ValueMechanismKind::kPiecewise, 1, 0).ok());
+  EXPECT_FALSE(FlatRandomizer::Create(ValueMechanismKind::kPiecewise, -1, 10).ok());
+  EXPECT_FALSE(FlatRandomizer::Create(ValueMechanismKind::kTwoPoint, 1, 10).ok());
 }
 
 class FlatMath : public ::testing::TestWithParam<std::tuple<std::string, double>> {};
@@ -46,7 +46,7 @@ class FlatMath : public ::testing::TestWithParam<std::tuple<std::string, double>
 TEST_P(FlatMath, UnbiasedPerCoordinateWithClosedFormVariance) {
   const auto [name, eps] = GetParam();
   const std::size_t d = 6;
-  const auto flat = FlatRandomizer::Create(name, eps, d, 2).value();
+  const auto flat = FlatRandomizer::Create(ParseValueMechanism(name).value(), eps, d, 2).value();
   EXPECT_DOUBLE_EQ(flat.mechanism().epsilon(), eps / 2);
   const std::vector<double> x = {-1, -0.4, 0, 0.25, 0.9, 1};
   const std::size_t n = 200000;
@@ -107,18 +107,18 @@ double WorstFlatRatio(const FlatRandomizer& flat) {
 
 TEST(Flat, ReportIsEpsLdpExactly) {
   for (double eps : {0.5, 2.0, 8.0}) {
-    const auto flat = FlatRandomizer::Create("duchi", eps, 4, 2).value();
+    const auto flat = FlatRandomizer::Create(ValueMechanismKind::kDuchi, eps, 4, 2).value();
     const double worst = WorstFlatRatio(flat);
     EXPECT_TRUE(audit::CheckRatio(worst, eps).pass) << eps;
     EXPECT_NEAR(std::log(worst), eps, 1e-6);  // tight: both coordinates at opposite corners
     // Spending eps on each coordinate (a wrong constant) is caught.
-    const auto wrong = FlatRandomizer::Create("duchi", 2 * eps, 4, 2).value();
+    const auto wrong = FlatRandomizer::Create(ValueMechanismKind::kDuchi, 2 * eps, 4, 2).value();
     EXPECT_FALSE(audit::CheckRatio(WorstFlatRatio(wrong), eps).pass) << eps;
   }
 }
 
 TEST(Flat, AggregatorRejectsInvalidReportsAndEstimatesTheMean) {
-  const auto flat = FlatRandomizer::Create("pm", 4, 3, 1).value();
+  const auto flat = FlatRandomizer::Create(ValueMechanismKind::kPiecewise, 4, 3, 1).value();
   FlatAggregator agg(flat);
   EXPECT_FALSE(agg.Add({{5}, {0.0}}));           // index out of range
   EXPECT_FALSE(agg.Add({{0}, {100.0}}));         // outside PM's output domain

@@ -148,6 +148,14 @@ TEST(Selectors, BuildersRejectBadShapesAndBudgets) {
     EXPECT_FALSE(MakeSelector(name, std::nan(""), 5, 1).ok()) << name;
   }
   EXPECT_FALSE(MakeSelector("oracle", 1, 5, 1).ok());
+  // Names and kinds map one to one; the typed builder makes the same selector.
+  for (const auto& name : SelectorNames()) {
+    const SelectorKind kind = ParseSelector(name).value();
+    EXPECT_EQ(SelectorName(kind), name);
+    EXPECT_EQ(MakeSelector(kind, 1, 5, 2).value()->name(),
+              MakeSelector(name, 1, 5, 2).value()->name());
+  }
+  EXPECT_FALSE(ParseSelector("PS").ok());
   const auto s = MakeSelector("ps", 1, 5, 1).value();
   CounterRng rng(1);
   EXPECT_THROW(s->Select(std::vector<double>(4, 1.0), rng), std::invalid_argument);

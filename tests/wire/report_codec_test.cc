@@ -23,7 +23,9 @@ std::string Client(int i) {
 
 class ReportGateTest : public ::testing::Test {
  protected:
-  FedSelRandomizer fedsel_ = FedSelRandomizer::Create("pe", 0.5, 20, 2, "pm", 1.5).value();
+  FedSelRandomizer fedsel_ =
+      FedSelRandomizer::Create(SelectorKind::kPe, 0.5, 20, 2, ValueMechanismKind::kPiecewise, 1.5)
+          .value();
   LdpFlRandomizer ldpfl_ =
       LdpFlRandomizer::Create(1.0, {5, 70, 3}, {{0, 0.1}, {0.2, 0.05}, {-1, 2}}).value();
   CounterRng rng_{3, 4};

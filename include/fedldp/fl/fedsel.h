@@ -59,19 +59,36 @@
 
 namespace fedldp {
 
+// A variant by its parts; ParseFedSelVariant reads the names above, and
+// FedSelVariantName writes them. The default is ps-pm. Only the parts of
+// the variant's kind are read: a two-stage variant's selector and flags, the
+// value mechanism of two-stage, flat and compressed ones, a vector one's
+// randomizer.
 struct FedSelVariant {
   enum class Kind { kFullGradient, kTwoStage, kFlat, kCompressed, kVector };
   Kind kind = Kind::kTwoStage;
-  std::string selector;              // two-stage: exp, pe, pe-published, ps, topk, uniform
-  std::string mechanism;             // pm, hm, duchi, none
+  SelectorKind selector = SelectorKind::kPs;
+  // nullopt: none, the non-private baselines np-rs, np-k and np-k-o.
+  std::optional<ValueMechanismKind> mechanism = ValueMechanismKind::kPiecewise;
+  // kVector: the randomizer of the whole gradient; kDuchi is "twopoint",
+  // every coordinate at eps/d.
+  VectorMechanism vector = VectorMechanism::kPrivUnitG;
   bool control = false;              // -c
   bool scaled_accumulation = false;  // -o
   bool accumulate = true;            // false for np-rs
   bool enlarge_uniform = true;       // false for uniform-{pm,hm,duchi}: plain average
-  std::string vector_mechanism;      // kVector: privunitg, fastprojunit, ... (vector/)
-  bool is_private() const { return kind != Kind::kFullGradient && mechanism != "none"; }
+  bool is_private() const {
+    return kind == Kind::kVector || (kind != Kind::kFullGradient && mechanism.has_value());
+  }
+  // OK if the parts make one of the variants named above.
+  Status Validate() const;
 };
-Result<FedSelVariant> ParseFedSelVariant(const std::string& name);
+Result<FedSelVariant> ParseFedSelVariant(std::string_view name);
+// The variant's name ("?" if its parts make none: see Validate()).
+std::string FedSelVariantName(const FedSelVariant& variant);
+// A Gaussian vector randomizer: (eps, delta)-LDP per report, which the
+// shuffle accounting does not cover.
+bool IsGaussian(const FedSelVariant& variant);
 
 struct FedSelConfig {
   std::string variant = "ps-pm";
@@ -160,7 +177,9 @@ struct FedSelPlan {
   double sampling_rate = 1;        // q = m / N when sampled
   std::size_t rounds = 0;          // of the whole run: epochs x rounds_per_epoch
   std::size_t k = 0;
-  std::string selector;  // uniform when a private variant has eps1 = 0
+  // Two-stage variants: the selector used, uniform when a private variant
+  // has eps1 = 0.
+  std::optional<SelectorKind> selector;
   // The clients of round b of an epoch: positions [first, first + size) of
   // the epoch's order (a sampled round's are [0, m) of its own draw).
   std::pair<std::size_t, std::size_t> Round(std::size_t b, std::size_t clients) const;
@@ -174,7 +193,7 @@ struct FedSelRun {
   std::size_t batch = 0;           // m
   std::size_t smallest_round = 0;  // the fewest reports in a round (the shuffler's n)
   std::size_t k = 0;               // Top-k size (two-stage)
-  std::string selector;            // the selector used (uniform when a private variant has mu = 0)
+  std::optional<SelectorKind> selector;  // the plan's: the selector used (two-stage)
   std::size_t iterations = 0;      // global updates
   std::size_t updates = 0;         // client reports
   std::size_t rejected = 0;        // reports the server refused (should be 0)

@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fedldp/base/status.h"
@@ -65,15 +66,30 @@ class ValueMechanism {
   double Likelihood(double y, double x) const;
 };
 
-// Builds a mechanism by name: duchi, pm, hm, laplace, twopoint. `center` and
-// `radius` are used by twopoint only (its input domain is [c - r, c + r]).
-Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(const std::string& name,
+// The mechanisms, named duchi, pm, hm, laplace and twopoint.
+enum class ValueMechanismKind {
+  kDuchi,      // Duchi et al.'s two-point mechanism on [-1, 1]
+  kPiecewise,  // PM (Wang et al.)
+  kHybrid,     // HM (Wang et al.)
+  kLaplace,    // Laplace on [-1, 1]
+  kTwoPoint,   // LDP-FL's two-point mechanism on [c - r, c + r]
+};
+std::string_view ValueMechanismName(ValueMechanismKind kind);
+Result<ValueMechanismKind> ParseValueMechanism(std::string_view name);
+// Names accepted by ParseValueMechanism.
+std::vector<std::string> ValueMechanismNames();
+
+// Builds a mechanism. `center` and `radius` are used by twopoint only (its
+// input domain is [c - r, c + r]).
+Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(ValueMechanismKind kind,
                                                                  double epsilon,
                                                                  double center = 0.0,
                                                                  double radius = 1.0);
-
-// Names accepted by MakeValueMechanism.
-std::vector<std::string> ValueMechanismNames();
+// By name, for the edges (CLI, Python): ParseValueMechanism, then the above.
+Result<std::shared_ptr<const ValueMechanism>> MakeValueMechanism(std::string_view name,
+                                                                 double epsilon,
+                                                                 double center = 0.0,
+                                                                 double radius = 1.0);
 
 }  // namespace fedldp
 

@@ -27,7 +27,7 @@ namespace fedldp {
 class CompressedRandomizer {
  public:
   // 1 <= q <= min(d, 4096) (Phi Phi^T is factorised densely).
-  static Result<CompressedRandomizer> Create(const std::string& mechanism, double epsilon,
+  static Result<CompressedRandomizer> Create(ValueMechanismKind mechanism, double epsilon,
                                              std::size_t d, std::size_t q,
                                              std::uint64_t projection_seed);
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,12 +35,13 @@ struct FedSelReport {
 
 class FedSelRandomizer {
  public:
-  // value_mechanism: pm, hm, duchi (on [-1, 1]) or none.
-  // enlarge_uniform: with selector "uniform", scale by d (see above).
-  static Result<FedSelRandomizer> Create(const std::string& selector, double select_epsilon,
+  // value_mechanism: pm, hm, duchi (on [-1, 1]), or none (nullopt: the
+  // selected value is sent as it is).
+  // enlarge_uniform: with the uniform selector, scale by d (see above).
+  static Result<FedSelRandomizer> Create(SelectorKind selector, double select_epsilon,
                                          std::size_t d, std::size_t k,
-                                         const std::string& value_mechanism, double value_epsilon,
-                                         bool enlarge_uniform = true);
+                                         std::optional<ValueMechanismKind> value_mechanism,
+                                         double value_epsilon, bool enlarge_uniform = true);
 
   // accumulated = r^t, previous = r^{t-1}.
   FedSelReport Randomize(std::span<const double> accumulated, std::span<const double> previous,

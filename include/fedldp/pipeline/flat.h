@@ -26,7 +26,7 @@ class FlatRandomizer {
  public:
   // mechanism: pm, hm or duchi (any scalar mechanism on [-1, 1] works; laplace
   // too). k defaults to Wang et al.'s rule.
-  static Result<FlatRandomizer> Create(const std::string& mechanism, double epsilon, std::size_t d,
+  static Result<FlatRandomizer> Create(ValueMechanismKind mechanism, double epsilon, std::size_t d,
                                        std::optional<std::size_t> k = std::nullopt);
   static std::size_t DefaultK(double epsilon, std::size_t d);
 

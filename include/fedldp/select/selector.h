@@ -40,6 +40,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fedldp/base/status.h"
@@ -81,12 +82,27 @@ class Selector {
   std::size_t d_, k_;
 };
 
-// Builds a selector by name: exp, pe, pe-published, ps, topk, uniform.
-// Requires d >= 1, 1 <= k <= d, and epsilon as for every mechanism (ignored by
-// topk and uniform, unused k by exp and uniform but still validated).
-Result<std::shared_ptr<const Selector>> MakeSelector(const std::string& name, double epsilon,
-                                                     std::size_t d, std::size_t k);
+// The selectors, named exp, pe, pe-published, ps, topk and uniform.
+enum class SelectorKind {
+  kExp,          // EXP (Algorithm 2)
+  kPe,           // PE calibrated to its exact ratio (docs/corrections.md)
+  kPePublished,  // PE with the paper's eps' (Lemma 2 as written)
+  kPs,           // PS (Algorithm 4)
+  kTopK,         // non-private Top-k, uniform within the k largest
+  kUniform,      // uniform over all d: data-independent, spends nothing
+};
+std::string_view SelectorName(SelectorKind kind);
+Result<SelectorKind> ParseSelector(std::string_view name);
 std::vector<std::string> SelectorNames();
+
+// Builds a selector. Requires d >= 1, 1 <= k <= d, and epsilon as for every
+// mechanism (ignored by topk and uniform, unused k by exp and uniform but
+// still validated).
+Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
+                                                     std::size_t d, std::size_t k);
+// By name, for the edges (CLI, Python): ParseSelector, then the above.
+Result<std::shared_ptr<const Selector>> MakeSelector(std::string_view name, double epsilon,
+                                                     std::size_t d, std::size_t k);
 
 // E[1 / (1 + Bin(a, p) + Bin(b, q))] = integral over u in [0, 1] of
 // (1 - p u)^a (1 - q u)^b, by Gauss-Legendre quadrature on panels sized by the
