@@ -43,7 +43,7 @@ constexpr std::size_t kUsers = 6, kDimension = 5, kClients = 3;
 FedSelTaskSpec Spec() {
   FedSelTaskSpec spec;
   spec.id = "fuzz";
-  spec.config.variant = "ps-pm";
+  spec.config.variant = ParseFedSelVariant("ps-pm").value();
   spec.config.epsilon = 4;
   spec.config.epochs = 2;
   spec.config.batch_fraction = 0.5;  // 3 users per round, 2 rounds per epoch

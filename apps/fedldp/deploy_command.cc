@@ -353,10 +353,11 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   // The variant's defaults (vector variants: the tuned lr, m / N and clip),
   // then the options given. The deployment serves the last iterate.
   FedSelConfig& c = config.config;
-  c = DefaultFedSelConfig(o.variant);
-  c.tail_average = 0;
   const auto variant = ParseFedSelVariant(o.variant);
-  const bool vector = variant.ok() && variant->kind == FedSelVariant::Kind::kVector;
+  if (!variant.ok()) throw UsageError(variant.error());
+  c = DefaultFedSelConfig(*variant);
+  c.tail_average = 0;
+  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
   if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
   if (o.clip) c.clip = *o.clip;
   c.loss = *loss;
@@ -376,16 +377,16 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
-  out << "deployed FedSel " << c.variant << " on " << o.dataset << ": accuracy " << Pct(s.accuracy)
-      << " (majority class " << Pct(s.majority) << "), " << s.rounds << " rounds, "
-      << s.rounds_without_update << " without update, " << s.reports_counted
+  out << "deployed FedSel " << FedSelVariantName(c.variant) << " on " << o.dataset << ": accuracy "
+      << Pct(s.accuracy) << " (majority class " << Pct(s.majority) << "), " << s.rounds
+      << " rounds, " << s.rounds_without_update << " without update, " << s.reports_counted
       << " reports counted\n";
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
     f["command"] = "serve";
     StartRecord(f);
     f["dataset"] = o.dataset;
-    f["variant"] = c.variant;
+    f["variant"] = FedSelVariantName(c.variant);
     f["epsilon"] = c.epsilon;
     f["epochs"] = c.epochs;
     f["users"] = config.serve.users;

@@ -194,7 +194,7 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
     throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
   }
   FedSelConfig& t = c.training;
-  t = DefaultFedSelConfig(o.variant);
+  t = DefaultFedSelConfig(variant);
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
   t.loss = *loss;

@@ -167,7 +167,7 @@ const Setters<FedSelConfig>& FedSelSetters() {
 
 py::dict FedSelConfigDict(const FedSelConfig& c) {
   py::dict d;
-  d["variant"] = c.variant;
+  d["variant"] = FedSelVariantName(c.variant);
   d["loss"] = LossName(c.loss);
   d["epsilon"] = c.epsilon;
   d["epochs"] = c.epochs;
@@ -200,8 +200,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
                        std::size_t threads, std::optional<double> central_epsilon,
                        double central_delta, int classes, const py::kwargs& options) {
   const FedSelVariant parsed = Take(ParseFedSelVariant(variant));
-  FedSelConfig config = DefaultFedSelConfig(variant);
-  config.variant = variant;
+  FedSelConfig config = DefaultFedSelConfig(parsed);
   Apply(FedSelSetters(), options, config, "train_fedsel");
   const Dataset train = MakeDataset(X, y, "train", classes);
   std::optional<Dataset> test;

@@ -150,7 +150,7 @@ bool IsGaussian(const FedSelVariant& variant) {
 
 Status FedSelConfig::Validate() const {
   const FedSelConfig& c = *this;
-  if (auto v = ParseFedSelVariant(c.variant); !v.ok()) return Error{v.error()};
+  if (Status s = c.variant.Validate(); !s.ok()) return s;
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};
@@ -252,7 +252,7 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
                  std::to_string(rows) + "): each holds at least one"};
   }
   const std::size_t n = config.clients > 0 ? config.clients : rows;
-  const auto variant = ParseFedSelVariant(config.variant);  // valid: Validate()
+  const FedSelVariant* variant = &config.variant;
   FedSelPlan plan;
   plan.variant = *variant;
   plan.clients = n;
@@ -302,11 +302,10 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   return plan;
 }
 
-FedSelConfig DefaultFedSelConfig(const std::string& variant) {
+FedSelConfig DefaultFedSelConfig(const FedSelVariant& variant) {
   FedSelConfig c;
   c.variant = variant;
-  auto v = ParseFedSelVariant(variant);
-  if (!v.ok() || v->kind != FedSelVariant::Kind::kVector) return c;
+  if (variant.kind != FedSelVariant::Kind::kVector) return c;
   // The winners of `fedldp tune --variant V` on adult-train at eps = 2
   // (DefaultGrid, 3 splits holding out 20 %, score = mean - sd;
   // docs/frontier.md). Validation accuracy in the comments.
@@ -325,7 +324,7 @@ FedSelConfig DefaultFedSelConfig(const std::string& variant) {
   c.tail_average = 0.5;
   c.even_rounds = true;
   for (const Tuned& t : kTuned) {
-    if (FedSelVariantName(*v) == t.variant) {
+    if (FedSelVariantName(variant) == t.variant) {
       c.learning_rate = t.lr;
       c.batch_fraction = t.batch_fraction;
       c.clip = t.clip;
@@ -353,7 +352,8 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   if (!config.shuffle) return Error{"a central target needs the shuffler (config.shuffle)"};
   auto plan = PlanFedSel(config, clients, d);
   if (!plan.ok()) return Error{plan.error()};
-  if (!plan->variant.is_private()) return Error{"variant " + config.variant + " is not private"};
+  if (!plan->variant.is_private())
+    return Error{"variant " + FedSelVariantName(config.variant) + " is not private"};
   if (IsGaussian(plan->variant)) {
     return Error{"no amplification by shuffling is proven for the Gaussian's reports"};
   }
@@ -379,7 +379,7 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
     plan = PlanFedSel(config, clients, d);
     if (!plan.ok()) return Error{plan.error()};
   }
-  return Error{"could not calibrate " + config.variant + " to central epsilon " +
+  return Error{"could not calibrate " + FedSelVariantName(config.variant) + " to central epsilon " +
                std::to_string(central_epsilon)};
 }
 
@@ -431,7 +431,8 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSe
                                                                      std::size_t d,
                                                                      std::uint64_t public_seed) {
   if (plan.variant.kind != FedSelVariant::Kind::kVector) {
-    return Error{"variant '" + config.variant + "' does not privatise the whole vector"};
+    return Error{"variant '" + FedSelVariantName(config.variant) +
+                 "' does not privatise the whole vector"};
   }
   return MakeVectorRandomizer(
       VectorConfigFor(plan.variant, config, plan.budget.value_epsilon, d, public_seed));

@@ -72,12 +72,13 @@ Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& p
           "--sample-clients)"};
     }
     if (!plan->variant.is_private()) {
-      return Error{"variant " + spec.config.variant + " is not private: nothing to shuffle"};
+      return Error{"variant " + FedSelVariantName(spec.config.variant) +
+                   " is not private: nothing to shuffle"};
     }
   }
   if (plan->variant.kind == FedSelVariant::Kind::kVector) {
     if (IsGaussian(plan->variant)) {
-      return Error{"variant " + spec.config.variant +
+      return Error{"variant " + FedSelVariantName(spec.config.variant) +
                    ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
                    "(eps, delta)-DP"};
     }

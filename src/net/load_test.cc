@@ -199,7 +199,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
   serve.serve.policy.stale_after = std::chrono::milliseconds(10000);
   serve.serve.policy.deadline = std::chrono::milliseconds(120000);
-  serve.config = DefaultFedSelConfig("ps-pm");
+  serve.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
   serve.config.tail_average = 0;
   serve.config.epsilon = 8;
   serve.config.epochs = config.epochs;

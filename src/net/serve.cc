@@ -169,8 +169,7 @@ std::string Listening(const ServeConfig& s, int port, bool started) {
 }
 
 bool IsVectorVariant(const FedSelConfig& c) {
-  const auto variant = ParseFedSelVariant(c.variant);
-  return variant.ok() && variant->kind == FedSelVariant::Kind::kVector;
+  return c.variant.kind == FedSelVariant::Kind::kVector;
 }
 
 std::vector<std::size_t> AllRows(std::size_t n) {
@@ -317,7 +316,7 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
       (*server)->Shutdown();
       return Invalid("the accountant: " + accounted.error());
     }
-    Say(observer, "task " + spec.id + ": " + c.variant +
+    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) +
                       ", each report sealed whole to the server's key and handed to the "
                       "shuffler; rounds of at least " +
                       std::to_string(coord.plan().smallest_round) + " reports");
@@ -327,12 +326,14 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
     }
   } else if (IsVectorVariant(c)) {
     std::ostringstream line;
-    line << "task " << spec.id << ": " << c.variant << " on the whole gradient (l2 clip " << c.clip
-         << "), eps " << coord.plan().ReportEpsilon() << " per report, " << c.epochs
+    line << "task " << spec.id << ": " << FedSelVariantName(c.variant)
+         << " on the whole gradient (l2 clip " << c.clip << "), eps "
+         << coord.plan().ReportEpsilon() << " per report, " << c.epochs
          << " report(s) per user: eps " << c.epsilon << " in all";
     Say(observer, line.str());
   } else {
-    Say(observer, "task " + spec.id + ": " + c.variant + ", " + coord.plan().budget.Statement());
+    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) + ", " +
+                      coord.plan().budget.Statement());
   }
   if (observer.listening) observer.listening((*server)->port());
   Say(observer, Listening(s, (*server)->port(), coord.stats().started));

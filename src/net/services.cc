@@ -30,7 +30,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   task.set_deployment(t.deployment);
   pb::FedSelTask& f = *task.mutable_fedsel();
   const FedSelConfig& c = t.config;
-  f.set_variant(c.variant);
+  f.set_variant(FedSelVariantName(c.variant));
   f.set_loss(c.loss == Loss::kLogistic ? "logistic" : "svm");
   f.set_epsilon(c.epsilon);
   f.set_epochs(c.epochs);
@@ -45,7 +45,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   f.set_gradient_scaling(GradientScalingName(c.gradient_scaling));
   f.set_users(t.users);
   f.set_dimension(t.dimension);
-  if (auto v = ParseFedSelVariant(c.variant); v.ok() && v->kind == FedSelVariant::Kind::kVector) {
+  if (c.variant.kind == FedSelVariant::Kind::kVector) {
     f.set_clip(c.clip);
     f.set_projection_k(c.projection_k);
     f.set_even_rounds(c.even_rounds || c.shuffle);
@@ -71,8 +71,10 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   if (!loss.ok()) return Error{loss.error()};
   auto scaling = ParseGradientScaling(f.gradient_scaling());
   if (!scaling.ok()) return Error{scaling.error()};
+  auto variant = ParseFedSelVariant(f.variant());
+  if (!variant.ok()) return Error{"the announced task: " + variant.error()};
   FedSelConfig& c = t.config;
-  c.variant = f.variant();
+  c.variant = *variant;
   c.loss = *loss;
   c.epsilon = f.epsilon();
   c.epochs = f.epochs();
@@ -416,8 +418,8 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   if (!created.ok()) return Error{created.error()};
   auto participant = std::make_unique<FedSelParticipant>(std::move(created).value());
   participant->SetFirstUser(joined->first_user());
-  connection.Say("joined task " + task->id + " (" + task->config.variant + ", eps " +
-                 std::to_string(task->config.epsilon) + " over " +
+  connection.Say("joined task " + task->id + " (" + FedSelVariantName(task->config.variant) +
+                 ", eps " + std::to_string(task->config.epsilon) + " over " +
                  std::to_string(task->config.epochs) + " epochs) as users " +
                  std::to_string(joined->first_user()) + ".." +
                  std::to_string(joined->first_user() + joined->users() - 1) +

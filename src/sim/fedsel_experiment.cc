@@ -57,8 +57,8 @@ Status Load(const FedSelExperimentConfig& c, FedSelExperiment& e) {
 }  // namespace
 
 Status FedSelExperimentConfig::Validate() const {
-  auto variant = ParseFedSelVariant(training.variant);
-  if (!variant.ok()) return Error{variant.error()};
+  if (Status s = training.variant.Validate(); !s.ok()) return s;
+  const FedSelVariant* variant = &training.variant;
   if (!label_column.empty() && data_file.empty()) {
     return Error{"a label column applies to a CSV data file only"};
   }
@@ -70,7 +70,7 @@ Status FedSelExperimentConfig::Validate() const {
   const bool gaussian = IsGaussian(*variant);
   if (training.shuffle) {
     if (!variant->is_private()) {
-      return Error{"shuffle: variant " + training.variant + " is not private"};
+      return Error{"shuffle: variant " + FedSelVariantName(training.variant) + " is not private"};
     }
     if (gaussian) return Error{"shuffle: no amplification is proven for the Gaussian's reports"};
   }
@@ -126,7 +126,7 @@ struct Setup {
 Result<Setup> MakeSetup(const FedSelExperimentConfig& config) {
   if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
   Setup setup;
-  setup.variant = ParseFedSelVariant(config.training.variant).value();
+  setup.variant = config.training.variant;
   FedSelExperiment& e = setup.e;
   e.config = config;
   e.effective = config.training;
@@ -201,11 +201,12 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     if (!stated.ok()) return Error{"shuffle: " + stated.error()};
     e.shuffled = std::move(stated).value();
   }
-  if (config.reference && config.training.variant != "np" && !stop.stop_requested()) {
+  if (config.reference && config.training.variant.kind != FedSelVariant::Kind::kFullGradient &&
+      !stop.stop_requested()) {
     // The non-private model as FedSel's paper trains it (m = 0.01 N, the
     // last iterate), whatever the private variant's batch and averaging:
     // a reference weakened by a private run's settings would flatter it.
-    FedSelConfig np = DefaultFedSelConfig("np");
+    FedSelConfig np = DefaultFedSelConfig(ParseFedSelVariant("np").value());
     np.loss = e.effective.loss;
     np.epochs = e.effective.epochs;
     np.lambda = e.effective.lambda;

@@ -117,7 +117,7 @@ void Table3(FedSelReproduction& result, const std::vector<Dataset>& loaded, Eval
       auto run = [&](const std::string& variant) {
         FedSelConfig config;
         config.loss = loss;
-        config.variant = variant;
+        config.variant = ParseFedSelVariant(variant).value();
         config.epsilon = c.epsilon;
         config.gradient_scaling = c.gradient_scaling;
         // The non-private reference steps at alpha = 1: the private runs'
@@ -276,14 +276,14 @@ class Figures {
         Series s{label.str(), {}, false};
         for (double mu : mus) {
           FedSelConfig config = Base();
-          config.variant = "ps-pm";
+          config.variant = ParseFedSelVariant("ps-pm").value();
           config.epsilon = e;
           config.mu = mu;
           s.points.push_back(Evaluate(config, mu, true));
         }
         f.series.push_back(s);
         FedSelConfig pm = Base();
-        pm.variant = "pm";
+        pm.variant = ParseFedSelVariant("pm").value();
         pm.epsilon = e;
         const Point p = Evaluate(pm, 0, true);
         Series flat{"pm eps=" + label.str().substr(label.str().find('=') + 1), {}, true};
@@ -308,7 +308,7 @@ class Figures {
         Series s{v == "pm" ? v : v + " (auto mu)", {}, false};
         for (double fraction : fractions) {
           FedSelConfig config = Base();
-          config.variant = v;
+          config.variant = ParseFedSelVariant(v).value();
           config.batch_fraction = fraction;
           config.max_iterations = 50;
           config.mu.reset();
@@ -330,7 +330,8 @@ class Figures {
   }
 
   Point Evaluate(const FedSelConfig& config, double x, bool misclassification) {
-    const auto r = evaluate_.Run(config, "adult", data_, r_.figure_cv, "adult " + config.variant);
+    const auto r = evaluate_.Run(config, "adult", data_, r_.figure_cv,
+                                 "adult " + FedSelVariantName(config.variant));
     const double mean = r.MeanAccuracy();
     return {x, Percent(misclassification ? 1 - mean : mean), Percent(r.StdAccuracy())};
   }
@@ -338,7 +339,7 @@ class Figures {
   // NP (alpha = 1) and the majority class as flat reference lines over xs.
   void AddReferences(Figure& f, const std::vector<double>& xs, int epochs, bool misclassification) {
     FedSelConfig np = Base();
-    np.variant = "np";
+    np.variant = ParseFedSelVariant("np").value();
     np.learning_rate = 1.0;
     np.epochs = epochs;
     const auto r = evaluate_.Run(np, "adult", data_, r_.figure_cv, "adult np");
@@ -357,7 +358,7 @@ class Figures {
     Series s{variant, {}, false};
     for (double eps : epsilons) {
       FedSelConfig config = Base();
-      config.variant = variant;
+      config.variant = ParseFedSelVariant(variant).value();
       config.epsilon = eps;
       config.epochs = epochs;
       s.points.push_back(Evaluate(config, eps, misclassification));

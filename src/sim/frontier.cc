@@ -60,7 +60,7 @@ Result<Frontier> RunFrontier(
     return frontier;
   };
   {  // The non-private model, tuned on the same grid.
-    FedSelConfig np = DefaultFedSelConfig("np");
+    FedSelConfig np = DefaultFedSelConfig(ParseFedSelVariant("np").value());
     np.even_rounds = true;
     const FedSelVariant v = ParseFedSelVariant("np").value();
     auto r = CrossValidateTuned(np, grid_for(v, false), data, config.cv, config.tuning, pool, {},
@@ -98,7 +98,7 @@ Result<Frontier> RunFrontier(
           if (progress) progress(++done, total, label);
           continue;
         }
-        FedSelConfig base = DefaultFedSelConfig(method);
+        FedSelConfig base = DefaultFedSelConfig(variant);
         base.epochs = 1;
         base.even_rounds = true;
         base.epsilon = eps;

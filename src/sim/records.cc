@@ -14,7 +14,7 @@ void StartRecord(nlohmann::ordered_json& j) {
 }
 
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
-  j["variant"] = config.variant;
+  j["variant"] = FedSelVariantName(config.variant);
   j["model"] = LossName(config.loss);
   j["gradient_scaling"] = GradientScalingName(config.gradient_scaling);
   j["epsilon"] = config.epsilon;

@@ -181,7 +181,7 @@ TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
     const std::string name = variant;
     config.sample_clients = name.starts_with("sampled ");
     config.shuffle = config.sample_clients;  // no client declines
-    config.variant = config.sample_clients ? name.substr(8) : name;
+    config.variant = ParseFedSelVariant(config.sample_clients ? name.substr(8) : name).value();
     config.epochs = 2;
     ThreadPool one(1), three(3);
     auto a = TrainFedSel(
@@ -207,9 +207,9 @@ TEST(TrainFedSel, ScaledAccumulationAppliesTheLearningRateOnce) {
   config.batch_fraction = 1.0 / 50;
   config.learning_rate = 0.25;
   config.max_iterations = 1;
-  config.variant = "np-k";
+  config.variant = ParseFedSelVariant("np-k").value();
   const auto plain = TrainFedSel(config, data, {}, 3).value();
-  config.variant = "np-k-o";
+  config.variant = ParseFedSelVariant("np-k-o").value();
   const auto scaled = TrainFedSel(config, data, {}, 3).value();
   std::size_t moved = 0;
   for (std::size_t j = 0; j < plain.weights.size(); ++j) {
@@ -224,7 +224,7 @@ TEST(TrainFedSel, ScaledAccumulationAppliesTheLearningRateOnce) {
 TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
   const Dataset data = Synthetic(300);
   FedSelConfig config;
-  config.variant = "privunitg";
+  config.variant = ParseFedSelVariant("privunitg").value();
   config.batch_fraction = 0.1;  // T = 10 iterations
   config.tail_average = 0.35;   // the last 3
   const auto averaged = TrainFedSel(config, data, {}, 4).value();
@@ -287,7 +287,7 @@ TEST(SampleClients, EveryClientAndPairAsOftenAsUniformSamplingSays) {
 // reports more than E times (the rest decline), with it nobody declines.
 TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
   const Dataset data = Synthetic(600);
-  FedSelConfig config = DefaultFedSelConfig("privunitg");
+  FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
   config.epochs = 3;
   config.batch_fraction = 0.05;  // m = 30, 20 rounds per epoch
   config.sample_clients = true;
@@ -316,7 +316,7 @@ TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
 
 TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   FedSelConfig config;
-  config.variant = "privunitg";
+  config.variant = ParseFedSelVariant("privunitg").value();
   config.batch_fraction = 0.03;
   const auto plain = PlanFedSel(config, 1000, 5).value();
   EXPECT_EQ(plain.rounds_per_epoch, 34u);
@@ -339,8 +339,9 @@ TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   config.shuffle = false;  // even rounds without a shuffler: the same cut
   config.even_rounds = true;
   EXPECT_EQ(PlanFedSel(config, 1000, 5)->smallest_round, 30u);
-  EXPECT_TRUE(DefaultFedSelConfig("privunitg").even_rounds);
-  EXPECT_FALSE(DefaultFedSelConfig("ps-pm").even_rounds);  // the paper's cut
+  EXPECT_TRUE(DefaultFedSelConfig(ParseFedSelVariant("privunitg").value()).even_rounds);
+  EXPECT_FALSE(
+      DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()).even_rounds);  // the paper's cut
   for (auto [n, preferred] : std::vector<std::pair<std::size_t, std::size_t>>{{7, 7},
                                                                               {10, 10},
                                                                               {11, 11},
@@ -366,7 +367,7 @@ TEST(CalibrateToCentral, EveryRunMeetsItsCentralTarget) {
   for (const char* variant : {"privunitg", "ps-pm", "ps-pm-c", "pm"}) {
     for (int epochs : {1, 3}) {
       for (bool automatic : {false, true}) {
-        FedSelConfig c = DefaultFedSelConfig(variant);
+        FedSelConfig c = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
         c.shuffle = true;
         c.epochs = epochs;
         c.batch_fraction = 0.05;
@@ -385,10 +386,10 @@ TEST(CalibrateToCentral, EveryRunMeetsItsCentralTarget) {
       }
     }
   }
-  FedSelConfig gaussian = DefaultFedSelConfig("gaussian");
+  FedSelConfig gaussian = DefaultFedSelConfig(ParseFedSelVariant("gaussian").value());
   gaussian.shuffle = true;
   EXPECT_FALSE(CalibrateToCentral(gaussian, 40000, 123, 1.0, 1e-6).ok());
-  gaussian.variant = "privunitg";
+  gaussian.variant = ParseFedSelVariant("privunitg").value();
   gaussian.shuffle = false;
   EXPECT_FALSE(CalibrateToCentral(gaussian, 40000, 123, 1.0, 1e-6).ok());
 }
@@ -398,17 +399,17 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   FedSelConfig config;
   config.epsilon = 2;
   config.epochs = 2;
-  config.variant = "ps-pm-c";
+  config.variant = ParseFedSelVariant("ps-pm-c").value();
   const auto c = TrainFedSel(config, data, {}, 1).value();
   EXPECT_DOUBLE_EQ(c.budget.select_epsilon, 0.1);
   EXPECT_DOUBLE_EQ(c.budget.value_epsilon, 1.0);
-  config.variant = "pm";
+  config.variant = ParseFedSelVariant("pm").value();
   const auto flat = TrainFedSel(config, data, {}, 1).value();
   EXPECT_DOUBLE_EQ(flat.budget.select_epsilon, 0.0);
   EXPECT_DOUBLE_EQ(flat.budget.value_epsilon, 1.0);
-  config.variant = "np";
+  config.variant = ParseFedSelVariant("np").value();
   EXPECT_DOUBLE_EQ(TrainFedSel(config, data, {}, 1)->budget.TotalPerClient(), 0.0);
-  config.variant = "ps-pm";
+  config.variant = ParseFedSelVariant("ps-pm").value();
   config.mu.reset();  // hyper-parameter-free
   const auto automatic = TrainFedSel(config, data, {}, 1).value();
   EXPECT_DOUBLE_EQ(automatic.budget.mu, HyperParameterFreeMu(1.0, 20, 10));
@@ -421,13 +422,13 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
   config.mu = 0.1;
   EXPECT_EQ(TrainFedSel(config, data, {}, 1)->selector, SelectorKind::kPs);
   // uniform-pm: the whole of eps' goes to the value, whatever mu says.
-  config.variant = "uniform-pm";
+  config.variant = ParseFedSelVariant("uniform-pm").value();
   const auto uniform = TrainFedSel(config, data, {}, 1).value();
   EXPECT_EQ(uniform.selector, SelectorKind::kUniform);
   EXPECT_DOUBLE_EQ(uniform.budget.select_epsilon, 0.0);
   EXPECT_DOUBLE_EQ(uniform.budget.value_epsilon, 1.0);
   EXPECT_DOUBLE_EQ(uniform.budget.TotalPerClient(), 2.0);
-  config.variant = "ps-pm";
+  config.variant = ParseFedSelVariant("ps-pm").value();
   config.max_iterations = 7;
   const auto capped = TrainFedSel(config, data, {}, 1).value();
   EXPECT_EQ(capped.iterations, 7u);
@@ -442,14 +443,14 @@ TEST(TrainFedSel, PrivacyStatementMatchesTheVariant) {
 TEST(TrainFedSel, VectorVariantsLearn) {
   const Dataset data = Synthetic(4000);
   FedSelConfig np;
-  np.variant = "np";
+  np.variant = ParseFedSelVariant("np").value();
   np.epochs = 3;
   np.learning_rate = 1.0;
   ThreadPool pool(2);
   const auto reference = CrossValidateFedSel(np, data, {1, 5, 3}, pool).value();
   for (const char* variant : {"privunitg", "fastprojunit", "gaussian"}) {
     FedSelConfig config = np;
-    config.variant = variant;
+    config.variant = ParseFedSelVariant(variant).value();
     config.epsilon = 24;  // 8 per report over 3 epochs
     const auto cv = CrossValidateFedSel(config, data, {1, 5, 3}, pool).value();
     EXPECT_GT(cv.MeanAccuracy(), cv.MeanMajority() + 0.1) << variant;
@@ -482,7 +483,7 @@ TEST(TrainFedSel, MulticlassModelsLearnWithEveryKindOfVariant) {
   const Dataset data = FourClasses(4000);
   ThreadPool pool(2);
   for (const char* variant : {"np", "privunitg", "ps-pm", "pm"}) {
-    FedSelConfig config = DefaultFedSelConfig(variant);
+    FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
     config.epsilon = 8;
     config.learning_rate = 1.0;
     const auto cv = CrossValidateFedSel(config, data, {1, 4, 3}, pool).value();
@@ -496,7 +497,7 @@ TEST(TrainFedSel, MulticlassModelsLearnWithEveryKindOfVariant) {
 TEST(CrossValidation, NonPrivateModelBeatsTheMajorityClass) {
   const Dataset data = Synthetic(4000);
   FedSelConfig config;
-  config.variant = "np";
+  config.variant = ParseFedSelVariant("np").value();
   config.epochs = 3;
   ThreadPool pool(2);
   const auto cv = CrossValidateFedSel(config, data, {2, 5, 3}, pool).value();
@@ -531,7 +532,7 @@ TEST(PartitionRows, SplitsOnlyTheRowsGiven) {
 TEST(TrainFedSel, ClientsOfSeveralRowsReportTheirMeanGradient) {
   const Dataset data = Synthetic(200);
   FedSelConfig config;
-  config.variant = "np";
+  config.variant = ParseFedSelVariant("np").value();
   config.clients = 1;
   config.batch_fraction = 1;
   config.learning_rate = 0.5;
@@ -554,7 +555,7 @@ TEST(TrainFedSel, PartitionedClientsLearnAndAreCountedAsClients) {
   const Dataset data = Synthetic(3000);
   for (const double alpha : {0.0, 0.5}) {
     FedSelConfig config;
-    config.variant = "privunitg";
+    config.variant = ParseFedSelVariant("privunitg").value();
     config.clients = 300;
     config.dirichlet_alpha = alpha;
     config.batch_fraction = 0.1;

@@ -34,7 +34,7 @@ class FedSelDeployTest : public testing::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     spec_.id = "test-task";
-    spec_.config.variant = "ps-pm";
+    spec_.config.variant = ParseFedSelVariant("ps-pm").value();
     spec_.config.epsilon = 8;
     spec_.config.epochs = 2;
     spec_.config.batch_fraction = 0.05;  // m = 100 of 2000: 20 rounds per epoch
@@ -45,7 +45,7 @@ class FedSelDeployTest : public testing::TempDirTest {
   // PrivUnitG's defaults, served as the last iterate: eps 8 over 2 epochs
   // of 20 rounds, lr 1.
   static FedSelConfig PrivUnitGConfig() {
-    FedSelConfig c = DefaultFedSelConfig("privunitg");
+    FedSelConfig c = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
     c.tail_average = 0;
     c.epsilon = 8;
     c.epochs = 2;
@@ -202,7 +202,7 @@ TEST_F(FedSelDeployTest, VectorVariantsTrainWithEvenRoundsAndChargeTheirBudget) 
     SCOPED_TRACE(variant);
     FedSelTaskSpec spec = spec_;
     spec.id = std::string("vector-") + variant;
-    spec.config = DefaultFedSelConfig(variant);
+    spec.config = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
     spec.config.tail_average = 0;
     spec.config.epsilon = 8;
     spec.config.epochs = 2;
@@ -251,7 +251,7 @@ TEST_F(FedSelDeployTest, VectorVariantsTrainWithEvenRoundsAndChargeTheirBudget) 
 TEST_F(FedSelDeployTest, SampledRoundsDrawUsersAnewAndLedgersCapEachUser) {
   FedSelTaskSpec spec = spec_;
   spec.id = "sampled";
-  spec.config = DefaultFedSelConfig("privunitg");
+  spec.config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
   spec.config.tail_average = 0;
   spec.config.epsilon = 8;
   spec.config.epochs = 2;
@@ -331,13 +331,13 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
            {"fastprojunit-corr", "public seed"},
            {"np", "two-stage and vector variants only"}}) {
     FedSelTaskSpec spec = spec_;
-    spec.config = DefaultFedSelConfig(variant);
+    spec.config = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
     spec.config.tail_average = 0;
     const std::string e = FedSelCoordinator::Check(spec, {}).error();
     EXPECT_NE(e.find(why), std::string::npos) << variant << ": " << e;
   }
   FedSelTaskSpec spec = spec_;
-  spec.config = DefaultFedSelConfig("privunitg");  // tail_average 0.5
+  spec.config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());  // tail_average 0.5
   EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("last iterate"), std::string::npos);
   spec.config.tail_average = 0;
   EXPECT_TRUE(FedSelCoordinator::Check(spec, {}).ok());
@@ -372,12 +372,12 @@ TEST_F(FedSelDeployTest, ShuffledRoundsReachTheServerOnlyInTheShufflersBatches) 
     SCOPED_TRACE(variant);
     FedSelTaskSpec spec = spec_;
     spec.id = std::string("shuffled-") + variant;
-    spec.config = DefaultFedSelConfig(variant);
+    spec.config = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
     spec.config.tail_average = 0;
     spec.config.epsilon = 8;
     spec.config.epochs = 2;
     spec.config.batch_fraction = 0.05;  // 20 even rounds of 100
-    if (spec.config.variant == "privunitg") spec.config.learning_rate = 1;
+    if (spec.config.variant.kind == FedSelVariant::Kind::kVector) spec.config.learning_rate = 1;
     spec.config.shuffle = true;
     spec.public_key = keys.public_key;
     std::filesystem::remove_all(Path(""));

@@ -28,7 +28,7 @@ class HeldPollTest : public testing::TempDirTest {
     TempDirTest::SetUp();
     FedSelTaskSpec spec;
     spec.id = "held-poll";
-    spec.config.variant = "ps-pm";
+    spec.config.variant = ParseFedSelVariant("ps-pm").value();
     spec.config.epsilon = 8;
     spec.config.epochs = 1;
     spec.config.batch_fraction = 0.05;  // 100 of 2000 users per round

@@ -52,7 +52,7 @@ class ServeTest : public testing::TempDirTest {
     c.serve.task = "serve-test";
     c.serve.users = data_.size();
     c.serve.policy.retry = 5ms;
-    c.config = DefaultFedSelConfig("ps-pm");
+    c.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
     c.config.tail_average = 0;
     c.config.epsilon = 8;
     c.config.epochs = 2;
@@ -117,9 +117,11 @@ TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
   c.central_delta = 1;
   refused(c, "central delta");
   // The task itself (FedSelCoordinator::Check): 401 users of 400 rows is
-  // fine for the config, but a variant it cannot serve is not.
+  // fine for the config, but a variant it cannot serve is not: here parts
+  // that make no variant (a flat solution with -c).
   c = FedSel();
-  c.config.variant = "no-such-variant";
+  c.config.variant = ParseFedSelVariant("pm").value();
+  c.config.variant.control = true;
   const auto served = ServeFedSel(c, data_, {});
   ASSERT_FALSE(served.ok());
   EXPECT_EQ(served.code(), ErrorCode::kInvalidArgument);
@@ -225,7 +227,7 @@ TEST_F(ServeTest, FedSelClientsTrainToTheEndAndTheSummaryCountsEveryReport) {
 TEST_F(ServeTest, AStopEndsTheServerAndTheSameConfigResumes) {
   ASSERT_TRUE(ServerState::Open(Path("server.sqlite")).value().IssueTokens(1).ok());
   FedSelServeConfig c = FedSel();
-  c.config = DefaultFedSelConfig("privunitg");
+  c.config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
   c.config.tail_average = 0;
   c.config.shuffle = true;
   c.serve.shuffler_token_file = Path("shuffler.token");

@@ -40,7 +40,7 @@ class TlsTest : public testing::TempDirTest {};
 FedSelTaskSpec FedSelSpec(const Dataset& data) {
   FedSelTaskSpec spec;
   spec.id = "tls-fedsel";
-  spec.config.variant = "ps-pm";
+  spec.config.variant = ParseFedSelVariant("ps-pm").value();
   spec.config.epsilon = 8;
   spec.config.epochs = 1;
   spec.config.batch_fraction = 0.25;

@@ -15,7 +15,7 @@ namespace {
 FedSelExperimentConfig Small(const std::string& variant = "privunitg") {
   FedSelExperimentConfig c;
   c.dataset = "syn-L-0.1-0.6";  // generated: 60,000 rows, d = 100
-  c.training = DefaultFedSelConfig(variant);
+  c.training = DefaultFedSelConfig(ParseFedSelVariant(variant).value());
   c.cv = {1, 2, 7};
   c.threads = 2;
   return c;
@@ -29,15 +29,15 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
     const Status s = c.Validate();
     return s.ok() ? std::string("ok") : s.error();
   };
-  EXPECT_NE(wrong([](auto& c) { c.training.variant = "xx-pm"; }), "ok");
+  EXPECT_NE(wrong([](auto& c) { c.training.variant.control = true; }), "ok");
   EXPECT_NE(wrong([](auto& c) { c.training.epsilon = 0; }).find("epsilon"), std::string::npos);
   EXPECT_EQ(wrong([](auto& c) {
-              c.training = DefaultFedSelConfig("np");
+              c.training = DefaultFedSelConfig(ParseFedSelVariant("np").value());
               c.training.shuffle = true;
             }),
             "shuffle: variant np is not private");
   EXPECT_EQ(wrong([](auto& c) {
-              c.training = DefaultFedSelConfig("gaussian");
+              c.training = DefaultFedSelConfig(ParseFedSelVariant("gaussian").value());
               c.training.shuffle = true;
             }),
             "shuffle: no amplification is proven for the Gaussian's reports");

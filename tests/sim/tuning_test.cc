@@ -83,7 +83,7 @@ TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
 // PrivUnitG at eps 0.5 over lr {1, 8} x clip {0.1, 4}.
 FedSelConfig PrivUnitGBase() {
   FedSelConfig base;
-  base.variant = "privunitg";
+  base.variant = ParseFedSelVariant("privunitg").value();
   base.epsilon = 0.5;
   return base;
 }
@@ -161,7 +161,7 @@ TEST(TuneFedSel, NeverReadsRowsOutsideTrain) {
   std::iota(train.begin(), train.end(), std::size_t{0});
   for (std::size_t i = 1000; i < 1500; ++i) poisoned.labels[i] = 1 - poisoned.labels[i];
   FedSelConfig base;
-  base.variant = "ps-pm";
+  base.variant = ParseFedSelVariant("ps-pm").value();
   FedSelGrid grid;
   grid.learning_rates = {1, 4};
   ThreadPool pool(2);
@@ -181,7 +181,7 @@ TEST(TuneFedSel, NeverReadsRowsOutsideTrain) {
 TEST(CrossValidateTuned, TunesEachFoldOnItsTrainingRows) {
   const Dataset data = SmallSynthetic(1500);
   FedSelConfig base;
-  base.variant = "privunitg";
+  base.variant = ParseFedSelVariant("privunitg").value();
   base.epsilon = 4;
   FedSelGrid grid;
   grid.learning_rates = {0.5, 2};

@@ -91,7 +91,7 @@ std::string FedSelVariantName(const FedSelVariant& variant);
 bool IsGaussian(const FedSelVariant& variant);
 
 struct FedSelConfig {
-  std::string variant = "ps-pm";
+  FedSelVariant variant;  // ps-pm
   Loss loss = Loss::kLogistic;
   double epsilon = 2.0;
   int epochs = 1;
@@ -150,8 +150,9 @@ struct FedSelConfig {
   std::size_t clients = 0;
   double dirichlet_alpha = 0;
 
-  // OK if the variant is known and every setting in its range (the clients
-  // against the rows are checked by PlanFedSel); else why not.
+  // OK if the variant's parts make a variant and every setting is in its
+  // range (the clients against the rows are checked by PlanFedSel); else why
+  // not.
   Status Validate() const;
 };
 
@@ -159,7 +160,7 @@ struct FedSelConfig {
 // variants keep the paper's settings (lr 4, m = 0.01 N, last iterate); the
 // vector variants take the point `fedldp train --tune` chose on Adult's
 // training file at eps = 2 (docs/frontier.md).
-FedSelConfig DefaultFedSelConfig(const std::string& variant);
+FedSelConfig DefaultFedSelConfig(const FedSelVariant& variant);
 
 // What a configuration means for N clients of dimension d: the budget
 // split, batch size m, Top-k size and the selector actually used. The

@@ -63,7 +63,7 @@ struct FedSelServeConfig {
   ServeConfig serve;
   // The variant's (DefaultFedSelConfig) with the caller's changes. The
   // deployment serves the last iterate: tail_average must be 0.
-  FedSelConfig config = DefaultFedSelConfig("ps-pm");
+  FedSelConfig config = DefaultFedSelConfig(FedSelVariant{});  // ps-pm
   double central_delta = 1e-6;  // config.shuffle: the statement's total delta per user
   // OK, or the first thing wrong (ErrorCode::kInvalidArgument).
   Status Validate() const;

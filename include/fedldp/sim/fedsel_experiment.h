@@ -5,7 +5,7 @@
 // privacy statement of a shuffled run; the result carries its JSON record.
 //
 //   FedSelExperimentConfig config;                  // adult, ps-pm, eps 2
-//   config.training = DefaultFedSelConfig("privunitg");
+//   config.training = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
 //   if (Status s = config.Validate(); !s.ok()) ...
 //   Result<FedSelExperiment> e = RunFedSelExperiment(config, observer, stop);
 #ifndef FEDLDP_SIM_FEDSEL_EXPERIMENT_H_
@@ -40,7 +40,7 @@ struct FedSelExperimentConfig {
   std::string label_column;
   int pool = 1;
 
-  FedSelConfig training = DefaultFedSelConfig("ps-pm");
+  FedSelConfig training = DefaultFedSelConfig(FedSelVariant{});  // ps-pm
   // With training.shuffle: the total central eps per client instead of
   // training.epsilon; each fold runs at the largest local eps that meets
   // it. central_delta is the run's total delta.
