@@ -124,18 +124,9 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
       bound, policy, std::move(state), *plan, std::move(randomizer), std::move(vector),
       std::move(log), std::move(on_epoch), std::move(keys)));
   std::lock_guard lock(c->mu_);
-  if (Status s = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !s.ok()) {
-    return Error{s.error(), s.code()};
-  }
-  c->stats_.withdrawn = c->withdrawn_.size();
-  auto loaded = c->state_.Load();
-  if (!loaded.ok()) return Error{loaded.error()};
-  if (auto& snap = loaded.value()) {
-    if (Status e = CheckSnapshot(*snap, spec); !e.ok()) {
-      return Error{"the state file's model does not fit this task: " + e.error()};
-    }
-    c->snap_ = std::move(*snap);
-    c->started_ = true;
+  auto resumed = c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec); });
+  if (!resumed.ok()) return Error{resumed.error(), resumed.code()};
+  if (*resumed) {
     c->stats_.round = c->snap_.round;
     c->stats_.epoch = c->snap_.epoch;
     c->stats_.finished = c->snap_.finished;
@@ -152,7 +143,7 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
           }
           ++c->piece_records_;
           std::string why;
-          if (auto report = c->AdmitShuffled(bytes, &why)) c->Aggregate(*report);
+          if (auto report = c->AdmitUnnamed(*c->gate_, bytes, &why)) c->Aggregate(*report);
           continue;
         }
         auto verdict = c->gate_->Admit(std::to_string(user),
@@ -176,16 +167,13 @@ FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPoli
                                      std::optional<FedSelRandomizer> randomizer,
                                      std::unique_ptr<VectorRandomizer> vector, Log log,
                                      OnEpoch on_epoch, ServerKeys keys)
-    : spec_(spec),
-      policy_(policy),
+    : RoundCoordinator(policy, std::move(state), spec.users, std::move(log)),
+      spec_(spec),
       plan_(std::move(plan)),
       randomizer_(std::move(randomizer)),
       vector_(std::move(vector)),
-      log_(std::move(log)),
       on_epoch_(std::move(on_epoch)),
-      keys_(std::move(keys)),
-      state_(std::move(state)),
-      roster_(spec.users) {}
+      keys_(std::move(keys)) {}
 
 void FedSelCoordinator::Aggregate(const DecodedReport& report) {
   if (vector_) {
@@ -197,31 +185,7 @@ void FedSelCoordinator::Aggregate(const DecodedReport& report) {
   }
 }
 
-void FedSelCoordinator::Say(const std::string& line) const {
-  if (log_) log_(line);
-}
-
-FedSelCoordinator::Joined FedSelCoordinator::Join(std::string_view token, std::uint64_t users,
-                                                  Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  std::string line;
-  Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
-  if (!out.ok()) return out;
-  Say(line);
-  StartIfReady(now);
-  return out;
-}
-
-void FedSelCoordinator::CloseIfComplete(Clock::time_point now) {
-  if (!gate_) return;
-  for (const std::uint64_t u : assigned_) {
-    if (!Done(u)) return;
-  }
-  CloseRound(now, "complete");
-}
-
-void FedSelCoordinator::StartIfReady(Clock::time_point now) {
-  if (started_ || state_.joined_users() < spec_.users) return;
+void FedSelCoordinator::Start(Clock::time_point now) {
   started_ = true;
   snap_ = {};
   snap_.weights.assign(spec_.dimension, 0.0);
@@ -264,9 +228,9 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
   const std::size_t first = snap_.position;
   const std::size_t size = plan_.Round(snap_.round % plan_.rounds_per_epoch, spec_.users).second;
   const std::size_t last = std::min<std::size_t>(first + size, spec_.users);
-  assigned_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
-                   snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
-  std::sort(assigned_.begin(), assigned_.end());
+  round_users_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
+                      snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
+  std::sort(round_users_.begin(), round_users_.end());
   if (vector_) {
     gate_.emplace(snap_.round, *vector_);
     vector_sum_.assign(spec_.dimension, 0.0);
@@ -276,27 +240,13 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
     aggregator_.emplace(*randomizer_, spec_.dimension);
   }
   received_.clear();
-  delivered_.clear();
-  piece_records_ = 0;
-  opened_ = now;
-  ++changes_;
-}
-
-void FedSelCoordinator::Commit() {
-  if (Status s = state_.Commit(snap_); !s.ok()) {
-    // Nothing may be acknowledged that is not on disk: stop, a restart
-    // resumes from the last commit.
-    throw std::runtime_error("cannot save the server state: " + s.error());
-  }
+  ResetRound(now);
 }
 
 void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
-  const std::size_t m = assigned_.size(), got = received_.size();
-  // Withdrawn users will not report: the minimum is of those who might.
-  std::size_t active = 0;
-  for (const std::uint64_t u : assigned_) active += received_.contains(u) || !withdrawn_.contains(u);
-  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * active));
-  const bool update = got > 0 && got >= needed;
+  const Tally tally = TallyRound(received_.size());
+  const std::size_t m = tally.users, got = tally.got, active = tally.active;
+  const bool update = tally.update;
   if (update) {
     snap_.counted += got;
     std::vector<double> mean = vector_ ? vector_sum_ : aggregator_->Mean();
@@ -316,7 +266,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
     if (active < m) line << " (" << m - active << " withdrawn)";
     line << "; "
          << (update ? "model updated"
-                    : "below the minimum of " + std::to_string(needed) + ": no update");
+                    : "below the minimum of " + std::to_string(tally.needed) + ": no update");
     Say(line.str());
   }
   ++snap_.round;
@@ -354,7 +304,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   if (snap_.finished) {
     gate_.reset();
     aggregator_.reset();
-    assigned_.clear();
+    round_users_.clear();
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
     ++changes_;
     return;
@@ -366,33 +316,7 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
                                                      std::string_view session,
                                                      Clock::time_point now) {
   std::lock_guard lock(mu_);
-  Poll out;
-  out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
-  const Access access = roster_.Enter(state_, token, session, now);
-  if (!access.ok()) {
-    out.status = access.status;
-    return out;
-  }
-  const auto* client = &access.client;
-  if (snap_.finished) {
-    out.state = Poll::State::kFinished;
-    out.round = snap_.round;
-    return out;
-  }
-  if (!started_) return out;
-  out.round = snap_.round;
-  const auto lo = std::lower_bound(assigned_.begin(), assigned_.end(), client->first);
-  const auto hi = std::lower_bound(lo, assigned_.end(), client->first + client->users);
-  for (auto it = lo; it != hi; ++it) {
-    if (!Done(*it)) out.users.push_back(*it);
-  }
-  if (out.users.empty()) return out;
-  out.state = Poll::State::kRound;
-  out.weights = snap_.weights;
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      opened_ + policy_.deadline - now);
-  out.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
-  return out;
+  return PollCommon(token, session, now);
 }
 
 FedSelCoordinator::Submitted FedSelCoordinator::Submit(
@@ -419,7 +343,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
       v.reason = "user " + std::to_string(user) + " is not this client's";
     } else if (!gate_) {
       v.reason = snap_.finished ? "the task is finished" : "no round is open";
-    } else if (!std::binary_search(assigned_.begin(), assigned_.end(), user)) {
+    } else if (!std::binary_search(round_users_.begin(), round_users_.end(), user)) {
       v.reason = "user " + std::to_string(user) + " does not take part in round " +
                  std::to_string(snap_.round);
     } else if (withdrawn_.contains(user) && !received_.contains(user)) {
@@ -462,58 +386,6 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
   return out;
 }
 
-FedSelCoordinator::Withdrawal FedSelCoordinator::Withdraw(std::string_view token,
-                                                          std::string_view session,
-                                                          std::span<const std::uint64_t> users,
-                                                          Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  std::string line;
-  const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
-                                       spec_.users, withdrawn_, &line);
-  if (!line.empty()) {
-    stats_.withdrawn = withdrawn_.size();
-    Say(line);
-    CloseIfComplete(now);
-  }
-  return out;
-}
-
-Status FedSelCoordinator::Vouch(std::string_view token, std::string_view session,
-                                std::uint64_t user, std::uint64_t round) {
-  std::lock_guard lock(mu_);
-  if (!spec_.config.shuffle) return Error{"this task takes reports from clients, not a shuffler"};
-  const Access access = roster_.Enter(state_, token, session, Clock::now());
-  return CheckVouch(access, user, round, gate_ ? std::optional(snap_.round) : std::nullopt,
-                    snap_.finished, assigned_, delivered_, withdrawn_);
-}
-
-ShuffleInfo FedSelCoordinator::RoundInfo(Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  if (!started_ || snap_.finished || !gate_ || !spec_.config.shuffle) {
-    ShuffleInfo info;
-    info.round = snap_.round;
-    info.finished = snap_.finished;
-    info.chunks = 1;
-    return info;
-  }
-  return OpenRoundInfo(snap_.round, 1, assigned_, delivered_, withdrawn_, roster_,
-                       policy_.stale_after, opened_ + policy_.deadline, now);
-}
-
-std::optional<DecodedReport> FedSelCoordinator::AdmitShuffled(std::string_view plain,
-                                                              std::string* why) {
-  // Reports reach the server without a sender: each gets its own name, so
-  // the gate's duplicate check never fires (the shuffler keeps one report
-  // per user, and the server one delivery per user).
-  auto verdict = gate_->Admit("shuffled-" + std::to_string(piece_names_++),
-                              {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
-  if (!verdict.accepted()) {
-    *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
-    return std::nullopt;
-  }
-  return std::move(*verdict.report);
-}
-
 ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock::time_point now) {
   std::lock_guard lock(mu_);
   ShuffleDelivered out;
@@ -527,7 +399,7 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   if (!gate_) return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
   if (Status s =
-          CheckDelivery(batch, snap_.round, roster_, state_, assigned_, delivered_, 1, &users);
+          CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_, 1, &users);
       !s.ok()) {
     return refuse(s.error());
   }
@@ -542,7 +414,7 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
     if (!plain.ok()) {
       why = "malformed: " + plain.error();
     } else {
-      report = AdmitShuffled(*plain, &why);
+      report = AdmitUnnamed(*gate_, *plain, &why);
     }
     if (!report) {
       ++out.pieces_rejected;
@@ -574,29 +446,13 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   return out;
 }
 
-void FedSelCoordinator::Tick(Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  if (!started_ || snap_.finished || !gate_) return;
-  const std::uint64_t round = snap_.round;
-  CloseIfComplete(now);  // a round of withdrawn users only
-  if (snap_.round != round || !gate_) return;
-  if (const char* why = roster_.CloseReason(opened_, policy_, now, assigned_,
-                                             [&](std::uint64_t u) { return Done(u); })) {
-    CloseRound(now, why);
-  }
-}
-
 FedSelCoordinator::Stats FedSelCoordinator::stats() const {
   std::lock_guard lock(mu_);
   Stats s = stats_;
   s.started = started_;
   s.counted = snap_.counted;
+  s.withdrawn = withdrawn_.size();
   return s;
-}
-
-std::vector<double> FedSelCoordinator::weights() const {
-  std::lock_guard lock(mu_);
-  return snap_.weights;
 }
 
 }  // namespace fedldp

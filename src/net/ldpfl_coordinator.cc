@@ -137,18 +137,9 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
   std::unique_ptr<LdpFlCoordinator> c(new LdpFlCoordinator(
       bound, policy, std::move(state), std::move(keys), std::move(log), std::move(on_round)));
   std::lock_guard lock(c->mu_);
-  if (Status s = LoadWithdrawn(c->state_, spec.users, c->withdrawn_); !s.ok()) {
-    return Error{s.error(), s.code()};
-  }
-  c->stats_.withdrawn = c->withdrawn_.size();
-  auto loaded = c->state_.Load();
-  if (!loaded.ok()) return Error{loaded.error()};
-  if (auto& snap = loaded.value()) {
-    if (Status e = CheckSnapshot(*snap, spec); !e.ok()) {
-      return Error{"the state file's model does not fit this task: " + e.error()};
-    }
-    c->snap_ = std::move(*snap);
-    c->started_ = true;
+  auto resumed = c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec); });
+  if (!resumed.ok()) return Error{resumed.error(), resumed.code()};
+  if (*resumed) {
     c->stats_.round = c->snap_.round;
     c->stats_.finished = c->snap_.finished;
     if (!c->snap_.finished) {
@@ -166,7 +157,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
         if (bytes.size() < 8) continue;
         const std::size_t chunk = ChunkOfPrefix(bytes);
         if (chunk >= c->chunks_.size()) continue;
-        auto piece = c->Admit(chunk, std::string_view(bytes).substr(8), &why);
+        auto piece = c->AdmitUnnamed(c->gates_[chunk], std::string_view(bytes).substr(8), &why);
         if (piece) c->AddPiece(chunk, *piece), ++pieces;
       }
       c->Say("resumed at round " + std::to_string(c->snap_.round + 1) + ", " +
@@ -182,32 +173,13 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
 
 LdpFlCoordinator::LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy,
                                    ServerState state, ServerKeys keys, Log log, OnRound on_round)
-    : spec_(spec),
-      policy_(policy),
+    : RoundCoordinator(policy, std::move(state), spec.users, std::move(log)),
+      spec_(spec),
       keys_(std::move(keys)),
-      log_(std::move(log)),
       on_round_(std::move(on_round)),
-      chunks_(spec.chunks()),
-      state_(std::move(state)),
-      roster_(spec.users) {}
+      chunks_(spec.chunks()) {}
 
-void LdpFlCoordinator::Say(const std::string& line) const {
-  if (log_) log_(line);
-}
-
-Joined LdpFlCoordinator::Join(std::string_view token, std::uint64_t users,
-                             Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  std::string line;
-  Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
-  if (!out.ok()) return out;
-  Say(line);
-  StartIfReady(now);
-  return out;
-}
-
-void LdpFlCoordinator::StartIfReady(Clock::time_point now) {
-  if (started_ || state_.joined_users() < spec_.users) return;
+void LdpFlCoordinator::Start(Clock::time_point now) {
   started_ = true;
   snap_.round = 0;
   DrawUsers();
@@ -296,33 +268,14 @@ Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
     for (const auto& r : chunk_randomizers_) gates_.emplace_back(snap_.round, r);
   }
   aggregator_.emplace(*randomizer_);
-  delivered_.clear();
-  piece_records_ = 0;
-  opened_ = now;
+  ResetRound(now);
   return {};
 }
 
-void LdpFlCoordinator::CloseIfComplete(Clock::time_point now) {
-  if (!randomizer_ || snap_.finished) return;
-  for (const std::uint64_t u : round_users_) {
-    if (!Done(u)) return;
-  }
-  CloseRound(now, "complete");
-}
-
-void LdpFlCoordinator::Commit() {
-  if (Status s = state_.Commit(snap_); !s.ok()) {
-    throw std::runtime_error("cannot save the server state: " + s.error());
-  }
-}
-
 void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
-  const std::size_t m = round_users_.size(), got = delivered_.size();
-  std::size_t active = 0;  // who might report: the minimum is of those
-  for (const std::uint64_t u : round_users_)
-    active += delivered_.contains(u) || !withdrawn_.contains(u);
-  const auto needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * active));
-  const bool update = got > 0 && got >= needed;
+  const Tally tally = TallyRound(delivered_.size());
+  const std::size_t m = tally.users, got = tally.got, active = tally.active;
+  const bool update = tally.update;
   if (update) {
     snap_.counted += got;
     const std::vector<double> mean = RoundMean();
@@ -340,7 +293,8 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   line << "round " << snap_.round + 1 << " of " << spec_.config.rounds << " closed (" << why
        << ") with " << got << " of " << m << " users' reports"
        << (active < m ? " (" + std::to_string(m - active) + " withdrawn)" : std::string()) << "; "
-       << (update ? "model updated" : "below the minimum of " + std::to_string(needed) + ": no update");
+       << (update ? "model updated"
+                  : "below the minimum of " + std::to_string(tally.needed) + ": no update");
   Say(line.str());
   ++snap_.round;
   if (snap_.round >= static_cast<std::uint64_t>(spec_.config.rounds)) {
@@ -368,72 +322,9 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
                                                    Clock::time_point now) {
   std::lock_guard lock(mu_);
   Poll out;
-  auto& p = out.round;
-  p.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
-  const Access access = roster_.Enter(state_, token, session, now);
-  if (!access.ok()) {
-    p.status = access.status;
-    return out;
-  }
-  const auto* client = &access.client;
-  if (snap_.finished) {
-    p.state = FedSelCoordinator::Poll::State::kFinished;
-    p.round = snap_.round;
-    return out;
-  }
-  if (!started_) return out;
-  p.round = snap_.round;
-  const auto& assigned = round_users_;
-  const auto lo = std::lower_bound(assigned.begin(), assigned.end(), client->first);
-  const auto hi = std::lower_bound(lo, assigned.end(), client->first + client->users);
-  for (auto it = lo; it != hi; ++it) {
-    if (!Done(*it)) p.users.push_back(*it);
-  }
-  if (p.users.empty()) return out;
-  p.state = FedSelCoordinator::Poll::State::kRound;
-  p.weights = snap_.weights;
-  out.ranges = randomizer_->ranges();
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(opened_ + policy_.deadline - now);
-  p.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  out.round = PollCommon(token, session, now);
+  if (out.round.state == RoundPoll::State::kRound) out.ranges = randomizer_->ranges();
   return out;
-}
-
-Withdrawal LdpFlCoordinator::Withdraw(std::string_view token, std::string_view session,
-                                      std::span<const std::uint64_t> users,
-                                      Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  std::string line;
-  const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
-                                       spec_.users, withdrawn_, &line);
-  if (!line.empty()) {
-    stats_.withdrawn = withdrawn_.size();
-    Say(line);
-    CloseIfComplete(now);
-  }
-  return out;
-}
-
-Status LdpFlCoordinator::Vouch(std::string_view token, std::string_view session, std::uint64_t user,
-                               std::uint64_t round) {
-  std::lock_guard lock(mu_);
-  const Access access = roster_.Enter(state_, token, session, Clock::now());
-  const bool open = randomizer_ && !snap_.finished;
-  return CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
-                    snap_.finished, round_users_, delivered_, withdrawn_);
-}
-
-LdpFlCoordinator::Info LdpFlCoordinator::RoundInfo(Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  if (!started_ || snap_.finished || !randomizer_) {
-    Info info;
-    info.round = snap_.round;
-    info.finished = snap_.finished;
-    info.chunks = chunks_.size();
-    return info;
-  }
-  return OpenRoundInfo(snap_.round, chunks_.size(), round_users_, delivered_, withdrawn_, roster_,
-                       policy_.stale_after, opened_ + policy_.deadline, now);
 }
 
 void LdpFlCoordinator::AddPiece(std::size_t chunk, const DecodedReport& piece) {
@@ -461,21 +352,6 @@ std::vector<double> LdpFlCoordinator::RoundMean() const {
     }
   }
   return mean;
-}
-
-std::optional<DecodedReport> LdpFlCoordinator::Admit(std::size_t chunk, std::string_view plain,
-                                                     std::string* why) {
-  // Pieces reach the server without a sender: each gets its own name, so
-  // the gate's duplicate check never fires (the shuffler keeps one
-  // submission per user, and the server one delivery per user).
-  auto verdict = gates_[chunk].Admit(
-      "piece-" + std::to_string(piece_names_++),
-      {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
-  if (!verdict.accepted()) {
-    *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
-    return std::nullopt;
-  }
-  return std::move(*verdict.report);
 }
 
 LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
@@ -508,7 +384,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
       if (!plain.ok()) {
         why = "malformed: " + plain.error();
       } else {
-        piece = Admit(c, *plain, &why);
+        piece = AdmitUnnamed(gates_[c], *plain, &why);
       }
       if (!piece) {
         ++out.pieces_rejected;
@@ -538,29 +414,13 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   return out;
 }
 
-void LdpFlCoordinator::Tick(Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  if (!started_ || snap_.finished || !randomizer_) return;
-  const std::uint64_t round = snap_.round;
-  CloseIfComplete(now);  // a round of withdrawn users only
-  if (snap_.round != round || snap_.finished) return;
-  if (const char* why = roster_.CloseReason(opened_, policy_, now, round_users_,
-                                            [&](std::uint64_t u) { return Done(u); })) {
-    CloseRound(now, why);
-  }
-}
-
 LdpFlCoordinator::Stats LdpFlCoordinator::stats() const {
   std::lock_guard lock(mu_);
   Stats s = stats_;
   s.started = started_;
   s.counted = snap_.counted;
+  s.withdrawn = withdrawn_.size();
   return s;
-}
-
-std::vector<double> LdpFlCoordinator::weights() const {
-  std::lock_guard lock(mu_);
-  return snap_.weights;
 }
 
 }  // namespace fedldp

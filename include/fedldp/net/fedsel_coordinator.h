@@ -69,6 +69,7 @@
 
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/net/roster.h"
+#include "fedldp/net/round_coordinator.h"
 #include "fedldp/store/server_state.h"
 #include "fedldp/wire/report_codec.h"
 #include "fedldp/wire/sealed_box.h"
@@ -92,10 +93,8 @@ std::string LedgerTaskKey(std::string_view id, std::string_view deployment);
 // ledger, else why not.
 Status CheckAnnouncedDeployment(std::string_view deployment);
 
-class FedSelCoordinator {
+class FedSelCoordinator : public RoundCoordinator {
  public:
-  using Clock = std::chrono::steady_clock;
-  using Log = std::function<void(const std::string&)>;
   // Called when an epoch ends (epoch counts from 1), with the model. It runs
   // under the coordinator's lock, where polls wait: keep it quick (copy the
   // model; evaluate elsewhere), or clients go unheard and are judged quiet.
@@ -113,25 +112,11 @@ class FedSelCoordinator {
                                                            OnEpoch on_epoch = {},
                                                            ServerKeys keys = {});
 
+  // Join, Admit, Withdraw, Vouch, RoundInfo, Tick, changes and weights:
+  // the shared round lifecycle (round_coordinator.h).
   using Joined = fedldp::Joined;
-  Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
-  // Before a call's body is read: Roster::Admit (Join: no session).
-  Access Admit(std::string_view token, std::optional<std::string_view> session) const {
-    std::lock_guard lock(mu_);
-    return roster_.Admit(state_, token, session);
-  }
-
-  struct Poll {
-    enum class State { kWaiting, kRound, kFinished };
-    Status status;  // not OK: refused (roster.h says what each code means)
-    State state = State::kWaiting;
-    std::uint64_t round = 0;
-    std::vector<double> weights;       // kRound
-    std::vector<std::uint64_t> users;  // kRound: this client's users in the round
-    std::uint32_t deadline_ms = 0;
-    std::uint32_t retry_ms = 0;
-    bool ok() const { return status.ok(); }
-  };
+  using Withdrawal = fedldp::Withdrawal;
+  using Poll = RoundPoll;
   Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
 
   struct Verdict {
@@ -147,28 +132,9 @@ class FedSelCoordinator {
                    std::span<const std::pair<std::uint64_t, std::string>> reports,
                    Clock::time_point now);
 
-  // The client's `users` whose budget is spent: recorded, then no round
-  // waits for them. `withdrawn` counts the client's withdrawn users.
-  using Withdrawal = fedldp::Withdrawal;
-  Withdrawal Withdraw(std::string_view token, std::string_view session,
-                      std::span<const std::uint64_t> users, Clock::time_point now);
-
-  // The shuffler's questions (config.shuffle), as LdpFlCoordinator's.
-  // Vouch: OK if the client's live session may hand over this user's report
-  // for this round, else why not.
-  Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
-               std::uint64_t round);
-  ShuffleInfo RoundInfo(Clock::time_point now);
-  // A batch of sealed reports (one chunk): each is opened, gated and
-  // counted as a submitted one would be, and recorded before the answer.
+  // The shuffler's (config.shuffle): a batch of sealed reports (one chunk): each is opened, gated
+  // and counted as a submitted one would be, and recorded before the answer.
   ShuffleDelivered Deliver(const ShuffleDelivery& batch, Clock::time_point now);
-
-  void Tick(Clock::time_point now);
-
-  // Grows whenever what a poll answers may change for a waiting client: a
-  // round opens, or the task finishes. A server may hold a waiting poll until
-  // it moves (read it before PollRound).
-  std::uint64_t changes() const { return changes_.load(); }
 
   struct Stats {
     std::uint64_t round = 0;  // the open round (or rounds run, when finished)
@@ -184,7 +150,6 @@ class FedSelCoordinator {
     bool finished = false;
   };
   Stats stats() const;
-  std::vector<double> weights() const;
   const FedSelPlan& plan() const { return plan_; }
   const FedSelTaskSpec& spec() const { return spec_; }
 
@@ -193,52 +158,32 @@ class FedSelCoordinator {
                     FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
                     std::unique_ptr<VectorRandomizer> vector, Log log, OnEpoch on_epoch,
                     ServerKeys keys);
-  // Passes a report through the open round's gate under a name of its own
-  // (a shuffled report has no sender): the report, or nullopt with *why.
-  std::optional<DecodedReport> AdmitShuffled(std::string_view plain, std::string* why);
   // Counts an admitted report into the open round's aggregate.
   void Aggregate(const DecodedReport& report);
-  void StartIfReady(Clock::time_point now);
+  void Start(Clock::time_point now) override;
+  bool RoundOpen() const override { return gate_.has_value(); }
+  bool Reported(std::uint64_t user) const override { return received_.contains(user); }
+  bool Shuffled() const override { return spec_.config.shuffle; }
+  void CloseRound(Clock::time_point now, const char* why) override;
   void NewOrder();
   void DrawSample();  // sampled rounds: the next round's users, first in the order
   void OpenRound(Clock::time_point now);
-  void CloseRound(Clock::time_point now, const char* why);
-  // Received or withdrawn: nothing more to wait for from this user.
-  bool Done(std::uint64_t user) const {
-    return received_.contains(user) || withdrawn_.contains(user);
-  }
-  void CloseIfComplete(Clock::time_point now);
-  void Commit();
-  void Say(const std::string& line) const;
 
   const FedSelTaskSpec spec_;
-  const RoundPolicy policy_;
   const FedSelPlan plan_;
   // One of the two: the two-stage randomizer, or the vector one.
   const std::optional<FedSelRandomizer> randomizer_;
   const std::unique_ptr<const VectorRandomizer> vector_;
-  const Log log_;
   const OnEpoch on_epoch_;
   const ServerKeys keys_;  // config.shuffle
 
-  mutable std::mutex mu_;
-  ServerState state_;
-  ServerState::Snapshot snap_;
-  bool started_ = false;
-  // The open round.
-  std::vector<std::uint64_t> assigned_;  // sorted
+  // The open round (its users, delivered set and times: the base's).
   std::optional<ReportGate> gate_;
   std::optional<FedSelAggregator> aggregator_;
   std::vector<double> vector_sum_;  // vector variants: the open round's accepted reports, summed
   std::size_t vector_count_ = 0;
   std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes ("" if shuffled)
-  std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
-  std::uint64_t piece_records_ = 0, piece_names_ = 0;
-  Clock::time_point opened_{};
-  std::set<std::uint64_t> withdrawn_;
-  Roster roster_;
   Stats stats_;
-  std::atomic<std::uint64_t> changes_{0};
 };
 
 }  // namespace fedldp

@@ -55,6 +55,7 @@
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/roster.h"
+#include "fedldp/net/round_coordinator.h"
 #include "fedldp/random/secure_rng.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/store/server_state.h"
@@ -105,10 +106,8 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
                                     std::span<const std::size_t> rows, std::string public_key,
                                     std::uint64_t chunk = 256);
 
-class LdpFlCoordinator {
+class LdpFlCoordinator : public RoundCoordinator {
  public:
-  using Clock = std::chrono::steady_clock;
-  using Log = std::function<void(const std::string&)>;
   // After every closed round (rounds closed so far, the model). It runs under
   // the coordinator's lock, where polls wait: keep it quick (copy the model;
   // evaluate elsewhere), or clients go unheard and are judged quiet.
@@ -127,34 +126,19 @@ class LdpFlCoordinator {
                                                           std::vector<double> initial,
                                                           Log log = {}, OnRound on_round = {});
 
-  Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
-  // Before a call's body is read: Roster::Admit (Join: no session).
-  Access Admit(std::string_view token, std::optional<std::string_view> session) const {
-    std::lock_guard lock(mu_);
-    return roster_.Admit(state_, token, session);
-  }
-
+  // Join, Admit, Withdraw, Vouch, RoundInfo, Tick and weights: the shared
+  // round lifecycle (round_coordinator.h).
   struct Poll {
     FedSelCoordinator::Poll round;  // as FedSel's
     std::vector<LayerRange> ranges;  // kRound: the round's (c, r) per layer
   };
   Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
-  // As FedSel's: users whose budget is spent are not waited for again.
-  Withdrawal Withdraw(std::string_view token, std::string_view session,
-                      std::span<const std::uint64_t> users, Clock::time_point now);
 
-  // The shuffler's questions. Vouch: OK if the client's live session may
-  // hand over this user's report for this round, else why not.
-  Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
-               std::uint64_t round);
   using Info = ShuffleInfo;
-  Info RoundInfo(Clock::time_point now);
 
   using Delivery = ShuffleDelivery;
   using Delivered = ShuffleDelivered;
   Delivered Deliver(const Delivery& batch, Clock::time_point now);
-
-  void Tick(Clock::time_point now);
 
   struct Stats {
     std::uint64_t round = 0;  // rounds closed in all, over every run
@@ -166,46 +150,32 @@ class LdpFlCoordinator {
     bool started = false, finished = false;
   };
   Stats stats() const;
-  std::vector<double> weights() const;
   const LdpFlTaskSpec& spec() const { return spec_; }
 
  private:
   LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state,
                    ServerKeys keys, Log log, OnRound on_round);
-  void StartIfReady(Clock::time_point now);
+  void Start(Clock::time_point now) override;
+  bool RoundOpen() const override { return randomizer_.has_value(); }
+  bool Reported(std::uint64_t user) const override { return delivered_.contains(user); }
+  std::size_t Chunks() const override { return chunks_.size(); }
+  void CloseRound(Clock::time_point now, const char* why) override;
   void DrawUsers();
   void SetRoundUsers();  // round_users_ from snap_
   Status OpenRound(Clock::time_point now);
-  void CloseRound(Clock::time_point now, const char* why);
-  bool Done(std::uint64_t user) const {
-    return delivered_.contains(user) || withdrawn_.contains(user);
-  }
-  void CloseIfComplete(Clock::time_point now);
-  void Commit();
-  void Say(const std::string& line) const;
-  // Opens, gates and (if accepted) returns one piece of `chunk`: an
-  // LdpFlReport, or a VectorReport of the chunk's values (task.vector()).
-  std::optional<DecodedReport> Admit(std::size_t chunk, std::string_view plain, std::string* why);
   // Adds an admitted piece of `chunk` to the round's aggregate.
   void AddPiece(std::size_t chunk, const DecodedReport& piece);
   // The round's mean per weight (NaN where no piece of the chunk came in).
   std::vector<double> RoundMean() const;
 
   const LdpFlTaskSpec spec_;
-  const RoundPolicy policy_;
   const ServerKeys keys_;
-  const Log log_;
   const OnRound on_round_;
   const std::vector<ReportChunk> chunks_;
 
-  mutable std::mutex mu_;
-  ServerState state_;
-  // order: the open round's users, sorted; with disjoint rounds the epoch's
-  // order of all users, the round's from `position` on.
-  ServerState::Snapshot snap_;
-  std::vector<std::uint64_t> round_users_;  // the open round's, sorted
-  bool started_ = false;
-  // The open round.
+  // snap_.order (the base's): the open round's users, sorted; with disjoint
+  // rounds the epoch's order of all users, the round's from `position` on.
+  // The open round (its users, delivered set and times: the base's).
   std::optional<LdpFlRandomizer> randomizer_;
   std::vector<LdpFlRandomizer> chunk_randomizers_;
   std::vector<ReportGate> gates_;
@@ -214,11 +184,6 @@ class LdpFlCoordinator {
   // pieces of every chunk.
   std::vector<double> vector_sum_;
   std::vector<std::uint64_t> vector_pieces_;
-  std::set<std::uint64_t> delivered_;
-  std::set<std::uint64_t> withdrawn_;
-  std::uint64_t piece_records_ = 0, piece_names_ = 0;
-  Clock::time_point opened_{};
-  Roster roster_;
   Stats stats_;
 };
 

@@ -1,0 +1,151 @@
+// The round lifecycle both deployed servers share (FedSelCoordinator,
+// LdpFlCoordinator): clients join through the roster; once every user has
+// joined, training starts; each round opens for its users, takes their
+// reports (or the shuffler's batches of them), and closes when every user is
+// done (reported or withdrawn), when every missing user's client has gone
+// quiet, or at its deadline; then the next round opens, or the task is
+// finished. Every step is committed to the server state before it is
+// acknowledged, under one lock.
+//
+// What differs is the protocol's, behind four hooks called under the lock:
+// how training starts and a round closes (its schedule, gate, aggregate and
+// model step), whether a round is open for reports, and which users of the
+// open round have reported.
+#ifndef FEDLDP_NET_ROUND_COORDINATOR_H_
+#define FEDLDP_NET_ROUND_COORDINATOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fedldp/base/status.h"
+#include "fedldp/net/roster.h"
+#include "fedldp/store/server_state.h"
+#include "fedldp/wire/report_codec.h"
+
+namespace fedldp {
+
+// A client's poll: what it should do now.
+struct RoundPoll {
+  enum class State { kWaiting, kRound, kFinished };
+  Status status;  // not OK: refused (roster.h says what each code means)
+  State state = State::kWaiting;
+  std::uint64_t round = 0;
+  std::vector<double> weights;       // kRound
+  std::vector<std::uint64_t> users;  // kRound: this client's users in the round
+  std::uint32_t deadline_ms = 0;
+  std::uint32_t retry_ms = 0;
+  bool ok() const { return status.ok(); }
+};
+
+class RoundCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Log = std::function<void(const std::string&)>;
+
+  RoundCoordinator(const RoundCoordinator&) = delete;
+  RoundCoordinator& operator=(const RoundCoordinator&) = delete;
+
+  Joined Join(std::string_view token, std::uint64_t users, Clock::time_point now);
+  // Before a call's body is read: Roster::Admit (Join: no session).
+  Access Admit(std::string_view token, std::optional<std::string_view> session) const;
+  // The client's `users` whose budget is spent: recorded, then no round
+  // waits for them. `withdrawn` counts the client's withdrawn users.
+  Withdrawal Withdraw(std::string_view token, std::string_view session,
+                      std::span<const std::uint64_t> users, Clock::time_point now);
+
+  // The shuffler's questions. Vouch: OK if the client's live session may
+  // hand over this user's report for this round, else why not.
+  Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+               std::uint64_t round);
+  ShuffleInfo RoundInfo(Clock::time_point now);
+
+  // Closes the open round if it is complete, its missing users' clients
+  // are quiet, or its deadline has passed. Called by a timer.
+  void Tick(Clock::time_point now);
+
+  // Grows whenever what a poll answers may change for a waiting client: a
+  // round opens, or the task finishes. A server may hold a waiting poll until
+  // it moves (read it before polling).
+  std::uint64_t changes() const { return changes_.load(); }
+  std::vector<double> weights() const;
+
+ protected:
+  RoundCoordinator(const RoundPolicy& policy, ServerState state, std::uint64_t users, Log log);
+  virtual ~RoundCoordinator() = default;
+
+  // ---- The protocol's hooks, called under mu_.
+  // Starts training once every user has joined (started_ is false).
+  virtual void Start(Clock::time_point now) = 0;
+  // True while a round takes reports.
+  virtual bool RoundOpen() const = 0;
+  // True if `user`'s report of the open round is counted (or delivered).
+  virtual bool Reported(std::uint64_t user) const = 0;
+  // Closes the open round: the model step, the schedule, the commit, and
+  // the next round opened, or the task finished.
+  virtual void CloseRound(Clock::time_point now, const char* why) = 0;
+  // Whether the shuffler delivers this task's reports, and in how many
+  // pieces each.
+  virtual bool Shuffled() const { return true; }
+  virtual std::size_t Chunks() const { return 1; }
+
+  // ---- For the protocols, under mu_.
+  // Reads the withdrawn users and the snapshot back (check: whether it fits
+  // the task). True if a snapshot was there (started_ is then true).
+  Result<bool> Resume(const std::function<Status(const ServerState::Snapshot&)>& check);
+  // Nothing more to wait for from this user in the open round.
+  bool Done(std::uint64_t user) const { return Reported(user) || withdrawn_.contains(user); }
+  void CloseIfComplete(Clock::time_point now);
+  // A closing round's count: `got` reports of its users, against the
+  // policy's minimum share of those who might report (withdrawn users will
+  // not: the minimum is of the others).
+  struct Tally {
+    std::size_t users = 0, got = 0, active = 0, needed = 0;
+    bool update = false;  // got > 0 and at least the minimum
+  };
+  Tally TallyRound(std::size_t got) const;
+  // A poll's answer for the client on `token` and `session`, but for what
+  // the protocol adds to a kRound answer.
+  RoundPoll PollCommon(std::string_view token, std::string_view session, Clock::time_point now);
+  // A shuffled report (or piece) through `gate` under a name of its own:
+  // it reaches the server without a sender, so the gate's duplicate check
+  // never fires (the shuffler keeps one report per user, and the server one
+  // delivery per user). The report, or nullopt with *why.
+  std::optional<DecodedReport> AdmitUnnamed(ReportGate& gate, std::string_view plain,
+                                            std::string* why);
+  // The open round's state, reset as it opens.
+  void ResetRound(Clock::time_point now);
+  // Writes snap_; throws if it cannot: nothing may be acknowledged that is
+  // not on disk (a restart resumes from the last commit).
+  void Commit();
+  void Say(const std::string& line) const;
+
+  const RoundPolicy policy_;
+  const std::uint64_t users_;  // N
+  const Log log_;
+
+  mutable std::mutex mu_;
+  ServerState state_;
+  ServerState::Snapshot snap_;
+  bool started_ = false;
+  std::vector<std::uint64_t> round_users_;  // the open round's, sorted
+  std::set<std::uint64_t> withdrawn_;
+  std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
+  std::uint64_t piece_records_ = 0, piece_names_ = 0;
+  Clock::time_point opened_{};
+  Roster roster_;
+  std::atomic<std::uint64_t> changes_{0};
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_NET_ROUND_COORDINATOR_H_

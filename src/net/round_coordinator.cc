@@ -1,0 +1,181 @@
+#include "fedldp/net/round_coordinator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace fedldp {
+
+RoundCoordinator::RoundCoordinator(const RoundPolicy& policy, ServerState state,
+                                   std::uint64_t users, Log log)
+    : policy_(policy),
+      users_(users),
+      log_(std::move(log)),
+      state_(std::move(state)),
+      roster_(users) {}
+
+Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users,
+                              Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::string line;
+  Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
+  if (!out.ok()) return out;
+  Say(line);
+  if (!started_ && state_.joined_users() >= users_) Start(now);
+  return out;
+}
+
+Access RoundCoordinator::Admit(std::string_view token,
+                               std::optional<std::string_view> session) const {
+  std::lock_guard lock(mu_);
+  return roster_.Admit(state_, token, session);
+}
+
+Withdrawal RoundCoordinator::Withdraw(std::string_view token, std::string_view session,
+                                      std::span<const std::uint64_t> users,
+                                      Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::string line;
+  const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
+                                       users_, withdrawn_, &line);
+  if (!line.empty()) {
+    Say(line);
+    CloseIfComplete(now);
+  }
+  return out;
+}
+
+Status RoundCoordinator::Vouch(std::string_view token, std::string_view session,
+                               std::uint64_t user, std::uint64_t round) {
+  std::lock_guard lock(mu_);
+  if (!Shuffled()) return Error{"this task takes reports from clients, not a shuffler"};
+  const Access access = roster_.Enter(state_, token, session, Clock::now());
+  const bool open = RoundOpen() && !snap_.finished;
+  return CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
+                    snap_.finished, round_users_, delivered_, withdrawn_);
+}
+
+ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!started_ || snap_.finished || !RoundOpen() || !Shuffled()) {
+    ShuffleInfo info;
+    info.round = snap_.round;
+    info.finished = snap_.finished;
+    info.chunks = Chunks();
+    return info;
+  }
+  return OpenRoundInfo(snap_.round, Chunks(), round_users_, delivered_, withdrawn_, roster_,
+                       policy_.stale_after, opened_ + policy_.deadline, now);
+}
+
+void RoundCoordinator::Tick(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!started_ || snap_.finished || !RoundOpen()) return;
+  const std::uint64_t round = snap_.round;
+  CloseIfComplete(now);  // a round of withdrawn users only
+  if (snap_.round != round || snap_.finished || !RoundOpen()) return;
+  if (const char* why = roster_.CloseReason(opened_, policy_, now, round_users_,
+                                            [&](std::uint64_t u) { return Done(u); })) {
+    CloseRound(now, why);
+  }
+}
+
+std::vector<double> RoundCoordinator::weights() const {
+  std::lock_guard lock(mu_);
+  return snap_.weights;
+}
+
+Result<bool> RoundCoordinator::Resume(
+    const std::function<Status(const ServerState::Snapshot&)>& check) {
+  if (Status s = LoadWithdrawn(state_, users_, withdrawn_); !s.ok()) return s;
+  auto loaded = state_.Load();
+  if (!loaded.ok()) return Error{loaded.error()};
+  if (!loaded->has_value()) return false;
+  if (Status e = check(**loaded); !e.ok()) {
+    return Error{"the state file's model does not fit this task: " + e.error()};
+  }
+  snap_ = std::move(**loaded);
+  started_ = true;
+  return true;
+}
+
+void RoundCoordinator::CloseIfComplete(Clock::time_point now) {
+  if (!RoundOpen() || snap_.finished) return;
+  for (const std::uint64_t u : round_users_) {
+    if (!Done(u)) return;
+  }
+  CloseRound(now, "complete");
+}
+
+RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) const {
+  Tally t;
+  t.users = round_users_.size();
+  t.got = got;
+  for (const std::uint64_t u : round_users_) t.active += Reported(u) || !withdrawn_.contains(u);
+  t.needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * t.active));
+  t.update = got > 0 && got >= t.needed;
+  return t;
+}
+
+RoundPoll RoundCoordinator::PollCommon(std::string_view token, std::string_view session,
+                                       Clock::time_point now) {
+  RoundPoll out;
+  out.retry_ms = static_cast<std::uint32_t>(policy_.retry.count());
+  const Access access = roster_.Enter(state_, token, session, now);
+  if (!access.ok()) {
+    out.status = access.status;
+    return out;
+  }
+  const ServerState::Client& client = access.client;
+  if (snap_.finished) {
+    out.state = RoundPoll::State::kFinished;
+    out.round = snap_.round;
+    return out;
+  }
+  if (!started_) return out;
+  out.round = snap_.round;
+  const auto lo = std::lower_bound(round_users_.begin(), round_users_.end(), client.first);
+  const auto hi = std::lower_bound(lo, round_users_.end(), client.first + client.users);
+  for (auto it = lo; it != hi; ++it) {
+    if (!Done(*it)) out.users.push_back(*it);
+  }
+  if (out.users.empty()) return out;
+  out.state = RoundPoll::State::kRound;
+  out.weights = snap_.weights;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(opened_ + policy_.deadline - now);
+  out.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));
+  return out;
+}
+
+std::optional<DecodedReport> RoundCoordinator::AdmitUnnamed(ReportGate& gate,
+                                                            std::string_view plain,
+                                                            std::string* why) {
+  auto verdict = gate.Admit("piece-" + std::to_string(piece_names_++),
+                            {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+  if (!verdict.accepted()) {
+    *why = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
+    return std::nullopt;
+  }
+  return std::move(*verdict.report);
+}
+
+void RoundCoordinator::ResetRound(Clock::time_point now) {
+  delivered_.clear();
+  piece_records_ = 0;
+  opened_ = now;
+  ++changes_;
+}
+
+void RoundCoordinator::Commit() {
+  if (Status s = state_.Commit(snap_); !s.ok()) {
+    throw std::runtime_error("cannot save the server state: " + s.error());
+  }
+}
+
+void RoundCoordinator::Say(const std::string& line) const {
+  if (log_) log_(line);
+}
+
+}  // namespace fedldp
