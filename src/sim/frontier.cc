@@ -10,12 +10,19 @@
 
 namespace fedldp {
 
+std::vector<FedSelVariant> FrontierMethods() {
+  std::vector<FedSelVariant> methods;
+  for (const char* name : {"ps-pm", "pm", "twopoint", "gaussian", "privunitg", "fastprojunit"}) {
+    methods.push_back(ParseFedSelVariant(name).value());
+  }
+  return methods;
+}
+
 Status FrontierConfig::Validate() const {
   if (methods.empty()) return Error{"the frontier needs at least one method"};
-  for (const std::string& m : methods) {
-    auto v = ParseFedSelVariant(m);
-    if (!v.ok()) return Error{v.error()};
-    if (!v->is_private()) return Error{"method " + m + " is not private"};
+  for (const FedSelVariant& v : methods) {
+    if (Status s = v.Validate(); !s.ok()) return s;
+    if (!v.is_private()) return Error{"method " + FedSelVariantName(v) + " is not private"};
   }
   if (epsilons.empty()) return Error{"the frontier needs at least one epsilon"};
   for (double e : epsilons) {
@@ -80,8 +87,8 @@ Result<Frontier> RunFrontier(
 
   for (const bool shuffled : {false, true}) {
     if (shuffled ? !config.shuffled : !config.local) continue;
-    for (const std::string& method : config.methods) {
-      const FedSelVariant variant = ParseFedSelVariant(method).value();
+    for (const FedSelVariant& variant : config.methods) {
+      const std::string method = FedSelVariantName(variant);
       const bool gaussian = IsGaussian(variant);
       for (double eps : config.epsilons) {
         if (stop.stop_requested()) return stopped();

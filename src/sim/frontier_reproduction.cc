@@ -247,7 +247,8 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
       fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
                        std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
                        "-fold CV, tuned on the training rows of each fold; dashed: the mean alone";
-      for (const std::string& method : config.methods) {
+      for (const FedSelVariant& variant : config.methods) {
+        const std::string method = FedSelVariantName(variant);
         Series s{method, {}, false};
         for (const FrontierRow& r : f.rows) {
           if (r.method != method || r.shuffled != shuffled || !r.skipped.empty()) continue;

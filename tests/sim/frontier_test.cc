@@ -12,7 +12,8 @@ namespace {
 TEST(RunFrontier, EveryRowSpendsAtMostItsTargetBesideTheReferences) {
   const Dataset data = testing::SmallSynthetic(3000);
   FrontierConfig config;
-  config.methods = {"privunitg", "gaussian"};
+  config.methods = {ParseFedSelVariant("privunitg").value(),
+                    ParseFedSelVariant("gaussian").value()};
   config.epsilons = {1, 8};
   config.cv = {1, 2, 3};
   config.tuning.splits = 1;
@@ -58,10 +59,11 @@ TEST(RunFrontier, EveryRowSpendsAtMostItsTargetBesideTheReferences) {
 TEST(FrontierConfig, RefusesWhatCannotRun) {
   FrontierConfig c;
   EXPECT_TRUE(c.Validate().ok());
-  c.methods = {"np"};
-  EXPECT_FALSE(c.Validate().ok());
-  c.methods = {"xx"};
-  EXPECT_FALSE(c.Validate().ok());
+  c.methods = {ParseFedSelVariant("np").value()};
+  EXPECT_NE(c.Validate().error().find("not private"), std::string::npos);
+  c.methods = {ParseFedSelVariant("pm").value()};
+  c.methods[0].control = true;  // parts that make no variant
+  EXPECT_NE(c.Validate().error().find("no FedSel variant"), std::string::npos);
   c = {};
   c.epsilons = {0};
   EXPECT_FALSE(c.Validate().ok());

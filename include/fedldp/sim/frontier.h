@@ -23,11 +23,12 @@
 
 namespace fedldp {
 
+// FedSel PS-PM, the flat PM, LDP-FL's per-weight two-point, the Gaussian
+// baseline, PrivUnitG and FastProjUnit.
+std::vector<FedSelVariant> FrontierMethods();
+
 struct FrontierConfig {
-  // FedSel PS-PM, the flat PM, LDP-FL's per-weight two-point, the Gaussian
-  // baseline, PrivUnitG and FastProjUnit.
-  std::vector<std::string> methods = {"ps-pm",    "pm",        "twopoint",
-                                      "gaussian", "privunitg", "fastprojunit"};
+  std::vector<FedSelVariant> methods = FrontierMethods();
   std::vector<double> epsilons = {0.5, 1, 2, 4, 8};
   bool local = true;
   bool shuffled = true;
@@ -39,7 +40,7 @@ struct FrontierConfig {
 };
 
 struct FrontierRow {
-  std::string method;
+  std::string method;  // the variant's name
   bool shuffled = false;
   double target_epsilon = 0;  // the budget asked for (total per client)
   double total_epsilon = 0;   // what the runs spent, at most the target (largest over folds)
