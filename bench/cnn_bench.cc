@@ -13,21 +13,6 @@
 namespace fedldp::bench {
 namespace {
 
-// `rows` images of uniform pixels with uniform labels: the time of a step
-// does not depend on what the pixels show.
-Dataset RandomImages(std::size_t rows) {
-  Dataset data;
-  data.dimension = 784;
-  data.classes = 10;
-  CounterRng rng(3);
-  std::vector<float> x(784);
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (float& v : x) v = static_cast<float>(Uniform01(rng));
-    data.Append(x, static_cast<int>(UniformIndex(rng, 10)));
-  }
-  return data;
-}
-
 // One local epoch of mini-batches of 10 over `rows` rows (state.range(0)).
 void BM_CnnLocalEpoch(benchmark::State& state) {
   NeuralNet::SetThreads(1);

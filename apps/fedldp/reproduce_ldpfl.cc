@@ -61,7 +61,8 @@ void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& o) {
   app->add_flag("--resume", o.resume, "Reuse the runs already in DIR/runs.jsonl");
   app->add_flag_callback(
       "--no-figures", [&o] { o.figures = false; }, "Table 1 only");
-  app->add_option("--threads", o.threads, "Torch threads (0: all cores)")->capture_default_str()
+  app->add_option("--threads", o.threads, "Clients trained at once (0: one per core)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   app->add_option("--seed", o.seed, "First seed")->capture_default_str();
 }

@@ -365,21 +365,30 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   }
   Check(CheckLdpFlConfig(config, train.size()));
   if (threads < 0) Raise("threads must be >= 0");
-  if (threads > 0) NeuralNet::SetThreads(threads);
+  // A round's clients train at once, one per thread (see ldpfl_experiment.h).
+  ThreadPool pool(static_cast<std::size_t>(threads));
+  NeuralNet::SetThreads(NeuralNet::TrainsConcurrently(config.arch) ? 1
+                                                                   : static_cast<int>(pool.size()));
+  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
+    pool.ParallelFor(n, f);
+  };
   py::list rounds;
   const LdpFlRun run = Take(WithoutGil([&] {
-    return TrainLdpFl(config, train, test, seed, [&](const LdpFlRound& r) {
-      py::gil_scoped_acquire acquire;
-      py::dict d;
-      d["round"] = r.round;
-      d["accuracy"] = Percent(r.accuracy);
-      d["train_seconds"] = r.train_seconds;
-      d["perturb_seconds"] = r.perturb_seconds;
-      d["shuffle_seconds"] = r.shuffle_seconds;
-      d["aggregate_seconds"] = r.aggregate_seconds;
-      rounds.append(d);
-      if (on_round) (*on_round)(d);
-    });
+    return TrainLdpFl(
+        config, train, test, seed,
+        [&](const LdpFlRound& r) {
+          py::gil_scoped_acquire acquire;
+          py::dict d;
+          d["round"] = r.round;
+          d["accuracy"] = Percent(r.accuracy);
+          d["train_seconds"] = r.train_seconds;
+          d["perturb_seconds"] = r.perturb_seconds;
+          d["shuffle_seconds"] = r.shuffle_seconds;
+          d["aggregate_seconds"] = r.aggregate_seconds;
+          rounds.append(d);
+          if (on_round) (*on_round)(d);
+        },
+        {}, parallel);
   }));
   py::dict out;
   out["version"] = std::string(Version());

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "fedldp/data/partition.h"
 #include "fedldp/model/neural_net.h"
@@ -78,10 +81,59 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
   return {};
 }
 
+namespace {
+
+// What one client of a round hands over: its trained weights (or update),
+// and its report; filled in parallel, read in the clients' order.
+struct ClientOutcome {
+  std::vector<float> local;
+  std::optional<LdpFlReport> report;  // two-point
+  std::vector<double> vector_report;  // vector randomizers
+  Status refused;                     // a vector report the gate would refuse
+  double train_seconds = 0, perturb_seconds = 0;
+};
+
+// Nets for the clients that train at once: one is leased per client and
+// returned after, so there are at most as many as clients ever ran at once.
+class NetPool {
+ public:
+  explicit NetPool(std::function<NeuralNet()> make) : make_(std::move(make)) {}
+  class Lease {
+   public:
+    Lease(NetPool& pool, std::unique_ptr<NeuralNet> net) : pool_(pool), net_(std::move(net)) {}
+    ~Lease() { pool_.Return(std::move(net_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    NeuralNet& net() { return *net_; }
+
+   private:
+    NetPool& pool_;
+    std::unique_ptr<NeuralNet> net_;
+  };
+  Lease Acquire() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return Lease(*this, std::make_unique<NeuralNet>(make_()));
+    std::unique_ptr<NeuralNet> net = std::move(free_.back());
+    free_.pop_back();
+    return Lease(*this, std::move(net));
+  }
+
+ private:
+  void Return(std::unique_ptr<NeuralNet> net) {
+    std::lock_guard lock(mu_);
+    free_.push_back(std::move(net));
+  }
+  std::function<NeuralNet()> make_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<NeuralNet>> free_;
+};
+
+}  // namespace
+
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round,
-                            std::stop_token stop) {
+                            std::stop_token stop, const ParallelFor& parallel) {
   if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
@@ -91,11 +143,13 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                  " features, the training rows " + std::to_string(train.dimension)};
   }
   if (const Status s = net.CheckInput(train); !s.ok()) return Error{s.error()};
+  InputMoments input;
   if (config.standardize_inputs) {
     std::vector<std::size_t> all(train.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    const auto m = InputMomentsOf(train, all);
-    if (m.sd > 0) net.SetInputStandardization(m.mean, m.sd);
+    input = InputMomentsOf(train, all);
+    if (!(input.sd > 0)) input = {};
+    net.SetInputStandardization(input.mean, input.sd);
   }
   auto shards = SplitClients(train, config.clients, config.dirichlet_alpha, seed);
   if (!shards.ok()) return Error{shards.error()};
@@ -135,6 +189,15 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   std::vector<LayerRange> ranges =
       config.adaptive ? LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin)
                       : std::vector<LayerRange>(net.layer_sizes().size(), config.fixed_range);
+  // Each client trains on a net of its own (the nets are reused): their
+  // weights are set from the global model before training.
+  NetPool pool([&]() -> NeuralNet {
+    NeuralNet own = NeuralNet::Create(config.arch, seed).value();
+    if (config.standardize_inputs) own.SetInputStandardization(input.mean, input.sd);
+    return own;
+  });
+  const ParallelFor run_clients =
+      net.trains_concurrently() ? parallel : ParallelFor(RunSequentially);
   CounterRng pick(seed, 0x9e37);
   std::vector<std::size_t> everyone(config.clients);
   std::iota(everyone.begin(), everyone.end(), std::size_t{0});
@@ -172,51 +235,68 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     LdpFlAggregator aggregator(*randomizer);
     ParameterShuffler shuffler(*randomizer, config.schedule);
     std::vector<double> plain_sum(config.is_private ? 0 : global.size(), 0.0);
+    // The clients train and perturb, each on a net of its own and with its
+    // own streams, in parallel; the server then takes their reports in the
+    // clients' order.
+    std::vector<ClientOutcome> outcomes(per_round);
     for (std::size_t i = 0; i < per_round; ++i) {
+      run.most_reports = std::max(run.most_reports, ++picked[everyone[first + i]]);
+    }
+    run_clients(per_round, [&](std::size_t i) {
       const std::size_t client = everyone[first + i];
-      run.most_reports = std::max(run.most_reports, ++picked[client]);
       const std::uint64_t stream = static_cast<std::uint64_t>(round) * config.clients + client;
+      ClientOutcome& out = outcomes[i];
+      NetPool::Lease lease = pool.Acquire();
+      NeuralNet& own = lease.net();
       auto t = Clock::now();
-      net.SetWeights(global);
-      net.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
+      own.SetWeights(global);
+      own.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
                 seed ^ (stream * 0x9e3779b97f4a7c15ULL));
-      std::vector<float> local = net.GetWeights();
-      stats.train_seconds += Since(t);
+      out.local = own.GetWeights();
+      out.train_seconds = Since(t);
       if (use_vector) {  // the whole update, clipped and privatised
         t = Clock::now();
         CounterRng rng(seed, stream);
-        std::vector<double> report = PrivatizeUpdate(*vector, local, global, rng);
-        stats.perturb_seconds += Since(t);
-        if (auto s = vector->ValidateReport(report); !s.ok()) {
-          return Error{"client report rejected: " + s.error()};
-        }
-        vector_reports.push_back(std::move(report));
+        out.vector_report = PrivatizeUpdate(*vector, out.local, global, rng);
+        out.perturb_seconds = Since(t);
+        if (auto s = vector->ValidateReport(out.vector_report); !s.ok()) out.refused = s;
+        return;
+      }
+      if (config.perturb_updates || vector) {
+        for (std::size_t j = 0; j < out.local.size(); ++j) out.local[j] -= global[j];
+      }
+      if (!config.is_private) return;
+      t = Clock::now();
+      CounterRng rng(seed, stream);
+      out.report = randomizer->Randomize(out.local, rng);
+      out.perturb_seconds = Since(t);
+    });
+    for (ClientOutcome& out : outcomes) {
+      stats.train_seconds += out.train_seconds;
+      stats.perturb_seconds += out.perturb_seconds;
+      if (!out.refused.ok()) return Error{"client report rejected: " + out.refused.error()};
+      if (use_vector) {
+        vector_reports.push_back(std::move(out.vector_report));
         ++run.reports;
         continue;
       }
-      if (config.perturb_updates || vector) {
-        for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
-      }
       if (!config.is_private) {
         if (vector) {  // clipped to the same l2 ball as the private reports
-          const std::vector<double> update(local.begin(), local.end());
+          const std::vector<double> update(out.local.begin(), out.local.end());
           std::vector<double> clipped(update.size());
           vector->ClipInto(update, clipped);
-          for (std::size_t j = 0; j < local.size(); ++j) plain_sum[j] += clipped[j];
+          for (std::size_t j = 0; j < out.local.size(); ++j) plain_sum[j] += clipped[j];
           continue;
         }
-        for (std::size_t j = 0; j < local.size(); ++j) plain_sum[j] += local[j];
+        for (std::size_t j = 0; j < out.local.size(); ++j) plain_sum[j] += out.local[j];
         continue;
       }
-      t = Clock::now();
-      CounterRng rng(seed, stream);
-      const LdpFlReport report = randomizer->Randomize(local, rng);
-      stats.perturb_seconds += Since(t);
+      const LdpFlReport& report = *out.report;
       if (run.report_bytes == 0) {
         run.report_bytes = report.EncodedBytes();
         run.float32_bytes = report.Float32Bytes();
       }
-      t = Clock::now();
+      const auto t = Clock::now();
       const Status accepted = config.shuffle ? shuffler.Submit(report) : aggregator.Add(report);
       if (!accepted.ok()) return Error{"client report rejected: " + accepted.error()};
       stats.shuffle_seconds += Since(t);

@@ -1,11 +1,13 @@
 // The only translation unit that includes Torch.
 #include "fedldp/model/neural_net.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 
@@ -14,25 +16,35 @@
 namespace fedldp {
 namespace {
 
+// Dropout that draws from `generator`, not Torch's global one, so that nets
+// trained at once on several threads each draw the same masks as alone.
+// channels: whole channels of an (N, C, H, W) input are dropped (Dropout2d).
+torch::Tensor Dropout(const torch::Tensor& x, double p, bool channels, at::Generator& generator) {
+  const auto shape =
+      channels ? std::vector<std::int64_t>{x.size(0), x.size(1), 1, 1} : x.sizes().vec();
+  const auto keep = torch::empty(shape, x.options()).bernoulli_(1 - p, generator);
+  return x * keep / (1 - p);
+}
+
 struct CnnImpl : torch::nn::Module {
   CnnImpl()
       : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 10, 5)))),
         conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)))),
         fc1(register_module("fc1", torch::nn::Linear(320, 50))),
-        fc2(register_module("fc2", torch::nn::Linear(50, 10))),
-        drop2d(register_module("drop2d", torch::nn::Dropout2d(0.5))),
-        drop(register_module("drop", torch::nn::Dropout(0.5))) {}
+        fc2(register_module("fc2", torch::nn::Linear(50, 10))) {}
   torch::Tensor forward(torch::Tensor x) {
     x = x.view({-1, 1, 28, 28});
     x = torch::relu(torch::max_pool2d(conv1->forward(x), 2));
-    x = torch::relu(torch::max_pool2d(drop2d->forward(conv2->forward(x)), 2));
-    x = drop->forward(torch::relu(fc1->forward(x.view({-1, 320}))));
+    x = conv2->forward(x);
+    if (is_training()) x = Dropout(x, 0.5, true, generator);
+    x = torch::relu(torch::max_pool2d(x, 2));
+    x = torch::relu(fc1->forward(x.view({-1, 320})));
+    if (is_training()) x = Dropout(x, 0.5, false, generator);
     return torch::log_softmax(fc2->forward(x), 1);
   }
   torch::nn::Conv2d conv1, conv2;
   torch::nn::Linear fc1, fc2;
-  torch::nn::Dropout2d drop2d;
-  torch::nn::Dropout drop;
+  at::Generator generator = at::detail::createCPUGenerator();  // dropout's, seeded by Train
 };
 
 struct VggImpl : torch::nn::Module {
@@ -85,6 +97,9 @@ struct NeuralNet::Impl {
   std::size_t input = 0;  // 0: any (a TorchScript model; CheckInput probes it)
   // A built-in module, or a loaded TorchScript one.
   std::shared_ptr<torch::nn::Module> module;
+  // The built-in's dropout generator (nullptr: none, or a TorchScript
+  // model's dropout, which draws from Torch's global generator).
+  at::Generator* generator = nullptr;
   std::shared_ptr<torch::jit::script::Module> script;
   std::function<torch::Tensor(torch::Tensor)> forward;
   std::vector<torch::Tensor> params;
@@ -166,6 +181,7 @@ Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed)
   if (arch == "cnn") {
     auto m = std::make_shared<CnnImpl>();
     impl->module = m;
+    impl->generator = &m->generator;
     impl->forward = [m](torch::Tensor x) { return m->forward(x); };
     impl->input = 28 * 28;
   } else if (arch == "vgg") {
@@ -191,6 +207,8 @@ NeuralNet::NeuralNet(NeuralNet&&) noexcept = default;
 NeuralNet& NeuralNet::operator=(NeuralNet&&) noexcept = default;
 
 const std::string& NeuralNet::arch() const { return impl_->arch; }
+bool NeuralNet::trains_concurrently() const { return !impl_->script; }
+bool NeuralNet::TrainsConcurrently(const std::string& arch) { return !IsTorchScriptPath(arch); }
 std::size_t NeuralNet::input_dimension() const { return impl_->input; }
 std::size_t NeuralNet::parameters() const { return impl_->total; }
 const std::vector<std::size_t>& NeuralNet::layer_sizes() const { return impl_->sizes; }
@@ -231,7 +249,12 @@ void NeuralNet::SetInputStandardization(double mean, double sd) {
 
 double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                         std::size_t batch, double lr, std::uint64_t seed) {
-  torch::manual_seed(seed);  // dropout
+  if (impl_->generator != nullptr) {
+    std::lock_guard lock(impl_->generator->mutex());
+    impl_->generator->set_current_seed(seed);  // dropout
+  } else if (impl_->script) {
+    torch::manual_seed(seed);  // a TorchScript model's dropout, if any
+  }
   impl_->SetTraining(true);
   torch::optim::SGD sgd(impl_->params, torch::optim::SGDOptions(lr));
   std::vector<std::size_t> order(rows.begin(), rows.end());

@@ -11,6 +11,7 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/sim/records.h"
+#include "fedldp/sim/thread_pool.h"
 
 namespace fedldp {
 
@@ -92,7 +93,15 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
     if (const Status s = net->CheckInput(split.train); !s.ok()) return Error{"model: " + s.error()};
   }
   if (Status s = CheckLdpFlConfig(e.config.training, e.train_rows); !s.ok()) return Error{s.error()};
-  if (config.threads > 0) NeuralNet::SetThreads(config.threads);
+  // A round's clients train at once, one per thread, each Torch op on its
+  // own thread; a TorchScript model's clients train one after another, with
+  // the threads inside Torch's ops instead.
+  ThreadPool pool(static_cast<std::size_t>(config.threads));
+  const bool concurrent = NeuralNet::TrainsConcurrently(e.config.training.arch);
+  NeuralNet::SetThreads(concurrent ? 1 : static_cast<int>(pool.size()));
+  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
+    pool.ParallelFor(n, f);
+  };
   if (observer.started) observer.started(e);
 
   auto train = [&](bool reference) -> Result<LdpFlRun> {
@@ -103,7 +112,7 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
         [&](const LdpFlRound& r) {
           if (observer.round) observer.round(reference, r, c.rounds);
         },
-        stop);
+        stop, parallel);
   };
   auto run = train(false);
   if (!run.ok()) return Error{run.error()};

@@ -17,6 +17,7 @@
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/sim/records.h"
+#include "fedldp/sim/thread_pool.h"
 
 namespace fedldp {
 
@@ -104,6 +105,7 @@ class Runner {
         test_(test),
         observer_(observer),
         stop_(std::move(stop)),
+        pool_(static_cast<std::size_t>(c.threads)),
         path_(c.out + "/runs.jsonl") {}
 
   // Reads runs.jsonl (with resume) and replaces it with the runs kept, in
@@ -212,7 +214,10 @@ class Runner {
         [&](const LdpFlRound& r) {
           if (observer_.round) observer_.round(progress, r.round, c.rounds);
         },
-        stop_);
+        stop_,
+        [this](std::size_t n, const std::function<void(std::size_t)>& f) {
+          pool_.ParallelFor(n, f);
+        });
     if (!run.ok()) throw Failed{{progress.label + ": " + run.error(), run.code()}};
     if (run->stopped) throw Stopped{};
     const double wall =
@@ -264,6 +269,7 @@ class Runner {
   const Dataset& test_;
   const LdpFlReproductionObserver& observer_;
   std::stop_token stop_;
+  ThreadPool pool_;  // a round's clients, trained at once
   std::string path_;
   std::size_t parameters_ = NeuralNet::Create("cnn", 0).value().parameters();
   std::map<std::string, double> done_;
@@ -466,7 +472,7 @@ Result<LdpFlReproduction> ReproduceLdpFl(const LdpFlReproductionConfig& config,
   std::error_code ec;
   std::filesystem::create_directories(config.out, ec);
   if (ec) return Error{"cannot create " + config.out + ": " + ec.message()};
-  if (config.threads > 0) NeuralNet::SetThreads(config.threads);
+  NeuralNet::SetThreads(1);  // a round's clients train at once, one per thread
   Runner runner(result.config, paper, train, test, observer, std::move(stop));
   try {
     Reproduce(result, runner, paper, train, test, observer);

@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <set>
+#include <string>
+#include <thread>
 
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
@@ -49,14 +54,20 @@ TEST(SplitClients, DirichletShardsCoverEveryRowOnceAndSkewTheClasses) {
   EXPECT_GT(top_share / static_cast<double>(nonempty), 0.4);
 }
 
-TEST(TrainLdpFl, ShufflingLeavesTheModelBitIdentical) {
-  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+// 8 clients of Stripes' rows, 2 rounds, adaptive ranges at eps = 5.
+LdpFlConfig SmallRun() {
   LdpFlConfig c;
   c.clients = 8;
   c.rounds = 2;
   c.batch = 10;
   c.epsilon = 5;
   c.adaptive = true;
+  return c;
+}
+
+TEST(TrainLdpFl, ShufflingLeavesTheModelBitIdentical) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c = SmallRun();
   auto with = TrainLdpFl(c, train, test, 9).value();
   c.shuffle = false;
   auto without = TrainLdpFl(c, train, test, 9).value();
@@ -73,6 +84,41 @@ TEST(TrainLdpFl, ShufflingLeavesTheModelBitIdentical) {
 // One round: with n clients the server's mean of two-point outputs is
 // c + r B (2k/n - 1) for an integer k, so each new weight sits on that
 // lattice: itself (weights perturbed) or offset by the old weight (updates).
+// Two clients at a time, on two threads: a round's clients train on nets of
+// their own and hand over their reports in the clients' order.
+void RunOnTwoThreads(std::size_t n, const std::function<void(std::size_t)>& f) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) f(i);
+  };
+  std::thread other(work);
+  work();
+  other.join();
+}
+
+TEST(TrainLdpFl, ClientsTrainedInParallelGiveTheSameModelAsOneAfterAnother) {
+  NeuralNet::SetThreads(1);
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c = SmallRun();
+  for (const char* randomizer : {"twopoint", "privunitg", "none"}) {
+    SCOPED_TRACE(randomizer);
+    c.is_private = std::string(randomizer) != "none";
+    c.vector = std::string(randomizer) == "privunitg"
+                   ? std::optional<VectorMechanism>(VectorMechanism::kPrivUnitG)
+                   : std::nullopt;
+    c.adaptive = !c.vector;
+    const auto serial = TrainLdpFl(c, train, test, 9).value();
+    const auto parallel = TrainLdpFl(c, train, test, 9, {}, {}, RunOnTwoThreads).value();
+    ASSERT_EQ(serial.weights.size(), parallel.weights.size());
+    EXPECT_EQ(serial.weights, parallel.weights);  // bit for bit
+    for (std::size_t r = 0; r < serial.rounds.size(); ++r) {
+      EXPECT_EQ(serial.rounds[r].accuracy, parallel.rounds[r].accuracy) << r;
+    }
+    EXPECT_EQ(serial.reports, parallel.reports);
+    EXPECT_EQ(serial.most_reports, parallel.most_reports);
+  }
+}
+
 TEST(TrainLdpFl, UpdatesArePerturbedAroundTheGlobalModelAndAddedBack) {
   const Dataset train = Stripes(200, 4), test = Stripes(50, 5);
   LdpFlConfig c;

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "fedldp/data/dataset.h"
+#include "fedldp/fl/parallel.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
@@ -247,12 +248,6 @@ FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> p
 // order, whatever order it holds (a partial Fisher-Yates shuffle): the
 // clients of a sampled round. m <= clients.size().
 void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
-
-// Runs f(0..n-1), in any order and on any threads; each f(i) writes only its
-// own slot. The default runs them in order on the calling thread; sim/ passes
-// a thread pool.
-using ParallelFor = std::function<void(std::size_t, const std::function<void(std::size_t)>&)>;
-void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f);
 
 // Trains on rows `train` of `data` (all rows if empty). progress(done, total)
 // is called after every iteration if given.

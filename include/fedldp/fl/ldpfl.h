@@ -48,6 +48,7 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/data/dataset.h"
+#include "fedldp/fl/parallel.h"
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -166,10 +167,17 @@ std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
 // Trains `config.rounds` rounds, calling on_round after each. A stop
 // requested on `stop` ends the run before the next round: the rounds done
 // are returned, with `stopped` set and the model as they left it.
+// `parallel` trains and perturbs a round's clients (each on a net of its
+// own); the server then takes their reports in the clients' order, so the
+// result for a seed does not depend on it. Torch's intra-op threads are the
+// caller's to set (1 when clients run in parallel). A TorchScript model
+// trains its clients one after another (its dropout would draw from Torch's
+// global generator).
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round = {},
-                            std::stop_token stop = {});
+                            std::stop_token stop = {},
+                            const ParallelFor& parallel = RunSequentially);
 
 }  // namespace fedldp
 

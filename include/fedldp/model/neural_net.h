@@ -44,6 +44,13 @@ class NeuralNet {
   NeuralNet& operator=(NeuralNet&&) noexcept;
 
   const std::string& arch() const;
+  // True if nets of this architecture may train at once on several threads
+  // and each get the result it gets alone: the built-ins draw dropout from
+  // their own generator; a TorchScript model's dropout would draw from
+  // Torch's global one.
+  bool trains_concurrently() const;
+  // The same, for an architecture by name (cnn, vgg: yes; a model file: no).
+  static bool TrainsConcurrently(const std::string& arch);
   // The input the architecture expects: 784 (cnn) or 3072 (vgg) features;
   // 0 for a TorchScript model (CheckInput probes it).
   std::size_t input_dimension() const;

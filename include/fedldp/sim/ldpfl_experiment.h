@@ -39,7 +39,10 @@ struct LdpFlExperimentConfig {
   LdpFlConfig training;
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
   bool reference = true;                      // also the noise-free federated model
-  int threads = 0;  // Torch threads, for the whole process (0: Torch's default)
+  // Clients of a round trained at once (0: one per core), each on one
+  // Torch thread (Torch's intra-op threads are set to 1 for the process;
+  // a TorchScript model's clients train one after another, on this many).
+  int threads = 0;
   std::uint64_t seed = 1;
 
   // OK, or the first thing wrong, in the CLI's words (e.g. "epsilon must be

@@ -45,7 +45,7 @@ struct LdpFlReproductionConfig {
   bool raw_inputs = false;       // [0, 1] pixels instead of standardised ones
   bool perturb_updates = false;  // fixed-range private runs perturb W - W_global
   bool figures = true;           // false: Table 1 only
-  int threads = 0;               // Torch threads for the process (0: Torch's default)
+  int threads = 0;               // clients trained at once (0: one per core)
   std::uint64_t seed = 1;
 
   // OK, or the first thing wrong (e.g. "repeats must be in [1, 100]").
