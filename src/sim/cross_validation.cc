@@ -75,13 +75,18 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
   return test.empty() ? 0 : static_cast<double>(hits) / static_cast<double>(test.size());
 }
 
+Status CrossValidationOptions::Validate() const {
+  if (repeats < 1) return Error{"repeats must be >= 1"};
+  if (test_from == 0 && folds < 2) return Error{"folds must be >= 2"};
+  return {};
+}
+
 Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
-  if (options.repeats < 1) return Error{"repeats must be >= 1"};
+  if (Status s = options.Validate(); !s.ok()) return s;
   if (options.test_from > 0) {
     if (options.test_from >= n) return Error{"the fixed split leaves no test rows"};
     return {};
   }
-  if (options.folds < 2) return Error{"folds must be >= 2"};
   if (n < static_cast<std::size_t>(options.folds)) return Error{"fewer rows than folds"};
   return {};
 }

@@ -86,8 +86,7 @@ Status FedSelExperimentConfig::Validate() const {
   }
   if (grid && !tune) return Error{"a grid needs tuning"};
   if (const Status s = tuning.Validate(); !s.ok()) return s;
-  if (cv.repeats < 1) return Error{"repeats must be >= 1"};
-  if (cv.folds < 2) return Error{"folds must be >= 2"};
+  if (Status s = cv.Validate(); !s.ok()) return s;
   if (!(reference_lr > 0 && std::isfinite(reference_lr))) {
     return Error{"the reference's learning rate must be > 0"};
   }

@@ -30,8 +30,7 @@ Status FrontierConfig::Validate() const {
   }
   if (!local && !shuffled) return Error{"neither local nor shuffled runs asked for"};
   if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
-  if (cv.repeats < 1 || cv.folds < 2)
-    return Error{"cross-validation needs repeats >= 1, folds >= 2"};
+  if (Status s = cv.Validate(); !s.ok()) return s;
   return tuning.Validate();
 }
 

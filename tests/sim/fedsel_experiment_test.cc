@@ -50,6 +50,9 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
             "a label column applies to a CSV data file only");
   EXPECT_EQ(wrong([](auto& c) { c.grid = FedSelGrid{}; }), "a grid needs tuning");
   EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1; }), "folds must be >= 2");
+  EXPECT_EQ(wrong([](auto& c) { c.cv.repeats = 0; }), "repeats must be >= 1");
+  // A fixed split (MNIST's test set) has no folds to check.
+  EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1, c.cv.test_from = 100; }), "ok");
   EXPECT_EQ(wrong([](auto& c) { c.reference_lr = 0; }),
             "the reference's learning rate must be > 0");
   // What needs the data is refused by the run, before it trains.

@@ -23,6 +23,9 @@ struct CrossValidationOptions {
   // (MNIST, Fashion-MNIST): rows [0, test_from) train and [test_from, n)
   // test, in each of `repeats` runs (fold 0) with its own seed.
   std::size_t test_from = 0;
+  // OK if repeats >= 1 and, without a fixed split, folds >= 2 (the rows are
+  // checked against them when the data is there).
+  Status Validate() const;
 };
 
 struct FoldResult {
