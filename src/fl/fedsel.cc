@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
+#include <string_view>
 
 #include "fedldp/data/partition.h"
 #include "fedldp/pipeline/compressed.h"
@@ -438,10 +441,88 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSe
       VectorConfigFor(plan.variant, config, plan.budget.value_epsilon, d, public_seed));
 }
 
+namespace {
+
+template <typename T>
+void Put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+template <typename T>
+void PutAll(std::string& out, const T* values, std::size_t count) {
+  out.append(reinterpret_cast<const char*>(values), count * sizeof(T));
+}
+// Reads what Put wrote, in order; the bytes came from this same program on
+// another process, so a short read is a bug, not bad input.
+struct Reader {
+  std::string_view bytes;
+  template <typename T>
+  T Get() {
+    T value;
+    GetAll(&value, 1);
+    return value;
+  }
+  template <typename T>
+  void GetAll(T* values, std::size_t count) {
+    if (bytes.size() < count * sizeof(T)) throw std::logic_error("a cut-short report exchange");
+    std::memcpy(values, bytes.data(), count * sizeof(T));
+    bytes.remove_prefix(count * sizeof(T));
+  }
+};
+
+// After each process computed the slots of the clients it owns (of the
+// round's `clients`, one per slot): every slot's report on every process.
+// Dense reports are the rows of `gradients` (slot x d); two-stage and
+// sparse ones are in their slots.
+void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const std::size_t> clients,
+                  std::size_t n, std::size_t d, double* gradients,
+                  std::span<FedSelReport> two_stage, std::span<SparseReport> sparse) {
+  using Kind = FedSelVariant::Kind;
+  const bool dense = kind == Kind::kVector || kind == Kind::kFullGradient;
+  std::string mine;
+  for (std::size_t k = 0; k < clients.size(); ++k) {
+    if (Cluster::Owner(clients[k], n, cluster.size()) != cluster.rank()) continue;
+    Put(mine, static_cast<std::uint64_t>(k));
+    if (dense) {
+      PutAll(mine, gradients + k * d, d);
+    } else if (kind == Kind::kTwoStage) {
+      Put(mine, two_stage[k].index);
+      Put(mine, two_stage[k].value);
+    } else {
+      Put(mine, static_cast<std::uint64_t>(sparse[k].index.size()));
+      PutAll(mine, sparse[k].index.data(), sparse[k].index.size());
+      PutAll(mine, sparse[k].value.data(), sparse[k].value.size());
+    }
+  }
+  const std::vector<std::string> all = cluster.AllGather(mine);
+  for (int rank = 0; rank < cluster.size(); ++rank) {
+    if (rank == cluster.rank()) continue;
+    Reader in{all[static_cast<std::size_t>(rank)]};
+    while (!in.bytes.empty()) {
+      const auto k = in.Get<std::uint64_t>();
+      if (k >= clients.size()) throw std::logic_error("a report exchange names no slot");
+      if (dense) {
+        in.GetAll(gradients + k * d, d);
+      } else if (kind == Kind::kTwoStage) {
+        two_stage[k].index = in.Get<std::int64_t>();
+        two_stage[k].value = in.Get<double>();
+      } else {
+        const auto count = in.Get<std::uint64_t>();
+        sparse[k].index.resize(count);
+        sparse[k].value.resize(count);
+        in.GetAll(sparse[k].index.data(), count);
+        in.GetAll(sparse[k].value.data(), count);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel,
-                              const std::function<void(std::size_t, std::size_t)>& progress) {
+                              const std::function<void(std::size_t, std::size_t)>& progress,
+                              Cluster& cluster) {
   std::vector<std::size_t> rows(train.begin(), train.end());
   if (rows.empty()) {
     rows.resize(data.size());
@@ -514,8 +595,13 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
 
   const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
   run.weights.assign(d, 0.0);
-  std::vector<double> accumulated;  // r of every client, n x d
-  if (variant->kind == FedSelVariant::Kind::kTwoStage) accumulated.assign(n * d, 0.0);
+  // This process computes the reports of clients [own.first, own.second).
+  const int processes = cluster.size(), me = cluster.rank();
+  const auto own = Cluster::Block(n, me, processes);
+  std::vector<double> accumulated;  // r of every client this process owns
+  if (variant->kind == FedSelVariant::Kind::kTwoStage) {
+    accumulated.assign((own.second - own.first) * d, 0.0);
+  }
   // Per-client slots of one round, written in parallel, summed in order. The
   // clients of a round run in chunks of at most `chunk`, so that the dense
   // scratch (gradients, dense reports) stays near 16 MiB whatever m x d.
@@ -529,6 +615,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   std::vector<double> gradients(chunk * d);
   std::vector<double> previous(chunk * d);
   std::vector<char> valid(chunk);
+  std::vector<std::uint64_t> streams(chunk);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   CounterRng order_rng(seed, ~std::uint64_t{0});
@@ -573,16 +660,20 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
       std::vector<double> mean(d, 0.0);
       for (std::size_t from = 0; from < m; from += chunk) {
         const std::size_t size = std::min(chunk, m - from);
+        // A sampled client's reports take streams of their own (the top bit
+        // set), numbered by how many it has sent; counted for every client
+        // by every process.
+        for (std::size_t k = 0; k < size; ++k) {
+          const std::size_t client = members[from + k];
+          streams[k] = plan->sampled ? (std::uint64_t{1} << 63) | (std::uint64_t{client} << 24) |
+                                           (sent[client]++ & 0xFFFFFF)
+                                     : client * epochs + static_cast<std::uint64_t>(epoch);
+        }
         parallel(size, [&](std::size_t k) {
           const std::size_t slot = from + k;
           const std::size_t client = members[slot];
-          // A sampled client's reports take streams of their own (the top
-          // bit set), numbered by how many it has sent.
-          const std::uint64_t stream =
-              plan->sampled ? (std::uint64_t{1} << 63) | (std::uint64_t{client} << 24) |
-                                  (sent[client]++ & 0xFFFFFF)
-                            : client * epochs + static_cast<std::uint64_t>(epoch);
-          CounterRng rng(seed, stream);
+          if (processes > 1 && Cluster::Owner(client, n, processes) != me) return;
+          CounterRng rng(seed, streams[k]);
           std::span<double> g(gradients.data() + k * d, d);
           ClientGradient(model, run.weights, data,
                          {shard_rows.data() + shard_start[client],
@@ -611,9 +702,14 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
             return;
           }
           two_stage_reports[slot] = FedSelClientStep(
-              {accumulated.data() + client * d, d}, {previous.data() + k * d, d}, g,
+              {accumulated.data() + (client - own.first) * d, d}, {previous.data() + k * d, d}, g,
               variant->scaled_accumulation ? alpha : 1.0, *step.two_stage, config.momentum, rng);
         });
+        if (processes > 1) {
+          ShareReports(cluster, variant->kind, {members.data() + from, size}, n, d,
+                       gradients.data(), {two_stage_reports.data() + from, size},
+                       {sparse_reports.data() + from, size});
+        }
         if (variant->kind == FedSelVariant::Kind::kVector ||
             variant->kind == FedSelVariant::Kind::kFullGradient) {
           // Server, dense reports: validated per slot, then summed per block

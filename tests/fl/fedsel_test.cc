@@ -16,6 +16,7 @@
 #include "fedldp/sim/cross_validation.h"
 #include "fedldp/sim/thread_pool.h"
 #include "testing/synthetic.h"
+#include "testing/thread_cluster.h"
 
 namespace fedldp {
 namespace {
@@ -195,6 +196,39 @@ TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
     EXPECT_EQ(a->rejected, 0u) << variant;
     EXPECT_EQ(a->updates, 2 * data.size()) << variant;
     EXPECT_EQ(a->iterations, 2u * 100) << variant;  // m = 30 -> 100 batches per epoch
+  }
+}
+
+// Clients spread over 2, 3 or 4 processes (threads standing in for MPI
+// ranks): every process ends with the model of one process alone, bit for
+// bit, for every kind of variant, in rounds by turn and sampled ones.
+TEST(TrainFedSel, SameResultOnAnyNumberOfProcesses) {
+  const Dataset data = Synthetic(1500);
+  for (const char* variant : {"ps-pm", "exp-duchi-o", "pm", "pm-rp", "np", "privunitg",
+                              "sampled ps-pm", "sampled privunitg"}) {
+    FedSelConfig config;
+    const std::string name = variant;
+    config.sample_clients = name.starts_with("sampled ");
+    config.shuffle = config.sample_clients;
+    config.variant = ParseFedSelVariant(config.sample_clients ? name.substr(8) : name).value();
+    config.epochs = 2;
+    const auto alone = TrainFedSel(config, data, {}, 5);
+    ASSERT_TRUE(alone.ok()) << variant;
+    for (const int size : {2, 3, 4}) {
+      testing::ThreadRanks ranks(size);
+      std::vector<FedSelRun> runs(static_cast<std::size_t>(size));
+      ranks.Run([&](Cluster& cluster) {
+        auto run = TrainFedSel(config, data, {}, 5, RunSequentially, {}, cluster);
+        if (run.ok()) runs[static_cast<std::size_t>(cluster.rank())] = std::move(run).value();
+      });
+      EXPECT_EQ(ranks.gathers(), size * static_cast<int>(alone->iterations)) << variant;
+      for (const FedSelRun& run : runs) {
+        EXPECT_EQ(run.weights, alone->weights) << variant << " on " << size;
+        EXPECT_EQ(run.updates, alone->updates) << variant << " on " << size;
+        EXPECT_EQ(run.rejected, alone->rejected) << variant << " on " << size;
+        EXPECT_EQ(run.most_reports, alone->most_reports) << variant << " on " << size;
+      }
+    }
   }
 }
 

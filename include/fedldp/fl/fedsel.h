@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "fedldp/data/dataset.h"
+#include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
@@ -250,11 +251,16 @@ FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> p
 void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
 
 // Trains on rows `train` of `data` (all rows if empty). progress(done, total)
-// is called after every iteration if given.
+// is called after every iteration if given. On a cluster of several
+// processes (fl/cluster.h), each process computes the reports of its block
+// of clients and keeps only their accumulated vectors; every process gets
+// the same run as one process alone. Every process must call it alike, with
+// the same data.
 Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel = RunSequentially,
-                              const std::function<void(std::size_t, std::size_t)>& progress = {});
+                              const std::function<void(std::size_t, std::size_t)>& progress = {},
+                              Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 
