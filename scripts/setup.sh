@@ -13,6 +13,9 @@ packages=(
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
   libgrpc++-dev protobuf-compiler-grpc
+  # Simulation over several processes or machines (mpirun; optional at
+  # configure time, FEDLDP_MPI).
+  libopenmpi-dev openmpi-bin
   # The Python module (python/) for Debian's /usr/bin/python3, its tests and
   # examples; numpy is also bench/privunitg_numpy.py's side of a comparison.
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch

@@ -262,7 +262,8 @@ std::string EffectiveConfig(const CLI::App& app) {
 
 }  // namespace
 
-int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+           Cluster* cluster) {
   CLI::App app{"fedldp: federated learning under local differential privacy (FedSel, LDP-FL)",
                "fedldp"};
   app.require_subcommand(1);
@@ -348,10 +349,16 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     out << EffectiveConfig(app);
     return 0;
   }
+  if (cluster != nullptr && cluster->size() > 1 && !app.got_subcommand("train")) {
+    err << "fedldp " << command << ": error: only train spreads its work over MPI processes; "
+        << "run " << command << " without mpirun\n";
+    return kUsageExit;
+  }
+  Cluster& processes = cluster != nullptr ? *cluster : OneProcess();
   try {
     if (app.got_subcommand("sample")) return RunSample(sample, out, err);
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
-    if (app.got_subcommand("train")) return RunTrain(train, out, err);
+    if (app.got_subcommand("train")) return RunTrain(train, out, err, processes);
     if (app.got_subcommand("tune")) return RunTune(tune, out, err);
     if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err);
     if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fedldp/fl/cluster.h"
+
 namespace fedldp::cli {
 
 // Thrown by a command's Run for arguments that parse but make no sense; the
@@ -20,8 +22,12 @@ inline constexpr int kUsageExit = 2;
 
 // Runs `fedldp` on an argument vector, writing to out and err; returns the
 // exit code: 0 on success, 2 for bad arguments (nothing written to out), 1 when
-// the work itself fails (e.g. an audit finds a violation).
-int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// the work itself fails (e.g. an audit finds a violation). `cluster`: the
+// MPI processes this one is part of (mpi/mpi.h), if any; `train` and
+// `ldpfl` spread their clients over them, and every other command refuses
+// to run on more than one.
+int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+           Cluster* cluster = nullptr);
 
 }  // namespace fedldp::cli
 

@@ -88,7 +88,9 @@ struct TrainOptions {
   std::string out;  // JSON lines, appended
 };
 void SetupTrain(CLI::App& app, TrainOptions& options);
-int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err);
+// On a cluster every process trains alike; only rank 0 writes --out.
+int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err,
+             Cluster& cluster = OneProcess());
 void SetupTune(CLI::App& app, TrainOptions& options);
 int RunTune(const TrainOptions& options, std::ostream& out, std::ostream& err);
 

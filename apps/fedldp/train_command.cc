@@ -293,7 +293,9 @@ void PrintHeader(const TrainOptions& o, const FedSelExperiment& e, std::ostream&
   } else {
     out << o.repeats << " x " << o.folds << "-fold CV";
   }
-  out << ", seed " << o.seed << ", " << e.threads << " threads\n";
+  out << ", seed " << o.seed << ", " << e.threads << " threads";
+  if (e.processes > 1) out << " on each of " << e.processes << " MPI processes";
+  out << "\n";
   out.flush();
 }
 
@@ -410,7 +412,7 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
 
 }  // namespace
 
-int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluster& cluster) {
   const FedSelExperimentConfig config = ToConfig(o, o.tune);
   CheckOut(o.out);
   // Ctrl-C (or SIGTERM) stops before the next fold; the folds done are
@@ -430,11 +432,11 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err) {
     }
     bar->Update(done, total);
   };
-  auto experiment = RunFedSelExperiment(config, observer, stop.token());
+  auto experiment = RunFedSelExperiment(config, observer, stop.token(), cluster);
   bar.reset();
   if (!experiment.ok()) Refuse(experiment.error());
   PrintResults(o, *experiment, out);
-  AppendOut(o.out, experiment->RecordJson() + "\n");
+  if (cluster.rank() == 0) AppendOut(o.out, experiment->RecordJson() + "\n");
   (void)err;
   return experiment->stopped() ? 1 : 0;
 }

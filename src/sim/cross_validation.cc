@@ -94,14 +94,14 @@ Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
     ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress,
-    std::stop_token stop) {
+    std::stop_token stop, Cluster& cluster) {
   if (const Status s = CheckFolds(options, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   CrossValidationResult result;
   const std::vector<Fold> folds = MakeFolds(data.size(), options);
   const std::size_t runs = folds.size();
   for (std::size_t run_index = 0; run_index < runs; ++run_index) {
-    if (stop.stop_requested()) {
+    if (cluster.Any(stop.stop_requested())) {
       result.stopped = true;
       break;
     }
@@ -113,7 +113,8 @@ Result<CrossValidationResult> CrossValidateFedSel(
         },
         [&](std::size_t done, std::size_t total) {
           if (progress) progress(run_index * total + done, runs * total);
-        });
+        },
+        cluster);
     if (!run.ok()) return Error{run.error()};
     result.folds.push_back({f.repeat, f.fold, LinearModel::Accuracy(run->weights, data, f.test),
                             MajorityAccuracy(data, f.train, f.test)});

@@ -108,6 +108,7 @@ std::string FedSelExperiment::RecordJson() const {
       reference && !reference->folds.empty() ? std::optional<double>(reference->MeanAccuracy())
                                              : std::nullopt);
   j["stopped"] = stopped();
+  j["processes"] = processes;
   return j.dump();
 }
 
@@ -159,8 +160,8 @@ Result<Setup> MakeSetup(const FedSelExperimentConfig& config) {
 }  // namespace
 
 Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& config,
-                                             const FedSelObserver& observer,
-                                             std::stop_token stop) {
+                                             const FedSelObserver& observer, std::stop_token stop,
+                                             Cluster& cluster) {
   auto made = MakeSetup(config);
   if (!made.ok()) return Error{made.error()};
   Setup setup = std::move(made).value();
@@ -171,6 +172,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
   const PreparePoint& prepare = setup.prepare;
   ThreadPool pool(config.threads);
   e.threads = pool.size();
+  e.processes = cluster.size();
   if (observer.started) observer.started(e);
 
   auto progress = [&](const std::string& label) {
@@ -182,14 +184,15 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     const FedSelGrid grid =
         config.tune ? config.grid.value_or(DefaultGrid(variant, config.training.shuffle))
                     : FedSelGrid{};
-    auto tuned = CrossValidateTuned(config.training, grid, data, cv, config.tuning, pool,
-                                    prepare, progress("private"), stop);
+    auto tuned = CrossValidateTuned(config.training, grid, data, cv, config.tuning, pool, prepare,
+                                    progress("private"), stop, cluster);
     if (!tuned.ok()) return Error{tuned.error()};
     e.result = std::move(tuned->result);
     e.chosen = std::move(tuned->chosen);
     if (!e.chosen.empty()) e.effective = e.chosen.back();
   } else {
-    auto r = CrossValidateFedSel(config.training, data, cv, pool, progress("private"), stop);
+    auto r =
+        CrossValidateFedSel(config.training, data, cv, pool, progress("private"), stop, cluster);
     if (!r.ok()) return Error{r.error()};
     e.result = std::move(r).value();
   }
@@ -201,7 +204,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     e.shuffled = std::move(stated).value();
   }
   if (config.reference && config.training.variant.kind != FedSelVariant::Kind::kFullGradient &&
-      !stop.stop_requested()) {
+      !cluster.Any(stop.stop_requested())) {
     // The non-private model as FedSel's paper trains it (m = 0.01 N, the
     // last iterate), whatever the private variant's batch and averaging:
     // a reference weakened by a private run's settings would flatter it.
@@ -212,7 +215,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     np.gradient_scaling = e.effective.gradient_scaling;
     if (config.reference_batch_fraction) np.batch_fraction = *config.reference_batch_fraction;
     np.learning_rate = config.reference_lr;
-    auto r = CrossValidateFedSel(np, data, cv, pool, progress("reference"), stop);
+    auto r = CrossValidateFedSel(np, data, cv, pool, progress("reference"), stop, cluster);
     if (!r.ok()) return Error{r.error()};
     if (!r->folds.empty()) e.reference = std::move(r).value();
   }

@@ -197,7 +197,7 @@ Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
     const PreparePoint& prepare, const std::function<void(std::size_t, std::size_t)>& progress,
-    std::stop_token stop) {
+    std::stop_token stop, Cluster& cluster) {
   if (const Status s = CheckFolds(cv, data.size()); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
   TunedCrossValidation out;
@@ -205,7 +205,7 @@ Result<TunedCrossValidation> CrossValidateTuned(
   // A grid of one point has nothing to choose: it is only prepared per fold.
   const bool choose = grid.Points(base).size() > 1;
   for (std::size_t f = 0; f < folds.size(); ++f) {
-    if (stop.stop_requested()) {
+    if (cluster.Any(stop.stop_requested())) {
       out.result.stopped = true;
       break;
     }
@@ -225,10 +225,12 @@ Result<TunedCrossValidation> CrossValidateTuned(
       if (!prepared.ok()) return Error{prepared.error()};
       config = std::move(prepared).value();
     }
-    auto run = TrainFedSel(config, data, fold.train, fold.seed,
-                           [&pool](std::size_t n, const std::function<void(std::size_t)>& g) {
-                             pool.ParallelFor(n, g);
-                           });
+    auto run = TrainFedSel(
+        config, data, fold.train, fold.seed,
+        [&pool](std::size_t n, const std::function<void(std::size_t)>& g) {
+          pool.ParallelFor(n, g);
+        },
+        {}, cluster);
     if (!run.ok()) return Error{run.error()};
     out.result.folds.push_back({fold.repeat, fold.fold,
                                 LinearModel::Accuracy(run->weights, data, fold.test),

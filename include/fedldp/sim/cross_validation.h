@@ -62,11 +62,12 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
 
 // progress(done, total) counts iterations over all folds. A stop requested
 // on `stop` ends the run before the next fold (stopped; the folds done are
-// kept).
+// kept). On a cluster (fl/cluster.h) each fold's clients are spread over its
+// processes, which stop together if any was asked to.
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
     ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress = {},
-    std::stop_token stop = {});
+    std::stop_token stop = {}, Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 

@@ -73,7 +73,8 @@ struct FedSelExperiment {
   std::string dataset_label;            // "adult", "mnist pooled 2 x 2", or the file
   std::shared_ptr<const Dataset> data;  // what ran: with test_from, train then test rows
   std::size_t test_from = 0;            // > 0: the standard split's first test row
-  std::size_t threads = 0;              // the pool's size
+  std::size_t threads = 0;              // the pool's size (per process)
+  int processes = 1;                    // the cluster's (MPI processes)
   // The configuration of the last fold as it ran (tuned or calibrated).
   FedSelConfig effective;
   CrossValidationResult result;
@@ -126,10 +127,13 @@ Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
 
 // Runs the experiment. A stop requested on `stop` ends it before the next
 // fold; the folds done are returned (stopped()), and an error if none had
-// finished. Errors: the configuration, the data.
+// finished. Errors: the configuration, the data. On a cluster of MPI
+// processes (mpi/mpi.h) every process runs it alike and gets the same
+// experiment; the clients of each training run are spread over them.
 Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& config,
                                              const FedSelObserver& observer = {},
-                                             std::stop_token stop = {});
+                                             std::stop_token stop = {},
+                                             Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 

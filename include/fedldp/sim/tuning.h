@@ -113,12 +113,15 @@ struct TunedCrossValidation {
 };
 
 // progress(done, total) counts folds. A stop requested on `stop` ends the
-// run before the next fold (result.stopped; the folds done are kept).
+// run before the next fold (result.stopped; the folds done are kept). On a
+// cluster, each fold's final training is spread over its processes; its
+// tuning runs whole on each of them (the same choice on all).
 Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
     const PreparePoint& prepare = {},
-    const std::function<void(std::size_t, std::size_t)>& progress = {}, std::stop_token stop = {});
+    const std::function<void(std::size_t, std::size_t)>& progress = {}, std::stop_token stop = {},
+    Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 
