@@ -53,10 +53,10 @@ Result<Dataset> MakeSynthetic(const SyntheticOptions& o) {
 }
 
 Result<SyntheticOptions> ParseSyntheticName(const std::string& name) {
-  // syn-{L,H}-C1-C2[-entry|-feature]
+  // syn-{L,H}-C1-C2[-entry|-feature][-nROWS]
   const Error bad{
       "synthetic names look like syn-L-0.01-0.9 (L: d = 100, H: d = 300; suffix -entry for "
-      "per-entry sparsity), got '" +
+      "per-entry sparsity, then -nROWS for other than 60000 rows), got '" +
       name + "'"};
   if (name.size() < 7 || name.compare(0, 4, "syn-") != 0 || (name[4] != 'L' && name[4] != 'H') ||
       name[5] != '-') {
@@ -64,6 +64,16 @@ Result<SyntheticOptions> ParseSyntheticName(const std::string& name) {
   }
   std::string rest = name.substr(6);
   SyntheticOptions o;
+  if (const auto n = rest.rfind("-n"); n != std::string::npos) {
+    const std::string digits = rest.substr(n + 2);
+    if (digits.empty() || digits.size() > 10 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      return bad;
+    }
+    o.rows = std::stoull(digits);
+    if (o.rows == 0) return bad;
+    rest.resize(n);
+  }
   for (const auto& [suffix, sparsity] :
        {std::pair{std::string("-entry"), SyntheticSparsity::kPerEntry},
         std::pair{std::string("-feature"), SyntheticSparsity::kPerFeature}}) {

@@ -394,6 +394,26 @@ TEST(Synthetic, PerEntryReadingShrinksEachValueIndependently) {
   EXPECT_EQ(d->features, again->features);
 }
 
+TEST(Synthetic, RowsSuffixSetsTheRowsAndKeepsTheFirstOnes) {
+  EXPECT_EQ(ParseSyntheticName("syn-L-0.01-0.9")->rows, 60000u);
+  auto o = ParseSyntheticName("syn-H-0.01-0.9-entry-n1500");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->rows, 1500u);
+  EXPECT_EQ(o->dimension, 300u);
+  EXPECT_EQ(o->sparsity, SyntheticSparsity::kPerEntry);
+  EXPECT_EQ(ParseSyntheticName("syn-L-0.01-0.9-n2000000")->rows, 2000000u);
+  for (const char* bad : {"syn-L-0.01-0.9-n", "syn-L-0.01-0.9-n0", "syn-L-0.01-0.9-n12x",
+                          "syn-L-0.01-0.9-n99999999999"}) {
+    EXPECT_FALSE(ParseSyntheticName(bad).ok()) << bad;
+  }
+  // More rows extend the same stream: the first rows are the default's.
+  auto small = ParseSyntheticName("syn-L-0.01-0.9-n50").value();
+  auto large = ParseSyntheticName("syn-L-0.01-0.9-n80").value();
+  const Dataset a = MakeSynthetic(small).value(), b = MakeSynthetic(large).value();
+  EXPECT_TRUE(std::equal(a.features.begin(), a.features.end(), b.features.begin()));
+  EXPECT_TRUE(std::equal(a.labels.begin(), a.labels.end(), b.labels.begin()));
+}
+
 TEST(Synthetic, PerFeatureReadingShrinksWholeColumns) {
   auto o = ParseSyntheticName("syn-L-0.01-0.9");
   ASSERT_TRUE(o.ok());

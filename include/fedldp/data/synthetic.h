@@ -14,7 +14,9 @@
 //   kPerEntry: each value of each record is shrunk independently, so every
 //     record has its own random set of large coordinates.
 // "syn-L-0.01-0.9" is d = 100, C1 = 0.01, C2 = 0.9, per feature; syn-H has
-// d = 300; the suffix "-entry" (syn-L-0.01-0.9-entry) selects kPerEntry.
+// d = 300; the suffix "-entry" (syn-L-0.01-0.9-entry) selects kPerEntry. A
+// last suffix "-nROWS" sets the rows (default 60,000): syn-L-0.01-0.9-n2000000
+// is two million (the first 60,000 are those of syn-L-0.01-0.9).
 #ifndef FEDLDP_DATA_SYNTHETIC_H_
 #define FEDLDP_DATA_SYNTHETIC_H_
 
