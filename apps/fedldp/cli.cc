@@ -349,8 +349,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     out << EffectiveConfig(app);
     return 0;
   }
-  if (cluster != nullptr && cluster->size() > 1 && !app.got_subcommand("train")) {
-    err << "fedldp " << command << ": error: only train spreads its work over MPI processes; "
+  if (cluster != nullptr && cluster->size() > 1 && !app.got_subcommand("train") &&
+      !app.got_subcommand("ldpfl")) {
+    err << "fedldp " << command
+        << ": error: only train and ldpfl spread their work over MPI processes; "
         << "run " << command << " without mpirun\n";
     return kUsageExit;
   }
@@ -360,7 +362,7 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
     if (app.got_subcommand("train")) return RunTrain(train, out, err, processes);
     if (app.got_subcommand("tune")) return RunTune(tune, out, err);
-    if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err);
+    if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err, processes);
     if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);
     if (app.got_subcommand("serve")) return RunServe(serve, out, err);
     if (app.got_subcommand("client")) return RunClient(client, out, err);

@@ -122,7 +122,9 @@ struct LdpFlOptions {
   bool disjoint_rounds = false;               // each client at most once per epoch
 };
 void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
-int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err);
+// On a cluster every process trains alike; only rank 0 writes --out.
+int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err,
+             Cluster& cluster = OneProcess());
 
 // `reproduce` and its `fedsel` subcommand (reproduce_command.cc): the
 // options are the fields of the library's config, and the run is

@@ -135,7 +135,9 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
       << (c.disjoint_rounds ? " (disjoint rounds)" : "") << ", " << c.rounds
       << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr " << c.learning_rate
       << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs") << ", seed "
-      << e.config.seed << "\n";
+      << e.config.seed;
+  if (e.processes > 1) out << ", clients spread over " << e.processes << " MPI processes";
+  out << "\n";
   if (c.vector) {
     out << "randomizer: " << LdpFlRandomizerName(c) << " on the whole update W - W_global, l2 clip "
         << c.clip << ", eps " << c.epsilon << " per report\n";
@@ -200,7 +202,7 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
 
 }  // namespace
 
-int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
+int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err, Cluster& cluster) {
   CheckOut(o.out);
   const LdpFlExperimentConfig config = ToConfig(o);
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
@@ -219,11 +221,11 @@ int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err) {
     }
     bar->Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(rounds));
   };
-  auto experiment = RunLdpFlExperiment(config, observer, stop.token());
+  auto experiment = RunLdpFlExperiment(config, observer, stop.token(), cluster);
   bar.reset();
   if (!experiment.ok()) throw UsageError(experiment.error());
   PrintResults(*experiment, out);
-  if (!o.out.empty()) AppendOut(o.out, experiment->RecordJson() + "\n");
+  if (!o.out.empty() && cluster.rank() == 0) AppendOut(o.out, experiment->RecordJson() + "\n");
   (void)err;
   return experiment->stopped() ? 1 : 0;
 }

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
-#include <string_view>
 
+#include "exchange.h"
 #include "fedldp/data/partition.h"
 #include "fedldp/pipeline/compressed.h"
 #include "fedldp/pipeline/fedsel.h"
@@ -443,31 +442,10 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSe
 
 namespace {
 
-template <typename T>
-void Put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-template <typename T>
-void PutAll(std::string& out, const T* values, std::size_t count) {
-  out.append(reinterpret_cast<const char*>(values), count * sizeof(T));
-}
-// Reads what Put wrote, in order; the bytes came from this same program on
-// another process, so a short read is a bug, not bad input.
-struct Reader {
-  std::string_view bytes;
-  template <typename T>
-  T Get() {
-    T value;
-    GetAll(&value, 1);
-    return value;
-  }
-  template <typename T>
-  void GetAll(T* values, std::size_t count) {
-    if (bytes.size() < count * sizeof(T)) throw std::logic_error("a cut-short report exchange");
-    std::memcpy(values, bytes.data(), count * sizeof(T));
-    bytes.remove_prefix(count * sizeof(T));
-  }
-};
+using fl_internal::Put;
+using fl_internal::PutAll;
+using fl_internal::PutVector;
+using fl_internal::Reader;
 
 // After each process computed the slots of the clients it owns (of the
 // round's `clients`, one per slot): every slot's report on every process.
@@ -488,9 +466,8 @@ void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const st
       Put(mine, two_stage[k].index);
       Put(mine, two_stage[k].value);
     } else {
-      Put(mine, static_cast<std::uint64_t>(sparse[k].index.size()));
-      PutAll(mine, sparse[k].index.data(), sparse[k].index.size());
-      PutAll(mine, sparse[k].value.data(), sparse[k].value.size());
+      PutVector(mine, sparse[k].index);
+      PutVector(mine, sparse[k].value);
     }
   }
   const std::vector<std::string> all = cluster.AllGather(mine);
@@ -506,11 +483,8 @@ void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const st
         two_stage[k].index = in.Get<std::int64_t>();
         two_stage[k].value = in.Get<double>();
       } else {
-        const auto count = in.Get<std::uint64_t>();
-        sparse[k].index.resize(count);
-        sparse[k].value.resize(count);
-        in.GetAll(sparse[k].index.data(), count);
-        in.GetAll(sparse[k].value.data(), count);
+        in.GetVector(sparse[k].index);
+        in.GetVector(sparse[k].value);
       }
     }
   }

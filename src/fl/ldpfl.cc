@@ -7,7 +7,11 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
 
+#include "exchange.h"
 #include "fedldp/data/partition.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
@@ -128,12 +132,64 @@ class NetPool {
   std::vector<std::unique_ptr<NeuralNet>> free_;
 };
 
+// After each process trained the clients it owns (of the round's
+// `clients`, one per slot): every slot's outcome on every process. The
+// trained weights travel only for a noise-free run, which sums them.
+void ShareOutcomes(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
+                   bool with_local, std::span<ClientOutcome> outcomes) {
+  using namespace fl_internal;
+  std::string mine;
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    if (Cluster::Owner(clients[i], n, cluster.size()) != cluster.rank()) continue;
+    const ClientOutcome& out = outcomes[i];
+    Put(mine, static_cast<std::uint64_t>(i));
+    Put(mine, out.train_seconds);
+    Put(mine, out.perturb_seconds);
+    Put(mine, static_cast<std::int32_t>(out.refused.code()));
+    const std::string why = out.refused.error();
+    PutVector(mine, std::vector<char>(why.begin(), why.end()));
+    PutVector(mine, with_local ? out.local : std::vector<float>());
+    Put(mine, static_cast<char>(out.report.has_value()));
+    if (out.report) {
+      PutVector(mine, out.report->ranges);
+      PutVector(mine, out.report->bits);
+      Put(mine, static_cast<std::uint64_t>(out.report->weights));
+    }
+    PutVector(mine, out.vector_report);
+  }
+  const std::vector<std::string> all = cluster.AllGather(mine);
+  for (int rank = 0; rank < cluster.size(); ++rank) {
+    if (rank == cluster.rank()) continue;
+    Reader in{all[static_cast<std::size_t>(rank)]};
+    while (!in.bytes.empty()) {
+      const auto i = in.Get<std::uint64_t>();
+      if (i >= outcomes.size()) throw std::logic_error("an exchange names no client of the round");
+      ClientOutcome& out = outcomes[i];
+      out.train_seconds = in.Get<double>();
+      out.perturb_seconds = in.Get<double>();
+      const auto code = static_cast<ErrorCode>(in.Get<std::int32_t>());
+      std::vector<char> message;
+      in.GetVector(message);
+      if (code != ErrorCode::kOk)
+        out.refused = Error{std::string(message.begin(), message.end()), code};
+      in.GetVector(out.local);
+      if (in.Get<char>() != 0) {
+        LdpFlReport& report = out.report.emplace();
+        in.GetVector(report.ranges);
+        in.GetVector(report.bits);
+        report.weights = in.Get<std::uint64_t>();
+      }
+      in.GetVector(out.vector_report);
+    }
+  }
+}
+
 }  // namespace
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round,
-                            std::stop_token stop, const ParallelFor& parallel) {
+                            std::stop_token stop, const ParallelFor& parallel, Cluster& cluster) {
   if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
   auto net_made = NeuralNet::Create(config.arch, seed);
   if (!net_made.ok()) return Error{net_made.error()};
@@ -203,8 +259,9 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   std::iota(everyone.begin(), everyone.end(), std::size_t{0});
   std::vector<std::size_t> picked(config.clients, 0);
 
+  const int processes = cluster.size(), me = cluster.rank();
   for (int round = 1; round <= config.rounds; ++round) {
-    if (stop.stop_requested()) {
+    if (cluster.Any(stop.stop_requested())) {
       run.stopped = true;
       break;
     }
@@ -244,6 +301,7 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
     }
     run_clients(per_round, [&](std::size_t i) {
       const std::size_t client = everyone[first + i];
+      if (processes > 1 && Cluster::Owner(client, config.clients, processes) != me) return;
       const std::uint64_t stream = static_cast<std::uint64_t>(round) * config.clients + client;
       ClientOutcome& out = outcomes[i];
       NetPool::Lease lease = pool.Acquire();
@@ -271,6 +329,10 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
       out.report = randomizer->Randomize(out.local, rng);
       out.perturb_seconds = Since(t);
     });
+    if (processes > 1) {
+      ShareOutcomes(cluster, {everyone.data() + first, per_round}, config.clients,
+                    !config.is_private, outcomes);
+    }
     for (ClientOutcome& out : outcomes) {
       stats.train_seconds += out.train_seconds;
       stats.perturb_seconds += out.perturb_seconds;

@@ -170,6 +170,11 @@ Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
 }  // namespace
 
 Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed) {
+  // The initial weights come from Torch's global generator: nets made on
+  // several threads at once (the clients' nets, or simulated processes in
+  // one) each get the draws of their own seed, not an interleaving.
+  static std::mutex creating;
+  std::lock_guard lock(creating);
   torch::manual_seed(seed);
   if (IsTorchScriptPath(arch)) {
     auto loaded = LoadScript(arch);

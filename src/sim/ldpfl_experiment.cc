@@ -73,7 +73,8 @@ Status LdpFlExperimentConfig::Validate() const {
 }
 
 Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
-                                           const LdpFlObserver& observer, std::stop_token stop) {
+                                           const LdpFlObserver& observer, std::stop_token stop,
+                                           Cluster& cluster) {
   if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
   auto loaded = LoadImageSplit(std::string(ImageDatasetName(config.dataset)), config.data_dir);
   if (!loaded.ok()) return Error{loaded.error()};
@@ -86,6 +87,7 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
   e.config.training.arch = Arch(config);
   e.train_rows = split.train.size();
   e.test_rows = split.test.size();
+  e.processes = cluster.size();
   if (!config.model.empty()) {
     // Probe the model on one row before anything is printed or trained.
     auto net = NeuralNet::Create(e.config.training.arch, 0);
@@ -112,12 +114,12 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
         [&](const LdpFlRound& r) {
           if (observer.round) observer.round(reference, r, c.rounds);
         },
-        stop, parallel);
+        stop, parallel, cluster);
   };
   auto run = train(false);
   if (!run.ok()) return Error{run.error()};
   e.run = std::move(run).value();
-  if (config.reference && !stop.stop_requested()) {
+  if (config.reference && !cluster.Any(stop.stop_requested())) {
     auto reference = train(true);
     if (!reference.ok()) return Error{reference.error()};
     e.reference = std::move(reference).value();
@@ -152,6 +154,7 @@ std::string LdpFlExperiment::RecordJson() const {
   j["test_rows"] = test_rows;
   j["seed"] = config.seed;
   j["stopped"] = stopped();
+  j["processes"] = processes;
   j["rounds_done"] = run.rounds.size();
   j["accuracy"] = Percent(run.final_accuracy());
   j["accuracy_per_round"] = nlohmann::json::array();

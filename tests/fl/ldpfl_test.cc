@@ -14,6 +14,7 @@
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
 #include "testing/synthetic.h"
+#include "testing/thread_cluster.h"
 
 namespace fedldp {
 namespace {
@@ -116,6 +117,44 @@ TEST(TrainLdpFl, ClientsTrainedInParallelGiveTheSameModelAsOneAfterAnother) {
     }
     EXPECT_EQ(serial.reports, parallel.reports);
     EXPECT_EQ(serial.most_reports, parallel.most_reports);
+  }
+}
+
+// Clients spread over 2 or 3 processes (threads standing in for MPI ranks,
+// each training its block of clients): every process ends with one
+// process's model, bit for bit, with the shuffler on or off.
+TEST(TrainLdpFl, SameModelOnAnyNumberOfProcesses) {
+  NeuralNet::SetThreads(1);
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c = SmallRun();
+  for (const char* randomizer : {"twopoint", "twopoint-shuffled", "privunitg", "none"}) {
+    SCOPED_TRACE(randomizer);
+    const std::string name = randomizer;
+    c.is_private = name != "none";
+    c.shuffle = name == "twopoint-shuffled";
+    c.vector = name == "privunitg" ? std::optional<VectorMechanism>(VectorMechanism::kPrivUnitG)
+                                   : std::nullopt;
+    c.adaptive = !c.vector;
+    const auto alone = TrainLdpFl(c, train, test, 9).value();
+    for (const int size : {2, 3}) {
+      testing::ThreadRanks ranks(size);
+      std::vector<LdpFlRun> runs(static_cast<std::size_t>(size));
+      ranks.Run([&](Cluster& cluster) {
+        auto run = TrainLdpFl(c, train, test, 9, {}, {}, RunSequentially, cluster);
+        if (run.ok()) runs[static_cast<std::size_t>(cluster.rank())] = std::move(run).value();
+        if (!run.ok()) ADD_FAILURE() << run.error();
+      });
+      for (const LdpFlRun& run : runs) {
+        EXPECT_EQ(run.weights, alone.weights) << size;  // bit for bit
+        ASSERT_EQ(run.rounds.size(), alone.rounds.size()) << size;
+        for (std::size_t r = 0; r < run.rounds.size(); ++r) {
+          EXPECT_EQ(run.rounds[r].accuracy, alone.rounds[r].accuracy) << size << " " << r;
+          EXPECT_EQ(run.rounds[r].ranges, alone.rounds[r].ranges) << size << " " << r;
+        }
+        EXPECT_EQ(run.reports, alone.reports) << size;
+        EXPECT_EQ(run.report_bytes, alone.report_bytes) << size;
+      }
+    }
   }
 }
 

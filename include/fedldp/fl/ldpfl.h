@@ -48,6 +48,7 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/data/dataset.h"
+#include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
@@ -172,12 +173,15 @@ std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
 // result for a seed does not depend on it. Torch's intra-op threads are the
 // caller's to set (1 when clients run in parallel). A TorchScript model
 // trains its clients one after another (its dropout would draw from Torch's
-// global generator).
+// global generator). On a cluster of processes (fl/cluster.h) each trains
+// the clients of its block, their reports are gathered, and every process
+// aggregates all of them alike: the run is the same as one process's.
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
                             std::uint64_t seed,
                             const std::function<void(const LdpFlRound&)>& on_round = {},
                             std::stop_token stop = {},
-                            const ParallelFor& parallel = RunSequentially);
+                            const ParallelFor& parallel = RunSequentially,
+                            Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 

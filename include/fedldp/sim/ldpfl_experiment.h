@@ -60,6 +60,7 @@ struct LdpFlExperiment {
   std::size_t train_rows = 0, test_rows = 0;
   LdpFlRun run;
   std::optional<LdpFlRun> reference;  // noise-free; nullopt if not asked for, or stopped first
+  int processes = 1;                  // the cluster's (MPI processes)
   bool stopped() const { return run.stopped || (reference && reference->stopped); }
   // One JSON object (no newline): fedldp's version, accuracies in percent
   // (base/units.h), the effective configuration and seed, the accuracy per
@@ -80,9 +81,12 @@ struct LdpFlObserver {
 // Runs the experiment. A stop requested on `stop` ends the current run after
 // its round and skips the rest: the rounds done are returned (stopped()).
 // Errors: the configuration, the data, the model file.
+// On a cluster of MPI processes (mpi/mpi.h) every process runs it alike
+// and gets the same experiment; each round's clients are spread over them.
 Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
                                            const LdpFlObserver& observer = {},
-                                           std::stop_token stop = {});
+                                           std::stop_token stop = {},
+                                           Cluster& cluster = OneProcess());
 
 }  // namespace fedldp
 

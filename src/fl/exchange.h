@@ -1,0 +1,54 @@
+// Internal to the fl module: the bytes the training loops exchange between
+// the processes of a Cluster (fl/cluster.h). Both ends are this same
+// program, so a short read is a bug, not bad input: it throws.
+#ifndef FEDLDP_SRC_FL_EXCHANGE_H_
+#define FEDLDP_SRC_FL_EXCHANGE_H_
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fedldp::fl_internal {
+
+template <typename T>
+void Put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+template <typename T>
+void PutAll(std::string& out, const T* values, std::size_t count) {
+  out.append(reinterpret_cast<const char*>(values), count * sizeof(T));
+}
+// A vector: its size, then its values.
+template <typename T>
+void PutVector(std::string& out, const std::vector<T>& values) {
+  Put(out, static_cast<std::uint64_t>(values.size()));
+  PutAll(out, values.data(), values.size());
+}
+
+// Reads what Put wrote, in order.
+struct Reader {
+  std::string_view bytes;
+  template <typename T>
+  T Get() {
+    T value;
+    GetAll(&value, 1);
+    return value;
+  }
+  template <typename T>
+  void GetAll(T* values, std::size_t count) {
+    if (bytes.size() < count * sizeof(T)) throw std::logic_error("a cut-short exchange");
+    std::memcpy(values, bytes.data(), count * sizeof(T));
+    bytes.remove_prefix(count * sizeof(T));
+  }
+  template <typename T>
+  void GetVector(std::vector<T>& values) {
+    values.resize(Get<std::uint64_t>());
+    GetAll(values.data(), values.size());
+  }
+};
+
+}  // namespace fedldp::fl_internal
+
+#endif  // FEDLDP_SRC_FL_EXCHANGE_H_
