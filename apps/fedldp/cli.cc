@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commands.h"
@@ -357,6 +358,13 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     return kUsageExit;
   }
   Cluster& processes = cluster != nullptr ? *cluster : OneProcess();
+  // --threads 0 is all cores: shared among the processes on this machine.
+  if (processes.local_size() > 1) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int share = std::max(1, cores / processes.local_size());
+    if (train.threads == 0) train.threads = static_cast<std::size_t>(share);
+    if (ldpfl.threads == 0) ldpfl.threads = share;
+  }
   try {
     if (app.got_subcommand("sample")) return RunSample(sample, out, err);
     if (app.got_subcommand("audit")) return RunAudit(audit, out, err);

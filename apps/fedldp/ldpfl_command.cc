@@ -79,7 +79,8 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
   app.add_flag("--raw-inputs", o.raw_inputs,
                "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");
   app.add_flag("--no-reference", o.no_reference, "Skip the noise-free federated reference");
-  app.add_option("--threads", o.threads, "Clients trained at once (0: one per core)")
+  app.add_option("--threads", o.threads,
+                 "Clients trained at once (0: one per core, shared among MPI processes)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   app.add_option("--seed", o.seed, "Seed of the simulation")->capture_default_str();

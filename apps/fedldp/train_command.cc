@@ -115,7 +115,8 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
       ->delimiter(',')
       ->check(CLI::Range(1, 1000));
   app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads (0: all cores)")
+  app.add_option("--threads", o.threads,
+                 "Threads (0: all cores, shared among the MPI processes on this machine)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
 }

@@ -17,6 +17,10 @@ class MpiCluster final : public Cluster {
   MpiCluster() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+    MPI_Comm_size(local, &local_size_);
+    MPI_Comm_free(&local);
   }
   ~MpiCluster() override { MPI_Finalize(); }
   MpiCluster(const MpiCluster&) = delete;
@@ -24,6 +28,7 @@ class MpiCluster final : public Cluster {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_size() const override { return local_size_; }
 
   std::vector<std::string> AllGather(std::string_view mine) override {
     // MPI counts bytes in int: a larger exchange is refused on every
@@ -57,7 +62,7 @@ class MpiCluster final : public Cluster {
   }
 
  private:
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_size_ = 1;
 };
 
 }  // namespace

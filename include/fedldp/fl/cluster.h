@@ -24,6 +24,8 @@ class Cluster {
   virtual ~Cluster() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The processes on this machine, this one included: they share its cores.
+  virtual int local_size() const { return 1; }
   // Collective: every process's `mine`, in rank order, on every process.
   virtual std::vector<std::string> AllGather(std::string_view mine) = 0;
   // Collective: whether any process passed true.
