@@ -366,6 +366,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     if (verdict.reason == RejectReason::kDuplicate && it != received_.end() && it->second == bytes) {
       v.accepted = true;  // a resend of what is counted: nothing to do
       v.reason = "already counted";
+      out.ticket = std::max(out.ticket, queued_ticket());  // but it may still be queued
       continue;
     }
     ++stats_.rejected;
@@ -373,9 +374,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     Say("rejected a report of user " + std::to_string(user) + ": " + v.reason);
   }
   if (!to_record.empty()) {
-    if (Status s = state_.RecordReports(snap_.round, to_record); !s.ok()) {
-      throw std::runtime_error("cannot record reports: " + s.error());
-    }
+    out.ticket = std::max(out.ticket, Record(snap_.round, to_record));
     for (std::size_t i = 0; i < to_record.size(); ++i) {
       Aggregate(decoded[i]);
       received_[to_record[i].first] = std::move(to_record[i].second);

@@ -34,12 +34,14 @@ Status HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request
 }
 
 Status HandleSubmit(FedSelCoordinator& coordinator, const pb::SubmitRequest& request,
-                    pb::SubmitReply* reply, FedSelCoordinator::Clock::time_point now) {
+                    pb::SubmitReply* reply, FedSelCoordinator::Clock::time_point now,
+                    std::uint64_t* ticket) {
   std::vector<std::pair<std::uint64_t, std::string>> reports;
   reports.reserve(static_cast<std::size_t>(request.reports_size()));
   for (const auto& r : request.reports()) reports.emplace_back(r.user(), r.report());
   const auto result = coordinator.Submit(request.token(), request.session(), reports, now);
   if (!result.ok()) return Refused(result.status, ErrorCode::kUnauthenticated);
+  if (ticket != nullptr) *ticket = result.ticket;
   for (const auto& v : result.verdicts) {
     auto* out = reply->add_verdicts();
     out->set_accepted(v.accepted);

@@ -19,8 +19,11 @@ Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
                   FedSelCoordinator::Clock::time_point now);
 Status HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
                   v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
+// *ticket (if given): with group commit, the reply may go only once
+// coordinator.WhenDurable(*ticket) calls back.
 Status HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,
-                    v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now);
+                    v1::SubmitReply* reply, FedSelCoordinator::Clock::time_point now,
+                    std::uint64_t* ticket = nullptr);
 Status HandleWithdraw(FedSelCoordinator& coordinator, const v1::WithdrawRequest& request,
                       v1::WithdrawReply* reply, FedSelCoordinator::Clock::time_point now);
 // A shuffled task's (config.shuffle): only the shuffler, holding

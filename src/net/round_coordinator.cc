@@ -169,9 +169,87 @@ void RoundCoordinator::ResetRound(Clock::time_point now) {
 }
 
 void RoundCoordinator::Commit() {
+  FlushQueued();  // the reports of the round before its close
   if (Status s = state_.Commit(snap_); !s.ok()) {
     throw std::runtime_error("cannot save the server state: " + s.error());
   }
+}
+
+void RoundCoordinator::EnableGroupCommit() {
+  std::lock_guard lock(mu_);
+  group_commit_ = true;
+}
+
+std::uint64_t RoundCoordinator::Record(
+    std::uint64_t round, std::span<const std::pair<std::uint64_t, std::string>> reports) {
+  if (reports.empty()) return 0;
+  if (!group_commit_) {
+    if (Status s = state_.RecordReports(round, reports); !s.ok()) {
+      throw std::runtime_error("cannot record reports: " + s.error());
+    }
+    return 0;
+  }
+  if (!queued_.empty() && queued_round_ != round) FlushQueued();  // never mixed
+  queued_round_ = round;
+  queued_.insert(queued_.end(), reports.begin(), reports.end());
+  std::uint64_t ticket;
+  {
+    std::lock_guard lock(wait_mu_);  // the committer sees it or is woken
+    ticket = ++queued_ticket_;
+  }
+  wake_.notify_one();
+  return ticket;
+}
+
+void RoundCoordinator::FlushQueued() {
+  if (queued_.empty()) return;
+  if (Status s = state_.RecordReports(queued_round_, queued_); !s.ok()) {
+    throw std::runtime_error("cannot record reports: " + s.error());
+  }
+  queued_.clear();
+  {
+    std::lock_guard lock(wait_mu_);
+    durable_ticket_ = queued_ticket_.load();
+  }
+  wake_.notify_one();  // its waiters are due
+}
+
+void RoundCoordinator::WhenDurable(std::uint64_t ticket, std::function<void()> done) {
+  {
+    std::lock_guard lock(wait_mu_);
+    if (ticket > durable_ticket_.load()) {
+      waiters_.emplace_back(ticket, std::move(done));
+      return;
+    }
+  }
+  done();
+}
+
+void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait) {
+  const auto due = [this] {
+    if (queued_ticket_.load() > durable_ticket_.load()) return true;
+    const std::uint64_t durable = durable_ticket_.load();
+    return std::any_of(waiters_.begin(), waiters_.end(),
+                       [durable](const auto& w) { return w.first <= durable; });
+  };
+  {
+    std::unique_lock lock(wait_mu_);
+    if (!wake_.wait_for(lock, wait, due)) return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    FlushQueued();
+  }
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard lock(wait_mu_);
+    const std::uint64_t durable = durable_ticket_.load();
+    auto keep = std::partition(waiters_.begin(), waiters_.end(),
+                               [durable](const auto& w) { return w.first > durable; });
+    for (auto it = keep; it != waiters_.end(); ++it) ready.push_back(std::move(it->second));
+    waiters_.erase(keep, waiters_.end());
+  }
+  for (auto& done : ready) done();
 }
 
 void RoundCoordinator::Say(const std::string& line) const {

@@ -131,8 +131,29 @@ class CoordinatorService {
         [this](grpc::CallbackServerContext& context, const pb::PollRequest& request,
                pb::PollReply* reply,
                Gate::Finish finish) { Poll(context, request, reply, std::move(finish)); });
-    Answered<pb::SubmitRequest, pb::SubmitReply>("Submit", true, [this](const auto& q, auto* r) {
-      return HandleSubmit(coordinator_, q, r, Clock::now());
+    // A submit is answered once its reports are on disk: the committer
+    // writes what the calls queued, many at a time (group commit).
+    coordinator_.EnableGroupCommit();
+    gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
+        CoordinatorMethod("Submit"), Admit(true),
+        [this](grpc::CallbackServerContext& context, const pb::SubmitRequest& request,
+               pb::SubmitReply* reply, Gate::Finish finish) {
+          std::uint64_t ticket = 0;
+          const grpc::Status status = Guard(*failed_, [&] {
+            return Checked(context, request, [&] {
+              return HandleSubmit(coordinator_, request, reply, Clock::now(), &ticket);
+            });
+          });
+          if (!status.ok() || ticket == 0) return finish(status);
+          coordinator_.WhenDurable(ticket, [finish] { finish(grpc::Status::OK); });
+        });
+    committer_ = std::jthread([this](std::stop_token stop) {
+      while (!stop.stop_requested() && !failed_->load()) {
+        Guard(*failed_, [&] {
+          coordinator_.CommitQueued(std::chrono::milliseconds(2));
+          return grpc::Status::OK;
+        });
+      }
     });
     Answered<pb::WithdrawRequest, pb::WithdrawReply>(
         "Withdraw", true, [this](const auto& q, auto* r) {
@@ -193,13 +214,21 @@ class CoordinatorService {
     }
   }
 
-  // Before the server shuts down: answer every held poll, hold no more.
+  // Before the server shuts down: answer every held poll, hold no more;
+  // write the queued reports and answer their submits (unless the state
+  // cannot be written: then they are never answered, and resent).
   void Drain() {
     {
       std::lock_guard lock(mu_);
       draining_ = true;
     }
     Release(Clock::now());
+    committer_.request_stop();
+    if (committer_.joinable()) committer_.join();
+    Guard(*failed_, [&] {
+      coordinator_.CommitQueued(std::chrono::milliseconds(0));
+      return grpc::Status::OK;
+    });
   }
 
  private:
@@ -297,6 +326,7 @@ class CoordinatorService {
   std::mutex mu_;
   std::vector<Held> held_;
   bool draining_ = false;
+  std::jthread committer_;  // last: stopped before the rest goes
 };
 
 }  // namespace

@@ -664,6 +664,66 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   EXPECT_EQ(resumed->stats().counted, 2 * data_.size());  // in the model: each exactly once
 }
 
+// Group commit (the gRPC server's way): a submit's reports are queued, and
+// its reply waits until CommitQueued has written them. A server that dies
+// first has acknowledged nothing it lost; the client's resend is counted
+// once.
+TEST_F(FedSelDeployTest, WithGroupCommitAReplyWaitsUntilItsReportsAreOnDisk) {
+  std::vector<std::string> tokens;
+  {
+    auto state = State();
+    tokens = state.IssueTokens(4).value();
+  }
+  auto now = Clock::now();
+  auto c = FedSelCoordinator::Create(spec_, {}, State()).value();
+  c->EnableGroupCommit();
+  auto parties = Parties(*c, 4, spec_.config.epsilon, tokens, now);
+  const auto poll = PollOf(*c, parties[0], now);
+  ASSERT_EQ(poll.state, FedSelCoordinator::Poll::State::kRound);
+  const auto sent = parties[0].participant->Respond(poll.round, poll.weights, poll.users).reports;
+  ASSERT_FALSE(sent.empty());
+  const auto submitted = c->Submit(parties[0].token, parties[0].session, sent, now);
+  for (const auto& v : submitted.verdicts) EXPECT_TRUE(v.accepted) << v.reason;
+  EXPECT_GT(submitted.ticket, c->durable_ticket());
+  bool replied = false;
+  c->WhenDurable(submitted.ticket, [&] { replied = true; });
+  EXPECT_FALSE(replied);  // queued, not written: no reply yet
+  // The server dies before its committer ran: the reports are not on disk,
+  // and nobody was told they were.
+  c.reset();
+  EXPECT_TRUE(State().Reports(poll.round).empty());
+  EXPECT_FALSE(replied);
+
+  c = FedSelCoordinator::Create(spec_, {}, State()).value();
+  c->EnableGroupCommit();
+  parties[0].session = c->Join(parties[0].token, 500, now).session;
+  const auto again = PollOf(*c, parties[0], now);
+  ASSERT_EQ(again.round, poll.round);
+  // The ledger gives back the recorded bytes: the client resends them.
+  const auto resent = parties[0].participant->Respond(again.round, again.weights, again.users);
+  EXPECT_EQ(resent.reports, sent);
+  const auto second = c->Submit(parties[0].token, parties[0].session, resent.reports, now);
+  for (const auto& v : second.verdicts) EXPECT_TRUE(v.accepted) << v.reason;
+  // A resend of what is queued is "already counted" and waits as well.
+  const auto third = c->Submit(parties[0].token, parties[0].session, resent.reports, now);
+  ASSERT_FALSE(third.verdicts.empty());
+  EXPECT_EQ(third.verdicts[0].reason, "already counted");
+  EXPECT_GE(third.ticket, second.ticket);
+  replied = false;
+  c->WhenDurable(third.ticket, [&] { replied = true; });
+  EXPECT_FALSE(replied);
+  c->CommitQueued(0ms);
+  EXPECT_TRUE(replied);                         // written, then answered
+  EXPECT_EQ(c->stats().accepted, sent.size());  // counted once
+  c.reset();
+  EXPECT_EQ(State().Reports(poll.round).size(), sent.size());  // and on disk
+  // A ticket already durable is answered at once.
+  c = FedSelCoordinator::Create(spec_, {}, State()).value();
+  bool at_once = false;
+  c->WhenDurable(0, [&] { at_once = true; });
+  EXPECT_TRUE(at_once);
+}
+
 // After a restart, a client that does not come back counts as quiet once
 // the server has listened for stale_after, so rounds go on with the clients
 // that returned instead of each waiting its deadline (here an hour).

@@ -126,6 +126,10 @@ class FedSelCoordinator : public RoundCoordinator {
   struct Submitted {
     Status status;                  // not OK: refused (roster.h)
     std::vector<Verdict> verdicts;  // one per report
+    // With group commit: reply only once WhenDurable(ticket) calls back
+    // (the accepted reports, or the counted ones a resend repeats, are on
+    // disk). 0: at once.
+    std::uint64_t ticket = 0;
     bool ok() const { return status.ok(); }
   };
   Submitted Submit(std::string_view token, std::string_view session,

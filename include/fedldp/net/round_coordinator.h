@@ -7,6 +7,14 @@
 // finished. Every step is committed to the server state before it is
 // acknowledged, under one lock.
 //
+// Group commit (EnableGroupCommit, the gRPC server's choice): the reports a
+// call brings are queued, not written at once, and the call gets a ticket;
+// CommitQueued writes everything queued in one transaction, and only then
+// calls back those waiting on their tickets (WhenDurable), who may reply.
+// A round's close writes the queue before its snapshot. A server killed
+// with reports queued has acknowledged none of them: their clients send
+// them again.
+//
 // What differs is the protocol's, behind four hooks called under the lock:
 // how training starts and a round closes (its schedule, gate, aggregate and
 // model step), whether a round is open for reports, and which users of the
@@ -16,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,6 +88,22 @@ class RoundCoordinator {
   std::uint64_t changes() const { return changes_.load(); }
   std::vector<double> weights() const;
 
+  // ---- Group commit.
+  // From now on reports are queued (Record returns a ticket > 0).
+  void EnableGroupCommit();
+  // Calls done() once the reports of `ticket` are on disk: now if they are
+  // (ticket 0 always is), else from CommitQueued on its thread. A ticket
+  // whose reports are never written (the server failed) is never called.
+  void WhenDurable(std::uint64_t ticket, std::function<void()> done);
+  // Waits up to `wait` for reports to be queued (or waiters to be due),
+  // writes the queue in one transaction and calls the waiters it made
+  // durable; throws if the state cannot be written. One thread calls it in
+  // a loop; draining, it is called once with no wait.
+  void CommitQueued(std::chrono::milliseconds wait);
+  // The ticket of the reports queued last (0: none yet).
+  std::uint64_t queued_ticket() const { return queued_ticket_.load(); }
+  std::uint64_t durable_ticket() const { return durable_ticket_.load(); }
+
  protected:
   RoundCoordinator(const RoundPolicy& policy, ServerState state, std::uint64_t users, Log log);
   virtual ~RoundCoordinator() = default;
@@ -127,6 +152,13 @@ class RoundCoordinator {
   // Writes snap_; throws if it cannot: nothing may be acknowledged that is
   // not on disk (a restart resumes from the last commit).
   void Commit();
+  // Stores reports of round `round`: written now (then ticket 0), or with
+  // group commit queued under a new ticket. Throws if written and the
+  // write fails.
+  std::uint64_t Record(std::uint64_t round,
+                       std::span<const std::pair<std::uint64_t, std::string>> reports);
+  // Writes the queued reports (group commit); throws if it cannot.
+  void FlushQueued();
   void Say(const std::string& line) const;
 
   const RoundPolicy policy_;
@@ -144,6 +176,16 @@ class RoundCoordinator {
   Clock::time_point opened_{};
   Roster roster_;
   std::atomic<std::uint64_t> changes_{0};
+
+ private:
+  bool group_commit_ = false;
+  std::uint64_t queued_round_ = 0;
+  std::vector<std::pair<std::uint64_t, std::string>> queued_;  // under mu_
+  std::atomic<std::uint64_t> queued_ticket_{0}, durable_ticket_{0};
+  // Who waits for which ticket; wait_mu_ is taken after mu_, never before.
+  std::mutex wait_mu_;
+  std::condition_variable wake_;
+  std::vector<std::pair<std::uint64_t, std::function<void()>>> waiters_;
 };
 
 }  // namespace fedldp
