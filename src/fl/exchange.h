@@ -18,6 +18,7 @@ void Put(std::string& out, const T& value) {
 }
 template <typename T>
 void PutAll(std::string& out, const T* values, std::size_t count) {
+  if (count == 0) return;  // an empty vector's data() may be null
   out.append(reinterpret_cast<const char*>(values), count * sizeof(T));
 }
 // A vector: its size, then its values.
@@ -38,6 +39,7 @@ struct Reader {
   }
   template <typename T>
   void GetAll(T* values, std::size_t count) {
+    if (count == 0) return;  // an empty vector's data() may be null
     if (bytes.size() < count * sizeof(T)) throw std::logic_error("a cut-short exchange");
     std::memcpy(values, bytes.data(), count * sizeof(T));
     bytes.remove_prefix(count * sizeof(T));
