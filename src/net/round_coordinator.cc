@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace fedldp {
@@ -225,7 +226,8 @@ void RoundCoordinator::WhenDurable(std::uint64_t ticket, std::function<void()> d
   done();
 }
 
-void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait) {
+void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait,
+                                    std::chrono::microseconds gather) {
   const auto due = [this] {
     if (queued_ticket_.load() > durable_ticket_.load()) return true;
     const std::uint64_t durable = durable_ticket_.load();
@@ -236,6 +238,7 @@ void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait) {
     std::unique_lock lock(wait_mu_);
     if (!wake_.wait_for(lock, wait, due)) return;
   }
+  if (gather.count() > 0) std::this_thread::sleep_for(gather);
   {
     std::lock_guard lock(mu_);
     FlushQueued();

@@ -150,7 +150,7 @@ class CoordinatorService {
     committer_ = std::jthread([this](std::stop_token stop) {
       while (!stop.stop_requested() && !failed_->load()) {
         Guard(*failed_, [&] {
-          coordinator_.CommitQueued(std::chrono::milliseconds(2));
+          coordinator_.CommitQueued(std::chrono::milliseconds(2), kGather);
           return grpc::Status::OK;
         });
       }
@@ -234,6 +234,8 @@ class CoordinatorService {
  private:
   // Well below the clients' 3 s call deadline and the roster's stale_after.
   static constexpr std::uint32_t kMaxHoldMs = 1000;
+  // How long the committer lets reports gather before it writes them.
+  static constexpr std::chrono::microseconds kGather{500};
   struct Held {
     grpc::CallbackServerContext* context;
     Gate::Finish finish;

@@ -96,10 +96,11 @@ class RoundCoordinator {
   // whose reports are never written (the server failed) is never called.
   void WhenDurable(std::uint64_t ticket, std::function<void()> done);
   // Waits up to `wait` for reports to be queued (or waiters to be due),
-  // writes the queue in one transaction and calls the waiters it made
-  // durable; throws if the state cannot be written. One thread calls it in
-  // a loop; draining, it is called once with no wait.
-  void CommitQueued(std::chrono::milliseconds wait);
+  // then `gather` more for others to join them, writes the queue in one
+  // transaction and calls the waiters it made durable; throws if the state
+  // cannot be written. One thread calls it in a loop; draining, it is
+  // called once with no wait.
+  void CommitQueued(std::chrono::milliseconds wait, std::chrono::microseconds gather = {});
   // The ticket of the reports queued last (0: none yet).
   std::uint64_t queued_ticket() const { return queued_ticket_.load(); }
   std::uint64_t durable_ticket() const { return durable_ticket_.load(); }
