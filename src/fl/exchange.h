@@ -5,10 +5,13 @@
 #define FEDLDP_SRC_FL_EXCHANGE_H_
 
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fedldp/fl/cluster.h"
 
 namespace fedldp::fl_internal {
 
@@ -50,6 +53,31 @@ struct Reader {
     GetAll(values.data(), values.size());
   }
 };
+
+// The exchange after each process computed the slots of the clients it
+// owns (slot k holds clients[k], one of n): write(out, k) writes slot k's
+// result for the other processes, read(in, k) reads it back into slot k
+// on each of them.
+template <typename Write, typename Read>
+void ExchangeSlots(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
+                   Write write, Read read) {
+  std::string mine;
+  for (std::size_t k = 0; k < clients.size(); ++k) {
+    if (Cluster::Owner(clients[k], n, cluster.size()) != cluster.rank()) continue;
+    Put(mine, static_cast<std::uint64_t>(k));
+    write(mine, k);
+  }
+  const std::vector<std::string> all = cluster.AllGather(mine);
+  for (int rank = 0; rank < cluster.size(); ++rank) {
+    if (rank == cluster.rank()) continue;
+    Reader in{all[static_cast<std::size_t>(rank)]};
+    while (!in.bytes.empty()) {
+      const auto k = in.Get<std::uint64_t>();
+      if (k >= clients.size()) throw std::logic_error("an exchange names no slot of the round");
+      read(in, static_cast<std::size_t>(k));
+    }
+  }
+}
 
 }  // namespace fedldp::fl_internal
 

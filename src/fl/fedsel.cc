@@ -442,52 +442,39 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSe
 
 namespace {
 
-using fl_internal::Put;
-using fl_internal::PutAll;
-using fl_internal::PutVector;
-using fl_internal::Reader;
-
-// After each process computed the slots of the clients it owns (of the
-// round's `clients`, one per slot): every slot's report on every process.
-// Dense reports are the rows of `gradients` (slot x d); two-stage and
-// sparse ones are in their slots.
+// After each process computed the slots of the clients it owns: every
+// slot's report on every process. Dense reports are the rows of
+// `gradients` (slot x d); two-stage and sparse ones are in their slots.
 void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const std::size_t> clients,
                   std::size_t n, std::size_t d, double* gradients,
                   std::span<FedSelReport> two_stage, std::span<SparseReport> sparse) {
+  using namespace fl_internal;
   using Kind = FedSelVariant::Kind;
   const bool dense = kind == Kind::kVector || kind == Kind::kFullGradient;
-  std::string mine;
-  for (std::size_t k = 0; k < clients.size(); ++k) {
-    if (Cluster::Owner(clients[k], n, cluster.size()) != cluster.rank()) continue;
-    Put(mine, static_cast<std::uint64_t>(k));
-    if (dense) {
-      PutAll(mine, gradients + k * d, d);
-    } else if (kind == Kind::kTwoStage) {
-      Put(mine, two_stage[k].index);
-      Put(mine, two_stage[k].value);
-    } else {
-      PutVector(mine, sparse[k].index);
-      PutVector(mine, sparse[k].value);
-    }
-  }
-  const std::vector<std::string> all = cluster.AllGather(mine);
-  for (int rank = 0; rank < cluster.size(); ++rank) {
-    if (rank == cluster.rank()) continue;
-    Reader in{all[static_cast<std::size_t>(rank)]};
-    while (!in.bytes.empty()) {
-      const auto k = in.Get<std::uint64_t>();
-      if (k >= clients.size()) throw std::logic_error("a report exchange names no slot");
-      if (dense) {
-        in.GetAll(gradients + k * d, d);
-      } else if (kind == Kind::kTwoStage) {
-        two_stage[k].index = in.Get<std::int64_t>();
-        two_stage[k].value = in.Get<double>();
-      } else {
-        in.GetVector(sparse[k].index);
-        in.GetVector(sparse[k].value);
-      }
-    }
-  }
+  ExchangeSlots(
+      cluster, clients, n,
+      [&](std::string& out, std::size_t k) {
+        if (dense) {
+          PutAll(out, gradients + k * d, d);
+        } else if (kind == Kind::kTwoStage) {
+          Put(out, two_stage[k].index);
+          Put(out, two_stage[k].value);
+        } else {
+          PutVector(out, sparse[k].index);
+          PutVector(out, sparse[k].value);
+        }
+      },
+      [&](Reader& in, std::size_t k) {
+        if (dense) {
+          in.GetAll(gradients + k * d, d);
+        } else if (kind == Kind::kTwoStage) {
+          two_stage[k].index = in.Get<std::int64_t>();
+          two_stage[k].value = in.Get<double>();
+        } else {
+          in.GetVector(sparse[k].index);
+          in.GetVector(sparse[k].value);
+        }
+      });
 }
 
 }  // namespace

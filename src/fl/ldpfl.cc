@@ -138,50 +138,43 @@ class NetPool {
 void ShareOutcomes(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
                    bool with_local, std::span<ClientOutcome> outcomes) {
   using namespace fl_internal;
-  std::string mine;
-  for (std::size_t i = 0; i < clients.size(); ++i) {
-    if (Cluster::Owner(clients[i], n, cluster.size()) != cluster.rank()) continue;
-    const ClientOutcome& out = outcomes[i];
-    Put(mine, static_cast<std::uint64_t>(i));
-    Put(mine, out.train_seconds);
-    Put(mine, out.perturb_seconds);
-    Put(mine, static_cast<std::int32_t>(out.refused.code()));
-    const std::string why = out.refused.error();
-    PutVector(mine, std::vector<char>(why.begin(), why.end()));
-    PutVector(mine, with_local ? out.local : std::vector<float>());
-    Put(mine, static_cast<char>(out.report.has_value()));
-    if (out.report) {
-      PutVector(mine, out.report->ranges);
-      PutVector(mine, out.report->bits);
-      Put(mine, static_cast<std::uint64_t>(out.report->weights));
-    }
-    PutVector(mine, out.vector_report);
-  }
-  const std::vector<std::string> all = cluster.AllGather(mine);
-  for (int rank = 0; rank < cluster.size(); ++rank) {
-    if (rank == cluster.rank()) continue;
-    Reader in{all[static_cast<std::size_t>(rank)]};
-    while (!in.bytes.empty()) {
-      const auto i = in.Get<std::uint64_t>();
-      if (i >= outcomes.size()) throw std::logic_error("an exchange names no client of the round");
-      ClientOutcome& out = outcomes[i];
-      out.train_seconds = in.Get<double>();
-      out.perturb_seconds = in.Get<double>();
-      const auto code = static_cast<ErrorCode>(in.Get<std::int32_t>());
-      std::vector<char> message;
-      in.GetVector(message);
-      if (code != ErrorCode::kOk)
-        out.refused = Error{std::string(message.begin(), message.end()), code};
-      in.GetVector(out.local);
-      if (in.Get<char>() != 0) {
-        LdpFlReport& report = out.report.emplace();
-        in.GetVector(report.ranges);
-        in.GetVector(report.bits);
-        report.weights = in.Get<std::uint64_t>();
-      }
-      in.GetVector(out.vector_report);
-    }
-  }
+  ExchangeSlots(
+      cluster, clients, n,
+      [&](std::string& bytes, std::size_t i) {
+        const ClientOutcome& out = outcomes[i];
+        Put(bytes, out.train_seconds);
+        Put(bytes, out.perturb_seconds);
+        Put(bytes, static_cast<std::int32_t>(out.refused.code()));
+        const std::string& why = out.refused.error();
+        PutVector(bytes, std::vector<char>(why.begin(), why.end()));
+        PutVector(bytes, with_local ? out.local : std::vector<float>());
+        Put(bytes, static_cast<char>(out.report.has_value()));
+        if (out.report) {
+          PutVector(bytes, out.report->ranges);
+          PutVector(bytes, out.report->bits);
+          Put(bytes, static_cast<std::uint64_t>(out.report->weights));
+        }
+        PutVector(bytes, out.vector_report);
+      },
+      [&](Reader& in, std::size_t i) {
+        ClientOutcome& out = outcomes[i];
+        out.train_seconds = in.Get<double>();
+        out.perturb_seconds = in.Get<double>();
+        const auto code = static_cast<ErrorCode>(in.Get<std::int32_t>());
+        std::vector<char> message;
+        in.GetVector(message);
+        if (code != ErrorCode::kOk) {
+          out.refused = Error{std::string(message.begin(), message.end()), code};
+        }
+        in.GetVector(out.local);
+        if (in.Get<char>() != 0) {
+          LdpFlReport& report = out.report.emplace();
+          in.GetVector(report.ranges);
+          in.GetVector(report.bits);
+          report.weights = in.Get<std::uint64_t>();
+        }
+        in.GetVector(out.vector_report);
+      });
 }
 
 }  // namespace
