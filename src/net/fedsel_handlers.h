@@ -19,6 +19,10 @@ Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
                   FedSelCoordinator::Clock::time_point now);
 Status HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
                   v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
+// What a poll with these credentials answers: HandlePoll's work, also
+// for a submit's `next` (SubmitRequest.wait_ms).
+Status AnswerPoll(FedSelCoordinator& coordinator, std::string_view token, std::string_view session,
+                  v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
 // *ticket (if given): with group commit, the reply may go only once
 // coordinator.WhenDurable(*ticket) calls back.
 Status HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,

@@ -132,7 +132,9 @@ class CoordinatorService {
                pb::PollReply* reply,
                Gate::Finish finish) { Poll(context, request, reply, std::move(finish)); });
     // A submit is answered once its reports are on disk: the committer
-    // writes what the calls queued, many at a time (group commit).
+    // writes what the calls queued, many at a time (group commit). Asked
+    // to (wait_ms), the reply then also carries the client's next poll,
+    // held like a poll's.
     coordinator_.EnableGroupCommit();
     gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
         CoordinatorMethod("Submit"), Admit(true),
@@ -144,8 +146,21 @@ class CoordinatorService {
               return HandleSubmit(coordinator_, request, reply, Clock::now(), &ticket);
             });
           });
-          if (!status.ok() || ticket == 0) return finish(status);
-          coordinator_.WhenDurable(ticket, [finish] { finish(grpc::Status::OK); });
+          if (!status.ok() || (ticket == 0 && request.wait_ms() == 0)) return finish(status);
+          std::function<void()> done = [finish] { finish(grpc::Status::OK); };
+          if (request.wait_ms() > 0) {
+            done = [this, &context, &request, reply, finish] {
+              AnswerOrHold({.context = &context,
+                            .finish = finish,
+                            .token = request.token(),
+                            .session = request.session(),
+                            .reply = reply->mutable_next(),
+                            .submit = reply},
+                           request.wait_ms(), Clock::now());
+            };
+          }
+          if (ticket == 0) return done();
+          coordinator_.WhenDurable(ticket, std::move(done));
         });
     committer_ = std::jthread([this](std::stop_token stop) {
       while (!stop.stop_requested() && !failed_->load()) {
@@ -196,7 +211,7 @@ class CoordinatorService {
     std::vector<Held> again;
     for (Held& h : due) {
       h.reply->Clear();
-      const grpc::Status status = Answer(*h.request, h.reply, now);
+      const grpc::Status status = Answer(h.token, h.session, h.reply, now);
       if (status.ok() && h.reply->state() == pb::PollReply::WAITING && now < h.until &&
           !h.context->IsCancelled()) {
         h.changes = changes;  // a round opened without this client's users
@@ -204,11 +219,11 @@ class CoordinatorService {
         continue;
       }
       h.reply->set_retry_ms(0);  // poll again at once: the wait was the server's
-      h.finish(status);
+      Finish(h, status);
     }
     std::lock_guard lock(mu_);
     if (draining_) {
-      for (Held& h : again) h.finish(grpc::Status::OK);
+      for (Held& h : again) Finish(h, grpc::Status::OK);
     } else {
       held_.insert(held_.end(), again.begin(), again.end());
     }
@@ -236,30 +251,51 @@ class CoordinatorService {
   static constexpr std::uint32_t kMaxHoldMs = 1000;
   // How long the committer lets reports gather before it writes them.
   static constexpr std::chrono::microseconds kGather{500};
+  // A poll being answered: a Poll call's, or a Submit call's `next`.
   struct Held {
     grpc::CallbackServerContext* context;
     Gate::Finish finish;
-    const pb::PollRequest* request;
+    std::string_view token, session;  // the call's, alive until it is finished
     pb::PollReply* reply;
-    std::uint64_t changes;  // the coordinator's changes() when last answered
-    Clock::time_point until;
+    pb::SubmitReply* submit = nullptr;  // a submit's, whose `next` is `reply`
+    std::uint64_t changes = 0;          // the coordinator's changes() when last answered
+    Clock::time_point until{};
   };
 
   void Poll(grpc::CallbackServerContext& context, const pb::PollRequest& request,
             pb::PollReply* reply, Gate::Finish finish) {
-    const auto now = Clock::now();
-    const std::uint64_t changes = coordinator_.changes();
-    grpc::Status status = Checked(context, request, [] { return Status{}; });
-    if (status.ok()) status = Answer(request, reply, now);
-    if (status.ok() && reply->state() == pb::PollReply::WAITING && request.wait_ms() > 0) {
-      const auto wait = std::chrono::milliseconds(std::min(request.wait_ms(), kMaxHoldMs));
+    const grpc::Status status = Checked(context, request, [] { return Status{}; });
+    if (!status.ok()) return finish(status);
+    AnswerOrHold({.context = &context,
+                  .finish = std::move(finish),
+                  .token = request.token(),
+                  .session = request.session(),
+                  .reply = reply},
+                 request.wait_ms(), Clock::now());
+  }
+
+  // Answers `h` now or, while its client has nothing to do and it may wait
+  // (wait_ms > 0), holds it for Release.
+  void AnswerOrHold(Held h, std::uint32_t wait_ms, Clock::time_point now) {
+    h.changes = coordinator_.changes();
+    const grpc::Status status = Answer(h.token, h.session, h.reply, now);
+    if (status.ok() && h.reply->state() == pb::PollReply::WAITING && wait_ms > 0) {
+      h.until = now + std::chrono::milliseconds(std::min(wait_ms, kMaxHoldMs));
       std::lock_guard lock(mu_);
       if (!draining_) {
-        held_.push_back({&context, std::move(finish), &request, reply, changes, now + wait});
+        held_.push_back(std::move(h));
         return;
       }
     }
-    finish(status);
+    Finish(h, status);
+  }
+
+  // A submit's reports are counted whatever became of its `next`: a
+  // failed one is left out (the client polls, and learns why).
+  static void Finish(Held& h, const grpc::Status& status) {
+    if (h.submit == nullptr) return h.finish(status);
+    if (!status.ok()) h.submit->clear_next();
+    h.finish(grpc::Status::OK);
   }
 
   // A method answered at once by `handle(request, reply)`.
@@ -316,8 +352,10 @@ class CoordinatorService {
     return StatusOf(same.ok() ? handle() : same);
   }
 
-  grpc::Status Answer(const pb::PollRequest& request, pb::PollReply* reply, Clock::time_point now) {
-    return Guard(*failed_, [&] { return StatusOf(HandlePoll(coordinator_, request, reply, now)); });
+  grpc::Status Answer(std::string_view token, std::string_view session, pb::PollReply* reply,
+                      Clock::time_point now) {
+    return Guard(*failed_,
+                 [&] { return StatusOf(AnswerPoll(coordinator_, token, session, reply, now)); });
   }
 
   FedSelCoordinator& coordinator_;
@@ -471,13 +509,17 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
   std::set<std::uint64_t> handed;
   bool shuffler_down = false;
   auto last_log = Clock::now();
+  // What the last submit's reply carried: the poll that would follow it.
+  std::optional<pb::PollReply> next;
   while (true) {
-    auto reply = session.Call<pb::PollReply>(
-        [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
-          poll.set_session(s);
-          return stub->Poll(c, poll, r);
-        },
-        "poll");
+    auto reply = next ? Result<pb::PollReply>(std::move(*next))
+                      : session.Call<pb::PollReply>(
+                            [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
+                              poll.set_session(s);
+                              return stub->Poll(c, poll, r);
+                            },
+                            "poll");
+    next.reset();
     if (!reply.ok()) {
       if (stop.stop_requested()) return summary;
       return Error{reply.error()};
@@ -567,6 +609,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
     }
     pb::SubmitRequest submit;
     submit.set_token(o.token);
+    submit.set_wait_ms(poll.wait_ms());  // the reply brings the next poll's
     for (auto& [user, bytes] : answer.reports) {
       auto* r = submit.add_reports();
       r->set_user(user);
@@ -597,6 +640,7 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const 
                        std::to_string(submit.reports(i).user()) + "'s report: " + v.reason());
       }
     }
+    if (verdicts->has_next()) next = std::move(*verdicts.value().mutable_next());
   }
 }
 

@@ -1,15 +1,20 @@
 // The FedSel server holds a waiting client's poll (PollRequest.wait_ms) and
 // answers it when a round opens, when the wait is over, or when the server
-// shuts down; a poll without wait_ms is answered at once, as before.
+// shuts down; a poll without wait_ms is answered at once, as before. A
+// submit with wait_ms brings, once its reports are counted, what such a
+// poll would answer (SubmitReply.next).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
+#include <numeric>
 #include <thread>
 
 #include "fedldp/net/fedsel_coordinator.h"
+#include "fedldp/net/fedsel_participant.h"
 #include "fedldp/net/services.h"
+#include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
 #include "testing/synthetic.h"
@@ -53,6 +58,7 @@ class HeldPollTest : public testing::TempDirTest {
     net_internal::SetClientCredentials(&context, tokens_[client]);
     ASSERT_TRUE(stub_->Join(&context, request, &reply).ok());
     sessions_[client] = reply.session();
+    first_users_[client] = reply.first_user();
   }
 
   struct Polled {
@@ -75,9 +81,36 @@ class HeldPollTest : public testing::TempDirTest {
     return out;
   }
 
+  struct Submitted {
+    grpc::Status status;
+    pb::SubmitReply reply;
+    Clock::duration took{};
+  };
+  Submitted Submit(std::size_t client, const FedSelParticipant::Answer& answer,
+                   std::uint32_t wait_ms) {
+    pb::SubmitRequest request;
+    request.set_token(tokens_[client]);
+    request.set_session(sessions_[client]);
+    request.set_wait_ms(wait_ms);
+    for (const auto& [user, bytes] : answer.reports) {
+      auto* r = request.add_reports();
+      r->set_user(user);
+      r->set_report(bytes);
+    }
+    Submitted out;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    net_internal::SetClientCredentials(&context, tokens_[client], sessions_[client]);
+    const auto start = Clock::now();
+    out.status = stub_->Submit(&context, request, &out.reply);
+    out.took = Clock::now() - start;
+    return out;
+  }
+
   const Dataset data_ = testing::SmallSynthetic(2000);
   std::vector<std::string> tokens_;
   std::string sessions_[2];
+  std::uint64_t first_users_[2] = {0, 0};
   std::unique_ptr<FedSelCoordinator> coordinator_;
   std::unique_ptr<CoordinatorServer> server_;
   std::unique_ptr<pb::Coordinator::Stub> stub_;
@@ -117,6 +150,53 @@ TEST_F(HeldPollTest, AHeldPollIsAnsweredWithTheRoundWhenItOpens) {
   EXPECT_GT(p.reply.users_size(), 0);
   EXPECT_EQ(p.reply.weights_size(), static_cast<int>(data_.dimension));
   EXPECT_LT(p.took, 900ms);
+}
+
+// One call per round: client 0's submit is held while round 0 waits for
+// client 1, and answered with round 1 once client 1's reports close it.
+TEST_F(HeldPollTest, ASubmitWithWaitIsAnsweredWithTheNextRound) {
+  Join(0, 1000);
+  Join(1, 1000);
+  std::vector<std::unique_ptr<PrivacyLedger>> ledgers;
+  std::vector<FedSelParticipant> parties;
+  for (std::size_t client = 0; client < 2; ++client) {
+    ledgers.push_back(std::make_unique<PrivacyLedger>(
+        PrivacyLedger::Open(Path("ledger" + std::to_string(client)), 8).value()));
+    std::vector<std::size_t> rows(1000);
+    std::iota(rows.begin(), rows.end(), first_users_[client]);
+    parties.push_back(
+        FedSelParticipant::Create(coordinator_->spec(), data_, rows, *ledgers.back()).value());
+    parties.back().SetFirstUser(first_users_[client]);
+  }
+  std::vector<FedSelParticipant::Answer> answers;
+  for (std::size_t client = 0; client < 2; ++client) {
+    const Polled p = Poll(client, 0);
+    ASSERT_TRUE(p.status.ok()) << p.status.error_message();
+    ASSERT_EQ(p.reply.state(), pb::PollReply::ROUND);  // each hosts some of round 0's 100
+    ASSERT_EQ(p.reply.round(), 0u);
+    const std::vector<double> weights(p.reply.weights().begin(), p.reply.weights().end());
+    const std::vector<std::uint64_t> users(p.reply.users().begin(), p.reply.users().end());
+    answers.push_back(parties[client].Respond(0, weights, users));
+    ASSERT_EQ(answers.back().reports.size(), users.size());
+  }
+  auto held = std::async(std::launch::async, [&] { return Submit(0, answers[0], 2000); });
+  std::this_thread::sleep_for(300ms);
+  // Counted, but round 0 is still open: client 0 has nothing to do yet.
+  EXPECT_EQ(held.wait_for(0ms), std::future_status::timeout);
+  const Submitted last = Submit(1, answers[1], 0);
+  ASSERT_TRUE(last.status.ok()) << last.status.error_message();
+  EXPECT_FALSE(last.reply.has_next());  // not asked for
+  const Submitted s = held.get();
+  ASSERT_TRUE(s.status.ok()) << s.status.error_message();
+  ASSERT_EQ(s.reply.verdicts_size(), static_cast<int>(answers[0].reports.size()));
+  for (const auto& v : s.reply.verdicts()) EXPECT_TRUE(v.accepted()) << v.reason();
+  ASSERT_TRUE(s.reply.has_next());
+  EXPECT_EQ(s.reply.next().state(), pb::PollReply::ROUND);
+  EXPECT_EQ(s.reply.next().round(), 1u);
+  EXPECT_GT(s.reply.next().users_size(), 0);
+  EXPECT_EQ(s.reply.next().weights_size(), static_cast<int>(data_.dimension));
+  EXPECT_LT(s.took, 1900ms);  // released by the round, not at the end of its wait
+  EXPECT_EQ(coordinator_->stats().accepted, answers[0].reports.size() + answers[1].reports.size());
 }
 
 TEST_F(HeldPollTest, ShuttingDownAnswersAHeldPoll) {
