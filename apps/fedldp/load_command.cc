@@ -14,8 +14,8 @@ namespace fedldp::cli {
 void SetupLoad(CLI::App& app, LoadOptions& o) {
   app.description(
       "Load-test the FedSel deployment on loopback: serve the task from a child process\n"
-      "and run --clients concurrent clients in this process (one thread, channel, token and\n"
-      "ledger each), splitting --rows among them; print reports/s over the server's\n"
+      "and run --clients concurrent clients in this process (one thread, connection, token\n"
+      "and ledger each), splitting --rows among them; print reports/s over the server's\n"
       "training time and the server's peak memory.");
   app.add_option("--clients", o.clients, "Concurrent clients")
       ->check(CLI::Range(std::size_t{1}, std::size_t{20000}))

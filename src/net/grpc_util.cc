@@ -118,6 +118,10 @@ Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // A connection of its own: gRPC shares one among a process's channels to
+  // the same address, so that the many clients of a test or a load test
+  // would be one client's calls on one connection to the server.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 

@@ -143,6 +143,26 @@ ChildMessage Receive(int fd) {
   ::_exit(served.ok() && !stop.stop_requested() ? 0 : 1);
 }
 
+// Raises the soft limit on open files to at least `needed`, within the
+// hard limit.
+Status AllowOpenFiles(std::size_t needed) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return Status::Ok();
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur >= needed) return Status::Ok();
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
+    return Error{"this many clients need about " + std::to_string(needed) +
+                     " open files, but the limit is " + std::to_string(limit.rlim_max) +
+                     " (ulimit -Hn): fewer clients, or a higher limit",
+                 ErrorCode::kInvalidArgument};
+  }
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? needed : limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return Error{"cannot raise the limit on open files to " + std::to_string(needed),
+                 ErrorCode::kIo};
+  }
+  return Status::Ok();
+}
+
 double PeakMib(const rusage& u) { return static_cast<double>(u.ru_maxrss) / 1024.0; }
 
 }  // namespace
@@ -213,6 +233,9 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
     spec.dimension = data.dimension;
     if (Status why = FedSelCoordinator::Check(spec, serve.serve.policy); !why.ok()) return why;
   }
+  // Each client holds a connection and its ledger open (and the server
+  // one connection per client): raise the soft limit on open files.
+  if (Status why = AllowOpenFiles(2 * config.clients + 256); !why.ok()) return why;
   std::vector<std::string> tokens;
   {
     auto opened = ServerState::Open(serve.serve.state);

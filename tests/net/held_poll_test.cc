@@ -2,13 +2,16 @@
 // answers it when a round opens, when the wait is over, or when the server
 // shuts down; a poll without wait_ms is answered at once, as before. A
 // submit with wait_ms brings, once its reports are counted, what such a
-// poll would answer (SubmitReply.next).
+// poll would answer (SubmitReply.next). And clients in one process do not
+// share a connection to it.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 #include "fedldp/net/fedsel_coordinator.h"
@@ -211,6 +214,50 @@ TEST_F(HeldPollTest, ShuttingDownAnswersAHeldPoll) {
   } else {
     EXPECT_EQ(p.status.error_code(), grpc::StatusCode::UNAVAILABLE) << p.status.error_message();
   }
+}
+
+// The server's established TCP connections (from /proc/net/tcp and tcp6).
+std::size_t ConnectionsTo(int port) {
+  std::size_t n = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      const auto colon = local.rfind(':');
+      if (state == "01" && colon != std::string::npos &&
+          std::stoi(local.substr(colon + 1), nullptr, 16) == port) {
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
+// gRPC shares one connection among a process's channels to one address
+// unless told not to: a test's or the load test's clients would be one
+// client's calls on one connection.
+TEST_F(HeldPollTest, EveryClientChannelHasAConnectionOfItsOwn) {
+  Join(0, 1000);  // the fixture's channel is connected
+  const std::size_t before = ConnectionsTo(server_->port());
+  ASSERT_GE(before, 1u);
+  std::vector<std::unique_ptr<pb::Coordinator::Stub>> stubs;
+  for (int i = 0; i < 3; ++i) {
+    auto channel = net_internal::MakeChannel("127.0.0.1:" + std::to_string(server_->port()), {});
+    ASSERT_TRUE(channel.ok()) << channel.error();
+    stubs.push_back(pb::Coordinator::NewStub(*channel));
+    pb::PollRequest request;
+    request.set_token(tokens_[0]);
+    request.set_session(sessions_[0]);
+    pb::PollReply reply;
+    grpc::ClientContext context;
+    net_internal::SetClientCredentials(&context, tokens_[0], sessions_[0]);
+    ASSERT_TRUE(stubs.back()->Poll(&context, request, &reply).ok());
+  }
+  EXPECT_EQ(ConnectionsTo(server_->port()), before + 3);
 }
 
 // One server per port: gRPC's default SO_REUSEPORT let a second server bind

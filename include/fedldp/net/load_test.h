@@ -1,8 +1,9 @@
 // What `fedldp load` runs: a load test of the FedSel deployment on
 // loopback. The server (ServeFedSel) runs in a child process forked from
 // this one, so that its CPU time and peak memory are its own; this process
-// hosts `clients` concurrent clients (each its own thread, gRPC channel,
-// token and ledger, running the deployed client's loop, RunFedSelClient)
+// hosts `clients` concurrent clients (each its own thread, gRPC channel and
+// TCP connection, token and ledger, running the deployed client's loop,
+// RunFedSelClient)
 // over equal parts of the rows. Reports/s are the server's reports counted
 // over its training time.
 //
