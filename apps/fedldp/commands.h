@@ -250,6 +250,7 @@ int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err
 
 struct LoadOptions {
   std::size_t clients = 1000;
+  std::string driver = "callback";  // or threads
   std::string dataset = "adult";
   std::string data_dir;
   std::string rows = "0:32561";

@@ -14,11 +14,16 @@ namespace fedldp::cli {
 void SetupLoad(CLI::App& app, LoadOptions& o) {
   app.description(
       "Load-test the FedSel deployment on loopback: serve the task from a child process\n"
-      "and run --clients concurrent clients in this process (one thread, connection, token\n"
-      "and ledger each), splitting --rows among them; print reports/s over the server's\n"
-      "training time and the server's peak memory.");
+      "and run --clients concurrent clients in this process (one connection, token and\n"
+      "ledger each), splitting --rows among them; print reports/s over the server's\n"
+      "training time, the server's CPU per report and its peak memory.");
   app.add_option("--clients", o.clients, "Concurrent clients")
       ->check(CLI::Range(std::size_t{1}, std::size_t{20000}))
+      ->capture_default_str();
+  app.add_option("--driver", o.driver,
+                 "callback: all clients' calls from a few threads (a failed call ends a client); "
+                 "threads: a thread per client running the deployed client's loop")
+      ->check(CLI::IsMember({"callback", "threads"}))
       ->capture_default_str();
   app.add_option("--dataset", o.dataset, "Dataset whose rows the clients hold")
       ->capture_default_str();
@@ -39,6 +44,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   if (o.clients > rows.size()) throw UsageError("--clients exceeds the rows");
   LoadTestConfig config;
   config.clients = o.clients;
+  config.driver = o.driver == "threads" ? LoadDriver::kThreads : LoadDriver::kCallback;
   config.epochs = o.epochs;
   config.batch_fraction = o.batch_fraction;
   config.poll_ms = o.poll_ms;
@@ -54,13 +60,13 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     return 1;
   }
   const LoadTestSummary& r = *ran;
-  out << std::fixed << std::setprecision(1) << "load: " << r.clients << " concurrent clients, "
-      << r.users << " users, " << r.rounds << " rounds: " << r.reports << " reports in "
-      << std::setprecision(2) << r.seconds << " s = " << std::setprecision(0)
-      << r.reports_per_second << " reports/s; server peak memory " << std::setprecision(1)
-      << r.server_peak_mib << " MiB (clients' process " << r.clients_peak_mib
-      << " MiB); server CPU " << std::setprecision(2) << r.server_cpu_seconds << " s in training, "
-      << std::setprecision(0)
+  out << std::fixed << std::setprecision(1) << "load: " << r.clients << " concurrent clients ("
+      << LoadDriverName(r.driver) << "), " << r.users << " users, " << r.rounds
+      << " rounds: " << r.reports << " reports in " << std::setprecision(2) << r.seconds
+      << " s = " << std::setprecision(0) << r.reports_per_second
+      << " reports/s; server peak memory " << std::setprecision(1) << r.server_peak_mib
+      << " MiB (clients' process " << r.clients_peak_mib << " MiB); server CPU "
+      << std::setprecision(2) << r.server_cpu_seconds << " s in training, " << std::setprecision(0)
       << (r.reports > 0 ? r.server_cpu_seconds / static_cast<double>(r.reports) * 1e6 : 0)
       << " us per report; " << r.finished_clients << " clients finished, " << r.failed_clients
       << " failed" << (r.first_error.empty() ? "" : " (" + r.first_error + ")") << "\n";
@@ -69,6 +75,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     j["command"] = "load";
     StartRecord(j);
     j["clients"] = r.clients;
+    j["driver"] = LoadDriverName(r.driver);
     j["users"] = r.users;
     j["rounds"] = r.rounds;
     j["reports"] = r.reports;

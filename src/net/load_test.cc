@@ -23,6 +23,7 @@
 
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/services.h"
+#include "load_clients.h"
 
 namespace fedldp {
 namespace {
@@ -199,6 +200,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   };
   LoadTestSummary summary;
   summary.clients = config.clients;
+  summary.driver = config.driver;
   summary.users = rows.size();
   const bool own_dir = config.dir.empty();
   const fs::path dir =
@@ -277,32 +279,43 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
 
-  std::atomic<std::size_t> failed{0}, finished{0};
+  net_internal::LoadClientsProgress progress;
+  std::atomic<std::size_t>& failed = progress.failed;
+  std::atomic<std::size_t>& finished = progress.finished;
   std::stop_source stop_clients;
-  std::string first_error;
-  std::mutex error_mu;
-  std::vector<std::thread> threads;
-  threads.reserve(config.clients);
+  std::vector<net_internal::LoadClientSpec> specs(config.clients);
   for (std::size_t i = 0; i < config.clients; ++i) {
     const std::size_t a = i * rows.size() / config.clients;
     const std::size_t b = (i + 1) * rows.size() / config.clients;
-    threads.emplace_back([&, i, a, b] {
-      FedSelClientOptions c;
-      c.address = address;
-      c.token = tokens[i];
-      c.ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
-      c.give_up = std::chrono::milliseconds(120000);
-      const std::vector<std::size_t> mine(rows.begin() + static_cast<std::ptrdiff_t>(a),
-                                          rows.begin() + static_cast<std::ptrdiff_t>(b));
-      auto done = RunFedSelClient(c, data, mine, stop_clients.get_token());
-      if (!done.ok()) {
-        ++failed;
-        std::lock_guard lock(error_mu);
-        if (first_error.empty()) first_error = done.error();
-        return;
-      }
-      ++finished;
+    specs[i].token = tokens[i];
+    specs[i].ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
+    specs[i].rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(a),
+                         rows.begin() + static_cast<std::ptrdiff_t>(b));
+  }
+  std::vector<std::thread> threads;
+  if (config.driver == LoadDriver::kCallback) {
+    threads.emplace_back([&] {
+      net_internal::RunCallbackClients(address, data, specs, progress, stop_clients.get_token());
     });
+  } else {
+    threads.reserve(config.clients);
+    for (std::size_t i = 0; i < config.clients; ++i) {
+      threads.emplace_back([&, i] {
+        FedSelClientOptions c;
+        c.address = address;
+        c.token = specs[i].token;
+        c.ledger = specs[i].ledger;
+        c.give_up = std::chrono::milliseconds(120000);
+        auto done = RunFedSelClient(c, data, specs[i].rows, stop_clients.get_token());
+        if (!done.ok()) {
+          ++failed;
+          std::lock_guard lock(progress.mu);
+          if (progress.first_error.empty()) progress.first_error = done.error();
+          return;
+        }
+        ++finished;
+      });
+    }
   }
   int status = 0;
   rusage usage{};
@@ -348,7 +361,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   summary.clients_peak_mib = PeakMib(self);
   summary.finished_clients = finished.load();
   summary.failed_clients = failed.load();
-  summary.first_error = first_error;
+  summary.first_error = progress.first_error;
   if (own_dir) fs::remove_all(dir, made);
   return summary;
 }

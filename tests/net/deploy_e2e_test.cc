@@ -328,26 +328,58 @@ TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
 // fedldp load: a real server process and 20 clients as threads of the load
 // process; every user's report of the epoch is counted, and the figures
 // docs/deploying.md quotes are printed.
+// Both drivers: the callback one (a few threads run every client's calls)
+// and a thread per client running the deployed client's loop.
 TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
-  const pid_t load = Spawn(
-      {FEDLDP_BINARY, "load", "--clients", "20", "--rows", "0:1000", "--epochs", "1", "--data-dir",
-       FEDLDP_DATASETS, "--dir", Path("load"), "--out", Path("load.json")},
-      Path("load.out"), Path("load.err"));
-  ASSERT_EQ(Wait(load), 0) << Read(Path("load.err")) << Read(Path("load/serve.err"));
-  const std::string json = Read(Path("load.json"));
-  EXPECT_EQ(JsonNumber(json, "reports"), 1000.0) << json;  // 1,000 users, one epoch
-  EXPECT_EQ(JsonNumber(json, "rounds"), 10.0) << json;     // batch fraction 0.1
-  EXPECT_EQ(JsonNumber(json, "failed_clients"), 0.0) << json;
-  EXPECT_GT(JsonNumber(json, "reports_per_second"), 0.0) << json;
-  EXPECT_GT(JsonNumber(json, "server_peak_mib"), 1.0) << json;
-  // The server worked during training, and not more than wall time allows
-  // on this machine's cores.
-  EXPECT_GT(JsonNumber(json, "server_cpu_seconds"), 0.0) << json;
-  EXPECT_LT(JsonNumber(json, "server_cpu_seconds"),
-            JsonNumber(json, "seconds") * std::thread::hardware_concurrency() + 0.5)
-      << json;
-  EXPECT_NE(Read(Path("load.out")).find(" reports/s; server peak memory "), std::string::npos)
-      << Read(Path("load.out"));
+  for (const std::string driver : {"callback", "threads"}) {
+    SCOPED_TRACE(driver);
+    const std::string out = Path(driver + ".json");
+    const pid_t load = Spawn({FEDLDP_BINARY, "load", "--driver", driver, "--clients", "20",
+                              "--rows", "0:1000", "--epochs", "1", "--data-dir", FEDLDP_DATASETS,
+                              "--dir", Path("load-" + driver), "--out", out},
+                             Path("load.out"), Path("load.err"));
+    ASSERT_EQ(Wait(load), 0) << Read(Path("load.err"))
+                             << Read(Path("load-" + driver + "/serve.err"));
+    const std::string json = Read(out);
+    EXPECT_NE(json.find("\"driver\":\"" + driver + "\""), std::string::npos) << json;
+    EXPECT_EQ(JsonNumber(json, "reports"), 1000.0) << json;  // 1,000 users, one epoch
+    EXPECT_EQ(JsonNumber(json, "rounds"), 10.0) << json;     // batch fraction 0.1
+    EXPECT_EQ(JsonNumber(json, "failed_clients"), 0.0) << json;
+    EXPECT_GT(JsonNumber(json, "reports_per_second"), 0.0) << json;
+    EXPECT_GT(JsonNumber(json, "server_peak_mib"), 1.0) << json;
+    // The server worked during training, and not more than wall time allows
+    // on this machine's cores.
+    EXPECT_GT(JsonNumber(json, "server_cpu_seconds"), 0.0) << json;
+    EXPECT_LT(JsonNumber(json, "server_cpu_seconds"),
+              JsonNumber(json, "seconds") * std::thread::hardware_concurrency() + 0.5)
+        << json;
+    EXPECT_NE(Read(Path("load.out")).find(" reports/s; server peak memory "), std::string::npos)
+        << Read(Path("load.out"));
+  }
+}
+
+// Stopped mid-run (SIGINT), the callback driver cancels its clients' calls
+// in flight, waits for them to come back, and the load test ends at once,
+// saying so and keeping its work folder.
+TEST_F(DeployE2eTest, AStoppedLoadTestEndsAtOnce) {
+  const pid_t load =
+      Spawn({FEDLDP_BINARY, "load", "--clients", "50", "--rows", "0:5000", "--epochs", "1000",
+             "--data-dir", FEDLDP_DATASETS, "--dir", Path("stopped")},
+            Path("stopped.out"), Path("stopped.err"));
+  // Running: the server has trained three epochs.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Read(Path("stopped/serve.err")).find("epoch 3 of 1000 done") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(load, SIGINT);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Wait(load), 1) << Read(Path("stopped.err"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_NE(Read(Path("stopped.err"))
+                .find("load: stopped (the server's log and state are kept in " + Path("stopped")),
+            std::string::npos)
+      << Read(Path("stopped.err"));
 }
 
 // A server that fails ends the load test at once with the server's own

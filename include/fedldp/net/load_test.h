@@ -1,11 +1,15 @@
 // What `fedldp load` runs: a load test of the FedSel deployment on
 // loopback. The server (ServeFedSel) runs in a child process forked from
 // this one, so that its CPU time and peak memory are its own; this process
-// hosts `clients` concurrent clients (each its own thread, gRPC channel and
-// TCP connection, token and ledger, running the deployed client's loop,
-// RunFedSelClient)
-// over equal parts of the rows. Reports/s are the server's reports counted
-// over its training time.
+// hosts `clients` concurrent clients over equal parts of the rows, each
+// with its own gRPC channel and TCP connection, token, ledger and
+// FedSelParticipant. Reports/s are the server's reports counted over its
+// training time.
+//
+// Drivers: kCallback runs every client's calls asynchronously from a few
+// of gRPC's threads (the protocol's happy path: a failed call or a refused
+// report ends that client); kThreads gives each client a thread running
+// the deployed client's loop, RunFedSelClient, retries and all.
 //
 // The fork happens before this process makes any gRPC object or thread of
 // its own; call it from a process that has no gRPC channel or server open.
@@ -23,8 +27,14 @@
 
 namespace fedldp {
 
+enum class LoadDriver { kCallback, kThreads };
+inline const char* LoadDriverName(LoadDriver d) {
+  return d == LoadDriver::kCallback ? "callback" : "threads";
+}
+
 struct LoadTestConfig {
   std::size_t clients = 1000;  // concurrent clients, at most the rows
+  LoadDriver driver = LoadDriver::kCallback;
   int epochs = 3;
   double batch_fraction = 0.1;  // m / N
   int poll_ms = 100;            // how often clients poll when the server does not hold the poll
@@ -36,6 +46,7 @@ struct LoadTestConfig {
 
 struct LoadTestSummary {
   std::size_t clients = 0, users = 0;
+  LoadDriver driver = LoadDriver::kCallback;
   std::uint64_t rounds = 0;
   std::uint64_t reports = 0;           // counted by the server in this run
   double seconds = 0;                  // the server's training time

@@ -1,0 +1,270 @@
+#include "load_clients.h"
+
+#include <grpcpp/alarm.h>
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include "fedldp/net/fedsel_participant.h"
+#include "fedldp/net/services.h"
+#include "fedldp/store/privacy_ledger.h"
+#include "fedldp/v1/service.grpc.pb.h"
+#include "grpc_util.h"
+
+namespace fedldp::net_internal {
+namespace {
+
+namespace pb = ::fedldp::v1;
+
+// As the deployed client: the server holds a waiting poll (or a submit's
+// next) up to this long, and a call has this long to come back.
+constexpr std::uint32_t kWaitMs = 1000;
+constexpr auto kCallDeadline = std::chrono::seconds(3);
+
+// How the clients' ends are counted and awaited.
+class Ends {
+ public:
+  Ends(LoadClientsProgress& progress, std::size_t clients)
+      : progress_(progress), left_(clients) {}
+
+  enum class Outcome { kFinished, kFailed, kStopped };
+  void End(Outcome outcome, const std::string& why) {
+    if (outcome == Outcome::kFinished) ++progress_.finished;
+    if (outcome == Outcome::kFailed) {
+      ++progress_.failed;
+      std::lock_guard lock(progress_.mu);
+      if (progress_.first_error.empty()) progress_.first_error = why;
+    }
+    std::lock_guard lock(mu_);
+    if (--left_ == 0) all_ended_.notify_all();
+  }
+
+  // True once every client ended; false after `wait` if some have not.
+  bool WaitAll(std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu_);
+    return all_ended_.wait_for(lock, wait, [this] { return left_ == 0; });
+  }
+
+ private:
+  LoadClientsProgress& progress_;
+  std::mutex mu_;
+  std::condition_variable all_ended_;
+  std::size_t left_;
+};
+using Outcome = Ends::Outcome;
+
+// One client: at most one call (or one alarm) in flight at any time, whose
+// completion starts the next step. It ends exactly once, from the
+// completion of its last call (or before its first), and starts nothing
+// after that.
+class Client {
+ public:
+  Client(Ends& ends, const Dataset& data, const LoadClientSpec& spec)
+      : ends_(ends), data_(data), spec_(spec) {}
+
+  // Connects, joins and opens the ledger, then sends the first poll; a
+  // failure ends the client.
+  void Start(const std::string& address) {
+    const Status ready = Setup(address);
+    if (!ready.ok()) return End(Outcome::kFailed, ready.error());
+    poll_.set_token(spec_.token);
+    poll_.set_session(session_);
+    poll_.set_wait_ms(kWaitMs);
+    submit_.set_token(spec_.token);
+    submit_.set_session(session_);
+    submit_.set_wait_ms(kWaitMs);
+    Poll();
+  }
+
+  // Cancels what is in flight; its completion ends the client.
+  void Stop() {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (context_) context_->TryCancel();
+    if (alarm_) alarm_->Cancel();
+  }
+
+ private:
+  Status Setup(const std::string& address) {
+    auto channel = MakeChannel(address, {});
+    if (!channel.ok()) return Error{channel.error()};
+    stub_ = pb::Coordinator::NewStub(*channel);
+    pb::JoinRequest join;
+    join.set_token(spec_.token);
+    join.set_users(spec_.rows.size());
+    pb::JoinReply joined;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    SetClientCredentials(&context, spec_.token);
+    const grpc::Status status = stub_->Join(&context, join, &joined);
+    if (!status.ok()) return Error{"join refused: " + status.error_message()};
+    session_ = joined.session();
+    auto task = DecodeTask(joined.task().SerializeAsString());
+    if (!task.ok()) return Error{task.error()};
+    task_ = std::move(task).value();
+    auto ledger = PrivacyLedger::Open(spec_.ledger, task_.config.epsilon);
+    if (!ledger.ok()) return Error{ledger.error()};
+    ledger_ = std::make_unique<PrivacyLedger>(std::move(ledger).value());
+    auto participant = FedSelParticipant::Create(task_, data_, spec_.rows, *ledger_);
+    if (!participant.ok()) return Error{participant.error()};
+    participant_.emplace(std::move(participant).value());
+    participant_->SetFirstUser(joined.first_user());
+    return Status::Ok();
+  }
+
+  // A fresh context for the next call, or none once stopping.
+  grpc::ClientContext* NextContext() {
+    std::lock_guard lock(mu_);
+    if (stopping_) return nullptr;
+    context_ = std::make_unique<grpc::ClientContext>();
+    context_->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    SetClientCredentials(context_.get(), spec_.token, session_);
+    return context_.get();
+  }
+
+  void Poll() {
+    grpc::ClientContext* context = NextContext();
+    if (context == nullptr) return End(Outcome::kStopped, "");
+    polled_.Clear();
+    stub_->async()->Poll(context, &poll_, &polled_, [this](grpc::Status status) {
+      if (!status.ok()) return Failed("poll", status);
+      Handle();
+    });
+  }
+
+  // What `polled_` asks for.
+  void Handle() {
+    if (polled_.state() == pb::PollReply::FINISHED) return End(Outcome::kFinished, "");
+    if (polled_.state() != pb::PollReply::ROUND) return Again(polled_.retry_ms());
+    if (polled_.round() != round_) {
+      round_ = polled_.round();
+      sent_.clear();
+    }
+    std::vector<std::uint64_t> users;
+    for (const std::uint64_t u : polled_.users()) {
+      if (!sent_.contains(u)) users.push_back(u);
+    }
+    if (users.empty()) return Again(polled_.retry_ms());
+    const std::vector<double> weights(polled_.weights().begin(), polled_.weights().end());
+    auto answer = participant_->Respond(round_, weights, users);
+    if (!answer.refusals.empty()) {
+      return End(Outcome::kFailed,
+                 "round " + std::to_string(round_) + ": " + answer.refusals.front());
+    }
+    sent_.insert(users.begin(), users.end());
+    submit_.clear_reports();
+    for (auto& [user, bytes] : answer.reports) {
+      auto* r = submit_.add_reports();
+      r->set_user(user);
+      r->set_report(std::move(bytes));
+    }
+    grpc::ClientContext* context = NextContext();
+    if (context == nullptr) return End(Outcome::kStopped, "");
+    submitted_.Clear();
+    stub_->async()->Submit(context, &submit_, &submitted_, [this](grpc::Status status) {
+      if (!status.ok()) return Failed("submit", status);
+      for (const auto& v : submitted_.verdicts()) {
+        if (!v.accepted()) {
+          return End(Outcome::kFailed, "the server refused a report: " + v.reason());
+        }
+      }
+      if (!submitted_.has_next()) return Poll();
+      polled_ = std::move(*submitted_.mutable_next());
+      Handle();
+    });
+  }
+
+  // The next poll, after `ms`.
+  void Again(std::uint32_t ms) {
+    if (ms == 0) return Poll();
+    std::unique_lock lock(mu_);
+    if (stopping_) {
+      lock.unlock();
+      return End(Outcome::kStopped, "");
+    }
+    alarm_ = std::make_unique<grpc::Alarm>();
+    alarm_->Set(std::chrono::system_clock::now() + std::chrono::milliseconds(ms),
+                [this](bool expired) {
+                  if (!expired) return End(Outcome::kStopped, "");
+                  Poll();
+                });
+  }
+
+  void Failed(const char* what, const grpc::Status& status) {
+    bool stopping = false;
+    {
+      std::lock_guard lock(mu_);
+      stopping = stopping_;
+    }
+    if (stopping) return End(Outcome::kStopped, "");
+    End(Outcome::kFailed, std::string(what) + " refused: " + status.error_message());
+  }
+
+  // The last thing a client does: `this` may be gone after it.
+  void End(Outcome outcome, const std::string& why) { ends_.End(outcome, why); }
+
+  Ends& ends_;
+  const Dataset& data_;
+  const LoadClientSpec& spec_;
+  std::unique_ptr<pb::Coordinator::Stub> stub_;
+  std::string session_;
+  FedSelTaskSpec task_;
+  std::unique_ptr<PrivacyLedger> ledger_;
+  std::optional<FedSelParticipant> participant_;
+  pb::PollRequest poll_;
+  pb::PollReply polled_;
+  pb::SubmitRequest submit_;
+  pb::SubmitReply submitted_;
+  std::uint64_t round_ = ~std::uint64_t{0};
+  std::unordered_set<std::uint64_t> sent_;  // users of round_ already answered
+  std::mutex mu_;                           // guards the three below
+  bool stopping_ = false;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::Alarm> alarm_;
+};
+
+}  // namespace
+
+void RunCallbackClients(const std::string& address, const Dataset& data,
+                        std::span<const LoadClientSpec> specs, LoadClientsProgress& progress,
+                        std::stop_token stop) {
+  if (specs.empty()) return;
+  Ends ends(progress, specs.size());
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.reserve(specs.size());
+  for (const LoadClientSpec& spec : specs) {
+    clients.push_back(std::make_unique<Client>(ends, data, spec));
+  }
+  // Joining and opening the ledgers are blocking work: a few threads share
+  // it, and each client starts its calls as soon as it is ready.
+  std::atomic<std::size_t> next{0};
+  std::vector<std::jthread> starters;
+  const std::size_t threads = std::min<std::size_t>(8, specs.size());
+  for (std::size_t t = 0; t < threads; ++t) {
+    starters.emplace_back([&] {
+      for (std::size_t i = next++; i < clients.size(); i = next++) {
+        if (stop.stop_requested()) {
+          ends.End(Outcome::kStopped, "");
+          continue;
+        }
+        clients[i]->Start(address);
+      }
+    });
+  }
+  starters.clear();  // joined
+  while (!ends.WaitAll(std::chrono::milliseconds(50))) {
+    if (stop.stop_requested()) {
+      for (auto& c : clients) c->Stop();
+      ends.WaitAll(std::chrono::hours(1));
+      break;
+    }
+  }
+}
+
+}  // namespace fedldp::net_internal

@@ -1,0 +1,47 @@
+// The load test's clients driven from gRPC's callback threads, not a
+// thread each: every client keeps its own channel (and TCP connection),
+// token, ledger and FedSelParticipant, so it computes, charges and sends
+// what the deployed client does, but its calls are asynchronous, and a
+// handful of gRPC's threads run all the clients' next steps as their calls
+// complete. It speaks the protocol's happy path only: a call that fails,
+// or a report the ledger or the server refuses, ends that client (failed,
+// with the reason), where the deployed client (RunFedSelClient) would retry
+// or join again.
+#ifndef FEDLDP_SRC_NET_LOAD_CLIENTS_H_
+#define FEDLDP_SRC_NET_LOAD_CLIENTS_H_
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "fedldp/data/dataset.h"
+
+namespace fedldp::net_internal {
+
+struct LoadClientsProgress {
+  std::atomic<std::size_t> finished{0}, failed{0};
+  std::mutex mu;
+  std::string first_error;  // of the first client that failed
+};
+
+struct LoadClientSpec {
+  std::string token;
+  std::string ledger;             // its file
+  std::vector<std::size_t> rows;  // one user each
+};
+
+// Joins every client to the FedSel server at `address` (from a few
+// threads), then runs them to the task's end. Returns when every client
+// finished or failed, or, after `stop`, once every call in flight was
+// cancelled and came back.
+void RunCallbackClients(const std::string& address, const Dataset& data,
+                        std::span<const LoadClientSpec> clients, LoadClientsProgress& progress,
+                        std::stop_token stop);
+
+}  // namespace fedldp::net_internal
+
+#endif  // FEDLDP_SRC_NET_LOAD_CLIENTS_H_
