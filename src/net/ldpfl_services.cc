@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "coordinator_gate.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
@@ -105,119 +106,33 @@ std::optional<std::uint64_t> Number(const std::string& text) {
   return n;
 }
 
-// Every method is served streamed (ServeAdmitted): a call is admitted on
+// On gRPC's callback API (no call holds a thread); a call is admitted on
 // the credentials in its metadata before its body is read.
-class LdpFlCoordinatorService final : public pb::Coordinator::StreamedUnaryService {
+class LdpFlCoordinatorService final : public CoordinatorGate<LdpFlCoordinator> {
  public:
   LdpFlCoordinatorService(LdpFlCoordinator& coordinator, std::string shuffler_token,
                           std::shared_ptr<std::atomic<bool>> failed)
-      : coordinator_(coordinator),
-        shuffler_token_(std::move(shuffler_token)),
-        failed_(std::move(failed)),
-        task_(EncodeLdpFlTask(coordinator.spec())) {}
-
-  template <typename Request, typename Reply>
-  using Stream = grpc::ServerUnaryStreamer<Request, Reply>;
-
-  grpc::Status StreamedJoin(grpc::ServerContext* context,
-                            Stream<pb::JoinRequest, pb::JoinReply>* stream) override {
-    return Client(context, stream, false,
-                  [&](const pb::JoinRequest& request, pb::JoinReply* reply) {
-                    return HandleJoin(coordinator_, task_, request, reply, Clock::now());
-                  });
-  }
-
-  grpc::Status StreamedPoll(grpc::ServerContext* context,
-                            Stream<pb::PollRequest, pb::PollReply>* stream) override {
-    return Client(context, stream, true, [&](const pb::PollRequest& request, pb::PollReply* reply) {
-      return HandlePoll(coordinator_, request, reply, Clock::now());
+      : CoordinatorGate(coordinator, std::move(shuffler_token), std::move(failed)),
+        task_(EncodeLdpFlTask(coordinator.spec())) {
+    Answered<pb::JoinRequest, pb::JoinReply>("Join", false, [this](const auto& q, auto* r) {
+      return HandleJoin(coordinator_, task_, q, r, Clock::now());
     });
-  }
-
-  grpc::Status StreamedSubmit(grpc::ServerContext*,
-                              Stream<pb::SubmitRequest, pb::SubmitReply>*) override {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "this server runs LDP-FL: reports go through the shuffler");
-  }
-
-  grpc::Status StreamedWithdraw(grpc::ServerContext* context,
-                                Stream<pb::WithdrawRequest, pb::WithdrawReply>* stream) override {
-    return Client(context, stream, true,
-                  [&](const pb::WithdrawRequest& request, pb::WithdrawReply* reply) {
-                    return HandleWithdraw(coordinator_, request, reply, Clock::now());
-                  });
-  }
-
-  grpc::Status StreamedVouch(grpc::ServerContext* context,
-                             Stream<pb::VouchRequest, pb::VouchReply>* stream) override {
-    return Shuffler(context, stream, [&](const pb::VouchRequest& request, pb::VouchReply* reply) {
-      return HandleVouch(coordinator_, shuffler_token_, request, reply);
+    Answered<pb::PollRequest, pb::PollReply>("Poll", true, [this](const auto& q, auto* r) {
+      return HandlePoll(coordinator_, q, r, Clock::now());
     });
-  }
-
-  grpc::Status StreamedRoundInfo(
-      grpc::ServerContext* context,
-      Stream<pb::RoundInfoRequest, pb::RoundInfoReply>* stream) override {
-    return Shuffler(
-        context, stream, [&](const pb::RoundInfoRequest& request, pb::RoundInfoReply* reply) {
-          return HandleRoundInfo(coordinator_, shuffler_token_, request, reply, Clock::now());
-        });
-  }
-
-  grpc::Status StreamedDeliver(grpc::ServerContext* context,
-                               Stream<pb::DeliverRequest, pb::DeliverReply>* stream) override {
-    return Shuffler(
-        context, stream, [&](const pb::DeliverRequest& request, pb::DeliverReply* reply) {
-          return HandleDeliver(coordinator_, shuffler_token_, request, reply, Clock::now());
-        });
+    gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
+        CoordinatorMethod("Submit"),
+        [](const grpc::CallbackServerContext&) {
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              "this server runs LDP-FL: reports go through the shuffler");
+        },
+        [](grpc::CallbackServerContext&, const pb::SubmitRequest&, pb::SubmitReply*,
+           Gate::Finish finish) { finish(grpc::Status(grpc::StatusCode::INTERNAL, "")); });
+    AddWithdraw();
+    AddShufflerMethods();
   }
 
  private:
-  // A client's call: admitted on the token (and but for Join, the session)
-  // in its metadata, then handled if its body carries the same.
-  template <typename Request, typename Reply, typename Handle>
-  grpc::Status Client(grpc::ServerContext* context, Stream<Request, Reply>* stream,
-                      bool with_session, Handle handle) {
-    const std::string token = Metadata(*context, kTokenKey);
-    const std::string session = Metadata(*context, kSessionKey);
-    return ServeAdmitted(
-        stream,
-        [&] {
-          return Guard(*failed_, [&] {
-            return StatusOf(AdmitClient(
-                coordinator_, token,
-                with_session ? std::optional<std::string_view>(session) : std::nullopt));
-          });
-        },
-        [&](const Request& request, Reply* reply) {
-          return Guard(*failed_, [&] {
-            Status same = SameCredentials(token, request.token());
-            if constexpr (requires { request.session(); }) {
-              if (same.ok()) same = SameCredentials(session, request.session());
-            }
-            return StatusOf(same.ok() ? handle(request, reply) : same);
-          });
-        });
-  }
-
-  // The shuffler's call: admitted on its token in metadata (the handlers
-  // check the body's).
-  template <typename Request, typename Reply, typename Handle>
-  grpc::Status Shuffler(grpc::ServerContext* context, Stream<Request, Reply>* stream,
-                        Handle handle) {
-    return ServeAdmitted(
-        stream,
-        [&] {
-          return StatusOf(AdmitShuffler(Metadata(*context, kShufflerTokenKey), shuffler_token_));
-        },
-        [&](const Request& request, Reply* reply) {
-          return Guard(*failed_, [&] { return StatusOf(handle(request, reply)); });
-        });
-  }
-
-  LdpFlCoordinator& coordinator_;
-  const std::string shuffler_token_;
-  std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "coordinator_gate.h"
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
@@ -105,23 +106,16 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
-// The name of a Coordinator method on the wire.
-std::string CoordinatorMethod(const char* name) {
-  return std::string("/") + pb::Coordinator::service_full_name() + "/" + name;
-}
-
 // The FedSel coordinator's service, on gRPC's callback API so that a waiting
 // client's poll can be held without holding a thread: it is answered when a
 // round opens or the task ends (Release, from the server's timer), not after
 // the client slept and asked again. A Gate: a call whose token (and
 // session) in metadata the coordinator does not admit is refused unread.
-class CoordinatorService {
+class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::string shuffler_token,
                      std::shared_ptr<std::atomic<bool>> failed)
-      : coordinator_(coordinator),
-        shuffler_token_(std::move(shuffler_token)),
-        failed_(std::move(failed)),
+      : CoordinatorGate(coordinator, std::move(shuffler_token), std::move(failed)),
         task_(EncodeTask(coordinator.spec())) {
     Answered<pb::JoinRequest, pb::JoinReply>("Join", false, [this](const auto& q, auto* r) {
       return HandleJoin(coordinator_, task_, q, r, Clock::now());
@@ -170,31 +164,17 @@ class CoordinatorService {
         });
       }
     });
-    Answered<pb::WithdrawRequest, pb::WithdrawReply>(
-        "Withdraw", true, [this](const auto& q, auto* r) {
-          return HandleWithdraw(coordinator_, q, r, Clock::now());
-        });
+    AddWithdraw();
     // A task without the shuffler serves no Vouch, RoundInfo or Deliver:
     // gRPC answers those with UNIMPLEMENTED.
     if (shuffler_token_.empty()) return;
-    ForShuffler<pb::VouchRequest, pb::VouchReply>("Vouch", [this](const auto& q, auto* r) {
-      return HandleVouch(coordinator_, shuffler_token_, q, r);
-    });
-    ForShuffler<pb::RoundInfoRequest, pb::RoundInfoReply>(
-        "RoundInfo", [this](const auto& q, auto* r) {
-          return HandleRoundInfo(coordinator_, shuffler_token_, q, r, Clock::now());
-        });
-    ForShuffler<pb::DeliverRequest, pb::DeliverReply>("Deliver", [this](const auto& q, auto* r) {
-      return HandleDeliver(coordinator_, shuffler_token_, q, r, Clock::now());
-    });
+    AddShufflerMethods();
   }
-
-  Gate* gate() { return &gate_; }
 
   // Answers the held polls whose client may now have something to do (the
   // coordinator changed), whose wait is over, or whose caller went away;
   // every one of them when draining.
-  void Release(Clock::time_point now) {
+  void Release(Clock::time_point now) override {
     const std::uint64_t changes = coordinator_.changes();
     std::vector<Held> due;
     {
@@ -232,7 +212,7 @@ class CoordinatorService {
   // Before the server shuts down: answer every held poll, hold no more;
   // write the queued reports and answer their submits (unless the state
   // cannot be written: then they are never answered, and resent).
-  void Drain() {
+  void Drain() override {
     {
       std::lock_guard lock(mu_);
       draining_ = true;
@@ -298,71 +278,13 @@ class CoordinatorService {
     h.finish(grpc::Status::OK);
   }
 
-  // A method answered at once by `handle(request, reply)`.
-  template <typename Request, typename Reply, typename Handle>
-  void Answered(const char* name, bool with_session, Handle handle) {
-    gate_.Add<Request, Reply>(
-        CoordinatorMethod(name), Admit(with_session),
-        [this, handle](grpc::CallbackServerContext& context, const Request& request, Reply* reply,
-                       Gate::Finish finish) {
-          finish(Guard(*failed_, [&] {
-            return Checked(context, request, [&] { return handle(request, reply); });
-          }));
-        });
-  }
-
-  // A method of the shuffler's, admitted on its token in metadata (the
-  // handler checks the body's), answered at once.
-  template <typename Request, typename Reply, typename Handle>
-  void ForShuffler(const char* name, Handle handle) {
-    gate_.Add<Request, Reply>(
-        CoordinatorMethod(name),
-        [this](const grpc::CallbackServerContext& context) {
-          if (failed_->load())
-            return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
-          return StatusOf(AdmitShuffler(Metadata(context, kShufflerTokenKey), shuffler_token_));
-        },
-        [this, handle](grpc::CallbackServerContext&, const Request& request, Reply* reply,
-                       Gate::Finish finish) {
-          finish(Guard(*failed_, [&] { return StatusOf(handle(request, reply)); }));
-        });
-  }
-
-  // A client's call, admitted on the token (and but for Join, the session)
-  // in its metadata.
-  std::function<grpc::Status(const grpc::CallbackServerContext&)> Admit(bool with_session) {
-    return [this, with_session](const grpc::CallbackServerContext& context) {
-      if (failed_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
-      const std::string token = Metadata(context, kTokenKey);
-      const std::string session = Metadata(context, kSessionKey);
-      return StatusOf(
-          AdmitClient(coordinator_, token,
-                      with_session ? std::optional<std::string_view>(session) : std::nullopt));
-    };
-  }
-
-  // `handle()`, once the body's token and session are those admitted.
-  template <typename Request, typename Handle>
-  static grpc::Status Checked(const grpc::CallbackServerContext& context, const Request& request,
-                              Handle handle) {
-    Status same = SameCredentials(Metadata(context, kTokenKey), request.token());
-    if constexpr (requires { request.session(); }) {
-      if (same.ok()) same = SameCredentials(Metadata(context, kSessionKey), request.session());
-    }
-    return StatusOf(same.ok() ? handle() : same);
-  }
-
   grpc::Status Answer(std::string_view token, std::string_view session, pb::PollReply* reply,
                       Clock::time_point now) {
     return Guard(*failed_,
                  [&] { return StatusOf(AnswerPoll(coordinator_, token, session, reply, now)); });
   }
 
-  FedSelCoordinator& coordinator_;
-  const std::string shuffler_token_;
-  std::shared_ptr<std::atomic<bool>> failed_;
   const std::string task_;
-  Gate gate_;
   std::mutex mu_;
   std::vector<Held> held_;
   bool draining_ = false;
@@ -372,8 +294,7 @@ class CoordinatorService {
 }  // namespace
 
 struct CoordinatorServer::Impl {
-  std::unique_ptr<grpc::Service> service;
-  std::unique_ptr<CoordinatorService> fedsel;
+  std::unique_ptr<GatedService> service;
   std::unique_ptr<RunningServer> running;
 };
 
@@ -385,21 +306,12 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordi
     return Error{"a shuffled task needs the shuffler's token (>= 16 characters)"};
   }
   if (!coordinator.spec().config.shuffle) shuffler_token.clear();
-  std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
-  s->impl_ = std::make_unique<Impl>();
-  s->impl_->fedsel =
-      std::make_unique<CoordinatorService>(coordinator, std::move(shuffler_token), s->failed_);
-  CoordinatorService* raw = s->impl_->fedsel.get();
-  auto running = StartServer(
-      Served{.gate = raw->gate()}, address, tls, &s->port_,
-      [&coordinator, raw] {
-        coordinator.Tick(Clock::now());
-        raw->Release(Clock::now());
+  return StartWith(
+      [&coordinator, &shuffler_token](std::shared_ptr<std::atomic<bool>> failed) {
+        return std::make_unique<CoordinatorService>(coordinator, std::move(shuffler_token),
+                                                    std::move(failed));
       },
-      s->failed_, [raw] { raw->Drain(); });
-  if (!running.ok()) return Error{running.error()};
-  s->impl_->running = std::move(running).value();
-  return s;
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
 }
 
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
@@ -408,8 +320,14 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = make(s->failed_);
-  auto running = StartServer(Served{.service = s->impl_->service.get()}, address, tls, &s->port_,
-                             std::move(tick), s->failed_);
+  GatedService* raw = s->impl_->service.get();
+  auto running = StartServer(
+      Served{.gate = raw->gate()}, address, tls, &s->port_,
+      [raw, tick = std::move(tick)] {
+        tick();
+        raw->Release(Clock::now());
+      },
+      s->failed_, [raw] { raw->Drain(); });
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;

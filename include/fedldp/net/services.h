@@ -51,13 +51,12 @@ bool IsLoopbackAddress(const std::string& address);
 // allowed), else the refusal, naming `flag` (the option that gives TLS).
 Status CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag);
 
-// The coordinator's gRPC server, with a timer that closes rounds at their
-// deadlines. Stops on Shutdown or destruction.
-}  // namespace fedldp
-namespace grpc {
-class Service;
+namespace net_internal {
+class GatedService;
 }
-namespace fedldp {
+
+// The coordinator's gRPC server (gRPC's callback API), with a timer that
+// closes rounds at their deadlines. Stops on Shutdown or destruction.
 
 class CoordinatorServer {
  public:
@@ -83,8 +82,8 @@ class CoordinatorServer {
 
  private:
   CoordinatorServer() = default;
-  using MakeService =
-      std::function<std::unique_ptr<grpc::Service>(std::shared_ptr<std::atomic<bool>> failed)>;
+  using MakeService = std::function<std::unique_ptr<net_internal::GatedService>(
+      std::shared_ptr<std::atomic<bool>> failed)>;
   static Result<std::unique_ptr<CoordinatorServer>> StartWith(const MakeService& make,
                                                               const std::string& address,
                                                               const TlsFiles& tls,
