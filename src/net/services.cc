@@ -155,6 +155,20 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
           }
           if (ticket == 0) return done();
           coordinator_.WhenDurable(ticket, std::move(done));
+          // Came while draining: the committer may have written its last
+          // queue before this one's, and the reply would never go (nor the
+          // server shut down, which waits for it). Write it now.
+          bool draining = false;
+          {
+            std::lock_guard lock(mu_);
+            draining = draining_;
+          }
+          if (draining) {
+            Guard(*failed_, [&] {
+              coordinator_.CommitQueued(std::chrono::milliseconds(0));
+              return grpc::Status::OK;
+            });
+          }
         });
     committer_ = std::jthread([this](std::stop_token stop) {
       while (!stop.stop_requested() && !failed_->load()) {
