@@ -167,6 +167,11 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
   return client;
 }
 
+std::size_t Roster::sessions() const {
+  return static_cast<std::size_t>(std::count_if(
+      clients_.begin(), clients_.end(), [](const auto& c) { return !c.second.session.empty(); }));
+}
+
 bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
                    std::chrono::milliseconds stale_after) const {
   for (const auto& [token, entry] : clients_) {

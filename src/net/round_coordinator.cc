@@ -57,9 +57,16 @@ Status RoundCoordinator::Vouch(std::string_view token, std::string_view session,
                     snap_.finished, round_users_, delivered_, withdrawn_);
 }
 
+bool RoundCoordinator::EveryoneKnowsItIsOver() const {
+  std::lock_guard lock(mu_);
+  return snap_.finished && told_over_.size() >= roster_.sessions() &&
+         (!Shuffled() || shuffler_told_over_);
+}
+
 ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
   std::lock_guard lock(mu_);
   if (!started_ || snap_.finished || !RoundOpen() || !Shuffled()) {
+    if (snap_.finished) shuffler_told_over_ = true;
     ShuffleInfo info;
     info.round = snap_.round;
     info.finished = snap_.finished;
@@ -132,6 +139,7 @@ RoundPoll RoundCoordinator::PollCommon(std::string_view token, std::string_view 
   if (snap_.finished) {
     out.state = RoundPoll::State::kFinished;
     out.round = snap_.round;
+    told_over_.emplace(token);
     return out;
   }
   if (!started_) return out;

@@ -154,8 +154,14 @@ Status RunRounds(Coordinator& coord, CoordinatorServer& server, PendingModels& p
   summary.rounds_without_update = st.rounds_without_update;
   summary.reports_counted = st.counted;
   summary.batches = st.batches;
-  // Let the clients hear that the task is over before the server goes.
-  if (summary.finished) std::this_thread::sleep_for(policy.stale_after);
+  // Let the clients (and the shuffler) hear that the task is over before
+  // the server goes: until all have, or for stale_after.
+  if (summary.finished) {
+    const auto until = Clock::now() + policy.stale_after;
+    while (Clock::now() < until && !coord.EveryoneKnowsItIsOver()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   server.Shutdown();
   if (server.failed()) {
     return Error{"the state could not be saved; start again to resume", ErrorCode::kIo};

@@ -194,6 +194,27 @@ TEST_F(FedSelDeployTest, AllUsersReportEveryEpochAndTheModelLearns) {
   EXPECT_GT(acc, data_.MajorityRate() + 0.05) << "majority " << data_.MajorityRate();
 }
 
+// A finished server goes once every client has heard that the task is
+// over (a poll answered FINISHED), not stale_after later.
+TEST_F(FedSelDeployTest, TheServerKnowsWhenEveryClientHasHeardTheTaskIsOver) {
+  auto state = State();
+  const auto tokens = state.IssueTokens(4).value();
+  auto c = FedSelCoordinator::Create(spec_, {}, std::move(state)).value();
+  auto now = Clock::now();
+  auto parties = Parties(*c, 4, spec_.config.epsilon, tokens, now);
+  EXPECT_FALSE(c->EveryoneKnowsItIsOver());  // not over
+  for (int i = 0; i < 1000 && !c->stats().finished; ++i) Pass(*c, parties, now);
+  ASSERT_TRUE(c->stats().finished);
+  // Party 0 polled last before a submit ended the task.
+  EXPECT_FALSE(c->EveryoneKnowsItIsOver());
+  for (const std::size_t p : {1, 2, 3}) {
+    EXPECT_EQ(PollOf(*c, parties[p], now).state, FedSelCoordinator::Poll::State::kFinished);
+  }
+  EXPECT_FALSE(c->EveryoneKnowsItIsOver());
+  EXPECT_EQ(PollOf(*c, parties[0], now).state, FedSelCoordinator::Poll::State::kFinished);
+  EXPECT_TRUE(c->EveryoneKnowsItIsOver());
+}
+
 // Issue 20: the vector randomizers in the deployment, with the simulator's
 // client step (the whole gradient through the plan's VectorRandomizer), its
 // even rounds, the gate's checks and the ledger's charge.

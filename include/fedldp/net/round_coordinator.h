@@ -86,6 +86,10 @@ class RoundCoordinator {
   // round opens, or the task finishes. A server may hold a waiting poll until
   // it moves (read it before polling).
   std::uint64_t changes() const { return changes_.load(); }
+  // The task is finished and every client with a session in this process
+  // has been told so (a poll answered FINISHED), and so has the shuffler
+  // (RoundInfo), if the task has one: the server may go.
+  bool EveryoneKnowsItIsOver() const;
   std::vector<double> weights() const;
 
   // ---- Group commit.
@@ -176,6 +180,8 @@ class RoundCoordinator {
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
   Roster roster_;
+  std::set<std::string> told_over_;  // tokens whose poll was answered FINISHED
+  bool shuffler_told_over_ = false;
   std::atomic<std::uint64_t> changes_{0};
 
  private:
