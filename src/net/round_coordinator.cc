@@ -223,15 +223,29 @@ void RoundCoordinator::FlushQueued() {
   wake_.notify_one();  // its waiters are due
 }
 
-void RoundCoordinator::WhenDurable(std::uint64_t ticket, std::function<void()> done) {
+void RoundCoordinator::WhenDurable(std::uint64_t ticket, std::function<void(bool)> done) {
+  bool durable = true;
   {
     std::lock_guard lock(wait_mu_);
     if (ticket > durable_ticket_.load()) {
-      waiters_.emplace_back(ticket, std::move(done));
-      return;
+      if (!abandoned_) {
+        waiters_.emplace_back(ticket, std::move(done));
+        return;
+      }
+      durable = false;
     }
   }
-  done();
+  done(durable);
+}
+
+void RoundCoordinator::AbandonWaiters() {
+  std::vector<std::pair<std::uint64_t, std::function<void(bool)>>> waiting;
+  {
+    std::lock_guard lock(wait_mu_);
+    abandoned_ = true;
+    waiting.swap(waiters_);
+  }
+  for (auto& [ticket, done] : waiting) done(false);
 }
 
 void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait,
@@ -251,7 +265,7 @@ void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait,
     std::lock_guard lock(mu_);
     FlushQueued();
   }
-  std::vector<std::function<void()>> ready;
+  std::vector<std::function<void(bool)>> ready;
   {
     std::lock_guard lock(wait_mu_);
     const std::uint64_t durable = durable_ticket_.load();
@@ -260,7 +274,7 @@ void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait,
     for (auto it = keep; it != waiters_.end(); ++it) ready.push_back(std::move(it->second));
     waiters_.erase(keep, waiters_.end());
   }
-  for (auto& done : ready) done();
+  for (auto& done : ready) done(true);
 }
 
 void RoundCoordinator::Say(const std::string& line) const {

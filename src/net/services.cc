@@ -141,9 +141,12 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
             });
           });
           if (!status.ok() || (ticket == 0 && request.wait_ms() == 0)) return finish(status);
-          std::function<void()> done = [finish] { finish(grpc::Status::OK); };
+          std::function<void(bool)> done = [finish](bool durable) {
+            finish(durable ? grpc::Status::OK : Unsaved());
+          };
           if (request.wait_ms() > 0) {
-            done = [this, &context, &request, reply, finish] {
+            done = [this, &context, &request, reply, finish](bool durable) {
+              if (!durable) return finish(Unsaved());
               AnswerOrHold({.context = &context,
                             .finish = finish,
                             .token = request.token(),
@@ -153,7 +156,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
                            request.wait_ms(), Clock::now());
             };
           }
-          if (ticket == 0) return done();
+          if (ticket == 0) return done(true);
           coordinator_.WhenDurable(ticket, std::move(done));
           // Came while draining: the committer may have written its last
           // queue before this one's, and the reply would never go (nor the
@@ -168,6 +171,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
               coordinator_.CommitQueued(std::chrono::milliseconds(0));
               return grpc::Status::OK;
             });
+            if (failed_->load()) coordinator_.AbandonWaiters();
           }
         });
     committer_ = std::jthread([this](std::stop_token stop) {
@@ -224,8 +228,8 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
   }
 
   // Before the server shuts down: answer every held poll, hold no more;
-  // write the queued reports and answer their submits (unless the state
-  // cannot be written: then they are never answered, and resent).
+  // write the queued reports and answer their submits (if the state cannot
+  // be written, answer them UNAVAILABLE: they are resent).
   void Drain() override {
     {
       std::lock_guard lock(mu_);
@@ -238,9 +242,16 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
       coordinator_.CommitQueued(std::chrono::milliseconds(0));
       return grpc::Status::OK;
     });
+    // Else the calls waiting for a commit would never be answered, and the
+    // server's shutdown would wait for them for ever.
+    if (failed_->load()) coordinator_.AbandonWaiters();
   }
 
  private:
+  static grpc::Status Unsaved() {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the server could not save the reports: send them again once it restarts");
+  }
   // Well below the clients' 3 s call deadline and the roster's stale_after.
   static constexpr std::uint32_t kMaxHoldMs = 1000;
   // How long the committer lets reports gather before it writes them.

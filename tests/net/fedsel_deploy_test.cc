@@ -688,7 +688,7 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
 // Group commit (the gRPC server's way): a submit's reports are queued, and
 // its reply waits until CommitQueued has written them. A server that dies
 // first has acknowledged nothing it lost; the client's resend is counted
-// once.
+// once. A server that cannot write says so to the replies that wait.
 TEST_F(FedSelDeployTest, WithGroupCommitAReplyWaitsUntilItsReportsAreOnDisk) {
   std::vector<std::string> tokens;
   {
@@ -706,8 +706,8 @@ TEST_F(FedSelDeployTest, WithGroupCommitAReplyWaitsUntilItsReportsAreOnDisk) {
   const auto submitted = c->Submit(parties[0].token, parties[0].session, sent, now);
   for (const auto& v : submitted.verdicts) EXPECT_TRUE(v.accepted) << v.reason;
   EXPECT_GT(submitted.ticket, c->durable_ticket());
-  bool replied = false;
-  c->WhenDurable(submitted.ticket, [&] { replied = true; });
+  std::optional<bool> replied;  // unset: not called; else durable or not
+  c->WhenDurable(submitted.ticket, [&](bool durable) { replied = durable; });
   EXPECT_FALSE(replied);  // queued, not written: no reply yet
   // The server dies before its committer ran: the reports are not on disk,
   // and nobody was told they were.
@@ -730,19 +730,34 @@ TEST_F(FedSelDeployTest, WithGroupCommitAReplyWaitsUntilItsReportsAreOnDisk) {
   ASSERT_FALSE(third.verdicts.empty());
   EXPECT_EQ(third.verdicts[0].reason, "already counted");
   EXPECT_GE(third.ticket, second.ticket);
-  replied = false;
-  c->WhenDurable(third.ticket, [&] { replied = true; });
+  replied.reset();
+  c->WhenDurable(third.ticket, [&](bool durable) { replied = durable; });
   EXPECT_FALSE(replied);
   c->CommitQueued(0ms);
-  EXPECT_TRUE(replied);                         // written, then answered
+  EXPECT_EQ(replied, true);                     // written, then answered
   EXPECT_EQ(c->stats().accepted, sent.size());  // counted once
+  // Once the state cannot be written, the submits waiting for a commit are
+  // answered (not durable) instead of held, with the server's shutdown, for
+  // ever; so are those that come later.
+  const auto other = PollOf(*c, parties[1], now);
+  ASSERT_EQ(other.state, FedSelCoordinator::Poll::State::kRound);
+  const auto unsent = parties[1].participant->Respond(other.round, other.weights, other.users);
+  const auto fourth = c->Submit(parties[1].token, parties[1].session, unsent.reports, now);
+  ASSERT_GT(fourth.ticket, c->durable_ticket());
+  std::optional<bool> abandoned, later;
+  c->WhenDurable(fourth.ticket, [&](bool durable) { abandoned = durable; });
+  EXPECT_FALSE(abandoned);
+  c->AbandonWaiters();
+  EXPECT_EQ(abandoned, false);
+  c->WhenDurable(fourth.ticket, [&](bool durable) { later = durable; });
+  EXPECT_EQ(later, false);
   c.reset();
   EXPECT_EQ(State().Reports(poll.round).size(), sent.size());  // and on disk
   // A ticket already durable is answered at once.
   c = FedSelCoordinator::Create(spec_, {}, State()).value();
-  bool at_once = false;
-  c->WhenDurable(0, [&] { at_once = true; });
-  EXPECT_TRUE(at_once);
+  std::optional<bool> at_once;
+  c->WhenDurable(0, [&](bool durable) { at_once = durable; });
+  EXPECT_EQ(at_once, true);
 }
 
 // After a restart, a client that does not come back counts as quiet once

@@ -95,10 +95,14 @@ class RoundCoordinator {
   // ---- Group commit.
   // From now on reports are queued (Record returns a ticket > 0).
   void EnableGroupCommit();
-  // Calls done() once the reports of `ticket` are on disk: now if they are
-  // (ticket 0 always is), else from CommitQueued on its thread. A ticket
-  // whose reports are never written (the server failed) is never called.
-  void WhenDurable(std::uint64_t ticket, std::function<void()> done);
+  // Calls done(true) once the reports of `ticket` are on disk: now if they
+  // are (ticket 0 always is), else from CommitQueued on its thread; or
+  // done(false) once they never will be (AbandonWaiters).
+  void WhenDurable(std::uint64_t ticket, std::function<void(bool durable)> done);
+  // The state cannot be written: calls every waiter, and from now on every
+  // new one at once, with false, so that its call is answered (its client
+  // sends the reports again once the server restarts).
+  void AbandonWaiters();
   // Waits up to `wait` for reports to be queued (or waiters to be due),
   // then `gather` more for others to join them, writes the queue in one
   // transaction and calls the waiters it made durable; throws if the state
@@ -192,7 +196,8 @@ class RoundCoordinator {
   // Who waits for which ticket; wait_mu_ is taken after mu_, never before.
   std::mutex wait_mu_;
   std::condition_variable wake_;
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> waiters_;
+  std::vector<std::pair<std::uint64_t, std::function<void(bool)>>> waiters_;
+  bool abandoned_ = false;  // under wait_mu_
 };
 
 }  // namespace fedldp
