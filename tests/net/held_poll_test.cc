@@ -64,50 +64,50 @@ class HeldPollTest : public testing::TempDirTest {
     first_users_[client] = reply.first_user();
   }
 
-  struct Polled {
+  // A call's outcome, and how long it took to come back.
+  template <typename Reply>
+  struct Called {
     grpc::Status status;
-    pb::PollReply reply;
+    Reply reply;
     Clock::duration took{};
   };
-  Polled Poll(std::size_t client, std::uint32_t wait_ms) {
-    pb::PollRequest request;
+  using Polled = Called<pb::PollReply>;
+  using Submitted = Called<pb::SubmitReply>;
+
+  // `request` (its credentials and wait_ms set here) sent by `client` with
+  // rpc(context, request, reply).
+  template <typename Reply, typename Request, typename Rpc>
+  Called<Reply> Timed(std::size_t client, Request& request, std::uint32_t wait_ms, Rpc rpc) {
     request.set_token(tokens_[client]);
     request.set_session(sessions_[client]);
     request.set_wait_ms(wait_ms);
-    Polled out;
+    Called<Reply> out;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     net_internal::SetClientCredentials(&context, tokens_[client], sessions_[client]);
     const auto start = Clock::now();
-    out.status = stub_->Poll(&context, request, &out.reply);
+    out.status = rpc(&context, request, &out.reply);
     out.took = Clock::now() - start;
     return out;
   }
 
-  struct Submitted {
-    grpc::Status status;
-    pb::SubmitReply reply;
-    Clock::duration took{};
-  };
+  Polled Poll(std::size_t client, std::uint32_t wait_ms) {
+    pb::PollRequest request;
+    return Timed<pb::PollReply>(client, request, wait_ms,
+                                [this](auto* c, auto& q, auto* r) { return stub_->Poll(c, q, r); });
+  }
+
   Submitted Submit(std::size_t client, const FedSelParticipant::Answer& answer,
                    std::uint32_t wait_ms) {
     pb::SubmitRequest request;
-    request.set_token(tokens_[client]);
-    request.set_session(sessions_[client]);
-    request.set_wait_ms(wait_ms);
     for (const auto& [user, bytes] : answer.reports) {
       auto* r = request.add_reports();
       r->set_user(user);
       r->set_report(bytes);
     }
-    Submitted out;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + 10s);
-    net_internal::SetClientCredentials(&context, tokens_[client], sessions_[client]);
-    const auto start = Clock::now();
-    out.status = stub_->Submit(&context, request, &out.reply);
-    out.took = Clock::now() - start;
-    return out;
+    return Timed<pb::SubmitReply>(client, request, wait_ms, [this](auto* c, auto& q, auto* r) {
+      return stub_->Submit(c, q, r);
+    });
   }
 
   const Dataset data_ = testing::SmallSynthetic(2000);
