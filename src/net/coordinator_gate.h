@@ -1,7 +1,6 @@
-// A coordinator's gRPC face on the callback API, for both protocols: a
-// Gate, whose client calls are admitted on the token (and but for Join, the
-// session) in their metadata and whose shuffler calls on the shuffler's
-// token, before their bodies are read; no call holds a thread.
+// A coordinator's gRPC face, for both protocols: a Gate, whose client calls are admitted on the
+// token (and but for Join, the session) in their metadata and whose shuffler calls on the
+// shuffler's token, before their bodies are read; no call holds a thread.
 #ifndef FEDLDP_SRC_NET_COORDINATOR_GATE_H_
 #define FEDLDP_SRC_NET_COORDINATOR_GATE_H_
 
@@ -54,7 +53,7 @@ class CoordinatorGate : public GatedService {
   void Answered(const char* name, bool with_session, Handle handle) {
     gate_.Add<Request, Reply>(
         CoordinatorMethod(name), Admit(with_session),
-        [this, handle](grpc::CallbackServerContext& context, const Request& request, Reply* reply,
+        [this, handle](grpc::ServerContextBase& context, const Request& request, Reply* reply,
                        Gate::Finish finish) {
           finish(Guard(*failed_, [&] {
             return Checked(context, request, [&] { return handle(request, reply); });
@@ -68,13 +67,13 @@ class CoordinatorGate : public GatedService {
   void ForShuffler(const char* name, Handle handle) {
     gate_.Add<Request, Reply>(
         CoordinatorMethod(name),
-        [this](const grpc::CallbackServerContext& context) {
+        [this](const grpc::ServerContextBase& context) {
           if (failed_->load()) {
             return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
           }
           return StatusOf(AdmitShuffler(Metadata(context, kShufflerTokenKey), shuffler_token_));
         },
-        [this, handle](grpc::CallbackServerContext&, const Request& request, Reply* reply,
+        [this, handle](grpc::ServerContextBase&, const Request& request, Reply* reply,
                        Gate::Finish finish) {
           finish(Guard(*failed_, [&] { return StatusOf(handle(request, reply)); }));
         });
@@ -105,8 +104,8 @@ class CoordinatorGate : public GatedService {
 
   // A client's call, admitted on the token (and but for Join, the session)
   // in its metadata.
-  std::function<grpc::Status(const grpc::CallbackServerContext&)> Admit(bool with_session) {
-    return [this, with_session](const grpc::CallbackServerContext& context) {
+  std::function<grpc::Status(const grpc::ServerContextBase&)> Admit(bool with_session) {
+    return [this, with_session](const grpc::ServerContextBase& context) {
       if (failed_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
       const std::string token = Metadata(context, kTokenKey);
       const std::string session = Metadata(context, kSessionKey);
@@ -118,7 +117,7 @@ class CoordinatorGate : public GatedService {
 
   // `handle()`, once the body's token and session are those admitted.
   template <typename Request, typename Handle>
-  static grpc::Status Checked(const grpc::CallbackServerContext& context, const Request& request,
+  static grpc::Status Checked(const grpc::ServerContextBase& context, const Request& request,
                               Handle handle) {
     Status same = SameCredentials(Metadata(context, kTokenKey), request.token());
     if constexpr (requires { request.session(); }) {

@@ -131,6 +131,8 @@ void RunningServer::Shutdown() {
   if (drain) drain();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();
+  // gRPC's order: the server's queues shut down after the server.
+  if (queues) queues->Shutdown();
 }
 
 Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::string& address,
@@ -153,11 +155,14 @@ Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::str
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   if (served.service != nullptr) builder.RegisterService(served.service);
-  if (served.gate != nullptr) builder.RegisterCallbackGenericService(served.gate);
+  if (served.gate != nullptr) {
+    s->queues = std::make_unique<GateQueues>(*served.gate, builder, served.queues);
+  }
   s->server = builder.BuildAndStart();
   if (!s->server || *port == 0) {
     return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
   }
+  if (s->queues) s->queues->Start();
   s->drain = std::move(drain);
   RunningServer* raw = s.get();
   s->ticker = std::thread([raw, tick = std::move(tick), failed] {
@@ -191,53 +196,138 @@ void SetShufflerCredentials(grpc::ClientContext* context, std::string_view shuff
 
 namespace {
 
-// One call through a Gate: admitted (or refused) on creation, then its
-// body read, served, and answered.
-class GateCall final : public grpc::ServerGenericBidiReactor {
+// One call through a Gate, on a completion queue: accepted, admitted (or
+// refused unread), its body read and served, then answered from whichever
+// thread finishes it. It has two tags on its queue: its steps', one at a
+// time, and the notice that the call is done (which IsCancelled needs on
+// this API); it goes once both have come back.
+class QueuedCall {
  public:
-  GateCall(const Gate::Method* method, grpc::GenericCallbackServerContext* context)
-      : method_(method), context_(context) {
-    if (method == nullptr) {
-      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no method " + context->method()));
-      return;
-    }
-    if (grpc::Status admitted = method->admit(*context); !admitted.ok()) {
-      Finish(admitted);
-      return;
-    }
-    StartRead(&body_);
+  struct Tag {
+    QueuedCall* call;
+    bool done_notice;
+  };
+
+  QueuedCall(const Gate& gate, grpc::AsyncGenericService& service,
+             grpc::ServerCompletionQueue* queue)
+      : gate_(gate), service_(service), queue_(queue) {
+    context_.AsyncNotifyWhenDone(&done_tag_);
+    service.RequestCall(&context_, &stream_, queue, queue, &step_tag_);
   }
 
-  void OnReadDone(bool ok) override {
-    if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request could be read"));
-      return;
+  // The queue's thread, on one of the call's tags coming back. False: the
+  // call is over, and may be deleted.
+  bool Proceed(bool done_notice, bool ok) {
+    if (done_notice) {
+      noticed_ = true;
+      return step_ != Step::kOver;
     }
-    method_->serve(*context_, body_, [this](const grpc::Status& status, const std::string& reply) {
-      if (!status.ok()) {
-        Finish(status);
-        return;
+    switch (step_.load()) {
+      case Step::kAccepted: {
+        // Not accepted: the server is shutting down, and no notice comes.
+        if (!ok) return false;
+        new QueuedCall(gate_, service_, queue_);  // the next call on this queue
+        method_ = gate_.Find(context_.method());
+        grpc::Status admitted = method_ == nullptr ? grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                                                  "no method " + context_.method())
+                                                   : method_->admit(context_);
+        if (!admitted.ok()) {
+          Answer(admitted, {});
+          return true;
+        }
+        step_ = Step::kRead;
+        stream_.Read(&body_, &step_tag_);
+        return true;
       }
-      grpc::Slice slice(reply);
-      reply_ = grpc::ByteBuffer(&slice, 1);
-      StartWriteAndFinish(&reply_, grpc::WriteOptions(), status);
-    });
+      case Step::kRead:
+        if (!ok) {
+          Answer(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request could be read"), {});
+          return true;
+        }
+        step_ = Step::kServing;
+        method_->serve(context_, body_,
+                       [this](const grpc::Status& status, const std::string& reply) {
+                         Answer(status, reply);
+                       });
+        return true;
+      case Step::kServing:  // not a queue step: Answer moves on to kAnswered
+      case Step::kAnswered:
+      case Step::kOver:
+        step_ = Step::kOver;
+        return !noticed_;
+    }
+    return false;
   }
-
-  void OnDone() override { delete this; }
 
  private:
-  const Gate::Method* method_;
-  grpc::GenericCallbackServerContext* context_;
-  grpc::ByteBuffer body_;
-  grpc::ByteBuffer reply_;
+  enum class Step { kAccepted, kRead, kServing, kAnswered, kOver };
+
+  void Answer(const grpc::Status& status, const std::string& reply) {
+    step_ = Step::kAnswered;
+    if (!status.ok()) {
+      stream_.Finish(status, &step_tag_);
+      return;
+    }
+    grpc::Slice slice(reply);
+    reply_ = grpc::ByteBuffer(&slice, 1);
+    stream_.WriteAndFinish(reply_, grpc::WriteOptions(), status, &step_tag_);
+  }
+
+  const Gate& gate_;
+  grpc::AsyncGenericService& service_;
+  grpc::ServerCompletionQueue* queue_;
+  Tag step_tag_{this, false}, done_tag_{this, true};
+  grpc::GenericServerContext context_;
+  grpc::GenericServerAsyncReaderWriter stream_{&context_};
+  const Gate::Method* method_ = nullptr;
+  std::atomic<Step> step_{Step::kAccepted};  // Answer may set it on another thread
+  bool noticed_ = false;
+  grpc::ByteBuffer body_, reply_;
 };
+
+// Calls each queue has asked for ahead of their arrival.
+constexpr int kCallsAwaited = 64;
 
 }  // namespace
 
-grpc::ServerGenericBidiReactor* Gate::CreateReactor(grpc::GenericCallbackServerContext* context) {
-  const auto it = methods_.find(context->method());
-  return new GateCall(it == methods_.end() ? nullptr : &it->second, context);
+GateQueues::GateQueues(const Gate& gate, grpc::ServerBuilder& builder, int threads) : gate_(gate) {
+  builder.RegisterAsyncGenericService(&service_);
+  for (int i = 0; i < std::max(threads, 1); ++i) queues_.push_back(builder.AddCompletionQueue());
+}
+
+GateQueues::~GateQueues() { Shutdown(); }
+
+void GateQueues::Start() {
+  for (auto& queue : queues_) {
+    for (int i = 0; i < kCallsAwaited; ++i) new QueuedCall(gate_, service_, queue.get());
+    threads_.emplace_back([this, q = queue.get()] { Run(q); });
+  }
+}
+
+void GateQueues::Run(grpc::ServerCompletionQueue* queue) {
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue->Next(&tag, &ok)) {
+    const auto* t = static_cast<const QueuedCall::Tag*>(tag);
+    if (!t->call->Proceed(t->done_notice, ok)) delete t->call;
+  }
+}
+
+void GateQueues::Shutdown() {
+  if (queues_.empty()) return;
+  for (auto& queue : queues_) queue->Shutdown();
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+  // Drained before they go (a queue never started has nothing in it).
+  for (auto& queue : queues_) {
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue->Next(&tag, &ok)) {
+      const auto* t = static_cast<const QueuedCall::Tag*>(tag);
+      if (!t->call->Proceed(t->done_notice, ok)) delete t->call;
+    }
+  }
+  queues_.clear();
 }
 
 bool Gate::Parse(const grpc::ByteBuffer& body, google::protobuf::MessageLite* request) {

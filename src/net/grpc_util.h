@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "fedldp/base/status.h"
 #include "fedldp/net/services.h"
@@ -83,18 +84,20 @@ grpc::Status ServeAdmitted(grpc::ServerUnaryStreamer<Request, Reply>* stream, Ad
   return status;
 }
 
-// A service on gRPC's callback API whose every call is admitted on its
-// metadata before its body is read, so that a call refused there costs the
-// server its headers, whatever the size of its body. A method not added is
-// UNIMPLEMENTED, unread.
-class Gate final : public grpc::CallbackGenericService {
+// A service whose every call is admitted on its metadata before its body
+// is read, so that a call refused there costs the server its headers,
+// whatever the size of its body. A method not added is UNIMPLEMENTED,
+// unread. StartServer serves it on gRPC's completion-queue API (GateQueues):
+// a call's steps run on one queue's thread, not handed between gRPC's
+// pollers and executors, and a held call holds no thread.
+class Gate final {
  public:
-  // Answers a call once, at once or later (a held poll).
+  // Answers a call once, at once or later (a held poll), from any thread.
   using Finish = std::function<void(const grpc::Status&)>;
   struct Method {
-    std::function<grpc::Status(const grpc::CallbackServerContext&)> admit;
+    std::function<grpc::Status(const grpc::ServerContextBase&)> admit;
     // The body, and how to answer: with the status and, if OK, the reply.
-    std::function<void(grpc::CallbackServerContext&, const grpc::ByteBuffer&,
+    std::function<void(grpc::ServerContextBase&, const grpc::ByteBuffer&,
                        std::function<void(const grpc::Status&, const std::string& reply)>)>
         serve;
   };
@@ -104,7 +107,7 @@ class Gate final : public grpc::CallbackGenericService {
   template <typename Request, typename Reply, typename Admit, typename Serve>
   void Add(std::string name, Admit admit, Serve serve) {
     methods_[std::move(name)] = Method{
-        std::move(admit), [serve = std::move(serve)](grpc::CallbackServerContext& context,
+        std::move(admit), [serve = std::move(serve)](grpc::ServerContextBase& context,
                                                      const grpc::ByteBuffer& body, auto answer) {
           auto call = std::make_shared<std::pair<Request, Reply>>();
           if (!Parse(body, &call->first)) {
@@ -119,12 +122,33 @@ class Gate final : public grpc::CallbackGenericService {
         }};
   }
 
-  grpc::ServerGenericBidiReactor* CreateReactor(
-      grpc::GenericCallbackServerContext* context) override;
+  // The method called `name` on the wire, or null.
+  const Method* Find(const std::string& name) const {
+    const auto it = methods_.find(name);
+    return it == methods_.end() ? nullptr : &it->second;
+  }
 
  private:
   static bool Parse(const grpc::ByteBuffer& body, google::protobuf::MessageLite* request);
   std::unordered_map<std::string, Method> methods_;
+};
+
+// Serves a Gate on `threads` completion queues, a thread each. Made with
+// the server's builder; Start once the server is built; Shutdown after the
+// server's own.
+class GateQueues {
+ public:
+  GateQueues(const Gate& gate, grpc::ServerBuilder& builder, int threads);
+  ~GateQueues();
+  void Start();
+  void Shutdown();
+
+ private:
+  void Run(grpc::ServerCompletionQueue* queue);
+  const Gate& gate_;
+  grpc::AsyncGenericService service_;
+  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
+  std::vector<std::thread> threads_;
 };
 
 // Runs a service handler; the plain logic throws only when it cannot save
@@ -298,6 +322,7 @@ bool NoteHandOver(const HandOver& handed, const std::string& shuffler, std::uint
 
 // A gRPC server with a timer thread (tick every 10 ms) until Shutdown.
 struct RunningServer {
+  std::unique_ptr<GateQueues> queues;  // a Gate's, if it serves one
   std::unique_ptr<grpc::Server> server;
   std::thread ticker;
   std::function<void()> drain;
@@ -307,7 +332,11 @@ struct RunningServer {
 // What a server serves: a service of the generated API, or a Gate.
 struct Served {
   grpc::Service* service = nullptr;
-  grpc::CallbackGenericService* gate = nullptr;
+  const Gate* gate = nullptr;
+  // The Gate's completion queues, a thread each. One was the fastest on
+  // 2 cores shared with 1,000 load clients (docs/deploying.md); the
+  // coordinators serialise their state on one mutex in any case.
+  int queues = 1;
 };
 // Builds, listens on `address` (port 0: a free one, written to *port) and
 // starts `tick` on its own thread; a tick that throws sets `failed`. On

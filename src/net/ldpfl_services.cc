@@ -106,7 +106,7 @@ std::optional<std::uint64_t> Number(const std::string& text) {
   return n;
 }
 
-// On gRPC's callback API (no call holds a thread); a call is admitted on
+// A Gate (no call holds a thread); a call is admitted on
 // the credentials in its metadata before its body is read.
 class LdpFlCoordinatorService final : public CoordinatorGate<LdpFlCoordinator> {
  public:
@@ -122,11 +122,11 @@ class LdpFlCoordinatorService final : public CoordinatorGate<LdpFlCoordinator> {
     });
     gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
         CoordinatorMethod("Submit"),
-        [](const grpc::CallbackServerContext&) {
+        [](const grpc::ServerContextBase&) {
           return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                               "this server runs LDP-FL: reports go through the shuffler");
         },
-        [](grpc::CallbackServerContext&, const pb::SubmitRequest&, pb::SubmitReply*,
+        [](grpc::ServerContextBase&, const pb::SubmitRequest&, pb::SubmitReply*,
            Gate::Finish finish) { finish(grpc::Status(grpc::StatusCode::INTERNAL, "")); });
     AddWithdraw();
     AddShufflerMethods();

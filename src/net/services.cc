@@ -106,11 +106,11 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
 
 namespace {
 
-// The FedSel coordinator's service, on gRPC's callback API so that a waiting
-// client's poll can be held without holding a thread: it is answered when a
-// round opens or the task ends (Release, from the server's timer), not after
-// the client slept and asked again. A Gate: a call whose token (and
-// session) in metadata the coordinator does not admit is refused unread.
+// The FedSel coordinator's service, a Gate: a waiting client's poll is
+// held without holding a thread, and answered when a round opens or the
+// task ends (Release, from the server's timer), not after the client slept
+// and asked again; a call whose token (and session) in metadata the
+// coordinator does not admit is refused unread.
 class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
  public:
   CoordinatorService(FedSelCoordinator& coordinator, std::string shuffler_token,
@@ -122,7 +122,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     });
     gate_.Add<pb::PollRequest, pb::PollReply>(
         CoordinatorMethod("Poll"), Admit(true),
-        [this](grpc::CallbackServerContext& context, const pb::PollRequest& request,
+        [this](grpc::ServerContextBase& context, const pb::PollRequest& request,
                pb::PollReply* reply,
                Gate::Finish finish) { Poll(context, request, reply, std::move(finish)); });
     // A submit is answered once its reports are on disk: the committer
@@ -132,7 +132,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     coordinator_.EnableGroupCommit();
     gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
         CoordinatorMethod("Submit"), Admit(true),
-        [this](grpc::CallbackServerContext& context, const pb::SubmitRequest& request,
+        [this](grpc::ServerContextBase& context, const pb::SubmitRequest& request,
                pb::SubmitReply* reply, Gate::Finish finish) {
           std::uint64_t ticket = 0;
           const grpc::Status status = Guard(*failed_, [&] {
@@ -258,7 +258,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
   static constexpr std::chrono::microseconds kGather{500};
   // A poll being answered: a Poll call's, or a Submit call's `next`.
   struct Held {
-    grpc::CallbackServerContext* context;
+    grpc::ServerContextBase* context;
     Gate::Finish finish;
     std::string_view token, session;  // the call's, alive until it is finished
     pb::PollReply* reply;
@@ -267,8 +267,8 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     Clock::time_point until{};
   };
 
-  void Poll(grpc::CallbackServerContext& context, const pb::PollRequest& request,
-            pb::PollReply* reply, Gate::Finish finish) {
+  void Poll(grpc::ServerContextBase& context, const pb::PollRequest& request, pb::PollReply* reply,
+            Gate::Finish finish) {
     const grpc::Status status = Checked(context, request, [] { return Status{}; });
     if (!status.ok()) return finish(status);
     AnswerOrHold({.context = &context,

@@ -55,7 +55,7 @@ namespace net_internal {
 class GatedService;
 }
 
-// The coordinator's gRPC server (gRPC's callback API), with a timer that
+// The coordinator's gRPC server (gRPC's completion-queue API), with a timer that
 // closes rounds at their deadlines. Stops on Shutdown or destruction.
 
 class CoordinatorServer {
