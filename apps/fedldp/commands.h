@@ -180,6 +180,7 @@ struct ServeOptions {
   std::string protocol = "fedsel";
   std::string state;
   std::string address = "127.0.0.1:7070";
+  int threads = 1;  // threads answering calls
   std::uint64_t users = 0;
   std::string dataset;    // adult (FedSel), mnist (LDP-FL)
   std::string data_dir;
@@ -257,6 +258,7 @@ struct LoadOptions {
   int epochs = 3;
   double batch_fraction = 0.1;
   int poll_ms = 100;
+  int server_threads = 1;
   std::string dir;  // work folder; default: a fresh one in /dev/shm (or /tmp)
   std::string out;  // JSON line, appended
 };

@@ -192,6 +192,11 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--state", o.state, "State file (SQLite); created if absent")->required();
   app.add_option("--address", o.address, "host:port to listen on")->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "Threads answering calls: 1 is the fastest on a machine shared with the "
+                 "clients; more where the server has cores of its own")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
   app.add_option(
       "--dataset", o.dataset,
@@ -294,6 +299,7 @@ ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task) 
   ServeConfig s;
   s.state = o.state;
   s.address = o.address;
+  s.threads = o.threads;
   s.tls.certificate = o.tls_cert;
   s.tls.key = o.tls_key;
   s.tls.insecure = o.insecure;

@@ -33,6 +33,9 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms,
                  "How often clients poll when the server does not hold the poll")->capture_default_str();
+  app.add_option("--server-threads", o.server_threads, "Threads answering the server's calls")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_option("--dir", o.dir, "Work folder (default: fresh in /dev/shm, removed after)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
 }
@@ -48,6 +51,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   config.epochs = o.epochs;
   config.batch_fraction = o.batch_fraction;
   config.poll_ms = o.poll_ms;
+  config.server_threads = o.server_threads;
   config.dir = o.dir;
   StopOnSignal stop;
   auto ran = RunLoadTest(
@@ -76,6 +80,7 @@ int RunLoad(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     StartRecord(j);
     j["clients"] = r.clients;
     j["driver"] = LoadDriverName(r.driver);
+    j["server_threads"] = o.server_threads;
     j["users"] = r.users;
     j["rounds"] = r.rounds;
     j["reports"] = r.reports;

@@ -141,14 +141,15 @@ class LdpFlCoordinatorService final : public CoordinatorGate<LdpFlCoordinator> {
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(LdpFlCoordinator& coordinator,
                                                                     const std::string& address,
                                                                     const TlsFiles& tls,
-                                                                    std::string shuffler_token) {
+                                                                    std::string shuffler_token,
+                                                                    int threads) {
   if (shuffler_token.size() < 16) return Error{"the shuffler's token must have >= 16 characters"};
   return StartWith(
       [&coordinator, &shuffler_token](std::shared_ptr<std::atomic<bool>> failed) {
         return std::make_unique<LdpFlCoordinatorService>(coordinator, shuffler_token,
                                                          std::move(failed));
       },
-      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); }, threads);
 }
 
 // ---------------------------------------------------------------- shuffler

@@ -178,6 +178,9 @@ Status LoadTestConfig::Validate() const {
     return invalid("batch fraction must be in (0, 1]");
   }
   if (poll_ms < 1) return invalid("clients poll every 1 ms at most often");
+  if (server_threads < 1 || server_threads > 256) {
+    return invalid("the server answers calls on 1 to 256 threads");
+  }
   return Status::Ok();
 }
 
@@ -216,6 +219,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   FedSelServeConfig serve;
   serve.serve.state = (dir / "server.sqlite").string();
   serve.serve.address = "127.0.0.1:0";
+  serve.serve.threads = config.server_threads;
   serve.serve.task = "load-test";
   serve.serve.users = rows.size();
   serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);

@@ -82,6 +82,9 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
   if (s.address.empty()) return Invalid("the server needs an address host:port");
   if (s.task.empty()) return Invalid("the task needs a name");
   if (s.users == 0) return Invalid("the task needs at least one user (--users)");
+  if (s.threads < 1 || s.threads > 256) {
+    return Invalid("the server answers calls on 1 to 256 threads (--threads)");
+  }
   if (s.tls.certificate.empty() != s.tls.key.empty()) {
     return Invalid("a TLS certificate and its key go together (--tls-cert, --tls-key)");
   }
@@ -311,7 +314,7 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
   if (!coordinator.ok()) return Error{coordinator.error(), coordinator.code()};
   FedSelCoordinator& coord = **coordinator;
   // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, s.address, s.tls, shuffler_token);
+  auto server = CoordinatorServer::Start(coord, s.address, s.tls, shuffler_token, s.threads);
   if (!server.ok()) return Error{server.error(), server.code()};
   if (c.shuffle) {
     // The simulator's statement (train --shuffle): the same accountant, on
@@ -433,7 +436,7 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
   if (!coordinator.ok()) return Error{coordinator.error(), coordinator.code()};
   LdpFlCoordinator& coord = **coordinator;
   // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, s.address, s.tls, *shuffler_token);
+  auto server = CoordinatorServer::Start(coord, s.address, s.tls, *shuffler_token, s.threads);
   if (!server.ok()) return Error{server.error(), server.code()};
   std::string privacy;
   if (spec.vector()) {

@@ -326,7 +326,8 @@ struct CoordinatorServer::Impl {
 Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordinator& coordinator,
                                                                     const std::string& address,
                                                                     const TlsFiles& tls,
-                                                                    std::string shuffler_token) {
+                                                                    std::string shuffler_token,
+                                                                    int threads) {
   if (coordinator.spec().config.shuffle && shuffler_token.size() < 16) {
     return Error{"a shuffled task needs the shuffler's token (>= 16 characters)"};
   }
@@ -336,18 +337,21 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordi
         return std::make_unique<CoordinatorService>(coordinator, std::move(shuffler_token),
                                                     std::move(failed));
       },
-      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); });
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); }, threads);
 }
 
-Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
-    const MakeService& make, const std::string& address, const TlsFiles& tls,
-    std::function<void()> tick) {
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(const MakeService& make,
+                                                                        const std::string& address,
+                                                                        const TlsFiles& tls,
+                                                                        std::function<void()> tick,
+                                                                        int threads) {
+  if (threads < 1) return Error{"a server answers calls on at least one thread"};
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = make(s->failed_);
   GatedService* raw = s->impl_->service.get();
   auto running = StartServer(
-      Served{.gate = raw->gate()}, address, tls, &s->port_,
+      Served{.gate = raw->gate(), .queues = threads}, address, tls, &s->port_,
       [raw, tick = std::move(tick)] {
         tick();
         raw->Release(Clock::now());

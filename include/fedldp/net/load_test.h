@@ -38,6 +38,7 @@ struct LoadTestConfig {
   int epochs = 3;
   double batch_fraction = 0.1;  // m / N
   int poll_ms = 100;            // how often clients poll when the server does not hold the poll
+  int server_threads = 1;       // the server's threads answering calls (ServeConfig::threads)
   // Work folder for the state file and the ledgers; default: a fresh one in
   // /dev/shm (or the temporary folder), removed after a run that succeeded.
   std::string dir;

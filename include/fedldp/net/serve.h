@@ -48,6 +48,10 @@ struct ServeConfig {
   std::string state;                       // the state file (SQLite); created if absent
   std::string address = "127.0.0.1:7070";  // host:port; port 0 picks a free one
   TlsFiles tls;                            // certificate and key: serve over TLS
+  // Threads answering calls (gRPC completion queues, one each). One was the
+  // fastest on 2 cores shared with 1,000 load clients; give more to a
+  // server with cores of its own (docs/deploying.md).
+  int threads = 1;
   std::string task;                        // the task's name in every client's ledger
   std::uint64_t users = 0;                 // N: users in the task (all must join)
   RoundPolicy policy;

@@ -63,16 +63,19 @@ class CoordinatorServer {
   // address: host:port; port 0 picks a free one (see port()). A shuffled
   // task (config.shuffle) takes reports only from the shuffler holding
   // `shuffler_token` (Vouch, RoundInfo, Deliver); others ignore it.
+  // `threads`: threads answering calls, each on a completion queue.
   static Result<std::unique_ptr<CoordinatorServer>> Start(FedSelCoordinator& coordinator,
                                                           const std::string& address,
                                                           const TlsFiles& tls = {},
-                                                          std::string shuffler_token = "");
+                                                          std::string shuffler_token = "",
+                                                          int threads = 1);
   // LDP-FL: clients join and poll here; only the shuffler holding
   // `shuffler_token` may call Vouch, RoundInfo and Deliver.
   static Result<std::unique_ptr<CoordinatorServer>> Start(LdpFlCoordinator& coordinator,
                                                           const std::string& address,
                                                           const TlsFiles& tls,
-                                                          std::string shuffler_token);
+                                                          std::string shuffler_token,
+                                                          int threads = 1);
   ~CoordinatorServer();
   int port() const { return port_; }
   // Set when the coordinator could not save its state: the process should
@@ -87,7 +90,8 @@ class CoordinatorServer {
   static Result<std::unique_ptr<CoordinatorServer>> StartWith(const MakeService& make,
                                                               const std::string& address,
                                                               const TlsFiles& tls,
-                                                              std::function<void()> tick);
+                                                              std::function<void()> tick,
+                                                              int threads);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
