@@ -199,8 +199,8 @@ namespace {
 // One call through a Gate, on a completion queue: accepted, admitted (or
 // refused unread), its body read and served, then answered from whichever
 // thread finishes it. It has two tags on its queue: its steps', one at a
-// time, and the notice that the call is done (which IsCancelled needs on
-// this API); it goes once both have come back.
+// time, and the notice that the call is over (Gate::Gone); it goes once
+// both have come back.
 class QueuedCall {
  public:
   struct Tag {
@@ -220,6 +220,7 @@ class QueuedCall {
   bool Proceed(bool done_notice, bool ok) {
     if (done_notice) {
       noticed_ = true;
+      gone_->store(true);
       return step_ != Step::kOver;
     }
     switch (step_.load()) {
@@ -245,10 +246,10 @@ class QueuedCall {
           return true;
         }
         step_ = Step::kServing;
-        method_->serve(context_, body_,
-                       [this](const grpc::Status& status, const std::string& reply) {
-                         Answer(status, reply);
-                       });
+        method_->serve(
+            context_, body_,
+            [this](const grpc::Status& status, const std::string& reply) { Answer(status, reply); },
+            gone_);
         return true;
       case Step::kServing:  // not a queue step: Answer moves on to kAnswered
       case Step::kAnswered:
@@ -282,6 +283,8 @@ class QueuedCall {
   const Gate::Method* method_ = nullptr;
   std::atomic<Step> step_{Step::kAccepted};  // Answer may set it on another thread
   bool noticed_ = false;
+  // Shared: a held answer may ask after the call is over.
+  std::shared_ptr<std::atomic<bool>> gone_ = std::make_shared<std::atomic<bool>>(false);
   grpc::ByteBuffer body_, reply_;
 };
 

@@ -92,13 +92,27 @@ grpc::Status ServeAdmitted(grpc::ServerUnaryStreamer<Request, Reply>* stream, Ad
 // pollers and executors, and a held call holds no thread.
 class Gate final {
  public:
+  // Set once a call is over; a call still held that is over was cancelled
+  // by its client, or outlived its deadline. (gRPC's IsCancelled may not be
+  // asked on its completion-queue API before the call is over.)
+  using Gone = std::shared_ptr<const std::atomic<bool>>;
   // Answers a call once, at once or later (a held poll), from any thread.
-  using Finish = std::function<void(const grpc::Status&)>;
+  class Finish {
+   public:
+    Finish(std::function<void(const grpc::Status&)> answer, Gone gone)
+        : answer_(std::move(answer)), gone_(std::move(gone)) {}
+    void operator()(const grpc::Status& status) const { answer_(status); }
+    bool gone() const { return gone_ != nullptr && gone_->load(); }
+
+   private:
+    std::function<void(const grpc::Status&)> answer_;
+    Gone gone_;
+  };
   struct Method {
     std::function<grpc::Status(const grpc::ServerContextBase&)> admit;
     // The body, and how to answer: with the status and, if OK, the reply.
     std::function<void(grpc::ServerContextBase&, const grpc::ByteBuffer&,
-                       std::function<void(const grpc::Status&, const std::string& reply)>)>
+                       std::function<void(const grpc::Status&, const std::string& reply)>, Gone)>
         serve;
   };
 
@@ -107,8 +121,9 @@ class Gate final {
   template <typename Request, typename Reply, typename Admit, typename Serve>
   void Add(std::string name, Admit admit, Serve serve) {
     methods_[std::move(name)] = Method{
-        std::move(admit), [serve = std::move(serve)](grpc::ServerContextBase& context,
-                                                     const grpc::ByteBuffer& body, auto answer) {
+        std::move(admit),
+        [serve = std::move(serve)](grpc::ServerContextBase& context, const grpc::ByteBuffer& body,
+                                   auto answer, Gone gone) {
           auto call = std::make_shared<std::pair<Request, Reply>>();
           if (!Parse(body, &call->first)) {
             answer(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the request cannot be read"),
@@ -116,9 +131,12 @@ class Gate final {
             return;
           }
           serve(context, call->first, &call->second,
-                Finish([call, answer](const grpc::Status& status) {
-                  answer(status, status.ok() ? call->second.SerializeAsString() : std::string());
-                }));
+                Finish(
+                    [call, answer](const grpc::Status& status) {
+                      answer(status,
+                             status.ok() ? call->second.SerializeAsString() : std::string());
+                    },
+                    std::move(gone)));
         }};
   }
 

@@ -145,10 +145,9 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
             finish(durable ? grpc::Status::OK : Unsaved());
           };
           if (request.wait_ms() > 0) {
-            done = [this, &context, &request, reply, finish](bool durable) {
+            done = [this, &request, reply, finish](bool durable) {
               if (!durable) return finish(Unsaved());
-              AnswerOrHold({.context = &context,
-                            .finish = finish,
+              AnswerOrHold({.finish = finish,
                             .token = request.token(),
                             .session = request.session(),
                             .reply = reply->mutable_next(),
@@ -200,8 +199,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
       if (held_.empty()) return;
       std::vector<Held> keep;
       for (Held& h : held_) {
-        const bool go =
-            draining_ || h.changes != changes || now >= h.until || h.context->IsCancelled();
+        const bool go = draining_ || h.changes != changes || now >= h.until || h.finish.gone();
         (go ? due : keep).push_back(h);
       }
       held_ = std::move(keep);
@@ -211,7 +209,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
       h.reply->Clear();
       const grpc::Status status = Answer(h.token, h.session, h.reply, now);
       if (status.ok() && h.reply->state() == pb::PollReply::WAITING && now < h.until &&
-          !h.context->IsCancelled()) {
+          !h.finish.gone()) {
         h.changes = changes;  // a round opened without this client's users
         again.push_back(h);
         continue;
@@ -258,7 +256,6 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
   static constexpr std::chrono::microseconds kGather{500};
   // A poll being answered: a Poll call's, or a Submit call's `next`.
   struct Held {
-    grpc::ServerContextBase* context;
     Gate::Finish finish;
     std::string_view token, session;  // the call's, alive until it is finished
     pb::PollReply* reply;
@@ -271,8 +268,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
             Gate::Finish finish) {
     const grpc::Status status = Checked(context, request, [] { return Status{}; });
     if (!status.ok()) return finish(status);
-    AnswerOrHold({.context = &context,
-                  .finish = std::move(finish),
+    AnswerOrHold({.finish = std::move(finish),
                   .token = request.token(),
                   .session = request.session(),
                   .reply = reply},

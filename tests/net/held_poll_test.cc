@@ -3,7 +3,7 @@
 // shuts down; a poll without wait_ms is answered at once, as before. A
 // submit with wait_ms brings, once its reports are counted, what such a
 // poll would answer (SubmitReply.next). And clients in one process do not
-// share a connection to it.
+// share a connection to it. A Gate tells a held call that its client went.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "coordinator_gate.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/net/services.h"
@@ -269,6 +270,43 @@ TEST_F(HeldPollTest, ASecondServerOnTheSamePortIsRefused) {
   EXPECT_NE(second.error().find("cannot listen on " + address), std::string::npos)
       << second.error();
   Join(0, 1000);  // the first still serves
+}
+
+// A Gate's held call learns that its client has gone (here: its deadline
+// passed), so that it is not held to the end of its wait; answering it
+// afterwards is harmless. gRPC's IsCancelled may not be asked on the
+// completion-queue API before the call is over: the Gate says it instead.
+TEST(GateTest, AHeldCallIsGoneOnceItsClientHasGone) {
+  net_internal::Gate gate;
+  std::promise<net_internal::Gate::Finish> held;
+  gate.Add<pb::PollRequest, pb::PollReply>(
+      net_internal::CoordinatorMethod("Poll"),
+      [](const grpc::ServerContextBase&) { return grpc::Status::OK; },
+      [&held](grpc::ServerContextBase&, const pb::PollRequest&, pb::PollReply*,
+              net_internal::Gate::Finish finish) { held.set_value(std::move(finish)); });
+  int port = 0;
+  auto server = net_internal::StartServer(
+      net_internal::Served{.gate = &gate}, "127.0.0.1:0", {}, &port, [] {},
+      std::make_shared<std::atomic<bool>>());
+  ASSERT_TRUE(server.ok()) << server.error();
+  auto stub = pb::Coordinator::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 300ms);
+  pb::PollRequest request;
+  pb::PollReply reply;
+  auto call = std::async(std::launch::async,
+                         [&] { return stub->Poll(&context, request, &reply).error_code(); });
+  auto arrived = held.get_future();
+  ASSERT_EQ(arrived.wait_for(10s), std::future_status::ready);
+  const net_internal::Gate::Finish finish = arrived.get();
+  EXPECT_FALSE(finish.gone());  // its client waits
+  EXPECT_EQ(call.get(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  const auto start = Clock::now();
+  while (!finish.gone() && Clock::now() - start < 10s) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(finish.gone());
+  finish(grpc::Status::OK);
+  (*server)->Shutdown();
 }
 
 }  // namespace
