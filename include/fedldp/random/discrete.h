@@ -1,0 +1,52 @@
+// Exact samplers on the integers, for mechanisms whose outputs must not
+// depend on the input through floating point (issue 39; Mironov, "On
+// significance of the least significant bits for differential privacy", CCS
+// 2012).
+//
+// Every sampler here is exact given uniform random words: each probability it
+// realises is the stated rational or exp of a rational, with no rounding. They
+// follow Canonne, Kamath & Steinke, "The discrete Gaussian for differential
+// privacy" (NeurIPS 2020), Algorithms 1 and 2, on 64-bit integers. Their
+// running time depends on the random words and the (public) parameters only.
+#ifndef FEDLDP_RANDOM_DISCRETE_H_
+#define FEDLDP_RANDOM_DISCRETE_H_
+
+#include <cstdint>
+
+#include "fedldp/random/rng.h"
+
+namespace fedldp {
+
+__extension__ using Uint128 = unsigned __int128;
+
+// Uniform integer in [0, n), n >= 1, exactly uniform for any 128-bit n: one
+// 64-bit Lemire draw when n < 2^64, otherwise masked 128-bit words with
+// rejection (acceptance > 1/2).
+Uint128 UniformIndex128(Rng& rng, Uint128 n);
+
+// True with probability exactly num / den (0 <= num <= den, den >= 1).
+bool BernoulliRational(Rng& rng, std::uint64_t num, std::uint64_t den);
+
+// True with probability exactly exp(-num / den) (den >= 1; num any), by CKS
+// Algorithm 1: for gamma = num/den in [0, 1], count the K with
+// Bernoulli(gamma / K) successes in a row; exp(-gamma) = P[K odd]. Larger
+// gamma is split into exp(-1) factors and a remainder. A den * K past 2^64
+// (probability below 1 / 2^12!) ends the count early.
+bool BernoulliExpMinus(Rng& rng, std::uint64_t num, std::uint64_t den);
+
+// The discrete Laplace law on the integers, P[Y = y] proportional to
+// exp(-|y| s / t) (s, t >= 1), by CKS Algorithm 2. The loop's number of
+// rounds depends on the random words and s, t only.
+std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t);
+
+// Randomized rounding of u (finite, |u| < 2^62) to floor(u) or floor(u) + 1,
+// up with probability RoundUpProbability(u) ~ u - floor(u): unbiased up to
+// the 2^-53 resolution of that probability, and input-independent in time.
+std::int64_t RandomizedRound(double u, Rng& rng);
+// The exact probability RandomizedRound(u) rounds up: ceil(f 2^53) / 2^53
+// for the fraction f = u - floor(u) (computed exactly).
+double RoundUpProbability(double u);
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_RANDOM_DISCRETE_H_

@@ -1,0 +1,136 @@
+// The exact integer samplers of random/discrete.h against their laws, each
+// check shown to fail on a wrong constant.
+#include "fedldp/random/discrete.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "fedldp/audit/stat_checks.h"
+#include "fedldp/random/counter_rng.h"
+
+namespace fedldp {
+namespace {
+
+constexpr std::size_t kDraws = 200000;
+
+// Mean of kDraws Bernoulli outcomes against p (variance p (1 - p)).
+template <typename Draw>
+audit::Verdict FrequencyIs(double p, Draw&& draw) {
+  std::vector<double> x(kDraws);
+  for (double& v : x) v = draw() ? 1.0 : 0.0;
+  return audit::CheckMean(audit::SampleMoments(x), p, p * (1 - p));
+}
+
+TEST(Discrete, BernoulliExpMinusHasProbabilityExpOfMinusGamma) {
+  CounterRng rng(1);
+  for (const auto& [num, den] : {std::pair<std::uint64_t, std::uint64_t>{0, 1}, {3, 10}, {1, 1},
+                                {27, 10}, {1ull << 40, 1ull << 41}}) {
+    const double gamma = static_cast<double>(num) / static_cast<double>(den);
+    auto draw = [&, n = num, d = den] { return BernoulliExpMinus(rng, n, d); };
+    if (gamma == 0) {  // certain: no variance for a z-score
+      for (int i = 0; i < 1000; ++i) ASSERT_TRUE(draw());
+      continue;
+    }
+    const auto right = FrequencyIs(std::exp(-gamma), draw);
+    EXPECT_TRUE(right.pass) << gamma << ": " << right.reason;
+    {
+      const auto wrong = FrequencyIs(std::exp(-1.1 * gamma), draw);
+      EXPECT_FALSE(wrong.pass) << gamma << ": " << wrong.reason;
+    }
+  }
+}
+
+TEST(Discrete, BernoulliRationalIsExact) {
+  CounterRng rng(2);
+  auto draw = [&] { return BernoulliRational(rng, 1, 3); };
+  EXPECT_TRUE(FrequencyIs(1.0 / 3, draw).pass);
+  EXPECT_FALSE(FrequencyIs(0.35, draw).pass);
+}
+
+// P[Y <= k] for P[Y = y] proportional to exp(-|y| rate).
+double LaplaceCdf(double rate, std::int64_t k) {
+  const double p = std::exp(-rate);
+  if (k < 0) return std::exp(-rate * static_cast<double>(-k)) / (1 + p);
+  return 1 - std::exp(-rate * static_cast<double>(k + 1)) / (1 + p);
+}
+
+// Counts in the cells (c_{i-1}, c_i] with cuts every quarter of the scale
+// 1 / rate (every integer where that is finer) out to 6 scales, plus the tails.
+audit::Verdict LaplaceLawIs(double rate, const std::vector<std::int64_t>& draws) {
+  std::vector<std::int64_t> cuts;
+  for (int i = -24; i <= 24; ++i) {
+    const auto c = static_cast<std::int64_t>(std::floor(i / (4 * rate)));
+    if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
+  }
+  std::vector<std::uint64_t> counts(cuts.size() + 1, 0);
+  for (const auto y : draws) ++counts[std::lower_bound(cuts.begin(), cuts.end(), y) - cuts.begin()];
+  std::vector<double> p(counts.size());
+  double below = 0;
+  for (std::size_t i = 0; i < cuts.size(); ++i) {
+    const double cdf = LaplaceCdf(rate, cuts[i]);
+    p[i] = cdf - below;
+    below = cdf;
+  }
+  p.back() = 1 - below;
+  return audit::CheckChiSquare(counts, p);
+}
+
+TEST(Discrete, DiscreteLaplaceFollowsItsLaw) {
+  for (const auto& [s, t] : {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {2, 3}, {7, 1},
+                             {1ull << 30, 1ull << 41}}) {
+    CounterRng rng(3 + s);
+    std::vector<std::int64_t> draws(kDraws);
+    for (auto& y : draws) y = DiscreteLaplace(rng, s, t);
+    const double rate = static_cast<double>(s) / static_cast<double>(t);
+    const auto right = LaplaceLawIs(rate, draws);
+    EXPECT_TRUE(right.pass) << s << "/" << t << ": " << right.reason;
+    const auto wrong = LaplaceLawIs(rate * 1.1, draws);
+    EXPECT_FALSE(wrong.pass) << s << "/" << t << ": " << wrong.reason;
+  }
+}
+
+TEST(Discrete, UniformIndex128IsUniformBeyond64Bits) {
+  CounterRng rng(4);
+  const Uint128 n = (Uint128{3} << 64) + 5;
+  const Uint128 third = n / 3;
+  std::vector<std::uint64_t> thirds(3, 0), low(8, 0);
+  for (std::size_t i = 0; i < kDraws; ++i) {
+    const Uint128 v = UniformIndex128(rng, n);
+    ASSERT_TRUE(v < n);
+    ++thirds[std::min<std::uint64_t>(2, static_cast<std::uint64_t>(v / third))];
+    ++low[static_cast<std::size_t>(v % 8)];
+  }
+  EXPECT_TRUE(audit::CheckChiSquare(thirds, std::vector<double>(3, 1.0 / 3)).pass);
+  EXPECT_TRUE(audit::CheckChiSquare(low, std::vector<double>(8, 1.0 / 8)).pass);
+  // A generator that masked to 64 bits would never pass the thirds.
+  EXPECT_FALSE(audit::CheckChiSquare(thirds, std::vector<double>{0.5, 0.25, 0.25}).pass);
+  // Below 2^64 it is UniformIndex itself, draw for draw.
+  CounterRng a(5), b(5);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(UniformIndex128(a, 1000), UniformIndex(b, 1000));
+}
+
+TEST(Discrete, RandomizedRoundingIsUnbiased) {
+  EXPECT_EQ(RoundUpProbability(2.0), 0.0);
+  EXPECT_EQ(RoundUpProbability(-1.75), 0.25);
+  EXPECT_EQ(RoundUpProbability(0.1), std::ceil(0.1 * 0x1.0p53) * 0x1.0p-53);
+  for (double u : {2.3, -1.75, 1e-9, 12345.999}) {
+    CounterRng rng(6);
+    const double low = std::floor(u);
+    auto up = [&] {
+      const std::int64_t r = RandomizedRound(u, rng);
+      EXPECT_TRUE(r == low || r == low + 1);
+      return r == low + 1;
+    };
+    const double p = RoundUpProbability(u);
+    EXPECT_TRUE(FrequencyIs(p, up).pass) << u;
+    if (p > 0.01) {
+      EXPECT_FALSE(FrequencyIs(p + 0.01, up).pass) << u;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fedldp
