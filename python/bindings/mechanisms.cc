@@ -80,7 +80,16 @@ estimates of the clipped input.)doc")
       .def_property_readonly(
           "output_domain", [](const ValueMechanism& self) { return AsTuple(self.output_domain()); })
       .def_property_readonly("atoms", &ValueMechanism::Atoms,
-                             "Outputs with positive probability (empty for continuous laws).")
+                             "Outputs listed one by one with positive probability.")
+      .def_property_readonly(
+          "grid",
+          [](const ValueMechanism& self) -> py::object {
+            const auto g = self.Grid();
+            if (!g) return py::none();
+            return py::make_tuple(g->step, g->lo, g->hi);
+          },
+          "(step, lo, hi): the public grid of outputs m * step, lo <= m <= hi, fixed before\n"
+          "any input is seen (pm, hm, laplace), or None.")
       .def("sample", &Sample, py::arg("x"), py::arg("rng") = py::none(),
            "M(x) for every entry of x (a number or an array, same shape), the GIL released.")
       .def(
@@ -114,7 +123,8 @@ estimates of the clipped input.)doc")
                                                                                                 x);
           },
           py::arg("y"), py::arg("x"),
-          "The probability of y given x if y is an atom, else the density at y.")
+          "The probability of y given x if y is an atom or a grid point, else the density\n"
+          "at y (0 for every fedldp mechanism: all are discrete).")
       .def(
           "can_output",
           [](const ValueMechanism& self, const py::object& y) {

@@ -49,15 +49,29 @@ def test_inputs_outside_the_domain_are_clipped_first():
 @pytest.mark.parametrize("name,eps", [("duchi", 1.0), ("twopoint", 0.5), ("pm", 2.0), ("hm", 1.0)])
 def test_likelihood_ratios_stay_within_e_eps(name, eps):
     mech = fedldp.ValueMechanism(name, eps)
-    lo, hi = mech.output_domain
-    ys = np.linspace(lo, hi, 2001)
-    if mech.atoms:
-        ys = np.array(mech.atoms)
+    ys = np.array(mech.atoms)
+    if mech.grid:
+        step, lo, hi = mech.grid
+        ys = np.concatenate([ys, step * np.unique(np.linspace(lo, hi, 2001).round())])
     xs = np.linspace(-1, 1, 41)
     lik = np.array([[mech.likelihood(y, x) for x in xs] for y in ys])
     worst = (lik.max(axis=1) / lik.min(axis=1)).max()
     assert worst <= math.exp(eps) * (1 + 1e-12)
-    assert worst >= math.exp(eps) * (1 - 1e-9)  # reached: the bound is tight
+    # Reached: the bound is tight (pm's ratio is an integer fraction (b + c) / b
+    # with b >= 2^24, below e^eps by at most 2^-24).
+    assert worst >= math.exp(eps) * (1 - 2**-24)
+
+
+@pytest.mark.parametrize("name", ["pm", "hm", "laplace"])
+def test_outputs_are_grid_values_fixed_before_the_input(name):
+    mech = fedldp.ValueMechanism(name, 1.0)
+    step, lo, hi = mech.grid
+    y = mech.sample(np.linspace(-1, 1, 10_000), 5)
+    m = np.round(y / step)
+    on_grid = (m * step == y) & (m >= lo) & (m <= hi)
+    assert on_grid.all() or (name == "hm" and np.isin(y[~on_grid], mech.atoms).all())
+    assert mech.can_output(y).all()
+    assert not mech.can_output(np.nextafter(y, np.inf)).any()
 
 
 def test_twopoint_takes_a_range():

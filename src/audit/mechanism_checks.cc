@@ -55,16 +55,62 @@ Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& ref
   return {true, "all outputs in the output domain"};
 }
 
+Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& m) {
+  // Every input the mechanism can see: the adversarial ones after clipping.
+  std::vector<double> neighbours;
+  for (double x : AdversarialInputs(m)) neighbours.push_back(m.Clip(x));
+  std::sort(neighbours.begin(), neighbours.end());
+  neighbours.erase(std::unique(neighbours.begin(), neighbours.end()), neighbours.end());
+  std::size_t ruled_out = 0;
+  double example = 0;
+  for (double y : samples) {
+    bool possible = m.OnPublicSupport(y);
+    for (std::size_t i = 0; possible && i < neighbours.size(); ++i) {
+      possible = m.Mass(y, neighbours[i]) > 0;
+    }
+    if (!possible && ruled_out++ == 0) example = y;
+  }
+  const double share = samples.empty() ? 0.0 : static_cast<double>(ruled_out) / samples.size();
+  std::ostringstream out;
+  out.precision(17);
+  if (ruled_out == 0) {
+    out << "all " << samples.size() << " outputs are public values every input can produce";
+  } else {
+    out << ruled_out << " of " << samples.size() << " outputs (" << 100 * share
+        << " %) are off the public support or impossible at another input, e.g. " << example;
+  }
+  return {ruled_out == 0, out.str(), share};
+}
+
 namespace {
 
-// Finite window holding all but a negligible part of the law.
+// Finite window holding all but a negligible part of the law: the output
+// domain, or mean +- 12 sd where the domain is far wider than that (the
+// discrete Laplace's grid reaches 2^52 steps).
 Interval Window(const ValueMechanism& m, double x) {
   Interval d = m.output_domain();
-  if (!std::isfinite(d.lo) || !std::isfinite(d.hi)) {
-    const double sd = std::sqrt(m.Variance(x));
-    d = {m.Mean(x) - 12 * sd, m.Mean(x) + 12 * sd};
-  }
+  const double sd = std::sqrt(m.Variance(x));
+  if (!(d.hi - d.lo <= 1e9 * sd)) d = {m.Mean(x) - 12 * sd, m.Mean(x) + 12 * sd};
   return d;
+}
+
+// Calls f(y) once for every atom and every grid point in `w` that is not an
+// atom; past `most` grid points, on an even stride of them.
+template <typename F>
+void ForEachSupportPoint(const ValueMechanism& m, Interval w, std::uint64_t most, F&& f) {
+  const std::vector<double> atoms = m.Atoms();
+  for (double a : atoms) f(a);
+  const auto grid = m.Grid();
+  if (!grid) return;
+  const auto first = std::max(grid->lo, static_cast<std::int64_t>(std::ceil(w.lo / grid->step)));
+  const auto last = std::min(grid->hi, static_cast<std::int64_t>(std::floor(w.hi / grid->step)));
+  if (last < first) return;
+  const std::uint64_t count = static_cast<std::uint64_t>(last - first) + 1;
+  const auto stride = static_cast<std::int64_t>((count + most - 1) / most);
+  for (std::int64_t i = first; i <= last; i += stride) {
+    const double y = grid->Value(i);
+    if (std::find(atoms.begin(), atoms.end(), y) == atoms.end()) f(y);
+  }
 }
 
 }  // namespace
@@ -73,8 +119,9 @@ double FourthCentralMoment(const ValueMechanism& m, double x) {
   const double mean = m.Mean(x);
   auto fourth = [mean](double y) { return (y - mean) * (y - mean) * (y - mean) * (y - mean); };
   double total = 0;
-  for (double a : m.Atoms()) total += m.Mass(a, x) * fourth(a);
   const Interval w = Window(m, x);
+  ForEachSupportPoint(m, w, std::uint64_t{1} << 26,
+                      [&](double y) { total += m.Mass(y, x) * fourth(y); });
   constexpr int kCells = 1 << 18;
   const double h = (w.hi - w.lo) / kCells;
   for (int i = 0; i < kCells; ++i) {
@@ -123,14 +170,20 @@ Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& refere
 Verdict CheckPrivacyOf(const ValueMechanism& m) {
   const std::vector<double> inputs = AdversarialInputs(m);
   const Interval w = Window(m, m.input_domain().center());
-  const std::vector<double> atoms = m.Atoms();
+  // The outputs probed: the public support (every grid point up to 2^21 of
+  // them), and a density grid for a mechanism that has one.
+  std::vector<double> outputs;
+  ForEachSupportPoint(m, w, std::uint64_t{1} << 21, [&](double y) { outputs.push_back(y); });
+  constexpr int kGrid = 4001;
+  for (int i = 0; i < kGrid; ++i) {
+    const double y = w.lo + (w.hi - w.lo) * i / (kGrid - 1);
+    if (!m.OnPublicSupport(y)) outputs.push_back(y);
+  }
   std::vector<std::vector<double>> likelihood;
   for (double x : inputs) {
     std::vector<double> l;
-    for (double a : atoms) l.push_back(m.Mass(a, x));
-    constexpr int kGrid = 4001;
-    for (int i = 0; i < kGrid; ++i)
-      l.push_back(m.Density(w.lo + (w.hi - w.lo) * i / (kGrid - 1), x));
+    l.reserve(outputs.size());
+    for (double y : outputs) l.push_back(m.Likelihood(y, x));
     likelihood.push_back(std::move(l));
   }
   return CheckRatio(WorstRatio(likelihood), m.epsilon());

@@ -42,9 +42,9 @@ double HybridMechanism::Variance(double x) const {
   return alpha_ * s1 + (1 - alpha_) * s2 - m * m;
 }
 
-double HybridMechanism::Mass(double y, double x) const { return (1 - alpha_) * duchi_.Mass(y, x); }
-
-double HybridMechanism::Density(double y, double x) const { return alpha_ * pm_.Density(y, x); }
+double HybridMechanism::Mass(double y, double x) const {
+  return alpha_ * pm_.Mass(y, x) + (1 - alpha_) * duchi_.Mass(y, x);
+}
 
 double HybridMechanism::Cdf(double y, double x) const {
   return alpha_ * pm_.Cdf(y, x) + (1 - alpha_) * duchi_.Cdf(y, x);

@@ -1,60 +1,138 @@
 #include "fedldp/mechanism/piecewise.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fedldp {
+namespace {
+
+constexpr std::int64_t kMinLevels = std::int64_t{1} << 12;
+constexpr std::int64_t kMaxLevels = std::int64_t{1} << 20;
+constexpr int kMinShift = 24, kMaxShift = 100;
+
+long double AsLong(Uint128 v) { return static_cast<long double>(v); }
+
+// (t + 1) J for the clipped input t: Sample rounds it, LevelsOf describes that.
+double LevelCoordinate(double t, std::int64_t levels) {
+  return (t + 1.0) * static_cast<double>(levels);
+}
+
+}  // namespace
 
 Result<PiecewiseMechanism> PiecewiseMechanism::Create(double epsilon) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  return PiecewiseMechanism(epsilon);
+  std::int64_t levels = kMinLevels;
+  while (levels < kMaxLevels && static_cast<double>(levels) < 512 * std::exp(epsilon / 2)) {
+    levels *= 2;
+  }
+  const auto half_window =
+      static_cast<std::int64_t>(std::floor(static_cast<double>(levels) * std::exp(-epsilon / 2)));
+  const long double excess = std::expm1l(static_cast<long double>(epsilon));  // e^eps - 1
+  int shift = kMinShift;
+  while (shift < kMaxShift && std::ldexp(excess, shift) < 0x1.0p24L) ++shift;
+  const long double extra = std::floor(std::ldexp(excess, shift) * (1 - 0x1.0p-60L));
+  if (extra < 1) return Error{"pm: epsilon is too small to implement exactly"};
+  const Uint128 c = extra >= 0x1.0p100L ? Uint128{1} << 100 : static_cast<Uint128>(extra);
+  return PiecewiseMechanism(epsilon, levels, 2 * half_window + 1, shift, c);
 }
 
-PiecewiseMechanism::PiecewiseMechanism(double epsilon) : epsilon_(epsilon) {
-  half_ = std::exp(epsilon / 2);
-  c_ = 1.0 / std::tanh(epsilon / 4);  // (e^(eps/2) + 1) / (e^(eps/2) - 1)
-  p_center_ = half_ / (half_ + 1);
-  // Mass p_center over length C - 1, the rest over length C + 1.
-  density_high_ = p_center_ / (c_ - 1);
-  density_low_ = (1 - p_center_) / (c_ + 1);
+PiecewiseMechanism::PiecewiseMechanism(double epsilon, std::int64_t levels, std::int64_t window,
+                                       int shift, Uint128 extra)
+    : epsilon_(epsilon),
+      levels_(levels),
+      window_(window),
+      size_(2 * levels + window),
+      shift_(shift),
+      extra_(extra) {
+  total_ = (static_cast<Uint128>(size_) << shift_) + extra_ * static_cast<Uint128>(window_);
+  const auto step = static_cast<double>(
+      AsLong(total_) / (AsLong(extra_) * static_cast<long double>(window_ * levels_)));
+  const std::int64_t half = (size_ - 1) / 2;
+  grid_ = {step, -half, half};
 }
 
-Interval PiecewiseMechanism::CenterInterval(double x) const {
-  const double t = Clip(x);
-  const double l = (c_ + 1) / 2 * t - (c_ - 1) / 2;
-  return {l, l + c_ - 1};
+double PiecewiseMechanism::implemented_epsilon() const {
+  return static_cast<double>(std::log1p(std::ldexp(AsLong(extra_), -shift_)));
 }
 
 double PiecewiseMechanism::Sample(double x, Rng& rng) const {
-  const Interval center = CenterInterval(x);
-  if (Uniform01(rng) < p_center_) return center.lo + (c_ - 1) * Uniform01(rng);
-  // Uniform on [-C, l) U (r, C], total length C + 1: walk the left piece, then
-  // continue on the right piece.
-  const double v = (c_ + 1) * Uniform01(rng);
-  const double left = center.lo + c_;
-  return v < left ? -c_ + v : center.hi + (v - left);
+  const std::int64_t j = RandomizedRound(LevelCoordinate(Clip(x), levels_), rng);
+  const Uint128 u = UniformIndex128(rng, total_);
+  // Below b N: an index of all N (weight b each); above: one of the window
+  // (weight c each). Only the window's start depends on the input.
+  const std::int64_t i = u < (static_cast<Uint128>(size_) << shift_)
+                             ? static_cast<std::int64_t>(u >> shift_)
+                             : j + static_cast<std::int64_t>(
+                                       UniformIndex(rng, static_cast<std::uint64_t>(window_)));
+  return grid_.Value(i + grid_.lo);
+}
+
+PiecewiseMechanism::Levels PiecewiseMechanism::LevelsOf(double x) const {
+  const double u = LevelCoordinate(Clip(x), levels_);
+  return {static_cast<std::int64_t>(std::floor(u)), RoundUpProbability(u)};
+}
+
+long double PiecewiseMechanism::Weight(std::int64_t i, std::int64_t j) const {
+  const bool inside = i >= j && i < j + window_;
+  return (std::ldexp(1.0L, shift_) + (inside ? AsLong(extra_) : 0.0L)) / AsLong(total_);
+}
+
+double PiecewiseMechanism::Mean(double x) const {
+  const Levels l = LevelsOf(x);
+  // E[output | j] = (c w / W) (j - J) h.
+  const long double slope = grid_.step * AsLong(extra_ * static_cast<Uint128>(window_)) /
+                            AsLong(total_);
+  const long double level = static_cast<long double>(l.low - levels_) + l.up;
+  return static_cast<double>(slope * level);
+}
+
+double PiecewiseMechanism::SecondMoment(std::int64_t j) const {
+  // E[m^2 | j] with m = i - M: b / W over all N indices plus c / W over the
+  // window, whose indices are centred on j - J: sum m^2 = w (j - J)^2 + w (w^2 - 1) / 12.
+  const auto half = static_cast<long double>(grid_.hi);
+  const long double all = half * (half + 1) * (2 * half + 1) / 3;
+  const auto w = static_cast<long double>(window_);
+  const auto d = static_cast<long double>(j - levels_);
+  const long double win = w * d * d + w * (w * w - 1) / 12;
+  const long double m2 = (std::ldexp(all, shift_) + AsLong(extra_) * win) / AsLong(total_);
+  return static_cast<double>(m2 * grid_.step * grid_.step);
 }
 
 double PiecewiseMechanism::Variance(double x) const {
-  const double t = Clip(x);
-  const double a = half_ - 1;
-  return t * t / a + (half_ + 3) / (3 * a * a);
+  const Levels l = LevelsOf(x);
+  const double mean = Mean(x);
+  return (1 - l.up) * SecondMoment(l.low) + l.up * SecondMoment(l.low + 1) - mean * mean;
 }
 
-double PiecewiseMechanism::Density(double y, double x) const {
-  if (!(y >= -c_ && y <= c_)) return 0.0;
-  const Interval center = CenterInterval(x);
-  return center.Contains(y) ? density_high_ : density_low_;
+double PiecewiseMechanism::PaperVariance(double t) const {
+  t = Clip(t);
+  const double a = std::expm1(epsilon_ / 2);
+  return t * t / a + (a + 4) / (3 * a * a);
+}
+
+double PiecewiseMechanism::Mass(double y, double x) const {
+  const auto m = grid_.IndexOf(y);
+  if (!m) return 0.0;
+  const std::int64_t i = *m - grid_.lo;
+  const Levels l = LevelsOf(x);
+  return static_cast<double>((1 - l.up) * Weight(i, l.low) + l.up * Weight(i, l.low + 1));
 }
 
 double PiecewiseMechanism::Cdf(double y, double x) const {
-  if (y <= -c_) return 0.0;
-  if (y >= c_) return 1.0;
-  const Interval center = CenterInterval(x);
-  // Integrate the piecewise-constant density from -C to y.
-  const double below = std::fmin(y, center.lo) + c_;
-  const double inside = std::fmax(0.0, std::fmin(y, center.hi) - center.lo);
-  const double above = std::fmax(0.0, y - center.hi);
-  return density_low_ * (below + above) + density_high_ * inside;
+  if (!(y >= grid_.Value(grid_.lo))) return 0.0;
+  if (y >= grid_.Value(grid_.hi)) return 1.0;
+  // The largest grid index whose value is <= y.
+  auto m = static_cast<std::int64_t>(std::floor(y / grid_.step));
+  while (grid_.Value(m + 1) <= y) ++m;
+  while (grid_.Value(m) > y) --m;
+  const std::int64_t i = m - grid_.lo;
+  const Levels l = LevelsOf(x);
+  auto below = [&](std::int64_t j) {  // P[index <= i | level j]
+    const auto in_window = static_cast<long double>(std::clamp<std::int64_t>(i - j + 1, 0, window_));
+    return (std::ldexp(static_cast<long double>(i + 1), shift_) + AsLong(extra_) * in_window) /
+           AsLong(total_);
+  };
+  return static_cast<double>((1 - l.up) * below(l.low) + l.up * below(l.low + 1));
 }
 
 }  // namespace fedldp

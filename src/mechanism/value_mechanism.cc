@@ -23,10 +23,27 @@ void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> ou
 
 double ValueMechanism::Mass(double, double) const { return 0.0; }
 
-double ValueMechanism::Likelihood(double y, double x) const {
+std::optional<std::int64_t> OutputGrid::IndexOf(double y) const {
+  const double q = y / step;
+  // Also false for NaN and +-inf.
+  if (!(q >= static_cast<double>(lo) - 2 && q <= static_cast<double>(hi) + 2)) return std::nullopt;
+  // Value() is increasing in m, so y can only be the value of an integer next to q.
+  const auto near = static_cast<std::int64_t>(std::llround(q));
+  for (std::int64_t m = near - 1; m <= near + 1; ++m) {
+    if (m >= lo && m <= hi && Value(m) == y) return m;
+  }
+  return std::nullopt;
+}
+
+bool ValueMechanism::OnPublicSupport(double y) const {
   const auto atoms = Atoms();
-  const bool atom = std::find(atoms.begin(), atoms.end(), y) != atoms.end();
-  return atom ? Mass(y, x) : Density(y, x);
+  if (std::find(atoms.begin(), atoms.end(), y) != atoms.end()) return true;
+  const auto grid = Grid();
+  return grid && grid->IndexOf(y).has_value();
+}
+
+double ValueMechanism::Likelihood(double y, double x) const {
+  return OnPublicSupport(y) ? Mass(y, x) : Density(y, x);
 }
 double ValueMechanism::Density(double, double) const { return 0.0; }
 

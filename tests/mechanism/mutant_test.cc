@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
+#include "fedldp/random/counter_rng.h"
+#include "testing/continuous_mechanisms.h"
 
 namespace fedldp {
 namespace {
@@ -74,6 +77,51 @@ TEST_P(BoundedMutantIsCaught, ByTheDomainCheck) {
   Mutant m(Make(GetParam(), kEps), Make(GetParam(), kEps / 2), kEps);
   const auto samples = audit::Draw(m, m.input_domain().hi, kSamples, 11);
   EXPECT_FALSE(audit::CheckDomainOf(samples, m).pass);
+}
+
+// Issue 39: a sampler that skips the grid (the formulas on doubles fedldp ran
+// before) is caught by the support check, which the real sampler passes.
+TEST(SupportCheck, CatchesASamplerThatSkipsTheGrid) {
+  const auto pm = std::make_shared<testing::ContinuousPiecewise>(kEps);
+  const auto laplace = std::make_shared<testing::ContinuousLaplace>(kEps);
+  for (const std::string name : {"pm", "hm", "laplace"}) {
+    const auto math = Make(name, kEps);
+    const std::shared_ptr<const ValueMechanism> old =
+        name == "laplace" ? std::shared_ptr<const ValueMechanism>(laplace) : pm;
+    Mutant m(math, old, kEps);
+    const auto caught = audit::CheckSupportOf(audit::Draw(m, 1.0, 20000, 13), m);
+    EXPECT_FALSE(caught.pass) << name;
+    // HM's Duchi branch is still exact: only its PM draws leave the grid.
+    EXPECT_GT(caught.value, name == "hm" ? 0.5 : 0.999) << name << ": " << caught.reason;
+    const auto real = audit::CheckSupportOf(audit::Draw(*math, 1.0, 20000, 13), *math);
+    EXPECT_TRUE(real.pass) << name << ": " << real.reason;
+  }
+}
+
+// The attack itself, by recomputing the old samplers exactly: the share of
+// outputs at x = 1 that x = 0 could not have produced (issue 39 measured 62 %
+// for Laplace and 27 % for PM at eps = 1). Every output must be one x = 1 can
+// produce, or the recomputation is wrong.
+TEST(SupportCheck, TheOldSamplersRuledInputsOut) {
+  const testing::ContinuousLaplace laplace(1.0);
+  const testing::ContinuousPiecewise pm(1.0);
+  constexpr int kDraws = 4000;
+  CounterRng rng(5);
+  int laplace_out = 0, pm_out = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    const double a = laplace.Sample(1.0, rng), b = pm.Sample(1.0, rng);
+    ASSERT_TRUE(laplace.CanProduce(a, 1.0)) << a;
+    ASSERT_TRUE(pm.CanProduce(b, 1.0)) << b;
+    laplace_out += !laplace.CanProduce(a, 0.0);
+    pm_out += !pm.CanProduce(b, 0.0);
+  }
+  const double laplace_share = static_cast<double>(laplace_out) / kDraws;
+  const double pm_share = static_cast<double>(pm_out) / kDraws;
+  std::printf("old samplers, eps = 1: %.1f %% of Laplace and %.1f %% of PM outputs at x = 1 "
+              "rule x = 0 out\n",
+              100 * laplace_share, 100 * pm_share);
+  EXPECT_GT(laplace_share, 0.5);
+  EXPECT_GT(pm_share, 0.2);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllMechanisms, MutantIsCaught,

@@ -1,6 +1,7 @@
 // Every value mechanism, for every eps in {0.1, 0.5, 1, 2, 4, 8}, checked
 // against its mathematics: unbiasedness, variance against the closed form,
-// output domain, the exact law (chi-square) and the eps-LDP ratio bound.
+// output domain, public support (issue 39), the exact law (chi-square) and the
+// eps-LDP ratio bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,6 +44,8 @@ TEST_P(MechanismMath, UnbiasedWithClosedFormVarianceAndExactLaw) {
     EXPECT_TRUE(variance.pass) << variance.reason;
     const auto domain = audit::CheckDomainOf(samples, *m);
     EXPECT_TRUE(domain.pass) << domain.reason;
+    const auto support = audit::CheckSupportOf(samples, *m);
+    EXPECT_TRUE(support.pass) << support.reason;
     const auto law = audit::CheckLawOf(samples, *m, x);
     EXPECT_TRUE(law.pass) << law.reason;
   }

@@ -82,11 +82,15 @@ TEST(TwoPoint, FarFromZeroRangesKeepTheirProbabilities) {
   }
 }
 
-TEST(Laplace, CannotOutputInfinity) {
+TEST(Laplace, OutputsOnlyItsGrid) {
   const auto m = LaplaceMechanism::Create(1).value();
+  const double g = m.granularity();
   EXPECT_FALSE(m.CanOutput(kInf));
   EXPECT_FALSE(m.CanOutput(kNaN));
-  EXPECT_TRUE(m.CanOutput(-1e300));
+  EXPECT_FALSE(m.CanOutput(-1e300));
+  EXPECT_TRUE(m.CanOutput(-12345 * g));
+  EXPECT_FALSE(m.CanOutput(-12345.5 * g));
+  EXPECT_FALSE(m.CanOutput(std::nextafter(3 * g, 1.0)));
 }
 
 TEST(TwoPoint, ClipsAndMapsNaNToTheCentre) {
@@ -162,30 +166,79 @@ TEST(TwoPoint, DensePerturbationIsReproducibleAndSplittable) {
   EXPECT_EQ(a, b);
 }
 
-TEST(Piecewise, VarianceClosedFormMatchesTheDensity) {
-  for (double eps : {0.1, 1.0, 4.0}) {
-    const auto m = PiecewiseMechanism::Create(eps).value();
-    for (double t : {-1.0, -0.4, 0.0, 0.7, 1.0}) {
-      // E[Y^2] of a piecewise-constant density, piece by piece.
-      const Interval c = m.CenterInterval(t);
-      const double big = m.bound();
-      auto cube = [](double a, double b) { return (b * b * b - a * a * a) / 3; };
-      // Wang et al.: density p inside [l, r], p / e^eps outside.
-      const double high = (std::exp(eps) - std::exp(eps / 2)) / (2 * std::exp(eps / 2) + 2);
-      const double low = high / std::exp(eps);
-      EXPECT_DOUBLE_EQ(m.Density(c.center(), t), high);
-      if (c.lo > -big) {
-        EXPECT_DOUBLE_EQ(m.Density((c.lo - big) / 2, t), low);
-      }
-      if (c.hi < big) {
-        EXPECT_DOUBLE_EQ(m.Density((c.hi + big) / 2, t), low);
-      }
-      const double second = low * (cube(-big, c.lo) + cube(c.hi, big)) + high * cube(c.lo, c.hi);
-      EXPECT_NEAR(m.Variance(t), second - t * t, 1e-9 * second) << eps << " " << t;
-      EXPECT_NEAR(m.Cdf(big, t), 1.0, 1e-12);
-      EXPECT_NEAR(low * (c.lo + big + big - c.hi) + high * (c.hi - c.lo), 1.0, 1e-12);
-    }
+// Sums over the whole grid: total mass 1, and the closed-form mean, variance
+// and distribution function of the implemented law.
+struct GridSums {
+  double mass = 0, first = 0, second = 0, most = 0, least = 1;
+};
+GridSums SumOverGrid(const ValueMechanism& m, double x) {
+  GridSums s;
+  const OutputGrid grid = *m.Grid();
+  for (std::int64_t i = grid.lo; i <= grid.hi; ++i) {
+    const double y = grid.Value(i), p = m.Mass(y, x);
+    s.mass += p;
+    s.first += p * y;
+    s.second += p * y * y;
+    s.most = std::max(s.most, p);
+    s.least = std::min(s.least, p);
   }
+  return s;
+}
+
+TEST(Piecewise, ClosedFormsMatchTheGridLaw) {
+  for (double eps : {0.01, 0.1, 1.0, 4.0, 8.0}) {
+    const auto m = PiecewiseMechanism::Create(eps).value();
+    for (double t : {-1.0, -0.4, 0.0, 0.123456789, 0.7, 1.0}) {
+      const GridSums s = SumOverGrid(m, t);
+      EXPECT_NEAR(s.mass, 1.0, 1e-12);
+      EXPECT_NEAR(m.Mean(t), t, 1e-12) << eps << " " << t;
+      EXPECT_NEAR(s.first, t, 1e-9 * m.bound()) << eps << " " << t;
+      EXPECT_NEAR(m.Variance(t), s.second - s.first * s.first, 1e-9 * s.second) << eps << " " << t;
+      // The paper's variance, within 0.1 % (issue 39 allows 1 %).
+      EXPECT_NEAR(m.Variance(t), m.PaperVariance(t), 1e-3 * m.PaperVariance(t)) << eps << " " << t;
+      // Within one input, the most and least likely outputs are e^eps' apart.
+      EXPECT_NEAR(s.most / s.least, std::exp(m.implemented_epsilon()), 1e-9 * s.most / s.least);
+      EXPECT_NEAR(m.Cdf(m.bound(), t), 1.0, 1e-12);
+      EXPECT_EQ(m.Cdf(-m.bound() - 1e-9, t), 0.0);
+      EXPECT_NEAR(m.Cdf(-m.bound(), t), m.Mass(-m.bound(), t), 1e-15);
+    }
+    EXPECT_LE(m.implemented_epsilon(), eps);
+    EXPECT_GE(m.implemented_epsilon(), eps * (1 - 1e-6));
+    // The paper's output bound C = coth(eps / 4), to the grid's resolution.
+    EXPECT_NEAR(m.bound(), 1 / std::tanh(eps / 4), 2e-3 / std::tanh(eps / 4)) << eps;
+  }
+}
+
+TEST(Piecewise, OutputsOnlyItsGrid) {
+  const auto m = PiecewiseMechanism::Create(1).value();
+  const OutputGrid g = *m.Grid();
+  EXPECT_TRUE(m.CanOutput(g.Value(g.lo)));
+  EXPECT_TRUE(m.CanOutput(g.Value(17)));
+  EXPECT_FALSE(m.CanOutput(std::nextafter(g.Value(17), 0.0)));
+  EXPECT_FALSE(m.CanOutput(g.Value(g.hi) + g.step));
+  EXPECT_FALSE(m.CanOutput(kNaN));
+  CounterRng rng(2);
+  for (double x : {-1.0, 1.0, 0.3, kNaN, -kInf}) {
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(m.CanOutput(m.Sample(x, rng)));
+  }
+}
+
+TEST(Piecewise, ExtremeEpsilonsStayExact) {
+  // Tiny eps needs b up to 2^100; huge eps caps c at 2^100 (eps' < eps).
+  for (double eps : {1e-12, 1e-6, 16.0, 60.0, 500.0}) {
+    const auto m = PiecewiseMechanism::Create(eps).value();
+    EXPECT_LE(m.implemented_epsilon(), eps) << eps;
+    EXPECT_GT(m.implemented_epsilon(), std::min(eps * (1 - 1e-6), 50.0)) << eps;
+    CounterRng rng(4);
+    double sum = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const double y = m.Sample(0.25, rng);
+      ASSERT_TRUE(m.CanOutput(y)) << eps;
+      sum += y;
+    }
+    EXPECT_NEAR(sum / 2000, 0.25, 6 * std::sqrt(m.Variance(0.25) / 2000)) << eps;
+  }
+  EXPECT_FALSE(PiecewiseMechanism::Create(1e-40).ok());
 }
 
 TEST(Hybrid, IsDuchiBelowEpsStarAndAMixtureAbove) {
@@ -202,11 +255,37 @@ TEST(Hybrid, IsDuchiBelowEpsStarAndAMixtureAbove) {
               high.alpha() * pm.Variance(0.4) + (1 - high.alpha()) * d2.Variance(0.4), 1e-9);
 }
 
-TEST(Laplace, ScaleAndVariance) {
-  const auto m = LaplaceMechanism::Create(0.5).value();
-  EXPECT_DOUBLE_EQ(m.scale(), 4.0);
-  EXPECT_DOUBLE_EQ(m.Variance(0.2), 32.0);
-  EXPECT_NEAR(m.Cdf(0.2, 0.2), 0.5, 1e-15);
+TEST(Laplace, ClosedFormsMatchTheGridLaw) {
+  for (double eps : {0.05, 0.5, 1.0, 8.0}) {
+    const auto m = LaplaceMechanism::Create(eps).value();
+    EXPECT_DOUBLE_EQ(m.scale(), 2 / eps);
+    // b / g in [2^10, 2^11): the grid is a power of two below the scale.
+    EXPECT_GE(m.scale() / m.granularity(), 1024.0);
+    EXPECT_LT(m.scale() / m.granularity(), 2048.0);
+    EXPECT_LE(m.implemented_epsilon(), eps);
+    EXPECT_GE(m.implemented_epsilon(), eps * (1 - 1e-8));
+    for (double t : {-1.0, 0.2, 0.3333, 1.0}) {
+      EXPECT_NEAR(m.Mean(t), t, 1e-12);
+      // The paper's 8 / eps^2 to a relative 1e-6.
+      EXPECT_NEAR(m.Variance(t), 8 / (eps * eps), 1e-6 * 8 / (eps * eps));
+      // Sum over mean +- 40 sd of the grid: mass, mean and variance.
+      const double g = m.granularity(), sd = std::sqrt(m.Variance(t));
+      const auto lo = static_cast<std::int64_t>(std::floor((t - 40 * sd) / g));
+      const auto hi = static_cast<std::int64_t>(std::ceil((t + 40 * sd) / g));
+      double mass = 0, first = 0, second = 0;
+      for (std::int64_t i = lo; i <= hi; ++i) {
+        const double y = static_cast<double>(i) * g, p = m.Mass(y, t);
+        mass += p, first += p * y, second += p * y * y;
+      }
+      EXPECT_NEAR(mass, 1.0, 1e-9);
+      EXPECT_NEAR(first, t, 1e-9 * sd);
+      EXPECT_NEAR(second - first * first, m.Variance(t), 1e-8 * m.Variance(t));
+      EXPECT_NEAR(m.Cdf(lo * g, t), 0.0, 1e-12);
+      const double at = std::floor(t / g) * g;
+      EXPECT_NEAR(m.Cdf(at, t) - m.Cdf(at - 0.5 * g, t), m.Mass(at, t), 1e-12);
+    }
+  }
+  EXPECT_FALSE(LaplaceMechanism::Create(1e-300).ok());
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ class Mutant final : public ValueMechanism {
   Interval input_domain() const override { return math_->input_domain(); }
   Interval output_domain() const override { return math_->output_domain(); }
   bool CanOutput(double y) const override { return math_->CanOutput(y); }
+  std::optional<OutputGrid> Grid() const override { return math_->Grid(); }
   double Sample(double x, Rng& rng) const override {
     const double c = input_domain().center();
     return c + output_scale_ * (sampler_->Sample(x, rng) - c);

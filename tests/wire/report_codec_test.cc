@@ -135,6 +135,14 @@ TEST_F(ReportGateTest, FedSelValuesOutsideThePiecewiseOutputsAreRejected) {
             RejectReason::kNonFinite);
   EXPECT_EQ(admit("c", {3, std::nan("")}).reason, RejectReason::kNonFinite);
   EXPECT_TRUE(admit("c", {19, -c}).accepted());
+  // Issue 39: inside [-C, C] but off PM's public grid, a value no sampler
+  // draws (the old floating-point PM's outputs were such values).
+  const OutputGrid grid = *fedsel_.mechanism()->Grid();
+  EXPECT_TRUE(admit("d", {4, grid.Value(123)}).accepted());
+  EXPECT_EQ(admit("e", {4, std::nextafter(grid.Value(123), 100.0)}).reason,
+            RejectReason::kOutOfDomain);
+  EXPECT_EQ(admit("e", {4, 0.5 * (grid.Value(7) + grid.Value(8))}).reason,
+            RejectReason::kOutOfDomain);
 }
 
 TEST_F(ReportGateTest, VectorReportsPassExactlyAndBadOnesAreRejectedWithTheirReason) {

@@ -16,8 +16,9 @@ std::vector<double> AdversarialInputs(const ValueMechanism& m);
 
 std::vector<double> Draw(const ValueMechanism& m, double x, std::size_t n, std::uint64_t seed);
 
-// E[(M(x) - E M(x))^4] from the exact law: atoms exactly, the density by a
-// midpoint sum on 2^18 cells (relative error ~1e-5, plenty for a standard error).
+// E[(M(x) - E M(x))^4] from the exact law: atoms and grid points exactly (a
+// grid far wider than the law over mean +- 12 sd), the density by a midpoint
+// sum on 2^18 cells (relative error ~1e-5, plenty for a standard error).
 double FourthCentralMoment(const ValueMechanism& m, double x);
 
 // Mean and variance of `samples` against `reference`'s exact Mean and Variance at x.
@@ -25,12 +26,18 @@ Verdict CheckMeanOf(std::span<const double> samples, const ValueMechanism& refer
 Verdict CheckVarianceOf(std::span<const double> samples, const ValueMechanism& reference, double x);
 // Every sample lies in reference's output domain and passes CanOutput.
 Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& reference);
+// The support check (issue 39): every sample must be a value fixed before any
+// input was seen (an atom or a grid point of reference) that every input of
+// AdversarialInputs can produce (Mass > 0). Any other output rules an input
+// out with certainty, whatever the density says; value = the share of such
+// outputs. A floating-point sampler without a grid fails it.
+Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& reference);
 // Pearson's test of samples against reference's exact law at x: atoms as their
 // own categories, the continuous part in 64 equal-width bins.
 Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);
 // Exact worst-case likelihood ratio of `m` over AdversarialInputs, checked
-// against e^m.epsilon(): masses of every atom, densities on a grid of 4001
-// points across the output domain.
+// against e^m.epsilon(): masses of every atom and grid point (on a stride past
+// 2^21 of them), densities on 4001 points across the output domain.
 Verdict CheckPrivacyOf(const ValueMechanism& m);
 
 }  // namespace fedldp::audit

@@ -3,7 +3,11 @@
 // With alpha = 1 - e^(-eps/2) when eps > eps* = 0.61 (alpha = 0 otherwise),
 // HM outputs PM(eps) with probability alpha and Duchi(eps) otherwise. Each
 // branch is eps-LDP, so the mixture is: its law has atoms at +-B (Duchi's
-// outputs, mass (1 - alpha) P_duchi) and density alpha * p_PM elsewhere.
+// outputs, mass (1 - alpha) P_duchi) and PM's grid masses times alpha. Both
+// branches are the exact ones of piecewise.h and two_point.h, so every output
+// is public (the atoms or PM's grid); where an atom falls on the grid the
+// masses add, and P[y | x] / P[y | x'] stays below the larger of the two
+// branches' ratios.
 // Unbiased; Var = alpha Var_PM + (1 - alpha) Var_Duchi.
 // (Wang et al. give eps* ~ 0.61; NOTES.md quotes 0.60935.)
 #ifndef FEDLDP_MECHANISM_HYBRID_H_
@@ -30,8 +34,10 @@ class HybridMechanism final : public ValueMechanism {
   double Mean(double x) const override;
   double Variance(double x) const override;
   std::vector<double> Atoms() const override { return duchi_.Atoms(); }
+  std::optional<OutputGrid> Grid() const override {
+    return alpha_ > 0 ? pm_.Grid() : std::nullopt;
+  }
   double Mass(double y, double x) const override;
-  double Density(double y, double x) const override;
   double Cdf(double y, double x) const override;
 
   // Probability of the PM branch.

@@ -7,12 +7,26 @@
 // of the mechanism, so the guarantee holds for every real input.
 //
 // Every mechanism explains itself: its epsilon, domains, exact variance, and
-// its output law as atoms (probability masses) plus a density on the rest, so
-// tests and audits can check it against the mathematics.
+// its output law as atoms (probability masses), masses on a public grid and a
+// density on the rest, so tests and audits can check it against the
+// mathematics.
+//
+// Floating point (issue 39; Mironov, CCS 2012). A mechanism whose output is a
+// formula of its input on doubles can output values that some other input
+// cannot: such an output rules that input out, an unbounded privacy loss that
+// no density shows. Every fedldp value mechanism therefore outputs only the
+// values of a public set fixed before any input is seen, its atoms and its
+// OutputGrid, and its probabilities are exact rationals or exact exp of
+// rationals realised from uniform random words (random/discrete.h), so the
+// ratio bound holds of the program, not only of the formula. No mechanism
+// here has a density any more; the interface keeps one for mutants and for
+// mechanisms added later, whose outputs the audit's support check flags.
 #ifndef FEDLDP_MECHANISM_VALUE_MECHANISM_H_
 #define FEDLDP_MECHANISM_VALUE_MECHANISM_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +42,17 @@ struct Interval {
   double hi;
   bool Contains(double v) const { return v >= lo && v <= hi; }
   double center() const { return 0.5 * (lo + hi); }
+};
+
+// A public grid of outputs, the same for every input: the values
+// Value(m) = m * step for the integers m in [lo, hi]. Samplers and checks
+// compute a value by this one expression, so membership is exact.
+struct OutputGrid {
+  double step;
+  std::int64_t lo, hi;
+  double Value(std::int64_t m) const { return static_cast<double>(m) * step; }
+  // The m with Value(m) == y exactly, if there is one.
+  std::optional<std::int64_t> IndexOf(double y) const;
 };
 
 class ValueMechanism {
@@ -54,15 +79,19 @@ class ValueMechanism {
   virtual double Mean(double x) const { return Clip(x); }
   virtual double Variance(double x) const = 0;
 
-  // The output law given x: point masses at Atoms() with probability Mass(y, x),
-  // plus a density Density(y, x) on the rest (0 for purely discrete
-  // mechanisms), and the distribution function Cdf(y, x) = P[M(x) <= y].
+  // The output law given x: point masses at Atoms() and at the points of
+  // Grid() with probability Mass(y, x), plus a density Density(y, x) on the
+  // rest (0 for purely discrete mechanisms, as all of fedldp's are), and the
+  // distribution function Cdf(y, x) = P[M(x) <= y].
   virtual std::vector<double> Atoms() const { return {}; }
+  virtual std::optional<OutputGrid> Grid() const { return std::nullopt; }
+  // y is an atom or a grid point: a value fixed before any input is seen.
+  bool OnPublicSupport(double y) const;
   virtual double Mass(double y, double x) const;
   virtual double Density(double y, double x) const;
   virtual double Cdf(double y, double x) const = 0;
-  // Mass(y, x) if y is an atom, else Density(y, x): the likelihood of one
-  // observed output, as privacy checks need it.
+  // Mass(y, x) if y is on the public support, else Density(y, x): the
+  // likelihood of one observed output, as privacy checks need it.
   double Likelihood(double y, double x) const;
 };
 

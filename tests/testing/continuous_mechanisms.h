@@ -1,0 +1,118 @@
+// PM and Laplace as fedldp sampled them before issue 39: formulas on doubles,
+// whose set of outputs depends on the input through rounding. Kept only to
+// show that the support check catches them (tests/mechanism) and for the
+// benchmarks' before-and-after (bench/mechanism_bench.cc). Never for use.
+//
+// Each can also answer, by recomputing its sampler exactly, whether an input
+// could have produced an output at all (CanProduce): the attack of Mironov
+// (CCS 2012) that issue 39 measured.
+#ifndef FEDLDP_TESTS_TESTING_CONTINUOUS_MECHANISMS_H_
+#define FEDLDP_TESTS_TESTING_CONTINUOUS_MECHANISMS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "fedldp/mechanism/value_mechanism.h"
+
+namespace fedldp::testing {
+
+// Whether f(k) == y for some k in [0, 2^53), for f non-decreasing in k: the
+// smallest k with f(k) >= y, by bisection.
+template <typename F>
+bool HitsNonDecreasing(F&& f, double y) {
+  std::uint64_t lo = 0, hi = std::uint64_t{1} << 53;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (f(mid) >= y) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo < (std::uint64_t{1} << 53) && f(lo) == y;
+}
+
+class ContinuousPiecewise final : public ValueMechanism {
+ public:
+  explicit ContinuousPiecewise(double eps)
+      : eps_(eps), c_(1 / std::tanh(eps / 4)), p_center_(std::exp(eps / 2) / (std::exp(eps / 2) + 1)) {}
+  std::string name() const override { return "pm-continuous"; }
+  double epsilon() const override { return eps_; }
+  Interval input_domain() const override { return {-1, 1}; }
+  Interval output_domain() const override { return {-c_, c_}; }
+  bool CanOutput(double y) const override { return y >= -c_ && y <= c_; }
+  double Sample(double x, Rng& rng) const override {
+    const double lo = Low(x), hi = lo + c_ - 1;
+    if (Uniform01(rng) < p_center_) return lo + (c_ - 1) * Uniform01(rng);
+    const double v = (c_ + 1) * Uniform01(rng);
+    return v < lo + c_ ? -c_ + v : hi + (v - (lo + c_));
+  }
+  double Variance(double x) const override {
+    const double t = Clip(x), a = std::expm1(eps_ / 2);
+    return t * t / a + (a + 4) / (3 * a * a);
+  }
+  double Cdf(double y, double x) const override {  // the paper's, for completeness
+    if (y <= -c_) return 0;
+    if (y >= c_) return 1;
+    const double lo = Low(x), hi = lo + c_ - 1;
+    const double high = p_center_ / (c_ - 1), low = (1 - p_center_) / (c_ + 1);
+    return low * (std::fmin(y, lo) + c_ + std::fmax(0.0, y - hi)) +
+           high * std::fmax(0.0, std::fmin(y, hi) - lo);
+  }
+  // Some 53-bit uniform of either branch yields exactly y from x.
+  bool CanProduce(double y, double x) const {
+    const double lo = Low(x), hi = lo + c_ - 1;
+    const auto u = [](std::uint64_t k) { return static_cast<double>(k) * 0x1.0p-53; };
+    const auto centre = [&](std::uint64_t k) { return lo + (c_ - 1) * u(k); };
+    const auto outer = [&](std::uint64_t k) {
+      const double v = (c_ + 1) * u(k);
+      return v < lo + c_ ? -c_ + v : hi + (v - (lo + c_));
+    };
+    return HitsNonDecreasing(centre, y) || HitsNonDecreasing(outer, y);
+  }
+
+ private:
+  double Low(double x) const { return (c_ + 1) / 2 * Clip(x) - (c_ - 1) / 2; }
+  double eps_, c_, p_center_;
+};
+
+class ContinuousLaplace final : public ValueMechanism {
+ public:
+  explicit ContinuousLaplace(double eps) : eps_(eps), scale_(2 / eps) {}
+  std::string name() const override { return "laplace-continuous"; }
+  double epsilon() const override { return eps_; }
+  Interval input_domain() const override { return {-1, 1}; }
+  Interval output_domain() const override {
+    return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  }
+  bool CanOutput(double y) const override { return std::isfinite(y); }
+  double Sample(double x, Rng& rng) const override {
+    const std::uint64_t word = rng();
+    const double magnitude = Magnitude(word >> 11);
+    return Clip(x) + ((word & 1) ? magnitude : -magnitude);
+  }
+  double Variance(double) const override { return 2 * scale_ * scale_; }
+  double Cdf(double y, double x) const override {
+    const double z = (y - Clip(x)) / scale_;
+    return z < 0 ? 0.5 * std::exp(z) : 1 - 0.5 * std::exp(-z);
+  }
+  // Some 53-bit uniform and sign yield exactly y from x (the magnitude falls as k grows).
+  bool CanProduce(double y, double x) const {
+    const double t = Clip(x);
+    const std::uint64_t top = (std::uint64_t{1} << 53) - 1;
+    const auto minus = [&](std::uint64_t k) { return t - Magnitude(k); };
+    const auto plus = [&](std::uint64_t k) { return t + Magnitude(top - k); };
+    return HitsNonDecreasing(minus, y) || HitsNonDecreasing(plus, y);
+  }
+
+ private:
+  double Magnitude(std::uint64_t k) const {
+    return -scale_ * std::log(static_cast<double>(k + 1) * 0x1.0p-53);
+  }
+  double eps_, scale_;
+};
+
+}  // namespace fedldp::testing
+
+#endif  // FEDLDP_TESTS_TESTING_CONTINUOUS_MECHANISMS_H_
