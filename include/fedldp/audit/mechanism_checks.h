@@ -32,6 +32,13 @@ Verdict CheckDomainOf(std::span<const double> samples, const ValueMechanism& ref
 // out with certainty, whatever the density says; value = the share of such
 // outputs. A floating-point sampler without a grid fails it.
 Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& reference);
+// The timing check (issue 39): `calls` draws at each end of the input domain
+// (more for a sampler too fast to time 20 us batches) in 1000 batches, each
+// batch on the same random stream at both ends, in alternating order; passes
+// iff Yuen's 10 %-trimmed paired t of the per-call times has |t| < 4 (value =
+// t). A sampler whose work depends on its input fails it; noise (other
+// processes, frequency scaling) only widens the spread.
+Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t seed);
 // Pearson's test of samples against reference's exact law at x: atoms as their
 // own categories, the continuous part in 64 equal-width bins.
 Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);

@@ -1,0 +1,60 @@
+// Issue 39, item 3: a mechanism's running time must not reveal its input.
+// Each sampler is timed at both ends of its input domain on the same random
+// streams; a sampler that draws one more random word for one end is caught.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "fedldp/audit/mechanism_checks.h"
+#include "fedldp/mechanism/value_mechanism.h"
+
+namespace fedldp {
+namespace {
+
+constexpr std::size_t kCalls = 1000000;
+
+bool Sanitized() { return FEDLDP_SANITIZED; }
+
+TEST(Timing, NoSamplerTakesLongerAtOneEndOfItsDomain) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  for (const auto& name : ValueMechanismNames()) {
+    for (double eps : {0.5, 4.0}) {
+      const auto m = MakeValueMechanism(name, eps, 0.3, 0.075).value();
+      const auto v = audit::CheckTimingOf(*m, kCalls, 17);
+      std::printf("%-9s eps %.1f: %s\n", name.c_str(), eps, v.reason.c_str());
+      EXPECT_TRUE(v.pass) << name << " eps " << eps << ": " << v.reason;
+    }
+  }
+}
+
+// PM that draws one more random word when its input is positive: the kind of
+// input-dependent rejection loop the check exists for.
+class SlowerAboveZero final : public ValueMechanism {
+ public:
+  explicit SlowerAboveZero(std::shared_ptr<const ValueMechanism> m) : m_(std::move(m)) {}
+  std::string name() const override { return "slower"; }
+  double epsilon() const override { return m_->epsilon(); }
+  Interval input_domain() const override { return m_->input_domain(); }
+  Interval output_domain() const override { return m_->output_domain(); }
+  bool CanOutput(double y) const override { return m_->CanOutput(y); }
+  double Sample(double x, Rng& rng) const override {
+    if (Clip(x) > 0) rng();
+    return m_->Sample(x, rng);
+  }
+  double Variance(double x) const override { return m_->Variance(x); }
+  double Cdf(double y, double x) const override { return m_->Cdf(y, x); }
+
+ private:
+  std::shared_ptr<const ValueMechanism> m_;
+};
+
+TEST(Timing, CatchesASamplerThatWorksMoreForOneInput) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  const SlowerAboveZero m(MakeValueMechanism("pm", 1.0).value());
+  const auto v = audit::CheckTimingOf(m, kCalls, 17);
+  EXPECT_FALSE(v.pass) << v.reason;
+  EXPECT_LT(v.value, -4) << v.reason;  // slower at the high end
+}
+
+}  // namespace
+}  // namespace fedldp
