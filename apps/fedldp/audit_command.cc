@@ -23,8 +23,11 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "For each value mechanism, selector and vector randomizer and each epsilon: the exact "
       "worst-case\n"
       "likelihood ratio over adversarial inputs (against e^eps), and draws tested for\n"
-      "unbiasedness, closed-form variance and the exact law (chi-square). Exit code 1 if\n"
-      "any fedldp mechanism fails; the published PE is expected to exceed its claim.");
+      "unbiasedness, closed-form variance and the exact law (chi-square). Value mechanisms\n"
+      "also: the support check (no output may be one another input cannot produce, as a\n"
+      "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
+      "both ends of its input domain, |t| < 4). Exit code 1 if any fedldp mechanism fails;\n"
+      "the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
       ->delimiter(',')
       ->capture_default_str();
@@ -36,6 +39,11 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::size_t{100000}));
   app.add_option("--k", o.k, "Top-k size for the selectors")->capture_default_str();
+  app.add_option("--timing-calls", o.timing_calls,
+                 "Draws at each end of a value mechanism's input domain for the timing check "
+                 "(0 skips it)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_flag("--json", o.json, "One JSON object per line instead of a table");
 }
 
@@ -50,6 +58,8 @@ struct Row {
   double min_p;  // smallest chi-square p-value
   bool pass;
   std::string note;
+  double ruled_out = NAN;  // value mechanisms: share of outputs off the public support
+  double timing_t = NAN;   // value mechanisms: the timing check's t
 };
 
 Row AuditMechanism(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
@@ -57,6 +67,7 @@ Row AuditMechanism(const std::string& name, double eps, std::uint64_t seed, cons
   const auto m = MakeValueMechanism(name, eps, 0.3, 0.075).value();
   const auto privacy = audit::CheckPrivacyOf(*m);
   Row row{"mechanism", name, eps, std::log(privacy.value), 0, 0, 1, privacy.pass, ""};
+  row.ruled_out = 0;
   const Interval in = m->input_domain();
   for (double x : {in.lo, in.center(), in.hi, in.lo + 0.37 * (in.hi - in.lo)}) {
     const auto samples = audit::Draw(*m, x, o.draws, seed++);
@@ -64,11 +75,20 @@ Row AuditMechanism(const std::string& name, double eps, std::uint64_t seed, cons
     const auto var = audit::CheckVarianceOf(samples, *m, x);
     const auto law = audit::CheckLawOf(samples, *m, x);
     const auto domain = audit::CheckDomainOf(samples, *m);
+    const auto support = audit::CheckSupportOf(samples, *m);
     row.worst_mean_z = std::fmax(row.worst_mean_z, std::fabs(mean.value));
     row.worst_var_z = std::fmax(row.worst_var_z, std::fabs(var.value));
     row.min_p = std::fmin(row.min_p, law.value);
-    row.pass = row.pass && mean.pass && var.pass && law.pass && domain.pass;
+    row.ruled_out = std::fmax(row.ruled_out, support.value);
+    row.pass = row.pass && mean.pass && var.pass && law.pass && domain.pass && support.pass;
     if (!domain.pass) row.note = domain.reason;
+    if (!support.pass) row.note = support.reason;
+  }
+  if (o.timing_calls > 0) {
+    const auto timing = audit::CheckTimingOf(*m, o.timing_calls, seed);
+    row.timing_t = timing.value;
+    row.pass = row.pass && timing.pass;
+    if (!timing.pass) row.note = timing.reason;
   }
   return row;
 }
@@ -183,15 +203,19 @@ void Print(const Row& r, bool json, std::ostream& out) {
     j["worst_mean_z"] = num(r.worst_mean_z);
     j["worst_variance_z"] = num(r.worst_var_z);
     j["min_chi2_p"] = num(r.min_p);
+    j["ruled_out_share"] = num(r.ruled_out);
+    j["timing_t"] = num(r.timing_t);
     j["pass"] = r.pass;
     j["note"] = r.note;
     out << j.dump() << "\n";
     return;
   }
-  std::snprintf(line, sizeof line, "%-10s %-17s %5s %10s %8s %8s %9s  %-4s %s\n", r.kind.c_str(),
-                r.name.c_str(), cell(r.epsilon, "%.2g").c_str(), cell(r.log_ratio, "%.4f").c_str(),
-                cell(r.worst_mean_z, "%.2f").c_str(), cell(r.worst_var_z, "%.2f").c_str(),
-                cell(r.min_p, "%.2g").c_str(), r.pass ? "ok" : "FAIL", r.note.c_str());
+  std::snprintf(line, sizeof line, "%-10s %-17s %5s %10s %8s %8s %9s %9s %7s  %-4s %s\n",
+                r.kind.c_str(), r.name.c_str(), cell(r.epsilon, "%.2g").c_str(),
+                cell(r.log_ratio, "%.4f").c_str(), cell(r.worst_mean_z, "%.2f").c_str(),
+                cell(r.worst_var_z, "%.2f").c_str(), cell(r.min_p, "%.2g").c_str(),
+                cell(r.ruled_out, "%.3g").c_str(), cell(r.timing_t, "%.2f").c_str(),
+                r.pass ? "ok" : "FAIL", r.note.c_str());
   out << line;
 }
 
@@ -210,8 +234,12 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
         << "|z|: worst mean and variance z-scores (must be <= 5); p: smallest chi-square p-value "
            "(must be >= 1e-6)\n"
         << "vectors: mean |z| over coordinates (must be <= 5), var |z| of E||R(x) - x||^2 "
-           "against its closed form,\np of PrivUnitG's share in its cap\n\n";
-    out << "kind       name                eps  log ratio  mean |z|  var |z|         p  verdict\n";
+           "against its closed form,\np of PrivUnitG's share in its cap\n"
+        << "ruled out: share of draws another input cannot produce (must be 0); time t: "
+           "trimmed paired t of\nthe time per draw at the two ends of the input domain "
+           "(|t| must be < 4)\n\n";
+    out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
+           "ruled out  time t  verdict\n";
   }
   bool all_pass = true;
   std::uint64_t seed = o.seed;  // every row draws from its own seed

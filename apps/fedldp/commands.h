@@ -43,6 +43,7 @@ struct AuditOptions {
   std::uint64_t seed = 1;
   std::size_t d = 123;
   std::size_t k = 12;
+  std::size_t timing_calls = 1000000;  // per end of the input domain; 0 skips
   bool json = false;
 };
 void SetupAudit(CLI::App& app, AuditOptions& options);
