@@ -171,7 +171,8 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
     out.precision(1);
     out << static_cast<double>(run.float32_bytes) / static_cast<double>(run.report_bytes)
         << "x smaller)\n";
-  }
+  }  out << FloatingPointStatement(config.vector) << "\n";
+
   out << std::fixed;
   out.precision(2);
   double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;

@@ -329,6 +329,9 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
         << (variant.is_private() ? run.budget.Statement() : std::string("none (non-private)"))
         << "\n";
   }
+  if (variant.is_private()) {
+    out << FloatingPointStatement(variant) << "\n";
+  }
   if (config.sample_clients) {
     out << "sampled rounds: " << run.plan.batch << " of " << run.plan.batch / run.plan.sampling_rate
         << " clients per round, " << run.plan.rounds

@@ -144,6 +144,16 @@ Status FedSelVariant::Validate() const {
   return {};
 }
 
+std::string FloatingPointStatement(const FedSelVariant& variant) {
+  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  std::string statement =
+      FloatingPointStatement(vector ? std::optional(variant.vector) : std::nullopt);
+  if (variant.kind == FedSelVariant::Kind::kTwoStage) {
+    statement += "; the selected index, one of d, is drawn with probabilities exact to 2^-53";
+  }
+  return statement;
+}
+
 bool IsGaussian(const FedSelVariant& variant) {
   return variant.kind == FedSelVariant::Kind::kVector &&
          (variant.vector == VectorMechanism::kGaussian ||

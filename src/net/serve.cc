@@ -344,6 +344,7 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
     Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) + ", " +
                       coord.plan().budget.Statement());
   }
+  if (c.variant.is_private()) Say(observer, FloatingPointStatement(c.variant));
   if (observer.listening) observer.listening((*server)->port());
   Say(observer, Listening(s, (*server)->port(), coord.stats().started));
   std::uint64_t shown_round = 0;
@@ -472,7 +473,7 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
                       " per report without trusting the shuffler");
     privacy = DescribeLdpFlPrivacy(accounted);
   }
-  if (observer.privacy) observer.privacy(privacy);
+  if (observer.privacy) observer.privacy(privacy + FloatingPointStatement(c.vector) + "\n");
   if (observer.listening) observer.listening((*server)->port());
   Say(observer, Listening(s, (*server)->port(), coord.stats().started));
   const auto progress = [](const LdpFlCoordinator::Stats&) {};  // each round says its accuracy

@@ -123,4 +123,17 @@ Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
 
 std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
 
+std::string FloatingPointStatement(std::optional<VectorMechanism> vector) {
+  if (!vector || *vector == VectorMechanism::kDuchi) {
+    return "floating point: every value reported is fixed before any input is seen (two "
+           "atoms or a public grid) and drawn with exact probabilities, so no report rules "
+           "an input out and the ratio bound holds of the program as it runs "
+           "(docs/methods.md)";
+  }
+  return "floating point: " + std::string(VectorMechanismName(*vector)) +
+         " computes its report in doubles, whose low bits may rule inputs out (Mironov, "
+         "CCS 2012): the statement holds of its mathematics only (issue 39; "
+         "docs/methods.md)";
+}
+
 }  // namespace fedldp

@@ -88,6 +88,8 @@ struct FedSelVariant {
 Result<FedSelVariant> ParseFedSelVariant(std::string_view name);
 // The variant's name ("?" if its parts make none: see Validate()).
 std::string FedSelVariantName(const FedSelVariant& variant);
+// vector_randomizer.h's FloatingPointStatement for the variant's reports.
+std::string FloatingPointStatement(const FedSelVariant& variant);
 // A Gaussian vector randomizer: (eps, delta)-LDP per report, which the
 // shuffle accounting does not cover.
 bool IsGaussian(const FedSelVariant& variant);

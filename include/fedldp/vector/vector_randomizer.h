@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -100,6 +101,12 @@ Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(
 std::string_view VectorMechanismName(VectorMechanism m);
 Result<VectorMechanism> ParseVectorMechanism(std::string_view name);
 std::vector<std::string> VectorMechanismNames();
+
+// One line saying whether a report's privacy statement holds of the program
+// on real computers (issue 39): yes for every value mechanism (nullopt) and
+// vector duchi, whose reports are public values drawn with exact
+// probabilities; not yet for the others, which compute reports in doubles.
+std::string FloatingPointStatement(std::optional<VectorMechanism> vector);
 
 }  // namespace fedldp
 
