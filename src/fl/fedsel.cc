@@ -145,13 +145,13 @@ Status FedSelVariant::Validate() const {
 }
 
 std::string FloatingPointStatement(const FedSelVariant& variant) {
-  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  std::string statement =
-      FloatingPointStatement(vector ? std::optional(variant.vector) : std::nullopt);
-  if (variant.kind == FedSelVariant::Kind::kTwoStage) {
-    statement += "; the selected index, one of d, is drawn with probabilities exact to 2^-53";
-  }
-  return statement;
+  if (variant.kind == FedSelVariant::Kind::kVector) return FloatingPointStatement(variant.vector);
+  if (variant.kind != FedSelVariant::Kind::kTwoStage) return FloatingPointStatement(std::nullopt);
+  return FloatingPointStatement(
+      std::nullopt, SelectsExactly(variant.selector)
+                        ? ", and so is the selected index (one of d)"
+                        : ", and the selected index (one of d) with probabilities exact to "
+                          "2^-53 (its share of the bound holds to that resolution)");
 }
 
 bool IsGaussian(const FedSelVariant& variant) {

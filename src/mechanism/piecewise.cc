@@ -8,7 +8,8 @@ namespace {
 
 constexpr std::int64_t kMinLevels = std::int64_t{1} << 12;
 constexpr std::int64_t kMaxLevels = std::int64_t{1} << 20;
-constexpr int kMinShift = 24, kMaxShift = 100;
+// c >= 2^24 keeps W = b N + c w below 2^64, one word a draw, for moderate eps.
+constexpr int kRatioBits = 24;
 
 long double AsLong(Uint128 v) { return static_cast<long double>(v); }
 
@@ -27,13 +28,9 @@ Result<PiecewiseMechanism> PiecewiseMechanism::Create(double epsilon) {
   }
   const auto half_window =
       static_cast<std::int64_t>(std::floor(static_cast<double>(levels) * std::exp(-epsilon / 2)));
-  const long double excess = std::expm1l(static_cast<long double>(epsilon));  // e^eps - 1
-  int shift = kMinShift;
-  while (shift < kMaxShift && std::ldexp(excess, shift) < 0x1.0p24L) ++shift;
-  const long double extra = std::floor(std::ldexp(excess, shift) * (1 - 0x1.0p-60L));
-  if (extra < 1) return Error{"pm: epsilon is too small to implement exactly"};
-  const Uint128 c = extra >= 0x1.0p100L ? Uint128{1} << 100 : static_cast<Uint128>(extra);
-  return PiecewiseMechanism(epsilon, levels, 2 * half_window + 1, shift, c);
+  const auto ratio = MakeIntegerExpRatio(epsilon, kRatioBits);
+  if (!ratio.ok()) return Error{"pm: " + ratio.error()};
+  return PiecewiseMechanism(epsilon, levels, 2 * half_window + 1, (*ratio).shift, (*ratio).extra);
 }
 
 PiecewiseMechanism::PiecewiseMechanism(double epsilon, std::int64_t levels, std::int64_t window,
@@ -52,7 +49,7 @@ PiecewiseMechanism::PiecewiseMechanism(double epsilon, std::int64_t levels, std:
 }
 
 double PiecewiseMechanism::implemented_epsilon() const {
-  return static_cast<double>(std::log1p(std::ldexp(AsLong(extra_), -shift_)));
+  return IntegerExpRatio{shift_, extra_}.LogRatio();
 }
 
 double PiecewiseMechanism::Sample(double x, Rng& rng) const {

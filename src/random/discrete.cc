@@ -126,6 +126,22 @@ std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t) {
   }
 }
 
+Result<IntegerExpRatio> MakeIntegerExpRatio(double epsilon, int min_bits) {
+  constexpr int kMaxShift = 100;
+  const long double excess = std::expm1l(static_cast<long double>(epsilon));  // e^eps - 1
+  const long double floor_bits = std::ldexp(1.0L, min_bits);
+  int shift = min_bits;
+  while (shift < kMaxShift && std::ldexp(excess, shift) < floor_bits) ++shift;
+  const long double extra = std::floor(std::ldexp(excess, shift) * (1 - 0x1.0p-60L));
+  if (!(extra >= 1)) return Error{"epsilon is too small to implement exactly"};
+  const Uint128 cap = Uint128{1} << kMaxShift;
+  return IntegerExpRatio{shift, extra >= 0x1.0p100L ? cap : static_cast<Uint128>(extra)};
+}
+
+double IntegerExpRatio::LogRatio() const {
+  return static_cast<double>(std::log1p(std::ldexp(static_cast<long double>(extra), -shift)));
+}
+
 std::int64_t RandomizedRound(double u, Rng& rng) {
   const double low = std::floor(u);
   const bool up = Uniform01(rng) < u - low;  // u - floor(u) is exact

@@ -84,6 +84,11 @@ Result<SelectorKind> ParseSelector(std::string_view name) {
 
 std::vector<std::string> SelectorNames() { return NamesIn(kSelectorNames); }
 
+bool SelectsExactly(SelectorKind kind) {
+  return kind == SelectorKind::kPs || kind == SelectorKind::kTopK ||
+         kind == SelectorKind::kUniform;
+}
+
 Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
                                                      std::size_t d, std::size_t k) {
   if (Status e = CheckShape(d, k); !e.ok()) return e;
@@ -215,17 +220,20 @@ std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
 Result<PerturbedSampling> PerturbedSampling::Create(double epsilon, std::size_t d, std::size_t k) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (Status e = CheckShape(d, k); !e.ok()) return e;
-  return PerturbedSampling(epsilon, d, k);
+  // c >= 2^52: the ratio within 2^-52 of e^eps, as a double would have it.
+  auto ratio = MakeIntegerExpRatio(epsilon, 52);
+  if (!ratio.ok()) return Error{"ps: " + ratio.error()};
+  return PerturbedSampling(epsilon, d, k, *ratio);
 }
 
-PerturbedSampling::PerturbedSampling(double epsilon, std::size_t d, std::size_t k)
-    : Selector(d, k), epsilon_(epsilon) {
-  // P[m] = e^eps / (d - k + k e^eps) inside the Top-k, 1 / (d - k + k e^eps)
-  // outside, each written so that it neither overflows nor cancels.
-  const double dk = static_cast<double>(d - k), kk = static_cast<double>(k);
-  in_ = 1 / (dk * std::exp(-epsilon) + kk);
-  out_ = 1 / (dk + kk * std::exp(epsilon));
-  top_mass_ = kk * in_;
+PerturbedSampling::PerturbedSampling(double epsilon, std::size_t d, std::size_t k,
+                                     IntegerExpRatio ratio)
+    : Selector(d, k), epsilon_(epsilon), shift_(ratio.shift), extra_(ratio.extra) {
+  total_ = (static_cast<Uint128>(d) << shift_) + extra_ * k;
+  const auto total = static_cast<long double>(total_);
+  const long double b = std::ldexp(1.0L, shift_);
+  in_ = static_cast<double>((b + static_cast<long double>(extra_)) / total);
+  out_ = static_cast<double>(b / total);
 }
 
 double PerturbedSampling::PositionProbability(std::size_t position) const {
@@ -233,10 +241,12 @@ double PerturbedSampling::PositionProbability(std::size_t position) const {
 }
 
 std::int64_t PerturbedSampling::SamplePosition(Rng& rng) const {
-  if (k() == dimension() || Uniform01(rng) < top_mass_) {
-    return static_cast<std::int64_t>(UniformIndex(rng, k()));
+  if (k() == dimension()) return static_cast<std::int64_t>(UniformIndex(rng, k()));
+  const Uint128 u = UniformIndex128(rng, total_);
+  if (u < (static_cast<Uint128>(dimension()) << shift_)) {
+    return static_cast<std::int64_t>(u >> shift_);
   }
-  return static_cast<std::int64_t>(k() + UniformIndex(rng, dimension() - k()));
+  return static_cast<std::int64_t>(UniformIndex(rng, k()));
 }
 
 // ---- Top-k and uniform ----

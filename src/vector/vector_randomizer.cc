@@ -123,12 +123,13 @@ Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
 
 std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
 
-std::string FloatingPointStatement(std::optional<VectorMechanism> vector) {
+std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::string_view also) {
   if (!vector || *vector == VectorMechanism::kDuchi) {
-    return "floating point: every value reported is fixed before any input is seen (two "
-           "atoms or a public grid) and drawn with exact probabilities, so no report rules "
-           "an input out and the ratio bound holds of the program as it runs "
-           "(docs/methods.md)";
+    return "floating point: every value reported is fixed before any input is seen (two atoms "
+           "or a public grid) and drawn with exact probabilities" +
+           std::string(also) +
+           ": no report rules an input out, and the ratio bound holds of the program as it "
+           "runs (docs/methods.md)";
   }
   return "floating point: " + std::string(VectorMechanismName(*vector)) +
          " computes its report in doubles, whose low bits may rule inputs out (Mironov, "

@@ -132,5 +132,23 @@ TEST(Discrete, RandomizedRoundingIsUnbiased) {
   }
 }
 
+TEST(Discrete, IntegerExpRatioNeverExceedsEToTheEps) {
+  for (double eps = 1e-20; eps <= 500; eps *= 1.3) {
+    for (int bits : {24, 52}) {
+      const auto r = MakeIntegerExpRatio(eps, bits);
+      ASSERT_TRUE(r.ok()) << eps;
+      const long double ratio = std::ldexp(static_cast<long double>(r->extra), -r->shift);
+      const long double excess = std::expm1l(static_cast<long double>(eps));
+      EXPECT_LE(ratio, excess) << eps;  // (b + c) / b <= e^eps
+      // Within 2^-bits of e^eps unless b or c met its 2^100 cap.
+      if (r->shift < 100 && r->extra < (Uint128{1} << 100)) {
+        EXPECT_GE(ratio, excess * (1 - std::ldexp(1.0L, -bits))) << eps << " " << bits;
+      }
+      EXPECT_LE(r->LogRatio(), eps) << eps;
+    }
+  }
+  EXPECT_FALSE(MakeIntegerExpRatio(1e-40, 24).ok());
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -119,6 +119,21 @@ TEST(PerturbedSampling, MatchesAlgorithmFourAndLemmaThree) {
   }
 }
 
+// Issue 39: PS draws from integer weights, so its implemented ratio is the
+// integers' (b + c) / b <= e^eps, within 2^-52 (up to eps = 48 ln 2, where
+// c meets its 2^100 cap).
+TEST(PerturbedSampling, ImplementedProbabilitiesMeetTheBoundExactly) {
+  for (double eps = 0.01; eps < 33; eps *= 1.1) {
+    const auto ps = PerturbedSampling::Create(eps, 123, 12).value();
+    const long double ratio = static_cast<long double>(ps.PositionProbability(0)) /
+                              static_cast<long double>(ps.PositionProbability(122));
+    EXPECT_LE(ratio, std::exp(static_cast<long double>(eps)) * (1 + 1e-15L)) << eps;
+    EXPECT_GE(ratio, std::exp(static_cast<long double>(eps)) * (1 - 1e-14L)) << eps;
+  }
+  EXPECT_TRUE(SelectsExactly(SelectorKind::kPs));
+  EXPECT_FALSE(SelectsExactly(SelectorKind::kExp));
+}
+
 TEST(Selectors, ExactRatioOverAdversarialInputs) {
   for (const auto& name : {"exp", "pe", "ps"}) {
     for (double eps : {0.1, 0.5, 1.0, 2.0, 4.0, 8.0}) {

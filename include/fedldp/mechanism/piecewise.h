@@ -26,9 +26,9 @@
 // Privacy: P[i | j] / P[i | j'] <= (b + c) / b for any levels, and a mixture
 // over levels (step 1) keeps the bound, so the program is eps'-LDP with
 // eps' = ln(1 + c / b) <= eps: b = 2^k and c = floor(b (e^eps - 1)
-// (1 - 2^-60)) (the factor covers expm1l's error of a few ulp), with k from 24
-// up to 100 so that c >= 2^24 where eps allows (c / b then within 2^-24 of
-// e^eps - 1) and c capped at 2^100 (eps' < eps only beyond eps ~ 52).
+// (1 - 2^-60)) (MakeIntegerExpRatio, random/discrete.h, with min_bits 24: c
+// >= 2^24 where eps allows, so c / b is within 2^-24 of e^eps - 1 and W
+// mostly below 2^64; c capped at 2^100, so eps' < eps only beyond eps ~ 52).
 // Unbiased: the window of level j is centred on index j + (w - 1) / 2, i.e.
 // on value (j - J) h; E[output | j] = (c w / W) (j - J) h = (j - J) / J.
 // Matching the paper: w / N = 1 / (e^(eps/2) + 1) as PM's (C - 1) / (2 C), so

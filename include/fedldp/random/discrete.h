@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "fedldp/base/status.h"
 #include "fedldp/random/rng.h"
 
 namespace fedldp {
@@ -38,6 +39,22 @@ bool BernoulliExpMinus(Rng& rng, std::uint64_t num, std::uint64_t den);
 // exp(-|y| s / t) (s, t >= 1), by CKS Algorithm 2. The loop's number of
 // rounds depends on the random words and s, t only.
 std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t);
+
+// Two integer weights b = 2^shift and b + c whose ratio is at most e^eps:
+// the exact form of "e^eps times as likely" for mechanisms that draw one
+// uniform integer over weighted outcomes (PM, PS). c = floor(b (e^eps - 1)
+// (1 - 2^-60)); the factor covers expm1l's error of a few ulp, so
+// (b + c) / b <= e^eps holds of the integers. shift is the smallest in
+// [min_bits, 100] with c >= 2^min_bits (the ratio then within 2^-min_bits
+// of e^eps), and c is capped at 2^100 (the ratio falls short of e^eps only
+// beyond eps ~ 100 ln 2 - min_bits ln 2). An error if c would be 0.
+struct IntegerExpRatio {
+  int shift;    // b = 2^shift
+  Uint128 extra;  // c
+  // ln((b + c) / b) <= eps.
+  double LogRatio() const;
+};
+Result<IntegerExpRatio> MakeIntegerExpRatio(double epsilon, int min_bits);
 
 // Randomized rounding of u (finite, |u| < 2^62) to floor(u) or floor(u) + 1,
 // up with probability RoundUpProbability(u) ~ u - floor(u): unbiased up to

@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "fedldp/random/discrete.h"
 #include "fedldp/select/selector.h"
 
 namespace fedldp {
@@ -57,7 +58,12 @@ class PerturbedEncoding final : public Selector {
   bool published_;
 };
 
-// PS, Algorithm 4.
+// PS, Algorithm 4: a Top-k position e^eps times as likely as any other.
+// Drawn exactly (issue 39): every position has the integer weight b and the
+// Top-k's b + c, with (b + c) / b <= e^eps within 2^-52 (MakeIntegerExpRatio),
+// as one uniform integer below W = b d + c k: below b d it names a position of
+// all d (by a shift), else a uniform one of the Top-k. PositionProbability
+// gives these implemented probabilities.
 class PerturbedSampling final : public Selector {
  public:
   static Result<PerturbedSampling> Create(double epsilon, std::size_t d, std::size_t k);
@@ -67,10 +73,12 @@ class PerturbedSampling final : public Selector {
   std::int64_t SamplePosition(Rng& rng) const override;
 
  private:
-  PerturbedSampling(double epsilon, std::size_t d, std::size_t k);
+  PerturbedSampling(double epsilon, std::size_t d, std::size_t k, IntegerExpRatio ratio);
   double epsilon_;
-  double in_, out_;  // P[M = m] inside and outside the Top-k
-  double top_mass_;  // P[M < k] = k in_
+  int shift_;       // every position has weight b = 2^shift
+  Uint128 extra_;   // the Top-k's have b + c
+  Uint128 total_;   // W = b d + c k
+  double in_, out_;  // P[M = m] inside and outside the Top-k: (b + c) / W, b / W
 };
 
 // Non-private Top-k: uniform on the k largest |r_j| (k = 1: the argmax).

@@ -106,7 +106,9 @@ std::vector<std::string> VectorMechanismNames();
 // on real computers (issue 39): yes for every value mechanism (nullopt) and
 // vector duchi, whose reports are public values drawn with exact
 // probabilities; not yet for the others, which compute reports in doubles.
-std::string FloatingPointStatement(std::optional<VectorMechanism> vector);
+// `also` adds to the first case what else a report holds (FedSel's index).
+std::string FloatingPointStatement(std::optional<VectorMechanism> vector,
+                                   std::string_view also = {});
 
 }  // namespace fedldp
 
