@@ -210,10 +210,13 @@ double TrimmedT(std::vector<double> d) {
 
 }  // namespace
 
-Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t seed) {
+namespace {
+
+// One measurement of CheckTimingOf.
+Verdict MeasureTiming(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+                      std::uint64_t seed) {
   constexpr std::size_t kBatches = 1000;
   constexpr double kBatchNs = 2e4;  // a batch of at least 20 us: far above the clock's grain
-  const Interval d = m.input_domain();
   std::vector<double> in(std::max<std::size_t>(1, calls / kBatches)), out(in.size());
   // Nanoseconds per call of one batch at x, on the batch's own stream. The
   // same buffers for both ends, so that only the input differs. Short
@@ -229,30 +232,48 @@ Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t 
   };
   // Warm caches, branch predictors and the clock first; lengthen fast batches.
   double ns = 0;
-  for (std::uint64_t b = 0; b < 20; ++b) ns = time(d.lo, kBatches + b), time(d.hi, kBatches + b);
+  for (std::uint64_t b = 0; b < 20; ++b) ns = time(x0, kBatches + b), time(x1, kBatches + b);
   if (ns * static_cast<double>(in.size()) < kBatchNs) {
     in.resize(static_cast<std::size_t>(std::ceil(kBatchNs / std::max(ns, 0.01))));
     out.resize(in.size());
   }
   std::vector<double> diff(kBatches);
-  double at_low = 0, at_high = 0;
+  double at_x0 = 0, at_x1 = 0;
   for (std::size_t b = 0; b < kBatches; ++b) {
     // Alternate which end goes first, so a drift in speed cancels.
     double a, c;
     if (b % 2 == 0) {
-      a = time(d.lo, b + 1), c = time(d.hi, b + 1);
+      a = time(x0, b + 1), c = time(x1, b + 1);
     } else {
-      c = time(d.hi, b + 1), a = time(d.lo, b + 1);
+      c = time(x1, b + 1), a = time(x0, b + 1);
     }
-    diff[b] = a - c, at_low += a / kBatches, at_high += c / kBatches;
+    diff[b] = a - c, at_x0 += a / kBatches, at_x1 += c / kBatches;
   }
   const double t = TrimmedT(diff);
   std::ostringstream text;
   text.precision(3);
-  text << "per call " << at_low << " ns at " << d.lo << ", " << at_high << " ns at " << d.hi
+  text << "per call " << at_x0 << " ns at " << x0 << ", " << at_x1 << " ns at " << x1
        << ": trimmed paired t = " << t << " over " << kBatches << " batches of " << in.size()
        << " (bound 4)";
   return {std::fabs(t) < 4, text.str(), t};
+}
+
+}  // namespace
+
+Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+                           std::uint64_t seed) {
+  Verdict first = MeasureTiming(m, x0, x1, calls, seed);
+  if (first.pass) return first;
+  // A sampler whose time depends on its input fails again on fresh streams;
+  // a burst of load on one side of the pairs rarely does.
+  Verdict again = MeasureTiming(m, x0, x1, calls, seed + 0x9e3779b97f4a7c15ULL);
+  again.reason = "measured twice: " + first.reason + "; again " + again.reason;
+  return again;
+}
+
+Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t seed) {
+  const Interval d = m.input_domain();
+  return CheckTimingBetween(m, d.lo, d.hi, calls, seed);
 }
 
 }  // namespace fedldp::audit

@@ -12,9 +12,15 @@
 namespace fedldp {
 
 double ValueMechanism::Clip(double x) const {
+  // Without a branch on x, so that clipping takes the same time whether or
+  // not the input was outside the domain (issue 39): std::min and std::max
+  // compile to minsd/maxsd. For NaN, min(hi, max(lo, NaN)) = lo and
+  // max(lo, min(hi, NaN)) = hi, so the mean is the centre; for any other x
+  // both are the clipped x and (a + a) / 2 = a exactly.
   const Interval d = input_domain();
-  if (std::isnan(x)) return d.center();
-  return x < d.lo ? d.lo : (x > d.hi ? d.hi : x);
+  const double up = std::min(d.hi, std::max(d.lo, x));
+  const double down = std::max(d.lo, std::min(d.hi, x));
+  return 0.5 * (up + down);
 }
 
 void ValueMechanism::SampleMany(std::span<const double> in, std::span<double> out, Rng& rng) const {

@@ -574,7 +574,9 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
 // audit --json: one JSON object per line, nulls where a figure does not
 // apply (was `"epsilon":nan` for topk and uniform, and 6 decimals).
 TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {
-  const auto r = Fedldp({"audit", "--json", "--epsilon", "1", "--draws", "2000"});
+  // --timing-calls 0: no timing check (QuickAuditPasses runs it), so null.
+  const auto r =
+      Fedldp({"audit", "--json", "--epsilon", "1", "--draws", "2000", "--timing-calls", "0"});
   ASSERT_EQ(r.code, 0) << r.err;
   std::istringstream lines(r.out);
   std::size_t count = 0;
@@ -582,6 +584,12 @@ TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {
   for (std::string line; std::getline(lines, line); ++count) {
     const auto j = nlohmann::json::parse(line);  // throws on invalid JSON
     EXPECT_TRUE(j["pass"].is_boolean()) << line;
+    EXPECT_TRUE(j["timing_t"].is_null()) << line;
+    if (j["kind"] == "mechanism") {
+      EXPECT_EQ(j["ruled_out_share"], 0.0) << line;  // issue 39's support check
+    } else {
+      EXPECT_TRUE(j["ruled_out_share"].is_null()) << line;
+    }
     if (j["name"] == "topk") {
       topk = true;
       EXPECT_TRUE(j["epsilon"].is_null()) << line;

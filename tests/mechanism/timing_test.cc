@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
@@ -23,6 +24,21 @@ TEST(Timing, NoSamplerTakesLongerAtOneEndOfItsDomain) {
       const auto v = audit::CheckTimingOf(*m, kCalls, 17);
       std::printf("%-9s eps %.1f: %s\n", name.c_str(), eps, v.reason.c_str());
       EXPECT_TRUE(v.pass) << name << " eps " << eps << ": " << v.reason;
+    }
+  }
+}
+
+// Clipping takes no longer than not clipping: an input far outside the
+// domain (and NaN) against the domain's centre.
+TEST(Timing, ClippingAnInputTakesNoLonger) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  for (const auto& name : ValueMechanismNames()) {
+    const auto m = MakeValueMechanism(name, 1.0, 0.3, 0.075).value();
+    const Interval d = m->input_domain();
+    for (double outside : {d.lo - 10 * (d.hi - d.lo), std::numeric_limits<double>::quiet_NaN()}) {
+      const auto v = audit::CheckTimingBetween(*m, outside, d.center(), kCalls, 19);
+      std::printf("%-9s clipped %g: %s\n", name.c_str(), outside, v.reason.c_str());
+      EXPECT_TRUE(v.pass) << name << ": " << v.reason;
     }
   }
 }

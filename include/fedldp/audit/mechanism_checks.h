@@ -36,9 +36,15 @@ Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& re
 // (more for a sampler too fast to time 20 us batches) in 1000 batches, each
 // batch on the same random stream at both ends, in alternating order; passes
 // iff Yuen's 10 %-trimmed paired t of the per-call times has |t| < 4 (value =
-// t). A sampler whose work depends on its input fails it; noise (other
-// processes, frequency scaling) only widens the spread.
+// t). A failing measurement is repeated once on fresh streams, and the
+// second decides: a sampler whose work depends on its input fails both;
+// noise (other processes, frequency scaling) only widens the spread, and a
+// burst of it rarely lands on the same side twice.
 Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t seed);
+// The same between any two inputs, e.g. one the mechanism must clip and one
+// it need not.
+Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+                           std::uint64_t seed);
 // Pearson's test of samples against reference's exact law at x: atoms as their
 // own categories, the continuous part in 64 equal-width bins.
 Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);

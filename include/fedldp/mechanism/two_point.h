@@ -42,8 +42,11 @@ class TwoPointMechanism final : public ValueMechanism {
   Interval output_domain() const override { return {low_, high_}; }
   bool CanOutput(double y) const override { return y == low_ || y == high_; }
 
+  // The output is looked up, not branched to: a branch's direction would
+  // follow x (mostly taken at one end of the domain, not at the other), and
+  // the timing check measured that (issue 39).
   double Sample(double x, Rng& rng) const override {
-    return static_cast<std::uint32_t>(rng() >> 32) < Threshold(x) ? high_ : low_;
+    return outputs_[static_cast<std::uint32_t>(rng() >> 32) < Threshold(x)];
   }
   // Sample() for each value, with the random words drawn as PerturbDense
   // draws them (two values per word; a different stream from a loop of
@@ -106,6 +109,7 @@ class TwoPointMechanism final : public ValueMechanism {
 
   double epsilon_, center_, radius_, bound_;
   double high_, low_;
+  double outputs_[2];  // {low_, high_}
   double in_lo_, in_hi_;
   double slope_;          // 2^32 P(x) - 2^31 = slope_ (x - c)
   double t_min_, t_max_;  // clamp of 2^32 P(x) - 2^31, integers
