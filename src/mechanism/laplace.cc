@@ -17,12 +17,10 @@ Result<LaplaceMechanism> LaplaceMechanism::Create(double epsilon) {
   const int scale_exponent = static_cast<int>(std::floor(std::log2(2.0 / epsilon)));
   const int k = std::max(0, 10 - scale_exponent);
   const std::int64_t levels = std::int64_t{1} << k;
-  // T = 2^q with eps T / (2K) near 2^30 (q <= 52, so X = U + T V stays far from 2^63).
-  const double per_step = epsilon / (2.0 * static_cast<double>(levels));
-  const int q = std::clamp(30 + static_cast<int>(std::ceil(-std::log2(per_step))), 1, 52);
-  const double s = std::floor(std::ldexp(per_step, q) * (1 - 0x1.0p-50));
-  if (s < 1) return Error{"laplace: epsilon is too small to implement exactly"};
-  return LaplaceMechanism(epsilon, levels, static_cast<std::uint64_t>(s), std::uint64_t{1} << q);
+  // s / T <= eps / (2K) per grid step, T = 2^q <= 2^52 (X = U + T V stays far from 2^63).
+  const auto rate = RationalRateBelow(epsilon / (2.0 * static_cast<double>(levels)));
+  if (!rate.ok()) return Error{"laplace: " + rate.error()};
+  return LaplaceMechanism(epsilon, levels, (*rate).s, (*rate).t);
 }
 
 LaplaceMechanism::LaplaceMechanism(double epsilon, std::int64_t levels, std::uint64_t s,

@@ -1,5 +1,6 @@
 #include "fedldp/random/discrete.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -108,9 +109,11 @@ bool BernoulliExpMinus(Rng& rng, std::uint64_t num, std::uint64_t den) {
   return ExpMinus(words, num, den);
 }
 
-std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t) {
+namespace {
+
+// CKS Algorithm 2's steps 1-5 on `words`.
+std::uint64_t Geometric(Words& words, std::uint64_t s, std::uint64_t t) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::int64_t>::max();
-  Words words(rng);
   while (true) {
     // X = U + t V has P[X = x] proportional to exp(-x / t) on the naturals.
     const std::uint64_t u = Index(words, t);
@@ -119,11 +122,34 @@ std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t) {
     while (ExpMinusOne(words)) ++v;
     // A V this large has probability below exp(-2^63 / t); start again.
     if (v > (kMax - u) / t) continue;
-    const std::uint64_t y = (u + t * v) / s;
+    return (u + t * v) / s;
+  }
+}
+
+}  // namespace
+
+std::uint64_t DiscreteGeometric(Rng& rng, std::uint64_t s, std::uint64_t t) {
+  Words words(rng);
+  return Geometric(words, s, t);
+}
+
+std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t) {
+  Words words(rng);
+  while (true) {
+    const std::uint64_t y = Geometric(words, s, t);
     const bool negative = words.Coin();
     if (negative && y == 0) continue;  // +0 and -0 would count zero twice
     return negative ? -static_cast<std::int64_t>(y) : static_cast<std::int64_t>(y);
   }
+}
+
+Result<RationalRate> RationalRateBelow(double rate) {
+  if (!(rate > 0) || !std::isfinite(rate)) return Error{"the rate must be positive and finite"};
+  const int q = std::clamp(30 + static_cast<int>(std::ceil(-std::log2(rate))), 1, 52);
+  const double s = std::floor(std::ldexp(rate, q) * (1 - 0x1.0p-50));
+  if (s < 1) return Error{"epsilon is too small to implement exactly"};
+  if (s > 0x1.0p62) return Error{"epsilon is too large to implement exactly"};
+  return RationalRate{static_cast<std::uint64_t>(s), std::uint64_t{1} << q};
 }
 
 Result<IntegerExpRatio> MakeIntegerExpRatio(double epsilon, int min_bits) {

@@ -85,8 +85,7 @@ Result<SelectorKind> ParseSelector(std::string_view name) {
 std::vector<std::string> SelectorNames() { return NamesIn(kSelectorNames); }
 
 bool SelectsExactly(SelectorKind kind) {
-  return kind == SelectorKind::kPs || kind == SelectorKind::kTopK ||
-         kind == SelectorKind::kUniform;
+  return kind != SelectorKind::kPe && kind != SelectorKind::kPePublished;
 }
 
 Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
@@ -121,30 +120,26 @@ Result<std::shared_ptr<const Selector>> MakeSelector(std::string_view name, doub
 Result<ExponentialSelection> ExponentialSelection::Create(double epsilon, std::size_t d) {
   if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
   if (Status e = CheckShape(d, 1); !e.ok()) return e;
-  return ExponentialSelection(epsilon, d);
+  if (d == 1) return ExponentialSelection(epsilon, d, RationalRate{1, 1});  // unused
+  auto rate = RationalRateBelow(epsilon / static_cast<double>(d - 1));
+  if (!rate.ok()) return Error{"exp: " + rate.error()};
+  return ExponentialSelection(epsilon, d, *rate);
 }
 
-ExponentialSelection::ExponentialSelection(double epsilon, std::size_t d)
-    : Selector(d, 1), epsilon_(epsilon) {
-  if (d == 1) {
-    step_ = 0, log_norm_ = 0, tail_mass_ = 1;
-    return;
-  }
-  step_ = epsilon / static_cast<double>(d - 1);
-  tail_mass_ = -std::expm1(-step_ * static_cast<double>(d));
-  log_norm_ = std::log(-std::expm1(-step_)) - std::log(tail_mass_);
+ExponentialSelection::ExponentialSelection(double epsilon, std::size_t d, RationalRate rate)
+    : Selector(d, 1), epsilon_(epsilon), rate_(rate) {
+  const double r = rate_.value();
+  log_norm_ = std::log(-std::expm1(-r)) - std::log(-std::expm1(-r * static_cast<double>(d)));
 }
 
 double ExponentialSelection::PositionProbability(std::size_t position) const {
   if (dimension() == 1) return 1.0;
-  return std::exp(log_norm_ - step_ * static_cast<double>(position));
+  return std::exp(log_norm_ - rate_.value() * static_cast<double>(position));
 }
 
 std::int64_t ExponentialSelection::SamplePosition(Rng& rng) const {
   if (dimension() == 1) return 0;
-  // Inverse CDF of the geometric law truncated to [0, d).
-  const double m = std::floor(-std::log1p(-Uniform01(rng) * tail_mass_) / step_);
-  return static_cast<std::int64_t>(std::fmin(m, static_cast<double>(dimension() - 1)));
+  return static_cast<std::int64_t>(DiscreteGeometric(rng, rate_.s, rate_.t) % dimension());
 }
 
 // ---- PE ----

@@ -92,6 +92,47 @@ TEST(Discrete, DiscreteLaplaceFollowsItsLaw) {
   }
 }
 
+// Counts of Y in cells of a quarter scale, against P[Y <= k] = 1 - exp(-rate (k + 1)).
+audit::Verdict GeometricLawIs(double rate, const std::vector<std::uint64_t>& draws) {
+  std::vector<std::uint64_t> cuts;
+  for (int i = 0; i <= 24; ++i) {
+    const auto c = static_cast<std::uint64_t>(std::floor(i / (4 * rate)));
+    if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
+  }
+  std::vector<std::uint64_t> counts(cuts.size() + 1, 0);
+  for (const auto y : draws) ++counts[std::lower_bound(cuts.begin(), cuts.end(), y) - cuts.begin()];
+  std::vector<double> p(counts.size());
+  double below = 0;
+  for (std::size_t i = 0; i < cuts.size(); ++i) {
+    const double cdf = -std::expm1(-rate * static_cast<double>(cuts[i] + 1));
+    p[i] = cdf - below;
+    below = cdf;
+  }
+  p.back() = 1 - below;
+  return audit::CheckChiSquare(counts, p);
+}
+
+TEST(Discrete, DiscreteGeometricFollowsItsLaw) {
+  for (const auto& [s, t] : {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {7, 1},
+                             {1ull << 30, 1ull << 41}}) {
+    CounterRng rng(9 + s);
+    std::vector<std::uint64_t> draws(kDraws);
+    for (auto& y : draws) y = DiscreteGeometric(rng, s, t);
+    const double rate = static_cast<double>(s) / static_cast<double>(t);
+    EXPECT_TRUE(GeometricLawIs(rate, draws).pass) << s << "/" << t;
+    EXPECT_FALSE(GeometricLawIs(rate * 1.1, draws).pass) << s << "/" << t;
+  }
+  // The rate below a target: never above, within 2^-29 of it down to 2^-22
+  // (t = 2^52 at most), within 1 / t below that.
+  for (double rate : {1e-12, 3e-7, 0.01, 1.0, 250.0}) {
+    const RationalRate r = RationalRateBelow(rate).value();
+    EXPECT_LE(r.value(), rate) << rate;
+    EXPECT_GE(r.value(), std::min(rate * (1 - 0x1.0p-29), rate - 1.0 / r.t)) << rate;
+  }
+  EXPECT_FALSE(RationalRateBelow(1e-300).ok());
+  EXPECT_FALSE(RationalRateBelow(0).ok());
+}
+
 TEST(Discrete, UniformIndex128IsUniformBeyond64Bits) {
   CounterRng rng(4);
   const Uint128 n = (Uint128{3} << 64) + 5;

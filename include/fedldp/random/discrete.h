@@ -35,10 +35,24 @@ bool BernoulliRational(Rng& rng, std::uint64_t num, std::uint64_t den);
 // (probability below 1 / 2^12!) ends the count early.
 bool BernoulliExpMinus(Rng& rng, std::uint64_t num, std::uint64_t den);
 
-// The discrete Laplace law on the integers, P[Y = y] proportional to
-// exp(-|y| s / t) (s, t >= 1), by CKS Algorithm 2. The loop's number of
+// The geometric law on the naturals, P[Y = y] proportional to exp(-y s / t)
+// (s, t >= 1): steps 1-5 of CKS Algorithm 2 (X = U + t V with P[X = x]
+// proportional to exp(-x / t), then Y = floor(X / s)). The loop's number of
 // rounds depends on the random words and s, t only.
+std::uint64_t DiscreteGeometric(Rng& rng, std::uint64_t s, std::uint64_t t);
+// The discrete Laplace law on the integers, P[Y = y] proportional to
+// exp(-|y| s / t): CKS Algorithm 2, the geometric with a sign.
 std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t);
+
+// s and t = 2^q with s / t <= rate: the exact rate of a discrete Laplace or
+// geometric. q in [1, 52] makes s about 2^30 (s / t within 2^-30 of rate)
+// where it can; s = floor(rate t (1 - 2^-50)). An error if s would be 0 or
+// past 2^62.
+struct RationalRate {
+  std::uint64_t s, t;
+  double value() const { return static_cast<double>(s) / static_cast<double>(t); }
+};
+Result<RationalRate> RationalRateBelow(double rate);
 
 // Two integer weights b = 2^shift and b + c whose ratio is at most e^eps:
 // the exact form of "e^eps times as likely" for mechanisms that draw one

@@ -95,8 +95,8 @@ std::string_view SelectorName(SelectorKind kind);
 Result<SelectorKind> ParseSelector(std::string_view name);
 std::vector<std::string> SelectorNames();
 // True iff the selector draws positions with exactly the probabilities it
-// states (issue 39): ps (integer weights), topk and uniform; exp and pe
-// realise theirs from doubles, to 2^-53.
+// states (issue 39): exp (an exact geometric), ps (integer weights), topk and
+// uniform; pe realises its binomials from doubles, to 2^-53.
 bool SelectsExactly(SelectorKind kind);
 
 // Builds a selector. Requires d >= 1, 1 <= k <= d, and epsilon as for every

@@ -11,6 +11,11 @@
 namespace fedldp {
 
 // EXP, Algorithm 2: P[rank z] proportional to exp(eps z / (d - 1)).
+// EXP, Algorithm 2: position m with probability proportional to
+// exp(-m eps / (d - 1)). Drawn exactly (issue 39): with the rational rate
+// s / t <= eps / (d - 1) (RationalRateBelow), m = Y mod d for Y geometric
+// with P[Y = y] proportional to exp(-y s / t) (CKS, random/discrete.h);
+// P[Y mod d = m] is proportional to exp(-m s / t), the truncated law itself.
 class ExponentialSelection final : public Selector {
  public:
   static Result<ExponentialSelection> Create(double epsilon, std::size_t d);
@@ -20,11 +25,10 @@ class ExponentialSelection final : public Selector {
   std::int64_t SamplePosition(Rng& rng) const override;
 
  private:
-  ExponentialSelection(double epsilon, std::size_t d);
+  ExponentialSelection(double epsilon, std::size_t d, RationalRate rate);
   double epsilon_;
-  double step_;       // eps / (d - 1): log-probability drop per position
-  double log_norm_;   // log of (1 - rho) / (1 - rho^d), rho = e^-step
-  double tail_mass_;  // 1 - rho^d
+  RationalRate rate_;  // s / t <= eps / (d - 1): the log-probability drop per position
+  double log_norm_;    // log of (1 - rho) / (1 - rho^d), rho = e^-(s / t)
 };
 
 // PE, Algorithm 3, with its randomized-response parameter calibrated (or not,
