@@ -57,12 +57,14 @@ double LaplaceCdf(double rate, std::int64_t k) {
   return 1 - std::exp(-rate * static_cast<double>(k + 1)) / (1 + p);
 }
 
-// Counts in the cells (c_{i-1}, c_i] with cuts every quarter of the scale
-// 1 / rate (every integer where that is finer) out to 6 scales, plus the tails.
-audit::Verdict LaplaceLawIs(double rate, const std::vector<std::int64_t>& draws) {
-  std::vector<std::int64_t> cuts;
-  for (int i = -24; i <= 24; ++i) {
-    const auto c = static_cast<std::int64_t>(std::floor(i / (4 * rate)));
+// Pearson's test of integer draws against a distribution function: counts in
+// the cells (c_{i-1}, c_i] with cuts every quarter of the scale 1 / rate (every
+// integer where that is finer) from `first` to 6 scales, plus the tails.
+template <typename T, typename Cdf>
+audit::Verdict CellsFollow(const std::vector<T>& draws, double rate, int first, Cdf&& cdf) {
+  std::vector<T> cuts;
+  for (int i = first; i <= 24; ++i) {
+    const auto c = static_cast<T>(std::floor(i / (4 * rate)));
     if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
   }
   std::vector<std::uint64_t> counts(cuts.size() + 1, 0);
@@ -70,12 +72,16 @@ audit::Verdict LaplaceLawIs(double rate, const std::vector<std::int64_t>& draws)
   std::vector<double> p(counts.size());
   double below = 0;
   for (std::size_t i = 0; i < cuts.size(); ++i) {
-    const double cdf = LaplaceCdf(rate, cuts[i]);
-    p[i] = cdf - below;
-    below = cdf;
+    const double at = cdf(cuts[i]);
+    p[i] = at - below;
+    below = at;
   }
   p.back() = 1 - below;
   return audit::CheckChiSquare(counts, p);
+}
+
+audit::Verdict LaplaceLawIs(double rate, const std::vector<std::int64_t>& draws) {
+  return CellsFollow(draws, rate, -24, [rate](std::int64_t k) { return LaplaceCdf(rate, k); });
 }
 
 TEST(Discrete, DiscreteLaplaceFollowsItsLaw) {
@@ -92,24 +98,11 @@ TEST(Discrete, DiscreteLaplaceFollowsItsLaw) {
   }
 }
 
-// Counts of Y in cells of a quarter scale, against P[Y <= k] = 1 - exp(-rate (k + 1)).
+// P[Y <= k] = 1 - exp(-rate (k + 1)).
 audit::Verdict GeometricLawIs(double rate, const std::vector<std::uint64_t>& draws) {
-  std::vector<std::uint64_t> cuts;
-  for (int i = 0; i <= 24; ++i) {
-    const auto c = static_cast<std::uint64_t>(std::floor(i / (4 * rate)));
-    if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
-  }
-  std::vector<std::uint64_t> counts(cuts.size() + 1, 0);
-  for (const auto y : draws) ++counts[std::lower_bound(cuts.begin(), cuts.end(), y) - cuts.begin()];
-  std::vector<double> p(counts.size());
-  double below = 0;
-  for (std::size_t i = 0; i < cuts.size(); ++i) {
-    const double cdf = -std::expm1(-rate * static_cast<double>(cuts[i] + 1));
-    p[i] = cdf - below;
-    below = cdf;
-  }
-  p.back() = 1 - below;
-  return audit::CheckChiSquare(counts, p);
+  return CellsFollow(draws, rate, 0, [rate](std::uint64_t k) {
+    return -std::expm1(-rate * static_cast<double>(k + 1));
+  });
 }
 
 TEST(Discrete, DiscreteGeometricFollowsItsLaw) {
