@@ -38,7 +38,9 @@ bool BernoulliExpMinus(Rng& rng, std::uint64_t num, std::uint64_t den);
 // The geometric law on the naturals, P[Y = y] proportional to exp(-y s / t)
 // (s, t >= 1): steps 1-5 of CKS Algorithm 2 (X = U + t V with P[X = x]
 // proportional to exp(-x / t), then Y = floor(X / s)). The loop's number of
-// rounds depends on the random words and s, t only.
+// rounds depends on the random words and s, t only. An X past 2^63, of
+// probability below exp(-2^11) for t <= 2^52, starts the draw again: the one
+// departure from the law, with BernoulliExpMinus's stop.
 std::uint64_t DiscreteGeometric(Rng& rng, std::uint64_t s, std::uint64_t t);
 // The discrete Laplace law on the integers, P[Y = y] proportional to
 // exp(-|y| s / t): CKS Algorithm 2, the geometric with a sign.
