@@ -10,9 +10,9 @@
 
 namespace fedldp {
 
-// EXP, Algorithm 2: P[rank z] proportional to exp(eps z / (d - 1)).
-// EXP, Algorithm 2: position m with probability proportional to
-// exp(-m eps / (d - 1)). Drawn exactly (issue 39): with the rational rate
+// EXP, Algorithm 2: P[rank z] proportional to exp(eps z / (d - 1)), i.e.
+// position m = d - z with probability proportional to exp(-m eps / (d - 1)).
+// Drawn exactly (issue 39): with the rational rate
 // s / t <= eps / (d - 1) (RationalRateBelow), m = Y mod d for Y geometric
 // with P[Y = y] proportional to exp(-y s / t) (CKS, random/discrete.h);
 // P[Y mod d = m] is proportional to exp(-m s / t), the truncated law itself.
