@@ -286,6 +286,8 @@ TEST(Laplace, ClosedFormsMatchTheGridLaw) {
     }
   }
   EXPECT_FALSE(LaplaceMechanism::Create(1e-300).ok());
+  EXPECT_TRUE(LaplaceMechanism::Create(0x1.0p-18).ok());  // IntegerLaplace's smallest rate
+  EXPECT_FALSE(LaplaceMechanism::Create(0x1.0p-19).ok());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "fedldp/audit/stat_checks.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/random/integer_laplace.h"
 
 namespace fedldp {
 namespace {
@@ -124,6 +125,99 @@ TEST(Discrete, DiscreteGeometricFollowsItsLaw) {
   }
   EXPECT_FALSE(RationalRateBelow(1e-300).ok());
   EXPECT_FALSE(RationalRateBelow(0).ok());
+}
+
+// The integer Laplace's alias table realises its weights exactly: for each
+// outcome, its own columns' thresholds plus what other columns hand it sum to
+// 2^14 times its weight, as integers.
+bool AliasIsExact(const IntegerLaplace::Table& t) {
+  const std::uint64_t n = IntegerLaplace::kColumns, total = IntegerLaplace::kTotal;
+  std::vector<Uint128> held(n, 0);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (t.threshold[i] > total) return false;
+    held[i] += t.threshold[i];
+    held[t.alias[i]] += total - t.threshold[i];
+  }
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (held[i] != static_cast<Uint128>(t.weight[i]) * n) return false;
+  }
+  return true;
+}
+
+constexpr double kTableRates[] = {0x1.0p-10, 1.0 / 1500, 0x1.0p-11, 0x1.0p-16};
+
+TEST(IntegerLaplace, TableAndRatiosAreExact) {
+  for (double rate : kTableRates) {
+    const auto law = IntegerLaplace::Create(rate).value();
+    auto table = law.table();
+    std::uint64_t sum = 0;
+    for (const auto w : table.weight) sum += w;
+    EXPECT_EQ(sum, IntegerLaplace::kTotal) << rate;
+    EXPECT_TRUE(AliasIsExact(table)) << rate;
+    ++table.threshold[7];  // a wrong constant: caught
+    EXPECT_FALSE(AliasIsExact(table)) << rate;
+    // ln R <= rate, within 2^-30 of it.
+    EXPECT_LE(law.LogRatio(), rate);
+    EXPECT_GE(law.LogRatio(), rate * (1 - 0x1.0p-30));
+    // Every adjacent ratio across three passes and zero is within R (to
+    // the doubles' rounding), and the bound is met somewhere.
+    const auto pass = static_cast<std::int64_t>(IntegerLaplace::kPass);
+    double widest = 0;
+    for (std::int64_t y = -2 * pass; y < 3 * pass; ++y) {
+      const double step = std::fabs(std::log(law.Mass(y) / law.Mass(y + 1)));
+      ASSERT_LE(step, law.LogRatio() * (1 + 1e-6) + 1e-12) << rate << " at " << y;
+      widest = std::max(widest, step);
+    }
+    EXPECT_GE(widest, law.LogRatio() * (1 - 1e-3)) << rate;
+  }
+  EXPECT_FALSE(IntegerLaplace::Create(0x1.0p-9).ok());
+  EXPECT_FALSE(IntegerLaplace::Create(0x1.0p-20).ok());
+  EXPECT_FALSE(IntegerLaplace::Create(std::nan("")).ok());
+}
+
+TEST(IntegerLaplace, ClosedFormsMatchTheTable) {
+  for (double rate : kTableRates) {
+    const auto law = IntegerLaplace::Create(rate).value();
+    // The discrete Laplace of rate ln R: variance 1 / (2 sinh^2(r / 2)), to
+    // 1e-6 at the Laplace mechanism's rates (from 2^-11), 1e-4 below.
+    const double sh = std::sinh(law.LogRatio() / 2), laplace = 1 / (2 * sh * sh);
+    const double within = rate >= 0x1.0p-11 ? 1e-6 : 1e-4;
+    EXPECT_NEAR(law.Variance(), laplace, within * laplace) << rate;
+    // Mass over +-60 scales: total, variance, and the distribution function.
+    const auto span = static_cast<std::int64_t>(60 / rate);
+    double mass = 0, second = 0;
+    for (std::int64_t y = -span; y <= span; ++y) {
+      const double p = law.Mass(y);
+      mass += p, second += p * static_cast<double>(y) * static_cast<double>(y);
+    }
+    EXPECT_NEAR(mass, 1.0, 1e-9) << rate;
+    EXPECT_NEAR(second, law.Variance(), 1e-8 * law.Variance()) << rate;
+    for (std::int64_t y : {-span, -40000l, -1l, 0l, 5l, 16382l, 16383l, 40000l}) {
+      EXPECT_NEAR(law.Cdf(y) - law.Cdf(y - 1), law.Mass(y), 1e-12) << rate << " " << y;
+    }
+    EXPECT_NEAR(law.Cdf(-1) + law.Mass(0) + (1 - law.Cdf(0)), 1.0, 1e-15);
+    EXPECT_NEAR(law.Cdf(-1), 1 - law.Cdf(0), 1e-15);  // symmetric
+  }
+}
+
+TEST(IntegerLaplace, DrawsFollowTheLaw) {
+  for (double rate : kTableRates) {
+    const auto law = IntegerLaplace::Create(rate).value();
+    CounterRng rng(11);
+    std::vector<std::int64_t> draws(kDraws);
+    for (auto& y : draws) y = law.Sample(rng);
+    const auto right =
+        CellsFollow(draws, rate, -24, [&law](std::int64_t k) { return law.Cdf(k); });
+    EXPECT_TRUE(right.pass) << rate << ": " << right.reason;
+    const auto wrong = LaplaceLawIs(rate * 1.1, draws);
+    EXPECT_FALSE(wrong.pass) << rate << ": " << wrong.reason;
+    // Beyond one pass: the tail's draws land where the law puts them.
+    const auto pass = static_cast<std::int64_t>(IntegerLaplace::kPass);
+    const double beyond = static_cast<double>(std::count_if(
+        draws.begin(), draws.end(), [pass](std::int64_t y) { return y >= pass; }));
+    const double p = 1 - law.Cdf(pass - 1);
+    EXPECT_NEAR(beyond / kDraws, p, 5 * std::sqrt(p * (1 - p) / kDraws) + 1e-12) << rate;
+  }
 }
 
 TEST(Discrete, UniformIndex128IsUniformBeyond64Bits) {
