@@ -10,6 +10,7 @@
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
+#include "fedldp/fl/fedsel.h"
 
 namespace fedldp::cli {
 
@@ -25,6 +26,20 @@ std::string Shortest(double value) {
 std::string Up(double value) { return Shortest(std::ceil(value * 1e6) / 1e6); }
 std::string Down(double value) { return Shortest(std::floor(value * 1e6) / 1e6); }
 
+// --mechanism: whose floating-point line the statement ends with.
+void AddMechanismOption(CLI::App& app, std::string& mechanism) {
+  app.add_option("--mechanism", mechanism,
+                 "The reports' mechanism (a FedSel variant, a value mechanism or a vector "
+                 "randomizer): whether its eps0 holds in floating point; without it, a line for "
+                 "every one");
+}
+
+std::string FloatingPointLine(const std::string& mechanism) {
+  auto line = FloatingPointStatementFor(mechanism);
+  if (!line.ok()) throw UsageError(line.error());
+  return *line;
+}
+
 }  // namespace
 
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
@@ -35,10 +50,12 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
   app.add_option("--reports", o.reports, "N: reports shuffled together")->required();
   app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->required();
+  AddMechanismOption(app, o.mechanism);
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
 int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::ostream&) {
+  const std::string floating_point = FloatingPointLine(o.mechanism);
   auto bound = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta);
   if (!bound.ok()) throw UsageError(bound.error());
   const auto closed =
@@ -51,6 +68,7 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
     j["epsilon_lower"] = bound->epsilon_lower;
     j["epsilon_upper"] = bound->epsilon_upper;
     j["closed_form"] = closed.applies ? nlohmann::json(closed.epsilon) : nlohmann::json();
+    j["floating_point"] = floating_point;
     out << j.dump() << "\n";
     return 0;
   }
@@ -64,7 +82,7 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
       << (closed.applies
               ? "eps <= " + Up(closed.epsilon)
               : "does not apply (needs N >= " + Shortest(std::ceil(closed.min_reports)) + ")")
-      << "\n";
+      << "\n  " << floating_point << "\n";
   return 0;
 }
 
@@ -95,10 +113,12 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                  "q: each round samples this share of the clients uniformly, without "
                  "replacement (with --shuffle; --rounds then counts all rounds)")
       ->capture_default_str();
+  AddMechanismOption(app, o.mechanism);
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
 int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) {
+  const std::string floating_point = FloatingPointLine(o.mechanism);
   RunPrivacyConfig c;
   c.local_epsilon = o.local_epsilon;
   c.local_delta = o.local_delta;
@@ -110,7 +130,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {
-    out << DescribeRunPrivacy(p.value());
+    out << DescribeRunPrivacy(p.value(), floating_point);
     return 0;
   }
   const auto pair = [](const DpGuarantee& g) {
@@ -136,6 +156,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   j["total"] = pair(p->total);
   j["rule"] = p->rule;
   j["total_advanced"] = pair(p->total_advanced);
+  j["floating_point"] = floating_point;
   out << j.dump() << "\n";
   return 0;
 }

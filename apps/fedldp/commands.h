@@ -150,6 +150,7 @@ struct AccountShuffleOptions {
   double local_epsilon = 0;
   std::uint64_t reports = 0;
   double delta = 0;
+  std::string mechanism;  // for the floating-point line; empty: every one
   bool json = false;
 };
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
@@ -163,6 +164,7 @@ struct AccountRunOptions {
   std::uint64_t reports_per_round = 0;
   double delta = 1e-6;
   double sampling_rate = 1;
+  std::string mechanism;  // for the floating-point line; empty: every one
   bool json = false;
 };
 void SetupAccountRun(CLI::App& app, AccountRunOptions& options);

@@ -158,9 +158,10 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
   const bool vector = config.vector.has_value();
   const std::string name = vector ? LdpFlRandomizerName(config) : "ldp-fl";
   if (run.vector_privacy) {
-    out << "privacy (fedldp account run " << AccountRunArguments(run.vector_privacy->config)
+    out << "privacy (fedldp account run "
+        << AccountRunArguments(run.vector_privacy->config, VectorMechanismName(*config.vector))
         << "; at most " << LdpFlReportsPerClient(config) << " report(s) per client):\n"
-        << DescribeRunPrivacy(*run.vector_privacy);
+        << DescribeRunPrivacy(*run.vector_privacy, FloatingPointStatement(config.vector));
     out << "model: " << run.parameters << " parameters; report " << run.report_bytes
         << " bytes (one double per weight)\n";
   } else {
@@ -171,7 +172,8 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
     out.precision(1);
     out << static_cast<double>(run.float32_bytes) / static_cast<double>(run.report_bytes)
         << "x smaller)\n";
-  }  out << FloatingPointStatement(config.vector) << "\n";
+    out << FloatingPointStatement(config.vector) << "\n";
+  }
 
   out << std::fixed;
   out.precision(2);

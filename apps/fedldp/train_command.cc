@@ -329,9 +329,8 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
         << (variant.is_private() ? run.budget.Statement() : std::string("none (non-private)"))
         << "\n";
   }
-  if (variant.is_private()) {
-    out << FloatingPointStatement(variant) << "\n";
-  }
+  // Shuffled, the line ends the accountant's statement below.
+  if (variant.is_private() && !e.shuffled) out << FloatingPointStatement(variant) << "\n";
   if (config.sample_clients) {
     out << "sampled rounds: " << run.plan.batch << " of " << run.plan.batch / run.plan.sampling_rate
         << " clients per round, " << run.plan.rounds
@@ -347,8 +346,8 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   if (e.shuffled) {
     out << "shuffled, each round's reports (at least " << run.smallest_round
         << ") through the shuffler (fedldp account run "
-        << AccountRunArguments(*e.shuffled_accounting) << "):\n"
-        << DescribeRunPrivacy(*e.shuffled);
+        << AccountRunArguments(*e.shuffled_accounting, o.variant) << "):\n"
+        << DescribeRunPrivacy(*e.shuffled, FloatingPointStatement(variant));
     if (o.central_epsilon) {
       out << "(the last " << (e.test_from > 0 ? "run" : "fold")
           << "'s figures; every one ran at the largest local eps within central "

@@ -9,6 +9,7 @@
 #include "fedldp/privacy/composition.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
+#include "fedldp/fl/fedsel.h"
 
 namespace fedldp::python {
 namespace {
@@ -39,7 +40,8 @@ RunPrivacyConfig MakeConfig(double local_epsilon, std::uint64_t rounds, bool shu
 
 }  // namespace
 
-py::dict RunPrivacyDict(const RunPrivacy& p) {
+py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
+  const std::string floating_point = Take(FloatingPointStatementFor(mechanism));
   py::dict d;
   d["total"] = Guarantee(p.total);
   d["rule"] = p.rule;
@@ -62,8 +64,9 @@ py::dict RunPrivacyDict(const RunPrivacy& p) {
   d["total_points"] = Guarantee(p.total_points);
   d["total_advanced"] = Guarantee(p.total_advanced);
   d["total_pld"] = Guarantee(p.total_pld);
-  d["arguments"] = AccountRunArguments(p.config);
-  d["description"] = DescribeRunPrivacy(p);
+  d["arguments"] = AccountRunArguments(p.config, mechanism);
+  d["floating_point"] = floating_point;
+  d["description"] = DescribeRunPrivacy(p, floating_point);
   return d;
 }
 
@@ -71,23 +74,26 @@ void BindAccounting(py::module_& m) {
   m.def(
       "account_run",
       [](double local_epsilon, std::uint64_t rounds, bool shuffle, std::uint64_t reports_per_round,
-         double delta, double local_delta, double sampling_rate) {
+         double delta, double local_delta, double sampling_rate, const std::string& mechanism) {
         const auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta,
                                   local_delta, sampling_rate);
         Check(c.Validate());
-        return RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(c); })));
+        Take(FloatingPointStatementFor(mechanism));  // an unknown name, before the work
+        return RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(c); })), mechanism);
       },
       py::arg("local_epsilon"), py::arg("rounds") = 1, py::arg("shuffle") = false,
       py::arg("reports_per_round") = 0, py::arg("delta") = 1e-6, py::arg("local_delta") = 0.0,
-      py::arg("sampling_rate") = 1.0, R"doc(
+      py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", R"doc(
 A client's privacy over a run of `rounds` reports, each (local_epsilon,
 local_delta)-LDP, as `fedldp account run` states it: a dict whose "total" is
 the claim {"epsilon", "delta"} per client (the smaller of the proven totals;
 "rule" says which), with the local lines, the shuffled round's bound, the
 other totals (None where not computed), "arguments" (the CLI options that
-state the same) and "description" (the CLI's text). With shuffle=True each
-round's reports_per_round reports are shuffled together; sampling_rate < 1
-draws each round's clients in secret from the server.)doc");
+state the same), "floating_point" (whether eps0 holds of the program in
+floating point: for `mechanism`, a FedSel variant, value mechanism or vector
+randomizer, or for every one when it is empty) and "description" (the CLI's text). With
+shuffle=True each round's reports_per_round reports are shuffled together;
+sampling_rate < 1 draws each round's clients in secret from the server.)doc");
   m.def(
       "local_epsilon_for_central",
       [](double central_epsilon, std::uint64_t rounds, std::uint64_t reports_per_round,

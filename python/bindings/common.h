@@ -103,8 +103,9 @@ struct Rows {
 };
 Rows CheckRows(const py::array& a, std::size_t d, const char* what);
 
-// account_run's dict for a statement (accounting.cc).
-py::dict RunPrivacyDict(const RunPrivacy& p);
+// account_run's dict for a statement (accounting.cc) of a run of
+// `mechanism`'s reports (fl/fedsel.h's FloatingPointStatementFor names).
+py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism);
 
 // The module's parts, one per source file.
 void BindRandom(py::module_& m);

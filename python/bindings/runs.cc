@@ -265,7 +265,8 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
     budget["total_per_client"] = run.budget.TotalPerClient();
     out["budget"] = budget;
     const RunPrivacyConfig accounted = FedSelRunPrivacy(plan, config, central_delta);
-    out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })));
+    out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })),
+                                    FedSelVariantName(parsed));
   } else {
     out["budget"] = py::none();
     out["privacy"] = py::none();
@@ -406,7 +407,8 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   if (!config.is_private) {
     out["privacy"] = py::none();
   } else if (run.vector_privacy) {
-    out["privacy"] = RunPrivacyDict(*run.vector_privacy);
+    out["privacy"] =
+        RunPrivacyDict(*run.vector_privacy, std::string(VectorMechanismName(*config.vector)));
   } else {
     out["privacy"] = LdpFlPrivacyDict(run.privacy);
   }

@@ -26,6 +26,8 @@ def cli():
         dict(local_epsilon=4.0, rounds=8, shuffle=True, reports_per_round=20_000, delta=1e-5),
         dict(local_epsilon=3.0, rounds=20, shuffle=True, reports_per_round=5_000,
              sampling_rate=0.25),
+        dict(local_epsilon=2.0, rounds=4, mechanism="pm"),
+        dict(local_epsilon=2.0, rounds=4, mechanism="privunitg"),
     ],
 )
 def test_the_statement_is_the_commands(kwargs):
@@ -35,6 +37,13 @@ def test_the_statement_is_the_commands(kwargs):
         check=True, capture_output=True, text=True,
     ).stdout
     assert out.strip() == p["description"].strip()
+    # The statement ends with whether eps0 holds in floating point (issue 39).
+    assert p["description"].strip().endswith(p["floating_point"])
+    assert p["floating_point"].startswith("floating point: ")
+    if kwargs.get("mechanism") == "privunitg":
+        assert "computes its report in doubles" in p["floating_point"]
+    elif kwargs.get("mechanism") == "pm":
+        assert "drawn with exact probabilities" in p["floating_point"]
     assert p["total"]["delta"] <= kwargs.get("delta", 1e-6)
     assert p["shuffled"] == kwargs.get("shuffle", False)
     if not p["shuffled"]:
@@ -62,5 +71,7 @@ def test_bad_configurations_raise():
         fedldp.account_run(-1.0)
     with pytest.raises(ValueError):
         fedldp.account_run(1.0, shuffle=True, reports_per_round=0)
+    with pytest.raises(ValueError, match="unknown mechanism 'pmm'"):
+        fedldp.account_run(1.0, mechanism="pmm")
     with pytest.raises(ValueError):
         fedldp.local_epsilon_for_central(1e-9, rounds=100, reports_per_round=10)

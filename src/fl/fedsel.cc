@@ -9,6 +9,7 @@
 
 #include "exchange.h"
 #include "fedldp/data/partition.h"
+#include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/pipeline/compressed.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/pipeline/flat.h"
@@ -152,6 +153,44 @@ std::string FloatingPointStatement(const FedSelVariant& variant) {
                         ? ", and so is the selected index (one of d)"
                         : ", and the selected index (one of d) with probabilities exact to "
                           "2^-53 (its share of the bound holds to that resolution)");
+}
+
+namespace {
+std::string Listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return out;
+}
+}  // namespace
+
+Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
+  if (mechanism.empty()) {
+    std::vector<std::string> doubles;
+    for (const auto& name : VectorMechanismNames()) {
+      if (!ReportsExactly(ParseVectorMechanism(name).value())) doubles.push_back(name);
+    }
+    return "floating point: an eps0 accounted here holds of the program as it runs for the "
+           "value mechanisms (" +
+           Listed(ValueMechanismNames()) +
+           ") and vector duchi, whose reports are public values drawn with exact "
+           "probabilities; " +
+           Listed(doubles) +
+           " compute reports in doubles and meet it in their mathematics only (issue 39; "
+           "docs/methods.md)";
+  }
+  if (const auto variant = ParseFedSelVariant(mechanism); variant.ok()) {
+    return FloatingPointStatement(*variant);
+  }
+  if (ParseValueMechanism(mechanism).ok()) return FloatingPointStatement(std::nullopt);
+  if (const auto vector = ParseVectorMechanism(mechanism); vector.ok()) {
+    return FloatingPointStatement(*vector);
+  }
+  return Error{"unknown mechanism '" + std::string(mechanism) +
+               "' (a FedSel variant as train --variant takes, a value mechanism: " +
+               Listed(ValueMechanismNames()) +
+               ", or a vector randomizer: " + Listed(VectorMechanismNames()) + ")"};
 }
 
 bool IsGaussian(const FedSelVariant& variant) {

@@ -330,8 +330,10 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
                       "shuffler; rounds of at least " +
                       std::to_string(coord.plan().smallest_round) + " reports");
     if (observer.privacy) {
-      observer.privacy("privacy (fedldp account run " + AccountRunArguments(account) +
-                       "; one report per user and round):\n" + DescribeRunPrivacy(*accounted));
+      observer.privacy("privacy (fedldp account run " +
+                       AccountRunArguments(account, FedSelVariantName(c.variant)) +
+                       "; one report per user and round):\n" +
+                       DescribeRunPrivacy(*accounted, FloatingPointStatement(c.variant)));
     }
   } else if (IsVectorVariant(c)) {
     std::ostringstream line;
@@ -344,7 +346,8 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
     Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) + ", " +
                       coord.plan().budget.Statement());
   }
-  if (c.variant.is_private()) Say(observer, FloatingPointStatement(c.variant));
+  // Shuffled, the line ends the accountant's statement above.
+  if (c.variant.is_private() && !c.shuffle) Say(observer, FloatingPointStatement(c.variant));
   if (observer.listening) observer.listening((*server)->port());
   Say(observer, Listening(s, (*server)->port(), coord.stats().started));
   std::uint64_t shown_round = 0;
@@ -460,9 +463,10 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
          << " sealed pieces per report; eps " << c.epsilon
          << " per report without trusting the shuffler";
     Say(observer, line.str());
-    privacy = "privacy (fedldp account run " + AccountRunArguments(account) + "; at most " +
+    privacy = "privacy (fedldp account run " +
+              AccountRunArguments(account, VectorMechanismName(*c.vector)) + "; at most " +
               std::to_string(spec.reports_per_user()) + " report(s) per user):\n" +
-              DescribeRunPrivacy(*accounted);
+              DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector));
   } else {
     const auto accounted =
         AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
@@ -471,9 +475,9 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
                       std::to_string(c.epsilon) +
                       " per weight, so d eps = " + std::to_string(spec.ReportEpsilon()) +
                       " per report without trusting the shuffler");
-    privacy = DescribeLdpFlPrivacy(accounted);
+    privacy = DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(c.vector) + "\n";
   }
-  if (observer.privacy) observer.privacy(privacy + FloatingPointStatement(c.vector) + "\n");
+  if (observer.privacy) observer.privacy(privacy);
   if (observer.listening) observer.listening((*server)->port());
   Say(observer, Listening(s, (*server)->port(), coord.stats().started));
   const auto progress = [](const LdpFlCoordinator::Stats&) {};  // each round says its accuracy

@@ -186,7 +186,7 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
 
 }  // namespace
 
-std::string AccountRunArguments(const RunPrivacyConfig& c) {
+std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mechanism) {
   // The shortest text that reads back as each value: the same figures.
   const auto exact = [](double value) {
     char text[32];
@@ -199,10 +199,11 @@ std::string AccountRunArguments(const RunPrivacyConfig& c) {
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
   s << " --delta " << exact(c.delta);
+  if (!mechanism.empty()) s << " --mechanism " << mechanism;
   return s.str();
 }
 
-std::string DescribeRunPrivacy(const RunPrivacy& p) {
+std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_point) {
   const auto& c = p.config;
   std::ostringstream s;
   s.precision(6);
@@ -240,6 +241,7 @@ std::string DescribeRunPrivacy(const RunPrivacy& p) {
   }
   s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "
     << p.total_advanced.delta << ")\n";
+  if (!floating_point.empty()) s << "  " << floating_point << "\n";
   return s.str();
 }
 

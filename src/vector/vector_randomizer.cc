@@ -123,8 +123,10 @@ Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
 
 std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
 
+bool ReportsExactly(VectorMechanism m) { return m == VectorMechanism::kDuchi; }
+
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::string_view also) {
-  if (!vector || *vector == VectorMechanism::kDuchi) {
+  if (!vector || ReportsExactly(*vector)) {
     return "floating point: every value reported is fixed before any input is seen (two atoms "
            "or a public grid) and drawn with exact probabilities" +
            std::string(also) +

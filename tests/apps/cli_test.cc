@@ -554,6 +554,9 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"account", "run", "--local-epsilon", "1", "--reports-per-round", "10"},
       {"account", "run", "--local-epsilon", "1", "--local-delta", "1e-7", "--shuffle",
        "--reports-per-round", "10"},
+      {"account", "run", "--local-epsilon", "1", "--mechanism", "pmm"},
+      {"account", "shuffle", "--local-epsilon", "1", "--reports", "10", "--delta", "1e-6",
+       "--mechanism", "gauss"},
   };
   for (const auto& args : bad) {
     std::string joined;
@@ -637,6 +640,42 @@ TEST(Account, RunStatesLocalPerRoundAndTotal) {
   EXPECT_NE(text.out.find("per client over the run: (20, 0)-DP (basic composition)"),
             std::string::npos)
       << text.out;
+}
+
+// Every statement ends with the floating-point line (issue 39): for the
+// mechanism named, or for every one.
+TEST(Account, SaysWhetherTheBudgetHoldsInFloatingPoint) {
+  const std::vector<std::string> run = {"account", "run", "--local-epsilon", "2", "--rounds", "3"};
+  const std::vector<std::string> shuffle = {"account", "shuffle", "--local-epsilon", "2",
+                                            "--reports", "1000", "--delta", "1e-6"};
+  for (const auto& base : {run, shuffle}) {
+    const auto every = Fedldp(base);
+    ASSERT_EQ(every.code, 0) << every.err;
+    EXPECT_NE(every.out.find("floating point: an eps0 accounted here holds of the program as it "
+                             "runs for the value mechanisms (duchi, pm, hm, laplace and "
+                             "twopoint) and vector duchi"),
+              std::string::npos)
+        << every.out;
+    EXPECT_NE(every.out.find("privunitg, fastprojunit, fastprojunit-corr, gaussian and "
+                             "gaussian-classic compute reports in doubles"),
+              std::string::npos)
+        << every.out;
+    auto exact = base, doubles = base;
+    for (const std::string name : {"pm", "laplace"}) {
+      exact.insert(exact.end(), {"--mechanism", name, "--json"});
+      const auto r = Fedldp(exact);
+      ASSERT_EQ(r.code, 0) << r.err;
+      const auto line = nlohmann::json::parse(r.out)["floating_point"].get<std::string>();
+      EXPECT_NE(line.find("drawn with exact probabilities"), std::string::npos) << line;
+      exact = base;
+    }
+    doubles.insert(doubles.end(), {"--mechanism", "privunitg"});
+    const auto r = Fedldp(doubles);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("floating point: privunitg computes its report in doubles"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 // Off loopback, plaintext needs --insecure, and is then said (the check comes
@@ -735,7 +774,8 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
             std::string::npos)
       << vector.out;
   // With the shuffler, the statement is `fedldp account run`'s for the same
-  // configuration (per-report eps, rounds = epochs, the smallest round's n).
+  // configuration (per-report eps, rounds = epochs, the smallest round's n,
+  // the variant as --mechanism: its floating-point line last).
   const auto shuffled = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
                                 "--shuffle", "--epsilon", "4", "--epochs", "2", "--repeats", "1",
                                 "--folds", "2", "--no-reference"});
@@ -744,7 +784,8 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   ASSERT_NE(n_at, std::string::npos) << shuffled.out;
   const std::string n = std::to_string(std::stoul(shuffled.out.substr(n_at + 18)));
   const auto account = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "2",
-                               "--shuffle", "--reports-per-round", n, "--delta", "1e-06"});
+                               "--shuffle", "--reports-per-round", n, "--delta", "1e-06",
+                               "--mechanism", "privunitg"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(shuffled.out.find(account.out), std::string::npos) << shuffled.out << account.out;
   // Sampled rounds: the statement names the `account run` options that
@@ -983,7 +1024,8 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
   }
   // The statement is `fedldp account run`'s: one report per round, the round's 2 clients.
   const auto account = Fedldp({"account", "run", "--local-epsilon", "5", "--rounds", "1",
-                               "--shuffle", "--reports-per-round", "2", "--delta", "1e-05"});
+                               "--shuffle", "--reports-per-round", "2", "--delta", "1e-05",
+                               "--mechanism", "privunitg"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(r.out.find(account.out), std::string::npos) << r.out << account.out;
   // Disjoint rounds: 2 rounds of 2 of 20 clients are one epoch, one report

@@ -90,6 +90,12 @@ Result<FedSelVariant> ParseFedSelVariant(std::string_view name);
 std::string FedSelVariantName(const FedSelVariant& variant);
 // vector_randomizer.h's FloatingPointStatement for the variant's reports.
 std::string FloatingPointStatement(const FedSelVariant& variant);
+// The same line for reports of a mechanism by name (a FedSel variant, a
+// value mechanism or a vector randomizer), for statements of a budget
+// (`fedldp account --mechanism`, the Python accountant) that the runs quote
+// with the variant's name; an empty name gives one line for every mechanism.
+// An error for an unknown name.
+Result<std::string> FloatingPointStatementFor(std::string_view mechanism);
 // A Gaussian vector randomizer: (eps, delta)-LDP per report, which the
 // shuffle accounting does not cover.
 bool IsGaussian(const FedSelVariant& variant);

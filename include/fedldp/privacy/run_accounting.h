@@ -88,11 +88,13 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 // eps0 = 1e-3 exceeds the target, or without the shuffler.
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon);
 
-// The `fedldp account run` options that state `config`.
-std::string AccountRunArguments(const RunPrivacyConfig& config);
+// The `fedldp account run` options that state `config`, with `--mechanism
+// NAME` for a run of that mechanism's reports (none if empty).
+std::string AccountRunArguments(const RunPrivacyConfig& config, std::string_view mechanism = {});
 
-// Several lines, the claim first.
-std::string DescribeRunPrivacy(const RunPrivacy& p);
+// Several lines, the claim first, then `floating_point` (whether the budget
+// holds in floating point: fl/fedsel.h's FloatingPointStatementFor), if given.
+std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_point = {});
 
 }  // namespace fedldp
 

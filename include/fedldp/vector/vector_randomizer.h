@@ -109,6 +109,10 @@ std::vector<std::string> VectorMechanismNames();
 // `also` adds to the first case what else a report holds (FedSel's index).
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector,
                                    std::string_view also = {});
+// Whether a randomizer's reports are exact in floating point: vector duchi's
+// (two public atoms per coordinate, exact integer thresholds); the others
+// compute reports in doubles.
+bool ReportsExactly(VectorMechanism m);
 
 }  // namespace fedldp
 
