@@ -148,11 +148,7 @@ Status FedSelVariant::Validate() const {
 std::string FloatingPointStatement(const FedSelVariant& variant) {
   if (variant.kind == FedSelVariant::Kind::kVector) return FloatingPointStatement(variant.vector);
   if (variant.kind != FedSelVariant::Kind::kTwoStage) return FloatingPointStatement(std::nullopt);
-  return FloatingPointStatement(
-      std::nullopt, SelectsExactly(variant.selector)
-                        ? ", and so is the selected index (one of d)"
-                        : ", and the selected index (one of d) with probabilities exact to "
-                          "2^-53 (its share of the bound holds to that resolution)");
+  return FloatingPointStatement(std::nullopt, ", and so is the selected index (one of d)");
 }
 
 namespace {

@@ -143,6 +143,34 @@ std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t) {
   }
 }
 
+namespace {
+
+// Bin(r, 1/2): the ones among r fresh random bits.
+std::uint64_t HalfBinomial(Words& words, std::uint64_t r) {
+  std::uint64_t ones = 0;
+  for (; r >= 64; r -= 64) ones += static_cast<std::uint64_t>(std::popcount(words()));
+  if (r > 0) ones += static_cast<std::uint64_t>(std::popcount(words() & ((1ull << r) - 1)));
+  return ones;
+}
+
+}  // namespace
+
+std::uint64_t BinomialDyadic(Rng& rng, std::uint64_t n, std::uint64_t numerator, int bits) {
+  if (numerator >= (std::uint64_t{1} << bits)) return n;
+  Words words(rng);
+  std::uint64_t successes = 0, open = n;  // open: trials whose bits so far equal the numerator's
+  for (int j = bits - 1; j >= 0 && open > 0; --j) {
+    const std::uint64_t zeros = HalfBinomial(words, open);
+    if ((numerator >> j) & 1) {
+      successes += zeros;  // below the numerator from here on
+      open -= zeros;
+    } else {
+      open = zeros;  // the ones are above it: failures
+    }
+  }
+  return successes;  // the trials still open equal the numerator: not below it
+}
+
 Result<RationalRate> RationalRateBelow(double rate) {
   if (!(rate > 0) || !std::isfinite(rate)) return Error{"the rate must be positive and finite"};
   const int q = std::clamp(30 + static_cast<int>(std::ceil(-std::log2(rate))), 1, 52);

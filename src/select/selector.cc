@@ -84,10 +84,6 @@ Result<SelectorKind> ParseSelector(std::string_view name) {
 
 std::vector<std::string> SelectorNames() { return NamesIn(kSelectorNames); }
 
-bool SelectsExactly(SelectorKind kind) {
-  return kind != SelectorKind::kPe && kind != SelectorKind::kPePublished;
-}
-
 Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
                                                      std::size_t d, std::size_t k) {
   if (Status e = CheckShape(d, k); !e.ok()) return e;
@@ -144,9 +140,24 @@ std::int64_t ExponentialSelection::SamplePosition(Rng& rng) const {
 
 // ---- PE ----
 
+namespace {
+
+// The flip probability used for eps': Q / 2^53 with Q = ceil(2^53 / (1 + e^eps'))
+// (at least 1), so that it and 1 - Q / 2^53 are exact doubles, every formula
+// below uses the probabilities the draws realise, and the draws are exact
+// (BinomialDyadic).
+constexpr int kFlipBits = 53;
+std::uint64_t FlipNumerator(double flip_epsilon) {
+  return static_cast<std::uint64_t>(
+      std::max(1.0, std::ceil(0x1.0p53 / (1 + std::exp(flip_epsilon)))));
+}
+
+}  // namespace
+
 double PerturbedEncoding::RatioFor(double flip_epsilon, std::size_t d, std::size_t k) {
   if (k == d) return 1.0;
-  const double p = 1 / (1 + std::exp(-flip_epsilon)), q = 1 / (1 + std::exp(flip_epsilon));
+  const double q = std::ldexp(static_cast<double>(FlipNumerator(flip_epsilon)), -kFlipBits);
+  const double p = 1 - q;
   const double in = p * ExpectedInverseCount(k - 1, p, d - k, q);
   const double out = q * ExpectedInverseCount(k, p, d - k - 1, q);
   return in / out;
@@ -183,9 +194,10 @@ Result<PerturbedEncoding> PerturbedEncoding::CreatePublished(double epsilon, std
 
 PerturbedEncoding::PerturbedEncoding(double flip_epsilon, std::size_t d, std::size_t k,
                                      bool published)
-    : Selector(d, k), flip_epsilon_(flip_epsilon), published_(published) {
-  keep_ = 1 / (1 + std::exp(-flip_epsilon));
-  flip_ = 1 / (1 + std::exp(flip_epsilon));
+    : Selector(d, k), flip_numerator_(FlipNumerator(flip_epsilon)), published_(published) {
+  flip_ = std::ldexp(static_cast<double>(flip_numerator_), -kFlipBits);
+  keep_ = 1 - flip_;
+  flip_epsilon_ = std::log(keep_ / flip_);  // what the rounding to 2^-53 leaves of eps
   in_ = keep_ * ExpectedInverseCount(k - 1, keep_, d - k, flip_);
   out_ = k < d ? flip_ * ExpectedInverseCount(k, keep_, d - k - 1, flip_) : 0.0;
   // Empty set: every Top-k bit flipped off, no other bit flipped on.
@@ -203,8 +215,9 @@ std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
   // their sizes both parts are uniform subsets, so a uniform member of S is a
   // uniform member of the Top-k with probability A / (A + B), else a uniform
   // member of the rest. Same law as Algorithm 3, with O(1) expected draws.
-  const std::uint64_t a = Binomial(rng, k(), keep_);
-  const std::uint64_t b = Binomial(rng, dimension() - k(), flip_);
+  const std::uint64_t keep = (std::uint64_t{1} << kFlipBits) - flip_numerator_;
+  const std::uint64_t a = BinomialDyadic(rng, k(), keep, kFlipBits);
+  const std::uint64_t b = BinomialDyadic(rng, dimension() - k(), flip_numerator_, kFlipBits);
   if (a + b == 0) return kNone;
   if (UniformIndex(rng, a + b) < a) return static_cast<std::int64_t>(UniformIndex(rng, k()));
   return static_cast<std::int64_t>(k() + UniformIndex(rng, dimension() - k()));

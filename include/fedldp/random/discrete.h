@@ -46,6 +46,15 @@ std::uint64_t DiscreteGeometric(Rng& rng, std::uint64_t s, std::uint64_t t);
 // exp(-|y| s / t): CKS Algorithm 2, the geometric with a sign.
 std::int64_t DiscreteLaplace(Rng& rng, std::uint64_t s, std::uint64_t t);
 
+// The successes in n trials of probability exactly numerator / 2^bits (bits
+// in [1, 63], numerator <= 2^bits). Each trial's uniform bits are compared
+// with the numerator's from the top: at each bit the open trials (equal so
+// far) whose bit is 0 number Bin(open, 1/2), drawn exactly as the ones among
+// `open` fresh random bits; they succeed where the numerator's bit is 1, and
+// stay open where it is 0. About n / 32 words in all; the work depends on the
+// words and (n, numerator) only.
+std::uint64_t BinomialDyadic(Rng& rng, std::uint64_t n, std::uint64_t numerator, int bits);
+
 // s and t = 2^q with s / t <= rate: the exact rate of a discrete Laplace or
 // geometric. q in [1, 52] makes s about 2^30 (s / t within 2^-30 of rate)
 // where it can; s = floor(rate t (1 - 2^-50)). An error if s would be 0 or

@@ -41,10 +41,6 @@ std::uint64_t UniformIndex(Rng& rng, std::uint64_t n);
 inline bool Bernoulli(Rng& rng, double p) { return Uniform01(rng) < p; }
 // Standard normal deviate (Marsaglia's polar method).
 double StandardNormal(Rng& rng);
-// Binomial(n, p) deviate: a count of n Bernoulli draws for n <= 32, waiting
-// times between successes when n min(p, 1-p) < 16, otherwise
-// std::binomial_distribution driven by `rng`.
-std::uint64_t Binomial(Rng& rng, std::uint64_t n, double p);
 
 }  // namespace fedldp
 

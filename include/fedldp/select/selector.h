@@ -94,10 +94,6 @@ enum class SelectorKind {
 std::string_view SelectorName(SelectorKind kind);
 Result<SelectorKind> ParseSelector(std::string_view name);
 std::vector<std::string> SelectorNames();
-// True iff the selector draws positions with exactly the probabilities it
-// states (issue 39): exp (an exact geometric), ps (integer weights), topk and
-// uniform; pe realises its binomials from doubles, to 2^-53.
-bool SelectsExactly(SelectorKind kind);
 
 // Builds a selector. Requires d >= 1, 1 <= k <= d, and epsilon as for every
 // mechanism (ignored by topk and uniform, unused k by exp and uniform but

@@ -32,7 +32,11 @@ class ExponentialSelection final : public Selector {
 };
 
 // PE, Algorithm 3, with its randomized-response parameter calibrated (or not,
-// for the published form) as described in selector.h.
+// for the published form) as described in selector.h. Drawn exactly (issue
+// 39): the flip probability is Q / 2^53, Q = ceil(2^53 / (1 + e^eps')), so it
+// and 1 - Q / 2^53 are exact doubles; the two binomials are BinomialDyadic's
+// (random/discrete.h), and every probability and the guarantee are computed
+// from these values, not from eps'.
 class PerturbedEncoding final : public Selector {
  public:
   // Calibrated: the exact worst-case ratio is <= e^epsilon.
@@ -44,7 +48,7 @@ class PerturbedEncoding final : public Selector {
   std::string name() const override { return published_ ? "pe-published" : "pe"; }
   // The guarantee: the target for "pe", the true one for "pe-published".
   double epsilon() const override { return guarantee_; }
-  // The eps' of the randomized response actually used.
+  // The eps' of the randomized response actually used: ln((2^53 - Q) / Q).
   double flip_epsilon() const { return flip_epsilon_; }
   double PositionProbability(std::size_t position) const override;
   double NoneProbability() const override { return none_; }
@@ -56,8 +60,9 @@ class PerturbedEncoding final : public Selector {
 
  private:
   PerturbedEncoding(double flip_epsilon, std::size_t d, std::size_t k, bool published);
+  std::uint64_t flip_numerator_;  // Q
   double flip_epsilon_, guarantee_;
-  double keep_, flip_;  // p and 1 - p
+  double keep_, flip_;  // 1 - Q / 2^53 and Q / 2^53, exact
   double in_, out_, none_;
   bool published_;
 };
