@@ -26,8 +26,10 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "unbiasedness, closed-form variance and the exact law (chi-square). Value mechanisms\n"
       "also: the support check (no output may be one another input cannot produce, as a\n"
       "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
-      "both ends of its input domain, |t| < 4). Exit code 1 if any fedldp mechanism fails;\n"
-      "the published PE is expected to exceed its claim.");
+      "both ends of its input domain, |t| < 4). The Gaussian randomizers: the support check\n"
+      "against input 0, by exact recomputation of the noise; they fail it (noise added in\n"
+      "doubles), an open gap (issue 39) shown as `open`, not counted. Exit code 1 if any\n"
+      "fedldp mechanism fails; the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
       ->delimiter(',')
       ->capture_default_str();
@@ -58,8 +60,9 @@ struct Row {
   double min_p;  // smallest chi-square p-value
   bool pass;
   std::string note;
-  double ruled_out = NAN;  // value mechanisms: share of outputs off the public support
+  double ruled_out = NAN;  // share of outputs off the public support or impossible elsewhere
   double timing_t = NAN;   // value mechanisms: the timing check's t
+  bool open = false;       // a known gap (issue 39), shown but not counted
 };
 
 Row AuditMechanism(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
@@ -126,6 +129,21 @@ Row AuditSelector(const std::string& name, double eps, std::uint64_t seed, const
 // form (in the variance column) and PrivUnitG's share in its cap (its p-value).
 constexpr std::size_t kVectorD = 16;
 
+// The Gaussian's exact delta at eps, and the support check against input 0:
+// its failure is issue 39's open gap (noise added in doubles), shown as open.
+void AuditGaussian(const GaussianRandomizer& g, std::span<const double> x, std::size_t n,
+                   std::uint64_t seed, Row& row) {
+  const double delta = GaussianDelta(g.sigma(), row.epsilon, 2 * g.clip());
+  row.pass = delta <= g.delta() * (1 + 1e-9);
+  const auto support = audit::CheckGaussianSupport(g, x, std::min<std::size_t>(n, 2000), seed);
+  row.ruled_out = support.value;
+  row.open = !support.pass;
+  char note[160];
+  std::snprintf(note, sizeof note, "delta(eps) = %.3g (asked 1e-06)%s", delta,
+                support.pass ? "" : "; reports input 0 cannot produce: noise in doubles");
+  row.note = note;
+}
+
 Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
   VectorRandomizerConfig c;
   c.mechanism = ParseVectorMechanism(name).value();
@@ -146,12 +164,7 @@ Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const A
     row.log_ratio = std::log(pr.WorstRatio());
     row.pass = row.log_ratio <= eps + 1e-12;
   } else if (gaussian) {
-    const auto& g = static_cast<const GaussianRandomizer&>(*r);
-    const double delta = GaussianDelta(g.sigma(), eps, 2 * g.clip());
-    row.pass = delta <= g.delta() * (1 + 1e-9);
-    char note[96];
-    std::snprintf(note, sizeof note, "delta(eps) = %.3g (asked 1e-06)", delta);
-    row.note = note;
+    AuditGaussian(static_cast<const GaussianRandomizer&>(*r), x, n, seed, row);
   } else {
     const auto& duchi = static_cast<const DuchiVectorRandomizer&>(*r);
     const auto coordinate = audit::CheckPrivacyOf(duchi.coordinate());
@@ -206,6 +219,7 @@ void Print(const Row& r, bool json, std::ostream& out) {
     j["ruled_out_share"] = num(r.ruled_out);
     j["timing_t"] = num(r.timing_t);
     j["pass"] = r.pass;
+    j["open"] = r.open;
     j["note"] = r.note;
     out << j.dump() << "\n";
     return;
@@ -215,7 +229,7 @@ void Print(const Row& r, bool json, std::ostream& out) {
                 cell(r.log_ratio, "%.4f").c_str(), cell(r.worst_mean_z, "%.2f").c_str(),
                 cell(r.worst_var_z, "%.2f").c_str(), cell(r.min_p, "%.2g").c_str(),
                 cell(r.ruled_out, "%.3g").c_str(), cell(r.timing_t, "%.2f").c_str(),
-                r.pass ? "ok" : "FAIL", r.note.c_str());
+                r.pass ? (r.open ? "open" : "ok") : "FAIL", r.note.c_str());
   out << line;
 }
 
@@ -242,6 +256,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
            "ruled out  time t  verdict\n";
   }
   bool all_pass = true;
+  std::size_t open = 0;
   std::uint64_t seed = o.seed;  // every row draws from its own seed
   for (const auto& name : ValueMechanismNames()) {
     for (double eps : o.epsilons) {
@@ -269,10 +284,17 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
       if (eps > 100) continue;  // beyond what a vector randomizer accepts
       const Row row = AuditVector(name, eps, seed++, o);
       all_pass = all_pass && row.pass;
+      open += row.open;
       Print(row, o.json, out);
     }
   }
-  if (!o.json) out << "\n" << (all_pass ? "all checks passed" : "SOME CHECKS FAILED") << "\n";
+  if (!o.json) {
+    out << "\n" << (all_pass ? "all checks passed" : "SOME CHECKS FAILED");
+    if (open > 0) {
+      out << "; " << open << " open: the Gaussians' noise is added in doubles (issue 39)";
+    }
+    out << "\n";
+  }
   if (!all_pass) err << "fedldp audit: some checks failed\n";
   return all_pass ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <tuple>
 
@@ -209,6 +210,23 @@ TEST(VectorMutants, BaselinesAndFastProjUnitWithWrongConstantsAreCaught) {
   const auto g = audit::DrawVectorReports(Mutant(sharp, 0.8), x8, 20000, 6);
   EXPECT_FALSE(audit::CheckCoordinateMeans(g, x8).pass);
   EXPECT_TRUE(audit::CheckCoordinateMeans(audit::DrawVectorReports(sharp, x8, 20000, 6), x8).pass);
+}
+
+// Issue 39's support check on the Gaussian randomizer: its reports at an
+// input of norm 0.9 often have a coordinate input 0 cannot produce (the noise
+// is added in doubles: the open gap), while reports drawn at input 0 always
+// pass (no false alarm).
+TEST(GaussianSupport, TheCheckCatchesNoiseAddedInDoubles) {
+  const auto g = GaussianRandomizer::Create(16, 1, 1e-6, 1, false).value();
+  const auto x = audit::TestDirection(16, 0.9, 3);
+  const auto at_x = audit::CheckGaussianSupport(g, x, 2000, 4);
+  EXPECT_FALSE(at_x.pass) << at_x.reason;
+  EXPECT_GT(at_x.value, 0.1) << at_x.reason;
+  std::printf("gaussian, d = 16, eps 1: %.1f %% of reports at norm 0.9 impossible at input 0\n",
+              100 * at_x.value);
+  const std::vector<double> zero(16, 0.0);
+  const auto at_zero = audit::CheckGaussianSupport(g, zero, 2000, 4);
+  EXPECT_TRUE(at_zero.pass) << at_zero.reason;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fedldp/audit/stat_checks.h"
+#include "fedldp/vector/baselines.h"
 #include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp::audit {
@@ -45,6 +46,16 @@ Verdict CheckSquaredError(const VectorSummary& s, double low, double high);
 Verdict CheckMeanWithin(std::span<const double> values, double low, double high, const char* what);
 // The share in the cap within 5 binomial standard errors of p.
 Verdict CheckCapShare(const VectorSummary& s, double p);
+
+// Issue 39's support check for the Gaussian randomizer, by exact
+// recomputation: of n reports at x (CounterRng(seed)), the share that input 0
+// could not have produced, having a coordinate y that is fl(sigma z) for no
+// z the ziggurat returns (random/normal.h's ZigguratCanOutput; the doubles
+// within 3 ulps of y / sigma are tried). At input 0 a report is fl(sigma z)
+// however the compiler contracts x + sigma z. A mechanism exact in floating
+// point scores 0; the Gaussian, whose noise is added in doubles, does not.
+Verdict CheckGaussianSupport(const GaussianRandomizer& g, std::span<const double> x, std::size_t n,
+                             std::uint64_t seed);
 
 // A unit vector in R^d with a fixed pseudo-random direction (dense, no
 // coordinate dominating), times `norm`.
