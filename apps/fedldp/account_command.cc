@@ -7,10 +7,10 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "fedldp/fl/fedsel.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
-#include "fedldp/fl/fedsel.h"
 
 namespace fedldp::cli {
 

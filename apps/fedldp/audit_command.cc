@@ -233,6 +233,22 @@ void Print(const Row& r, bool json, std::ostream& out) {
   out << line;
 }
 
+void PrintHeader(const AuditOptions& o, std::ostream& out) {
+  out << "fedldp audit: seed " << o.seed << ", " << o.draws
+      << " draws per check, selectors on d = " << o.d << ", k = " << o.k
+      << ", vector randomizers on d = " << kVectorD << " (draws / 10)\n"
+      << "log ratio: log of the exact worst-case likelihood ratio (must be <= eps);\n"
+      << "|z|: worst mean and variance z-scores (must be <= 5); p: smallest chi-square p-value "
+         "(must be >= 1e-6)\n"
+      << "vectors: mean |z| over coordinates (must be <= 5), var |z| of E||R(x) - x||^2 "
+         "against its closed form,\np of PrivUnitG's share in its cap\n"
+      << "ruled out: share of draws another input cannot produce (must be 0); time t: "
+         "trimmed paired t of\nthe time per draw at the two ends of the input domain "
+         "(|t| must be < 4)\n\n";
+  out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
+         "ruled out  time t  verdict\n";
+}
+
 }  // namespace
 
 int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
@@ -240,21 +256,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
   for (double eps : o.epsilons) {
     if (Status bad = CheckEpsilon(eps, "--epsilon"); !bad.ok()) throw UsageError(bad.error());
   }
-  if (!o.json) {
-    out << "fedldp audit: seed " << o.seed << ", " << o.draws
-        << " draws per check, selectors on d = " << o.d << ", k = " << o.k
-        << ", vector randomizers on d = " << kVectorD << " (draws / 10)\n"
-        << "log ratio: log of the exact worst-case likelihood ratio (must be <= eps);\n"
-        << "|z|: worst mean and variance z-scores (must be <= 5); p: smallest chi-square p-value "
-           "(must be >= 1e-6)\n"
-        << "vectors: mean |z| over coordinates (must be <= 5), var |z| of E||R(x) - x||^2 "
-           "against its closed form,\np of PrivUnitG's share in its cap\n"
-        << "ruled out: share of draws another input cannot produce (must be 0); time t: "
-           "trimmed paired t of\nthe time per draw at the two ends of the input domain "
-           "(|t| must be < 4)\n\n";
-    out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
-           "ruled out  time t  verdict\n";
-  }
+  if (!o.json) PrintHeader(o, out);
   bool all_pass = true;
   std::size_t open = 0;
   std::uint64_t seed = o.seed;  // every row draws from its own seed

@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "common.h"
+#include "fedldp/fl/fedsel.h"
 #include "fedldp/privacy/composition.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
-#include "fedldp/fl/fedsel.h"
 
 namespace fedldp::python {
 namespace {

@@ -176,7 +176,8 @@ std::int64_t IntegerLaplace::Sample(Rng& rng) const {
 
 // tau^c, the chance of c tails, for g = c L + h.
 double IntegerLaplace::Passes(std::uint64_t g) const {
-  const double tau = static_cast<double>(table_->weight[kTail]) / static_cast<double>(table_->total);
+  const double tau =
+      static_cast<double>(table_->weight[kTail]) / static_cast<double>(table_->total);
   return std::pow(tau, static_cast<double>(g / kPass));
 }
 

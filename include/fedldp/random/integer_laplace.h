@@ -84,7 +84,7 @@ class IntegerLaplace {
     std::uint64_t total;                   // V' = V - redraw = sum of v_0 .. v_T
     std::vector<std::uint64_t> threshold;  // in [0, V]
     std::vector<std::uint16_t> alias;
-    std::vector<std::uint64_t> suffix;     // v_h + ... + v_T, h <= L
+    std::vector<std::uint64_t> suffix;  // v_h + ... + v_T, h <= L
   };
   const Table& table() const { return *table_; }
 
