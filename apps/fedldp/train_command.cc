@@ -346,7 +346,7 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   if (e.shuffled) {
     out << "shuffled, each round's reports (at least " << run.smallest_round
         << ") through the shuffler (fedldp account run "
-        << AccountRunArguments(*e.shuffled_accounting, o.variant) << "):\n"
+        << AccountRunArguments(*e.shuffled_accounting, FedSelVariantName(variant)) << "):\n"
         << DescribeRunPrivacy(*e.shuffled, FloatingPointStatement(variant));
     if (o.central_epsilon) {
       out << "(the last " << (e.test_from > 0 ? "run" : "fold")
