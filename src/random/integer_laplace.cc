@@ -24,9 +24,11 @@ bool ProductAtMost(Uint128 a, std::uint64_t x, Uint128 b, std::uint64_t y) {
   return wide(a, x) <= wide(b, y);
 }
 
-// v_h = ceil(x_h + D), x_h = scale R^-h, D = ceil(b / c) + 1: then
-// v_{h-1} < R x_h + D + 1 <= R (x_h + D) - r <= R v_h - r, with room r for the
-// long double x_h (relative error below L 2^-63, far under r / x_0 here).
+// v_h = ceil(x_h + D), x_h = scale R^-h, D = ceil(b / c) + 1, r = c / b: then
+// v_{h-1} < R x_h + D + 1 <= R (x_h + D) - r <= R v_h - r. The room r covers
+// the long double x_h: its relative error is below L 2^-64 = 2^-51, and
+// x_0 <= V r = 2^50 r, so its absolute error is below r / 2. PassRatiosHold
+// checks the result in integers all the same: that check is the proof.
 // The offset D ~ 1 / r is why the weights must exceed 1 / r by far (rate
 // >= 2^-19: x_0 ~ V r >= 2^10 D).
 std::vector<std::uint64_t> PassWeights(const IntegerExpRatio& r, long double scale) {
