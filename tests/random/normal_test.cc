@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
+#include <stdexcept>
 #include <vector>
 
 #include "fedldp/audit/stat_checks.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/random/exact_normal.h"
 
 namespace fedldp {
 namespace {
@@ -179,6 +183,138 @@ TEST(NormalCdf, MatchesKnownValuesFarIntoTheTails) {
   // Q(10) = 7.619853024160527e-24: relative accuracy, not absolute.
   EXPECT_NEAR(NormalUpperTail(10) / 7.619853024160527e-24, 1, 1e-13);
   EXPECT_NEAR(NormalDensity(1), 0.24197072451914337, 1e-16);
+}
+
+
+// Karney's exact normal, read as sign (k + U) with U's first word (the
+// double nearest the word's midpoint): the same law checks as the ziggurat's,
+// and they fail on a 2 % wrong scale.
+TEST(ExactNormal, FollowsTheNormalLaw) {
+  CounterRng rng(2028);
+  std::vector<double> z(kDraws);
+  for (double& x : z) {
+    const ExactNormalDraw d = DrawExactNormal(rng);
+    x = d.sign * (d.k + (static_cast<double>(d.first_word) + 0.5) * 0x1p-64);
+  }
+  const auto v = Judge(z, 1.0);
+  EXPECT_TRUE(v.mean.pass) << v.mean.reason;
+  EXPECT_TRUE(v.variance.pass) << v.variance.reason;
+  EXPECT_TRUE(v.law.pass) << v.law.reason;
+  EXPECT_TRUE(v.tail.pass) << v.tail.reason;
+  const auto mutant = Judge(z, 1.02);
+  EXPECT_FALSE(mutant.variance.pass);
+  EXPECT_FALSE(mutant.law.pass);
+}
+
+// The rounded Gaussian's grid indices against the exact cell probabilities:
+// bins of whole cells, each bin's probability a difference of Phi at cell
+// boundaries (m +- 1/2) g - x, so the test is exact, not an approximation of
+// a continuous law by a discrete one.
+// Draws at `at`, judged against the law at x with sigma.
+audit::Verdict JudgeCells(const RoundedGaussian& r, double at, double x, double sigma,
+                          std::size_t n, std::uint64_t seed) {
+  const double g = r.granularity();
+  std::vector<std::int64_t> edges;  // bin j: indices in [edges[j], edges[j + 1])
+  for (int j = 0; j <= 80; ++j) edges.push_back(std::llround((x + sigma * (-4 + 0.1 * j)) / g));
+  auto cdf = [&](std::int64_t m) {  // P[index < m]
+    return NormalCdf(((static_cast<double>(m) - 0.5) * g - x) / sigma);
+  };
+  std::vector<double> p{cdf(edges.front())};
+  for (std::size_t j = 0; j + 1 < edges.size(); ++j) p.push_back(cdf(edges[j + 1]) - cdf(edges[j]));
+  p.push_back(1 - cdf(edges.back()));
+  std::vector<std::uint64_t> counts(p.size(), 0);
+  CounterRng rng(seed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t m = r.SampleIndex(at, rng);
+    const auto it = std::upper_bound(edges.begin(), edges.end(), m);
+    ++counts[static_cast<std::size_t>(it - edges.begin())];
+  }
+  return audit::CheckChiSquare(counts, p);
+}
+
+TEST(RoundedGaussian, CellsFollowTheExactLawAndAMutantFails) {
+  for (const double sigma : {0.75, 1.0, 3e-3}) {
+    const auto r = RoundedGaussian::Create(sigma).value();
+    const double x = 0.3 * sigma + 0.37 * r.granularity();  // off the grid
+    const auto v = JudgeCells(r, x, x, sigma, kDraws / 2, 31);
+    EXPECT_TRUE(v.pass) << sigma << ": " << v.reason;
+  }
+  // Noise 2 % wider than it claims, or an input moved by 1 % of sigma.
+  const auto wide = RoundedGaussian::Create(1.02).value();
+  EXPECT_FALSE(JudgeCells(wide, 0.3, 0.3, 1.0, kDraws / 2, 31).pass);
+  const auto right = RoundedGaussian::Create(1.0).value();
+  EXPECT_FALSE(JudgeCells(right, 0.31, 0.3, 1.0, kDraws / 2, 31).pass);
+}
+
+TEST(RoundedGaussian, OutputsLieOnThePublicGrid) {
+  const auto r = RoundedGaussian::Create(0.6).value();
+  EXPECT_EQ(r.granularity(), 0x1p-11);  // 2^(floor(log2 0.6) - 10)
+  CounterRng rng(5);
+  for (const double x : {0.0, 1e-300, -0.123456789, 0.5, 7.25}) {
+    for (int i = 0; i < 1000; ++i) {
+      const double y = r.Sample(x, rng);
+      ASSERT_EQ(std::ldexp(y, 11), std::nearbyint(std::ldexp(y, 11))) << x << " " << y;
+    }
+  }
+  EXPECT_FALSE(RoundedGaussian::Create(0).ok());
+  EXPECT_FALSE(RoundedGaussian::Create(-1).ok());
+  EXPECT_FALSE(RoundedGaussian::Create(std::nan("")).ok());
+  EXPECT_FALSE(RoundedGaussian::Create(HUGE_VAL).ok());
+  EXPECT_FALSE(RoundedGaussian::Create(1e-305).ok());
+}
+
+// Words in a given order, so the rounding's arithmetic can be checked at
+// chosen points: k = 0 (a first Bernoulli(e^-1/2) that fails: p = 1, q >= p),
+// a trial that accepts (its first uniform, all ones, above U), U's first word,
+// the sign word (odd: negative), then U's further words.
+class Script final : public Rng {
+ public:
+  explicit Script(std::vector<std::uint64_t> words) : words_(words.begin(), words.end()) {}
+  result_type operator()() override {
+    if (words_.empty()) throw std::runtime_error("the script ran out of words");
+    const auto w = words_.front();
+    words_.pop_front();
+    return w;
+  }
+  std::size_t left() const { return words_.size(); }
+
+ private:
+  std::deque<std::uint64_t> words_;
+};
+
+std::int64_t ScriptedIndex(double x, std::uint64_t u0, bool negative,
+                           std::vector<std::uint64_t> more, std::size_t expect_left = 0) {
+  std::vector<std::uint64_t> w{1, 0x8000000000000000, ~0ULL, u0, negative ? 1ULL : 0ULL};
+  w.insert(w.end(), more.begin(), more.end());
+  Script s(w);
+  const auto r = RoundedGaussian::Create(1.0).value();  // g = 2^-10, sigma / g = 2^10
+  const std::int64_t m = r.SampleIndex(x, s);
+  EXPECT_EQ(s.left(), expect_left);
+  return m;
+}
+
+// sigma = 1: the index is floor(x' / g + 2^10 Z + 1/2), Z = +-(U0 2^-64 + U1
+// 2^-128 + ...), with x = 2^-70 rounded to x' / g = 2^-60 exactly.
+TEST(RoundedGaussian, DecidesTheCellExactly) {
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << 53;  // 2^10 Z = 1/2 at U0 = 2^53
+  // Decided by the first word: 2^10 U0 2^-64 + 1/2 = 6 - 2^-54 + [0, 2^-54).
+  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, false, {}), 5);
+  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf, false, {}), 6);
+  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, true, {}), -5);  // -5 + 2^-54 - tail
+  // 1 - 2^-54 + 2^-60 + U1 2^-118: the cell turns at U1 = 2^64 - 2^58.
+  const double x = 0x1p-70;
+  const std::uint64_t turn = ~0ULL - (std::uint64_t{1} << 58) + 1;
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn}), 1);
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn, 7}, 1), 1);  // the next word is not read
+  // Negative: 2^-60 - U1 2^-118 - ...: cell 0 up to U1 = 2^58, then -1.
+  const std::uint64_t edge = std::uint64_t{1} << 58;
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge + 1}), -1);
+  // At U1 = 2^58 exactly every word counts; the unread tail is positive almost
+  // surely, so the cell is -1, and the fourth word ends the reading.
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge, 0, 0}), -1);
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge, 0, 1}), -1);
 }
 
 }  // namespace
