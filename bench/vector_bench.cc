@@ -11,6 +11,7 @@
 #include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/privunitg.h"
 #include "fedldp/vector/srht.h"
+#include "testing/continuous_mechanisms.h"
 
 namespace fedldp::bench {
 namespace {
@@ -91,6 +92,41 @@ BENCHMARK(BM_FastProjUnit<CounterRng>)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FastProjUnit<SecureRng>)
     ->Name("vector/fastprojunit-encode/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+
+// The Gaussian randomizer at eps = 4, delta = 1e-6: on its public grid (exact
+// normals, issue 39) and as before (ziggurat noise added in doubles), in the
+// same run.
+void BM_GaussianOf(benchmark::State& state, const VectorRandomizer& r, Rng& rng) {
+  const auto x = audit::TestDirection(r.dimension(), 0.7, 1);
+  std::vector<double> out(r.dimension());
+  for (auto _ : state) {
+    r.Randomize(x, out, rng);
+    benchmark::DoNotOptimize(out.data());
+  }
+  Declare(state, r.dimension(), r.dimension() * sizeof(double));
+}
+template <typename G, bool Before>
+void BM_Gaussian(benchmark::State& state) {
+  G rng = MakeGenerator<G>();
+  const auto g = GaussianRandomizer::Create(kD, 4, 1e-6, 1, false).value();
+  if constexpr (Before) {
+    BM_GaussianOf(state, testing::ContinuousGaussian(g), rng);
+  } else {
+    BM_GaussianOf(state, g, rng);
+  }
+}
+BENCHMARK(BM_Gaussian<CounterRng, false>)
+    ->Name("vector/gaussian/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gaussian<CounterRng, true>)
+    ->Name("vector/gaussian-before/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gaussian<SecureRng, false>)
+    ->Name("vector/gaussian/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gaussian<SecureRng, true>)
+    ->Name("vector/gaussian-before/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 
 void BM_WalshHadamard(benchmark::State& state) {

@@ -213,7 +213,7 @@ double TrimmedT(std::vector<double> d) {
 namespace {
 
 // One measurement of CheckTimingOf.
-Verdict MeasureTiming(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+Verdict MeasureTiming(const Sampler& m, double x0, double x1, std::size_t calls,
                       std::uint64_t seed) {
   constexpr std::size_t kBatches = 1000;
   constexpr double kBatchNs = 2e4;  // a batch of at least 20 us: far above the clock's grain
@@ -226,7 +226,7 @@ Verdict MeasureTiming(const ValueMechanism& m, double x0, double x1, std::size_t
     std::fill(in.begin(), in.end(), x);
     CounterRng rng(seed, stream);
     const auto start = std::chrono::steady_clock::now();
-    m.SampleMany(in, out, rng);
+    m(in, out, rng);
     const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
     return took.count() / static_cast<double>(in.size());
   };
@@ -270,6 +270,15 @@ Verdict MeasureTiming(const ValueMechanism& m, double x0, double x1, std::size_t
 }  // namespace
 
 Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+                           std::uint64_t seed) {
+  return CheckSamplerTiming(
+      [&m](std::span<const double> in, std::span<double> out, Rng& rng) {
+        m.SampleMany(in, out, rng);
+      },
+      x0, x1, calls, seed);
+}
+
+Verdict CheckSamplerTiming(const Sampler& m, double x0, double x1, std::size_t calls,
                            std::uint64_t seed) {
   Verdict first = MeasureTiming(m, x0, x1, calls, seed);
   if (first.pass) return first;

@@ -163,15 +163,15 @@ std::string Listed(const std::vector<std::string>& names) {
 
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
   if (mechanism.empty()) {
-    std::vector<std::string> doubles;
+    std::vector<std::string> exact, doubles;
     for (const auto& name : VectorMechanismNames()) {
-      if (!ReportsExactly(ParseVectorMechanism(name).value())) doubles.push_back(name);
+      (ReportsExactly(ParseVectorMechanism(name).value()) ? exact : doubles).push_back(name);
     }
     return "floating point: an eps0 accounted here holds of the program as it runs for the "
            "value mechanisms (" +
-           Listed(ValueMechanismNames()) +
-           ") and vector duchi, whose reports are public values drawn with exact "
-           "probabilities; " +
+           Listed(ValueMechanismNames()) + ") and the vector randomizers " + Listed(exact) +
+           ", whose reports are public values (atoms or a grid) drawn with exact "
+           "probabilities (the Gaussians with a proven allowance in delta); " +
            Listed(doubles) +
            " compute reports in doubles and meet it in their mathematics only (issue 39; "
            "docs/methods.md)";

@@ -108,23 +108,6 @@ void FillStandardNormal(std::span<double> out, Rng& rng) {
 
 double ZigguratNormal(Rng& rng) { return FromWord(rng(), ZigguratTables(), rng); }
 
-bool ZigguratCanOutput(double z) {
-  const Tables& t = ZigguratTables();
-  const double a = std::fabs(z);
-  if (!(a < kR)) return std::isfinite(z);  // the tail
-  // Layer 0's fast path stops at r (beyond is the tail); layer i >= 1 reaches
-  // every u x[i] < x[i], past x[i+1] through its wedge.
-  for (int i = 0; i < kLayers; ++i) {
-    const auto k0 = static_cast<std::int64_t>(a / t.x[i] * 0x1.0p53);
-    for (std::int64_t k = std::max<std::int64_t>(0, k0 - 2); k <= k0 + 2; ++k) {
-      if (k < (std::int64_t{1} << 53) && static_cast<double>(k) * 0x1.0p-53 * t.x[i] == a) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 double NormalAbove(double lo, Rng& rng) {
   if (lo < 0.5) {
     while (true) {

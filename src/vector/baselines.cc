@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "fedldp/random/normal.h"
+#include "fedldp/random/exact_normal.h"
 
 namespace fedldp {
 namespace {
@@ -42,6 +43,11 @@ double ClassicGaussianSigma(double epsilon, double delta, double sensitivity) {
   return sensitivity * std::sqrt(2 * std::log(1.25 / delta)) / epsilon;
 }
 
+double GaussianRandomizer::Allowance(std::size_t dimension, double epsilon) {
+  return (1 + std::exp(epsilon)) * static_cast<double>(dimension) *
+         RoundedGaussian::kDeviationPerDraw;
+}
+
 Result<GaussianRandomizer> GaussianRandomizer::Create(std::size_t dimension, double epsilon,
                                                       double delta, double clip, bool classic) {
   VectorRandomizerConfig c;
@@ -51,29 +57,50 @@ Result<GaussianRandomizer> GaussianRandomizer::Create(std::size_t dimension, dou
   c.delta = delta;
   c.clip = clip;
   if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
-  const double sensitivity = 2 * clip;
+  const double allowance = Allowance(dimension, epsilon);
+  if (!classic && allowance > delta / 2) {
+    return Error{"the Gaussian's delta is too small for its floating-point allowance"};
+  }
+  const double sensitivity = SensitivityFor(clip);
   const double sigma = classic ? ClassicGaussianSigma(epsilon, delta, sensitivity)
-                               : AnalyticGaussianSigma(epsilon, delta, sensitivity);
-  const double stated = classic ? GaussianDelta(sigma, epsilon, sensitivity) : delta;
-  return GaussianRandomizer(dimension, clip, epsilon, stated, sigma, classic);
+                               : AnalyticGaussianSigma(epsilon, delta - allowance, sensitivity);
+  auto noise = RoundedGaussian::Create(sigma);
+  if (!noise.ok()) return Error{noise.error()};
+  // The margins of baselines.h: the clipped input's norm and the pre-rounding.
+  const double g = noise.value().granularity();
+  const double rounding = std::sqrt(static_cast<double>(dimension)) * g * 0x1p-64;
+  if (2 * clip * 0x1p-27 + rounding > 2 * clip * 0x1p-24 ||
+      clip * (1 + 0x1p-28) > RoundedGaussian::kMaxCells * g) {
+    return Error{"the Gaussian's sigma is out of scale with its clip"};
+  }
+  const double stated =
+      classic ? GaussianDelta(sigma, epsilon, sensitivity) + allowance : delta;
+  return GaussianRandomizer(dimension, clip, epsilon, stated, noise.value(), classic);
+}
+
+std::optional<OutputGrid> GaussianRandomizer::Grid() const {
+  constexpr std::int64_t kIndex = std::int64_t{1} << 53;
+  return OutputGrid{noise_.granularity(), -kIndex, kIndex};
 }
 
 double GaussianRandomizer::SquaredError(double) const {
-  return static_cast<double>(dimension()) * sigma_ * sigma_;
+  const double s = noise_.sigma(), g = noise_.granularity();
+  return static_cast<double>(dimension()) * (s * s + g * g / 12);
 }
 
 void GaussianRandomizer::Randomize(std::span<const double> x, std::span<double> out,
                                    Rng& rng) const {
   ClipInto(x, out);
-  // The noise in blocks (multiples of the ziggurat's 256 draws: the same
-  // deviates as one call over all of out), with no d-sized buffer.
-  constexpr std::size_t kBlock = 1024;
-  double noise[kBlock];
-  for (std::size_t start = 0; start < out.size(); start += kBlock) {
-    const std::size_t n = std::min(kBlock, out.size() - start);
-    FillStandardNormal(std::span(noise, n), rng);
-    for (std::size_t i = 0; i < n; ++i) out[start + i] += sigma_ * noise[i];
+  noise_.SampleMany(out, rng);  // each m g, as Grid().Value(m) computes it
+}
+
+Status GaussianRandomizer::ValidateReport(std::span<const double> report) const {
+  if (const Status s = VectorRandomizer::ValidateReport(report); !s.ok()) return s;
+  const OutputGrid grid = *Grid();
+  for (const double v : report) {
+    if (!grid.IndexOf(v)) return Error{"a gaussian report has an entry off its grid"};
   }
+  return {};
 }
 
 Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimension, double epsilon,

@@ -123,9 +123,19 @@ Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
 
 std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
 
-bool ReportsExactly(VectorMechanism m) { return m == VectorMechanism::kDuchi; }
+bool ReportsExactly(VectorMechanism m) {
+  return m == VectorMechanism::kDuchi || m == VectorMechanism::kGaussian ||
+         m == VectorMechanism::kGaussianClassic;
+}
 
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::string_view also) {
+  if (vector == VectorMechanism::kGaussian || vector == VectorMechanism::kGaussianClassic) {
+    return "floating point: every value reported is a point of a public grid fixed before any "
+           "input is seen, the nearest to x + sigma Z with Z an exact normal (Karney) and the "
+           "rounding decided exactly: no report rules an input out, and delta includes the "
+           "proven allowance (1 + e^eps) d 2^-242 of the sampler's 256-bit cap "
+           "(docs/methods.md)";
+  }
   if (!vector || ReportsExactly(*vector)) {
     return "floating point: every value reported is fixed before any input is seen (two atoms "
            "or a public grid) and drawn with exact probabilities" +

@@ -588,11 +588,14 @@ TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {
     const auto j = nlohmann::json::parse(line);  // throws on invalid JSON
     EXPECT_TRUE(j["pass"].is_boolean()) << line;
     EXPECT_TRUE(j["timing_t"].is_null()) << line;
-    if (j["kind"] == "mechanism") {
+    const auto name = j["name"].get<std::string>();
+    const bool on_grid = name.starts_with("gaussian") || name == "duchi";
+    if (j["kind"] == "mechanism" || (j["kind"] == "vector" && on_grid)) {
       EXPECT_EQ(j["ruled_out_share"], 0.0) << line;  // issue 39's support check
-    } else if (j["name"].get<std::string>().starts_with("gaussian")) {
-      // Issue 39's open gap: the Gaussians' noise is added in doubles.
-      EXPECT_GT(j["ruled_out_share"].get<double>(), 0.0) << line;
+      EXPECT_FALSE(j["open"].get<bool>()) << line;
+    } else if (j["kind"] == "vector") {
+      // Issue 39's open gap: PrivUnitG and FastProjUnit compute in doubles.
+      EXPECT_TRUE(j["ruled_out_share"].is_null()) << line;
       EXPECT_TRUE(j["open"].get<bool>()) << line;
     } else {
       EXPECT_TRUE(j["ruled_out_share"].is_null()) << line;
@@ -657,11 +660,12 @@ TEST(Account, SaysWhetherTheBudgetHoldsInFloatingPoint) {
     ASSERT_EQ(every.code, 0) << every.err;
     EXPECT_NE(every.out.find("floating point: an eps0 accounted here holds of the program as it "
                              "runs for the value mechanisms (duchi, pm, hm, laplace and "
-                             "twopoint) and vector duchi"),
+                             "twopoint) and the vector randomizers gaussian, gaussian-classic "
+                             "and duchi"),
               std::string::npos)
         << every.out;
-    EXPECT_NE(every.out.find("privunitg, fastprojunit, fastprojunit-corr, gaussian and "
-                             "gaussian-classic compute reports in doubles"),
+    EXPECT_NE(every.out.find("privunitg, fastprojunit and fastprojunit-corr compute reports in "
+                             "doubles"),
               std::string::npos)
         << every.out;
     auto exact = base, doubles = base;
@@ -679,6 +683,13 @@ TEST(Account, SaysWhetherTheBudgetHoldsInFloatingPoint) {
     EXPECT_NE(r.out.find("floating point: privunitg computes its report in doubles"),
               std::string::npos)
         << r.out;
+    auto grid = base;
+    grid.insert(grid.end(), {"--mechanism", "gaussian"});
+    const auto g = Fedldp(grid);
+    ASSERT_EQ(g.code, 0) << g.err;
+    EXPECT_NE(g.out.find("is a point of a public grid fixed before any input is seen"),
+              std::string::npos)
+        << g.out;
   }
 }
 
@@ -1208,7 +1219,8 @@ TEST(Audit, QuickAuditPasses) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("all checks passed"), std::string::npos);
   EXPECT_NE(r.out.find("exceeds the eps claimed"), std::string::npos);
-  EXPECT_NE(r.out.find("2 open: the Gaussians' noise is added in doubles (issue 39)"),
+  EXPECT_NE(r.out.find("3 open: PrivUnitG and FastProjUnit compute reports in doubles "
+                       "(issue 39)"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(Fedldp({"audit", "--k", "200"}).code, 2);

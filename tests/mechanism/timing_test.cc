@@ -3,11 +3,13 @@
 // streams; a sampler that draws one more random word for one end is caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
+#include "fedldp/vector/baselines.h"
 
 namespace fedldp {
 namespace {
@@ -70,6 +72,26 @@ TEST(Timing, CatchesASamplerThatWorksMoreForOneInput) {
   const auto v = audit::CheckTimingOf(m, kCalls, 17);
   EXPECT_FALSE(v.pass) << v.reason;
   EXPECT_LT(v.value, -4) << v.reason;  // slower at the high end
+}
+
+// The Gaussian randomizer's coordinate sampler (an exact normal rounded to
+// the grid) at the two ends of a coordinate's range, -C and C (C = 1: this
+// caught a branch on the input's sign), and at 0 against C.
+TEST(Timing, TheGaussianGridSamplerTakesAsLongAtEitherEnd) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  for (double eps : {0.5, 4.0}) {
+    const auto g = GaussianRandomizer::Create(100, eps, 1e-6, 1, false).value();
+    const audit::Sampler sampler = [&g](std::span<const double> in, std::span<double> out,
+                                        Rng& rng) {
+      std::copy(in.begin(), in.end(), out.begin());
+      g.noise().SampleMany(out, rng);
+    };
+    for (const double low : {-1.0, 0.0}) {
+      const auto v = audit::CheckSamplerTiming(sampler, low, 1, kCalls / 4, 23);
+      std::printf("gaussian  eps %.1f: %s\n", eps, v.reason.c_str());
+      EXPECT_TRUE(v.pass) << eps << ": " << v.reason;
+    }
+  }
 }
 
 }  // namespace

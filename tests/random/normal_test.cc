@@ -95,28 +95,6 @@ TEST(FillStandardNormal, IsReproducibleFromTheSeed) {
   EXPECT_EQ(x, y);
 }
 
-// Issue 39's exact support of the ziggurat: every draw is one it can return,
-// while some neighbouring doubles and polar-method deviates are not (0.27 %
-// of each: the 256 layers' grids nearly cover the doubles below r, so the
-// predicate is strict but rarely false; it is no "always true").
-TEST(ZigguratCanOutput, AcceptsEveryDrawAndRefusesOthers) {
-  CounterRng rng(12);
-  std::vector<double> z(200000);
-  FillStandardNormal(z, rng);
-  std::size_t next_refused = 0, polar_refused = 0;
-  for (const double v : z) {
-    ASSERT_TRUE(ZigguratCanOutput(v)) << v;
-    ASSERT_TRUE(ZigguratCanOutput(ZigguratNormal(rng)));
-    next_refused += !ZigguratCanOutput(std::nextafter(v, 10.0));
-    polar_refused += !ZigguratCanOutput(StandardNormal(rng));
-  }
-  EXPECT_GT(next_refused, z.size() / 1000) << next_refused;
-  EXPECT_GT(polar_refused, z.size() / 1000) << polar_refused;
-  EXPECT_TRUE(ZigguratCanOutput(0.0));
-  EXPECT_TRUE(ZigguratCanOutput(5.0));  // the tail: not inverted, taken as possible
-  EXPECT_FALSE(ZigguratCanOutput(std::nan("")));
-}
-
 // N(0, 1) conditioned on Z >= lo: mean m = phi(lo) / Q(lo), variance
 // 1 + lo m - m^2, and Q(Z) / Q(lo) uniform.
 struct TruncatedVerdicts {
@@ -185,7 +163,6 @@ TEST(NormalCdf, MatchesKnownValuesFarIntoTheTails) {
   EXPECT_NEAR(NormalDensity(1), 0.24197072451914337, 1e-16);
 }
 
-
 // Karney's exact normal, read as sign (k + U) with U's first word (the
 // double nearest the word's midpoint): the same law checks as the ziggurat's,
 // and they fail on a 2 % wrong scale.
@@ -210,9 +187,10 @@ TEST(ExactNormal, FollowsTheNormalLaw) {
 // bins of whole cells, each bin's probability a difference of Phi at cell
 // boundaries (m +- 1/2) g - x, so the test is exact, not an approximation of
 // a continuous law by a discrete one.
-// Draws at `at`, judged against the law at x with sigma.
+// Draws at `at` (by SampleMany, or one at a time), judged against the law at
+// x with sigma.
 audit::Verdict JudgeCells(const RoundedGaussian& r, double at, double x, double sigma,
-                          std::size_t n, std::uint64_t seed) {
+                          std::size_t n, std::uint64_t seed, bool one_at_a_time = false) {
   const double g = r.granularity();
   std::vector<std::int64_t> edges;  // bin j: indices in [edges[j], edges[j + 1])
   for (int j = 0; j <= 80; ++j) edges.push_back(std::llround((x + sigma * (-4 + 0.1 * j)) / g));
@@ -224,8 +202,15 @@ audit::Verdict JudgeCells(const RoundedGaussian& r, double at, double x, double 
   p.push_back(1 - cdf(edges.back()));
   std::vector<std::uint64_t> counts(p.size(), 0);
   CounterRng rng(seed);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t m = r.SampleIndex(at, rng);
+  std::vector<double> values(n, at);
+  if (one_at_a_time) {
+    for (double& v : values) v = r.Sample(at, rng);
+  } else {
+    r.SampleMany(values, rng);
+  }
+  for (const double v : values) {
+    const auto m = static_cast<std::int64_t>(v / g);
+    if (static_cast<double>(m) * g != v) return {false, "off the grid", v};
     const auto it = std::upper_bound(edges.begin(), edges.end(), m);
     ++counts[static_cast<std::size_t>(it - edges.begin())];
   }
@@ -239,6 +224,9 @@ TEST(RoundedGaussian, CellsFollowTheExactLawAndAMutantFails) {
     const auto v = JudgeCells(r, x, x, sigma, kDraws / 2, 31);
     EXPECT_TRUE(v.pass) << sigma << ": " << v.reason;
   }
+  const auto one = RoundedGaussian::Create(1.0).value();
+  const auto single = JudgeCells(one, -0.2, -0.2, 1.0, kDraws / 4, 32, true);
+  EXPECT_TRUE(single.pass) << single.reason;
   // Noise 2 % wider than it claims, or an input moved by 1 % of sigma.
   const auto wide = RoundedGaussian::Create(1.02).value();
   EXPECT_FALSE(JudgeCells(wide, 0.3, 0.3, 1.0, kDraws / 2, 31).pass);
@@ -263,13 +251,19 @@ TEST(RoundedGaussian, OutputsLieOnThePublicGrid) {
   EXPECT_FALSE(RoundedGaussian::Create(1e-305).ok());
 }
 
-// Words in a given order, so the rounding's arithmetic can be checked at
-// chosen points: k = 0 (a first Bernoulli(e^-1/2) that fails: p = 1, q >= p),
-// a trial that accepts (its first uniform, all ones, above U), U's first word,
-// the sign word (odd: negative), then U's further words.
+// Digits in a given order (32-bit halves of the words, high first), so the
+// rounding's arithmetic can be checked at chosen points: k = 0 (a first
+// Bernoulli(e^-1/2) that fails: p = 1, q >= p), a trial that accepts (its
+// first uniform, all ones, above U), U's first digit, the sign digit (odd:
+// negative), then U's further digits.
 class Script final : public Rng {
  public:
-  explicit Script(std::vector<std::uint64_t> words) : words_(words.begin(), words.end()) {}
+  explicit Script(const std::vector<std::uint32_t>& digits) {
+    for (std::size_t i = 0; i < digits.size(); i += 2) {
+      const std::uint64_t low = i + 1 < digits.size() ? digits[i + 1] : 0;
+      words_.push_back((std::uint64_t{digits[i]} << 32) | low);
+    }
+  }
   result_type operator()() override {
     if (words_.empty()) throw std::runtime_error("the script ran out of words");
     const auto w = words_.front();
@@ -282,39 +276,39 @@ class Script final : public Rng {
   std::deque<std::uint64_t> words_;
 };
 
-std::int64_t ScriptedIndex(double x, std::uint64_t u0, bool negative,
-                           std::vector<std::uint64_t> more, std::size_t expect_left = 0) {
-  std::vector<std::uint64_t> w{1, 0x8000000000000000, ~0ULL, u0, negative ? 1ULL : 0ULL};
-  w.insert(w.end(), more.begin(), more.end());
-  Script s(w);
+std::int64_t ScriptedIndex(double x, std::uint32_t u0, bool negative,
+                           const std::vector<std::uint32_t>& more, std::size_t expect_left = 0) {
+  std::vector<std::uint32_t> d{1, 0x80000000u, ~0u, u0, negative ? 1u : 0u};
+  d.insert(d.end(), more.begin(), more.end());
+  Script s(d);
   const auto r = RoundedGaussian::Create(1.0).value();  // g = 2^-10, sigma / g = 2^10
   const std::int64_t m = r.SampleIndex(x, s);
   EXPECT_EQ(s.left(), expect_left);
   return m;
 }
 
-// sigma = 1: the index is floor(x' / g + 2^10 Z + 1/2), Z = +-(U0 2^-64 + U1
-// 2^-128 + ...), with x = 2^-70 rounded to x' / g = 2^-60 exactly.
+// sigma = 1: the index is floor(x' / g + 2^10 Z + 1/2), Z = +-(U0 2^-32 + U1
+// 2^-64 + ...), with x = 2^-70 rounded to x' / g = 2^-60 exactly.
 TEST(RoundedGaussian, DecidesTheCellExactly) {
-  constexpr std::uint64_t kHalf = std::uint64_t{1} << 53;  // 2^10 Z = 1/2 at U0 = 2^53
-  // Decided by the first word: 2^10 U0 2^-64 + 1/2 = 6 - 2^-54 + [0, 2^-54).
+  constexpr std::uint32_t kHalf = 1u << 21;  // 2^10 Z = 1/2 at U0 = 2^21
+  // Decided by the first digit: 2^10 U0 2^-32 + 1/2 = 6 - 2^-22 + [0, 2^-22).
   EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, false, {}), 5);
   EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf, false, {}), 6);
-  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, true, {}), -5);  // -5 + 2^-54 - tail
-  // 1 - 2^-54 + 2^-60 + U1 2^-118: the cell turns at U1 = 2^64 - 2^58.
+  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, true, {}), -5);  // -5 + 2^-22 - tail
+  // 1 - 2^-54 + 2^-60 + U2 2^-86 (U1 all ones): the cell turns at U2 = 2^32 - 2^26.
   const double x = 0x1p-70;
-  const std::uint64_t turn = ~0ULL - (std::uint64_t{1} << 58) + 1;
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn - 1}), 0);
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn}), 1);
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {turn, 7}, 1), 1);  // the next word is not read
-  // Negative: 2^-60 - U1 2^-118 - ...: cell 0 up to U1 = 2^58, then -1.
-  const std::uint64_t edge = std::uint64_t{1} << 58;
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge - 1}), 0);
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge + 1}), -1);
-  // At U1 = 2^58 exactly every word counts; the unread tail is positive almost
-  // surely, so the cell is -1, and the fourth word ends the reading.
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge, 0, 0}), -1);
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {edge, 0, 1}), -1);
+  const std::uint32_t turn = ~0u - (1u << 26) + 1;
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn}), 1);
+  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn, 7, 7}, 1), 1);  // no more read
+  // Negative: 2^-60 - U1 2^-54 - U2 2^-86 - ...: cell 0 up to U1 = 0, U2 = 2^26.
+  const std::uint32_t edge = 1u << 26;
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge + 1}), -1);
+  // At U2 = 2^26 exactly every digit counts; the unread tail is positive almost
+  // surely, so the cell is -1, and the eighth digit ends the reading.
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge, 0, 0, 0, 0, 0}), -1);
+  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge, 0, 0, 0, 0, 1}), -1);
 }
 
 }  // namespace

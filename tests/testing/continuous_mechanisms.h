@@ -1,4 +1,5 @@
-// PM and Laplace as fedldp sampled them before issue 39: formulas on doubles,
+// PM, Laplace and the Gaussian randomizer as fedldp sampled them before issue
+// 39: formulas on doubles,
 // whose set of outputs depends on the input through rounding. Kept only to
 // show that the support check catches them (tests/mechanism) and for the
 // benchmarks' before-and-after (bench/mechanism_bench.cc). Never for use.
@@ -14,6 +15,8 @@
 #include <limits>
 
 #include "fedldp/mechanism/value_mechanism.h"
+#include "fedldp/random/normal.h"
+#include "fedldp/vector/baselines.h"
 
 namespace fedldp::testing {
 
@@ -111,6 +114,32 @@ class ContinuousLaplace final : public ValueMechanism {
     return -scale_ * std::log(static_cast<double>(k + 1) * 0x1.0p-53);
   }
   double eps_, scale_;
+};
+
+// The Gaussian randomizer before issue 39: x + sigma z added in doubles (z
+// from the ziggurat), claiming the repaired randomizer's grid, so the audit's
+// support check (reports off the grid) has a mutant to catch.
+class ContinuousGaussian final : public VectorRandomizer {
+ public:
+  explicit ContinuousGaussian(GaussianRandomizer exact)
+      : VectorRandomizer(exact.dimension(), exact.clip()), exact_(std::move(exact)) {}
+  std::string name() const override { return "gaussian-continuous"; }
+  double epsilon() const override { return exact_.epsilon(); }
+  double delta() const override { return exact_.delta(); }
+  std::optional<OutputGrid> Grid() const override { return exact_.Grid(); }
+  double SquaredError(double norm) const override { return exact_.SquaredError(norm); }
+  double WorstCaseSquaredError() const override { return exact_.WorstCaseSquaredError(); }
+  void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override {
+    ClipInto(x, out);
+    for (double& v : out) v += exact_.sigma() * ZigguratNormal(rng);
+  }
+  using VectorRandomizer::Randomize;
+  Status ValidateReport(std::span<const double> report) const override {
+    return exact_.ValidateReport(report);
+  }
+
+ private:
+  GaussianRandomizer exact_;
 };
 
 }  // namespace fedldp::testing

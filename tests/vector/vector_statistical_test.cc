@@ -16,6 +16,7 @@
 #include "fedldp/vector/baselines.h"
 #include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/privunitg.h"
+#include "testing/continuous_mechanisms.h"
 
 namespace fedldp {
 namespace {
@@ -212,21 +213,46 @@ TEST(VectorMutants, BaselinesAndFastProjUnitWithWrongConstantsAreCaught) {
   EXPECT_TRUE(audit::CheckCoordinateMeans(audit::DrawVectorReports(sharp, x8, 20000, 6), x8).pass);
 }
 
-// Issue 39's support check on the Gaussian randomizer: its reports at an
-// input of norm 0.9 often have a coordinate input 0 cannot produce (the noise
-// is added in doubles: the open gap), while reports drawn at input 0 always
-// pass (no false alarm).
-TEST(GaussianSupport, TheCheckCatchesNoiseAddedInDoubles) {
+// Issue 39's support check: the Gaussians' reports and duchi's lie on their
+// public support at any input, while the Gaussian as it was before issue 39
+// (noise added in doubles) has nearly every report off the grid.
+TEST(PublicSupport, HoldsForTheRepairAndCatchesNoiseAddedInDoubles) {
   const auto g = GaussianRandomizer::Create(16, 1, 1e-6, 1, false).value();
+  const auto classic = GaussianRandomizer::Create(16, 4, 1e-6, 1, true).value();
+  const auto duchi = DuchiVectorRandomizer::Create(16, 1, 1).value();
   const auto x = audit::TestDirection(16, 0.9, 3);
-  const auto at_x = audit::CheckGaussianSupport(g, x, 2000, 4);
-  EXPECT_FALSE(at_x.pass) << at_x.reason;
-  EXPECT_GT(at_x.value, 0.1) << at_x.reason;
-  std::printf("gaussian, d = 16, eps 1: %.1f %% of reports at norm 0.9 impossible at input 0\n",
-              100 * at_x.value);
   const std::vector<double> zero(16, 0.0);
-  const auto at_zero = audit::CheckGaussianSupport(g, zero, 2000, 4);
-  EXPECT_TRUE(at_zero.pass) << at_zero.reason;
+  for (const VectorRandomizer* r :
+       std::initializer_list<const VectorRandomizer*>{&g, &classic, &duchi}) {
+    for (const auto& input : {x, zero}) {
+      const auto v = audit::CheckPublicSupport(*r, input, 2000, 4);
+      EXPECT_TRUE(v.pass) << r->name() << ": " << v.reason;
+    }
+  }
+  const testing::ContinuousGaussian before(g);
+  const auto at_x = audit::CheckPublicSupport(before, x, 2000, 4);
+  EXPECT_FALSE(at_x.pass);
+  EXPECT_GT(at_x.value, 0.99) << at_x.reason;
+  std::printf("gaussian before issue 39, d = 16, eps 1: %.1f %% of reports off the grid\n",
+              100 * at_x.value);
+}
+
+// The grid: every entry a multiple of g = 2^(floor(log2 sigma) - 10), a
+// report with one entry moved by an ulp refused, and the error closed form
+// d (sigma^2 + g^2 / 12).
+TEST(GaussianGrid, ReportsAreOnTheGridAndValidated) {
+  const auto g = GaussianRandomizer::Create(64, 2, 1e-5, 1, false).value();
+  const auto grid = g.Grid().value();
+  EXPECT_EQ(grid.step, std::ldexp(1.0, std::ilogb(g.sigma()) - 10));
+  CounterRng rng(9);
+  auto report = g.Randomize(audit::TestDirection(64, 0.5, 1), rng);
+  EXPECT_TRUE(g.ValidateReport(report).ok());
+  report[7] = std::nextafter(report[7], 100.0);
+  EXPECT_FALSE(g.ValidateReport(report).ok());
+  const double s = g.sigma();
+  EXPECT_DOUBLE_EQ(g.SquaredError(0.5), 64 * (s * s + grid.step * grid.step / 12));
+  EXPECT_EQ(g.sensitivity(), 2 * (1 + 0x1p-24));
+  EXPECT_EQ(g.delta(), 1e-5);  // the allowance is inside the asked delta
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #ifndef FEDLDP_AUDIT_MECHANISM_CHECKS_H_
 #define FEDLDP_AUDIT_MECHANISM_CHECKS_H_
 
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "fedldp/audit/stat_checks.h"
@@ -45,6 +47,11 @@ Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t 
 // The same between any two inputs, e.g. one the mechanism must clip and one
 // it need not.
 Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
+                           std::uint64_t seed);
+// The same for any sampler of many values (out[i] drawn at in[i]), e.g. the
+// Gaussian randomizer's coordinate sampler.
+using Sampler = std::function<void(std::span<const double>, std::span<double>, Rng&)>;
+Verdict CheckSamplerTiming(const Sampler& m, double x0, double x1, std::size_t calls,
                            std::uint64_t seed);
 // Pearson's test of samples against reference's exact law at x: atoms as their
 // own categories, the continuous part in 64 equal-width bins.

@@ -47,15 +47,15 @@ Verdict CheckMeanWithin(std::span<const double> values, double low, double high,
 // The share in the cap within 5 binomial standard errors of p.
 Verdict CheckCapShare(const VectorSummary& s, double p);
 
-// Issue 39's support check for the Gaussian randomizer, by exact
-// recomputation: of n reports at x (CounterRng(seed)), the share that input 0
-// could not have produced, having a coordinate y that is fl(sigma z) for no
-// z the ziggurat returns (random/normal.h's ZigguratCanOutput; the doubles
-// within 3 ulps of y / sigma are tried). At input 0 a report is fl(sigma z)
-// however the compiler contracts x + sigma z. A mechanism exact in floating
-// point scores 0; the Gaussian, whose noise is added in doubles, does not.
-Verdict CheckGaussianSupport(const GaussianRandomizer& g, std::span<const double> x, std::size_t n,
-                             std::uint64_t seed);
+// Issue 39's support check for a randomizer whose reports lie on a public
+// support, fixed before any input is seen, every point of which every input
+// can produce (ReportsExactly: the Gaussians' grid, duchi's atoms), which
+// its ValidateReport tests by membership: of n reports at x
+// (CounterRng(seed)), the share off it, each a report that some other input
+// cannot produce. 0 when the repair holds; a randomizer adding its noise in
+// doubles scores near 1 (tests: the Gaussian as it was before issue 39).
+Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
+                           std::uint64_t seed);
 
 // A unit vector in R^d with a fixed pseudo-random direction (dense, no
 // coordinate dominating), times `norm`.

@@ -16,9 +16,9 @@
 // with probability e^(-k(k-1)/2), draw U uniform on [0, 1) and accept with
 // probability e^(-U(U + 2k)/2) (k + 1 generalised von Neumann trials of
 // e^(-U(U + 2k)/(2k + 2))), else start again; Z = +-(k + U). Every step is a
-// comparison of uniform numbers drawn digit by digit (64-bit words) or an
-// exact integer choice, so U is known to a few words and its unread words are
-// uniform: Z is exact, and rounding reads further words of U only until the
+// comparison of uniform numbers drawn digit by digit (32-bit digits) or an
+// exact integer choice, so U is known to a few digits and its unread ones are
+// uniform: Z is exact, and rounding reads further digits of U only until the
 // grid cell is decided.
 //
 // The rounding, in integers. With sigma = S 2^q (S a 53-bit integer), g =
@@ -26,15 +26,15 @@
 // nearest multiple of g 2^-64 (deterministic; it moves each coordinate by at
 // most g 2^-65, which the caller adds to the sensitivity). Then x / g + sigma
 // (k + U) / g + 1/2 is bracketed in units of 2^-298 cells (384-bit
-// integers) from the words of U read so far, and the index is its floor once
+// integers) from the digits of U read so far, and the index is its floor once
 // both ends agree.
 //
-// The allowance, proven. U's words are capped at four (256 bits): a
-// comparison of two numbers equal in all four words is decided by a fair
+// The allowance, proven. U's digits are capped at eight (256 bits): a
+// comparison of two numbers equal in all eight digits is decided by a fair
 // coin, a rounding still undecided takes the lower cell, and k > 64 starts
 // again. Coupled with the ideal algorithm on the same words, the output
 // differs only if one of these happens. Every comparison involves one number
-// whose words are all fresh, so it ties with probability 2^-256 given the
+// whose digits are all fresh, so it ties with probability 2^-256 given the
 // past; the comparisons per draw average under 2^10 (Karney counts 30.1
 // digits per deviate, and each comparison reads at least one), so ties have
 // probability < 2^-246. An undecided rounding needs x / g + sigma Z / g within
@@ -44,13 +44,14 @@
 // ideal one, and a mechanism of d draws that is (eps, delta)-DP ideally is
 // (eps, delta + (1 + e^eps) d 2^-242)-DP as run.
 //
-// Timing. The words read depend on the random words alone, except that the
-// rounding reads a second word of U with probability about 2^-53 whatever
+// Timing. The digits read depend on the random words alone, except that the
+// rounding reads a further digit of U with probability about 2^-21 whatever
 // the input: the time says nothing of x.
 #ifndef FEDLDP_RANDOM_EXACT_NORMAL_H_
 #define FEDLDP_RANDOM_EXACT_NORMAL_H_
 
 #include <cstdint>
+#include <span>
 
 #include "fedldp/base/status.h"
 #include "fedldp/random/rng.h"
@@ -64,7 +65,8 @@ class RoundedGaussian {
   // Largest |x| / g taken: then every index is below 2^53 and m g is exact.
   static constexpr double kMaxCells = 0x1p52;
 
-  // sigma positive and finite, with g = 2^(floor(log2 sigma) - 10) normal.
+  // sigma positive and finite, with g = 2^(floor(log2 sigma) - 10) within
+  // 2^-900 and 2^900.
   static Result<RoundedGaussian> Create(double sigma);
 
   double sigma() const { return sigma_; }
@@ -79,6 +81,9 @@ class RoundedGaussian {
   std::int64_t SampleIndex(double x, Rng& rng) const;
   // m g.
   double Sample(double x, Rng& rng) const;
+  // Every value v replaced by Sample(v), drawing the generator's words in
+  // blocks (faster; the words are the same stream, so a seed reproduces it).
+  void SampleMany(std::span<double> values, Rng& rng) const;
 
  private:
   RoundedGaussian(double sigma, std::uint64_t significand, int exponent);
@@ -89,7 +94,7 @@ class RoundedGaussian {
 };
 
 // One exact standard normal, Z = sign (k + U), for tests: k, the sign and U's
-// first word (U in [word 2^-64, (word + 1) 2^-64)).
+// first 64 bits (U in [first_word 2^-64, (first_word + 1) 2^-64)).
 struct ExactNormalDraw {
   int sign;
   std::uint32_t k;

@@ -23,11 +23,6 @@ namespace fedldp {
 void FillStandardNormal(std::span<double> out, Rng& rng);
 // One N(0, 1) deviate by the same ziggurat (one virtual call per word).
 double ZigguratNormal(Rng& rng);
-// Whether the ziggurat can return z: below r, z must be +-fl(k 2^-53 x_i) for
-// a layer i and a 53-bit k (checked exactly: k within 2 of |z| 2^53 / x_i);
-// at r or beyond, the tail's logarithms are not inverted and z is taken as
-// possible. For issue 39's support check of the Gaussian randomizer.
-bool ZigguratCanOutput(double z);
 
 // N(0, 1) conditioned on Z >= lo. For lo < 0.5 by rejection from N(0, 1)
 // (acceptance >= 0.30); beyond, Robert's translated-exponential rejection

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fedldp/base/status.h"
+#include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/random/rng.h"
 
 namespace fedldp {
@@ -49,6 +50,10 @@ class VectorRandomizer {
   // out = R(x). x and out have dimension() entries and must not overlap.
   virtual void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const = 0;
   std::vector<double> Randomize(std::span<const double> x, Rng& rng) const;
+
+  // The public grid every entry of a report lies on, if the randomizer has
+  // one (the Gaussians); the same for every input.
+  virtual std::optional<OutputGrid> Grid() const { return std::nullopt; }
 
   // OK iff `report` could have been produced: the right length, finite, and
   // inside the randomizer's output domain where it has one.
@@ -103,15 +108,16 @@ Result<VectorMechanism> ParseVectorMechanism(std::string_view name);
 std::vector<std::string> VectorMechanismNames();
 
 // One line saying whether a report's privacy statement holds of the program
-// on real computers (issue 39): yes for every value mechanism (nullopt) and
-// vector duchi, whose reports are public values drawn with exact
-// probabilities; not yet for the others, which compute reports in doubles.
-// `also` adds to the first case what else a report holds (FedSel's index).
+// on real computers (issue 39): yes for every value mechanism (nullopt),
+// vector duchi (public atoms drawn with exact probabilities) and the
+// Gaussians (a public grid, with a proven allowance in delta); not yet for
+// PrivUnitG and FastProjUnit, which compute reports in doubles. `also` adds
+// to the exact case what else a report holds (FedSel's index).
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector,
                                    std::string_view also = {});
-// Whether a randomizer's reports are exact in floating point: vector duchi's
-// (two public atoms per coordinate, exact integer thresholds); the others
-// compute reports in doubles.
+// Whether a randomizer's reports lie on a public support every input can
+// produce, which its ValidateReport checks: duchi's atoms, the Gaussians'
+// grid. PrivUnitG and FastProjUnit compute reports in doubles.
 bool ReportsExactly(VectorMechanism m);
 
 }  // namespace fedldp
