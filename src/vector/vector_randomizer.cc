@@ -131,9 +131,9 @@ bool ReportsExactly(VectorMechanism m) {
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::string_view also) {
   if (vector == VectorMechanism::kGaussian || vector == VectorMechanism::kGaussianClassic) {
     return "floating point: every value reported is a point of a public grid fixed before any "
-           "input is seen, the nearest to x + sigma Z with Z an exact normal (Karney) and the "
+           "input is seen, the nearest to x + sigma Z with Z an exact normal and the "
            "rounding decided exactly: no report rules an input out, and delta includes the "
-           "proven allowance (1 + e^eps) d 2^-242 of the sampler's 256-bit cap "
+           "proven allowance (1 + e^eps) d 2^-218 of the sampler's 256-bit cap "
            "(docs/methods.md)";
   }
   if (!vector || ReportsExactly(*vector)) {

@@ -163,7 +163,7 @@ TEST(NormalCdf, MatchesKnownValuesFarIntoTheTails) {
   EXPECT_NEAR(NormalDensity(1), 0.24197072451914337, 1e-16);
 }
 
-// Karney's exact normal, read as sign (k + U) with U's first word (the
+// The exact normal, read as sign (box + U) 2^-6 with U's first word (the
 // double nearest the word's midpoint): the same law checks as the ziggurat's,
 // and they fail on a 2 % wrong scale.
 TEST(ExactNormal, FollowsTheNormalLaw) {
@@ -171,7 +171,7 @@ TEST(ExactNormal, FollowsTheNormalLaw) {
   std::vector<double> z(kDraws);
   for (double& x : z) {
     const ExactNormalDraw d = DrawExactNormal(rng);
-    x = d.sign * (d.k + (static_cast<double>(d.first_word) + 0.5) * 0x1p-64);
+    x = d.sign * (d.box + (static_cast<double>(d.first_word) + 0.5) * 0x1p-64) * 0x1p-6;
   }
   const auto v = Judge(z, 1.0);
   EXPECT_TRUE(v.mean.pass) << v.mean.reason;
@@ -181,6 +181,45 @@ TEST(ExactNormal, FollowsTheNormalLaw) {
   const auto mutant = Judge(z, 1.02);
   EXPECT_FALSE(mutant.variance.pass);
   EXPECT_FALSE(mutant.law.pass);
+}
+
+// Each box's share of accepted draws against its exact probability, 2 (Phi((j +
+// 1) h) - Phi(j h)) for |Z| in box j (boxes past 4 pooled): a wrong weight
+// in the table or a wrong acceptance constant moves some box's share.
+TEST(ExactNormal, EveryBoxHasItsExactProbability) {
+  constexpr int kShown = 256;  // |Z| < 4
+  std::vector<double> p(kShown + 1);
+  for (int j = 0; j < kShown; ++j) {
+    p[j] = 2 * (NormalCdf((j + 1) * 0x1p-6) - NormalCdf(j * 0x1p-6));
+  }
+  p[kShown] = 2 * NormalUpperTail(4.0);
+  std::vector<std::uint64_t> counts(kShown + 1, 0);
+  CounterRng rng(2029);
+  for (std::size_t i = 0; i < kDraws; ++i) {
+    ++counts[std::min<std::uint32_t>(DrawExactNormal(rng).box, kShown)];
+  }
+  const auto v = audit::CheckChiSquare(counts, p);
+  EXPECT_TRUE(v.pass) << v.reason;
+  // A sampler whose boxes were 1 % wider (h = 1.01 2^-6) fails.
+  for (int j = 0; j < kShown; ++j) {
+    p[j] = 2 * (NormalCdf((j + 1) * 0x1.0147ae147ae14p-6) - NormalCdf(j * 0x1.0147ae147ae14p-6));
+  }
+  p[kShown] = 2 * NormalUpperTail(kShown * 0x1.0147ae147ae14p-6);
+  EXPECT_FALSE(audit::CheckChiSquare(counts, p).pass);
+}
+
+// The box table: e^(-2^-13) bracketed within 2^-240 (the doubles round it:
+// within an ulp of std::exp), and every cumulative interval narrower than
+// the 2^-230 the allowance takes.
+TEST(ExactNormal, TheBoxTableIsTight) {
+  const ExactNormalTable t = InspectExactNormalTable();
+  const double a = std::exp(-0x1p-13);
+  EXPECT_LE(t.base_low, t.base_high);
+  EXPECT_NEAR(t.base_low, a, 2e-16);
+  EXPECT_NEAR(t.base_high, a, 2e-16);
+  EXPECT_GT(t.widest, 0);
+  EXPECT_LT(t.widest, 0x1p-230);
+  std::printf("widest F_j interval: 2^%.1f\n", std::log2(t.widest));
 }
 
 // The rounded Gaussian's grid indices against the exact cell probabilities:
@@ -253,10 +292,9 @@ TEST(RoundedGaussian, OutputsLieOnThePublicGrid) {
 }
 
 // Digits in a given order (32-bit halves of the words, high first), so the
-// rounding's arithmetic can be checked at chosen points: k = 0 (a first
-// Bernoulli(e^-1/2) that fails: p = 1, q >= p), a trial that accepts (its
-// first uniform, all ones, above U), U's first digit, the sign digit (odd:
-// negative), then U's further digits.
+// rounding's arithmetic can be checked at chosen points: box 0 (a uniform of
+// two zero digits, below F_0), accepted at once (a digit whose top 13 bits
+// exceed 2j = 0), the sign digit (odd: negative), then U's digits.
 class Script final : public Rng {
  public:
   explicit Script(const std::vector<std::uint32_t>& digits) {
@@ -278,8 +316,9 @@ class Script final : public Rng {
 };
 
 std::int64_t ScriptedIndex(double x, std::uint32_t u0, bool negative,
-                           const std::vector<std::uint32_t>& more, std::size_t expect_left = 0) {
-  std::vector<std::uint32_t> d{1, 0x80000000u, ~0u, u0, negative ? 1u : 0u};
+                           const std::vector<std::uint32_t>& more,
+                           std::size_t expect_left = 0) {
+  std::vector<std::uint32_t> d{0, 0, ~0u, negative ? 1u : 0u, u0};
   d.insert(d.end(), more.begin(), more.end());
   Script s(d);
   const auto r = RoundedGaussian::Create(1.0).value();  // g = 2^-10, sigma / g = 2^10
@@ -288,28 +327,30 @@ std::int64_t ScriptedIndex(double x, std::uint32_t u0, bool negative,
   return m;
 }
 
-// sigma = 1: the index is floor(x' / g + 2^10 Z + 1/2), Z = +-(U0 2^-32 + U1
-// 2^-64 + ...), with x = 2^-70 rounded to x' / g = 2^-60 exactly.
+// sigma = 1, box 0: the index is floor(x' / g + 2^10 Z + 1/2), Z = +-(U0 2^-32
+// + U1 2^-64 + ...) 2^-6, so 2^10 Z = +-16 U; x' / g = x 2^74 exactly here.
 TEST(RoundedGaussian, DecidesTheCellExactly) {
-  constexpr std::uint32_t kHalf = 1u << 21;  // 2^10 Z = 1/2 at U0 = 2^21
-  // Decided by the first digit: 2^10 U0 2^-32 + 1/2 = 6 - 2^-22 + [0, 2^-22).
+  constexpr std::uint32_t kHalf = 1u << 27;  // 16 U = 1/2 at U0 = 2^27
+  // Decided by the first digit: 16 U0 2^-32 + 1/2 = 6 - 2^-28 + [0, 2^-28).
   EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, false, {}), 5);
   EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf, false, {}), 6);
-  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, true, {}), -5);  // -5 + 2^-22 - tail
-  // 1 - 2^-54 + 2^-60 + U2 2^-86 (U1 all ones): the cell turns at U2 = 2^32 - 2^26.
-  const double x = 0x1p-70;
-  const std::uint32_t turn = ~0u - (1u << 26) + 1;
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn - 1}), 0);
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn}), 1);
-  EXPECT_EQ(ScriptedIndex(x, kHalf - 1, false, {~0u, turn, 7, 7}, 1), 1);  // no more read
-  // Negative: 2^-60 - U1 2^-54 - U2 2^-86 - ...: cell 0 up to U1 = 0, U2 = 2^26.
-  const std::uint32_t edge = 1u << 26;
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge - 1}), 0);
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge + 1}), -1);
-  // At U2 = 2^26 exactly every digit counts; the unread tail is positive almost
+  EXPECT_EQ(ScriptedIndex(0, 5 * (kHalf << 1) + kHalf - 1, true, {}), -5);  // -5 + 2^-28 - tail
+  // x' / g = 2^-60: 1 - 2^-28 + 2^-60 + U1 2^-60 + ...: cell 1 from U1 = 2^32 - 1.
+  EXPECT_EQ(ScriptedIndex(0x1p-70, kHalf - 1, false, {~0u - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(0x1p-70, kHalf - 1, false, {~0u}), 1);
+  EXPECT_EQ(ScriptedIndex(0x1p-70, kHalf - 1, false, {~0u, 7, 7}, 1), 1);  // no more read
+  // x' / g = 2^-64, U1 all ones: 1 - 2^-60 + 2^-64 + U2 2^-92: cell 1 from
+  // U2 = 15 2^28, decided by the third digit.
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf - 1, false, {~0u, 0xF0000000u - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf - 1, false, {~0u, 0xF0000000u}), 1);
+  // Negative: 2^-64 - U1 2^-60 - U2 2^-92 - ...: cell 0 up to U1 = 0, U2 = 2^28.
+  const std::uint32_t edge = 1u << 28;
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf, true, {0, edge - 1}), 0);
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf, true, {0, edge + 1}), -1);
+  // At U2 = 2^28 exactly every digit counts; the unread tail is positive almost
   // surely, so the cell is -1, and the eighth digit ends the reading.
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge, 0, 0, 0, 0, 0}), -1);
-  EXPECT_EQ(ScriptedIndex(x, kHalf, true, {0, edge, 0, 0, 0, 0, 1}), -1);
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf, true, {0, edge, 0, 0, 0, 0, 0}), -1);
+  EXPECT_EQ(ScriptedIndex(0x1p-74, kHalf, true, {0, edge, 0, 0, 0, 0, 1}), -1);
 }
 
 }  // namespace

@@ -10,42 +10,56 @@
 // mechanism, so its privacy (the analytic curve of vector/baselines.h) holds
 // unchanged, and every grid point is a possible output of every input.
 //
-// The normal. Karney, "Sampling exactly from the normal distribution" (ACM
-// TOMS 42(1), 2016), algorithm N: pick k >= 0 with probability
-// e^(-k/2) (1 - e^(-1/2)) (a run of Bernoulli(e^(-1/2)) successes), accept
-// with probability e^(-k(k-1)/2), draw U uniform on [0, 1) and accept with
-// probability e^(-U(U + 2k)/2) (k + 1 generalised von Neumann trials of
-// e^(-U(U + 2k)/(2k + 2))), else start again; Z = +-(k + U). Every step is a
-// comparison of uniform numbers drawn digit by digit (32-bit digits) or an
-// exact integer choice, so U is known to a few digits and its unread ones are
-// uniform: Z is exact, and rounding reads further digits of U only until the
-// grid cell is decided.
+// The normal, by rejection from boxes (the scheme of Karney's algorithm N,
+// "Sampling exactly from the normal distribution", ACM TOMS 42(1), 2016, with
+// boxes of width h = 2^-6 instead of 1 and the box drawn by inversion):
+//  - box j in [0, 1280) with probability w_j / W, w_j = e^(-(j h)^2 / 2), by
+//    inverting a uniform against the cumulative F_j, which
+//    src/random/normal_boxes.h computes once in 256-bit integer arithmetic as
+//    intervals no wider than 2^-231 (a uniform inside one is the only
+//    undecided case);
+//  - U uniform on [0, 1), accepted with probability e^(-((j + U)^2 - j^2) h^2
+//    / 2) = e^(-U (U + 2j) 2^-13) by von Neumann's generalised trial: the run
+//    U > U_1 > ... > U_n with V_i < (U + 2j) 2^-13 has even length, V_i's
+//    test being 13 bits of a digit (true below 2j, false above, at 2j a fresh
+//    uniform below U); the exponent is at most 0.31, so one digit decides
+//    most draws;
+//  - else start again; Z = +-(j + U) h, the normal truncated at |Z| < 20.
+// Every step is a comparison of uniform numbers drawn digit by digit (32-bit
+// digits) or an exact integer choice, so U is known to a few digits (often
+// none) and its unread ones are uniform: Z is exact, and rounding reads
+// digits of U only until the grid cell is decided. About 3 random words a
+// draw.
 //
 // The rounding, in integers. With sigma = S 2^q (S a 53-bit integer), g =
 // 2^(q + 42) and sigma / g = S 2^-42. The input is first rounded to the
 // nearest multiple of g 2^-64 (deterministic; it moves each coordinate by at
 // most g 2^-65, which the caller adds to the sensitivity). Then x / g + sigma
-// (k + U) / g + 1/2 is bracketed in units of 2^-298 cells (384-bit
-// integers) from the digits of U read so far, and the index is its floor once
-// both ends agree.
+// (j + U) h / g + 1/2 is bracketed from the digits of U read so far and the
+// index is its floor once both ends agree: U's first digit decides in 128-bit
+// arithmetic but with probability 2^-27; then 384-bit integers in units of
+// 2^-304 cells, a digit at a time.
 //
 // The allowance, proven. U's digits are capped at eight (256 bits): a
 // comparison of two numbers equal in all eight digits is decided by a fair
-// coin, a rounding still undecided takes the lower cell, and k > 64 starts
-// again. Coupled with the ideal algorithm on the same words, the output
-// differs only if one of these happens. Every comparison involves one number
-// whose digits are all fresh, so it ties with probability 2^-256 given the
-// past; the comparisons per draw average under 2^10 (Karney counts 30.1
-// digits per deviate, and each comparison reads at least one), so ties have
-// probability < 2^-246. An undecided rounding needs x / g + sigma Z / g within
-// S 2^-298 < 2^-245 of a cell boundary, probability < 2^-243 (the density of
-// sigma Z / g is below 2^-10); k > 64 has probability < e^-2000. So each
-// draw's law is within total variation kDeviationPerDraw = 2^-242 of the
-// ideal one, and a mechanism of d draws that is (eps, delta)-DP ideally is
-// (eps, delta + (1 + e^eps) d 2^-242)-DP as run.
+// coin, a rounding still undecided takes the lower cell, and a uniform inside
+// a cumulative interval counts as below it. Coupled with the ideal algorithm
+// on the same words, the output differs only if
+//  - a comparison ties: each has one side whose digits are all fresh, so
+//    probability 2^-256 given the past, and a draw makes fewer than 2^10 on
+//    average (a trial continues with probability below 0.31, a draw starts
+//    again below 0.27): below 2^-246;
+//  - a box is undecided: the uniform lies in one of 1280 intervals of width
+//    at most 2^-231, below 2^-220 a pick, 1.4 picks a draw;
+//  - |Z| >= 20: below 2^-290;
+//  - a rounding is undecided after 256 bits: x / g + sigma Z / g within
+//    S 2^-304 < 2^-251 of a cell boundary, below 2^-250;
+// below 2^-218 in all. So each draw's law is within total variation
+// kDeviationPerDraw = 2^-218 of the ideal one, and a mechanism of d draws that
+// is (eps, delta)-DP ideally is (eps, delta + (1 + e^eps) d 2^-218)-DP as run.
 //
 // Timing. The digits read depend on the random words alone, except that the
-// rounding reads a further digit of U with probability about 2^-21 whatever
+// rounding reads a second digit of U with probability about 2^-27 whatever
 // the input: the time says nothing of x.
 #ifndef FEDLDP_RANDOM_EXACT_NORMAL_H_
 #define FEDLDP_RANDOM_EXACT_NORMAL_H_
@@ -61,7 +75,7 @@ namespace fedldp {
 class RoundedGaussian {
  public:
   // Total variation between one draw and the ideal (see above).
-  static constexpr double kDeviationPerDraw = 0x1p-242;
+  static constexpr double kDeviationPerDraw = 0x1p-218;
   // Largest |x| / g taken: then every index is below 2^53 and m g is exact.
   static constexpr double kMaxCells = 0x1p52;
 
@@ -91,16 +105,25 @@ class RoundedGaussian {
   std::uint64_t significand_;  // S: sigma = S 2^q, 2^52 <= S < 2^53
   int exponent_;               // q + 42: g = 2^exponent_
   double granularity_;
+  double limit_;  // kMaxCells g
 };
 
-// One exact standard normal, Z = sign (k + U), for tests: k, the sign and U's
-// first 64 bits (U in [first_word 2^-64, (first_word + 1) 2^-64)).
+// One exact standard normal, Z = sign (box + U) 2^-6, for tests: the sign,
+// the box and U's first 64 bits (U in [first_word 2^-64, (first_word + 1)
+// 2^-64)).
 struct ExactNormalDraw {
   int sign;
-  std::uint32_t k;
+  std::uint32_t box;
   std::uint64_t first_word;
 };
 ExactNormalDraw DrawExactNormal(Rng& rng);
+
+// For tests: the box table's e^(-2^-13) bounds and its widest interval for a
+// cumulative probability F_j (src/random/normal_boxes.h), as doubles.
+struct ExactNormalTable {
+  double base_low, base_high, widest;
+};
+ExactNormalTable InspectExactNormalTable();
 
 }  // namespace fedldp
 

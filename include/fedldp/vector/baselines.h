@@ -23,8 +23,8 @@
 //    2^-28) (vector_randomizer.h's ClipInto), and the sampler pre-rounds each
 //    coordinate by at most g 2^-65; Create checks that 2C 2^-27 + sqrt(d) g
 //    2^-64 <= 2C 2^-24;
-//  - each draw is within total variation 2^-242 of the ideal, so delta gains
-//    (1 + e^eps) d 2^-242 (under 2^-73 for every eps <= 100 and d <= 2^24).
+//  - each draw is within total variation 2^-218 of the ideal, so delta gains
+//    (1 + e^eps) d 2^-218 (under 2^-49 for every eps <= 100 and d <= 2^24).
 //    The analytic calibration aims at delta minus this allowance, so the
 //    stated delta is the one asked for; the classic states delta(s) plus it.
 // E||R(x) - x||^2 = d (s^2 + g^2 / 12): rounding to the grid adds g^2 / 12
@@ -71,7 +71,7 @@ class GaussianRandomizer final : public VectorRandomizer {
   // D = 2C (1 + 2^-24), the sensitivity the noise is calibrated for.
   double sensitivity() const { return SensitivityFor(clip()); }
   static double SensitivityFor(double clip) { return 2 * clip * (1 + 0x1p-24); }
-  // (1 + e^eps) d 2^-242: what the program's draws add to delta.
+  // (1 + e^eps) d 2^-218: what the program's draws add to delta.
   static double Allowance(std::size_t dimension, double epsilon);
 
   std::optional<OutputGrid> Grid() const override;

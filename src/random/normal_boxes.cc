@@ -1,0 +1,167 @@
+#include "normal_boxes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fedldp::normal_boxes {
+namespace {
+
+__extension__ using Uint128 = unsigned __int128;
+
+Fixed Add(const Fixed& a, const Fixed& b) {
+  Fixed r{};
+  Uint128 carry = 0;
+  for (int i = 0; i < 5; ++i) {
+    carry += static_cast<Uint128>(a[i]) + b[i];
+    r[i] = static_cast<std::uint64_t>(carry);
+    carry >>= 64;
+  }
+  return r;
+}
+
+// a - b, a >= b.
+Fixed Sub(const Fixed& a, const Fixed& b) {
+  Fixed r{};
+  std::uint64_t borrow = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t d = a[i] - b[i] - borrow;
+    borrow = (a[i] < b[i]) || (a[i] - b[i] < borrow) ? 1 : 0;
+    r[i] = d;
+  }
+  return r;
+}
+
+constexpr Fixed kUnit{1, 0, 0, 0, 0};  // 2^-256
+constexpr Fixed kOne{0, 0, 0, 0, 1};
+
+// floor(a b), the product below 2^64.
+Fixed MulFloor(const Fixed& a, const Fixed& b) {
+  std::array<std::uint64_t, 10> p{};
+  for (int i = 0; i < 5; ++i) {
+    Uint128 carry = 0;
+    for (int j = 0; j < 5; ++j) {
+      carry += static_cast<Uint128>(a[i]) * b[j] + p[i + j];
+      p[i + j] = static_cast<std::uint64_t>(carry);
+      carry >>= 64;
+    }
+    p[i + 5] = static_cast<std::uint64_t>(carry);
+  }
+  return {p[4], p[5], p[6], p[7], p[8]};
+}
+
+// floor(a / n).
+Fixed DivFloor(const Fixed& a, std::uint64_t n) {
+  Fixed r{};
+  Uint128 rest = 0;
+  for (int i = 4; i >= 0; --i) {
+    rest = (rest << 64) | a[i];
+    r[i] = static_cast<std::uint64_t>(rest / n);
+    rest %= n;
+  }
+  return r;
+}
+
+// floor(a 2^-bits), bits < 64.
+Fixed ShiftFloor(const Fixed& a, int bits) {
+  Fixed r{};
+  for (int i = 0; i < 5; ++i) {
+    r[i] = (a[i] >> bits) | (i < 4 ? a[i + 1] << (64 - bits) : 0);
+  }
+  return r;
+}
+
+// floor(c / w) as a fixed-point number in [0, 1], c <= w, w > 0: long
+// division, one quotient bit at a time.
+Fixed QuotientFloor(const Fixed& c, const Fixed& w) {
+  if (!Less(c, w)) return kOne;
+  Fixed q{}, rest = c;  // rest < w throughout
+  for (int bit = 255; bit >= 0; --bit) {
+    const bool over = (rest[4] >> 63) != 0;  // 2 rest would overflow: it exceeds w
+    rest = Add(rest, rest);
+    if (over || !Less(rest, w)) {
+      rest = Sub(rest, w);
+      q[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
+  }
+  return q;
+}
+
+// a = e^(-2^-13) in [lo, hi]: the Taylor sum with every term floored, then
+// widened by 2^11 units (the floors lose at most 2n units on term n, 650 in
+// all; the remainder after 25 terms is below 2^-400).
+std::array<Fixed, 2> Base() {
+  Fixed term = kOne, plus = kOne, minus{};
+  for (std::uint64_t n = 1; n <= 25; ++n) {
+    term = DivFloor(ShiftFloor(term, 13), n);
+    (n % 2 == 0 ? plus : minus) = Add(n % 2 == 0 ? plus : minus, term);
+  }
+  const Fixed sum = Sub(plus, minus);
+  const Fixed slack{std::uint64_t{1} << 11, 0, 0, 0, 0};
+  return {Sub(sum, slack), Add(sum, slack)};
+}
+
+double ToDouble(const Fixed& a) {
+  double v = 0;
+  for (int i = 0; i < 5; ++i) v += std::ldexp(static_cast<double>(a[i]), 64 * (i - 4));
+  return v;
+}
+
+// The first word of a bound as a fraction, saturated at one.
+std::uint64_t TopWord(const Fixed& f) { return f[4] != 0 ? ~std::uint64_t{0} : f[3]; }
+
+Table Build() {
+  const auto [a_lo, a_hi] = Base();
+  const Fixed a2_lo = MulFloor(a_lo, a_lo), a2_hi = Add(MulFloor(a_hi, a_hi), kUnit);
+  // w_j and b_j = a^(2j + 1), so that w_(j+1) = w_j b_j and b_(j+1) = b_j a^2.
+  Fixed w_lo = kOne, w_hi = kOne, b_lo = a_lo, b_hi = a_hi, c_lo{}, c_hi{};
+  std::vector<Fixed> cum_lo(kBoxes), cum_hi(kBoxes);
+  for (int j = 0; j < kBoxes; ++j) {
+    c_lo = Add(c_lo, w_lo), c_hi = Add(c_hi, w_hi);
+    cum_lo[j] = c_lo, cum_hi[j] = c_hi;
+    w_lo = MulFloor(w_lo, b_lo), w_hi = Add(MulFloor(w_hi, b_hi), kUnit);
+    b_lo = MulFloor(b_lo, a2_lo), b_hi = Add(MulFloor(b_hi, a2_hi), kUnit);
+  }
+  Table t;
+  t.lo.resize(kBoxes), t.hi.resize(kBoxes), t.top_lo.resize(kBoxes), t.top_hi.resize(kBoxes);
+  for (int j = 0; j < kBoxes; ++j) {
+    // The last box's F is 1 exactly: every U lies below it.
+    t.lo[j] = j + 1 == kBoxes ? kOne : QuotientFloor(cum_lo[j], c_hi);
+    t.hi[j] = j + 1 == kBoxes ? kOne
+                              : std::min(Add(QuotientFloor(cum_hi[j], c_lo), kUnit), kOne,
+                                         [](const Fixed& x, const Fixed& y) { return Less(x, y); });
+    t.top_lo[j] = TopWord(t.lo[j]), t.top_hi[j] = TopWord(t.hi[j]);
+  }
+  int j = 0;
+  for (std::size_t b = 0; b < t.guide.size(); ++b) {
+    const Uint128 start = static_cast<Uint128>(b) << (64 - kGuideBits);
+    while (j + 1 < kBoxes && static_cast<Uint128>(t.top_hi[j]) < start) ++j;
+    t.guide[b] = static_cast<std::uint16_t>(j);
+  }
+  return t;
+}
+
+}  // namespace
+
+bool Less(const Fixed& a, const Fixed& b) {
+  for (int i = 4; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i] < b[i];
+  }
+  return false;
+}
+
+const Table& Boxes() {
+  static const Table table = Build();
+  return table;
+}
+
+double BoxBaseLow() { return ToDouble(Base()[0]); }
+double BoxBaseHigh() { return ToDouble(Base()[1]); }
+
+double WidestInterval() {
+  const Table& t = Boxes();
+  double widest = 0;
+  for (int j = 0; j < kBoxes; ++j) widest = std::max(widest, ToDouble(Sub(t.hi[j], t.lo[j])));
+  return widest;
+}
+
+}  // namespace fedldp::normal_boxes

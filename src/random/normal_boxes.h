@@ -1,0 +1,52 @@
+// The box table of the exact normal sampler (exact_normal.cc), computed once
+// in integer arithmetic with rigorous bounds.
+//
+// The half-normal on [0, 20) is cut into kBoxes boxes of width h = 2^-6; box
+// j has weight w_j = e^(-(j h)^2 / 2) = a^(j^2), a = e^(-2^-13), its density's
+// maximum. F_j = (w_0 + ... + w_j) / W, W the sum of all, is the cumulative
+// law a uniform U is inverted against. Each F_j is kept as an interval
+// [lo, hi] of 64.256-bit fixed-point numbers that contains it:
+//  - a by its Taylor series: 25 terms, each computed by flooring shifts and
+//    divisions (each term within 2n units of 2^-256 below the true one), the
+//    alternating remainder below 2^-400; a within 2^11 units of the sum;
+//  - the powers a^(j^2) by products rounded down (lo) and up (hi);
+//  - the sums, then the quotients by bit-by-bit long division, rounded down
+//    (lo: C_lo / W_hi) and up (hi: C_hi / W_lo, plus one unit).
+// Measured width of every interval: at most 2^-231.0.
+#ifndef FEDLDP_SRC_RANDOM_NORMAL_BOXES_H_
+#define FEDLDP_SRC_RANDOM_NORMAL_BOXES_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace fedldp::normal_boxes {
+
+inline constexpr int kBoxBits = 6;             // h = 2^-6
+inline constexpr int kBoxes = 20 << kBoxBits;  // z < 20
+inline constexpr int kGuideBits = 10;          // buckets of U's top bits
+
+// Unsigned fixed point, least significant limb first: limbs 0-3 the fraction
+// (units of 2^-256), limb 4 the integer part.
+using Fixed = std::array<std::uint64_t, 5>;
+
+struct Table {
+  std::vector<Fixed> lo, hi;          // F_j's bounds
+  std::vector<std::uint64_t> top_lo;  // U's first word below it: U < F_j surely
+  std::vector<std::uint64_t> top_hi;  // U's first word above it: U >= F_j surely
+  std::array<std::uint16_t, (1 << kGuideBits) + 1> guide;  // first candidate box per bucket
+};
+
+// Computed on first use (about a millisecond), then shared.
+const Table& Boxes();
+// a < b.
+bool Less(const Fixed& a, const Fixed& b);
+
+// For tests: e^(-2^-13)'s bounds and the widest F_j interval, as doubles.
+double BoxBaseLow();
+double BoxBaseHigh();
+double WidestInterval();
+
+}  // namespace fedldp::normal_boxes
+
+#endif  // FEDLDP_SRC_RANDOM_NORMAL_BOXES_H_
