@@ -124,16 +124,7 @@ int DrawNormal(Digits& bits, std::uint32_t& j, Partial& x) {
 using Wide = std::array<std::uint64_t, 6>;
 constexpr int kUnitBits = 304;
 
-Wide Add(const Wide& a, const Wide& b) {
-  Wide r{};
-  Uint128 carry = 0;
-  for (int i = 0; i < 6; ++i) {
-    carry += static_cast<Uint128>(a[i]) + b[i];
-    r[i] = static_cast<std::uint64_t>(carry);
-    carry >>= 64;
-  }
-  return r;
-}
+Wide Add(const Wide& a, const Wide& b) { return normal_boxes::AddLimbs(a, b); }
 
 Wide Negate(const Wide& a) {
   Wide r{};

@@ -8,16 +8,7 @@ namespace {
 
 __extension__ using Uint128 = unsigned __int128;
 
-Fixed Add(const Fixed& a, const Fixed& b) {
-  Fixed r{};
-  Uint128 carry = 0;
-  for (int i = 0; i < 5; ++i) {
-    carry += static_cast<Uint128>(a[i]) + b[i];
-    r[i] = static_cast<std::uint64_t>(carry);
-    carry >>= 64;
-  }
-  return r;
-}
+Fixed Add(const Fixed& a, const Fixed& b) { return AddLimbs(a, b); }
 
 // a - b, a >= b.
 Fixed Sub(const Fixed& a, const Fixed& b) {

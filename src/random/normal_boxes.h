@@ -37,6 +37,22 @@ struct Table {
   std::array<std::uint16_t, (1 << kGuideBits) + 1> guide;  // first candidate box per bucket
 };
 
+// a + b modulo 2^(64 N), limbs least significant first (the fixed-point
+// numbers here, exact_normal.cc's 384-bit integers).
+template <std::size_t N>
+std::array<std::uint64_t, N> AddLimbs(const std::array<std::uint64_t, N>& a,
+                                      const std::array<std::uint64_t, N>& b) {
+  __extension__ using Carry = unsigned __int128;
+  std::array<std::uint64_t, N> r{};
+  Carry carry = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    carry += static_cast<Carry>(a[i]) + b[i];
+    r[i] = static_cast<std::uint64_t>(carry);
+    carry >>= 64;
+  }
+  return r;
+}
+
 // Computed on first use (about a millisecond), then shared.
 const Table& Boxes();
 // a < b.
