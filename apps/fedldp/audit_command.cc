@@ -27,7 +27,8 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "also: the support check (no output may be one another input cannot produce, as a\n"
       "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
       "both ends of its input domain, |t| < 4). Vector randomizers: the support check on\n"
-      "their public grid or atoms (the Gaussians, duchi); PrivUnitG and FastProjUnit compute\n"
+      "their public grid or atoms (the Gaussians, duchi), and the timing check of the\n"
+      "Gaussians' coordinate sampler at -C and C; PrivUnitG and FastProjUnit compute\n"
       "reports in doubles, an open gap (issue 39) shown as `open`, not counted. Exit code 1\n"
       "if any fedldp mechanism fails; the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
@@ -42,8 +43,8 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       ->check(CLI::Range(std::size_t{2}, std::size_t{100000}));
   app.add_option("--k", o.k, "Top-k size for the selectors")->capture_default_str();
   app.add_option("--timing-calls", o.timing_calls,
-                 "Draws at each end of a value mechanism's input domain for the timing check "
-                 "(0 skips it)")
+                 "Draws at each end of a value mechanism's input domain (and of a Gaussian "
+                 "randomizer's coordinate) for the timing check (0 skips it)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_flag("--json", o.json, "One JSON object per line instead of a table");
@@ -130,13 +131,21 @@ Row AuditSelector(const std::string& name, double eps, std::uint64_t seed, const
 constexpr std::size_t kVectorD = 16;
 
 // The Gaussian's exact delta at eps with its floating-point allowance.
-void AuditGaussian(const GaussianRandomizer& g, Row& row) {
+// The timing check as for the value mechanisms: the coordinate sampler at -C
+// and C.
+void AuditGaussian(const GaussianRandomizer& g, std::size_t timing_calls, std::uint64_t seed,
+                   Row& row) {
   const double delta = GaussianDelta(g.sigma(), row.epsilon, g.sensitivity()) +
                        GaussianRandomizer::Allowance(g.dimension(), row.epsilon);
   row.pass = delta <= g.delta() * (1 + 1e-9);
   char note[96];
   std::snprintf(note, sizeof note, "delta(eps) = %.3g (asked 1e-06)", delta);
   row.note = note;
+  if (timing_calls == 0) return;
+  const auto timing = audit::CheckGaussianTiming(g, timing_calls, seed);
+  row.timing_t = timing.value;
+  row.pass = row.pass && timing.pass;
+  if (!timing.pass) row.note = timing.reason;
 }
 
 // Issue 39's support check: reports on the public grid or atoms, or, for the
@@ -174,7 +183,7 @@ Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const A
     row.log_ratio = std::log(pr.WorstRatio());
     row.pass = row.log_ratio <= eps + 1e-12;
   } else if (gaussian) {
-    AuditGaussian(static_cast<const GaussianRandomizer&>(*r), row);
+    AuditGaussian(static_cast<const GaussianRandomizer&>(*r), o.timing_calls, seed, row);
   } else {
     const auto& duchi = static_cast<const DuchiVectorRandomizer&>(*r);
     const auto coordinate = audit::CheckPrivacyOf(duchi.coordinate());

@@ -1,5 +1,6 @@
 #include "fedldp/audit/vector_checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -92,6 +93,15 @@ Verdict CheckCapShare(const VectorSummary& s, double p) {
   return {std::fabs(z) <= 5, reason.str(), z};
 }
 
+Verdict CheckGaussianTiming(const GaussianRandomizer& g, std::size_t calls, std::uint64_t seed,
+                            double low) {
+  const Sampler sampler = [&g](std::span<const double> in, std::span<double> out, Rng& rng) {
+    std::copy(in.begin(), in.end(), out.begin());
+    g.noise().SampleMany(out, rng);
+  };
+  return CheckSamplerTiming(sampler, low * g.clip(), g.clip(), calls, seed);
+}
+
 std::vector<double> TestDirection(std::size_t d, double norm, std::uint64_t seed) {
   CounterRng rng(seed, 0x444952ULL);
   std::vector<double> v(d);
@@ -121,8 +131,8 @@ Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x,
   if (off == 0) {
     out << "all " << n << " reports on the public support";
   } else {
-    out << off << " of " << n << " reports (" << 100 * share << " %) off the public support: "
-        << example;
+    out << off << " of " << n << " reports (" << 100 * share
+        << " %) off the public support: " << example;
   }
   return {off == 0, out.str(), share};
 }

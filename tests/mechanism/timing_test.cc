@@ -3,11 +3,11 @@
 // streams; a sampler that draws one more random word for one end is caught.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <limits>
 
 #include "fedldp/audit/mechanism_checks.h"
+#include "fedldp/audit/vector_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/vector/baselines.h"
 
@@ -81,13 +81,8 @@ TEST(Timing, TheGaussianGridSamplerTakesAsLongAtEitherEnd) {
   if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
   for (double eps : {0.5, 4.0}) {
     const auto g = GaussianRandomizer::Create(100, eps, 1e-6, 1, false).value();
-    const audit::Sampler sampler = [&g](std::span<const double> in, std::span<double> out,
-                                        Rng& rng) {
-      std::copy(in.begin(), in.end(), out.begin());
-      g.noise().SampleMany(out, rng);
-    };
     for (const double low : {-1.0, 0.0}) {
-      const auto v = audit::CheckSamplerTiming(sampler, low, 1, kCalls / 4, 23);
+      const auto v = audit::CheckGaussianTiming(g, kCalls / 4, 23, low);
       std::printf("gaussian  eps %.1f: %s\n", eps, v.reason.c_str());
       EXPECT_TRUE(v.pass) << eps << ": " << v.reason;
     }

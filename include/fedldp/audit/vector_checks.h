@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/audit/stat_checks.h"
 #include "fedldp/vector/baselines.h"
 #include "fedldp/vector/vector_randomizer.h"
@@ -56,6 +57,13 @@ Verdict CheckCapShare(const VectorSummary& s, double p);
 // doubles scores near 1 (tests: the Gaussian as it was before issue 39).
 Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
                            std::uint64_t seed);
+
+// Issue 39's timing check for the Gaussian randomizers: the coordinate
+// sampler (an exact normal rounded to the grid) timed at -C and at C
+// (mechanism_checks.h's CheckSamplerTiming, `calls` draws at each end), or
+// at `low` (a multiple of C, e.g. 0) and at C.
+Verdict CheckGaussianTiming(const GaussianRandomizer& g, std::size_t calls, std::uint64_t seed,
+                            double low = -1);
 
 // A unit vector in R^d with a fixed pseudo-random direction (dense, no
 // coordinate dominating), times `norm`.
