@@ -52,15 +52,6 @@ Fixed DivFloor(const Fixed& a, std::uint64_t n) {
   return r;
 }
 
-// floor(a 2^-bits), bits < 64.
-Fixed ShiftFloor(const Fixed& a, int bits) {
-  Fixed r{};
-  for (int i = 0; i < 5; ++i) {
-    r[i] = (a[i] >> bits) | (i < 4 ? a[i + 1] << (64 - bits) : 0);
-  }
-  return r;
-}
-
 // floor(c / w) as a fixed-point number in [0, 1], c <= w, w > 0: long
 // division, one quotient bit at a time.
 Fixed QuotientFloor(const Fixed& c, const Fixed& w) {
@@ -77,19 +68,22 @@ Fixed QuotientFloor(const Fixed& c, const Fixed& w) {
   return q;
 }
 
-// a = e^(-2^-13) in [lo, hi]: the Taylor sum with every term floored, then
-// widened by 2^11 units (the floors lose at most 2n units on term n, 650 in
-// all; the remainder after 25 terms is below 2^-400).
-std::array<Fixed, 2> Base() {
+// e^(-y) in [lo, hi] for 0 <= y < 2^-12: the Taylor sum with every term
+// floored, then widened by 2^11 units (the floors lose at most 2n units on
+// term n, 650 in all; the remainder after 25 terms is below 2^-300).
+std::array<Fixed, 2> ExpMinusSmall(const Fixed& y) {
   Fixed term = kOne, plus = kOne, minus{};
   for (std::uint64_t n = 1; n <= 25; ++n) {
-    term = DivFloor(ShiftFloor(term, 13), n);
+    term = DivFloor(MulFloor(term, y), n);
     (n % 2 == 0 ? plus : minus) = Add(n % 2 == 0 ? plus : minus, term);
   }
   const Fixed sum = Sub(plus, minus);
   const Fixed slack{std::uint64_t{1} << 11, 0, 0, 0, 0};
-  return {Sub(sum, slack), Add(sum, slack)};
+  return {Less(sum, slack) ? Fixed{} : Sub(sum, slack), Add(sum, slack)};
 }
+
+// a = e^(-2^-13).
+std::array<Fixed, 2> Base() { return ExpMinusSmall(Fixed{0, 0, 0, std::uint64_t{1} << 51, 0}); }
 
 double ToDouble(const Fixed& a) {
   double v = 0;
@@ -100,32 +94,44 @@ double ToDouble(const Fixed& a) {
 // The first word of a bound as a fraction, saturated at one.
 std::uint64_t TopWord(const Fixed& f) { return f[4] != 0 ? ~std::uint64_t{0} : f[3]; }
 
-Table Build() {
+// w_j = a^(j^2) for every box, rounded down (lo) and up (hi).
+std::array<std::vector<Fixed>, 2> BoxWeights() {
   const auto [a_lo, a_hi] = Base();
   const Fixed a2_lo = MulFloor(a_lo, a_lo), a2_hi = Add(MulFloor(a_hi, a_hi), kUnit);
   // w_j and b_j = a^(2j + 1), so that w_(j+1) = w_j b_j and b_(j+1) = b_j a^2.
-  Fixed w_lo = kOne, w_hi = kOne, b_lo = a_lo, b_hi = a_hi, c_lo{}, c_hi{};
-  std::vector<Fixed> cum_lo(kBoxes), cum_hi(kBoxes);
+  Fixed w_lo = kOne, w_hi = kOne, b_lo = a_lo, b_hi = a_hi;
+  std::array<std::vector<Fixed>, 2> w{std::vector<Fixed>(kBoxes), std::vector<Fixed>(kBoxes)};
   for (int j = 0; j < kBoxes; ++j) {
-    c_lo = Add(c_lo, w_lo), c_hi = Add(c_hi, w_hi);
-    cum_lo[j] = c_lo, cum_hi[j] = c_hi;
+    w[0][j] = w_lo, w[1][j] = w_hi;
     w_lo = MulFloor(w_lo, b_lo), w_hi = Add(MulFloor(w_hi, b_hi), kUnit);
     b_lo = MulFloor(b_lo, a2_lo), b_hi = Add(MulFloor(b_hi, a2_hi), kUnit);
   }
+  return w;
+}
+
+// The table inverting the cumulative law of weights known as [lo, hi].
+Table FromWeights(const std::array<std::vector<Fixed>, 2>& w) {
+  const int n = static_cast<int>(w[0].size());
+  std::vector<Fixed> cum_lo(n), cum_hi(n);
+  Fixed c_lo{}, c_hi{};
+  for (int j = 0; j < n; ++j) {
+    c_lo = Add(c_lo, w[0][j]), c_hi = Add(c_hi, w[1][j]);
+    cum_lo[j] = c_lo, cum_hi[j] = c_hi;
+  }
   Table t;
-  t.lo.resize(kBoxes), t.hi.resize(kBoxes), t.top_lo.resize(kBoxes), t.top_hi.resize(kBoxes);
-  for (int j = 0; j < kBoxes; ++j) {
+  t.lo.resize(n), t.hi.resize(n), t.top_lo.resize(n), t.top_hi.resize(n);
+  for (int j = 0; j < n; ++j) {
     // The last box's F is 1 exactly: every U lies below it.
-    t.lo[j] = j + 1 == kBoxes ? kOne : QuotientFloor(cum_lo[j], c_hi);
-    t.hi[j] = j + 1 == kBoxes ? kOne
-                              : std::min(Add(QuotientFloor(cum_hi[j], c_lo), kUnit), kOne,
-                                         [](const Fixed& x, const Fixed& y) { return Less(x, y); });
+    t.lo[j] = j + 1 == n ? kOne : QuotientFloor(cum_lo[j], c_hi);
+    t.hi[j] = j + 1 == n ? kOne
+                         : std::min(Add(QuotientFloor(cum_hi[j], c_lo), kUnit), kOne,
+                                    [](const Fixed& x, const Fixed& y) { return Less(x, y); });
     t.top_lo[j] = TopWord(t.lo[j]), t.top_hi[j] = TopWord(t.hi[j]);
   }
   int j = 0;
   for (std::size_t b = 0; b < t.guide.size(); ++b) {
     const Uint128 start = static_cast<Uint128>(b) << (64 - kGuideBits);
-    while (j + 1 < kBoxes && static_cast<Uint128>(t.top_hi[j]) < start) ++j;
+    while (j + 1 < n && static_cast<Uint128>(t.top_hi[j]) < start) ++j;
     t.guide[b] = static_cast<std::uint16_t>(j);
   }
   return t;
@@ -141,18 +147,59 @@ bool Less(const Fixed& a, const Fixed& b) {
 }
 
 const Table& Boxes() {
-  static const Table table = Build();
+  static const Table table = FromWeights(BoxWeights());
   return table;
 }
 
 double BoxBaseLow() { return ToDouble(Base()[0]); }
 double BoxBaseHigh() { return ToDouble(Base()[1]); }
 
-double WidestInterval() {
-  const Table& t = Boxes();
-  double widest = 0;
-  for (int j = 0; j < kBoxes; ++j) widest = std::max(widest, ToDouble(Sub(t.hi[j], t.lo[j])));
-  return widest;
+double WidestInterval() { return TotalWidth(Boxes(), true); }
+
+double TotalWidth(const Table& t, bool widest) {
+  double total = 0;
+  for (std::size_t j = 0; j < t.lo.size(); ++j) {
+    const double w = ToDouble(Sub(t.hi[j], t.lo[j]));
+    total = widest ? std::max(total, w) : total + w;
+  }
+  return total;
+}
+
+std::array<Fixed, 2> ExpMinus(double t) {
+  // t' = t rounded down to a multiple of 2^-192 (exact below), then e^(-t')
+  // = (e^(-t' 2^-k))^(2^k) with t' 2^-k < 2^-13, squared with floors (lo)
+  // and ceilings (hi).
+  int k = 0;
+  while (std::ldexp(t, -k) >= 0x1p-13) ++k;
+  Fixed y{};
+  double rest = std::ldexp(t, -k);  // in [0, 2^-13): fraction limbs only
+  for (int i = 3; i >= 1; --i) {
+    rest = std::ldexp(rest, 64);
+    const double top = std::floor(rest);
+    y[i] = static_cast<std::uint64_t>(top);
+    rest -= top;
+  }
+  auto [lo, hi] = ExpMinusSmall(y);
+  for (int i = 0; i < k; ++i) {
+    lo = MulFloor(lo, lo);
+    hi = std::min(Add(MulFloor(hi, hi), kUnit), kOne,
+                  [](const Fixed& x, const Fixed& z) { return Less(x, z); });
+  }
+  return {lo, hi};
+}
+
+Table CapTable(int cap_box, double epsilon) {
+  const auto w = BoxWeights();
+  const auto [e_lo, e_hi] = ExpMinus(epsilon);
+  std::array<std::vector<Fixed>, 2> signed_w{std::vector<Fixed>(2 * kBoxes),
+                                             std::vector<Fixed>(2 * kBoxes)};
+  for (int b = 0; b < 2 * kBoxes; ++b) {
+    const int j = b % kBoxes;
+    const bool cap = b < kBoxes ? j >= cap_box : j < -cap_box;
+    signed_w[0][b] = cap ? w[0][j] : MulFloor(w[0][j], e_lo);
+    signed_w[1][b] = cap ? w[1][j] : Add(MulFloor(w[1][j], e_hi), kUnit);
+  }
+  return FromWeights(signed_w);
 }
 
 }  // namespace fedldp::normal_boxes

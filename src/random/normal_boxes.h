@@ -58,6 +58,20 @@ const Table& Boxes();
 // a < b.
 bool Less(const Fixed& a, const Fixed& b);
 
+// e^(-t') in [lo, hi] for t' = t rounded down to a multiple of 2^-192 (0 <= t
+// <= 1000): the Taylor sum at t' 2^-k < 2^-13, squared k times.
+std::array<Fixed, 2> ExpMinus(double t);
+
+// The signed table of a normal reweighted by a cap (exact_privunit.h): box b
+// < kBoxes holds z = +(b + U) h, box b >= kBoxes holds z = -(b - kBoxes + U) h;
+// boxes inside the cap {z >= cap_box h} weigh w_j, the others w_j e^(-t'),
+// t' = epsilon rounded down as in ExpMinus. |cap_box| < kBoxes.
+Table CapTable(int cap_box, double epsilon);
+
+// The sum (widest = false) or the largest of a table's interval widths: a
+// uniform lands in one with probability at most the sum.
+double TotalWidth(const Table& t, bool widest);
+
 // For tests: e^(-2^-13)'s bounds and the widest F_j interval, as doubles.
 double BoxBaseLow();
 double BoxBaseHigh();

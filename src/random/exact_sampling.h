@@ -1,0 +1,137 @@
+// The digit-by-digit machinery of the exact normal sampler (exact_normal.h),
+// shared by the samplers built on it: the rounded Gaussian and the rounded
+// PrivUnit (exact_privunit.h). Internal to the random module.
+#ifndef FEDLDP_SRC_RANDOM_EXACT_SAMPLING_H_
+#define FEDLDP_SRC_RANDOM_EXACT_SAMPLING_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "fedldp/random/rng.h"
+#include "normal_boxes.h"
+
+namespace fedldp::exact_sampling {
+
+constexpr int kDigits = 8;  // U's precision cap: 8 digits of 32 bits, 256 bits
+__extension__ using Int128 = __int128;
+
+// 32-bit digits from the generator's words (high half first), drawn in
+// blocks of `block` words through Rng::Fill: the words are the generator's
+// stream in order, so draws are reproducible from a seed.
+class Digits {
+ public:
+  Digits(Rng& rng, std::size_t block) : rng_(rng), block_(block) {}
+  std::uint32_t Next() {
+    if (next_ == 2 * size_) {
+      rng_.Fill(std::span(words_.data(), block_));
+      size_ = block_;
+      next_ = 0;
+    }
+    const std::uint64_t w = words_[next_ / 2];
+    return static_cast<std::uint32_t>((next_++ & 1) != 0 ? w : w >> 32);
+  }
+
+ private:
+  Rng& rng_;
+  std::array<std::uint64_t, 64> words_{};
+  std::size_t block_, size_ = 0, next_ = 0;
+};
+
+// A uniform number on [0, 1) read a digit at a time, most significant first;
+// the digits not read yet are uniform and independent of everything.
+// Reset by n = 0 alone: digits at or past n are never read.
+struct Partial {
+  std::array<std::uint32_t, kDigits> d;
+  int n = 0;
+
+  std::uint32_t Digit(int i, Digits& bits) {
+    while (n <= i) d[n++] = bits.Next();
+    return d[i];
+  }
+};
+
+// a < b, reading digits as needed; equal in all kDigits digits: a fair coin.
+inline bool Less(Partial& a, Partial& b, Digits& bits) {
+  for (int i = 0; i < kDigits; ++i) {
+    const std::uint32_t x = a.Digit(i, bits), y = b.Digit(i, bits);
+    if (x != y) return x < y;
+  }
+  return (bits.Next() & 1) != 0;
+}
+
+// Whether U < F_j (normal_boxes.h), U's digits in `u`, read as needed: by
+// U's first word against the bounds' first words, else by 256 bits against
+// the bounds; a U inside F_j's interval (probability below 2^-230) counts as
+// below.
+inline bool BelowCumulative(Partial& u, int j, Digits& bits, const normal_boxes::Table& t) {
+  const std::uint64_t first = (std::uint64_t{u.Digit(0, bits)} << 32) | u.Digit(1, bits);
+  if (first < t.top_lo[j]) return true;
+  if (first > t.top_hi[j]) return false;
+  normal_boxes::Fixed prefix{};  // U in [prefix, prefix + 2^-256)
+  for (int i = 0; i < kDigits; ++i) {
+    prefix[3 - i / 2] |= std::uint64_t{u.Digit(i, bits)} << (i % 2 == 0 ? 32 : 0);
+  }
+  if (normal_boxes::Less(prefix, t.lo[j])) return true;
+  return normal_boxes::Less(prefix, t.hi[j]);  // at or above hi: not below
+}
+
+// The box j of a table, P[j] = w_j / W, by inverting a fresh uniform.
+inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t) {
+  Partial u;
+  int j = t.guide[u.Digit(0, bits) >> (32 - normal_boxes::kGuideBits)];
+  while (!BelowCumulative(u, j, bits, t)) ++j;
+  return static_cast<std::uint32_t>(j);
+}
+
+// True with probability e^(-t), t = h^2 x (x + 2j) / 2 = x (x + 2j) 2^-13
+// (von Neumann, generalised as in Karney's algorithm N): the longest n with
+// x > U_1 > ... > U_n and V_i < (x + 2j) 2^-13 for i <= n is even. V_i's
+// test: 13 bits c of a digit, true below 2j, at 2j whether a fresh uniform
+// is below x, else false. Mostly decided by c alone: t <= 0.31.
+inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits) {
+  std::array<Partial, 2> run;
+  Partial* previous = &x;
+  bool even = true;
+  for (int next = 0;; next ^= 1) {
+    const std::uint32_t c = bits.Next() >> 19;
+    if (c > 2 * j) return even;
+    if (c == 2 * j) {
+      Partial v;
+      if (!Less(v, x, bits)) return even;
+    }
+    Partial& u = run[next];
+    u.n = 0;
+    if (!Less(u, *previous, bits)) return even;
+    even = !even;
+    previous = &u;
+  }
+}
+
+// Z = sign (j + x) h: box j from the proposal, x uniform in it, accepted with
+// probability e^(-((j + x)^2 - j^2) h^2 / 2); x's digits read so far in `x`.
+inline int DrawNormal(Digits& bits, std::uint32_t& j, Partial& x) {
+  const normal_boxes::Table& boxes = normal_boxes::Boxes();
+  while (true) {
+    j = PickBox(bits, boxes);
+    x.n = 0;
+    if (BoxAccepts(x, j, bits)) return (bits.Next() & 1) != 0 ? -1 : 1;
+  }
+}
+
+// Z from a signed table (normal_boxes::CapTable): box b, U accepted as in
+// DrawNormal, Z = +(b + U) h for b below kBoxes, else -(b - kBoxes + U) h.
+inline int DrawFromSignedTable(Digits& bits, const normal_boxes::Table& t, std::uint32_t& j,
+                               Partial& x) {
+  while (true) {
+    const std::uint32_t b = PickBox(bits, t);
+    const bool negative = b >= static_cast<std::uint32_t>(normal_boxes::kBoxes);
+    j = negative ? b - normal_boxes::kBoxes : b;
+    x.n = 0;
+    if (BoxAccepts(x, j, bits)) return negative ? -1 : 1;
+  }
+}
+
+}  // namespace fedldp::exact_sampling
+
+#endif  // FEDLDP_SRC_RANDOM_EXACT_SAMPLING_H_
