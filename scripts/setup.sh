@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsodium-dev libcli11-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox
+  libsodium-dev libgmp-dev libcli11-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
   libgrpc++-dev protobuf-compiler-grpc

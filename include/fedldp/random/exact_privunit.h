@@ -1,0 +1,100 @@
+// PrivUnitG's report on a public grid, with every random variable sampled
+// exactly and the rounding decided exactly (issue 39: PrivUnitG and
+// FastProjUnit on real computers).
+//
+// The mechanism. For a unit vector u, PrivUnitG reports
+//   w = Z + (A - <Z, u>) u,   Z ~ N(0, I_d),
+// with A a standard normal reweighted by the cap: density proportional to
+// phi(a) on {a >= gamma} and to e^(-eps') phi(a) below it. w has density
+// proportional to phi_d(w) times 1 on the cap {<w, u> >= gamma} and e^(-eps')
+// off it, so the likelihood ratio of any report under two inputs is at most
+// e^eps' exactly: no normal tail q enters the sampler (the "p" of
+// privunitg.h is implied, p = q / (q + (1 - q) e^(-eps'))). eps' is eps
+// rounded down to a multiple of 2^-192; gamma is a multiple of h = 2^-6.
+//
+// The repair. Computing w in doubles leaves its low bits depending on u.
+// Instead the report is the grid point nearest to scale w, on the grid G Z
+// with G = 2^(floor(log2 scale) - 10), fixed before any input is seen:
+// post-processing of the mechanism above, for any u, so the guarantee holds
+// of what is sent.
+//  - u: the input v (non-finite entries read as 0) scaled by a power of two
+//    and rounded to integers m_i with max |m_i| in [2^51, 2^52]; u = sign m /
+//    ||m|| exactly (sign e_1 2^52 for v = 0). This only chooses u.
+//  - Z_i and A: exact normals (exact_normal.h), A from a signed box table
+//    weighted by the cap (normal_boxes::CapTable), each known as a box and
+//    digits of a uniform whose unread digits are fresh.
+//  - The cell of each coordinate: scale w_i / G + 1/2 is bracketed from the
+//    digits read, ||m|| bracketed by an integer square root, <Z, m> by
+//    integer sums; the index is the bracket's floor once both ends agree.
+//    With two digits (Z to 2^-70) the brackets are 128-bit integer
+//    arithmetic and decide every coordinate but with probability below
+//    d 2^-50 a report; otherwise every Z_i and A read two more digits (fresh
+//    words) and the brackets are recomputed in GMP integers, up to 8 digits.
+//
+// The allowance, proven. As RoundedGaussian: each exact normal is within
+// 2^-218 of the ideal law; A's table picks land in an interval of its
+// cumulative law with probability at most 1.5 times the table's total width
+// (fewer than 1.4 picks a draw); a rounding undecided after 8 digits (the
+// lower cell is taken) needs scale w_i / G within 2^-256 R d of a boundary,
+// and the density of w_i is at most 2^5 (A's density is at most 20 for gamma
+// < 19, Mills's ratio), below d 2^-250 a report. So a report is within total
+// variation DeviationPerReport(d) of the ideal one: an eps-LDP randomizer is
+// (eps, (1 + e^eps) DeviationPerReport(d))-LDP as run.
+//
+// Timing. The words read depend on the random words alone; the GMP path runs
+// with probability below d 2^-50 whatever the input.
+#ifndef FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
+#define FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
+
+#include <array>
+#include <memory>
+#include <span>
+
+#include "fedldp/base/status.h"
+#include "fedldp/random/rng.h"
+
+namespace fedldp {
+
+namespace normal_boxes {
+struct Table;
+}
+
+// Two powers of two whose product p puts max |x_i| p in [1/2, 1) (p = 1 for
+// x = 0; non-finite entries read as 0), so that x p has x's direction
+// exactly; each factor is a double even when p is not. Without a branch on
+// x: frexp and ldexp take early exits on 0 and subnormals, which the audit's
+// timing check sees.
+std::array<double, 2> UnitScale(std::span<const double> x);
+
+class RoundedPrivUnit {
+ public:
+  // gamma a multiple of 2^-6 with |gamma| <= 19, epsilon in (0, 100].
+  static Result<RoundedPrivUnit> Create(double gamma, double epsilon);
+
+  double gamma() const { return gamma_; }
+  // Total variation between one report of dimension d and the ideal one.
+  double DeviationPerReport(std::size_t dimension) const;
+  // G for a scale: reports are integer multiples of it.
+  static double Granularity(double scale);
+
+  // out = the grid point nearest to scale w for u = sign v / ||v|| (see
+  // above); v and out of one size, at most 2^24; scale positive and finite.
+  void Sample(std::span<const double> v, int sign, double scale, std::span<double> out,
+              Rng& rng) const;
+  // For tests: the same with every coordinate decided by the GMP path.
+  void SampleWide(std::span<const double> v, int sign, double scale, std::span<double> out,
+                  Rng& rng) const;
+
+ private:
+  RoundedPrivUnit(double gamma, std::shared_ptr<const normal_boxes::Table> cap, double width)
+      : gamma_(gamma), cap_(std::move(cap)), cap_width_(width) {}
+  void Run(std::span<const double> v, int sign, double scale, std::span<double> out, Rng& rng,
+           bool wide) const;
+  double gamma_;
+  std::shared_ptr<const normal_boxes::Table> cap_;
+  double cap_width_;  // the cap table's total interval width
+};
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_RANDOM_EXACT_PRIVUNIT_H_

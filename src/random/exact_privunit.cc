@@ -1,0 +1,375 @@
+#include "fedldp/random/exact_privunit.h"
+
+#include <gmpxx.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "exact_sampling.h"
+#include "fedldp/random/discrete.h"
+#include "normal_boxes.h"
+
+namespace fedldp {
+namespace {
+
+using namespace exact_sampling;  // the digit machinery this file builds on
+
+constexpr int kFastDigits = 2;  // Z and A to 2^-70 on the fast path
+
+// An exact normal after the fast path: Z = sign (box + U) 2^-6, U's first
+// two digits in `word`.
+struct Draw {
+  std::uint64_t word;
+  std::uint32_t box;
+  int sign;
+};
+
+Draw Finish(int sign, std::uint32_t box, Partial& u, Digits& bits) {
+  const std::uint64_t word = (std::uint64_t{u.Digit(0, bits)} << 32) | u.Digit(1, bits);
+  return {word, box, sign};
+}
+
+// The integer direction: m_i = sign round(v_i 2^(52 - E)), 2^E the binade
+// above max |v_i| (two factors, so that neither overflows), non-finite
+// entries read as 0; sign e_1 2^52 for v = 0. Without a branch on v.
+struct Direction {
+  double f1 = 0, f2 = 0;
+  std::int64_t sign = 1, zero = 0;
+
+  std::int64_t operator()(std::span<const double> v, std::size_t i) const {
+    const double x = std::isfinite(v[i]) ? v[i] : 0.0;
+    return sign * (std::llrint(x * f1 * f2) + (i == 0 ? zero : 0));
+  }
+};
+
+// The exponent field of a double.
+std::int64_t Field(double v) {
+  return static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(v) >> 52) & 0x7ff);
+}
+
+// 2^k for k in [-1022, 1023], from its bits.
+double PowerOfTwo(std::int64_t k) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
+}
+
+Direction MakeDirection(std::span<const double> v, int sign) {
+  const auto scale = UnitScale(v);  // max |v_i| p in [1/2, 1): m in [2^51, 2^52]
+  Direction dir;
+  dir.sign = 1 - 2 * static_cast<std::int64_t>(sign < 0);  // no branch on a sign
+  dir.f1 = scale[0] * 0x1p26, dir.f2 = scale[1] * 0x1p26;
+  double maxabs = 0;
+  for (double x : v) maxabs = std::max(maxabs, std::isfinite(x) ? std::fabs(x) : 0.0);
+  dir.zero = static_cast<std::int64_t>(maxabs == 0) << 52;
+  return dir;
+}
+
+std::uint64_t Abs(std::int64_t m) {
+  const auto mask = static_cast<std::uint64_t>(m >> 63);
+  return (static_cast<std::uint64_t>(m) ^ mask) - mask;
+}
+
+// a where mask is all ones, b where it is 0.
+Int128 Select(Int128 mask, Int128 a, Int128 b) { return (a & mask) | (b & ~mask); }
+
+// S2 = sum m_i^2 (192 bits), Dn = sum s_i N_i m_i (192-bit two's complement,
+// N_i = box 2^64 + word), and the sums of |m_i| where s_i m_i is positive
+// (plus) or negative (minus): the fractional parts of the Z_i move <Z, m>
+// 2^70 within [Dn - minus, Dn + plus].
+struct Sums {
+  Uint128 s2_lo = 0, dn_lo = 0, plus = 0, minus = 0;
+  std::uint64_t s2_hi = 0;
+  std::int64_t dn_hi = 0;
+
+  void Add(std::int64_t m, const Draw& z) {
+    const std::uint64_t am = Abs(m);
+    const Uint128 sq = static_cast<Uint128>(am) * am;
+    s2_lo += sq;
+    s2_hi += s2_lo < sq ? 1 : 0;
+    const Uint128 product =
+        static_cast<Uint128>(z.word) * am + (static_cast<Uint128>(z.box * am) << 64);
+    // -0 has no sign: an m_i = 0 must not sign-extend.
+    const std::uint64_t negative =
+        (static_cast<std::uint64_t>(z.sign < 0) ^ (m < 0 ? 1 : 0)) & (am != 0 ? 1 : 0);
+    const Uint128 mask = 0 - static_cast<Uint128>(negative);
+    const Uint128 old = dn_lo;
+    dn_lo += (product ^ mask) - mask;
+    dn_hi += static_cast<std::int64_t>(dn_lo < old ? 1 : 0) - static_cast<std::int64_t>(negative);
+    plus += am & (negative - 1), minus += am & (0 - negative);
+  }
+};
+
+mpz_class ToMpz(Uint128 v) {
+  mpz_class r = static_cast<unsigned long>(v >> 64);
+  r <<= 64;
+  r += static_cast<unsigned long>(v);
+  return r;
+}
+
+mpz_class ToMpz(std::int64_t hi, Uint128 lo) {
+  mpz_class r = static_cast<long>(hi);
+  r <<= 128;
+  return r + ToMpz(lo);
+}
+
+// The scalars a report shares, known to n digits: S2, Dn, and the bracket
+// [lo, hi] of (A ||m|| - <Z, m>) 2^(P + t), P = 6 + 32 n, t = P + 64.
+struct Shared {
+  mpz_class s2, num_lo, num_hi;
+  int p = 0, t = 0;
+};
+
+// N = box 2^(32 n) + U's first n digits.
+mpz_class Significand(std::uint32_t box, const Partial& u, int n) {
+  mpz_class r = box;
+  for (int i = 0; i < n; ++i) {
+    r <<= 32;
+    r += u.d[i];
+  }
+  return r;
+}
+
+Shared Bracket(const mpz_class& s2, const mpz_class& dn, const Sums& sums, int a_sign,
+               const mpz_class& na, int n) {
+  Shared r;
+  r.s2 = s2, r.p = 6 + 32 * n, r.t = r.p + 64;
+  mpz_class s_lo;
+  const mpz_class scaled = s2 << (2 * r.t);
+  mpz_sqrt(s_lo.get_mpz_t(), scaled.get_mpz_t());  // ||m|| 2^t in [s_lo, s_lo + 1]
+  mpz_class as_lo = na * s_lo, as_hi = (na + 1) * (s_lo + 1);
+  if (a_sign < 0) as_lo.swap(as_hi), as_lo = -as_lo, as_hi = -as_hi;
+  r.num_lo = as_lo - ((dn + ToMpz(sums.plus)) << r.t);
+  r.num_hi = as_hi - ((dn - ToMpz(sums.minus)) << r.t);
+  return r;
+}
+
+// The fast path's R K 2^128 bracket in long double (64-bit significands,
+// every operation correctly rounded: relative error at most 2^-64 each), so
+// that no step's time depends on the sizes of its operands as GMP's does
+// (the audit's timing check saw 3 ns a coordinate between x = 0 and |x| = C):
+//   T = c 2^70 = s_A (N_A + f_A) ||m|| - Dn - F, R K 2^128 = s_r T 2^16 / S2,
+// T bracketed by its centre (f_A = 1/2, F = (plus - minus) / 2) plus half
+// of both ranges, and every rounding bounded by 2^-60 of the magnitudes.
+static_assert(std::numeric_limits<long double>::digits >= 64);
+
+long double ToLong(std::uint64_t hi, Uint128 lo) {
+  return std::ldexp(static_cast<long double>(hi), 128) +
+         std::ldexp(static_cast<long double>(static_cast<std::uint64_t>(lo >> 64)), 64) +
+         static_cast<long double>(static_cast<std::uint64_t>(lo));
+}
+
+// floor (lo) or ceiling of an integral-valued |v| < 2^126, without libgcc's
+// branchy conversion: split at 2^64, each half exact.
+Int128 ToInt128(long double v) {
+  const long double hi = std::floor(std::ldexp(v, -64));
+  const long double lo = v - std::ldexp(hi, 64);  // in [0, 2^64), exact
+  return static_cast<Int128>(static_cast<std::int64_t>(hi)) * (Int128{1} << 64) +
+         static_cast<Int128>(static_cast<std::uint64_t>(lo));
+}
+
+std::pair<Int128, Int128> FastQ(const Sums& sums, const Draw& a, std::uint64_t s_r) {
+  // |Dn| and its sign, without a branch.
+  const std::uint64_t neg = 0 - static_cast<std::uint64_t>(sums.dn_hi < 0);
+  const Uint128 mask = (static_cast<Uint128>(neg) << 64) | neg;
+  const Uint128 flipped = sums.dn_lo ^ mask;
+  const Uint128 mag_lo = flipped + (neg & 1);
+  const std::uint64_t mag_hi =
+      (static_cast<std::uint64_t>(sums.dn_hi) ^ neg) + ((neg & 1) & (mag_lo == 0 ? 1 : 0));
+  const long double dn = ToLong(mag_hi, mag_lo) * (1 - 2 * static_cast<int>(neg & 1));
+  const long double s2 = ToLong(sums.s2_hi, sums.s2_lo);
+  const long double root = std::sqrt(s2);
+  const long double na =
+      std::ldexp(static_cast<long double>(a.box), 64) + static_cast<long double>(a.word) + 0.5L;
+  const long double plus = ToLong(0, sums.plus), minus = ToLong(0, sums.minus);
+  const long double as = static_cast<long double>(a.sign) * na * root;
+  const long double t = as - dn - 0.5L * (plus - minus);
+  const long double t_radius = 0.5L * (root + plus + minus) * (1 + 0x1p-60L) +
+                               0x1p-60L * (std::fabs(as) + std::fabs(dn) + plus + minus);
+  const long double scale = std::ldexp(static_cast<long double>(s_r), 16);
+  const long double q = scale * t / s2;
+  const long double radius = scale * t_radius / s2 * (1 + 0x1p-58L) + 0x1p-60L * std::fabs(q) + 4;
+  return {ToInt128(std::floor(q - radius)), ToInt128(std::ceil(q + radius))};
+}
+
+// floor(q am 2^-64).
+Int128 MulHigh(Int128 q, std::uint64_t am) {
+  const auto qh = static_cast<std::int64_t>(q >> 64);
+  const auto ql = static_cast<std::uint64_t>(q);
+  return static_cast<Int128>(qh) * static_cast<Int128>(am) +
+         static_cast<Int128>((static_cast<Uint128>(ql) * am) >> 64);
+}
+
+// The fast path's cell of one coordinate: scale w_i / G + 1/2 in units of
+// 2^-64 cells, bracketed from Z_i's two digits and R K 2^128 in [q_lo, q_hi]
+// (K = (A ||m|| - <Z, m>) / S2, R = scale / G = s_r 2^-42); false when the
+// bracket straddles a boundary. No branch on m or on the noise.
+bool FastCell(const Draw& z, std::int64_t m, std::uint64_t s_r, Int128 q_lo, Int128 q_hi,
+              std::int64_t& index) {
+  const Uint128 p = static_cast<Uint128>(s_r) * z.word + (static_cast<Uint128>(s_r * z.box) << 64);
+  const auto zl = static_cast<Int128>(p >> 48), zh = static_cast<Int128>((p + s_r) >> 48) + 1;
+  const Int128 zneg = 0 - static_cast<Int128>(z.sign < 0);
+  const std::uint64_t am = Abs(m);
+  const Int128 kl = MulHigh(q_lo, am), kh = MulHigh(q_hi, am) + 1;
+  const Int128 mneg = 0 - static_cast<Int128>(m < 0);
+  const Int128 half = Int128{1} << 63;
+  const Int128 lo = half + Select(zneg, -zh, zl) + Select(mneg, -kh, kl);
+  const Int128 hi = half + Select(zneg, -zl, zh) + Select(mneg, -kl, kh);
+  index = static_cast<std::int64_t>(lo >> 64);
+  return (lo >> 64) == (hi >> 64);
+}
+
+struct Scale {
+  std::uint64_t s_r;  // scale = s_r 2^(e - 53)
+  double granularity;
+};
+
+Scale ScaleOf(double scale) {
+  int e = 0;
+  const double f = std::frexp(scale, &e);
+  return {static_cast<std::uint64_t>(std::ldexp(f, 53)), std::ldexp(1.0, e - 11)};
+}
+
+// What the GMP path needs of the fast one.
+struct Report {
+  std::span<const double> v;
+  const Direction& dir;
+  std::vector<Draw>& draws;
+  std::vector<std::pair<std::size_t, Partial>>& extra;  // digits read past two
+  const Sums& sums;
+  Draw a;
+  Partial a_digits;
+  Scale scale;
+};
+
+// Decides the pending coordinates with 4, 6, then 8 digits of every Z_i and
+// A (the new digits fresh words), in GMP integers: scale w_i / G + 1/2 times
+// Den = 2^(42 + P + t) S2 is
+//   s_r (s_i (N_i + f_i) 2^t S2 + num m_i) + 2^(41 + P + t) S2.
+void DecideWide(Report& r, std::vector<std::size_t>& pending, std::span<double> out, Digits& bits) {
+  const std::size_t d = r.v.size();
+  std::vector<Partial> u(d);
+  for (std::size_t i = 0; i < d; ++i) {
+    u[i].d[0] = static_cast<std::uint32_t>(r.draws[i].word >> 32);
+    u[i].d[1] = static_cast<std::uint32_t>(r.draws[i].word), u[i].n = kFastDigits;
+  }
+  for (const auto& [i, partial] : r.extra) u[i] = partial;
+  const mpz_class s2 = ToMpz(static_cast<std::int64_t>(r.sums.s2_hi), r.sums.s2_lo);
+  for (int n = 2 * kFastDigits; !pending.empty(); n += 2) {
+    mpz_class dn = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+      u[i].Digit(n - 1, bits);
+      dn += Significand(r.draws[i].box, u[i], n) * r.dir(r.v, i) * r.draws[i].sign;
+    }
+    r.a_digits.Digit(n - 1, bits);
+    const Shared sh = Bracket(s2, dn, r.sums, r.a.sign, Significand(r.a.box, r.a_digits, n), n);
+    const mpz_class den = s2 << (42 + sh.p + sh.t), half = s2 << (41 + sh.p + sh.t);
+    const mpz_class zs = r.scale.s_r * (s2 << sh.t);
+    std::vector<std::size_t> still;
+    for (std::size_t i : pending) {
+      const mpz_class nz = Significand(r.draws[i].box, u[i], n);
+      mpz_class z_lo = nz * zs, z_hi = (nz + 1) * zs;
+      if (r.draws[i].sign < 0) z_lo.swap(z_hi), z_lo = -z_lo, z_hi = -z_hi;
+      const long m = r.dir(r.v, i);
+      mpz_class k_lo = r.scale.s_r * sh.num_lo * m, k_hi = r.scale.s_r * sh.num_hi * m;
+      if (m < 0) k_lo.swap(k_hi);
+      mpz_class lo = half + z_lo + k_lo, hi = half + z_hi + k_hi;
+      mpz_fdiv_q(lo.get_mpz_t(), lo.get_mpz_t(), den.get_mpz_t());
+      mpz_fdiv_q(hi.get_mpz_t(), hi.get_mpz_t(), den.get_mpz_t());
+      if (lo == hi || n == kDigits) {
+        out[i] = static_cast<double>(lo.get_si()) * r.scale.granularity;
+      } else {
+        still.push_back(i);
+      }
+    }
+    pending.swap(still);
+  }
+}
+
+}  // namespace
+
+std::array<double, 2> UnitScale(std::span<const double> x) {
+  double maxabs = 0;
+  for (double v : x) maxabs = std::max(maxabs, std::isfinite(v) ? std::fabs(v) : 0.0);
+  // frexp's e (maxabs = f 2^e, f in [1/2, 1)) from the exponent field, of
+  // maxabs 2^64 for a subnormal; 0 for maxabs = 0; selected by masks.
+  const std::int64_t normal = Field(maxabs) - 1022, scaled = Field(maxabs * 0x1p64) - 1086;
+  const std::int64_t is_normal = 0 - static_cast<std::int64_t>(maxabs >= 0x1p-1022);
+  const std::int64_t nonzero = 0 - static_cast<std::int64_t>(maxabs > 0);
+  const std::int64_t e = ((normal & is_normal) | (scaled & ~is_normal)) & nonzero;
+  const std::int64_t half = (-e) / 2;
+  return {PowerOfTwo(half), PowerOfTwo(-e - half)};
+}
+
+Result<RoundedPrivUnit> RoundedPrivUnit::Create(double gamma, double epsilon) {
+  if (!(epsilon > 0 && epsilon <= 100)) {
+    std::ostringstream e;
+    e << "the rounded PrivUnit's eps must be in (0, 100], got " << epsilon;
+    return Error{e.str()};
+  }
+  const double boxes = gamma * 64;
+  if (!(std::fabs(gamma) <= 19) || boxes != std::floor(boxes)) {
+    std::ostringstream e;
+    e << "the rounded PrivUnit's gamma must be a multiple of 2^-6 within [-19, 19], got " << gamma;
+    return Error{e.str()};
+  }
+  auto cap = std::make_shared<const normal_boxes::Table>(
+      normal_boxes::CapTable(static_cast<int>(boxes), epsilon));
+  const double width = normal_boxes::TotalWidth(*cap, false);
+  return RoundedPrivUnit(gamma, std::move(cap), width);
+}
+
+double RoundedPrivUnit::DeviationPerReport(std::size_t dimension) const {
+  const auto d = static_cast<double>(dimension);
+  return (d + 1) * 0x1p-218 + 1.5 * cap_width_ + d * 0x1p-250;
+}
+
+double RoundedPrivUnit::Granularity(double scale) { return ScaleOf(scale).granularity; }
+
+void RoundedPrivUnit::Sample(std::span<const double> v, int sign, double scale,
+                             std::span<double> out, Rng& rng) const {
+  Run(v, sign, scale, out, rng, false);
+}
+
+void RoundedPrivUnit::SampleWide(std::span<const double> v, int sign, double scale,
+                                 std::span<double> out, Rng& rng) const {
+  Run(v, sign, scale, out, rng, true);
+}
+
+void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std::span<double> out,
+                          Rng& rng, bool wide) const {
+  const std::size_t d = v.size();
+  const Direction dir = MakeDirection(v, sign);
+  Digits bits(rng, 64);
+  thread_local std::vector<Draw> draws;
+  draws.resize(d);
+  std::vector<std::pair<std::size_t, Partial>> extra;
+  Sums sums;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::uint32_t box = 0;
+    Partial u;
+    const int s = exact_sampling::DrawNormal(bits, box, u);
+    draws[i] = Finish(s, box, u, bits);
+    if (u.n > kFastDigits) extra.emplace_back(i, u);
+    sums.Add(dir(v, i), draws[i]);
+  }
+  Partial a_digits;
+  std::uint32_t a_box = 0;
+  const int a_sign = exact_sampling::DrawFromSignedTable(bits, *cap_, a_box, a_digits);
+  const Draw a = Finish(a_sign, a_box, a_digits, bits);
+  const Scale sc = ScaleOf(scale);
+  const auto [ql, qh] = FastQ(sums, a, sc.s_r);
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::int64_t index = 0;
+    if (!FastCell(draws[i], dir(v, i), sc.s_r, ql, qh, index) || wide) pending.push_back(i);
+    out[i] = static_cast<double>(index) * sc.granularity;
+  }
+  if (pending.empty()) return;
+  Report report{v, dir, draws, extra, sums, a, a_digits, sc};
+  DecideWide(report, pending, out, bits);
+}
+
+}  // namespace fedldp

@@ -1,0 +1,123 @@
+// The rounded PrivUnit (random/exact_privunit.h): every report on its public
+// grid for every class of input, the fast path agreeing with the exact wide
+// one on the same words, and the cap's probability against its closed form
+// (failing on a table built for another eps).
+#include "fedldp/random/exact_privunit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "fedldp/random/counter_rng.h"
+#include "fedldp/random/normal.h"
+
+namespace fedldp {
+namespace {
+
+constexpr std::size_t kCapDraws = FEDLDP_SANITIZED ? 60'000 : 200'000;
+
+RoundedPrivUnit Make(double gamma, double eps) {
+  auto r = RoundedPrivUnit::Create(gamma, eps);
+  EXPECT_TRUE(r.ok()) << r.error();
+  return std::move(r.value());
+}
+
+std::vector<std::vector<double>> Inputs() {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> in{{0.0},
+                                      {-3.0},
+                                      {0, 0, 0, 0},
+                                      {1, 2, 3},
+                                      {1e-300, -2e-300, 5e-310},
+                                      {1e300, -1e300, 1},
+                                      {std::nan(""), inf, 2.0, -inf},
+                                      {0.25, -0.5, 0, 0.125, 1e-20}};
+  CounterRng rng(7);
+  std::vector<double> wide(300);
+  for (double& x : wide) x = Uniform01(rng) - 0.5;
+  in.push_back(wide);
+  return in;
+}
+
+TEST(RoundedPrivUnit, RejectsBadParameters) {
+  EXPECT_FALSE(RoundedPrivUnit::Create(0.01, 1).ok());  // not a multiple of 2^-6
+  EXPECT_FALSE(RoundedPrivUnit::Create(19.5, 1).ok());  // beyond the boxes
+  EXPECT_FALSE(RoundedPrivUnit::Create(0.5, 0).ok());
+  EXPECT_FALSE(RoundedPrivUnit::Create(0.5, 101).ok());
+  EXPECT_FALSE(RoundedPrivUnit::Create(std::nan(""), 1).ok());
+  EXPECT_TRUE(RoundedPrivUnit::Create(-2.25, 0.5).ok());
+}
+
+TEST(RoundedPrivUnit, EveryReportLiesOnTheGrid) {
+  const auto r = Make(1.5, 4);
+  for (double scale : {1.0, 3.7, 1e-8, 2e5}) {
+    const double g = RoundedPrivUnit::Granularity(scale);
+    EXPECT_LE(g, scale * 0x1p-10);
+    EXPECT_GT(g, scale * 0x1p-12);
+    CounterRng rng(11);
+    for (const auto& v : Inputs()) {
+      for (int sign : {1, -1}) {
+        std::vector<double> out(v.size());
+        r.Sample(v, sign, scale, out, rng);
+        for (double o : out) {
+          ASSERT_TRUE(std::isfinite(o));
+          EXPECT_EQ(o / g, std::round(o / g)) << o << " is off the grid " << g;
+        }
+      }
+    }
+  }
+}
+
+TEST(RoundedPrivUnit, FastPathAgreesWithTheWidePath) {
+  // Same words: the fast path's cells must be the exact ones the wide path
+  // (GMP, 4 digits) finds, for every coordinate and class of input.
+  for (double gamma : {-1.0, 0.5, 3.0}) {
+    const auto r = Make(gamma, 2);
+    for (const auto& v : Inputs()) {
+      for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+        std::vector<double> fast(v.size()), wide(v.size());
+        CounterRng a(seed), b(seed);
+        r.Sample(v, 1, 2.5, fast, a);
+        r.SampleWide(v, 1, 2.5, wide, b);
+        ASSERT_EQ(fast, wide) << "gamma " << gamma << ", seed " << seed;
+      }
+    }
+  }
+}
+
+// The share of reports whose first coordinate (u = e_1, so w_1 = A) is in the
+// cap, against p = q / (q + (1 - q) e^-eps): 5 standard errors plus the cap
+// edge's rounding (A within G / 2 below gamma, density below 0.4).
+double CapShare(const RoundedPrivUnit& r, std::size_t draws) {
+  CounterRng rng(2026);
+  const std::vector<double> v{1.0, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<double> out(v.size());
+  std::size_t in_cap = 0;
+  for (std::size_t n = 0; n < draws; ++n) {
+    r.Sample(v, 1, 1.0, out, rng);
+    in_cap += out[0] >= r.gamma();
+  }
+  return static_cast<double>(in_cap) / static_cast<double>(draws);
+}
+
+TEST(RoundedPrivUnit, CapHasItsClosedFormProbability) {
+  const double gamma = 0.5, eps = 1;
+  const double q = NormalUpperTail(gamma);
+  const double p = q / (q + (1 - q) * std::exp(-eps));
+  const double n = static_cast<double>(kCapDraws);
+  const double tolerance = 5 * std::sqrt(p * (1 - p) / n) + 0.4 * 0x1p-11;
+  EXPECT_NEAR(CapShare(Make(gamma, eps), kCapDraws), p, tolerance);
+  // A table for eps 1.1 moves p by 0.025, over 8 standard errors at 60,000.
+  EXPECT_GT(std::fabs(CapShare(Make(gamma, 1.1), kCapDraws) - p), tolerance);
+}
+
+TEST(RoundedPrivUnit, DeviationIsTiny) {
+  const auto r = Make(2.0, 8);
+  EXPECT_LT(r.DeviationPerReport(1 << 24), 0x1p-180);
+  EXPECT_GT(r.DeviationPerReport(1 << 24), 0.0);
+}
+
+}  // namespace
+}  // namespace fedldp
