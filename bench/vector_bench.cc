@@ -47,11 +47,14 @@ BENCHMARK(BM_Normals<SecureRng>)
     ->Name("vector/normals/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 
-// PrivUnitG over D coordinates at eps = Eps.
-template <typename G, std::size_t D, int Eps>
+// PrivUnitG over D coordinates at eps = Eps; Before: the sampler in doubles
+// it replaced (issue 39), for the ratio in the same run.
+template <typename G, std::size_t D, int Eps, bool Before = false>
 void BM_PrivUnitG(benchmark::State& state) {
   G rng = MakeGenerator<G>();
-  const auto r = PrivUnitG::Create(D, Eps, 1).value();
+  const auto exact = PrivUnitG::Create(D, Eps, 1).value();
+  const testing::ContinuousPrivUnitG before(exact);
+  const VectorRandomizer& r = Before ? static_cast<const VectorRandomizer&>(before) : exact;
   const auto x = audit::TestDirection(D, 0.7, 1);
   std::vector<double> out(D);
   for (auto _ : state) {
@@ -63,8 +66,14 @@ void BM_PrivUnitG(benchmark::State& state) {
 BENCHMARK(BM_PrivUnitG<CounterRng, kD, 4>)
     ->Name("vector/privunitg/counter/1000000")
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrivUnitG<CounterRng, kD, 4, true>)
+    ->Name("vector/privunitg-before/counter/1000000")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrivUnitG<SecureRng, kD, 4>)
     ->Name("vector/privunitg/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrivUnitG<SecureRng, kD, 4, true>)
+    ->Name("vector/privunitg-before/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 // The update of LDP-FL's CNN (21,840 weights) at eps = 8: beside its local
 // training step in cnn_bench.cc.

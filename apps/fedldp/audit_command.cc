@@ -27,10 +27,10 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "also: the support check (no output may be one another input cannot produce, as a\n"
       "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
       "both ends of its input domain, |t| < 4). Vector randomizers: the support check on\n"
-      "their public grid or atoms (the Gaussians, duchi), and the timing check of the\n"
-      "Gaussians' coordinate sampler at -C and C; PrivUnitG and FastProjUnit compute\n"
-      "reports in doubles, an open gap (issue 39) shown as `open`, not counted. Exit code 1\n"
-      "if any fedldp mechanism fails; the published PE is expected to exceed its claim.");
+      "their public grid or atoms (FastProjUnit's on the report it sends), and the timing\n"
+      "check of the Gaussians' coordinate sampler at -C and C and of PrivUnitG and\n"
+      "FastProjUnit at x = 0 and at norm C. Exit code 1 if any fedldp mechanism fails;\n"
+      "the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
       ->delimiter(',')
       ->capture_default_str();
@@ -62,8 +62,7 @@ struct Row {
   bool pass;
   std::string note;
   double ruled_out = NAN;  // share of outputs off the public support or impossible elsewhere
-  double timing_t = NAN;   // value mechanisms: the timing check's t
-  bool open = false;       // a known gap (issue 39), shown but not counted
+  double timing_t = NAN;   // the timing check's t
 };
 
 Row AuditMechanism(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
@@ -148,19 +147,22 @@ void AuditGaussian(const GaussianRandomizer& g, std::size_t timing_calls, std::u
   if (!timing.pass) row.note = timing.reason;
 }
 
-// Issue 39's support check: reports on the public grid or atoms, or, for the
-// randomizers that compute reports in doubles, the open gap.
-void AuditSupport(const VectorRandomizer& r, VectorMechanism m, std::span<const double> x,
-                  std::size_t n, std::uint64_t seed, Row& row) {
-  if (!ReportsExactly(m)) {
-    row.open = true;
-    row.note += std::string(row.note.empty() ? "" : "; ") + "reports computed in doubles";
-    return;
-  }
-  const auto support = audit::CheckPublicSupport(r, x, std::min<std::size_t>(n, 2000), seed);
+// Issue 39's checks: reports on the public grid or atoms (FastProjUnit's
+// sent z), and PrivUnitG's and FastProjUnit's time at x = 0 and at norm C.
+void AuditSupport(const VectorRandomizer& r, const FastProjUnit* fpu, bool timed,
+                  std::span<const double> x, std::size_t n, std::uint64_t seed,
+                  std::size_t timing_calls, Row& row) {
+  n = std::min<std::size_t>(n, 2000);
+  const auto support = fpu != nullptr ? audit::CheckProjectedSupport(*fpu, x, n, seed)
+                                      : audit::CheckPublicSupport(r, x, n, seed);
   row.ruled_out = support.value;
   row.pass = row.pass && support.pass;
   if (!support.pass) row.note = support.reason;
+  if (!timed || timing_calls == 0) return;
+  const auto timing = audit::CheckVectorTiming(r, timing_calls, seed);
+  row.timing_t = timing.value;
+  row.pass = row.pass && timing.pass;
+  if (!timing.pass) row.note = timing.reason;
 }
 
 Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
@@ -213,7 +215,7 @@ Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const A
     row.pass = row.pass && cap.pass;
   }
   if (!row.pass && row.note.empty()) row.note = mean.pass ? error.reason : mean.reason;
-  AuditSupport(*r, c.mechanism, x, n, seed, row);
+  AuditSupport(*r, fpu, privunitg != nullptr || fpu != nullptr, x, n, seed, o.timing_calls, row);
   return row;
 }
 
@@ -239,7 +241,6 @@ void Print(const Row& r, bool json, std::ostream& out) {
     j["ruled_out_share"] = num(r.ruled_out);
     j["timing_t"] = num(r.timing_t);
     j["pass"] = r.pass;
-    j["open"] = r.open;
     j["note"] = r.note;
     out << j.dump() << "\n";
     return;
@@ -249,7 +250,7 @@ void Print(const Row& r, bool json, std::ostream& out) {
                 cell(r.log_ratio, "%.4f").c_str(), cell(r.worst_mean_z, "%.2f").c_str(),
                 cell(r.worst_var_z, "%.2f").c_str(), cell(r.min_p, "%.2g").c_str(),
                 cell(r.ruled_out, "%.3g").c_str(), cell(r.timing_t, "%.2f").c_str(),
-                r.pass ? (r.open ? "open" : "ok") : "FAIL", r.note.c_str());
+                r.pass ? "ok" : "FAIL", r.note.c_str());
   out << line;
 }
 
@@ -278,7 +279,6 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (!o.json) PrintHeader(o, out);
   bool all_pass = true;
-  std::size_t open = 0;
   std::uint64_t seed = o.seed;  // every row draws from its own seed
   for (const auto& name : ValueMechanismNames()) {
     for (double eps : o.epsilons) {
@@ -306,17 +306,11 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
       if (eps > 100) continue;  // beyond what a vector randomizer accepts
       const Row row = AuditVector(name, eps, seed++, o);
       all_pass = all_pass && row.pass;
-      open += row.open;
       Print(row, o.json, out);
     }
   }
   if (!o.json) {
-    out << "\n" << (all_pass ? "all checks passed" : "SOME CHECKS FAILED");
-    if (open > 0) {
-      out << "; " << open << " open: PrivUnitG and FastProjUnit compute reports in doubles "
-          << "(issue 39)";
-    }
-    out << "\n";
+    out << "\n" << (all_pass ? "all checks passed" : "SOME CHECKS FAILED") << "\n";
   }
   if (!all_pass) err << "fedldp audit: some checks failed\n";
   return all_pass ? 0 : 1;

@@ -41,7 +41,7 @@ def test_the_statement_is_the_commands(kwargs):
     assert p["description"].strip().endswith(p["floating_point"])
     assert p["floating_point"].startswith("floating point: ")
     if kwargs.get("mechanism") == "privunitg":
-        assert "computes its report in doubles" in p["floating_point"]
+        assert "the nearest to PrivUnitG's real report" in p["floating_point"]
     elif kwargs.get("mechanism") == "pm":
         assert "drawn with exact probabilities" in p["floating_point"]
     assert p["total"]["delta"] <= kwargs.get("delta", 1e-6)

@@ -1,6 +1,7 @@
 #include "fedldp/audit/vector_checks.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <sstream>
 
@@ -115,15 +116,15 @@ std::vector<double> TestDirection(std::size_t d, double norm, std::uint64_t seed
   return v;
 }
 
-Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
-                           std::uint64_t seed) {
-  CounterRng rng(seed);
-  std::vector<double> report(r.dimension());
+namespace {
+
+// n reports drawn by `report`, each an error or OK: the share off the
+// support, with the first error as the example.
+Verdict CountOffSupport(std::size_t n, const std::function<Status()>& report) {
   std::size_t off = 0;
   std::string example;
   for (std::size_t j = 0; j < n; ++j) {
-    r.Randomize(x, report, rng);
-    const Status s = r.ValidateReport(report);
+    const Status s = report();
     if (!s.ok() && off++ == 0) example = s.error();
   }
   const double share = n == 0 ? 0.0 : static_cast<double>(off) / static_cast<double>(n);
@@ -135,6 +136,35 @@ Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x,
         << " %) off the public support: " << example;
   }
   return {off == 0, out.str(), share};
+}
+
+}  // namespace
+
+Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
+                           std::uint64_t seed) {
+  CounterRng rng(seed);
+  std::vector<double> report(r.dimension());
+  return CountOffSupport(n, [&] {
+    r.Randomize(x, report, rng);
+    return r.ValidateReport(report);
+  });
+}
+
+Verdict CheckProjectedSupport(const FastProjUnit& r, std::span<const double> x, std::size_t n,
+                              std::uint64_t seed) {
+  CounterRng rng(seed);
+  return CountOffSupport(n, [&] { return r.ValidateProjected(r.Encode(x, rng)); });
+}
+
+Verdict CheckVectorTiming(const VectorRandomizer& r, std::size_t calls, std::uint64_t seed) {
+  const std::size_t d = r.dimension();
+  const Sampler sampler = [&r, d](std::span<const double> in, std::span<double> out, Rng& rng) {
+    for (std::size_t start = 0; start + d <= in.size(); start += d) {
+      r.Randomize(in.subspan(start, d), out.subspan(start, d), rng);
+    }
+  };
+  return CheckSamplerTiming(sampler, 0.0, r.clip() / std::sqrt(static_cast<double>(d)),
+                            std::max(calls, 1000 * d), seed);
 }
 
 }  // namespace fedldp::audit

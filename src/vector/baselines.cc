@@ -94,15 +94,6 @@ void GaussianRandomizer::Randomize(std::span<const double> x, std::span<double> 
   noise_.SampleMany(out, rng);  // each m g, as Grid().Value(m) computes it
 }
 
-Status GaussianRandomizer::ValidateReport(std::span<const double> report) const {
-  if (const Status s = VectorRandomizer::ValidateReport(report); !s.ok()) return s;
-  const OutputGrid grid = *Grid();
-  for (const double v : report) {
-    if (!grid.IndexOf(v)) return Error{"a gaussian report has an entry off its grid"};
-  }
-  return {};
-}
-
 Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimension, double epsilon,
                                                             double clip) {
   if (const Status s = CheckCommon(dimension, epsilon, clip); !s.ok()) return Error{s.error()};

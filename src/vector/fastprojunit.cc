@@ -22,37 +22,6 @@ std::span<double> Work(std::size_t n) {
 constexpr std::uint64_t kSharedSignsStream = 0x5349474e53ULL;  // "SIGNS"
 constexpr std::uint64_t kProjectionStream = 0x50524f4aULL;     // "PROJ"
 
-// ||v||^2 and max |v_i| of v with non-finite entries read as 0; returns
-// whether v has a non-finite entry. Four partial sums in a fixed order: the
-// loop is not bound by one addition's latency, and gives the same sum on every
-// machine.
-bool Measure(std::span<const double> v, double& sumsq, double& maxabs) {
-  double s[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
-  bool bad = false;
-  const std::size_t n = v.size();
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    for (std::size_t l = 0; l < 4; ++l) {
-      const double x = v[i + l];
-      const bool finite = std::fabs(x) <= std::numeric_limits<double>::max();
-      const double y = finite ? x : 0.0;
-      bad |= !finite;
-      s[l] += y * y;
-      m[l] = std::max(m[l], std::fabs(y));
-    }
-  }
-  for (; i < n; ++i) {
-    const double x = v[i];
-    const bool finite = std::fabs(x) <= std::numeric_limits<double>::max();
-    const double y = finite ? x : 0.0;
-    bad |= !finite;
-    s[0] += y * y;
-    m[0] = std::max(m[0], std::fabs(y));
-  }
-  sumsq = (s[0] + s[1]) + (s[2] + s[3]);
-  maxabs = std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
-  return bad;
-}
 
 }  // namespace
 
@@ -129,40 +98,21 @@ ProjectedReport FastProjUnit::Encode(std::span<const double> x, Rng& rng) const 
   std::vector<std::uint32_t> rows;
   const Srht w = Projection(report.seed, signs, rows);
 
-  double sumsq, maxabs;
-  const bool nonfinite = Measure(x, sumsq, maxabs);
-  // Only the direction enters W: scale it into a safe range, zero the non-finite.
-  const double divisor = maxabs > 0 && (maxabs >= 1e150 || maxabs < 1e-150) ? maxabs : 1.0;
-  std::vector<double> clean;
-  std::span<const double> input = x;
-  if (divisor != 1.0 || nonfinite) {
-    clean.resize(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i)
-      clean[i] = std::isfinite(x[i]) ? x[i] / divisor : 0.0;
-    input = clean;
-  }
-  double norm = std::sqrt(sumsq);
-  if (divisor != 1.0) {  // the squares over- or underflowed: measure the scaled copy
-    double s2, m;
-    Measure(clean, s2, m);
-    norm = std::sqrt(s2) * divisor;
+  // Only the direction enters W: x scaled by a power of two (exact), the
+  // non-finite entries read as 0, for every input alike (no branch on x).
+  std::vector<double> clean(x.size());
+  const auto [s0, s1] = UnitScale(x);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    clean[i] = (std::isfinite(x[i]) ? x[i] : 0.0) * s0 * s1;
   }
   std::vector<double> y(k_);
-  w.Forward(input, y, Work(padded_));
+  w.Forward(clean, y, Work(padded_));
   double ny = 0;
   for (double v : y) ny += v * v;
-  ny = std::sqrt(ny);
-  const bool zero = maxabs == 0 || ny == 0;
-  const double t = zero ? 0.0 : std::min(1.0, norm / clip());
-  const double sign = Uniform01(rng) < 0.5 * (1 + t) ? 1.0 : -1.0;
-  if (zero) {
-    std::fill(y.begin(), y.end(), 0.0);
-    y[0] = sign;
-  } else {
-    for (double& v : y) v *= sign / ny;
-  }
+  // y = 0 (x = 0 or in W's null space): e_1 with a fair sign.
+  const int sign = SphereSign(x, clip(), !(ny > 0), rng);
   report.z.resize(k_);
-  inner_->RandomizeUnit(y, 1.0, report.z, rng);
+  inner_->RandomizeUnit(y, sign, 1.0, report.z, rng);
   return report;
 }
 
@@ -182,8 +132,11 @@ Status FastProjUnit::ValidateProjected(const ProjectedReport& report) const {
   if (report.z.size() != k_)
     return Error{"a FastProjUnit report has " + std::to_string(report.z.size()) +
                  " entries, expected k = " + std::to_string(k_)};
-  for (double v : report.z)
+  const OutputGrid grid = *inner_->UnitGrid(1.0);
+  for (double v : report.z) {
     if (!std::isfinite(v)) return Error{"a FastProjUnit report has a non-finite entry"};
+    if (!grid.IndexOf(v)) return Error{"a FastProjUnit report has an entry off its grid"};
+  }
   return {};
 }
 

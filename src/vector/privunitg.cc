@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "fedldp/random/exact_privunit.h"
 #include "fedldp/random/normal.h"
 
 namespace fedldp {
@@ -35,7 +36,7 @@ PrivUnitGParameters PrivUnitGParameters::Optimal(double epsilon, std::size_t dim
     const double c = r.SecondMoment(dimension);
     return std::isfinite(c) ? c : std::numeric_limits<double>::infinity();
   };
-  constexpr double kLo = -4, kHi = 40, kStep = 0.01;
+  constexpr double kLo = -4, kHi = 19, kStep = 0.01;
   double best = kLo;
   double best_cost = cost(kLo);
   for (double g = kLo + kStep; g <= kHi; g += kStep) {
@@ -56,8 +57,11 @@ PrivUnitGParameters PrivUnitGParameters::Optimal(double epsilon, std::size_t dim
       x2 = a + phi * (b - a), f2 = cost(x2);
     }
   }
-  const double g = 0.5 * (a + b);
-  return cost(g) <= best_cost ? ForGamma(g, epsilon) : ForGamma(best, epsilon);
+  const double g = cost(0.5 * (a + b)) <= best_cost ? 0.5 * (a + b) : best;
+  // The exact sampler needs gamma on the boxes' grid h = 2^-6: the better
+  // neighbour (the cost is flat at its minimum: relatively below 1e-4).
+  const double lo = std::max(kLo, std::floor(g * 64) / 64), hi = std::min(kHi, lo + 1.0 / 64);
+  return ForGamma(cost(lo) <= cost(hi) ? lo : hi, epsilon);
 }
 
 Result<PrivUnitG> PrivUnitG::Create(std::size_t dimension, double epsilon, double clip) {
@@ -67,103 +71,63 @@ Result<PrivUnitG> PrivUnitG::Create(std::size_t dimension, double epsilon, doubl
   config.epsilon = epsilon;
   config.clip = clip;
   if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
-  return PrivUnitG(dimension, epsilon, clip, PrivUnitGParameters::Optimal(epsilon, dimension));
+  const auto parameters = PrivUnitGParameters::Optimal(epsilon, dimension);
+  auto sampler = RoundedPrivUnit::Create(parameters.gamma, epsilon);
+  if (!sampler.ok()) return Error{sampler.error()};
+  return PrivUnitG(dimension, epsilon, clip, parameters, std::move(sampler).value());
 }
 
 PrivUnitG PrivUnitG::WithParameters(std::size_t dimension, double epsilon, double clip,
                                     const PrivUnitGParameters& parameters) {
-  return PrivUnitG(dimension, epsilon, clip, parameters);
+  // The sampler of the parameters' own ratio, on the nearest box edge.
+  const double gamma = std::clamp(std::round(parameters.gamma * 64) / 64, -19.0, 19.0);
+  const double used = std::clamp(std::log(parameters.WorstRatio()), 1e-9, 100.0);
+  return PrivUnitG(dimension, epsilon, clip, parameters,
+                   RoundedPrivUnit::Create(gamma, used).value());
 }
 
 double PrivUnitG::SquaredError(double norm) const {
   return clip() * clip() * parameters_.SecondMoment(dimension()) - norm * norm;
 }
 
-namespace {
+double PrivUnitG::Deviation() const { return sampler_.DeviationPerReport(dimension()); }
 
-// v with non-finite entries read as 0, divided by `divisor` (a division, not a
-// product with the reciprocal, which overflows for subnormal divisors).
-inline double Entry(const double* v, std::size_t i) {
-  const double x = v[i];
-  return std::isfinite(x) ? x : 0.0;
-}
-inline double Entry(const double* v, std::size_t i, double divisor) {
-  return Entry(v, i) / divisor;
+std::optional<OutputGrid> PrivUnitG::Grid() const {
+  return GridOfScale(clip() * parameters_.sigma);
 }
 
-// The PrivUnitG step shared by both entry points: draws g into out, rounds the
-// direction of v (or takes it as is when `round` is false), draws a, and
-// writes scale * sigma * (g - <g, u> u + a u).
-void Privatize(const PrivUnitGParameters& pr, std::span<const double> v, bool round, double clip,
-               double scale, std::span<double> out, Rng& rng) {
-  const std::size_t d = v.size();
-  const double* x = v.data();
-  double* o = out.data();
-  // Pass 1: the Gaussian, and in the same blocks the sums <g, v>, ||v||^2 and max |v_i|.
-  double sumsq = 0, gv = 0, maxabs = 0;
-  constexpr std::size_t kBlock = 1024;
-  for (std::size_t start = 0; start < d; start += kBlock) {
-    const std::size_t n = std::min(kBlock, d - start);
-    FillStandardNormal(out.subspan(start, n), rng);
-    for (std::size_t i = start; i < start + n; ++i) {
-      const double xi = Entry(x, i);
-      sumsq += xi * xi;
-      gv += o[i] * xi;
-      maxabs = std::max(maxabs, std::fabs(xi));
-    }
-  }
-  // Rescale when the squares over- or underflow.
-  double divisor = 1.0;
-  if (maxabs > 0 && (!(maxabs < 1e150) || maxabs < 1e-150)) {
-    divisor = maxabs;
-    sumsq = 0, gv = 0;
-    for (std::size_t i = 0; i < d; ++i) {
-      const double xi = Entry(x, i, divisor);
-      sumsq += xi * xi;
-      gv += o[i] * xi;
-    }
-  }
-  const double norm = std::sqrt(sumsq);  // of v / divisor
-  const bool zero = maxabs == 0;
-  // u = kappa * v / divisor, or e_1 for v = 0.
-  double sign = 1;
-  if (round) {
-    const double t = zero ? 0.0 : std::min(1.0, norm * divisor / clip);
-    sign = Uniform01(rng) < 0.5 * (1 + t) ? 1.0 : -1.0;
-  }
-  const double kappa = zero ? 0.0 : sign / norm;
-  const double dot = zero ? sign * o[0] : kappa * gv;
-  const double a = Bernoulli(rng, pr.p) ? NormalAbove(pr.gamma, rng) : NormalBelow(pr.gamma, rng);
-  const double s = scale * pr.sigma;
-  const double coef = (a - dot) * kappa;
-  if (divisor == 1.0) {
-    for (std::size_t i = 0; i < d; ++i) o[i] = s * (o[i] + coef * Entry(x, i));
-  } else {
-    for (std::size_t i = 0; i < d; ++i) o[i] = s * (o[i] + coef * Entry(x, i, divisor));
-  }
-  if (zero) o[0] += s * (a - dot) * sign;
+std::optional<OutputGrid> PrivUnitG::UnitGrid(double scale) const {
+  return GridOfScale(scale * parameters_.sigma);
 }
 
-}  // namespace
+std::optional<OutputGrid> PrivUnitG::GridOfScale(double scale) {
+  // |w_i| < 20 + 20 sqrt(2^24) + 20, so |index| < 2^11 2^17.
+  constexpr std::int64_t kIndex = std::int64_t{1} << 30;
+  return OutputGrid{RoundedPrivUnit::Granularity(scale), -kIndex, kIndex};
+}
 
-void RoundToSphere(std::span<const double> x, double norm, double clip, std::span<double> unit,
-                   Rng& rng) {
-  const double sign = Uniform01(rng) < 0.5 * (1 + std::min(1.0, norm / clip)) ? 1.0 : -1.0;
-  if (norm == 0) {
-    std::fill(unit.begin(), unit.end(), 0.0);
-    unit[0] = sign;
-    return;
+int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng) {
+  const auto [s0, s1] = UnitScale(x);
+  double sumsq = 0;
+  for (double v : x) {
+    const double y = (std::isfinite(v) ? v : 0.0) * s0 * s1;
+    sumsq += y * y;
   }
-  for (std::size_t i = 0; i < x.size(); ++i) unit[i] = sign * x[i] / norm;
+  const double c = clip * s0 * s1, w = 2 * Uniform01(rng) - 1;
+  // In arithmetic, not a branch: at x = 0 the sign is a fair coin a branch
+  // mispredicts half the time, at ||x|| = C it is always + (6 ns apart).
+  const int plus = static_cast<int>(w < 0) | (static_cast<int>(!fair) & (w * w * c * c < sumsq));
+  return 2 * plus - 1;
 }
 
 void PrivUnitG::Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const {
-  Privatize(parameters_, x, /*round=*/true, clip(), clip(), out, rng);
+  const int sign = SphereSign(x, clip(), false, rng);
+  sampler_.Sample(x, sign, clip() * parameters_.sigma, out, rng);
 }
 
-void PrivUnitG::RandomizeUnit(std::span<const double> u, double scale, std::span<double> out,
-                              Rng& rng) const {
-  Privatize(parameters_, u, /*round=*/false, 1.0, scale, out, rng);
+void PrivUnitG::RandomizeUnit(std::span<const double> u, int sign, double scale,
+                              std::span<double> out, Rng& rng) const {
+  sampler_.Sample(u, sign, scale * parameters_.sigma, out, rng);
 }
 
 }  // namespace fedldp

@@ -17,6 +17,7 @@
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/random/normal.h"
 #include "fedldp/vector/baselines.h"
+#include "fedldp/vector/privunitg.h"
 
 namespace fedldp::testing {
 
@@ -140,6 +141,39 @@ class ContinuousGaussian final : public VectorRandomizer {
 
  private:
   GaussianRandomizer exact_;
+};
+
+// PrivUnitG as it was before issue 39's repair: C sigma (g - <g, u> u + a u)
+// computed in doubles from the ziggurat's g and a tail sampler's a, off any
+// grid: the baseline of the benchmark and the mutant the support check must
+// catch.
+class ContinuousPrivUnitG final : public VectorRandomizer {
+ public:
+  explicit ContinuousPrivUnitG(PrivUnitG exact)
+      : VectorRandomizer(exact.dimension(), exact.clip()), exact_(std::move(exact)) {}
+  std::string name() const override { return "privunitg-continuous"; }
+  double epsilon() const override { return exact_.epsilon(); }
+  std::optional<OutputGrid> Grid() const override { return exact_.Grid(); }
+  double SquaredError(double norm) const override { return exact_.SquaredError(norm); }
+  double WorstCaseSquaredError() const override { return exact_.WorstCaseSquaredError(); }
+  void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override {
+    const PrivUnitGParameters& pr = exact_.parameters();
+    std::vector<double> u(x.size());
+    const double norm = ClipInto(x, u);
+    const double sign = Uniform01(rng) < 0.5 * (1 + norm / clip()) ? 1.0 : -1.0;
+    for (double& v : u) v = norm == 0 ? 0.0 : sign * v / norm;
+    if (norm == 0) u[0] = sign;
+    FillStandardNormal(out, rng);
+    double dot = 0;
+    for (std::size_t i = 0; i < u.size(); ++i) dot += out[i] * u[i];
+    const double a = Bernoulli(rng, pr.p) ? NormalAbove(pr.gamma, rng) : NormalBelow(pr.gamma, rng);
+    const double s = clip() * pr.sigma;
+    for (std::size_t i = 0; i < u.size(); ++i) out[i] = s * (out[i] + (a - dot) * u[i]);
+  }
+  using VectorRandomizer::Randomize;
+
+ private:
+  PrivUnitG exact_;
 };
 
 }  // namespace fedldp::testing

@@ -138,11 +138,20 @@ TEST(PrivUnitGParameters, AreOptimalAndExactlyPrivate) {
     EXPECT_NEAR(pr.WorstRatio() / std::exp(eps[i]), 1, 1e-12);
     EXPECT_NEAR(pr.sigma * pr.mu, 1, 1e-15);
     EXPECT_NEAR(pr.sigma * pr.sigma / published[i], 1, 0.004) << eps[i];
-    // A step either way of gamma costs more: it is the minimum.
+    // gamma is on the exact sampler's grid 2^-6 Z, the best point of it: a
+    // step of 2^-6 either way costs more, and the continuous optimum (a step
+    // of 1e-3 from it costs more) saves below 1e-4 of the error.
+    EXPECT_EQ(pr.gamma * 64, std::round(pr.gamma * 64));
     const double best = pr.SecondMoment(1'000'000);
-    for (double step : {-1e-3, 1e-3})
+    for (double step : {-1.0 / 64, 1.0 / 64})
       EXPECT_GT(PrivUnitGParameters::ForGamma(pr.gamma + step, eps[i]).SecondMoment(1'000'000),
                 best);
+    double continuous = best;
+    for (double g = pr.gamma - 1.0 / 64; g <= pr.gamma + 1.0 / 64; g += 1e-4)
+      continuous =
+          std::min(continuous, PrivUnitGParameters::ForGamma(g, eps[i]).SecondMoment(1'000'000));
+    EXPECT_LT(best / continuous - 1, 1e-4);
+    EXPECT_GE(best / continuous - 1, 0.0);
   }
   // p from its closed form against the ratio's definition.
   const auto pr = PrivUnitGParameters::ForGamma(1.3, 2.0);

@@ -237,6 +237,29 @@ TEST(PublicSupport, HoldsForTheRepairAndCatchesNoiseAddedInDoubles) {
               100 * at_x.value);
 }
 
+// The same for PrivUnitG and FastProjUnit (its sent z), at x, at 0 and at a
+// tiny and a huge input; PrivUnitG as it was (doubles) is caught.
+TEST(PublicSupport, HoldsForPrivUnitGAndFastProjUnitAndCatchesDoubles) {
+  const auto p = PrivUnitG::Create(16, 2, 1).value();
+  const auto fpu = FastProjUnit::Create(16, 2, 1, 4, false).value();
+  const auto x = audit::TestDirection(16, 0.9, 3);
+  std::vector<double> tiny(x), huge(x);
+  for (double& v : tiny) v *= 1e-300;
+  for (double& v : huge) v *= 1e300;
+  for (const auto& input : {x, std::vector<double>(16, 0.0), tiny, huge}) {
+    const auto a = audit::CheckPublicSupport(p, input, 2000, 4);
+    EXPECT_TRUE(a.pass) << a.reason;
+    const auto b = audit::CheckProjectedSupport(fpu, input, 2000, 4);
+    EXPECT_TRUE(b.pass) << b.reason;
+  }
+  const testing::ContinuousPrivUnitG before(p);
+  const auto at_x = audit::CheckPublicSupport(before, x, 2000, 4);
+  EXPECT_FALSE(at_x.pass);
+  EXPECT_GT(at_x.value, 0.99) << at_x.reason;
+  std::printf("privunitg before issue 39, d = 16, eps 2: %.1f %% of reports off the grid\n",
+              100 * at_x.value);
+}
+
 // The grid: every entry a multiple of g = 2^(floor(log2 sigma) - 10), a
 // report with one entry moved by an ulp refused, and the error closed form
 // d (sigma^2 + g^2 / 12).

@@ -12,6 +12,7 @@
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/audit/stat_checks.h"
 #include "fedldp/vector/baselines.h"
+#include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp::audit {
@@ -62,6 +63,15 @@ Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x,
 // sampler (an exact normal rounded to the grid) timed at -C and at C
 // (mechanism_checks.h's CheckSamplerTiming, `calls` draws at each end), or
 // at `low` (a multiple of C, e.g. 0) and at C.
+// The same for FastProjUnit's sent report (seed, z): z on PrivUnitG's grid.
+Verdict CheckProjectedSupport(const FastProjUnit& r, std::span<const double> x, std::size_t n,
+                              std::uint64_t seed);
+
+// The timing check of a whole randomizer (issue 39): reports of x = 0 and of
+// x = C / sqrt(d) (1, ..., 1), d coordinates a call, `calls` coordinates in
+// all (CheckSamplerTiming's statistic).
+Verdict CheckVectorTiming(const VectorRandomizer& r, std::size_t calls, std::uint64_t seed);
+
 Verdict CheckGaussianTiming(const GaussianRandomizer& g, std::size_t calls, std::uint64_t seed,
                             double low = -1);
 

@@ -79,8 +79,6 @@ class GaussianRandomizer final : public VectorRandomizer {
   double WorstCaseSquaredError() const override { return SquaredError(0); }
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;
-  // Every entry on Grid().
-  Status ValidateReport(std::span<const double> report) const override;
 
  private:
   GaussianRandomizer(std::size_t dimension, double clip, double epsilon, double delta,

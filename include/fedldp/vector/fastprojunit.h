@@ -9,7 +9,10 @@
 // y = 0 (x = 0, or x in W's null space) e_1 of R^k is privatised with a fair
 // sign. The report a client sends is (seed, z): the seed, drawn from the
 // client's generator, fixes S (and D unless shared), and reveals nothing about
-// x; the noise of z comes from the client's generator.
+// x; the noise of z comes from the client's generator, and z lies on
+// PrivUnitG's public grid (random/exact_privunit.h; ValidateProjected checks
+// it). y enters only as a direction: x is scaled by a power of two, and the
+// rounding's sign is drawn by SphereSign, without a branch on x.
 //
 // Signs: drawn per client from the seed, or shared by every client from a
 // public seed ("-corr", so a server can sum the z's in the rotated space and

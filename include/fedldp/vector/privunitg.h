@@ -14,8 +14,14 @@
 // E[z] = u. With E[a^2] = 1 + gamma mu,
 //   E||z||^2 = sigma^2 (d - 1 + 1 + gamma mu) = sigma^2 d + sigma gamma.
 // gamma (and with it q, p, mu, sigma) is the free parameter: Optimal() picks the
-// gamma that minimises E||z||^2 for the given d, a grid over [-4, 40] refined
-// by golden section.
+// gamma that minimises E||z||^2 for the given d, a grid over [-4, 19] refined
+// by golden section, then the better neighbour on the grid 2^-6 Z.
+//
+// On real computers (issue 39) the report is the point of a public grid
+// nearest to the real C sigma z, with every random variable sampled exactly
+// and the rounding decided exactly: random/exact_privunit.h, whose sampler
+// draws a from the cap-weighted normal directly (ratio e^eps exactly, no q
+// computed in doubles), within a proven total variation Deviation().
 //
 // On the ball of radius C. x with ||x|| <= C is rounded to u = x / ||x|| with
 // probability (1 + ||x|| / C) / 2 and to -x / ||x|| otherwise (e_1 stands for
@@ -26,6 +32,7 @@
 #ifndef FEDLDP_VECTOR_PRIVUNITG_H_
 #define FEDLDP_VECTOR_PRIVUNITG_H_
 
+#include "fedldp/random/exact_privunit.h"
 #include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp {
@@ -66,24 +73,41 @@ class PrivUnitG final : public VectorRandomizer {
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;
 
-  // PrivUnitG of the unit vector u (||u|| = 1), times `scale`: the step
-  // FastProjUnit applies in k dimensions.
-  void RandomizeUnit(std::span<const double> u, double scale, std::span<double> out,
+  // PrivUnitG of sign u / ||u|| (sign e_1 for u = 0), times `scale`: the
+  // step FastProjUnit applies in k dimensions.
+  void RandomizeUnit(std::span<const double> u, int sign, double scale, std::span<double> out,
                      Rng& rng) const;
+
+  // Reports lie on the grid of the rounded PrivUnit (random/exact_privunit.h)
+  // for the scale clip sigma, or scale sigma for RandomizeUnit.
+  std::optional<OutputGrid> Grid() const override;
+  std::optional<OutputGrid> UnitGrid(double scale) const;
+  // Total variation between a report as run and the ideal one (the
+  // sampler's proven allowance): the randomizer is (eps, (1 + e^eps) times
+  // this)-LDP as run.
+  double Deviation() const;
 
  private:
   PrivUnitG(std::size_t dimension, double epsilon, double clip,
-            const PrivUnitGParameters& parameters)
-      : VectorRandomizer(dimension, clip), epsilon_(epsilon), parameters_(parameters) {}
+            const PrivUnitGParameters& parameters, RoundedPrivUnit sampler)
+      : VectorRandomizer(dimension, clip),
+        epsilon_(epsilon),
+        parameters_(parameters),
+        sampler_(std::move(sampler)) {}
+  static std::optional<OutputGrid> GridOfScale(double scale);
 
   double epsilon_;
   PrivUnitGParameters parameters_;
+  RoundedPrivUnit sampler_;
 };
 
-// Rounds x (||x|| = norm <= clip) to +-x / ||x|| with P[+] = (1 + norm / clip) / 2,
-// into `unit`; e_1 for x = 0.
-void RoundToSphere(std::span<const double> x, double norm, double clip, std::span<double> unit,
-                   Rng& rng);
+// The sign of the rounding of x to the sphere: +1 with probability (1 + t) /
+// 2, t = min(1, ||x|| / clip) (t = 0 if `fair`), non-finite entries read as
+// 0. In products on x scaled by UnitScale (random/exact_privunit.h), without a division, square
+// root or branch on x, whose time depends on the operands (the audit's
+// timing check saw 1 ns a coordinate between x = 0 and ||x|| = C): + iff w =
+// 2U - 1 < 0 or w^2 C^2 < ||x||^2.
+int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng);
 
 }  // namespace fedldp
 

@@ -107,18 +107,14 @@ std::string_view VectorMechanismName(VectorMechanism m);
 Result<VectorMechanism> ParseVectorMechanism(std::string_view name);
 std::vector<std::string> VectorMechanismNames();
 
-// One line saying whether a report's privacy statement holds of the program
-// on real computers (issue 39): yes for every value mechanism (nullopt),
-// vector duchi (public atoms drawn with exact probabilities) and the
-// Gaussians (a public grid, with a proven allowance in delta); not yet for
-// PrivUnitG and FastProjUnit, which compute reports in doubles. `also` adds
-// to the exact case what else a report holds (FedSel's index).
+// One line saying how a report's privacy statement holds of the program on
+// real computers (issue 39): every value mechanism (nullopt) and vector duchi
+// draw public atoms with exact probabilities; the Gaussians report points of
+// a public grid with a proven allowance in delta; PrivUnitG and FastProjUnit
+// points of a public grid within a proven total variation. `also` adds to the
+// exact case what else a report holds (FedSel's index).
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector,
                                    std::string_view also = {});
-// Whether a randomizer's reports lie on a public support every input can
-// produce, which its ValidateReport checks: duchi's atoms, the Gaussians'
-// grid. PrivUnitG and FastProjUnit compute reports in doubles.
-bool ReportsExactly(VectorMechanism m);
 
 }  // namespace fedldp
 
