@@ -64,7 +64,6 @@ TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radiu
   bound_ = 1.0 / std::tanh(epsilon / 2);
   high_ = center + radius * bound_;
   low_ = center - radius * bound_;
-  outputs_[0] = low_, outputs_[1] = high_;
   in_lo_ = center - radius;
   in_hi_ = center + radius;
   // 2^32 P(x) - 2^31 = 2^31 (x - c) / (r B).
