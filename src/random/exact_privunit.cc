@@ -33,6 +33,25 @@ Draw Finish(int sign, std::uint32_t box, Partial& u, Digits& bits) {
   return {word, box, sign};
 }
 
+// The draws of a report, packed while the fast path runs: U's two digits as
+// the bits of out[i] (overwritten once every cell is known), box and sign in
+// 16 bits, the cell in 32: 14 bytes a coordinate with out, not 24 (at d =
+// 2^24, 235 MB, not 400).
+struct Packed {
+  std::span<double> words;
+  std::vector<std::uint16_t>& meta;
+  std::vector<std::int32_t>& cells;
+
+  void Put(std::size_t i, const Draw& z) {
+    words[i] = std::bit_cast<double>(z.word);
+    meta[i] = static_cast<std::uint16_t>(z.box | (static_cast<std::uint32_t>(z.sign < 0) << 15));
+  }
+  Draw At(std::size_t i) const {
+    const int negative = meta[i] >> 15;
+    return {std::bit_cast<std::uint64_t>(words[i]), meta[i] & 0x7fffu, 1 - 2 * negative};
+  }
+};
+
 // The integer direction: m_i = sign round(v_i 2^(52 - E)), 2^E the binade
 // above max |v_i| (two factors, so that neither overflows), non-finite
 // entries read as 0; sign e_1 2^52 for v = 0. Without a branch on v.
@@ -236,7 +255,7 @@ Scale ScaleOf(double scale) {
 struct Report {
   std::span<const double> v;
   const Direction& dir;
-  std::vector<Draw>& draws;
+  Packed& draws;
   std::vector<std::pair<std::size_t, Partial>>& extra;  // digits read past two
   const Sums& sums;
   Draw a;
@@ -248,12 +267,14 @@ struct Report {
 // A (the new digits fresh words), in GMP integers: scale w_i / G + 1/2 times
 // Den = 2^(42 + P + t) S2 is
 //   s_r (s_i (N_i + f_i) 2^t S2 + num m_i) + 2^(41 + P + t) S2.
-void DecideWide(Report& r, std::vector<std::size_t>& pending, std::span<double> out, Digits& bits) {
+void DecideWide(Report& r, std::vector<std::size_t>& pending, Digits& bits) {
   const std::size_t d = r.v.size();
   std::vector<Partial> u(d);
+  std::vector<Draw> draws(d);
   for (std::size_t i = 0; i < d; ++i) {
-    u[i].d[0] = static_cast<std::uint32_t>(r.draws[i].word >> 32);
-    u[i].d[1] = static_cast<std::uint32_t>(r.draws[i].word), u[i].n = kFastDigits;
+    draws[i] = r.draws.At(i);
+    u[i].d[0] = static_cast<std::uint32_t>(draws[i].word >> 32);
+    u[i].d[1] = static_cast<std::uint32_t>(draws[i].word), u[i].n = kFastDigits;
   }
   for (const auto& [i, partial] : r.extra) u[i] = partial;
   const mpz_class s2 = ToMpz(static_cast<std::int64_t>(r.sums.s2_hi), r.sums.s2_lo);
@@ -261,7 +282,7 @@ void DecideWide(Report& r, std::vector<std::size_t>& pending, std::span<double> 
     mpz_class dn = 0;
     for (std::size_t i = 0; i < d; ++i) {
       u[i].Digit(n - 1, bits);
-      dn += Significand(r.draws[i].box, u[i], n) * r.dir(r.v, i) * r.draws[i].sign;
+      dn += Significand(draws[i].box, u[i], n) * r.dir(r.v, i) * draws[i].sign;
     }
     r.a_digits.Digit(n - 1, bits);
     const Shared sh = Bracket(s2, dn, r.sums, r.a.sign, Significand(r.a.box, r.a_digits, n), n);
@@ -269,9 +290,9 @@ void DecideWide(Report& r, std::vector<std::size_t>& pending, std::span<double> 
     const mpz_class zs = r.scale.s_r * (s2 << sh.t);
     std::vector<std::size_t> still;
     for (std::size_t i : pending) {
-      const mpz_class nz = Significand(r.draws[i].box, u[i], n);
+      const mpz_class nz = Significand(draws[i].box, u[i], n);
       mpz_class z_lo = nz * zs, z_hi = (nz + 1) * zs;
-      if (r.draws[i].sign < 0) z_lo.swap(z_hi), z_lo = -z_lo, z_hi = -z_hi;
+      if (draws[i].sign < 0) z_lo.swap(z_hi), z_lo = -z_lo, z_hi = -z_hi;
       const long m = r.dir(r.v, i);
       mpz_class k_lo = r.scale.s_r * sh.num_lo * m, k_hi = r.scale.s_r * sh.num_hi * m;
       if (m < 0) k_lo.swap(k_hi);
@@ -279,7 +300,7 @@ void DecideWide(Report& r, std::vector<std::size_t>& pending, std::span<double> 
       mpz_fdiv_q(lo.get_mpz_t(), lo.get_mpz_t(), den.get_mpz_t());
       mpz_fdiv_q(hi.get_mpz_t(), hi.get_mpz_t(), den.get_mpz_t());
       if (lo == hi || n == kDigits) {
-        out[i] = static_cast<double>(lo.get_si()) * r.scale.granularity;
+        r.draws.cells[i] = static_cast<std::int32_t>(lo.get_si());
       } else {
         still.push_back(i);
       }
@@ -343,33 +364,38 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   const std::size_t d = v.size();
   const Direction dir = MakeDirection(v, sign);
   Digits bits(rng, 64);
-  thread_local std::vector<Draw> draws;
-  draws.resize(d);
+  thread_local std::vector<std::uint16_t> meta;
+  thread_local std::vector<std::int32_t> cells;
+  meta.resize(d), cells.resize(d);
+  Packed draws{out, meta, cells};
   std::vector<std::pair<std::size_t, Partial>> extra;
   Sums sums;
   for (std::size_t i = 0; i < d; ++i) {
     std::uint32_t box = 0;
     Partial u;
-    const int s = exact_sampling::DrawNormal(bits, box, u);
-    draws[i] = Finish(s, box, u, bits);
+    const int s = DrawNormal(bits, box, u);  // before box is read
+    const Draw z = Finish(s, box, u, bits);
+    draws.Put(i, z);
     if (u.n > kFastDigits) extra.emplace_back(i, u);
-    sums.Add(dir(v, i), draws[i]);
+    sums.Add(dir(v, i), z);
   }
   Partial a_digits;
   std::uint32_t a_box = 0;
-  const int a_sign = exact_sampling::DrawFromSignedTable(bits, *cap_, a_box, a_digits);
+  const int a_sign = DrawFromSignedTable(bits, *cap_, a_box, a_digits);
   const Draw a = Finish(a_sign, a_box, a_digits, bits);
   const Scale sc = ScaleOf(scale);
   const auto [ql, qh] = FastQ(sums, a, sc.s_r);
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < d; ++i) {
     std::int64_t index = 0;
-    if (!FastCell(draws[i], dir(v, i), sc.s_r, ql, qh, index) || wide) pending.push_back(i);
-    out[i] = static_cast<double>(index) * sc.granularity;
+    if (!FastCell(draws.At(i), dir(v, i), sc.s_r, ql, qh, index) || wide) pending.push_back(i);
+    cells[i] = static_cast<std::int32_t>(index);
   }
-  if (pending.empty()) return;
-  Report report{v, dir, draws, extra, sums, a, a_digits, sc};
-  DecideWide(report, pending, out, bits);
+  if (!pending.empty()) {
+    Report report{v, dir, draws, extra, sums, a, a_digits, sc};
+    DecideWide(report, pending, bits);
+  }
+  for (std::size_t i = 0; i < d; ++i) out[i] = static_cast<double>(cells[i]) * sc.granularity;
 }
 
 }  // namespace fedldp
