@@ -10,6 +10,8 @@
 #include "fedldp/audit/vector_checks.h"
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/vector/baselines.h"
+#include "fedldp/vector/fastprojunit.h"
+#include "fedldp/vector/privunitg.h"
 
 namespace fedldp {
 namespace {
@@ -86,6 +88,20 @@ TEST(Timing, TheGaussianGridSamplerTakesAsLongAtEitherEnd) {
       std::printf("gaussian  eps %.1f: %s\n", eps, v.reason.c_str());
       EXPECT_TRUE(v.pass) << eps << ": " << v.reason;
     }
+  }
+}
+
+// PrivUnitG and FastProjUnit, whole reports at x = 0 and ||x|| = C (issue
+// 39: this caught GMP's operand-size time, a division loop and frexp's exit
+// skipped at 0, and a branch on the rounding's sign, a fair coin at 0).
+TEST(Timing, PrivUnitGAndFastProjUnitTakeAsLongAtZeroAsAtTheClip) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  const auto p = PrivUnitG::Create(16, 2, 1).value();
+  const auto f = FastProjUnit::Create(16, 2, 1, 4, false).value();
+  for (const VectorRandomizer* r : std::initializer_list<const VectorRandomizer*>{&p, &f}) {
+    const auto v = audit::CheckVectorTiming(*r, kCalls / 4, 29);
+    std::printf("%s: %s\n", r->name().c_str(), v.reason.c_str());
+    EXPECT_TRUE(v.pass) << r->name() << ": " << v.reason;
   }
 }
 
