@@ -24,12 +24,14 @@
 //    weighted by the cap (normal_boxes::CapTable), each known as a box and
 //    digits of a uniform whose unread digits are fresh.
 //  - The cell of each coordinate: scale w_i / G + 1/2 is bracketed from the
-//    digits read, ||m|| bracketed by an integer square root, <Z, m> by
-//    integer sums; the index is the bracket's floor once both ends agree.
-//    With two digits (Z to 2^-70) the brackets are 128-bit integer
-//    arithmetic and decide every coordinate but with probability below
-//    d 2^-50 a report; otherwise every Z_i and A read two more digits (fresh
-//    words) and the brackets are recomputed in GMP integers, up to 8 digits.
+//    digits read, <Z, m> and ||m||^2 as exact integer sums; the index is the
+//    bracket's floor once both ends agree. With two digits (Z to 2^-70) the
+//    shared scalar R (A ||m|| - <Z, m>) / ||m||^2 is bracketed in long double
+//    with every rounding bounded (2^-60 of the magnitudes), each cell in
+//    128-bit integers: a bracket about 2^-47 (1 + 5 |u_i|) cells wide, so
+//    a report is undecided with probability of order d 2^-50. Then every Z_i
+//    and A read two more digits (fresh words) and the brackets are
+//    recomputed in GMP integers (||m|| by an integer square root), up to 8.
 //
 // The allowance, proven. As RoundedGaussian: each exact normal is within
 // 2^-218 of the ideal law; A's table picks land in an interval of its
@@ -41,8 +43,10 @@
 // variation DeviationPerReport(d) of the ideal one: an eps-LDP randomizer is
 // (eps, (1 + e^eps) DeviationPerReport(d))-LDP as run.
 //
-// Timing. The words read depend on the random words alone; the GMP path runs
-// with probability below d 2^-50 whatever the input.
+// Timing. The words read depend on the random words alone; the fast path
+// has no branch on the input (the audit's timing check compares x = 0 with
+// ||x|| = C); the GMP path runs with probability of order d 2^-50 whatever
+// the input.
 #ifndef FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
 #define FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
 
