@@ -78,13 +78,31 @@ double PowerOfTwo(std::int64_t k) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 
+// max |x_i| over the finite entries (0 if none).
+double MaxAbs(std::span<const double> x) {
+  double maxabs = 0;
+  for (double v : x) maxabs = std::max(maxabs, std::isfinite(v) ? std::fabs(v) : 0.0);
+  return maxabs;
+}
+
+// UnitScale's two factors for a given max |x_i|.
+std::array<double, 2> ScaleOfMax(double maxabs) {
+  // frexp's e (maxabs = f 2^e, f in [1/2, 1)) from the exponent field, of
+  // maxabs 2^64 for a subnormal; 0 for maxabs = 0; selected by masks.
+  const std::int64_t normal = Field(maxabs) - 1022, scaled = Field(maxabs * 0x1p64) - 1086;
+  const std::int64_t is_normal = 0 - static_cast<std::int64_t>(maxabs >= 0x1p-1022);
+  const std::int64_t nonzero = 0 - static_cast<std::int64_t>(maxabs > 0);
+  const std::int64_t e = ((normal & is_normal) | (scaled & ~is_normal)) & nonzero;
+  const std::int64_t half = (-e) / 2;
+  return {PowerOfTwo(half), PowerOfTwo(-e - half)};
+}
+
 Direction MakeDirection(std::span<const double> v, int sign) {
-  const auto scale = UnitScale(v);  // max |v_i| p in [1/2, 1): m in [2^51, 2^52]
+  const double maxabs = MaxAbs(v);        // one pass gives the scale and v = 0
+  const auto scale = ScaleOfMax(maxabs);  // max |v_i| p in [1/2, 1): m in [2^51, 2^52]
   Direction dir;
   dir.sign = 1 - 2 * static_cast<std::int64_t>(sign < 0);  // no branch on a sign
   dir.f1 = scale[0] * 0x1p26, dir.f2 = scale[1] * 0x1p26;
-  double maxabs = 0;
-  for (double x : v) maxabs = std::max(maxabs, std::isfinite(x) ? std::fabs(x) : 0.0);
   dir.zero = static_cast<std::int64_t>(maxabs == 0) << 52;
   return dir;
 }
@@ -350,18 +368,7 @@ std::pair<std::shared_ptr<const normal_boxes::Table>, double> SharedCapTable(int
 
 }  // namespace
 
-std::array<double, 2> UnitScale(std::span<const double> x) {
-  double maxabs = 0;
-  for (double v : x) maxabs = std::max(maxabs, std::isfinite(v) ? std::fabs(v) : 0.0);
-  // frexp's e (maxabs = f 2^e, f in [1/2, 1)) from the exponent field, of
-  // maxabs 2^64 for a subnormal; 0 for maxabs = 0; selected by masks.
-  const std::int64_t normal = Field(maxabs) - 1022, scaled = Field(maxabs * 0x1p64) - 1086;
-  const std::int64_t is_normal = 0 - static_cast<std::int64_t>(maxabs >= 0x1p-1022);
-  const std::int64_t nonzero = 0 - static_cast<std::int64_t>(maxabs > 0);
-  const std::int64_t e = ((normal & is_normal) | (scaled & ~is_normal)) & nonzero;
-  const std::int64_t half = (-e) / 2;
-  return {PowerOfTwo(half), PowerOfTwo(-e - half)};
-}
+std::array<double, 2> UnitScale(std::span<const double> x) { return ScaleOfMax(MaxAbs(x)); }
 
 Result<RoundedPrivUnit> RoundedPrivUnit::Create(double gamma, double epsilon) {
   if (!(epsilon > 0 && epsilon <= 100)) {
