@@ -113,6 +113,12 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                  "q: each round samples this share of the clients uniformly, without "
                  "replacement (with --shuffle; --rounds then counts all rounds)")
       ->capture_default_str();
+  app.add_option("--report-deviation", o.report_deviation,
+                 "Each report's total variation from the ideal law (PrivUnitG's and "
+                 "FastProjUnit's floating-point allowance, as train and serve state it): every "
+                 "delta then includes (1 + e^eps) n times it for each step of n reports it "
+                 "composes")
+      ->capture_default_str();
   AddMechanismOption(app, o.mechanism);
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
@@ -127,6 +133,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.reports_per_round = o.reports_per_round;
   c.delta = o.delta;
   c.sampling_rate = o.sampling_rate;
+  c.report_deviation = o.report_deviation;
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {
@@ -156,6 +163,8 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   j["total"] = pair(p->total);
   j["rule"] = p->rule;
   j["total_advanced"] = pair(p->total_advanced);
+  j["report_deviation"] = o.report_deviation;
+  j["allowance"] = p->allowance;
   j["floating_point"] = floating_point;
   out << j.dump() << "\n";
   return 0;

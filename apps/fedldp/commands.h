@@ -51,9 +51,9 @@ int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 
 struct TrainOptions {
   std::string dataset = "adult";
-  std::string data_dir;  // default: $FEDLDP_DATA_DIR, else the repository's data/
-  int pool = 1;          // image datasets: average-pool pool x pool pixel blocks
-  std::string data;      // the user's own file (CSV or LIBSVM) instead of --dataset
+  std::string data_dir;        // default: $FEDLDP_DATA_DIR, else the repository's data/
+  int pool = 1;                // image datasets: average-pool pool x pool pixel blocks
+  std::string data;            // the user's own file (CSV or LIBSVM) instead of --dataset
   std::string label_column;    // CSV: the label's column name or index (default: the last)
   std::size_t clients = 0;     // 0: a client per row; else rows split among this many
   double dirichlet_alpha = 0;  // with clients: 0 IID shards, > 0 Dirichlet label skew
@@ -96,10 +96,10 @@ void SetupTune(CLI::App& app, TrainOptions& options);
 int RunTune(const TrainOptions& options, std::ostream& out, std::ostream& err);
 
 struct LdpFlOptions {
-  std::string dataset = "mnist";  // mnist, fmnist, cifar10
-  std::string data_dir;           // default: where setup put it (loaders.h)
-  std::string model;              // a TorchScript file instead of the dataset's network
-  std::string range = "fixed";    // fixed or adaptive
+  std::string dataset = "mnist";    // mnist, fmnist, cifar10
+  std::string data_dir;             // default: where setup put it (loaders.h)
+  std::string model;                // a TorchScript file instead of the dataset's network
+  std::string range = "fixed";      // fixed or adaptive
   std::string perturb = "weights";  // weights or updates
   double center = 0;
   std::optional<double> radius;  // default: 0.075 mnist, 0.015 fmnist, 1 cifar10
@@ -116,7 +116,7 @@ struct LdpFlOptions {
   bool no_reference = false;
   int threads = 0;
   std::uint64_t seed = 1;
-  std::string out;  // JSON lines, appended
+  std::string out;                            // JSON lines, appended
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
   std::string randomizer = "twopoint";        // or a vector randomizer on the whole update
   double clip = 1.0;                          // vector randomizers: l2 clip of the update
@@ -164,6 +164,7 @@ struct AccountRunOptions {
   std::uint64_t reports_per_round = 0;
   double delta = 1e-6;
   double sampling_rate = 1;
+  double report_deviation = 0;
   std::string mechanism;  // for the floating-point line; empty: every one
   bool json = false;
 };
@@ -185,7 +186,7 @@ struct ServeOptions {
   std::string address = "127.0.0.1:7070";
   int threads = 1;  // threads answering calls
   std::uint64_t users = 0;
-  std::string dataset;    // adult (FedSel), mnist (LDP-FL)
+  std::string dataset;  // adult (FedSel), mnist (LDP-FL)
   std::string data_dir;
   std::string eval_rows;  // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
@@ -231,9 +232,9 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 struct ClientOptions {
   std::string server = "127.0.0.1:7070";
-  std::string protocol;        // fedsel or ldpfl; "": ldpfl with a shuffler, else fedsel
-  std::string shuffler;        // LDP-FL, and FedSel tasks served with --shuffle
-  std::size_t users = 1;       // LDP-FL: users hosted, each an equal share of the rows
+  std::string protocol;   // fedsel or ldpfl; "": ldpfl with a shuffler, else fedsel
+  std::string shuffler;   // LDP-FL, and FedSel tasks served with --shuffle
+  std::size_t users = 1;  // LDP-FL: users hosted, each an equal share of the rows
   std::string shuffler_ca;
   int threads = 1;
   std::string token, token_file;

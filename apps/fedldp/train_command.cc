@@ -26,8 +26,9 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                  "syn-H-C1-C2, or mnist, fmnist (10 classes, softmax; their standard split: "
                  "--repeats runs, no folds)")
       ->capture_default_str();
-  app.add_option("--data-dir", o.data_dir,
-                 "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
+  app.add_option(
+      "--data-dir", o.data_dir,
+      "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
   app.add_option("--pool", o.pool,
                  "mnist, fmnist: average each F x F block of pixels (2: 14 x 14 pixels, 1,960 "
                  "weights), a smaller model for private training")
@@ -300,6 +301,14 @@ void PrintHeader(const TrainOptions& o, const FedSelExperiment& e, std::ostream&
   out.flush();
 }
 
+// The accountant's total for a client's own reports, as "(eps, delta) per
+// client (rule)".
+std::string LocalTotal(const RunPrivacy& p) {
+  std::ostringstream s;
+  s << "(" << p.total.epsilon << ", " << p.total.delta << ") per client (" << p.rule << ")";
+  return s.str();
+}
+
 void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream& out) {
   const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
   const FedSelConfig& config = e.effective;
@@ -315,14 +324,11 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
       out << "sampled rounds: " << config.epochs << " reports per client in expectation\n";
     } else {
       out << (config.sample_clients ? "sampled rounds, at most " + std::to_string(config.epochs) +
-                                          " reports per client: total "
-                                    : std::string("one report per epoch: total "));
-      if (gaussian) {
-        out << "(" << run.budget.TotalPerClient() << ", " << config.epochs * config.delta << ")";
-      } else {
-        out << run.budget.TotalPerClient();
-      }
-      out << " per client (basic composition)\n";
+                                          " reports per client"
+                                    : std::string("one report per epoch"));
+      // Unshuffled, the accountant's local lines are the statement.
+      if (!o.shuffle) out << ": total " << LocalTotal(*e.privacy);
+      out << "\n";
     }
   } else {
     out << "privacy: "
@@ -330,7 +336,7 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
         << "\n";
   }
   // Shuffled, the line ends the accountant's statement below.
-  if (variant.is_private() && !e.shuffled) out << FloatingPointStatement(variant) << "\n";
+  if (variant.is_private() && !o.shuffle) out << FloatingPointStatement(variant) << "\n";
   if (config.sample_clients) {
     out << "sampled rounds: " << run.plan.batch << " of " << run.plan.batch / run.plan.sampling_rate
         << " clients per round, " << run.plan.rounds
@@ -343,11 +349,11 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
     }
     out << "\n";
   }
-  if (e.shuffled) {
+  if (o.shuffle && e.privacy) {
     out << "shuffled, each round's reports (at least " << run.smallest_round
         << ") through the shuffler (fedldp account run "
-        << AccountRunArguments(*e.shuffled_accounting, FedSelVariantName(variant)) << "):\n"
-        << DescribeRunPrivacy(*e.shuffled, FloatingPointStatement(variant));
+        << AccountRunArguments(*e.accounting, FedSelVariantName(variant)) << "):\n"
+        << DescribeRunPrivacy(*e.privacy, FloatingPointStatement(variant));
     if (o.central_epsilon) {
       out << "(the last " << (e.test_from > 0 ? "run" : "fold")
           << "'s figures; every one ran at the largest local eps within central "

@@ -26,7 +26,7 @@ py::object Guarantee(const DpGuarantee& g) {
 
 RunPrivacyConfig MakeConfig(double local_epsilon, std::uint64_t rounds, bool shuffle,
                             std::uint64_t reports_per_round, double delta, double local_delta,
-                            double sampling_rate) {
+                            double sampling_rate, double report_deviation = 0) {
   RunPrivacyConfig c;
   c.local_epsilon = local_epsilon;
   c.local_delta = local_delta;
@@ -35,6 +35,7 @@ RunPrivacyConfig MakeConfig(double local_epsilon, std::uint64_t rounds, bool shu
   c.reports_per_round = reports_per_round;
   c.delta = delta;
   c.sampling_rate = sampling_rate;
+  c.report_deviation = report_deviation;
   return c;
 }
 
@@ -64,6 +65,8 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
   d["total_points"] = Guarantee(p.total_points);
   d["total_advanced"] = Guarantee(p.total_advanced);
   d["total_pld"] = Guarantee(p.total_pld);
+  d["report_deviation"] = p.config.report_deviation;
+  d["allowance"] = p.allowance;
   d["arguments"] = AccountRunArguments(p.config, mechanism);
   d["floating_point"] = floating_point;
   d["description"] = DescribeRunPrivacy(p, floating_point);
@@ -74,16 +77,18 @@ void BindAccounting(py::module_& m) {
   m.def(
       "account_run",
       [](double local_epsilon, std::uint64_t rounds, bool shuffle, std::uint64_t reports_per_round,
-         double delta, double local_delta, double sampling_rate, const std::string& mechanism) {
+         double delta, double local_delta, double sampling_rate, const std::string& mechanism,
+         double report_deviation) {
         const auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta,
-                                  local_delta, sampling_rate);
+                                  local_delta, sampling_rate, report_deviation);
         Check(c.Validate());
         Take(FloatingPointStatementFor(mechanism));  // an unknown name, before the work
         return RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(c); })), mechanism);
       },
       py::arg("local_epsilon"), py::arg("rounds") = 1, py::arg("shuffle") = false,
       py::arg("reports_per_round") = 0, py::arg("delta") = 1e-6, py::arg("local_delta") = 0.0,
-      py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", R"doc(
+      py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", py::arg("report_deviation") = 0.0,
+      R"doc(
 A client's privacy over a run of `rounds` reports, each (local_epsilon,
 local_delta)-LDP, as `fedldp account run` states it: a dict whose "total" is
 the claim {"epsilon", "delta"} per client (the smaller of the proven totals;
@@ -93,7 +98,11 @@ state the same), "floating_point" (whether eps0 holds of the program in
 floating point: for `mechanism`, a FedSel variant, value mechanism or vector
 randomizer, or for every one when it is empty) and "description" (the CLI's text). With
 shuffle=True each round's reports_per_round reports are shuffled together;
-sampling_rate < 1 draws each round's clients in secret from the server.)doc");
+sampling_rate < 1 draws each round's clients in secret from the server.
+report_deviation is a report's total variation from the ideal law (PrivUnitG's
+and FastProjUnit's proven allowance, VectorRandomizer.deviation): every delta
+then includes (1 + e^eps) n times it for each step of n reports it composes,
+the total's as "allowance".)doc");
   m.def(
       "local_epsilon_for_central",
       [](double central_epsilon, std::uint64_t rounds, std::uint64_t reports_per_round,

@@ -299,6 +299,7 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   FedSelPlan plan;
   plan.variant = *variant;
   plan.clients = n;
+  plan.dimension = d;
   plan.batch =
       std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(config.batch_fraction * n)));
   plan.batch = std::min(plan.batch, n);
@@ -433,6 +434,11 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
   run.local_delta = IsGaussian(plan.variant) ? config.delta : 0.0;
   run.rounds = static_cast<std::uint64_t>(config.epochs);
   run.delta = delta;
+  if (plan.variant.kind == FedSelVariant::Kind::kVector) {
+    // The plan was checked (PlanFedSel): its randomizer can be made.
+    run.report_deviation =
+        MakeFedSelVectorRandomizer(plan, config, plan.dimension, 0).value()->deviation();
+  }
   if (config.shuffle) {
     run.shuffle = true;
     run.reports_per_round = plan.smallest_round;

@@ -218,17 +218,8 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
   const std::unique_ptr<VectorRandomizer> vector = std::move(vector_made).value();
   const bool use_vector = vector != nullptr && config.is_private;
   if (vector) {
-    RunPrivacyConfig account;
-    account.local_epsilon = vector->epsilon();
-    account.local_delta = vector->delta();
-    account.rounds = reports_per_client;
-    // No amplification is proven for the Gaussian's (eps, delta) reports.
-    account.shuffle = config.shuffle && vector->delta() == 0;
-    account.reports_per_round = account.shuffle ? per_round : 0;
-    // No amplification by sampling: the server draws each round's clients
-    // and knows who they are (as the deployment's does).
-    account.delta = config.delta;
-    auto accounted = AccountRun(account);
+    auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector, reports_per_client, per_round,
+                                                      config.shuffle, config.delta));
     if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
     run.vector_privacy = std::move(accounted).value();
     run.report_bytes = 8 * net.parameters();  // d doubles (fedldp.v1.VectorReport)

@@ -37,6 +37,20 @@ Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfi
   return MakeVectorRandomizer(vc);
 }
 
+RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
+                                       std::size_t reports_per_client, std::size_t per_round,
+                                       bool shuffle, double delta) {
+  RunPrivacyConfig account;
+  account.local_epsilon = randomizer.epsilon();
+  account.local_delta = randomizer.delta();
+  account.rounds = reports_per_client;
+  account.shuffle = shuffle && randomizer.delta() == 0;
+  account.reports_per_round = account.shuffle ? per_round : 0;
+  account.delta = delta;
+  account.report_deviation = randomizer.deviation();
+  return account;
+}
+
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
                                     std::span<const float> local, std::span<const float> global,
                                     Rng& rng) {

@@ -445,13 +445,10 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
   std::string privacy;
   if (spec.vector()) {
     // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
-    // reports; the server draws the users, so no amplification by sampling.
-    RunPrivacyConfig account;
-    account.local_epsilon = c.epsilon;
-    account.rounds = spec.reports_per_user();
-    account.shuffle = true;
-    account.reports_per_round = spec.per_round();
-    account.delta = c.delta;
+    // reports. The task was checked (LdpFlCoordinator::Create): it makes one.
+    const auto randomizer = LdpFlVectorRandomizer(c, spec.weights(), 0).value();
+    const RunPrivacyConfig account = LdpFlVectorRunPrivacy(*randomizer, spec.reports_per_user(),
+                                                           spec.per_round(), true, c.delta);
     auto accounted = AccountRun(account);
     if (!accounted.ok()) {
       (*server)->Shutdown();

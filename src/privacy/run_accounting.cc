@@ -33,6 +33,8 @@ Status RunPrivacyConfig::Validate() const {
   } else if (sampled() && !shuffle) {
     e << "sampling amplifies nothing without the shuffler (the server sees who reports): "
          "give the reports one client sends as the rounds";
+  } else if (!(report_deviation >= 0 && report_deviation < 1)) {
+    e << "the report deviation (a total variation) must be in [0, 1), got " << report_deviation;
   } else if (shuffle && local_delta > 0) {
     e << "the numerical shuffle bound is proven for pure eps0-LDP randomizers; a report with "
          "delta0 > 0 (the Gaussian) gets no amplification here";
@@ -42,8 +44,10 @@ Status RunPrivacyConfig::Validate() const {
   return Error{e.str()};
 }
 
-Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
-  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
+namespace {
+
+// The ideal mechanism's run: every report drawn from its law exactly.
+Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   RunPrivacy p;
   p.config = c;
   const double r = static_cast<double>(c.rounds);
@@ -116,6 +120,58 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
     p.total = p.local_optimal;
     p.rule = "optimal composition of the local reports (the shuffler adds nothing here)";
   }
+  return p;
+}
+
+// Each delta raised by what tau costs it (see the header); a delta is at
+// most 1. A statement composed of per-report (or per-round) guarantees
+// takes each step's allowance, R times: the compositions add per-step
+// deltas at most linearly. A round's shuffled bound, and the privacy-loss
+// distribution's total, take the coupling of all the reports they cover.
+void AddFloatingPointAllowance(RunPrivacy& p) {
+  const RunPrivacyConfig& c = p.config;
+  const double tau = c.report_deviation;
+  if (tau == 0) return;
+  const auto coupling = [tau](double epsilon, double reports) {
+    return (1 + std::exp(epsilon)) * reports * tau;
+  };
+  const auto raise = [](DpGuarantee& g, double added) {
+    g.delta = std::min(1.0, g.delta + added);
+    return added;
+  };
+  // The claim is the local optimal composition when the shuffler adds nothing.
+  const bool own_total = !p.shuffled || (p.total.epsilon == p.local_optimal.epsilon &&
+                                         p.total.delta == p.local_optimal.delta);
+  const double own = static_cast<double>(p.local_reports) * coupling(c.local_epsilon, 1);
+  raise(p.local, coupling(c.local_epsilon, 1));
+  raise(p.local_basic, own);
+  raise(p.local_optimal, own);
+  if (!p.shuffled) {
+    raise(p.total_advanced, own);
+    p.allowance = raise(p.total, own);
+    return;
+  }
+  const double n = static_cast<double>(c.reports_per_round), rounds = static_cast<double>(c.rounds);
+  p.round.delta = std::min(1.0, p.round.delta + coupling(p.round.epsilon_upper, n));
+  const double per_round = raise(p.subsampled, coupling(p.subsampled.epsilon, n));
+  raise(p.total_points, rounds * per_round);
+  raise(p.total_advanced, rounds * per_round);
+  if (std::isfinite(p.total_pld.epsilon))
+    raise(p.total_pld, coupling(p.total_pld.epsilon, rounds * n));
+  const bool from_points = p.total.epsilon == p.total_points.epsilon;
+  p.allowance = raise(p.total, own_total     ? own
+                               : from_points ? rounds * per_round
+                                             : coupling(p.total.epsilon, rounds * n));
+}
+
+}  // namespace
+
+Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
+  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
+  auto ideal = AccountIdealRun(c);
+  if (!ideal.ok()) return ideal;
+  RunPrivacy p = std::move(ideal).value();
+  AddFloatingPointAllowance(p);
   return p;
 }
 
@@ -199,6 +255,7 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
   s << " --delta " << exact(c.delta);
+  if (c.report_deviation > 0) s << " --report-deviation " << exact(c.report_deviation);
   if (!mechanism.empty()) s << " --mechanism " << mechanism;
   return s.str();
 }
@@ -241,6 +298,12 @@ std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_po
   }
   s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "
     << p.total_advanced.delta << ")\n";
+  if (c.report_deviation > 0) {
+    s << "  floating-point allowance: each report within total variation " << c.report_deviation
+      << " of the ideal law; every delta above includes what that costs, (1 + e^eps) n times "
+         "it for a step of n reports at eps, added over the steps composed (the total's: "
+      << p.allowance << ")\n";
+  }
   if (!floating_point.empty()) s << "  " << floating_point << "\n";
   return s.str();
 }

@@ -197,11 +197,11 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     e.result = std::move(r).value();
   }
   if (e.result.folds.empty()) return Error{"stopped before the first fold finished"};
-  if (config.training.shuffle) {
-    e.shuffled_accounting = FedSelRunPrivacy(e.result.last.plan, e.effective, config.central_delta);
-    auto stated = AccountRun(*e.shuffled_accounting);
-    if (!stated.ok()) return Error{"shuffle: " + stated.error()};
-    e.shuffled = std::move(stated).value();
+  if (e.effective.variant.is_private()) {
+    e.accounting = FedSelRunPrivacy(e.result.last.plan, e.effective, config.central_delta);
+    auto stated = AccountRun(*e.accounting);
+    if (!stated.ok()) return Error{"the accountant: " + stated.error()};
+    e.privacy = std::move(stated).value();
   }
   if (config.reference && config.training.variant.kind != FedSelVariant::Kind::kFullGradient &&
       !cluster.Any(stop.stop_requested())) {
@@ -236,8 +236,7 @@ Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
   // Tuning reads the training rows only: all, or a standard split's.
   std::vector<std::size_t> rows(t.test_from > 0 ? t.test_from : t.data->size());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
-  const FedSelGrid grid =
-      config.grid.value_or(DefaultGrid(setup.variant, config.training.shuffle));
+  const FedSelGrid grid = config.grid.value_or(DefaultGrid(setup.variant, config.training.shuffle));
   t.points = grid.Points(config.training).size();
   ThreadPool pool(config.threads);
   t.threads = pool.size();

@@ -90,7 +90,7 @@ double PrivUnitG::SquaredError(double norm) const {
   return clip() * clip() * parameters_.SecondMoment(dimension()) - norm * norm;
 }
 
-double PrivUnitG::Deviation() const { return sampler_.DeviationPerReport(dimension()); }
+double PrivUnitG::deviation() const { return sampler_.DeviationPerReport(dimension()); }
 
 std::optional<OutputGrid> PrivUnitG::Grid() const {
   return GridOfScale(clip() * parameters_.sigma);

@@ -141,8 +141,8 @@ std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::s
            "input is seen, the nearest to PrivUnitG's real report with every normal drawn "
            "exactly and the rounding decided exactly: no report rules an input out; the law "
            "as run is within a proven total variation of the ideal one (below 2^-194 for d <= "
-           "2^24 at eps <= 30), which adds (1 + e^eps) times it to delta and is not yet in "
-           "the accountant's delta (docs/methods.md)";
+           "2^24 at eps <= 30), which adds (1 + e^eps) times it to a report's delta: the "
+           "accountant's deltas include it (account run --report-deviation; docs/methods.md)";
   }
   return "floating point: every value reported is fixed before any input is seen (two atoms "
          "or a public grid) and drawn with exact probabilities" +

@@ -39,6 +39,17 @@ struct Outcome {
   std::string out, err;
 };
 
+// The --report-deviation a run's statement quotes (PrivUnitG's
+// floating-point allowance per report, issue 39): positive, or "" if none.
+std::string QuotedDeviation(const std::string& out) {
+  const std::string flag = "--report-deviation ";
+  const auto at = out.find(flag);
+  if (at == std::string::npos) return "";
+  const std::string value =
+      out.substr(at + flag.size(), out.find(' ', at + flag.size()) - (at + flag.size()));
+  return std::stod(value) > 0 && std::stod(value) < 0x1p-150 ? value : "";
+}
+
 Outcome Fedldp(std::vector<std::string> args) {
   args.insert(args.begin(), "fedldp");
   std::vector<const char*> argv;
@@ -640,14 +651,29 @@ TEST(Account, RunStatesLocalPerRoundAndTotal) {
   EXPECT_NE(text.out.find("per client over the run: (20, 0)-DP (basic composition)"),
             std::string::npos)
       << text.out;
+  // A report's deviation from the ideal law (PrivUnitG's allowance) raises
+  // each delta: 10 reports of eps 2, (1 + e^2) tau each.
+  const auto deviated = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "10",
+                                "--report-deviation", "1e-9", "--json"});
+  ASSERT_EQ(deviated.code, 0) << deviated.err;
+  const auto j = nlohmann::json::parse(deviated.out);
+  EXPECT_DOUBLE_EQ(j["allowance"].get<double>(), 10 * (1 + std::exp(2.0)) * 1e-9) << deviated.out;
+  EXPECT_DOUBLE_EQ(j["total"]["delta"].get<double>(), j["allowance"].get<double>());
+  EXPECT_EQ(j["total"]["epsilon"].get<double>(), 20);
+  const auto negative =
+      Fedldp({"account", "run", "--local-epsilon", "2", "--report-deviation", "-1"});
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.err.find("the report deviation (a total variation) must be in [0, 1)"),
+            std::string::npos)
+      << negative.err;
 }
 
 // Every statement ends with the floating-point line (issue 39): for the
 // mechanism named, or for every one.
 TEST(Account, SaysWhetherTheBudgetHoldsInFloatingPoint) {
   const std::vector<std::string> run = {"account", "run", "--local-epsilon", "2", "--rounds", "3"};
-  const std::vector<std::string> shuffle = {"account", "shuffle", "--local-epsilon", "2",
-                                            "--reports", "1000", "--delta", "1e-6"};
+  const std::vector<std::string> shuffle = {"account",   "shuffle", "--local-epsilon", "2",
+                                            "--reports", "1000",    "--delta",         "1e-6"};
   for (const auto& base : {run, shuffle}) {
     const auto every = Fedldp(base);
     ASSERT_EQ(every.code, 0) << every.err;
@@ -688,7 +714,8 @@ TEST(Deploy, PlaintextOffLoopbackNeedsInsecure) {
   const std::string state = Scratch("plaintext.sqlite");
   const std::string token = Scratch("plaintext.token");
   std::ofstream(token) << "0123\n";
-  const auto serve = Fedldp({"serve", "--state", state, "--users", "5", "--address", "0.0.0.0:7070"});
+  const auto serve =
+      Fedldp({"serve", "--state", state, "--users", "5", "--address", "0.0.0.0:7070"});
   EXPECT_EQ(serve.code, 2);
   EXPECT_NE(serve.err.find("refusing plaintext on 0.0.0.0:7070"), std::string::npos) << serve.err;
   EXPECT_FALSE(std::filesystem::exists(state));
@@ -707,8 +734,7 @@ TEST(Deploy, PlaintextOffLoopbackNeedsInsecure) {
   const auto insecure = Fedldp(
       {"serve", "--state", state, "--users", "5", "--address", "0.0.0.0:7070", "--insecure"});
   EXPECT_EQ(insecure.code, 2);
-  EXPECT_NE(insecure.err.find("warning: plaintext on 0.0.0.0:7070 (--insecure)"),
-            std::string::npos)
+  EXPECT_NE(insecure.err.find("warning: plaintext on 0.0.0.0:7070 (--insecure)"), std::string::npos)
       << insecure.err;
   EXPECT_NE(insecure.err.find("no client is enrolled"), std::string::npos) << insecure.err;
   std::filesystem::remove(state);
@@ -774,9 +800,16 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
                               "--clip", "2", "--repeats", "1", "--folds", "2", "--no-reference"});
   ASSERT_EQ(vector.code, 0) << vector.err;
   EXPECT_NE(vector.out.find("privacy: privunitg on the whole gradient (l2 clip 2), eps 2 per "
-                            "report, 1 epoch(s), one report per epoch: total 2 per client"),
+                            "report, 1 epoch(s), one report per epoch: total (2, "),
             std::string::npos)
       << vector.out;
+  // Its delta is the floating-point allowance alone: far below any asked.
+  const auto stated_at = vector.out.find("one report per epoch: total (2, ");
+  ASSERT_NE(stated_at, std::string::npos);
+  const double allowance = std::stod(vector.out.substr(stated_at + 32));
+  EXPECT_GT(allowance, 0);
+  EXPECT_LT(allowance, 0x1p-150);
+  EXPECT_NE(vector.out.find(") per client (basic composition)"), std::string::npos) << vector.out;
   // With the shuffler, the statement is `fedldp account run`'s for the same
   // configuration (per-report eps, rounds = epochs, the smallest round's n,
   // the variant as --mechanism: its floating-point line last).
@@ -787,9 +820,11 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   const auto n_at = shuffled.out.find("reports (at least ");
   ASSERT_NE(n_at, std::string::npos) << shuffled.out;
   const std::string n = std::to_string(std::stoul(shuffled.out.substr(n_at + 18)));
+  const std::string deviation = QuotedDeviation(shuffled.out);
+  ASSERT_NE(deviation, "") << shuffled.out;
   const auto account = Fedldp({"account", "run", "--local-epsilon", "2", "--rounds", "2",
                                "--shuffle", "--reports-per-round", n, "--delta", "1e-06",
-                               "--mechanism", "privunitg"});
+                               "--report-deviation", deviation, "--mechanism", "privunitg"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(shuffled.out.find(account.out), std::string::npos) << shuffled.out << account.out;
   // Sampled rounds: the statement names the `account run` options that
@@ -820,8 +855,8 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_LE(std::stod(central.out.substr(total_at + 26)), 1.0) << central.out;
   // Nested tuning says what each fold chose (with ps-pm: its grid trains in
   // 5.6 s, privunitg's exact sampler in 37 s, 130 s under the sanitizers).
-  const auto tuned = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm",
-                             "--tune", "--repeats", "1", "--folds", "2", "--no-reference"});
+  const auto tuned = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm", "--tune",
+                             "--repeats", "1", "--folds", "2", "--no-reference"});
   ASSERT_EQ(tuned.code, 0) << tuned.err;
   EXPECT_NE(tuned.out.find("chosen on validation rows, per fold"), std::string::npos) << tuned.out;
   EXPECT_EQ(Fedldp({"train", "--variant", "ps-xx"}).code, 2);
@@ -1028,22 +1063,23 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
   // The statement is `fedldp account run`'s: one report per round, the round's 2 clients.
+  const std::string deviation = QuotedDeviation(r.out);
+  ASSERT_NE(deviation, "") << r.out;
   const auto account = Fedldp({"account", "run", "--local-epsilon", "5", "--rounds", "1",
                                "--shuffle", "--reports-per-round", "2", "--delta", "1e-05",
-                               "--mechanism", "privunitg"});
+                               "--report-deviation", deviation, "--mechanism", "privunitg"});
   ASSERT_EQ(account.code, 0) << account.err;
   EXPECT_NE(r.out.find(account.out), std::string::npos) << r.out << account.out;
   // Disjoint rounds: 2 rounds of 2 of 20 clients are one epoch, one report
   // per client, and the statement composes one round.
   const auto disjoint =
-      Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "2", "--epsilon",
-              "5", "--randomizer", "privunitg", "--clip", "0.5", "--train-rows", "2000",
-              "--test-rows", "500", "--disjoint-rounds", "--no-reference"});
+      Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "2", "--epsilon", "5",
+              "--randomizer", "privunitg", "--clip", "0.5", "--train-rows", "2000", "--test-rows",
+              "500", "--disjoint-rounds", "--no-reference"});
   ASSERT_EQ(disjoint.code, 0) << disjoint.err;
   EXPECT_NE(disjoint.out.find("--rounds 1 --shuffle --reports-per-round 2"), std::string::npos)
       << disjoint.out;
-  EXPECT_NE(disjoint.out.find("at most 1 report(s) per client"), std::string::npos)
-      << disjoint.out;
+  EXPECT_NE(disjoint.out.find("at most 1 report(s) per client"), std::string::npos) << disjoint.out;
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "duchi"}).code, 2);
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
 }
@@ -1103,8 +1139,8 @@ TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {
 TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
   const std::string dir = Scratch("reproduce_test");
   std::filesystem::remove_all(dir);
-  const auto r = Fedldp(
-      {"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_DATASETS});
+  const auto r =
+      Fedldp({"reproduce", "fedsel", "--quick", "--out", dir, "--data-dir", FEDLDP_DATASETS});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto lines = testing::LineCount;
   // Table 3: 8 rows x (np, pm, uniform-pm, 3 x 2 selectors); the figures add
@@ -1199,8 +1235,8 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
 }
 
 TEST(Audit, QuickAuditPasses) {
-  std::vector<std::string> args = {"audit", "--epsilon", "1", "--draws", "5000", "--d", "20",
-                                   "--k", "3"};
+  std::vector<std::string> args = {"audit", "--epsilon", "1",   "--draws", "5000",
+                                   "--d",   "20",        "--k", "3"};
   // Sanitizer instrumentation makes the timing check meaningless (23 ns a
   // two-point draw, 0.2 ns apart at its ends, |t| up to 8 in some runs):
   // it is measured in the release build only, as mechanism_timing_test is.

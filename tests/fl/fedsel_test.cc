@@ -162,8 +162,8 @@ TEST(FedSelClientStep, AccumulatesReportsWithMomentumAndZeroesTheReportedCoordin
   CounterRng rng(1, 2);
   const FedSelReport report = FedSelClientStep(r, previous, g, 1.0, np_k, 0.5, rng);
   EXPECT_EQ(previous, (std::vector<double>{0.1, -0.5, 0.2}));  // r^{t-1}
-  EXPECT_EQ(report.index, 1);                                    // |r| = 0.4, 0.5, 0.1
-  EXPECT_DOUBLE_EQ(report.value, -0.5 + 0.5 * -0.5);             // r_j + eta r_j^{t-1}
+  EXPECT_EQ(report.index, 1);                                  // |r| = 0.4, 0.5, 0.1
+  EXPECT_DOUBLE_EQ(report.value, -0.5 + 0.5 * -0.5);           // r_j + eta r_j^{t-1}
   EXPECT_DOUBLE_EQ(r[0], 0.4);
   EXPECT_EQ(r[1], 0.0);  // reported, so reset
   EXPECT_DOUBLE_EQ(r[2], 0.1);
@@ -346,6 +346,24 @@ TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
   EXPECT_DOUBLE_EQ(run.sampling_rate, 0.05);
   EXPECT_EQ(run.reports_per_round, 30u);
   EXPECT_EQ(run.local_epsilon, shuffled.plan.ReportEpsilon());
+}
+
+// A vector variant's accounting carries its randomizer's floating-point
+// allowance; a two-stage one has none.
+TEST(FedSelRunPrivacy, CarriesTheVectorRandomizersDeviation) {
+  FedSelConfig config;
+  config.variant = ParseFedSelVariant("privunitg").value();
+  config.shuffle = true;
+  const auto plan = PlanFedSel(config, 1000, 30).value();
+  EXPECT_EQ(plan.dimension, 30u);
+  const auto randomizer = MakeFedSelVectorRandomizer(plan, config, 30, 0).value();
+  const RunPrivacyConfig run = FedSelRunPrivacy(plan, config, 1e-6);
+  EXPECT_GT(run.report_deviation, 0);
+  EXPECT_EQ(run.report_deviation, randomizer->deviation());
+  EXPECT_GT(AccountRun(run).value().allowance, 0);
+  config.variant = ParseFedSelVariant("ps-pm").value();
+  EXPECT_EQ(FedSelRunPrivacy(PlanFedSel(config, 1000, 30).value(), config, 1e-6).report_deviation,
+            0);
 }
 
 TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {

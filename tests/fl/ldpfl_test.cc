@@ -222,6 +222,11 @@ TEST(TrainLdpFl, VectorRandomizersPrivatiseTheWholeClippedUpdate) {
   EXPECT_TRUE(p.shuffled);
   EXPECT_EQ(p.config.reports_per_round, 8u);
   EXPECT_LE(p.total.epsilon, 16 + 1e-9);
+  // PrivUnitG's floating-point allowance, in the accountant's delta.
+  const auto privunitg = LdpFlVectorRandomizer(c, 21840, 0).value();
+  EXPECT_GT(p.config.report_deviation, 0);
+  EXPECT_EQ(p.config.report_deviation, privunitg->deviation());
+  EXPECT_GT(p.allowance, 0);
   // The server draws the round's clients and knows them: half the clients
   // per round are not amplified by sampling.
   LdpFlConfig half = c;

@@ -103,7 +103,7 @@ TEST(AccountRun, OverManyRoundsTheTotalGrowsWithTheLocalEpsilon) {
   }
   c.rounds = 512;
   c.local_epsilon = 1.4;
-  EXPECT_LT(AccountRun(c)->total.epsilon, 1.25);  // 1.189 with the rounds' shares
+  EXPECT_LT(AccountRun(c)->total.epsilon, 1.25);         // 1.189 with the rounds' shares
   EXPECT_GT(LocalEpsilonForCentral(c, 5).value(), 3.3);  // 3.42 (1.40 before)
 }
 
@@ -225,6 +225,60 @@ TEST(AccountRun, RefusesWhatIsNotProven) {
   for (double delta : {0.0, 1.0, 1e-13}) {
     c.delta = delta;
     EXPECT_FALSE(AccountRun(c).ok()) << delta;
+  }
+}
+
+// A report within total variation tau of the ideal law (PrivUnitG's
+// floating-point allowance) raises each delta by (1 + e^eps) n tau per step
+// of n reports, added over the steps composed; no epsilon moves.
+TEST(AccountRun, AReportsDeviationRaisesEachDeltaByItsCoupling) {
+  constexpr double kTau = 1e-12;
+  RunPrivacyConfig c;
+  c.local_epsilon = 0.5;
+  c.rounds = 200;
+  c.delta = 1e-6;
+  const auto ideal = AccountRun(c).value();
+  c.report_deviation = kTau;
+  const auto real = AccountRun(c).value();
+  const double per_report = (1 + std::exp(0.5)) * kTau;
+  EXPECT_DOUBLE_EQ(real.local.delta, per_report);
+  EXPECT_DOUBLE_EQ(real.local_basic.delta, 200 * per_report);
+  EXPECT_EQ(real.total.epsilon, ideal.total.epsilon);
+  EXPECT_DOUBLE_EQ(real.total.delta, ideal.total.delta + 200 * per_report);
+  EXPECT_DOUBLE_EQ(real.allowance, 200 * per_report);
+  EXPECT_DOUBLE_EQ(real.total_advanced.delta, ideal.total_advanced.delta + 200 * per_report);
+
+  // Shuffled: a round covers its n reports; the PLD's total all R n of them.
+  c.local_epsilon = 4;
+  c.rounds = 5;
+  c.shuffle = true;
+  c.reports_per_round = 10000;
+  c.report_deviation = 0;
+  const auto shuffled_ideal = AccountRun(c).value();
+  c.report_deviation = kTau;
+  const auto shuffled = AccountRun(c).value();
+  const double eps_r = shuffled_ideal.round.epsilon_upper;
+  const double round_allowance = (1 + std::exp(eps_r)) * 10000 * kTau;
+  EXPECT_DOUBLE_EQ(shuffled.round.delta, shuffled_ideal.round.delta + round_allowance);
+  EXPECT_DOUBLE_EQ(shuffled.total_points.delta,
+                   shuffled_ideal.total_points.delta + 5 * round_allowance);
+  ASSERT_EQ(shuffled.total.epsilon, shuffled_ideal.total_pld.epsilon);
+  const double run_allowance = (1 + std::exp(shuffled.total.epsilon)) * 5 * 10000 * kTau;
+  EXPECT_DOUBLE_EQ(shuffled.total.delta, 1e-6 + run_allowance);
+  EXPECT_DOUBLE_EQ(shuffled.allowance, run_allowance);
+  EXPECT_DOUBLE_EQ(shuffled.local.delta, (1 + std::exp(4.0)) * kTau);
+
+  // Stated, and read back by `account run`.
+  EXPECT_NE(DescribeRunPrivacy(shuffled).find("floating-point allowance"), std::string::npos);
+  EXPECT_EQ(DescribeRunPrivacy(shuffled_ideal).find("floating-point allowance"), std::string::npos);
+  EXPECT_NE(AccountRunArguments(c).find("--report-deviation 1e-12"), std::string::npos);
+  EXPECT_EQ(AccountRunArguments(RunPrivacyConfig{}).find("--report-deviation"), std::string::npos);
+  // None: the same figures to the bit.
+  EXPECT_EQ(shuffled_ideal.allowance, 0);
+  EXPECT_EQ(shuffled_ideal.total.delta, 1e-6);
+  for (double tau : {-1e-30, 1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    c.report_deviation = tau;
+    EXPECT_FALSE(AccountRun(c).ok()) << tau;
   }
 }
 

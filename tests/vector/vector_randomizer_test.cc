@@ -162,6 +162,30 @@ TEST(PrivUnitGParameters, AreOptimalAndExactlyPrivate) {
   EXPECT_GT(wrong.WorstRatio(), std::exp(2.0) * (1 + 1e-3));
 }
 
+// The floating-point allowance the accountant adds: PrivUnitG's sampler's
+// proven total variation, FastProjUnit's that of PrivUnitG in k dimensions,
+// none for a law drawn exactly (the Gaussians carry theirs in delta).
+TEST(VectorRandomizer, StatesItsDeviationFromTheIdealLaw) {
+  const auto make = [](VectorMechanism m, std::size_t d) {
+    VectorRandomizerConfig c;
+    c.mechanism = m;
+    c.dimension = d;
+    c.epsilon = 4;
+    c.delta = m == VectorMechanism::kGaussian ? 1e-6 : 0.0;
+    return MakeVectorRandomizer(c).value();
+  };
+  const auto small = make(VectorMechanism::kPrivUnitG, 100);
+  const auto large = make(VectorMechanism::kPrivUnitG, 1 << 20);
+  EXPECT_GT(small->deviation(), 0);
+  EXPECT_LT(large->deviation(), 0x1p-190);
+  EXPECT_GT(large->deviation(), small->deviation());  // grows with d
+  const auto projected = make(VectorMechanism::kFastProjUnit, 1 << 20);
+  const auto& inner = dynamic_cast<const FastProjUnit&>(*projected).inner();
+  EXPECT_EQ(projected->deviation(), inner.deviation());
+  EXPECT_EQ(make(VectorMechanism::kGaussian, 100)->deviation(), 0);
+  EXPECT_EQ(make(VectorMechanism::kDuchi, 100)->deviation(), 0);
+}
+
 TEST(PrivUnitG, ErrorGrowsWithDimensionAsSigmaSquaredD) {
   for (double eps : {0.5, 1.0, 2.0, 4.0, 8.0}) {
     const auto r = PrivUnitG::Create(10000, eps, 1).value();
@@ -320,7 +344,7 @@ TEST(Gaussian, TheClassicFormulaStatesTheDeltaItReallyGives) {
   EXPECT_LE(small.delta(), 1e-6);
   const auto large = GaussianRandomizer::Create(10, 8, 1e-6, 1, true).value();
   EXPECT_EQ(large.delta(), GaussianDelta(large.sigma(), 8, large.sensitivity()) +
-                              GaussianRandomizer::Allowance(10, 8));
+                               GaussianRandomizer::Allowance(10, 8));
   const auto analytic = GaussianRandomizer::Create(10, 8, 1e-6, 1, false).value();
   EXPECT_EQ(analytic.delta(), 1e-6);
   EXPECT_LT(analytic.sigma(), small.sigma());

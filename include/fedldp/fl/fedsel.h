@@ -178,7 +178,8 @@ FedSelConfig DefaultFedSelConfig(const FedSelVariant& variant);
 // same announced configuration, so they build the same randomizer.
 struct FedSelPlan {
   FedSelVariant variant;
-  std::size_t clients = 0;  // N: one per training row, or config.clients
+  std::size_t clients = 0;    // N: one per training row, or config.clients
+  std::size_t dimension = 0;  // d
   FedSelBudget budget;
   std::size_t batch = 0;  // m
   std::size_t rounds_per_epoch = 0;
@@ -201,13 +202,13 @@ struct FedSelPlan {
 struct FedSelRun {
   std::vector<double> weights;
   FedSelBudget budget;
-  std::size_t batch = 0;           // m
-  std::size_t smallest_round = 0;  // the fewest reports in a round (the shuffler's n)
-  std::size_t k = 0;               // Top-k size (two-stage)
+  std::size_t batch = 0;                 // m
+  std::size_t smallest_round = 0;        // the fewest reports in a round (the shuffler's n)
+  std::size_t k = 0;                     // Top-k size (two-stage)
   std::optional<SelectorKind> selector;  // the plan's: the selector used (two-stage)
-  std::size_t iterations = 0;      // global updates
-  std::size_t updates = 0;         // client reports
-  std::size_t rejected = 0;        // reports the server refused (should be 0)
+  std::size_t iterations = 0;            // global updates
+  std::size_t updates = 0;               // client reports
+  std::size_t rejected = 0;              // reports the server refused (should be 0)
   // Sampled rounds: the most reports one client sent, and the sampled
   // clients that declined (their budget spent; without the shuffler only).
   std::size_t most_reports = 0;
@@ -220,7 +221,8 @@ struct FedSelRun {
 Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std::size_t d);
 // What the accountant is asked for a plan, at total delta `delta`: each
 // report's eps, and with the shuffler the rounds a client is in (epochs, or
-// every round when sampled, with q), shuffled with the plan's smallest round.
+// every round when sampled, with q), shuffled with the plan's smallest round,
+// and a vector variant's floating-point allowance.
 RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config, double delta);
 // With the shuffler (config.shuffle): `config` with the largest epsilon whose
 // run on `clients` clients stays within (central_epsilon, delta) per client

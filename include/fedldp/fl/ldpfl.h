@@ -119,8 +119,8 @@ struct LdpFlRun {
   std::size_t most_reports = 0;              // the most rounds one client took part in
   LdpFlPrivacy privacy;                      // two-point: per weight
   std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
-  std::vector<float> weights;  // the final global model
-  bool stopped = false;        // a stop was requested: fewer rounds than configured
+  std::vector<float> weights;                // the final global model
+  bool stopped = false;                      // a stop was requested: fewer rounds than configured
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
 };
 
@@ -157,6 +157,16 @@ Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view nam
 Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
                                                                 std::size_t d,
                                                                 std::uint64_t public_seed);
+
+// What a client's reports of `randomizer` cost over a run, as TrainLdpFl
+// and the deployment state it: reports_per_client reports, shuffled in
+// rounds of per_round when `shuffle` (not the Gaussian's: no amplification
+// is proven for (eps, delta) reports), with the randomizer's floating-point
+// allowance. No amplification by sampling: the server draws each round's
+// clients and knows who they are.
+RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
+                                       std::size_t reports_per_client, std::size_t per_round,
+                                       bool shuffle, double delta);
 
 // A client's whole-update report (vector randomizers): its update
 // local - global, l2-clipped and privatised by `randomizer`. TrainLdpFl and

@@ -37,6 +37,21 @@
 // are proven. (One (eps_r, delta_r) point per round throws away the rest of
 // each round's privacy curve: at MNIST's 8 rounds of 20,000 reports at
 // eps0 4.7 the point-wise optimal composition gives 5.07, the PLD 1.62.)
+//
+// Floating point. A randomizer whose reports are drawn within total
+// variation tau of its ideal law (report_deviation: PrivUnitG's and
+// FastProjUnit's proven allowance, VectorRandomizer::deviation()) is, as
+// run, what the ideal one is with every delta raised: a coupling of n
+// reports with ideal ones fails with probability at most n tau, so an
+// (eps, delta) statement of the ideal reports holds of the real ones as
+// (eps, delta + (1 + e^eps) n tau). Each report is so (eps0, (1 + e^eps0)
+// tau)-LDP, and the local lines (and the unshuffled total) compose that:
+// R (1 + e^eps0) tau on top, since every composition here adds per-step
+// deltas at most linearly. A shuffled round covers its n reports (eps_r's
+// allowance, or the sampled round's), and the per-round points compose it
+// R times; the privacy-loss distribution's total, composed from pure
+// rounds, takes the coupling of all R n reports at its eps. The allowance
+// comes on top of `delta`.
 #ifndef FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
 #define FEDLDP_PRIVACY_RUN_ACCOUNTING_H_
 
@@ -57,6 +72,7 @@ struct RunPrivacyConfig {
   std::uint64_t reports_per_round = 0;  // n, with shuffle
   double delta = 1e-6;                  // the total delta per client
   double sampling_rate = 1;             // q in (0, 1]; < 1 with shuffle only
+  double report_deviation = 0;          // tau: a report's total variation from the ideal law
 
   bool sampled() const { return sampling_rate < 1; }
   Status Validate() const;
@@ -64,9 +80,9 @@ struct RunPrivacyConfig {
 
 struct RunPrivacy {
   RunPrivacyConfig config;
-  DpGuarantee local;          // one report
-  DpGuarantee local_basic;    // R reports, R eps0 (no shuffler)
-  DpGuarantee local_optimal;  // R reports at the target delta (no shuffler)
+  DpGuarantee local;                // one report
+  DpGuarantee local_basic;          // R reports, R eps0 (no shuffler)
+  DpGuarantee local_optimal;        // R reports at the target delta (no shuffler)
   std::uint64_t local_reports = 0;  // the reports the local lines count: R, or q R rounded up
   bool shuffled = false;
   NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
@@ -77,6 +93,7 @@ struct RunPrivacy {
   DpGuarantee total_points;     // shuffled: optimal composition of the per-round points
   DpGuarantee total_pld;        // shuffled, not sampled: the PLD over rounds (eps inf: none)
   std::string rule;             // how `total` was composed
+  double allowance = 0;         // what report_deviation adds to total.delta
 };
 
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);

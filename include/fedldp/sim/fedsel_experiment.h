@@ -79,9 +79,11 @@ struct FedSelExperiment {
   FedSelConfig effective;
   CrossValidationResult result;
   std::optional<CrossValidationResult> reference;
-  std::vector<FedSelConfig> chosen;     // per fold, with tune or central_epsilon
-  std::optional<RunPrivacy> shuffled;   // with training.shuffle: the last fold's statement
-  std::optional<RunPrivacyConfig> shuffled_accounting;  // and what `account run` takes
+  std::vector<FedSelConfig> chosen;  // per fold, with tune or central_epsilon
+  // A private run's statement by the accountant (the last fold's), and what
+  // `account run` takes to state it again.
+  std::optional<RunPrivacy> privacy;
+  std::optional<RunPrivacyConfig> accounting;
 
   bool stopped() const { return result.stopped || (reference && reference->stopped); }
   // The mean minus 2 standard errors is above the majority class.

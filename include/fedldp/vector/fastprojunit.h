@@ -62,6 +62,8 @@ class FastProjUnit final : public VectorRandomizer {
 
   std::string name() const override { return shared_ ? "fastprojunit-corr" : "fastprojunit"; }
   double epsilon() const override { return inner_->epsilon(); }
+  // PrivUnitG's in k dimensions: the projection is post-processing.
+  double deviation() const override { return inner_->deviation(); }
   bool unbiased() const override { return false; }
   std::size_t k() const { return k_; }
   std::size_t padded() const { return padded_; }

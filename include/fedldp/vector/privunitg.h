@@ -82,10 +82,9 @@ class PrivUnitG final : public VectorRandomizer {
   // for the scale clip sigma, or scale sigma for RandomizeUnit.
   std::optional<OutputGrid> Grid() const override;
   std::optional<OutputGrid> UnitGrid(double scale) const;
-  // Total variation between a report as run and the ideal one (the
-  // sampler's proven allowance): the randomizer is (eps, (1 + e^eps) times
-  // this)-LDP as run.
-  double Deviation() const;
+  // The sampler's proven allowance: the randomizer is (eps, (1 + e^eps)
+  // times this)-LDP as run.
+  double deviation() const override;
 
  private:
   PrivUnitG(std::size_t dimension, double epsilon, double clip,

@@ -37,6 +37,12 @@ class VectorRandomizer {
   double clip() const { return clip_; }
   virtual double epsilon() const = 0;
   virtual double delta() const { return 0; }
+  // Total variation between one report as the program draws it and the
+  // ideal mechanism's law: PrivUnitG's and FastProjUnit's proven allowance
+  // (random/exact_privunit.h), 0 where the law is exact (the Gaussians'
+  // allowance is in delta()). The accountant adds (1 + e^eps) n times it to
+  // the delta of each step of n reports (RunPrivacyConfig::report_deviation).
+  virtual double deviation() const { return 0; }
   // True iff E[R(x)] = x for every x in the ball (FastProjUnit is not: its
   // normalisation after projecting shrinks the mean, see fastprojunit.h).
   virtual bool unbiased() const { return true; }
