@@ -5,8 +5,7 @@
 
 namespace fedldp {
 
-Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task,
-                                                    const Dataset& data,
+Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task, const Dataset& data,
                                                     std::vector<std::size_t> rows,
                                                     PrivacyLedger& ledger) {
   if (Status e = CheckAnnouncedDeployment(task.deployment); !e.ok()) return Error{e.error()};
@@ -125,10 +124,11 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
   }
   const auto verdicts = ledger_->ChargeMany(fresh);
   for (std::size_t i = 0; i < fresh.size(); ++i) {
-    if (verdicts[i].empty()) {
+    if (verdicts[i].ok()) {
       answer.reports.emplace_back(fresh_users[i], std::move(fresh[i].bytes));
     } else {
-      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " + verdicts[i]);
+      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " +
+                                verdicts[i].error());
     }
   }
   return answer;

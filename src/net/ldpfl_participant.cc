@@ -26,10 +26,9 @@ Result<std::vector<std::string>> UnpackPieces(std::string_view bytes) {
   return pieces;
 }
 
-Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
-                                    std::uint64_t users, const Dataset& train,
-                                    std::span<const std::size_t> rows, std::string public_key,
-                                    std::uint64_t chunk) {
+Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, std::uint64_t users,
+                                    const Dataset& train, std::span<const std::size_t> rows,
+                                    std::string public_key, std::uint64_t chunk) {
   for (const std::size_t r : rows) {
     if (r >= train.size()) return Error{"a training row beyond the data"};
   }
@@ -191,8 +190,9 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
   }
   const auto verdicts = ledger_->ChargeMany(fresh);
   for (std::size_t i = 0; i < fresh.size(); ++i) {
-    if (!verdicts[i].empty()) {
-      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " + verdicts[i]);
+    if (!verdicts[i].ok()) {
+      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " +
+                                verdicts[i].error());
       continue;
     }
     answer.reports.emplace_back(fresh_users[i], UnpackPieces(fresh[i].bytes).value());

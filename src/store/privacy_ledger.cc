@@ -101,16 +101,16 @@ PrivacyLedger& PrivacyLedger::operator=(PrivacyLedger&& other) noexcept {
   return *this;
 }
 
-std::string PrivacyLedger::Charge(std::string_view task, std::uint64_t round, double epsilon,
-                                  std::string_view bytes) {
+Status PrivacyLedger::Charge(std::string_view task, std::uint64_t round, double epsilon,
+                             std::string_view bytes) {
   const Entry entry{"", std::string(task), round, epsilon, std::string(bytes)};
   return ChargeMany({&entry, 1}).front();
 }
 
-std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entries) {
-  std::vector<std::string> verdicts(entries.size());
+std::vector<Status> PrivacyLedger::ChargeMany(std::span<const Entry> entries) {
+  std::vector<Status> verdicts(entries.size());
   auto fail_all = [&](const std::string& why) {
-    for (auto& v : verdicts) v = why;
+    for (auto& v : verdicts) v = Error{why, ErrorCode::kIo};
     return verdicts;
   };
   if (entries.empty()) return verdicts;
@@ -122,16 +122,17 @@ std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entrie
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     if (!(e.epsilon >= 0) || !std::isfinite(e.epsilon)) {
-      verdicts[i] = "epsilon must be finite and >= 0";
+      verdicts[i] = Error{"epsilon must be finite and >= 0"};
       continue;
     }
     if (e.round > static_cast<std::uint64_t>(INT64_MAX)) {
-      verdicts[i] = "round number too large";
+      verdicts[i] = Error{"round number too large"};
       continue;
     }
     if (FindLocked(e.account, e.task, e.round)) {
-      verdicts[i] = "already reported in round " + std::to_string(e.round) + " of task " + e.task +
-                    "; resend the recorded report instead of a new one";
+      verdicts[i] = Error{"already reported in round " + std::to_string(e.round) + " of task " +
+                              e.task + "; resend the recorded report instead of a new one",
+                          ErrorCode::kAlreadyExists};
       continue;
     }
     const std::optional<double> spent = SpentLocked(e.account);
@@ -141,9 +142,11 @@ std::vector<std::string> PrivacyLedger::ChargeMany(std::span<const Entry> entrie
     }
     const double used = *spent;
     if (used + e.epsilon > total_ * (1 + 1e-12)) {
-      verdicts[i] = "refused: this report spends eps = " + Format(e.epsilon) + ", but only " +
+      verdicts[i] =
+          Error{"refused: this report spends eps = " + Format(e.epsilon) + ", but only " +
                     Format(total_ - used) + " of the total " + Format(total_) + " is left" +
-                    (e.account.empty() ? "" : " (account " + e.account + ")");
+                    (e.account.empty() ? "" : " (account " + e.account + ")"),
+                ErrorCode::kFailedPrecondition};
       continue;
     }
     insert.Reset();

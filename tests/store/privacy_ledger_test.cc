@@ -23,12 +23,13 @@ class PrivacyLedgerTest : public testing::TempDirTest {
 TEST_F(PrivacyLedgerTest, RefusesTheReportThatWouldExceedTheTotalAndRecordsNothing) {
   auto ledger = PrivacyLedger::Open(path_, 1.0).value();
   for (int round = 0; round < 10; ++round) {  // ten charges of 0.1 fit 1.0 despite rounding
-    ASSERT_EQ(ledger.Charge("fedsel-adult", static_cast<std::uint64_t>(round), 0.1, "r"), "");
+    ASSERT_TRUE(ledger.Charge("fedsel-adult", static_cast<std::uint64_t>(round), 0.1, "r").ok());
   }
   EXPECT_NEAR(ledger.spent(), 1.0, 1e-12);
-  const std::string refused = ledger.Charge("fedsel-adult", 10, 0.1, "r10");
-  EXPECT_NE(refused.find("refused"), std::string::npos) << refused;
-  EXPECT_NE(refused.find("left"), std::string::npos) << refused;
+  const Status refused = ledger.Charge("fedsel-adult", 10, 0.1, "r10");
+  EXPECT_EQ(refused.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().find("refused"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().find("left"), std::string::npos) << refused.error();
   EXPECT_EQ(ledger.reports(), 10u);
   EXPECT_FALSE(ledger.Find("fedsel-adult", 10));
 }
@@ -36,14 +37,14 @@ TEST_F(PrivacyLedgerTest, RefusesTheReportThatWouldExceedTheTotalAndRecordsNothi
 TEST_F(PrivacyLedgerTest, SurvivesReopeningAndKeepsItsTotal) {
   {
     auto ledger = PrivacyLedger::Open(path_, 4.0).value();
-    ASSERT_EQ(ledger.Charge("t", 1, 3.0, std::string("\0\x01\x02", 3)), "");
+    ASSERT_TRUE(ledger.Charge("t", 1, 3.0, std::string("\0\x01\x02", 3)).ok());
   }
   {
     auto again = PrivacyLedger::Open(path_, 4.0).value();
     EXPECT_DOUBLE_EQ(again.spent(), 3.0);
     EXPECT_DOUBLE_EQ(again.remaining(), 1.0);
     EXPECT_EQ(again.Find("t", 1), std::string("\0\x01\x02", 3));  // bytes kept exactly
-    EXPECT_NE(again.Charge("t", 2, 1.5, "x"), "");
+    EXPECT_FALSE(again.Charge("t", 2, 1.5, "x").ok());
   }
   // The total cannot be raised by reopening with another one.
   const auto raised = PrivacyLedger::Open(path_, 100.0);
@@ -54,13 +55,13 @@ TEST_F(PrivacyLedgerTest, SurvivesReopeningAndKeepsItsTotal) {
 TEST_F(PrivacyLedgerTest, AnOpenLedgerIsHeldByOneHolderAtATime) {
   {
     auto first = PrivacyLedger::Open(path_, 2.0).value();
-    ASSERT_EQ(first.Charge("t", 1, 1.0, "a"), "");
+    ASSERT_TRUE(first.Charge("t", 1, 1.0, "a").ok());
     // A second holder (here in the same process; another process alike) is
     // refused rather than spending the same budget behind the first's back.
     const auto second = PrivacyLedger::Open(path_, 2.0);
     ASSERT_FALSE(second.ok());
     EXPECT_NE(second.error().find("in use"), std::string::npos) << second.error();
-    EXPECT_EQ(first.Charge("t", 2, 1.0, "b"), "");  // the first is unaffected
+    EXPECT_TRUE(first.Charge("t", 2, 1.0, "b").ok());  // the first is unaffected
   }
   // Closed, it opens again, with both charges.
   auto again = PrivacyLedger::Open(path_, 2.0).value();
@@ -69,10 +70,12 @@ TEST_F(PrivacyLedgerTest, AnOpenLedgerIsHeldByOneHolderAtATime) {
 
 TEST_F(PrivacyLedgerTest, ASecondReportForTheSameRoundIsRefusedTheFirstCanBeResent) {
   auto ledger = PrivacyLedger::Open(path_, 10.0).value();
-  ASSERT_EQ(ledger.Charge("t", 5, 1.0, "first"), "");
-  EXPECT_NE(ledger.Charge("t", 5, 1.0, "second").find("already reported"), std::string::npos);
+  ASSERT_TRUE(ledger.Charge("t", 5, 1.0, "first").ok());
+  const Status again = ledger.Charge("t", 5, 1.0, "second");
+  EXPECT_EQ(again.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(again.error().find("already reported"), std::string::npos) << again.error();
   EXPECT_EQ(ledger.Find("t", 5), "first");
-  EXPECT_EQ(ledger.Charge("other-task", 5, 1.0, "x"), "");  // rounds are per task
+  EXPECT_TRUE(ledger.Charge("other-task", 5, 1.0, "x").ok());  // rounds are per task
   EXPECT_DOUBLE_EQ(ledger.spent(), 2.0);
 }
 
@@ -81,8 +84,8 @@ TEST_F(PrivacyLedgerTest, BadInputsAreClearErrors) {
   EXPECT_FALSE(PrivacyLedger::Open(path_, -1).ok());
   EXPECT_FALSE(PrivacyLedger::Open((dir_ / "no" / "such" / "dir.sqlite").string(), 1).ok());
   auto ledger = PrivacyLedger::Open(path_, 1e6).value();  // LDP-FL-sized totals are fine
-  EXPECT_NE(ledger.Charge("t", 1, -0.5, "x"), "");
-  EXPECT_NE(ledger.Charge("t", 1, std::nan(""), "x"), "");
+  EXPECT_EQ(ledger.Charge("t", 1, -0.5, "x").code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(ledger.Charge("t", 1, std::nan(""), "x").ok());
   EXPECT_EQ(ledger.reports(), 0u);
   // A file that is not a database.
   const std::string junk = (dir_ / "junk").string();
@@ -103,18 +106,18 @@ TEST_F(PrivacyLedgerTest, AccountsHaveTheirOwnBudgetsAndOneCallChargesMany) {
       {"u1", "t", 0, 0.6, "a"}, {"u2", "t", 0, 0.6, "b"}, {"u1", "t", 0, 0.1, "dup"}};
   const auto v = ledger.ChargeMany(first);
   ASSERT_EQ(v.size(), 3u);
-  EXPECT_EQ(v[0], "");
-  EXPECT_EQ(v[1], "");  // u2's budget is its own
-  EXPECT_NE(v[2].find("already reported"), std::string::npos) << v[2];
+  EXPECT_TRUE(v[0].ok());
+  EXPECT_TRUE(v[1].ok());  // u2's budget is its own
+  EXPECT_NE(v[2].error().find("already reported"), std::string::npos) << v[2].error();
   EXPECT_DOUBLE_EQ(ledger.spent("u1"), 0.6);
   EXPECT_DOUBLE_EQ(ledger.spent("u2"), 0.6);
   EXPECT_DOUBLE_EQ(ledger.spent(), 0.0);  // the single-device account is untouched
   // u1 cannot spend 0.6 again; u3 can; the refusal names the account.
   const std::vector<E> second = {{"u1", "t", 1, 0.6, "c"}, {"u3", "t", 1, 0.6, "d"}};
   const auto w = ledger.ChargeMany(second);
-  EXPECT_NE(w[0].find("refused"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("u1"), std::string::npos) << w[0];
-  EXPECT_EQ(w[1], "");
+  EXPECT_NE(w[0].error().find("refused"), std::string::npos) << w[0].error();
+  EXPECT_NE(w[0].error().find("u1"), std::string::npos) << w[0].error();
+  EXPECT_TRUE(w[1].ok());
   EXPECT_FALSE(ledger.Find("u1", "t", 1));
   EXPECT_EQ(ledger.Find("u3", "t", 1), "d");
   EXPECT_EQ(ledger.Find("u1", "t", 0), "a");

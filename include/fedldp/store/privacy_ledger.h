@@ -52,10 +52,12 @@ class PrivacyLedger {
   PrivacyLedger& operator=(PrivacyLedger&&) noexcept;
 
   // Records that the report `bytes` for (task, round) spends `epsilon`, if
-  // the total allows it, and returns ""; otherwise records nothing and
-  // returns why (with how much is left).
-  std::string Charge(std::string_view task, std::uint64_t round, double epsilon,
-                     std::string_view bytes);
+  // the total allows it; otherwise records nothing and says why (with how
+  // much is left): kFailedPrecondition past the budget, kAlreadyExists for
+  // a (task, round) charged before, kInvalidArgument for a bad epsilon or
+  // round, kIo when the file fails. A refusal must be read: a report sent
+  // without its charge spends budget nobody counted.
+  Status Charge(std::string_view task, std::uint64_t round, double epsilon, std::string_view bytes);
   // The bytes recorded for (task, round), if any.
   std::optional<std::string> Find(std::string_view task, std::uint64_t round) const;
 
@@ -67,10 +69,10 @@ class PrivacyLedger {
     std::string bytes;
   };
   // Charges every entry in one transaction (one disk sync), each against its
-  // own account; returns, per entry, "" or why it was refused. Refused
-  // entries record nothing; the others are recorded. Two entries for the
-  // same (account, task, round) in one call: the second is refused.
-  std::vector<std::string> ChargeMany(std::span<const Entry> entries);
+  // own account; returns, per entry, OK or why it was refused (as Charge).
+  // Refused entries record nothing; the others are recorded. Two entries for
+  // the same (account, task, round) in one call: the second is refused.
+  [[nodiscard]] std::vector<Status> ChargeMany(std::span<const Entry> entries);
   std::optional<std::string> Find(std::string_view account, std::string_view task,
                                   std::uint64_t round) const;
 
