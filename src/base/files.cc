@@ -40,7 +40,7 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 
 // OK if `path` is absent or a regular file; else why it may not be written.
 Status CheckRegularOrAbsent(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     return errno == ENOENT ? Status{} : Refuse(Errno("cannot use " + path));
   }
@@ -55,7 +55,7 @@ Status CheckRegularOrAbsent(const std::string& path) {
 
 Status CheckOutputFile(const std::string& path) {
   if (path.empty()) return Refuse("no output file given");
-  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckRegularOrAbsent(path));
   const std::string folder = Folder(path);
   if (!std::filesystem::is_directory(folder)) {
     return Refuse("the folder " + folder + " does not exist");
@@ -68,7 +68,7 @@ Status CheckOutputFile(const std::string& path) {
 }
 
 Status AppendToFile(const std::string& path, std::string_view text) {
-  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckRegularOrAbsent(path));
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Failed("cannot open " + path);
   Status written = WriteAll(fd, text, path);
@@ -78,7 +78,7 @@ Status AppendToFile(const std::string& path, std::string_view text) {
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, unsigned mode,
                            bool overwrite) {
-  if (Status e = CheckRegularOrAbsent(path); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckRegularOrAbsent(path));
   if (!overwrite && ::access(path.c_str(), F_OK) == 0) return Exists(path);
   std::string tmp = path + ".XXXXXX";
   const int fd = ::mkstemp(tmp.data());  // 0600, O_EXCL: nobody else's file

@@ -193,7 +193,7 @@ bool IsGaussian(const FedSelVariant& variant) {
 
 Status FedSelConfig::Validate() const {
   const FedSelConfig& c = *this;
-  if (Status s = c.variant.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(c.variant.Validate());
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};
@@ -288,7 +288,7 @@ void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
 }
 
 Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std::size_t d) {
-  if (Status s = config.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (rows == 0 || d == 0) return Error{"FedSel needs at least one client and one dimension"};
   if (config.clients > rows) {
     return Error{"clients (" + std::to_string(config.clients) + ") must not exceed the rows (" +

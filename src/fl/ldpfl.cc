@@ -55,7 +55,7 @@ Status LdpFlConfig::Validate() const {
     return Error{"perturbing updates takes a fixed range, not an adaptive one"};
   }
   if (config.is_private) {
-    if (Status e = CheckEpsilon(config.epsilon); !e.ok()) return e;
+    FEDLDP_RETURN_IF_ERROR(CheckEpsilon(config.epsilon));
   }
   if (config.clients == 0) return Error{"clients must be >= 1"};
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
@@ -78,7 +78,7 @@ Status LdpFlConfig::Validate() const {
 }
 
 Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
-  if (Status s = config.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (config.clients > train_rows) {
     return Error{"clients must be in [1, " + std::to_string(train_rows) + "]"};
   }

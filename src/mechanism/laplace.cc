@@ -13,7 +13,7 @@ constexpr std::int64_t kGridEnd = std::int64_t{1} << 52;  // every |m| g is exac
 }  // namespace
 
 Result<LaplaceMechanism> LaplaceMechanism::Create(double epsilon) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   const int scale_exponent = static_cast<int>(std::floor(std::log2(2.0 / epsilon)));
   const int k = std::max(0, 10 - scale_exponent);
   const std::int64_t levels = std::int64_t{1} << k;

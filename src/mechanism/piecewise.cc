@@ -21,7 +21,7 @@ double LevelCoordinate(double t, std::int64_t levels) {
 }  // namespace
 
 Result<PiecewiseMechanism> PiecewiseMechanism::Create(double epsilon) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   std::int64_t levels = kMinLevels;
   while (levels < kMaxLevels && static_cast<double>(levels) < 512 * std::exp(epsilon / 2)) {
     levels *= 2;
@@ -57,10 +57,10 @@ double PiecewiseMechanism::Sample(double x, Rng& rng) const {
   const Uint128 u = UniformIndex128(rng, total_);
   // Below b N: an index of all N (weight b each); above: one of the window
   // (weight c each). Only the window's start depends on the input.
-  const std::int64_t i = u < (static_cast<Uint128>(size_) << shift_)
-                             ? static_cast<std::int64_t>(u >> shift_)
-                             : j + static_cast<std::int64_t>(
-                                       UniformIndex(rng, static_cast<std::uint64_t>(window_)));
+  const std::int64_t i =
+      u < (static_cast<Uint128>(size_) << shift_)
+          ? static_cast<std::int64_t>(u >> shift_)
+          : j + static_cast<std::int64_t>(UniformIndex(rng, static_cast<std::uint64_t>(window_)));
   return grid_.Value(i + grid_.lo);
 }
 
@@ -77,8 +77,8 @@ long double PiecewiseMechanism::Weight(std::int64_t i, std::int64_t j) const {
 double PiecewiseMechanism::Mean(double x) const {
   const Levels l = LevelsOf(x);
   // E[output | j] = (c w / W) (j - J) h.
-  const long double slope = grid_.step * AsLong(extra_ * static_cast<Uint128>(window_)) /
-                            AsLong(total_);
+  const long double slope =
+      grid_.step * AsLong(extra_ * static_cast<Uint128>(window_)) / AsLong(total_);
   const long double level = static_cast<long double>(l.low - levels_) + l.up;
   return static_cast<double>(slope * level);
 }
@@ -125,7 +125,8 @@ double PiecewiseMechanism::Cdf(double y, double x) const {
   const std::int64_t i = m - grid_.lo;
   const Levels l = LevelsOf(x);
   auto below = [&](std::int64_t j) {  // P[index <= i | level j]
-    const auto in_window = static_cast<long double>(std::clamp<std::int64_t>(i - j + 1, 0, window_));
+    const auto in_window =
+        static_cast<long double>(std::clamp<std::int64_t>(i - j + 1, 0, window_));
     return (std::ldexp(static_cast<long double>(i + 1), shift_) + AsLong(extra_) * in_window) /
            AsLong(total_);
   };

@@ -46,14 +46,14 @@ void TwoPointMechanism::PerturbBlockBits(const float* src, const std::uint32_t* 
 }
 
 Result<TwoPointMechanism> TwoPointMechanism::Create(double epsilon, double center, double radius) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (Status e = CheckFinite(center, "center"); !e.ok()) return e;
-  if (Status e = CheckPositive(radius, "radius"); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckFinite(center, "center"));
+  FEDLDP_RETURN_IF_ERROR(CheckPositive(radius, "radius"));
   return TwoPointMechanism(epsilon, center, radius, false);
 }
 
 Result<TwoPointMechanism> TwoPointMechanism::CreateDuchi(double epsilon) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   return TwoPointMechanism(epsilon, 0.0, 1.0, true);
 }
 

@@ -57,7 +57,7 @@ Status CheckAnnouncedDeployment(std::string_view deployment) {
 
 Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& policy) {
   if (spec.users == 0 || spec.dimension == 0) return Error{"a task needs users and a dimension"};
-  if (Status s = CheckRoundPolicy(policy); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(CheckRoundPolicy(policy));
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
   if (!plan.ok()) return Error{plan.error()};
   if (spec.config.shuffle) {
@@ -146,9 +146,9 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
           if (auto report = c->AdmitUnnamed(*c->gate_, bytes, &why)) c->Aggregate(*report);
           continue;
         }
-        auto verdict = c->gate_->Admit(std::to_string(user),
-                                       {reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                        bytes.size()});
+        auto verdict =
+            c->gate_->Admit(std::to_string(user),
+                            {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
         if (!verdict.accepted()) continue;  // cannot happen: it passed this gate before
         c->Aggregate(*verdict.report);
         c->received_[user] = bytes;
@@ -354,8 +354,8 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
       Say("refused a report: " + v.reason);
       continue;
     }
-    auto verdict = gate_->Admit(std::to_string(user),
-                                {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+    auto verdict = gate_->Admit(
+        std::to_string(user), {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
     if (verdict.accepted()) {
       v.accepted = true;
       to_record.emplace_back(user, bytes);
@@ -363,7 +363,8 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
       continue;
     }
     const auto it = received_.find(user);
-    if (verdict.reason == RejectReason::kDuplicate && it != received_.end() && it->second == bytes) {
+    if (verdict.reason == RejectReason::kDuplicate && it != received_.end() &&
+        it->second == bytes) {
       v.accepted = true;  // a resend of what is counted: nothing to do
       v.reason = "already counted";
       out.ticket = std::max(out.ticket, queued_ticket());  // but it may still be queued

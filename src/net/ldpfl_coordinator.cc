@@ -20,7 +20,8 @@ std::string ChunkPrefix(std::size_t chunk) {
 
 std::size_t ChunkOfPrefix(std::string_view s) {
   std::size_t c = 0;
-  for (int i = 0; i < 8; ++i) c |= static_cast<std::size_t>(static_cast<unsigned char>(s[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    c |= static_cast<std::size_t>(static_cast<unsigned char>(s[i])) << (8 * i);
   return c;
 }
 
@@ -122,7 +123,7 @@ Status CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& spec) 
 }  // namespace
 
 Status LdpFlCoordinator::Check(const LdpFlTaskSpec& spec, const RoundPolicy& policy) {
-  if (Status e = spec.Check(); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(spec.Check());
   return CheckRoundPolicy(policy);
 }
 
@@ -317,8 +318,7 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   if (Status e = OpenRound(now); !e.ok()) throw std::runtime_error(e.error());
 }
 
-LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token,
-                                                   std::string_view session,
+LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, std::string_view session,
                                                    Clock::time_point now) {
   std::lock_guard lock(mu_);
   Poll out;

@@ -324,8 +324,9 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     SetShufflerCredentials(&deliver_context, token);
     const auto sent = stub->Deliver(&deliver_context, deliver, &reply);
     if (!sent.ok()) {
-      if (log) log("could not deliver a batch of " + std::to_string(batch->contributors.size()) +
-                   " users (" + sent.error_message() + "); it is kept and sent again");
+      if (log)
+        log("could not deliver a batch of " + std::to_string(batch->contributors.size()) +
+            " users (" + sent.error_message() + "); it is kept and sent again");
       core.Return(std::move(*batch));
       return;
     }
@@ -356,7 +357,7 @@ ShufflerServer::~ShufflerServer() { Shutdown(); }
 Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Dataset& data,
                                            std::vector<std::vector<std::size_t>> shards,
                                            std::stop_token stop) {
-  if (Status why = o.Validate(); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(o.Validate());
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
@@ -417,8 +418,8 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   std::vector<double> weights;  // the model of last_round
   std::vector<LayerRange> ranges;
   std::map<std::uint64_t, Clock::time_point> sent;  // user -> last hand-over this round
-  std::set<std::uint64_t> refused;                   // users not to ask again this round
-  std::set<std::uint64_t> handed;                    // users the shuffler took this round
+  std::set<std::uint64_t> refused;                  // users not to ask again this round
+  std::set<std::uint64_t> handed;                   // users the shuffler took this round
   bool shuffler_down = false;
   while (true) {
     auto reply = session.Call<pb::PollReply>(
@@ -497,7 +498,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
       exhausted = participant->Exhausted();
       std::erase_if(exhausted, [&](std::uint64_t u) {
         return sent.contains(u) || std::any_of(answer.reports.begin(), answer.reports.end(),
-                           [u](const auto& r) { return r.first == u; });
+                                               [u](const auto& r) { return r.first == u; });
       });
     }
     if (!exhausted.empty()) {

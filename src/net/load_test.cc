@@ -187,7 +187,7 @@ Status LoadTestConfig::Validate() const {
 Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
                                     std::span<const std::size_t> rows_given, const LogLine& log,
                                     std::stop_token stop) {
-  if (Status why = config.Validate(); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
   std::vector<std::size_t> rows(rows_given.begin(), rows_given.end());
   if (rows.empty()) {
     rows.resize(data.size());
@@ -230,18 +230,18 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   serve.config.epsilon = 8;
   serve.config.epochs = config.epochs;
   serve.config.batch_fraction = config.batch_fraction;
-  if (Status why = serve.Validate(); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(serve.Validate());
   {
     FedSelTaskSpec spec;
     spec.id = serve.serve.task;
     spec.config = serve.config;
     spec.users = rows.size();
     spec.dimension = data.dimension;
-    if (Status why = FedSelCoordinator::Check(spec, serve.serve.policy); !why.ok()) return why;
+    FEDLDP_RETURN_IF_ERROR(FedSelCoordinator::Check(spec, serve.serve.policy));
   }
   // Each client holds a connection and its ledger open (and the server
   // one connection per client): raise the soft limit on open files.
-  if (Status why = AllowOpenFiles(2 * config.clients + 256); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(AllowOpenFiles(2 * config.clients + 256));
   std::vector<std::string> tokens;
   {
     auto opened = ServerState::Open(serve.serve.state);
@@ -352,8 +352,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
       return Error{"stopped (the server's log and state are kept in " + dir.string() + ")",
                    ErrorCode::kFailedPrecondition};
     }
-    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
-                        status);
+    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"}, status);
   }
   const ServeSummary& s = last.summary;
   summary.rounds = s.rounds;

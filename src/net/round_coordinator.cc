@@ -16,8 +16,7 @@ RoundCoordinator::RoundCoordinator(const RoundPolicy& policy, ServerState state,
       state_(std::move(state)),
       roster_(users) {}
 
-Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users,
-                              Clock::time_point now) {
+Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string line;
   Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
@@ -34,8 +33,7 @@ Access RoundCoordinator::Admit(std::string_view token,
 }
 
 Withdrawal RoundCoordinator::Withdraw(std::string_view token, std::string_view session,
-                                      std::span<const std::uint64_t> users,
-                                      Clock::time_point now) {
+                                      std::span<const std::uint64_t> users, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string line;
   const Withdrawal out = WithdrawUsers(state_, roster_.Enter(state_, token, session, now), users,
@@ -47,8 +45,8 @@ Withdrawal RoundCoordinator::Withdraw(std::string_view token, std::string_view s
   return out;
 }
 
-Status RoundCoordinator::Vouch(std::string_view token, std::string_view session,
-                               std::uint64_t user, std::uint64_t round) {
+Status RoundCoordinator::Vouch(std::string_view token, std::string_view session, std::uint64_t user,
+                               std::uint64_t round) {
   std::lock_guard lock(mu_);
   if (!Shuffled()) return Error{"this task takes reports from clients, not a shuffler"};
   const Access access = roster_.Enter(state_, token, session, Clock::now());
@@ -96,7 +94,7 @@ std::vector<double> RoundCoordinator::weights() const {
 
 Result<bool> RoundCoordinator::Resume(
     const std::function<Status(const ServerState::Snapshot&)>& check) {
-  if (Status s = LoadWithdrawn(state_, users_, withdrawn_); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(LoadWithdrawn(state_, users_, withdrawn_));
   auto loaded = state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (!loaded->has_value()) return false;

@@ -88,7 +88,7 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
   if (s.tls.certificate.empty() != s.tls.key.empty()) {
     return Invalid("a TLS certificate and its key go together (--tls-cert, --tls-key)");
   }
-  if (Status why = CheckRoundPolicy(s.policy); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(CheckRoundPolicy(s.policy));
   if (shuffled && s.shuffler_token_file.empty()) {
     return Invalid(
         "a shuffled task needs the shuffler's token file (--shuffler-token-file, created if "
@@ -234,7 +234,7 @@ Result<ServerKeys> LoadOrCreateServerKeys(const std::string& secret_path, const 
 }
 
 Status FedSelServeConfig::Validate() const {
-  if (Status why = CheckServe(serve, config.shuffle); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(CheckServe(serve, config.shuffle));
   if (config.tail_average != 0) {
     return Invalid("the deployment serves the last iterate: tail_average must be 0");
   }
@@ -250,7 +250,7 @@ Status FedSelServeConfig::Validate() const {
 }
 
 Status LdpFlServeConfig::Validate() const {
-  if (Status why = CheckServe(serve, true); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(CheckServe(serve, true));
   if (config.perturb_updates && config.adaptive) {
     return Invalid("perturbing updates (--perturb updates) takes fixed ranges (--range fixed)");
   }
@@ -281,23 +281,17 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
   // Checked with the key's place held, before any key file is made: a bad
   // config must not bind a state to a task it cannot serve.
   if (c.shuffle) spec.public_key.assign(32, '\0');
-  if (Status why = FedSelCoordinator::Check(spec, s.policy); !why.ok()) {
-    return Error{why.error(), why.code()};
-  }
+  FEDLDP_RETURN_IF_ERROR(FedSelCoordinator::Check(spec, s.policy));
   ServerKeys keys;
   std::string shuffler_token;
   if (c.shuffle) {
-    auto loaded = LoadOrCreateServerKeys(s.KeyFile(), log);
-    if (!loaded.ok()) return Error{loaded.error(), loaded.code()};
-    keys = std::move(loaded).value();
-    auto token = LoadOrCreateShufflerToken(s.shuffler_token_file, log);
-    if (!token.ok()) return Error{token.error(), token.code()};
-    shuffler_token = std::move(token).value();
+    FEDLDP_ASSIGN_OR_RETURN(keys, LoadOrCreateServerKeys(s.KeyFile(), log));
+    FEDLDP_ASSIGN_OR_RETURN(shuffler_token, LoadOrCreateShufflerToken(s.shuffler_token_file, log));
     spec.public_key = keys.public_key;
   }
-  auto state = OpenBound(
-      s, spec.deployment, [&] { return EncodeTask(spec); }, "");
-  if (!state.ok()) return Error{state.error(), state.code()};
+  FEDLDP_ASSIGN_OR_RETURN(auto state,
+                          OpenBound(
+                              s, spec.deployment, [&] { return EncodeTask(spec); }, ""));
 
   ServeSummary summary;
   summary.majority = data.Subset(eval).MajorityRate();
@@ -308,21 +302,22 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
                       std::to_string(eval.size()) + " evaluation rows (majority class " +
                       Pct(summary.majority) + ")");
   };
-  auto coordinator = FedSelCoordinator::Create(
-      spec, s.policy, std::move(state).value(), log,
-      [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); }, keys);
-  if (!coordinator.ok()) return Error{coordinator.error(), coordinator.code()};
-  FedSelCoordinator& coord = **coordinator;
+  FEDLDP_ASSIGN_OR_RETURN(
+      const auto coordinator,
+      FedSelCoordinator::Create(
+          spec, s.policy, std::move(state), log,
+          [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); }, keys));
+  FedSelCoordinator& coord = *coordinator;
   // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, s.address, s.tls, shuffler_token, s.threads);
-  if (!server.ok()) return Error{server.error(), server.code()};
+  FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
+                                                                      shuffler_token, s.threads));
   if (c.shuffle) {
     // The simulator's statement (train --shuffle): the same accountant, on
     // the same plan.
     const RunPrivacyConfig account = FedSelRunPrivacy(coord.plan(), c, config.central_delta);
     auto accounted = AccountRun(account);
     if (!accounted.ok()) {
-      (*server)->Shutdown();
+      server->Shutdown();
       return Invalid("the accountant: " + accounted.error());
     }
     Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) +
@@ -348,8 +343,8 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
   }
   // Shuffled, the line ends the accountant's statement above.
   if (c.variant.is_private() && !c.shuffle) Say(observer, FloatingPointStatement(c.variant));
-  if (observer.listening) observer.listening((*server)->port());
-  Say(observer, Listening(s, (*server)->port(), coord.stats().started));
+  if (observer.listening) observer.listening(server->port());
+  Say(observer, Listening(s, server->port(), coord.stats().started));
   std::uint64_t shown_round = 0;
   const auto progress = [&](const FedSelCoordinator::Stats& st) {
     if (st.round == shown_round) return;
@@ -358,7 +353,7 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
                       "), " + std::to_string(st.accepted) + " reports accepted, " +
                       std::to_string(st.rejected) + " rejected");
   };
-  if (Status ran = RunRounds(coord, **server, pending, evaluate, progress, s.policy, stop, summary);
+  if (Status ran = RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary);
       !ran.ok()) {
     return Error{ran.error(), ran.code()};
   }
@@ -387,7 +382,7 @@ double NetAccuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const D
 Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& train,
                                 std::span<const std::size_t> train_rows, const Dataset& test,
                                 const ServeObserver& observer, std::stop_token stop) {
-  if (Status why = config.Validate(); !why.ok()) return Error{why.error(), why.code()};
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (test.size() == 0) return Invalid("no test rows to evaluate the model on");
   const ServeConfig& s = config.serve;
   const LdpFlConfig& c = config.config;
@@ -398,28 +393,22 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
   // The task is checked (with a stand-in key) before the key pair and the
   // shuffler's token are created: a refused serve leaves no files behind.
   {
-    auto check =
-        MakeLdpFlTask(s.task, c, s.users, train, rows, std::string(32, '\0'), config.chunk);
-    if (!check.ok()) return Error{check.error(), check.code()};
-    if (Status why = LdpFlCoordinator::Check(*check, s.policy); !why.ok()) {
-      return Error{why.error(), why.code()};
-    }
+    FEDLDP_ASSIGN_OR_RETURN(
+        const LdpFlTaskSpec check,
+        MakeLdpFlTask(s.task, c, s.users, train, rows, std::string(32, '\0'), config.chunk));
+    FEDLDP_RETURN_IF_ERROR(LdpFlCoordinator::Check(check, s.policy));
   }
-  auto keys = LoadOrCreateServerKeys(s.KeyFile(), log);
-  if (!keys.ok()) return Error{keys.error(), keys.code()};
-  auto shuffler_token = LoadOrCreateShufflerToken(s.shuffler_token_file, log);
-  if (!shuffler_token.ok()) return Error{shuffler_token.error(), shuffler_token.code()};
-  auto made = MakeLdpFlTask(s.task, c, s.users, train, rows, keys->public_key, config.chunk);
-  if (!made.ok()) return Error{made.error(), made.code()};
-  LdpFlTaskSpec spec = std::move(made).value();
+  FEDLDP_ASSIGN_OR_RETURN(const ServerKeys keys, LoadOrCreateServerKeys(s.KeyFile(), log));
+  FEDLDP_ASSIGN_OR_RETURN(const std::string shuffler_token,
+                          LoadOrCreateShufflerToken(s.shuffler_token_file, log));
+  FEDLDP_ASSIGN_OR_RETURN(LdpFlTaskSpec spec, MakeLdpFlTask(s.task, c, s.users, train, rows,
+                                                            keys.public_key, config.chunk));
   SecureRng rng;
-  auto net = NeuralNet::Create(c.arch, rng());
-  if (!net.ok()) return Error{net.error(), net.code()};
-  const std::vector<float> init = net->GetWeights();
-  auto state = OpenBound(
-      s, spec.deployment, [&] { return EncodeLdpFlTask(spec); },
-      " (the state file was made for another task or key)");
-  if (!state.ok()) return Error{state.error(), state.code()};
+  FEDLDP_ASSIGN_OR_RETURN(NeuralNet net, NeuralNet::Create(c.arch, rng()));
+  const std::vector<float> init = net.GetWeights();
+  FEDLDP_ASSIGN_OR_RETURN(auto state, OpenBound(
+                                          s, spec.deployment, [&] { return EncodeLdpFlTask(spec); },
+                                          " (the state file was made for another task or key)"));
 
   ServeSummary summary;
   summary.majority = test.MajorityRate();
@@ -433,15 +422,15 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
                       ": accuracy " + Pct(last_accuracy) + " on " + std::to_string(test.size()) +
                       " test rows (majority class " + Pct(summary.majority) + ")");
   };
-  auto coordinator = LdpFlCoordinator::Create(
-      spec, s.policy, std::move(state).value(), *keys,
-      std::vector<double>(init.begin(), init.end()), log,
-      [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); });
-  if (!coordinator.ok()) return Error{coordinator.error(), coordinator.code()};
-  LdpFlCoordinator& coord = **coordinator;
+  FEDLDP_ASSIGN_OR_RETURN(
+      const auto coordinator,
+      LdpFlCoordinator::Create(
+          spec, s.policy, std::move(state), keys, std::vector<double>(init.begin(), init.end()),
+          log, [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); }));
+  LdpFlCoordinator& coord = *coordinator;
   // Started before anything is said of the task: a port in use is one line.
-  auto server = CoordinatorServer::Start(coord, s.address, s.tls, *shuffler_token, s.threads);
-  if (!server.ok()) return Error{server.error(), server.code()};
+  FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
+                                                                      shuffler_token, s.threads));
   std::string privacy;
   if (spec.vector()) {
     // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
@@ -451,7 +440,7 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
                                                            spec.per_round(), true, c.delta);
     auto accounted = AccountRun(account);
     if (!accounted.ok()) {
-      (*server)->Shutdown();
+      server->Shutdown();
       return Invalid("the accountant: " + accounted.error());
     }
     std::ostringstream line;
@@ -475,10 +464,10 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
     privacy = DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(c.vector) + "\n";
   }
   if (observer.privacy) observer.privacy(privacy);
-  if (observer.listening) observer.listening((*server)->port());
-  Say(observer, Listening(s, (*server)->port(), coord.stats().started));
+  if (observer.listening) observer.listening(server->port());
+  Say(observer, Listening(s, server->port(), coord.stats().started));
   const auto progress = [](const LdpFlCoordinator::Stats&) {};  // each round says its accuracy
-  if (Status ran = RunRounds(coord, **server, pending, evaluate, progress, s.policy, stop, summary);
+  if (Status ran = RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary);
       !ran.ok()) {
     return Error{ran.error(), ran.code()};
   }

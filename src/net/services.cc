@@ -380,7 +380,7 @@ Status FedSelClientOptions::Validate() const {
 
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const Dataset& data,
                                             std::vector<std::size_t> rows, std::stop_token stop) {
-  if (Status why = o.Validate(); !why.ok()) return why;
+  FEDLDP_RETURN_IF_ERROR(o.Validate());
   auto channel = MakeChannel(o.address, o.tls);
   if (!channel.ok()) return Error{channel.error()};
   auto stub = pb::Coordinator::NewStub(*channel);

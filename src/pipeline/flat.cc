@@ -36,7 +36,7 @@ std::size_t FlatRandomizer::DefaultK(double epsilon, std::size_t d) {
 
 Result<FlatRandomizer> FlatRandomizer::Create(ValueMechanismKind mechanism, double epsilon,
                                               std::size_t d, std::optional<std::size_t> k) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   if (d == 0) return Error{"the vector must have at least one dimension"};
   const std::size_t kk = k.value_or(DefaultK(epsilon, d));
   if (kk < 1 || kk > d) {

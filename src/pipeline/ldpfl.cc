@@ -11,7 +11,7 @@ namespace fedldp {
 Result<LdpFlRandomizer> LdpFlRandomizer::Create(double epsilon,
                                                 std::vector<std::size_t> layer_sizes,
                                                 std::vector<LayerRange> ranges) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   if (layer_sizes.empty()) return Error{"LDP-FL needs at least one layer"};
   if (ranges.size() != layer_sizes.size()) {
     return Error{"LDP-FL needs one range per layer (" + std::to_string(layer_sizes.size()) +
@@ -76,7 +76,7 @@ ParameterShuffler::ParameterShuffler(const LdpFlRandomizer& randomizer, ShuffleS
     : randomizer_(randomizer), schedule_(schedule) {}
 
 Status ParameterShuffler::Submit(const LdpFlReport& report) {
-  if (Status s = randomizer_.Check(report); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(randomizer_.Check(report));
   reports_.push_back(report);
   return {};
 }

@@ -10,9 +10,9 @@ Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, boo
   // The total is any finite positive number (a shuffled run of many epochs
   // may spend 128 x 4.9 locally); each epoch's share is what the mechanisms
   // see, and CheckEpsilon bounds it.
-  if (Status e = CheckPositive(epsilon, "epsilon"); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckPositive(epsilon, "epsilon"));
   if (epochs < 1) return Error{"epochs must be >= 1, got " + std::to_string(epochs)};
-  if (Status e = CheckEpsilon(epsilon / epochs, "epsilon per epoch"); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon / epochs, "epsilon per epoch"));
   if (!(mu >= 0 && mu < 1)) return Error{"mu must be in [0, 1), got " + std::to_string(mu)};
   FedSelBudget b;
   b.epsilon = epsilon;

@@ -86,7 +86,7 @@ std::vector<std::string> SelectorNames() { return NamesIn(kSelectorNames); }
 
 Result<std::shared_ptr<const Selector>> MakeSelector(SelectorKind kind, double epsilon,
                                                      std::size_t d, std::size_t k) {
-  if (Status e = CheckShape(d, k); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, k));
   switch (kind) {
     case SelectorKind::kExp:
       return ShareAs<Selector>(ExponentialSelection::Create(epsilon, d));
@@ -114,8 +114,8 @@ Result<std::shared_ptr<const Selector>> MakeSelector(std::string_view name, doub
 // ---- EXP ----
 
 Result<ExponentialSelection> ExponentialSelection::Create(double epsilon, std::size_t d) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (Status e = CheckShape(d, 1); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, 1));
   if (d == 1) return ExponentialSelection(epsilon, d, RationalRate{1, 1});  // unused
   auto rate = RationalRateBelow(epsilon / static_cast<double>(d - 1));
   if (!rate.ok()) return Error{"exp: " + rate.error()};
@@ -164,8 +164,8 @@ double PerturbedEncoding::RatioFor(double flip_epsilon, std::size_t d, std::size
 }
 
 Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t d, std::size_t k) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (Status e = CheckShape(d, k); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, k));
   // The ratio grows from 1 (eps' = 0) past e^eps (eps' = eps). Bisection keeps
   // `lo` on the safe side, so the result meets the bound even where rounding
   // makes the ratio wobble; the target sits 1e-10 below e^eps, far above the
@@ -187,8 +187,8 @@ Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t 
 
 Result<PerturbedEncoding> PerturbedEncoding::CreatePublished(double epsilon, std::size_t d,
                                                              std::size_t k) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (Status e = CheckShape(d, k); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, k));
   return PerturbedEncoding(epsilon, d, k, true);
 }
 
@@ -226,8 +226,8 @@ std::int64_t PerturbedEncoding::SamplePosition(Rng& rng) const {
 // ---- PS ----
 
 Result<PerturbedSampling> PerturbedSampling::Create(double epsilon, std::size_t d, std::size_t k) {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
-  if (Status e = CheckShape(d, k); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, k));
   // c >= 2^52: the ratio within 2^-52 of e^eps, as a double would have it.
   auto ratio = MakeIntegerExpRatio(epsilon, 52);
   if (!ratio.ok()) return Error{"ps: " + ratio.error()};
@@ -260,7 +260,7 @@ std::int64_t PerturbedSampling::SamplePosition(Rng& rng) const {
 // ---- Top-k and uniform ----
 
 Result<TopKSelection> TopKSelection::Create(std::size_t d, std::size_t k) {
-  if (Status e = CheckShape(d, k); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, k));
   return TopKSelection(d, k);
 }
 
@@ -277,7 +277,7 @@ std::int64_t TopKSelection::SamplePosition(Rng& rng) const {
 }
 
 Result<UniformSelection> UniformSelection::Create(std::size_t d) {
-  if (Status e = CheckShape(d, 1); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckShape(d, 1));
   return UniformSelection(d);
 }
 

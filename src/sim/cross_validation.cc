@@ -82,7 +82,7 @@ Status CrossValidationOptions::Validate() const {
 }
 
 Status CheckFolds(const CrossValidationOptions& options, std::size_t n) {
-  if (Status s = options.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(options.Validate());
   if (options.test_from > 0) {
     if (options.test_from >= n) return Error{"the fixed split leaves no test rows"};
     return {};

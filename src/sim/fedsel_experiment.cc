@@ -57,7 +57,7 @@ Status Load(const FedSelExperimentConfig& c, FedSelExperiment& e) {
 }  // namespace
 
 Status FedSelExperimentConfig::Validate() const {
-  if (Status s = training.variant.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(training.variant.Validate());
   const FedSelVariant* variant = &training.variant;
   if (!label_column.empty() && data_file.empty()) {
     return Error{"a label column applies to a CSV data file only"};
@@ -66,7 +66,7 @@ Status FedSelExperimentConfig::Validate() const {
   if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
     return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
   }
-  if (Status e = CheckEpsilon(training.epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(training.epsilon));
   const bool gaussian = IsGaussian(*variant);
   if (training.shuffle) {
     if (!variant->is_private()) {
@@ -76,7 +76,7 @@ Status FedSelExperimentConfig::Validate() const {
   }
   if (central_epsilon) {
     if (!training.shuffle) return Error{"a central epsilon needs the shuffler"};
-    if (Status e = CheckEpsilon(*central_epsilon, "central epsilon"); !e.ok()) return e;
+    FEDLDP_RETURN_IF_ERROR(CheckEpsilon(*central_epsilon, "central epsilon"));
   }
   if (!(central_delta >= 1e-12 && central_delta < 1)) {
     return Error{"central delta must be in [1e-12, 1)"};
@@ -85,8 +85,8 @@ Status FedSelExperimentConfig::Validate() const {
     return Error{"a Dirichlet alpha needs clients (the rows are split among them)"};
   }
   if (grid && !tune) return Error{"a grid needs tuning"};
-  if (const Status s = tuning.Validate(); !s.ok()) return s;
-  if (Status s = cv.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(tuning.Validate());
+  FEDLDP_RETURN_IF_ERROR(cv.Validate());
   if (!(reference_lr > 0 && std::isfinite(reference_lr))) {
     return Error{"the reference's learning rate must be > 0"};
   }

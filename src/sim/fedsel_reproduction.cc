@@ -387,7 +387,7 @@ class Figures {
 }  // namespace
 
 Status FedSelReproductionConfig::Validate() const {
-  if (Status e = CheckEpsilon(epsilon); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   if (out.empty()) return Error{"out must name a folder"};
   if (threads > 1024) return Error{"threads must be in [0, 1024]"};
   return {};

@@ -21,7 +21,7 @@ std::vector<FedSelVariant> FrontierMethods() {
 Status FrontierConfig::Validate() const {
   if (methods.empty()) return Error{"the frontier needs at least one method"};
   for (const FedSelVariant& v : methods) {
-    if (Status s = v.Validate(); !s.ok()) return s;
+    FEDLDP_RETURN_IF_ERROR(v.Validate());
     if (!v.is_private()) return Error{"method " + FedSelVariantName(v) + " is not private"};
   }
   if (epsilons.empty()) return Error{"the frontier needs at least one epsilon"};
@@ -30,7 +30,7 @@ Status FrontierConfig::Validate() const {
   }
   if (!local && !shuffled) return Error{"neither local nor shuffled runs asked for"};
   if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
-  if (Status s = cv.Validate(); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(cv.Validate());
   return tuning.Validate();
 }
 

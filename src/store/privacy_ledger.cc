@@ -26,12 +26,29 @@ struct PrivacyLedger::Statements {
   Statement find, sum, insert;
 };
 
+namespace {
+
+// Runs the prepared insert for one entry; false if SQLite failed.
+bool Insert(Statement& insert, const PrivacyLedger::Entry& e) {
+  insert.Reset();
+  insert.Bind(1, e.account);
+  insert.Bind(2, e.task);
+  sqlite3_bind_int64(insert.get(), 3, static_cast<sqlite3_int64>(e.round));
+  sqlite3_bind_double(insert.get(), 4, e.epsilon);
+  insert.BindBlob(5, e.bytes);
+  const int step = insert.Step();
+  insert.Reset();
+  return step == SQLITE_DONE;
+}
+
+}  // namespace
+
 PrivacyLedger::PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
 
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per
   // round (21,840 eps for the CNN), so totals are large.
-  if (Status e = CheckPositive(total_epsilon, "total epsilon"); !e.ok()) return e;
+  FEDLDP_RETURN_IF_ERROR(CheckPositive(total_epsilon, "total epsilon"));
   sqlite3* db = nullptr;
   if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
     const std::string e = Message(db, "cannot open privacy ledger " + path);
@@ -118,7 +135,6 @@ std::vector<Status> PrivacyLedger::ChargeMany(std::span<const Entry> entries) {
   // IMMEDIATE: the reads of the spent budgets and the inserts are one unit
   // (the file is this ledger's alone anyway: exclusive locking, see Open).
   if (!Exec(db_, "BEGIN IMMEDIATE")) return fail_all(Message(db_, "privacy ledger busy"));
-  Statement& insert = statements_->insert;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     if (!(e.epsilon >= 0) || !std::isfinite(e.epsilon)) {
@@ -149,15 +165,7 @@ std::vector<Status> PrivacyLedger::ChargeMany(std::span<const Entry> entries) {
                 ErrorCode::kFailedPrecondition};
       continue;
     }
-    insert.Reset();
-    insert.Bind(1, e.account);
-    insert.Bind(2, e.task);
-    sqlite3_bind_int64(insert.get(), 3, static_cast<sqlite3_int64>(e.round));
-    sqlite3_bind_double(insert.get(), 4, e.epsilon);
-    insert.BindBlob(5, e.bytes);
-    const int step = insert.Step();
-    insert.Reset();
-    if (step != SQLITE_DONE) {
+    if (!Insert(statements_->insert, e)) {
       Exec(db_, "ROLLBACK");
       return fail_all(Message(db_, "privacy ledger"));
     }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "fedldp/random/normal.h"
 #include "fedldp/random/exact_normal.h"
+#include "fedldp/random/normal.h"
 
 namespace fedldp {
 namespace {
@@ -73,8 +73,7 @@ Result<GaussianRandomizer> GaussianRandomizer::Create(std::size_t dimension, dou
       clip * (1 + 0x1p-28) > RoundedGaussian::kMaxCells * g) {
     return Error{"the Gaussian's sigma is out of scale with its clip"};
   }
-  const double stated =
-      classic ? GaussianDelta(sigma, epsilon, sensitivity) + allowance : delta;
+  const double stated = classic ? GaussianDelta(sigma, epsilon, sensitivity) + allowance : delta;
   return GaussianRandomizer(dimension, clip, epsilon, stated, noise.value(), classic);
 }
 
@@ -114,7 +113,7 @@ void DuchiVectorRandomizer::Randomize(std::span<const double> x, std::span<doubl
 }
 
 Status DuchiVectorRandomizer::ValidateReport(std::span<const double> report) const {
-  if (const Status s = VectorRandomizer::ValidateReport(report); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(VectorRandomizer::ValidateReport(report));
   // Without a branch per entry: the entries are +-C B at random, and a
   // branch would be mispredicted on half of them.
   const double low = coordinate_.low(), high = coordinate_.high();

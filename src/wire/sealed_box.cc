@@ -1,13 +1,13 @@
 #include "fedldp/wire/sealed_box.h"
 
-#include "fedldp/base/files.h"
-
 #include <sodium.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+
+#include "fedldp/base/files.h"
 
 namespace fedldp {
 namespace {
@@ -77,8 +77,7 @@ Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
   ServerKeys keys(std::move(pub).value(), std::move(sec).value());
   // The pair must match: derive the public key from the secret one.
   std::string derived(crypto_box_PUBLICKEYBYTES, '\0');
-  crypto_scalarmult_base(reinterpret_cast<unsigned char*>(derived.data()),
-                         Bytes(keys.secret_key));
+  crypto_scalarmult_base(reinterpret_cast<unsigned char*>(derived.data()), Bytes(keys.secret_key));
   if (derived != keys.public_key) {
     return Error{public_path + " is not the public key of " + secret_path};
   }
@@ -88,7 +87,7 @@ Result<ServerKeys> ServerKeys::Load(const std::string& public_path,
 Status ServerKeys::Save(const std::string& public_path, const std::string& secret_path) const {
   // The secret is created 0600 from the start; neither file replaces an
   // existing one (a key pair is made once, then loaded).
-  if (Status s = WriteFileAtomically(secret_path, secret_key, 0600); !s.ok()) return s;
+  FEDLDP_RETURN_IF_ERROR(WriteFileAtomically(secret_path, secret_key, 0600));
   return WriteFileAtomically(public_path, public_key, 0644);
 }
 
@@ -113,7 +112,8 @@ Result<std::string> Unseal(std::string_view sealed, const ServerKeys& keys) {
   std::string message(sealed.size() - crypto_box_SEALBYTES, '\0');
   if (crypto_box_seal_open(reinterpret_cast<unsigned char*>(message.data()), Bytes(sealed),
                            sealed.size(), Bytes(keys.public_key), Bytes(keys.secret_key)) != 0) {
-    return Error{"sealed report does not open with the server's key (altered, or sealed to another key)"};
+    return Error{
+        "sealed report does not open with the server's key (altered, or sealed to another key)"};
   }
   return message;
 }

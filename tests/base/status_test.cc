@@ -38,6 +38,34 @@ TEST(Result, CarriesItsCode) {
 
 // The builders' shared checks: OK inside their range, kInvalidArgument with
 // the parameter's name outside it.
+// The macros pass an error on with its message and code, and go on past an
+// OK one; ASSIGN_OR_RETURN's value is usable after it, twice in one scope.
+Result<int> Half(int x) {
+  if (x % 2 != 0) return Error{"odd: " + std::to_string(x), ErrorCode::kFailedPrecondition};
+  return x / 2;
+}
+Status Positive(int x) { return x > 0 ? Status() : Status(Error{"not positive", ErrorCode::kIo}); }
+Result<int> Quarter(int x) {
+  FEDLDP_RETURN_IF_ERROR(Positive(x));
+  FEDLDP_ASSIGN_OR_RETURN(const int half, Half(x));
+  FEDLDP_ASSIGN_OR_RETURN(int quarter, Half(half));
+  return quarter;
+}
+Status CheckQuarter(int x) {
+  FEDLDP_RETURN_IF_ERROR(Quarter(x));  // a Result's error, as a Status
+  return {};
+}
+
+TEST(StatusMacros, PassTheErrorOnWithItsCode) {
+  EXPECT_EQ(Quarter(8).value(), 2);
+  EXPECT_EQ(Quarter(6).error(), "odd: 3");  // the second step's
+  EXPECT_EQ(Quarter(6).code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(Quarter(-4).error(), "not positive");
+  EXPECT_EQ(Quarter(-4).code(), ErrorCode::kIo);
+  EXPECT_TRUE(CheckQuarter(4).ok());
+  EXPECT_EQ(CheckQuarter(5).code(), ErrorCode::kFailedPrecondition);
+}
+
 TEST(ParameterChecks, NameTheParameterAndSayInvalidArgument) {
   EXPECT_TRUE(CheckEpsilon(500).ok());
   EXPECT_TRUE(CheckEpsilon(1e-9).ok());
@@ -50,8 +78,7 @@ TEST(ParameterChecks, NameTheParameterAndSayInvalidArgument) {
   EXPECT_EQ(CheckPositive(0, "radius").code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(CheckPositive(-HUGE_VAL, "radius").code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(CheckFinite(-3, "center").ok());
-  EXPECT_NE(CheckFinite(std::nan(""), "center").error().find("center must be"),
-            std::string::npos);
+  EXPECT_NE(CheckFinite(std::nan(""), "center").error().find("center must be"), std::string::npos);
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ class BadResultAccess : public std::logic_error {
 // The outcome of an operation that returns nothing else: OK, or an Error.
 class [[nodiscard]] Status {
  public:
-  Status() = default;                                                         // OK
+  Status() = default;  // OK
   Status(Error error)  // NOLINT: implicit by design
       : message_(std::move(error.message)),
         // An Error is never OK, whatever its code says.
@@ -106,7 +106,6 @@ class [[nodiscard]] Result {
   std::variant<T, Error> data_;
 };
 
-
 // Moves a built object behind a shared pointer to its interface, or passes
 // the error on: the last step of every factory that picks a type by name.
 template <typename Base, typename T>
@@ -114,6 +113,27 @@ Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
   if (!made.ok()) return Error{made.error(), made.code()};
   return std::shared_ptr<const Base>(std::make_shared<T>(std::move(made).value()));
 }
+
+// Passing an error on, as Google DP's status_macros.h does. In a function
+// returning Status or a Result:
+//   FEDLDP_RETURN_IF_ERROR(config.Validate());          // Status or Result
+//   FEDLDP_ASSIGN_OR_RETURN(auto plan, PlanFedSel(...));  // plan is the value
+// return the failed operation's error, message and code, unchanged.
+#define FEDLDP_RETURN_IF_ERROR(expr)                                         \
+  do {                                                                       \
+    if (const auto& fedldp_status_ = (expr); !fedldp_status_.ok()) {         \
+      return ::fedldp::Error{fedldp_status_.error(), fedldp_status_.code()}; \
+    }                                                                        \
+  } while (false)
+
+#define FEDLDP_STATUS_CONCAT_(a, b) a##b
+#define FEDLDP_STATUS_NAME_(line) FEDLDP_STATUS_CONCAT_(fedldp_result_, line)
+#define FEDLDP_ASSIGN_OR_RETURN(lhs, expr) \
+  FEDLDP_ASSIGN_OR_RETURN_(FEDLDP_STATUS_NAME_(__LINE__), lhs, expr)
+#define FEDLDP_ASSIGN_OR_RETURN_(result, lhs, expr)                        \
+  auto result = (expr);                                                    \
+  if (!result.ok()) return ::fedldp::Error{result.error(), result.code()}; \
+  lhs = std::move(result).value()
 
 // Parameter checks shared by every builder: OK when the value is
 // acceptable, otherwise kInvalidArgument with a sentence naming the
