@@ -526,266 +526,369 @@ void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const st
 
 }  // namespace
 
-Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
-                              std::span<const std::size_t> train, std::uint64_t seed,
-                              const ParallelFor& parallel,
-                              const std::function<void(std::size_t, std::size_t)>& progress,
-                              Cluster& cluster) {
-  std::vector<std::size_t> rows(train.begin(), train.end());
-  if (rows.empty()) {
-    rows.resize(data.size());
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
-  }
-  // d is the model's weight count: the features' for a binary task, classes
-  // times that for a multiclass one (the gradient every step privatises).
-  const std::size_t d = LinearParameters(data);
-  auto plan = PlanFedSel(config, rows.size(), d);
-  if (!plan.ok()) return Error{plan.error()};
-  const std::size_t n = plan->clients;
-  // Client c holds rows shard_rows[shard_start[c] .. shard_start[c + 1]).
-  std::vector<std::size_t> shard_start(n + 1), shard_rows;
-  if (config.clients == 0) {
-    shard_rows = std::move(rows);
-    std::iota(shard_start.begin(), shard_start.end(), std::size_t{0});
-  } else {
-    // A seed of its own: PartitionRows draws stream 0x5b11 of it, which a
-    // client's noise stream (client x epochs + epoch) of `seed` could reuse.
-    auto shards = PartitionRows(data, rows, config.clients, config.dirichlet_alpha,
-                                CounterRng::Mix(seed ^ 0x7061727469746e73ULL));
-    if (!shards.ok()) return Error{shards.error()};
-    for (std::size_t c = 0; c < n; ++c) {
-      shard_start[c] = shard_rows.size();
-      shard_rows.insert(shard_rows.end(), (*shards)[c].begin(), (*shards)[c].end());
-    }
-    shard_start[n] = shard_rows.size();
-  }
-  const FedSelVariant* variant = &plan->variant;
-  FedSelRun run;
-  run.batch = plan->batch;
-  run.smallest_round = plan->smallest_round;
-  run.k = plan->k;
-  run.budget = plan->budget;
-  run.selector = plan->selector;
-  run.plan = *plan;
+namespace {
 
-  ClientStep step{*variant, {}, {}, {}, {}};
-  const double eps_value = run.budget.value_epsilon;
-  switch (variant->kind) {
+// Client c holds rows rows[start[c] .. start[c + 1]): a row each, or
+// config.clients shards of the training rows.
+struct Shards {
+  std::vector<std::size_t> start, rows;
+  std::span<const std::size_t> Of(std::size_t c) const {
+    return {rows.data() + start[c], start[c + 1] - start[c]};
+  }
+};
+
+Result<Shards> ShardRows(const FedSelConfig& config, const Dataset& data,
+                         std::span<const std::size_t> train, std::size_t n, std::uint64_t seed) {
+  Shards s;
+  s.rows.assign(train.begin(), train.end());
+  if (s.rows.empty()) {
+    s.rows.resize(data.size());
+    std::iota(s.rows.begin(), s.rows.end(), std::size_t{0});
+  }
+  s.start.resize(n + 1);
+  if (config.clients == 0) {
+    std::iota(s.start.begin(), s.start.end(), std::size_t{0});
+    return s;
+  }
+  // A seed of its own: PartitionRows draws stream 0x5b11 of it, which a
+  // client's noise stream (client x epochs + epoch) of `seed` could reuse.
+  auto shards = PartitionRows(data, s.rows, config.clients, config.dirichlet_alpha,
+                              CounterRng::Mix(seed ^ 0x7061727469746e73ULL));
+  if (!shards.ok()) return Error{shards.error()};
+  s.rows.clear();
+  for (std::size_t c = 0; c < n; ++c) {
+    s.start[c] = s.rows.size();
+    s.rows.insert(s.rows.end(), (*shards)[c].begin(), (*shards)[c].end());
+  }
+  s.start[n] = s.rows.size();
+  return s;
+}
+
+Result<ClientStep> MakeClientStep(const FedSelPlan& plan, const FedSelConfig& config, std::size_t d,
+                                  std::uint64_t seed) {
+  ClientStep step{plan.variant, {}, {}, {}, {}};
+  const FedSelVariant& variant = plan.variant;
+  const double eps_value = plan.budget.value_epsilon;
+  switch (variant.kind) {
     case FedSelVariant::Kind::kTwoStage: {
-      auto r = MakeFedSelRandomizer(*plan, d);
-      if (!r.ok()) return Error{r.error()};
-      step.two_stage.emplace(std::move(r).value());
+      FEDLDP_ASSIGN_OR_RETURN(auto r, MakeFedSelRandomizer(plan, d));
+      step.two_stage.emplace(std::move(r));
       break;
     }
     case FedSelVariant::Kind::kFlat: {
-      auto r = FlatRandomizer::Create(*variant->mechanism, eps_value, d);
-      if (!r.ok()) return Error{r.error()};
-      step.flat.emplace(std::move(r).value());
+      FEDLDP_ASSIGN_OR_RETURN(auto r, FlatRandomizer::Create(*variant.mechanism, eps_value, d));
+      step.flat.emplace(std::move(r));
       break;
     }
     case FedSelVariant::Kind::kCompressed: {
       const auto q = std::max<std::size_t>(
           1, static_cast<std::size_t>(std::llround(config.projection_ratio * d)));
-      auto r = CompressedRandomizer::Create(*variant->mechanism, eps_value, d, q, seed);
-      if (!r.ok()) return Error{r.error()};
-      step.compressed.emplace(std::move(r).value());
+      FEDLDP_ASSIGN_OR_RETURN(
+          auto r, CompressedRandomizer::Create(*variant.mechanism, eps_value, d, q, seed));
+      step.compressed.emplace(std::move(r));
       break;
     }
     case FedSelVariant::Kind::kVector: {
-      auto r = MakeFedSelVectorRandomizer(*plan, config, d, seed);
-      if (!r.ok()) return Error{r.error()};
-      step.vector = std::move(r).value();
+      FEDLDP_ASSIGN_OR_RETURN(step.vector, MakeFedSelVectorRandomizer(plan, config, d, seed));
       break;
     }
     case FedSelVariant::Kind::kFullGradient:
       break;
   }
+  return step;
+}
 
-  const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
-  run.weights.assign(d, 0.0);
-  // This process computes the reports of clients [own.first, own.second).
-  const int processes = cluster.size(), me = cluster.rank();
-  const auto own = Cluster::Block(n, me, processes);
-  std::vector<double> accumulated;  // r of every client this process owns
-  if (variant->kind == FedSelVariant::Kind::kTwoStage) {
-    accumulated.assign((own.second - own.first) * d, 0.0);
+// One run of TrainFedSel: the plan, the clients' step, and the scratch of a
+// round's slots (written in parallel, summed in slot order). The clients of
+// a round run in chunks of at most `chunk`, so that the dense scratch
+// (gradients, dense reports) stays near 16 MiB whatever m x d.
+class FedSelTraining {
+ public:
+  FedSelTraining(const FedSelConfig& config, const Dataset& data, const FedSelPlan& plan,
+                 ClientStep step, Shards shards, std::uint64_t seed, const ParallelFor& parallel,
+                 Cluster& cluster);
+  // Trains every round of every epoch (to the configured iterations).
+  FedSelRun Run(const std::function<void(std::size_t, std::size_t)>& progress);
+
+ private:
+  void DrawMembers(std::size_t b);
+  void ClientReports(std::size_t from, std::size_t size, int epoch);
+  void ClientReport(std::size_t slot, std::size_t k);
+  void SumDense(std::size_t size, std::vector<double>& mean);
+  void AggregateSlots(std::vector<double>& mean);
+  void Step(std::vector<double>& mean);
+
+  const FedSelConfig& config_;
+  const Dataset& data_;
+  const FedSelPlan& plan_;
+  const FedSelVariant& variant_;
+  const ClientStep step_;
+  const Shards shards_;
+  const std::uint64_t seed_;
+  const ParallelFor& parallel_;
+  Cluster& cluster_;
+  const std::size_t n_, d_;
+  const LinearModel model_;
+  const int processes_, me_;
+  const std::pair<std::size_t, std::size_t> own_;  // the clients this process computes
+  std::vector<double> accumulated_;                // r of every client this process owns
+  std::size_t chunk_ = 0;
+  std::vector<FedSelReport> two_stage_reports_;
+  std::vector<SparseReport> sparse_reports_;
+  std::vector<double> gradients_, previous_;
+  std::vector<char> valid_;
+  std::vector<std::uint64_t> streams_;
+  std::vector<std::size_t> order_, members_;
+  CounterRng order_rng_;
+  std::vector<std::uint32_t> sent_;  // sampled rounds: the reports each client has sent
+  FedSelRun run_;
+};
+
+FedSelTraining::FedSelTraining(const FedSelConfig& config, const Dataset& data,
+                               const FedSelPlan& plan, ClientStep step, Shards shards,
+                               std::uint64_t seed, const ParallelFor& parallel, Cluster& cluster)
+    : config_(config),
+      data_(data),
+      plan_(plan),
+      variant_(plan.variant),
+      step_(std::move(step)),
+      shards_(std::move(shards)),
+      seed_(seed),
+      parallel_(parallel),
+      cluster_(cluster),
+      n_(plan.clients),
+      d_(plan.dimension),
+      model_{config.loss, config.lambda, 1.0, config.gradient_scaling},
+      processes_(cluster.size()),
+      me_(cluster.rank()),
+      own_(Cluster::Block(n_, me_, processes_)),
+      order_(n_),
+      order_rng_(seed, ~std::uint64_t{0}),
+      sent_(plan.sampled ? n_ : 0, 0) {
+  if (variant_.kind == FedSelVariant::Kind::kTwoStage) {
+    accumulated_.assign((own_.second - own_.first) * d_, 0.0);
   }
-  // Per-client slots of one round, written in parallel, summed in order. The
-  // clients of a round run in chunks of at most `chunk`, so that the dense
-  // scratch (gradients, dense reports) stays near 16 MiB whatever m x d.
-  const std::size_t batches = plan->rounds_per_epoch;
   std::size_t largest = 0;
-  for (std::size_t b = 0; b < batches; ++b) largest = std::max(largest, plan->Round(b, n).second);
-  const std::size_t chunk =
-      std::min(largest, std::max<std::size_t>(64, (std::size_t{1} << 21) / d));
-  std::vector<FedSelReport> two_stage_reports(largest);
-  std::vector<SparseReport> sparse_reports(largest);
-  std::vector<double> gradients(chunk * d);
-  std::vector<double> previous(chunk * d);
-  std::vector<char> valid(chunk);
-  std::vector<std::uint64_t> streams(chunk);
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  CounterRng order_rng(seed, ~std::uint64_t{0});
-  // Sampled rounds: the reports each client has sent, and a round's members.
-  std::vector<std::uint32_t> sent(plan->sampled ? n : 0, 0);
-  std::vector<std::size_t> members;
-  const bool capped = plan->sampled && !config.shuffle;
-  const auto epochs = static_cast<std::uint64_t>(config.epochs);
-  std::size_t total = batches * static_cast<std::size_t>(config.epochs);
-  if (config.max_iterations > 0) total = std::min(total, config.max_iterations);
-  const double alpha = config.learning_rate;
-  // Iterations from `average_from` on are averaged into the model returned.
-  const auto averaged = static_cast<std::size_t>(std::floor(config.tail_average * total));
-  const std::size_t average_from = total - averaged;
-  std::vector<double> average(d, 0.0);
+  for (std::size_t b = 0; b < plan.rounds_per_epoch; ++b) {
+    largest = std::max(largest, plan.Round(b, n_).second);
+  }
+  chunk_ = std::min(largest, std::max<std::size_t>(64, (std::size_t{1} << 21) / d_));
+  two_stage_reports_.resize(largest), sparse_reports_.resize(largest);
+  gradients_.resize(chunk_ * d_), previous_.resize(chunk_ * d_);
+  valid_.resize(chunk_), streams_.resize(chunk_);
+  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  run_.batch = plan.batch;
+  run_.smallest_round = plan.smallest_round;
+  run_.k = plan.k;
+  run_.budget = plan.budget;
+  run_.selector = plan.selector;
+  run_.plan = plan;
+  run_.weights.assign(d_, 0.0);
+}
 
-  for (int epoch = 0; epoch < config.epochs; ++epoch) {
-    if (!plan->sampled) {
-      for (std::size_t i = n; i > 1; --i) {
-        std::swap(order[i - 1], order[UniformIndex(order_rng, i)]);
-      }
-    }
-    for (std::size_t b = 0; b < batches && run.iterations < total; ++b) {
-      if (plan->sampled) {
-        // m of n uniformly without replacement, whatever order the previous
-        // rounds left.
-        members.clear();
-        SampleClients(order, plan->batch, order_rng);
-        for (std::size_t i = 0; i < plan->batch; ++i) {
-          if (capped && sent[order[i]] >= epochs) {
-            ++run.declined;
-          } else {
-            members.push_back(order[i]);
-          }
-        }
-      } else {
-        const std::pair<std::size_t, std::size_t> round = plan->Round(b, n);
-        members.assign(order.begin() + static_cast<std::ptrdiff_t>(round.first),
-                       order.begin() + static_cast<std::ptrdiff_t>(round.first + round.second));
-      }
-      const std::size_t m = members.size();
-      std::vector<double> mean(d, 0.0);
-      for (std::size_t from = 0; from < m; from += chunk) {
-        const std::size_t size = std::min(chunk, m - from);
-        // A sampled client's reports take streams of their own (the top bit
-        // set), numbered by how many it has sent; counted for every client
-        // by every process.
-        for (std::size_t k = 0; k < size; ++k) {
-          const std::size_t client = members[from + k];
-          streams[k] = plan->sampled ? (std::uint64_t{1} << 63) | (std::uint64_t{client} << 24) |
-                                           (sent[client]++ & 0xFFFFFF)
-                                     : client * epochs + static_cast<std::uint64_t>(epoch);
-        }
-        parallel(size, [&](std::size_t k) {
-          const std::size_t slot = from + k;
-          const std::size_t client = members[slot];
-          if (processes > 1 && Cluster::Owner(client, n, processes) != me) return;
-          CounterRng rng(seed, streams[k]);
-          std::span<double> g(gradients.data() + k * d, d);
-          ClientGradient(model, run.weights, data,
-                         {shard_rows.data() + shard_start[client],
-                          shard_start[client + 1] - shard_start[client]},
-                         g);
-          switch (variant->kind) {
-            case FedSelVariant::Kind::kFullGradient:
-              return;
-            case FedSelVariant::Kind::kFlat:
-              sparse_reports[slot] = step.flat->Randomize(g, rng);
-              return;
-            case FedSelVariant::Kind::kCompressed:
-              sparse_reports[slot] = step.compressed->Randomize(g, rng);
-              return;
-            case FedSelVariant::Kind::kVector: {
-              // The report replaces the gradient in its slot.
-              const std::vector<double> clean(g.begin(), g.end());
-              step.vector->Randomize(clean, g, rng);
-              return;
-            }
-            case FedSelVariant::Kind::kTwoStage:
-              break;
-          }
-          if (!variant->accumulate) {  // np-rs: the fresh gradient, no state
-            two_stage_reports[slot] = step.two_stage->Randomize(g, g, 0.0, rng);
-            return;
-          }
-          two_stage_reports[slot] = FedSelClientStep(
-              {accumulated.data() + (client - own.first) * d, d}, {previous.data() + k * d, d}, g,
-              variant->scaled_accumulation ? alpha : 1.0, *step.two_stage, config.momentum, rng);
-        });
-        if (processes > 1) {
-          ShareReports(cluster, variant->kind, {members.data() + from, size}, n, d,
-                       gradients.data(), {two_stage_reports.data() + from, size},
-                       {sparse_reports.data() + from, size});
-        }
-        if (variant->kind == FedSelVariant::Kind::kVector ||
-            variant->kind == FedSelVariant::Kind::kFullGradient) {
-          // Server, dense reports: validated per slot, then summed per block
-          // of coordinates, both in parallel; each coordinate adds its
-          // reports in slot order, so the mean does not depend on the threads
-          // or the chunks.
-          std::fill(valid.begin(), valid.end(), 1);
-          if (variant->kind == FedSelVariant::Kind::kVector) {
-            parallel(size, [&](std::size_t k) {
-              valid[k] = step.vector->ValidateReport({gradients.data() + k * d, d}).ok();
-            });
-          }
-          run.rejected +=
-              static_cast<std::size_t>(std::count(valid.begin(), valid.begin() + size, 0));
-          constexpr std::size_t kBlock = 512;
-          parallel((d + kBlock - 1) / kBlock, [&](std::size_t block) {
-            const std::size_t lo = block * kBlock, hi = std::min(d, lo + kBlock);
-            for (std::size_t k = 0; k < size; ++k) {
-              if (!valid[k]) continue;
-              const double* report = gradients.data() + k * d;
-              for (std::size_t j = lo; j < hi; ++j) mean[j] += report[j] / static_cast<double>(m);
-            }
-          });
-        }
-      }
-      // Server: validate, average, step (dense reports are in `mean` already).
-      switch (variant->kind) {
-        case FedSelVariant::Kind::kVector:
-        case FedSelVariant::Kind::kFullGradient:
-          break;
-        case FedSelVariant::Kind::kFlat: {
-          FlatAggregator agg(*step.flat);
-          for (std::size_t s = 0; s < m; ++s) run.rejected += !agg.Add(sparse_reports[s]);
-          mean = agg.Estimate();
-          break;
-        }
-        case FedSelVariant::Kind::kCompressed: {
-          CompressedAggregator agg(*step.compressed);
-          for (std::size_t s = 0; s < m; ++s) run.rejected += !agg.Add(sparse_reports[s]);
-          mean = agg.Estimate();
-          break;
-        }
-        case FedSelVariant::Kind::kTwoStage: {
-          FedSelAggregator agg(*step.two_stage, d);
-          for (std::size_t s = 0; s < m; ++s) agg.Add(two_stage_reports[s]);
-          run.rejected += agg.rejected();
-          mean = agg.Mean();
-          break;
-        }
-      }
-      // -O accumulates alpha g, so alpha is already inside the report: FedSel
-      // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
-      const double step_size = variant->scaled_accumulation ? 1.0 : alpha;
-      if (m == 0) std::fill(mean.begin(), mean.end(), 0.0);  // every sampled client declined
-      for (std::size_t j = 0; j < d; ++j) run.weights[j] -= step_size * mean[j];
-      run.updates += m;
-      ++run.iterations;
-      if (run.iterations > average_from) {
-        for (std::size_t j = 0; j < d; ++j) average[j] += run.weights[j];
-      }
-      if (progress) progress(run.iterations, total);
+// members_ = round b's clients: a slice of the epoch's order, or m of n
+// uniformly without replacement (whatever order the previous rounds left),
+// less those whose budget is spent (sampled without the shuffler).
+void FedSelTraining::DrawMembers(std::size_t b) {
+  if (!plan_.sampled) {
+    const std::pair<std::size_t, std::size_t> round = plan_.Round(b, n_);
+    members_.assign(order_.begin() + static_cast<std::ptrdiff_t>(round.first),
+                    order_.begin() + static_cast<std::ptrdiff_t>(round.first + round.second));
+    return;
+  }
+  const bool capped = !config_.shuffle;
+  const auto epochs = static_cast<std::uint64_t>(config_.epochs);
+  members_.clear();
+  SampleClients(order_, plan_.batch, order_rng_);
+  for (std::size_t i = 0; i < plan_.batch; ++i) {
+    if (capped && sent_[order_[i]] >= epochs) {
+      ++run_.declined;
+    } else {
+      members_.push_back(order_[i]);
     }
   }
-  for (std::uint32_t c : sent) run.most_reports = std::max<std::size_t>(run.most_reports, c);
-  if (averaged > 0 && run.iterations == total) {
-    for (std::size_t j = 0; j < d; ++j) run.weights[j] = average[j] / static_cast<double>(averaged);
+}
+
+// The reports of slots [from, from + size) of the round, on every process.
+void FedSelTraining::ClientReports(std::size_t from, std::size_t size, int epoch) {
+  // A sampled client's reports take streams of their own (the top bit set),
+  // numbered by how many it has sent; counted for every client by every
+  // process.
+  const auto epochs = static_cast<std::uint64_t>(config_.epochs);
+  for (std::size_t k = 0; k < size; ++k) {
+    const std::size_t client = members_[from + k];
+    streams_[k] = plan_.sampled ? (std::uint64_t{1} << 63) | (std::uint64_t{client} << 24) |
+                                      (sent_[client]++ & 0xFFFFFF)
+                                : client * epochs + static_cast<std::uint64_t>(epoch);
   }
-  return run;
+  parallel_(size, [&](std::size_t k) { ClientReport(from + k, k); });
+  if (processes_ > 1) {
+    ShareReports(cluster_, variant_.kind, {members_.data() + from, size}, n_, d_, gradients_.data(),
+                 {two_stage_reports_.data() + from, size}, {sparse_reports_.data() + from, size});
+  }
+}
+
+// The client of `slot` (scratch row k): its gradient, then its report.
+void FedSelTraining::ClientReport(std::size_t slot, std::size_t k) {
+  const std::size_t client = members_[slot];
+  if (processes_ > 1 && Cluster::Owner(client, n_, processes_) != me_) return;
+  CounterRng rng(seed_, streams_[k]);
+  std::span<double> g(gradients_.data() + k * d_, d_);
+  ClientGradient(model_, run_.weights, data_, shards_.Of(client), g);
+  switch (variant_.kind) {
+    case FedSelVariant::Kind::kFullGradient:
+      return;
+    case FedSelVariant::Kind::kFlat:
+      sparse_reports_[slot] = step_.flat->Randomize(g, rng);
+      return;
+    case FedSelVariant::Kind::kCompressed:
+      sparse_reports_[slot] = step_.compressed->Randomize(g, rng);
+      return;
+    case FedSelVariant::Kind::kVector: {
+      // The report replaces the gradient in its slot.
+      const std::vector<double> clean(g.begin(), g.end());
+      step_.vector->Randomize(clean, g, rng);
+      return;
+    }
+    case FedSelVariant::Kind::kTwoStage:
+      break;
+  }
+  if (!variant_.accumulate) {  // np-rs: the fresh gradient, no state
+    two_stage_reports_[slot] = step_.two_stage->Randomize(g, g, 0.0, rng);
+    return;
+  }
+  two_stage_reports_[slot] = FedSelClientStep(
+      {accumulated_.data() + (client - own_.first) * d_, d_}, {previous_.data() + k * d_, d_}, g,
+      variant_.scaled_accumulation ? config_.learning_rate : 1.0, *step_.two_stage,
+      config_.momentum, rng);
+}
+
+// Server, dense reports (scratch rows [0, size)): validated per slot, then
+// summed into `mean` per block of coordinates, both in parallel; each
+// coordinate adds its reports in slot order, so the mean does not depend on
+// the threads or the chunks.
+void FedSelTraining::SumDense(std::size_t size, std::vector<double>& mean) {
+  std::fill(valid_.begin(), valid_.end(), 1);
+  if (variant_.kind == FedSelVariant::Kind::kVector) {
+    parallel_(size, [&](std::size_t k) {
+      valid_[k] = step_.vector->ValidateReport({gradients_.data() + k * d_, d_}).ok();
+    });
+  }
+  run_.rejected += static_cast<std::size_t>(std::count(valid_.begin(), valid_.begin() + size, 0));
+  const double m = static_cast<double>(members_.size());
+  constexpr std::size_t kBlock = 512;
+  parallel_((d_ + kBlock - 1) / kBlock, [&](std::size_t block) {
+    const std::size_t lo = block * kBlock, hi = std::min(d_, lo + kBlock);
+    for (std::size_t k = 0; k < size; ++k) {
+      if (!valid_[k]) continue;
+      const double* report = gradients_.data() + k * d_;
+      for (std::size_t j = lo; j < hi; ++j) mean[j] += report[j] / m;
+    }
+  });
+}
+
+// Server, sparse and two-stage reports: validate, average (dense reports
+// are in `mean` already).
+void FedSelTraining::AggregateSlots(std::vector<double>& mean) {
+  const std::size_t m = members_.size();
+  switch (variant_.kind) {
+    case FedSelVariant::Kind::kVector:
+    case FedSelVariant::Kind::kFullGradient:
+      break;
+    case FedSelVariant::Kind::kFlat: {
+      FlatAggregator agg(*step_.flat);
+      for (std::size_t s = 0; s < m; ++s) run_.rejected += !agg.Add(sparse_reports_[s]);
+      mean = agg.Estimate();
+      break;
+    }
+    case FedSelVariant::Kind::kCompressed: {
+      CompressedAggregator agg(*step_.compressed);
+      for (std::size_t s = 0; s < m; ++s) run_.rejected += !agg.Add(sparse_reports_[s]);
+      mean = agg.Estimate();
+      break;
+    }
+    case FedSelVariant::Kind::kTwoStage: {
+      FedSelAggregator agg(*step_.two_stage, d_);
+      for (std::size_t s = 0; s < m; ++s) agg.Add(two_stage_reports_[s]);
+      run_.rejected += agg.rejected();
+      mean = agg.Mean();
+      break;
+    }
+  }
+}
+
+// The server's step on the round's mean.
+void FedSelTraining::Step(std::vector<double>& mean) {
+  // -O accumulates alpha g, so alpha is already inside the report: FedSel
+  // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
+  const double step_size = variant_.scaled_accumulation ? 1.0 : config_.learning_rate;
+  if (members_.empty()) std::fill(mean.begin(), mean.end(), 0.0);  // every sampled client declined
+  for (std::size_t j = 0; j < d_; ++j) run_.weights[j] -= step_size * mean[j];
+  run_.updates += members_.size();
+  ++run_.iterations;
+}
+
+FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)>& progress) {
+  const std::size_t batches = plan_.rounds_per_epoch;
+  std::size_t total = batches * static_cast<std::size_t>(config_.epochs);
+  if (config_.max_iterations > 0) total = std::min(total, config_.max_iterations);
+  // Iterations from `average_from` on are averaged into the model returned.
+  const auto averaged = static_cast<std::size_t>(std::floor(config_.tail_average * total));
+  const std::size_t average_from = total - averaged;
+  std::vector<double> average(d_, 0.0);
+  const bool dense = variant_.kind == FedSelVariant::Kind::kVector ||
+                     variant_.kind == FedSelVariant::Kind::kFullGradient;
+  for (int epoch = 0; epoch < config_.epochs; ++epoch) {
+    if (!plan_.sampled) {
+      for (std::size_t i = n_; i > 1; --i) {
+        std::swap(order_[i - 1], order_[UniformIndex(order_rng_, i)]);
+      }
+    }
+    for (std::size_t b = 0; b < batches && run_.iterations < total; ++b) {
+      DrawMembers(b);
+      std::vector<double> mean(d_, 0.0);
+      for (std::size_t from = 0; from < members_.size(); from += chunk_) {
+        const std::size_t size = std::min(chunk_, members_.size() - from);
+        ClientReports(from, size, epoch);
+        if (dense) SumDense(size, mean);
+      }
+      AggregateSlots(mean);
+      Step(mean);
+      if (run_.iterations > average_from) {
+        for (std::size_t j = 0; j < d_; ++j) average[j] += run_.weights[j];
+      }
+      if (progress) progress(run_.iterations, total);
+    }
+  }
+  for (std::uint32_t c : sent_) run_.most_reports = std::max<std::size_t>(run_.most_reports, c);
+  if (averaged > 0 && run_.iterations == total) {
+    for (std::size_t j = 0; j < d_; ++j) {
+      run_.weights[j] = average[j] / static_cast<double>(averaged);
+    }
+  }
+  return std::move(run_);
+}
+
+}  // namespace
+
+Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
+                              std::span<const std::size_t> train, std::uint64_t seed,
+                              const ParallelFor& parallel,
+                              const std::function<void(std::size_t, std::size_t)>& progress,
+                              Cluster& cluster) {
+  const std::size_t rows = train.empty() ? data.size() : train.size();
+  // d is the model's weight count: the features' for a binary task, classes
+  // times that for a multiclass one (the gradient every step privatises).
+  const std::size_t d = LinearParameters(data);
+  auto plan = PlanFedSel(config, rows, d);
+  if (!plan.ok()) return Error{plan.error()};
+  auto shards = ShardRows(config, data, train, plan->clients, seed);
+  if (!shards.ok()) return Error{shards.error()};
+  auto step = MakeClientStep(*plan, config, d, seed);
+  if (!step.ok()) return Error{step.error()};
+  FedSelTraining training(config, data, *plan, std::move(step).value(), std::move(shards).value(),
+                          seed, parallel, cluster);
+  return training.Run(progress);
 }
 
 }  // namespace fedldp
