@@ -2,6 +2,7 @@
 
 #include "fedldp/model/linear.h"
 #include "fedldp/wire/report_codec.h"
+#include "ledger_answers.h"
 
 namespace fedldp {
 
@@ -77,38 +78,15 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
   }
   const FedSelConfig& config = task_.config;
   const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
-  const double cost = plan_.ReportEpsilon();
-  std::vector<PrivacyLedger::Entry> fresh;
-  std::vector<std::uint64_t> fresh_users;
   std::vector<double> gradient(d), previous(d);
-  for (const std::uint64_t user : users) {
-    if (user < first_user_ || user - first_user_ >= rows_.size()) {
-      answer.refusals.push_back("the server asked for user " + std::to_string(user) +
-                                ", who is not hosted here");
-      continue;
-    }
-    const std::size_t local = user - first_user_;
-    const std::string account = "row-" + std::to_string(rows_[local]);
-    if (auto recorded = ledger_->Find(account, ledger_task_, round)) {  // a resend
-      answer.reports.emplace_back(user, std::move(*recorded));
-      continue;
-    }
-    if (ledger_->remaining(account) < cost * (1 - 1e-12)) {
-      answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
-                                "): refused, a report spends eps = " + std::to_string(cost) +
-                                " but only " + std::to_string(ledger_->remaining(account)) +
-                                " of " + std::to_string(ledger_->total()) + " is left");
-      answer.exhausted.push_back(user);
-      continue;
-    }
+  // A user's report: its row's gradient, privatised whole or by its step.
+  const auto draw = [&](std::size_t local) {
     const std::size_t row = rows_[local];
     model.Gradient(weights, data_->row(row), data_->labels[row], gradient);
     if (vector_) {  // the whole gradient, clipped and privatised
       VectorReport report{std::vector<double>(d)};
       vector_->Randomize(gradient, report.values, *rng_);
-      fresh.push_back({account, ledger_task_, round, cost, EncodeReport(round, report)});
-      fresh_users.push_back(user);
-      continue;
+      return EncodeReport(round, report);
     }
     std::span<double> r(accumulated_.data() + local * d, d);
     FedSelReport report;
@@ -119,18 +97,16 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
                                 plan_.variant.scaled_accumulation ? config.learning_rate : 1.0,
                                 *randomizer_, config.momentum, *rng_);
     }
-    fresh.push_back({account, ledger_task_, round, cost, EncodeReport(round, report)});
-    fresh_users.push_back(user);
-  }
-  const auto verdicts = ledger_->ChargeMany(fresh);
-  for (std::size_t i = 0; i < fresh.size(); ++i) {
-    if (verdicts[i].ok()) {
-      answer.reports.emplace_back(fresh_users[i], std::move(fresh[i].bytes));
-    } else {
-      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " +
-                                verdicts[i].error());
-    }
-  }
+    return EncodeReport(round, report);
+  };
+  const net_internal::LedgerRound ledger_round{
+      *ledger_,     ledger_task_,
+      round,        plan_.ReportEpsilon(),
+      "",           first_user_,
+      rows_.size(), [&](std::size_t local) { return "row-" + std::to_string(rows_[local]); }};
+  net_internal::AnswerFromLedger(
+      ledger_round, users, [](const std::string& bytes) { return Result<std::string>(bytes); },
+      draw, answer);
   return answer;
 }
 

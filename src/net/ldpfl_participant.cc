@@ -1,4 +1,5 @@
 #include "fedldp/net/ldpfl_deploy.h"
+#include "ledger_answers.h"
 
 namespace fedldp {
 
@@ -129,39 +130,11 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     return answer;
   }
   const auto chunks = task_.chunks();
-  const double cost = task_.ReportEpsilon();
   const std::vector<float> global(weights.begin(), weights.end());
-  std::vector<PrivacyLedger::Entry> fresh;
-  std::vector<std::uint64_t> fresh_users;
-  for (const std::uint64_t user : users) {
-    if (user < first_user_ || user - first_user_ >= shards_.size()) {
-      answer.refusals.push_back("the server asked for user " + std::to_string(user) +
-                                ", who is not hosted here");
-      continue;
-    }
-    const std::size_t local = user - first_user_;
-    const std::string account = Account(local);
-    if (auto recorded = ledger_->Find(account, ledger_task_, round)) {  // a resend
-      auto pieces = UnpackPieces(*recorded);
-      if (pieces.ok()) {
-        answer.reports.emplace_back(user, std::move(pieces).value());
-      } else {
-        answer.refusals.push_back("user " + std::to_string(user) +
-                                  ": the ledger's record is damaged: " + pieces.error());
-      }
-      continue;
-    }
-    if (ledger_->remaining(account) < cost * (1 - 1e-12)) {
-      answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
-                                "): refused, a report spends eps = " + std::to_string(cost) +
-                                (vector_ ? "" : " (d eps)") + " but only " +
-                                std::to_string(ledger_->remaining(account)) + " of " +
-                                std::to_string(ledger_->total()) + " is left");
-      answer.exhausted.push_back(user);
-      continue;
-    }
-    // The simulator's client: local training from the global model, then
-    // the randomizer over the announced ranges, noise from SecureRng.
+  // A user's report: the simulator's client, local training from the global
+  // model, then the randomizer over the announced ranges, noise from
+  // SecureRng; sealed in pieces, packed for the ledger.
+  const auto draw = [&](std::size_t local) {
     net_.SetWeights(global);
     net_.Train(*data_, shards_[local], task_.config.local_epochs, task_.config.batch,
                task_.config.learning_rate, (*rng_)());
@@ -185,18 +158,17 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
         pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
       }
     }
-    fresh.push_back({account, ledger_task_, round, cost, PackPieces(pieces)});
-    fresh_users.push_back(user);
-  }
-  const auto verdicts = ledger_->ChargeMany(fresh);
-  for (std::size_t i = 0; i < fresh.size(); ++i) {
-    if (!verdicts[i].ok()) {
-      answer.refusals.push_back("user " + std::to_string(fresh_users[i]) + ": " +
-                                verdicts[i].error());
-      continue;
-    }
-    answer.reports.emplace_back(fresh_users[i], UnpackPieces(fresh[i].bytes).value());
-  }
+    return PackPieces(pieces);
+  };
+  const net_internal::LedgerRound ledger_round{*ledger_,
+                                               ledger_task_,
+                                               round,
+                                               task_.ReportEpsilon(),
+                                               vector_ ? "" : " (d eps)",
+                                               first_user_,
+                                               shards_.size(),
+                                               [&](std::size_t local) { return Account(local); }};
+  net_internal::AnswerFromLedger(ledger_round, users, UnpackPieces, draw, answer);
   return answer;
 }
 
