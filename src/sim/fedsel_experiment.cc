@@ -159,6 +159,20 @@ Result<Setup> MakeSetup(const FedSelExperimentConfig& config) {
 
 }  // namespace
 
+namespace {
+
+// A private run's statement, by the accountant on the last fold's plan.
+Status StatePrivacy(const FedSelExperimentConfig& config, FedSelExperiment& e) {
+  if (!e.effective.variant.is_private()) return {};
+  e.accounting = FedSelRunPrivacy(e.result.last.plan, e.effective, config.central_delta);
+  auto stated = AccountRun(*e.accounting);
+  if (!stated.ok()) return Error{"the accountant: " + stated.error()};
+  e.privacy = std::move(stated).value();
+  return {};
+}
+
+}  // namespace
+
 Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& config,
                                              const FedSelObserver& observer, std::stop_token stop,
                                              Cluster& cluster) {
@@ -197,12 +211,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     e.result = std::move(r).value();
   }
   if (e.result.folds.empty()) return Error{"stopped before the first fold finished"};
-  if (e.effective.variant.is_private()) {
-    e.accounting = FedSelRunPrivacy(e.result.last.plan, e.effective, config.central_delta);
-    auto stated = AccountRun(*e.accounting);
-    if (!stated.ok()) return Error{"the accountant: " + stated.error()};
-    e.privacy = std::move(stated).value();
-  }
+  FEDLDP_RETURN_IF_ERROR(StatePrivacy(config, e));
   if (config.reference && config.training.variant.kind != FedSelVariant::Kind::kFullGradient &&
       !cluster.Any(stop.stop_requested())) {
     // The non-private model as FedSel's paper trains it (m = 0.01 N, the
