@@ -45,10 +45,16 @@ BENCHMARK(BM_LdpFlRound)
     ->Name("ldpfl/4-rounds-of-10-clients/one-at-a-time-torch-threads:2")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_LdpFlRound)->Args({1, 1})->Name("ldpfl/4-rounds-of-10-clients/threads:1")
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_LdpFlRound)->Args({2, 1})->Name("ldpfl/4-rounds-of-10-clients/threads:2")
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LdpFlRound)
+    ->Args({1, 1})
+    ->Name("ldpfl/4-rounds-of-10-clients/threads:1")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_LdpFlRound)
+    ->Args({2, 1})
+    ->Name("ldpfl/4-rounds-of-10-clients/threads:2")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace fedldp::bench

@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CounterRng rng(in.ConsumeIntegral<std::uint32_t>(), 9);
   auto now = Clock::time_point{} + std::chrono::hours(1);
   std::map<std::size_t, std::pair<std::uint64_t, std::uint64_t>> joined;  // client -> users
-  std::map<std::uint64_t, std::vector<LayerRange>> ranges;  // round -> announced, from polls
+  std::map<std::uint64_t, std::vector<LayerRange>> ranges;      // round -> announced, from polls
   std::map<std::uint64_t, std::vector<std::uint64_t>> offered;  // round -> users, from polls
   std::uint64_t accepted_by_answers = 0, rejected_by_answers = 0;
   std::set<std::uint64_t> delivered;  // this round's users, from accepted batches
@@ -108,7 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   while (in.remaining_bytes() > 0) {
     const int op = in.ConsumeIntegralInRange(0, 6);
-    const std::size_t who = in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
+    const std::size_t who =
+        in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
     const bool shuffler = in.ConsumeBool();
     const bool own_session = in.ConsumeBool();
     const std::string bytes = in.ConsumeRandomLengthString(512);
@@ -222,12 +223,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       shuffler_token(request);
       if (in.ConsumeBool()) {
         // A batch for the open round (or one off) from users the fuzzer
-        // picks (often among those the round's polls offered), each named with its joined client's token (or a fuzzed
-        // one); each piece valid for the round's ranges, or fuzzed.
+        // picks (often among those the round's polls offered), each named with its joined client's
+        // token (or a fuzzed one); each piece valid for the round's ranges, or fuzzed.
         const std::uint64_t round = c.stats().round + in.ConsumeIntegralInRange(-1, 1);
-        const auto announced = ranges.contains(round)
-                                   ? ranges[round]
-                                   : std::vector<LayerRange>(kLayers.size(), spec.config.fixed_range);
+        const auto announced =
+            ranges.contains(round)
+                ? ranges[round]
+                : std::vector<LayerRange>(kLayers.size(), spec.config.fixed_range);
         request.set_round(round);
         request.clear_contributors();
         request.clear_chunks();
@@ -269,7 +271,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto after = c.stats();
       if (!reply.accepted()) {
         Require(after.pieces_accepted == before.pieces_accepted &&
-                    after.pieces_rejected == before.pieces_rejected && after.batches == before.batches,
+                    after.pieces_rejected == before.pieces_rejected &&
+                    after.batches == before.batches,
                 "a refused batch counts nothing");
       } else {
         Require(reply.pieces_accepted() + reply.pieces_rejected() ==
@@ -298,7 +301,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Require(live(request), "a withdrawal is answered only for the token's live session");
         heard[who] = now;
         withdrawn.insert(request.users().begin(), request.users().end());
-        Require(after.withdrawn == withdrawn.size(), "the server withdrew exactly what it was told");
+        Require(after.withdrawn == withdrawn.size(),
+                "the server withdrew exactly what it was told");
       }
     } else {
       now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));
@@ -312,7 +316,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     Require(s.pieces_accepted == accepted_by_answers, "the server's tally is its answers'");
     Require(s.pieces_rejected == rejected_by_answers, "rejected pieces are counted");
-    Require(s.counted <= kUsers / 2 * static_cast<std::uint64_t>(kRounds), "no report counts twice");
+    Require(s.counted <= kUsers / 2 * static_cast<std::uint64_t>(kRounds),
+            "no report counts twice");
     Require(s.round <= static_cast<std::uint64_t>(kRounds), "no round beyond the task");
     for (const double w : c.weights()) Require(std::isfinite(w), "the model stays finite");
   }

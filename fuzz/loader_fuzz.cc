@@ -95,7 +95,7 @@ void WriteSeeds(const std::string& dir) {
         "1.00,0.00,0.00,255,255,1.00,0.00,1.00,0.00,0.00,0.00,0.00,0.00,smurf.\n");
   // IDX: two 2 x 2 images and their labels; the split after 16 + 8 bytes.
   const std::string images = std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x02\0\0\0\x02", 16) +
-                              std::string("\x00\xff\x33\x66\x00\x00\x00\xff", 8);
+                             std::string("\x00\xff\x33\x66\x00\x00\x00\xff", 8);
   const std::string labels = std::string("\0\0\x08\x01\0\0\0\x02\x07\x03", 10);
   write("idx", 6, std::string("\0\x18", 2) + images + labels);
   std::string cifar(2 * 3073, '\x10');

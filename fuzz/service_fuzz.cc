@@ -77,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   while (in.remaining_bytes() > 0) {
     const int op = in.ConsumeIntegralInRange(0, 4);
-    const std::size_t who = in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
+    const std::size_t who =
+        in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
     const bool own_session = in.ConsumeBool();
     const std::string bytes = in.ConsumeRandomLengthString(512);
     const auto token = [&](auto& message) {

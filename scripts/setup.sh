@@ -12,6 +12,8 @@ packages=(
   libsodium-dev libgmp-dev libcli11-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox
   libtorch-dev libopenblas-dev dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev libsqlite3-dev
+  # scripts/check-format.sh, which scripts/test.sh runs first.
+  clang-format
   libgrpc++-dev protobuf-compiler-grpc
   # Simulation over several processes or machines (mpirun; optional at
   # configure time, FEDLDP_MPI).

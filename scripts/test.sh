@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite twice: the release build, then the same tests
+# Checks the C++ sources' format (scripts/check-format.sh), then runs the
+# whole test suite twice: the release build, then the same tests
 # under AddressSanitizer + UndefinedBehaviorSanitizer. Run scripts/setup.sh
 # --sanitize first (README's quick start does). Both builds are brought up
 # to date first, so the tests never run stale binaries.
@@ -13,6 +14,8 @@ for dir in build/release build/sanitize; do
   fi
   cmake --build "$dir" --parallel "$jobs"
 done
+echo "== format =="
+scripts/check-format.sh
 echo "== tests: release =="
 ctest --test-dir build/release -j "$jobs" --output-on-failure
 echo "== tests: ASan + UBSan =="

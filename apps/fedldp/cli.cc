@@ -36,7 +36,8 @@ std::string CheckNumber(const std::string& type, const std::string& text) {
   } else if (type == "INT") {
     std::int64_t v = 0;
     const auto [p, ec] = std::from_chars(begin, end, v);
-    if (begin == end || ec != std::errc() || p != end) return "'" + text + "' is not a whole number";
+    if (begin == end || ec != std::errc() || p != end)
+      return "'" + text + "' is not a whole number";
   } else {
     double v = 0;
     const auto [p, ec] = std::from_chars(begin, end, v);
@@ -69,13 +70,13 @@ void StrictOptions(CLI::App& app) {
     const std::string full = option->get_type_name();
     const std::string type = full.substr(0, full.find(':'));
     if (type == "UINT" || type == "INT" || type == "FLOAT") {
-      option->check(CLI::Validator(
-          [type](std::string& text) { return CheckNumber(type, text); }, "", "number"));
+      option->check(CLI::Validator([type](std::string& text) { return CheckNumber(type, text); },
+                                   "", "number"));
     }
     for (const char* name : {"--address", "--server", "--shuffler"}) {
       if (option->check_name(name)) {
-        option->check(CLI::Validator([](std::string& text) { return CheckAddress(text); }, "",
-                                     "address"));
+        option->check(
+            CLI::Validator([](std::string& text) { return CheckAddress(text); }, "", "address"));
       }
     }
   }
@@ -321,8 +322,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   EnrolOptions enrol;
   SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
   ServeOptions serve;
-  SetupServe(*app.add_subcommand("serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)"),
-             serve);
+  SetupServe(
+      *app.add_subcommand("serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)"),
+      serve);
   LoadOptions load;
   SetupLoad(*app.add_subcommand("load", "Load-test a FedSel server with many concurrent clients"),
             load);

@@ -116,11 +116,10 @@ Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels) {
 }
 
 std::string FeaturesHint(const ClientOptions& o, const std::string& error) {
-  const bool width = error.find("features") != std::string::npos ||
-                     error.find("dimension") != std::string::npos;
-  return !o.data_file.empty() && width
-             ? " (--data: pass the task's feature count with --features)"
-             : "";
+  const bool width =
+      error.find("features") != std::string::npos || error.find("dimension") != std::string::npos;
+  return !o.data_file.empty() && width ? " (--data: pass the task's feature count with --features)"
+                                       : "";
 }
 
 Dataset LoadData(const std::string& name, const std::string& dir) {
@@ -279,7 +278,8 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
-  app.add_option("--poll-ms", o.poll_ms, "How often clients poll when a reply cannot be held (the reply says;\n"
+  app.add_option("--poll-ms", o.poll_ms,
+                 "How often clients poll when a reply cannot be held (the reply says;\n"
                  "FedSel clients' waiting polls are held until a round opens)")
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
@@ -475,8 +475,8 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir)
                                            : LoadClientFile(o, LibsvmLabels::kRanked);
   const bool adult = o.data_file.empty() && o.dataset == "adult";
-  const auto rows =
-      TakePart(ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);
+  const auto rows = TakePart(
+      ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);
   FedSelClientOptions c;
   c.address = o.server;
   c.token = token;

@@ -12,9 +12,7 @@
 
 namespace fedldp::cli {
 
-std::string DataDir(const std::string& given) {
-  return given.empty() ? DefaultDataDir() : given;
-}
+std::string DataDir(const std::string& given) { return given.empty() ? DefaultDataDir() : given; }
 
 void CheckOut(const std::string& path) {
   if (path.empty()) return;

@@ -32,7 +32,8 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
   app.add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms,
-                 "How often clients poll when the server does not hold the poll")->capture_default_str();
+                 "How often clients poll when the server does not hold the poll")
+      ->capture_default_str();
   app.add_option("--server-threads", o.server_threads, "Threads answering the server's calls")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

@@ -36,7 +36,8 @@ void SetupReproduce(CLI::App& app, FedSelReproductionConfig& o) {
   fedsel->add_flag("--quick", o.quick, "1 x 2-fold CV instead of 10 x 5 (a smoke run)");
   fedsel->add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   fedsel->add_option("--seed", o.seed, "Seed")->capture_default_str();
-  fedsel->add_option("--threads", o.threads, "Threads (0: all cores)")->capture_default_str()
+  fedsel->add_option("--threads", o.threads, "Threads (0: all cores)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   fedsel->add_option("--epsilon", o.epsilon, "Total budget for Table 3")->capture_default_str();
   fedsel->add_flag_callback(

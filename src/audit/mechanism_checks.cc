@@ -271,11 +271,9 @@ Verdict MeasureTiming(const Sampler& m, double x0, double x1, std::size_t calls,
 
 Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
                            std::uint64_t seed) {
-  return CheckSamplerTiming(
-      [&m](std::span<const double> in, std::span<double> out, Rng& rng) {
-        m.SampleMany(in, out, rng);
-      },
-      x0, x1, calls, seed);
+  return CheckSamplerTiming([&m](std::span<const double> in, std::span<double> out,
+                                 Rng& rng) { m.SampleMany(in, out, rng); },
+                            x0, x1, calls, seed);
 }
 
 Verdict CheckSamplerTiming(const Sampler& m, double x0, double x1, std::size_t calls,

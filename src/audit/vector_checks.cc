@@ -1,8 +1,8 @@
 #include "fedldp/audit/vector_checks.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "fedldp/random/counter_rng.h"

@@ -48,7 +48,8 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
     if (first) {
       first = false;
       if (fields.size() < 2) {
-        return Error{in.Where("a CSV row needs a label and at least one feature, separated by ','")};
+        return Error{
+            in.Where("a CSV row needs a label and at least one feature, separated by ','")};
       }
       columns = fields.size();
       // A header row: no field is a number (a data row has numeric features,
@@ -124,8 +125,9 @@ Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_c
   };
   if (ends(".csv") || ends(".csv.gz") || ends(".CSV")) return LoadCsv(path, label_column);
   if (!label_column.empty()) {
-    return Error{path + ": a label column applies to CSV files (.csv) only; LIBSVM's label is "
-                        "the first field"};
+    return Error{path +
+                 ": a label column applies to CSV files (.csv) only; LIBSVM's label is "
+                 "the first field"};
   }
   return LoadLibsvm(path);
 }

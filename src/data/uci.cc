@@ -328,7 +328,7 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
       kept_bytes += line->size();
       if (kept_bytes / 4 > limits.max_cells) {
         return Error{in.Where("the files hold more text than a loader keeps (" +
-                             std::to_string(limits.max_cells * 4) + " bytes)")};
+                              std::to_string(limits.max_cells * 4) + " bytes)")};
       }
       lines.push_back(std::move(*line));
       origin.emplace_back(path, in.line());

@@ -90,16 +90,13 @@ class CoordinatorGate : public GatedService {
     ForShuffler<v1::VouchRequest, v1::VouchReply>("Vouch", [this](const auto& q, auto* r) {
       return HandleVouch(coordinator_, shuffler_token_, q, r);
     });
-    ForShuffler<v1::RoundInfoRequest, v1::RoundInfoReply>(
-        "RoundInfo", [this](const auto& q, auto* r) {
-          return HandleRoundInfo(coordinator_, shuffler_token_, q, r,
-                                 std::chrono::steady_clock::now());
-        });
-    ForShuffler<v1::DeliverRequest, v1::DeliverReply>(
-        "Deliver", [this](const auto& q, auto* r) {
-          return HandleDeliver(coordinator_, shuffler_token_, q, r,
-                               std::chrono::steady_clock::now());
-        });
+    ForShuffler<v1::RoundInfoRequest, v1::RoundInfoReply>("RoundInfo", [this](const auto& q,
+                                                                              auto* r) {
+      return HandleRoundInfo(coordinator_, shuffler_token_, q, r, std::chrono::steady_clock::now());
+    });
+    ForShuffler<v1::DeliverRequest, v1::DeliverReply>("Deliver", [this](const auto& q, auto* r) {
+      return HandleDeliver(coordinator_, shuffler_token_, q, r, std::chrono::steady_clock::now());
+    });
   }
 
   // A client's call, admitted on the token (and but for Join, the session)

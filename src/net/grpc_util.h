@@ -258,8 +258,8 @@ class Retrier {
 // restarted) joins again, once, and repeats the call.
 class ClientSession {
  public:
-  using JoinRpc = std::function<grpc::Status(grpc::ClientContext*, const v1::JoinRequest&,
-                                             v1::JoinReply*)>;
+  using JoinRpc =
+      std::function<grpc::Status(grpc::ClientContext*, const v1::JoinRequest&, v1::JoinReply*)>;
   ClientSession(Retrier& retrier, JoinRpc join, v1::JoinRequest request)
       : retrier_(retrier), join_(std::move(join)), request_(std::move(request)) {}
 
@@ -271,8 +271,8 @@ class ClientSession {
         },
         "join", grpc::StatusCode::ALREADY_EXISTS);
     if (!joined.ok()) return joined;
-    if (first_ && (joined->first_user() != first_->first_user() ||
-                    joined->users() != first_->users())) {
+    if (first_ &&
+        (joined->first_user() != first_->first_user() || joined->users() != first_->users())) {
       return Error{"the server gave this client other users on joining again"};
     }
     if (joined->session().empty()) return Error{"the server opened no session"};
@@ -317,8 +317,7 @@ class ClientSession {
 // `hosted` users are withdrawn in all: all of them, and the client is done.
 Result<std::uint64_t> WithdrawSpent(ClientSession& session, v1::Coordinator::Stub& stub,
                                     const std::string& token,
-                                    std::span<const std::uint64_t> exhausted,
-                                    std::uint64_t hosted);
+                                    std::span<const std::uint64_t> exhausted, std::uint64_t hosted);
 
 // One user's sealed pieces for `round`, handed to the shuffler (both
 // protocols' clients). `reached`: the shuffler answered (or refused before

@@ -30,8 +30,7 @@ constexpr auto kCallDeadline = std::chrono::seconds(3);
 // How the clients' ends are counted and awaited.
 class Ends {
  public:
-  Ends(LoadClientsProgress& progress, std::size_t clients)
-      : progress_(progress), left_(clients) {}
+  Ends(LoadClientsProgress& progress, std::size_t clients) : progress_(progress), left_(clients) {}
 
   enum class Outcome { kFinished, kFailed, kStopped };
   void End(Outcome outcome, const std::string& why) {

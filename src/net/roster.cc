@@ -63,7 +63,8 @@ Withdrawal WithdrawUsers(ServerState& state, const Access& access,
     *line = std::to_string(fresh.size()) + " user(s) withdrawn, their budget spent (" +
             std::to_string(withdrawn.size()) + " of " + std::to_string(task_users) + " in all)";
   }
-  out.withdrawn = static_cast<std::uint64_t>(std::count_if(withdrawn.begin(), withdrawn.end(), mine));
+  out.withdrawn =
+      static_cast<std::uint64_t>(std::count_if(withdrawn.begin(), withdrawn.end(), mine));
   return out;
 }
 

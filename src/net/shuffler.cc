@@ -25,7 +25,8 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
       stats_.dropped += pending_.size();
     }
     if (returned_) {
-      Say("round " + std::to_string(info_.round + 1) + " closed before the server took a batch of " +
+      Say("round " + std::to_string(info_.round + 1) +
+          " closed before the server took a batch of " +
           std::to_string(returned_->contributors.size()) + " users: dropped");
       stats_.dropped += returned_->contributors.size();
     }

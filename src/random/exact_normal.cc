@@ -6,18 +6,18 @@
 #include <cmath>
 #include <sstream>
 
-#include "fedldp/random/discrete.h"
 #include "exact_sampling.h"
+#include "fedldp/random/discrete.h"
 #include "normal_boxes.h"
 
 namespace fedldp {
 namespace {
 
 using exact_sampling::Digits;
+using exact_sampling::DrawNormal;
 using exact_sampling::Int128;
 using exact_sampling::kDigits;
 using exact_sampling::Partial;
-using exact_sampling::DrawNormal;
 
 // 384-bit two's complement integers, least significant limb first: values
 // in units of 2^-304 grid cells (sigma / g = S 2^-42, the box width 2^-6, and

@@ -46,7 +46,8 @@ std::string_view ImageDatasetName(ImageDataset dataset) {
 }
 
 Result<ImageDataset> ParseImageDataset(std::string_view name) {
-  for (const ImageDataset d : {ImageDataset::kMnist, ImageDataset::kFmnist, ImageDataset::kCifar10}) {
+  for (const ImageDataset d :
+       {ImageDataset::kMnist, ImageDataset::kFmnist, ImageDataset::kCifar10}) {
     if (ImageDatasetName(d) == name) return d;
   }
   return Error{"dataset must be mnist, fmnist or cifar10, not '" + std::string(name) + "'"};
@@ -94,7 +95,8 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
     if (!net.ok()) return Error{"model: " + net.error()};
     if (const Status s = net->CheckInput(split.train); !s.ok()) return Error{"model: " + s.error()};
   }
-  if (Status s = CheckLdpFlConfig(e.config.training, e.train_rows); !s.ok()) return Error{s.error()};
+  if (Status s = CheckLdpFlConfig(e.config.training, e.train_rows); !s.ok())
+    return Error{s.error()};
   // A round's clients train at once, one per thread, each Torch op on its
   // own thread; a TorchScript model's clients train one after another, with
   // the threads inside Torch's ops instead.
@@ -172,8 +174,8 @@ std::string LdpFlExperiment::RecordJson() const {
   }
   j["majority"] = Percent(run.majority);
   // Absent (not run) is null.
-  j["noise_free"] = reference ? nlohmann::json(Percent(reference->final_accuracy()))
-                              : nlohmann::json();
+  j["noise_free"] =
+      reference ? nlohmann::json(Percent(reference->final_accuracy())) : nlohmann::json();
   // The statement covers every configured round (an upper bound if stopped).
   j["per_round_ldp"] = run.privacy.per_round_ldp;
   j["plain_composition"] = run.privacy.plain_composition;

@@ -366,7 +366,8 @@ Result<std::vector<std::uint64_t>> ServerState::Withdrawn() const {
     }
     out.push_back(static_cast<std::uint64_t>(all.Int(0)));
   }
-  if (step != SQLITE_DONE) return Error{Message(db_, "server state: cannot read the withdrawn users")};
+  if (step != SQLITE_DONE)
+    return Error{Message(db_, "server state: cannot read the withdrawn users")};
   return out;
 }
 

@@ -22,7 +22,6 @@ std::span<double> Work(std::size_t n) {
 constexpr std::uint64_t kSharedSignsStream = 0x5349474e53ULL;  // "SIGNS"
 constexpr std::uint64_t kProjectionStream = 0x50524f4aULL;     // "PROJ"
 
-
 }  // namespace
 
 Result<FastProjUnit> FastProjUnit::Create(std::size_t dimension, double epsilon, double clip,

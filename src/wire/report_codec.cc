@@ -45,7 +45,8 @@ std::string EncodeReport(std::uint64_t round, const LdpFlReport& report) {
   std::string& bits = *body.mutable_bits();
   bits.assign((report.weights + 7) / 8, '\0');
   for (std::size_t byte = 0; byte < bits.size(); ++byte) {
-    bits[byte] = static_cast<char>(static_cast<std::uint8_t>(report.bits[byte / 8] >> (8 * (byte % 8))));
+    bits[byte] =
+        static_cast<char>(static_cast<std::uint8_t>(report.bits[byte / 8] >> (8 * (byte % 8))));
   }
   return Serialize(message);
 }
@@ -60,13 +61,20 @@ std::string EncodeReport(std::uint64_t round, const VectorReport& report) {
 
 const char* ReasonName(RejectReason reason) {
   switch (reason) {
-    case RejectReason::kMalformed: return "malformed";
-    case RejectReason::kOversized: return "oversized";
-    case RejectReason::kWrongProtocol: return "wrong protocol";
-    case RejectReason::kWrongRound: return "wrong round";
-    case RejectReason::kDuplicate: return "duplicate";
-    case RejectReason::kNonFinite: return "non-finite";
-    case RejectReason::kOutOfDomain: return "out of domain";
+    case RejectReason::kMalformed:
+      return "malformed";
+    case RejectReason::kOversized:
+      return "oversized";
+    case RejectReason::kWrongProtocol:
+      return "wrong protocol";
+    case RejectReason::kWrongRound:
+      return "wrong round";
+    case RejectReason::kDuplicate:
+      return "duplicate";
+    case RejectReason::kNonFinite:
+      return "non-finite";
+    case RejectReason::kOutOfDomain:
+      return "out of domain";
   }
   return "unknown";
 }
@@ -77,7 +85,8 @@ ReportGate::ReportGate(std::uint64_t round, const FedSelRandomizer& fedsel)
 ReportGate::ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl)
     : round_(round), ldpfl_(&ldpfl) {
   // round, then the body: per layer a range of two doubles, the count, the bits.
-  max_bytes_ = 11 + Field(ldpfl.ranges().size() * Field(2 * 9) + 11 + Field((ldpfl.weights() + 7) / 8));
+  max_bytes_ =
+      11 + Field(ldpfl.ranges().size() * Field(2 * 9) + 11 + Field((ldpfl.weights() + 7) / 8));
 }
 
 ReportGate::ReportGate(std::uint64_t round, const VectorRandomizer& vector)
@@ -230,8 +239,7 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
                                                   " bytes for " + std::to_string(weights) +
                                                   " weights");
     }
-    if (weights % 8 != 0 &&
-        (static_cast<std::uint8_t>(body.bits().back()) >> (weights % 8)) != 0) {
+    if (weights % 8 != 0 && (static_cast<std::uint8_t>(body.bits().back()) >> (weights % 8)) != 0) {
       return Reject(RejectReason::kMalformed, "padding bits after the last weight are set");
     }
     LdpFlReport report;

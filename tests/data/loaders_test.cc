@@ -108,20 +108,19 @@ TEST(Libsvm, DimensionAndLabels) {
   EXPECT_EQ(one->classes, 2);
   EXPECT_EQ(one->labels, (std::vector<int>{0, 0}));
   // A client's share of a 10-class task: its labels are class numbers.
-  auto share = LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784,
-                          LibsvmLabels::kClassNumbers);
+  auto share =
+      LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784, LibsvmLabels::kClassNumbers);
   ASSERT_TRUE(share.ok()) << share.error();
   EXPECT_EQ(share->dimension, 784u);
   EXPECT_EQ(share->classes, 8);
   EXPECT_EQ(share->labels, (std::vector<int>{3, 7, 3}));
-  auto signs = LoadLibsvm(dir.Write("signs.svm", "-1 1:1\n+1 1:2\n"), 0,
-                          LibsvmLabels::kClassNumbers);
+  auto signs =
+      LoadLibsvm(dir.Write("signs.svm", "-1 1:1\n+1 1:2\n"), 0, LibsvmLabels::kClassNumbers);
   ASSERT_TRUE(signs.ok());
   EXPECT_EQ(signs->classes, 2);
   EXPECT_EQ(signs->labels, (std::vector<int>{0, 1}));
   auto negative = LoadLibsvm(dir.Write("neg.svm", "-2 1:1\n"), 0, LibsvmLabels::kClassNumbers);
-  EXPECT_NE(negative.error().find("neg.svm:1: label '-2' is not a class number"),
-            std::string::npos)
+  EXPECT_NE(negative.error().find("neg.svm:1: label '-2' is not a class number"), std::string::npos)
       << negative.error();
 }
 
@@ -174,7 +173,6 @@ TEST(Loaders, MalformedInputNamesFileLineAndReason) {
   EXPECT_FALSE(LoadNamed("mnist-please", kShared).ok());
 }
 
-
 std::string IdxBytes(std::vector<std::uint32_t> shape, const std::vector<unsigned char>& data) {
   std::string s = {0, 0, 8, static_cast<char>(shape.size())};
   for (auto v : shape) {
@@ -224,9 +222,9 @@ TEST(Loaders, RefuseWhatAFileAsksBeyondTheLimits) {
                  "features)");
   expect_refused(LoadLibsvm(dir.Write("wide.svm", "1 9:1\n"), 0, {}, small),
                  "exceeds the largest dimension a loader accepts (8)");
-  expect_refused(LoadLibsvm(dir.Write("long.svm", "1 1:1" + std::string(100, ' ') + "\n"), 0, {},
-                            small),
-                 "long.svm:1: line longer than 64 bytes");
+  expect_refused(
+      LoadLibsvm(dir.Write("long.svm", "1 1:1" + std::string(100, ' ') + "\n"), 0, {}, small),
+      "long.svm:1: line longer than 64 bytes");
   expect_refused(LoadLibsvm(dir.WriteGz("line.svm.gz", std::string(1 << 20, '1')), 0, {}, small),
                  "line longer than 64 bytes");
   // IDX: the header's shape is refused before anything is allocated.
@@ -240,8 +238,7 @@ TEST(Loaders, RefuseWhatAFileAsksBeyondTheLimits) {
                          dir.Write("labels5", IdxBytes({5}, {1, 2, 3, 4, 5})), small),
                  "img: 5 rows of 4 features exceed");
   // CIFAR-10, Adult, Bank and KDD check every row as they read it.
-  expect_refused(LoadCifar10({dir.Write("c.bin", CifarBytes(3))},
-                             {.max_cells = 2 * 3072}),
+  expect_refused(LoadCifar10({dir.Write("c.bin", CifarBytes(3))}, {.max_cells = 2 * 3072}),
                  "c.bin:3: 3 rows of 3072 features exceed");
   const std::string adult =
       "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
@@ -254,9 +251,9 @@ TEST(Loaders, RefuseWhatAFileAsksBeyondTheLimits) {
   const std::string bank_row =
       "58;management;married;tertiary;no;2143;yes;no;unknown;5;may;261;1;-1;0;unknown;no\n";
   EXPECT_TRUE(LoadBank(dir.Write("bank.csv", bank_header + bank_row)).ok());
-  expect_refused(LoadBank(dir.Write("bank2.csv", bank_header + bank_row + bank_row),
-                          {.max_cells = 32}),
-                 "bank2.csv:3: 2 rows of 32 features exceed");
+  expect_refused(
+      LoadBank(dir.Write("bank2.csv", bank_header + bank_row + bank_row), {.max_cells = 32}),
+      "bank2.csv:3: 2 rows of 32 features exceed");
   std::string bank_big = bank_row;
   bank_big.replace(bank_big.find("2143"), 4, "1e39");
   expect_refused(LoadBank(dir.Write("bank3.csv", bank_header + bank_big)),

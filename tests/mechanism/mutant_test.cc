@@ -117,9 +117,10 @@ TEST(SupportCheck, TheOldSamplersRuledInputsOut) {
   }
   const double laplace_share = static_cast<double>(laplace_out) / kDraws;
   const double pm_share = static_cast<double>(pm_out) / kDraws;
-  std::printf("old samplers, eps = 1: %.1f %% of Laplace and %.1f %% of PM outputs at x = 1 "
-              "rule x = 0 out\n",
-              100 * laplace_share, 100 * pm_share);
+  std::printf(
+      "old samplers, eps = 1: %.1f %% of Laplace and %.1f %% of PM outputs at x = 1 "
+      "rule x = 0 out\n",
+      100 * laplace_share, 100 * pm_share);
   EXPECT_GT(laplace_share, 0.5);
   EXPECT_GT(pm_share, 0.2);
 }

@@ -139,12 +139,13 @@ class DeployE2eTest : public testing::TempDirTest {
       std::vector<std::string> local = {"--data", file, "--features",
                                         std::to_string(adult.dimension)};
       if (i > 1) {
-        local = {"--data-dir", FEDLDP_DATASETS, "--rows", "0:" + std::to_string(kTrainRows),
-                 "--part", n + "/" + std::to_string(kClients)};
+        local = {"--data-dir", FEDLDP_DATASETS,
+                 "--rows",     "0:" + std::to_string(kTrainRows),
+                 "--part",     n + "/" + std::to_string(kClients)};
       }
-      std::vector<std::string> command = {FEDLDP_BINARY, "client", "--server",
-                                          "127.0.0.1:" + std::to_string(port), "--token", token,
-                                          "--ledger", Path("ledger" + n + ".sqlite")};
+      std::vector<std::string> command = {
+          FEDLDP_BINARY, "client", "--server", "127.0.0.1:" + std::to_string(port),
+          "--token",     token,    "--ledger", Path("ledger" + n + ".sqlite")};
       command.insert(command.end(), local.begin(), local.end());
       pids.push_back(Spawn(command, Path("client" + n + ".out"), Path("client" + n + ".err")));
     }

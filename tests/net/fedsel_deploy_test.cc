@@ -85,8 +85,7 @@ class FedSelDeployTest : public testing::TempDirTest {
 
   // A party's poll; as a client does, it joins again when its session ended
   // (after a restart).
-  static FedSelCoordinator::Poll PollOf(FedSelCoordinator& c, Party& party,
-                                        Clock::time_point now) {
+  static FedSelCoordinator::Poll PollOf(FedSelCoordinator& c, Party& party, Clock::time_point now) {
     auto poll = c.PollRound(party.token, party.session, now);
     if (poll.status.code() == ErrorCode::kFailedPrecondition) {
       const auto joined = c.Join(party.token, party.participant->users(), now);
@@ -650,8 +649,7 @@ TEST_F(FedSelDeployTest, ARestartMidRoundLosesNoReportAndCountsNoneTwice) {
   EXPECT_EQ(resumed->stats().accepted, 0u);
   parties[0].session = resumed->Join(parties[0].token, 500, now).session;
   // Client 0 did not hear its answer and resends: counted once, not twice.
-  const auto resent =
-      resumed->Submit(parties[0].token, parties[0].session, sent[0], now).verdicts;
+  const auto resent = resumed->Submit(parties[0].token, parties[0].session, sent[0], now).verdicts;
   ASSERT_EQ(resent.size(), sent[0].size());
   for (const auto& v : resent) {
     EXPECT_TRUE(v.accepted);

@@ -82,10 +82,11 @@ class LdpFlDeployTest : public testing::TempDirTest {
       const auto poll = server.PollRound(tokens_[c], sessions_[c], Clock::now());
       if (poll.round.state != FedSelCoordinator::Poll::State::kRound) continue;
       if (round) *round = poll.round.round;
-      auto answer = clients_[c]->Respond(poll.round.round, poll.round.weights, poll.ranges,
-                                         poll.round.users);
+      auto answer =
+          clients_[c]->Respond(poll.round.round, poll.round.weights, poll.ranges, poll.round.users);
       EXPECT_TRUE(answer.refusals.empty()) << answer.refusals.front();
-      for (auto& [user, pieces] : answer.reports) out.push_back({tokens_[c], sessions_[c], user, std::move(pieces)});
+      for (auto& [user, pieces] : answer.reports)
+        out.push_back({tokens_[c], sessions_[c], user, std::move(pieces)});
     }
     return out;
   }
@@ -122,8 +123,9 @@ class LdpFlDeployTest : public testing::TempDirTest {
     LdpFlAggregator aggregator(full);
     const auto chunks = spec_.chunks();
     for (std::size_t c = 0; c < chunks.size(); ++c) {
-      const auto r = LdpFlRandomizer::Create(1, {chunks[c].end - chunks[c].begin},
-                                             {spec_.config.fixed_range}).value();
+      const auto r =
+          LdpFlRandomizer::Create(1, {chunks[c].end - chunks[c].begin}, {spec_.config.fixed_range})
+              .value();
       ReportGate gate(round, r);
       for (std::size_t i = 0; i < subs.size(); ++i) {
         const std::string plain = Unseal(subs[i].pieces[c], keys_).value();
@@ -276,12 +278,14 @@ TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {
   EXPECT_EQ(spec.public_key, keys_.public_key);
   EXPECT_TRUE(spec.Check().ok());
   rows.push_back(data_.size());
-  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 7, data_, rows, keys_.public_key).error().find(
-                "beyond the data"),
+  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 7, data_, rows, keys_.public_key)
+                .error()
+                .find("beyond the data"),
             std::string::npos);
   rows.pop_back();
-  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 0, data_, rows, keys_.public_key).error().find(
-                "needs users"),
+  EXPECT_NE(MakeLdpFlTask("t", spec_.config, 0, data_, rows, keys_.public_key)
+                .error()
+                .find("needs users"),
             std::string::npos);
   LdpFlConfig vgg = spec_.config;
   vgg.arch = "vgg";  // expects 3072 features
@@ -355,18 +359,18 @@ TEST_F(LdpFlDeployTest, LedgerChargesDEpsilonPerReportAndResendsTheRecordedPiece
   JoinAll(*server);
   const auto poll = server->PollRound(tokens_[0], sessions_[0], Clock::now());
   ASSERT_EQ(poll.round.users.size(), 2u);
-  const auto first = clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges,
-                                          poll.round.users);
+  const auto first =
+      clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges, poll.round.users);
   ASSERT_EQ(first.reports.size(), 2u);
   EXPECT_NEAR(ledgers_[0]->spent("rows-0+40"), d, 1e-6);
-  const auto again = clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges,
-                                          poll.round.users);
+  const auto again =
+      clients_[0]->Respond(poll.round.round, poll.round.weights, poll.ranges, poll.round.users);
   ASSERT_EQ(again.reports.size(), 2u);
   EXPECT_EQ(again.reports[0].second, first.reports[0].second);  // the same sealed bytes
   EXPECT_NEAR(ledgers_[0]->spent("rows-0+40"), d, 1e-6);        // nothing spent again
   // The next round would pass the total: refused, with the reason.
-  const auto refused = clients_[0]->Respond(poll.round.round + 1, poll.round.weights, poll.ranges,
-                                            poll.round.users);
+  const auto refused =
+      clients_[0]->Respond(poll.round.round + 1, poll.round.weights, poll.ranges, poll.round.users);
   EXPECT_TRUE(refused.reports.empty());
   ASSERT_EQ(refused.refusals.size(), 2u);
   EXPECT_NE(refused.refusals[0].find("d eps"), std::string::npos) << refused.refusals[0];
@@ -523,8 +527,9 @@ TEST(ShufflerCore, PermutesEveryChunkOnItsOwnUniformly) {
     for (int c = 0; c < 2; ++c) {
       auto sorted = batch->pieces[c];
       std::sort(sorted.begin(), sorted.end());
-      ASSERT_EQ(sorted, (std::vector<std::string>{"u0c" + std::to_string(c), "u1c" + std::to_string(c),
-                                                  "u2c" + std::to_string(c)}));
+      ASSERT_EQ(sorted,
+                (std::vector<std::string>{"u0c" + std::to_string(c), "u1c" + std::to_string(c),
+                                          "u2c" + std::to_string(c)}));
       at[c] = static_cast<std::size_t>(
           std::find(batch->pieces[c].begin(), batch->pieces[c].end(), "u0c" + std::to_string(c)) -
           batch->pieces[c].begin());
@@ -587,7 +592,7 @@ TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCann
   for (std::uint64_t u = 0; u < 2; ++u)
     ASSERT_TRUE(shuffler.Shuffle("a", 4, u, Pieces(u), yes).ok());
   EXPECT_FALSE(shuffler.Shuffle("b", 4, 1, Pieces(1), yes).ok());  // someone else's held user
-  shuffler.Update(Round(4, 5, 500));  // late, but 2 < 3: nothing goes
+  shuffler.Update(Round(4, 5, 500));                               // late, but 2 < 3: nothing goes
   EXPECT_FALSE(shuffler.TakeBatch().has_value());
   ASSERT_TRUE(shuffler.Shuffle("a", 4, 2, Pieces(2), yes).ok());
   shuffler.Update(Round(4, 5, 10000));  // 3 held, 5 expected, not late: wait

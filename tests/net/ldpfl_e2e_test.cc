@@ -89,7 +89,8 @@ class LdpFlE2eTest : public testing::TempDirTest {
                               spec.ReportEpsilon() * kRounds)
               .value()));
       clients.push_back(std::make_unique<LdpFlParticipant>(
-          LdpFlParticipant::Create(server->spec(), split.train, std::move(shards), *ledgers.back()).value()));
+          LdpFlParticipant::Create(server->spec(), split.train, std::move(shards), *ledgers.back())
+              .value()));
       const auto joined = server->Join(tokens[i], 1, Clock::now());
       EXPECT_TRUE(joined.ok()) << joined.status.error();
       sessions.push_back(joined.session);
@@ -293,10 +294,11 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   // mean: against them the deployed mean sits +0.23 on average with sd
   // 0.46 / sqrt(6) = 0.19, and 1 point is still 4 sd.)
   const double tolerance = 3.5 * 0.0045 * std::sqrt(1.0 + 1.0 / 3);
-  std::printf("\nprocess run %.4f, mean of %d deployed runs %.4f, simulated (mean of 3) %.4f, "
-              "difference of the means %+.2f points, majority %.4f\n",
-              deployed, kDeployedRuns, deployed_mean, simulated,
-              100 * (deployed_mean - simulated), majority);
+  std::printf(
+      "\nprocess run %.4f, mean of %d deployed runs %.4f, simulated (mean of 3) %.4f, "
+      "difference of the means %+.2f points, majority %.4f\n",
+      deployed, kDeployedRuns, deployed_mean, simulated, 100 * (deployed_mean - simulated),
+      majority);
   EXPECT_NEAR(deployed, simulated, tolerance) << json;
   EXPECT_NEAR(deployed_mean, simulated, 0.01);
   EXPECT_GT(deployed, majority) << json;

@@ -52,7 +52,8 @@ class LdpFlHandlersTest : public testing::TempDirTest {
 
 TEST_F(LdpFlHandlersTest, OnlyTheShufflersTokenOpensTheShufflersCalls) {
   Start();
-  for (const std::string token : {"", "the-shufflers-token-012345678X", "short", tokens_[0].c_str()}) {
+  for (const std::string token :
+       {"", "the-shufflers-token-012345678X", "short", tokens_[0].c_str()}) {
     pb::VouchRequest vouch;
     vouch.set_shuffler_token(token);
     vouch.set_token(tokens_[0]);

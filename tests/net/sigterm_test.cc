@@ -30,7 +30,8 @@ class SigtermTest : public testing::TempDirTest {
            std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    EXPECT_NE(Read(Path(name + ".err")).find(ready), std::string::npos) << Read(Path(name + ".err"));
+    EXPECT_NE(Read(Path(name + ".err")).find(ready), std::string::npos)
+        << Read(Path(name + ".err"));
     ::kill(pid, SIGTERM);
     return Wait(pid);
   }
@@ -43,8 +44,8 @@ TEST_F(SigtermTest, AWaitingServerStopsCleanlyAndCanResume) {
                             Path("enrol.out"), Path("enrol.err"));
   ASSERT_EQ(Wait(enrol), 0) << Read(Path("enrol.err"));
   const std::vector<std::string> serve = {
-      FEDLDP_BINARY, "serve", "--state", Path("s.sqlite"), "--address", Address(FreePort()),
-      "--users", "100", "--data-dir", FEDLDP_DATASETS};
+      FEDLDP_BINARY,       "serve",   "--state", Path("s.sqlite"), "--address",
+      Address(FreePort()), "--users", "100",     "--data-dir",     FEDLDP_DATASETS};
   EXPECT_EQ(StopWhenReady(serve, "waiting for 100 users", "serve"), 0) << Read(Path("serve.err"));
   EXPECT_NE(Read(Path("serve.err")).find("start again to resume"), std::string::npos)
       << Read(Path("serve.err"));
@@ -53,8 +54,8 @@ TEST_F(SigtermTest, AWaitingServerStopsCleanlyAndCanResume) {
 TEST_F(SigtermTest, AClientWhoseServerIsDownStopsCleanly) {
   std::ofstream(Path("one.svm")) << "+1 1:1\n";
   const auto client = [&](const std::string& ledger) {
-    return std::vector<std::string>{FEDLDP_BINARY, "client", "--server", Address(FreePort()),
-                                    "--token",     "t",      "--data",   Path("one.svm"),
+    return std::vector<std::string>{FEDLDP_BINARY, "client",    "--server", Address(FreePort()),
+                                    "--token",     "t",         "--data",   Path("one.svm"),
                                     "--ledger",    Path(ledger)};
   };
   EXPECT_EQ(StopWhenReady(client("fedsel.sqlite"), "retrying", "fedsel"), 0)
@@ -72,8 +73,8 @@ TEST_F(SigtermTest, AClientWhoseServerIsDownStopsCleanly) {
 TEST_F(SigtermTest, AShufflerWhoseServerIsDownStopsCleanly) {
   std::ofstream(Path("shuffler.token")) << "a-shuffler-token-0123456789\n";
   const std::vector<std::string> shuffle = {
-      FEDLDP_BINARY, "shuffle",      "--server", Address(FreePort()), "--address",
-      Address(FreePort()), "--token-file", Path("shuffler.token")};
+      FEDLDP_BINARY, "shuffle",           "--server",     Address(FreePort()),
+      "--address",   Address(FreePort()), "--token-file", Path("shuffler.token")};
   EXPECT_EQ(StopWhenReady(shuffle, "listening", "shuffle"), 0) << Read(Path("shuffle.err"));
   EXPECT_NE(Read(Path("shuffle.out")).find("stopped"), std::string::npos)
       << Read(Path("shuffle.out")) << Read(Path("shuffle.err"));

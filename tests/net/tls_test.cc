@@ -158,13 +158,13 @@ TEST_F(TlsTest, LdpFlReportsPassTheShufflerWithTlsOnEveryHop) {
 // Plaintext is refused off loopback, by the library itself: tokens and
 // reports must not cross a network in clear unless the operator says so.
 TEST(Transport, PlaintextIsRefusedOffLoopbackUnlessAllowed) {
-  for (const char* a : {"127.0.0.1:7070", "127.8.9.10:1", "localhost:7070", "[::1]:7070", "::1",
-                        "localhost"}) {
+  for (const char* a :
+       {"127.0.0.1:7070", "127.8.9.10:1", "localhost:7070", "[::1]:7070", "::1", "localhost"}) {
     EXPECT_TRUE(IsLoopbackAddress(a)) << a;
   }
-  for (const char* a : {"0.0.0.0:7070", "10.0.0.1:7070", "[::]:7070", "server.example:7070",
-                        "128.0.0.1:1", "localhost.example:1", "127.evil.example:1",
-                        "127.0.0.1.example:1"}) {
+  for (const char* a :
+       {"0.0.0.0:7070", "10.0.0.1:7070", "[::]:7070", "server.example:7070", "128.0.0.1:1",
+        "localhost.example:1", "127.evil.example:1", "127.0.0.1.example:1"}) {
     EXPECT_FALSE(IsLoopbackAddress(a)) << a;
   }
   TlsFiles plain;

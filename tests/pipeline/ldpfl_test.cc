@@ -186,7 +186,7 @@ TEST(LdpFlAggregator, RefusesAPieceThatDoesNotFitItsChunk) {
   EXPECT_FALSE(a.AddPiece(chunks[1], piece).ok());  // 64 weights into a chunk of 6
   piece.ranges[0].radius *= 2;
   EXPECT_FALSE(a.AddPiece(chunks[0], piece).ok());  // another range
-  auto tail = PieceOf(report, chunks[1]);        // 6 weights: padding must stay zero
+  auto tail = PieceOf(report, chunks[1]);           // 6 weights: padding must stay zero
   tail.bits[0] |= std::uint64_t{1} << 10;
   EXPECT_FALSE(a.AddPiece(chunks[1], tail).ok());
   EXPECT_FALSE(a.AddPiece({0, 60, 80}, PieceOf(report, {0, 60, 80})).ok());  // across layers

@@ -20,9 +20,9 @@ double ExactRrDelta(double eps, int rounds, double at) {
   const double alpha = 1 / (1 + std::exp(-eps));
   double delta = 0;
   for (int k = 0; k <= rounds; ++k) {
-    const double pmf = std::exp(std::lgamma(rounds + 1) - std::lgamma(k + 1) -
-                                std::lgamma(rounds - k + 1) + k * std::log(alpha) +
-                                (rounds - k) * std::log1p(-alpha));
+    const double pmf =
+        std::exp(std::lgamma(rounds + 1) - std::lgamma(k + 1) - std::lgamma(rounds - k + 1) +
+                 k * std::log(alpha) + (rounds - k) * std::log1p(-alpha));
     const double loss = eps * (2 * k - rounds);
     if (loss > at) delta += pmf * -std::expm1(at - loss);
   }
@@ -83,8 +83,8 @@ TEST(ShufflePld, ComposedRoundsAreTighterThanComposingOnePointPerRound) {
   const Pld round = ShuffledRoundPld(n, eps0, 1e-3, 1e-3 * delta).value();
   const Pld run = ComposePld(round, rounds, 1e-3 * delta);
   const double pld = PldEpsilon(run, delta);
-  const double per_round = NumericalShuffleEpsilon(n, eps0, delta / (2 * rounds)).value()
-                               .epsilon_upper;
+  const double per_round =
+      NumericalShuffleEpsilon(n, eps0, delta / (2 * rounds)).value().epsilon_upper;
   const double optimal =
       OptimalComposition(per_round, delta / (2 * rounds), rounds, delta).value().epsilon;
   std::printf("8 rounds: PLD %.4f, optimal composition of (%.4f, %.2g) %.4f\n", pld, per_round,

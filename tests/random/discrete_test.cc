@@ -27,8 +27,11 @@ audit::Verdict FrequencyIs(double p, Draw&& draw) {
 
 TEST(Discrete, BernoulliExpMinusHasProbabilityExpOfMinusGamma) {
   CounterRng rng(1);
-  for (const auto& [num, den] : {std::pair<std::uint64_t, std::uint64_t>{0, 1}, {3, 10}, {1, 1},
-                                {27, 10}, {1ull << 40, 1ull << 41}}) {
+  for (const auto& [num, den] : {std::pair<std::uint64_t, std::uint64_t>{0, 1},
+                                 {3, 10},
+                                 {1, 1},
+                                 {27, 10},
+                                 {1ull << 40, 1ull << 41}}) {
     const double gamma = static_cast<double>(num) / static_cast<double>(den);
     auto draw = [&, n = num, d = den] { return BernoulliExpMinus(rng, n, d); };
     if (gamma == 0) {  // certain: no variance for a z-score
@@ -86,8 +89,8 @@ audit::Verdict LaplaceLawIs(double rate, const std::vector<std::int64_t>& draws)
 }
 
 TEST(Discrete, DiscreteLaplaceFollowsItsLaw) {
-  for (const auto& [s, t] : {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {2, 3}, {7, 1},
-                             {1ull << 30, 1ull << 41}}) {
+  for (const auto& [s, t] :
+       {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {2, 3}, {7, 1}, {1ull << 30, 1ull << 41}}) {
     CounterRng rng(3 + s);
     std::vector<std::int64_t> draws(kDraws);
     for (auto& y : draws) y = DiscreteLaplace(rng, s, t);
@@ -107,8 +110,8 @@ audit::Verdict GeometricLawIs(double rate, const std::vector<std::uint64_t>& dra
 }
 
 TEST(Discrete, DiscreteGeometricFollowsItsLaw) {
-  for (const auto& [s, t] : {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {7, 1},
-                             {1ull << 30, 1ull << 41}}) {
+  for (const auto& [s, t] :
+       {std::pair<std::uint64_t, std::uint64_t>{1, 3}, {7, 1}, {1ull << 30, 1ull << 41}}) {
     CounterRng rng(9 + s);
     std::vector<std::uint64_t> draws(kDraws);
     for (auto& y : draws) y = DiscreteGeometric(rng, s, t);
@@ -206,15 +209,14 @@ TEST(IntegerLaplace, DrawsFollowTheLaw) {
     CounterRng rng(11);
     std::vector<std::int64_t> draws(kDraws);
     for (auto& y : draws) y = law.Sample(rng);
-    const auto right =
-        CellsFollow(draws, rate, -24, [&law](std::int64_t k) { return law.Cdf(k); });
+    const auto right = CellsFollow(draws, rate, -24, [&law](std::int64_t k) { return law.Cdf(k); });
     EXPECT_TRUE(right.pass) << rate << ": " << right.reason;
     const auto wrong = LaplaceLawIs(rate * 1.1, draws);
     EXPECT_FALSE(wrong.pass) << rate << ": " << wrong.reason;
     // Beyond one pass: the tail's draws land where the law puts them.
     const auto pass = static_cast<std::int64_t>(IntegerLaplace::kPass);
-    const double beyond = static_cast<double>(std::count_if(
-        draws.begin(), draws.end(), [pass](std::int64_t y) { return y >= pass; }));
+    const double beyond = static_cast<double>(
+        std::count_if(draws.begin(), draws.end(), [pass](std::int64_t y) { return y >= pass; }));
     const double p = 1 - law.Cdf(pass - 1);
     EXPECT_NEAR(beyond / kDraws, p, 5 * std::sqrt(p * (1 - p) / kDraws) + 1e-12) << rate;
   }
@@ -233,8 +235,11 @@ audit::Verdict BinomialLawIs(std::uint64_t n, double p, const std::vector<std::u
 
 TEST(Discrete, BinomialDyadicFollowsItsLaw) {
   CounterRng rng(12);
-  for (const auto& [n, p] : {std::pair<std::uint64_t, double>{10, 0.3}, {1000, 0.004},
-                             {200, 0.5}, {50, 0.97}, {130, 1.0 / 3}}) {
+  for (const auto& [n, p] : {std::pair<std::uint64_t, double>{10, 0.3},
+                             {1000, 0.004},
+                             {200, 0.5},
+                             {50, 0.97},
+                             {130, 1.0 / 3}}) {
     const auto numerator = static_cast<std::uint64_t>(std::ldexp(p, 53));  // p to 2^-53
     const double exact = std::ldexp(static_cast<double>(numerator), -53);
     std::vector<std::uint64_t> counts(n + 1, 0);

@@ -316,8 +316,7 @@ class Script final : public Rng {
 };
 
 std::int64_t ScriptedIndex(double x, std::uint32_t u0, bool negative,
-                           const std::vector<std::uint32_t>& more,
-                           std::size_t expect_left = 0) {
+                           const std::vector<std::uint32_t>& more, std::size_t expect_left = 0) {
   std::vector<std::uint32_t> d{0, 0, ~0u, negative ? 1u : 0u, u0};
   d.insert(d.end(), more.begin(), more.end());
   Script s(d);

@@ -29,7 +29,8 @@ TEST(LdpFlExperimentConfig, DefaultsAreThePapersAndValidateSaysWhatIsWrong) {
   EXPECT_EQ(DefaultLdpFlExperiment(ImageDataset::kFmnist).training.fixed_range.radius, 0.015);
   EXPECT_EQ(DefaultLdpFlExperiment(ImageDataset::kCifar10).training.learning_rate, 0.015);
   EXPECT_TRUE(Small().Validate().ok());
-  for (const ImageDataset d : {ImageDataset::kMnist, ImageDataset::kFmnist, ImageDataset::kCifar10}) {
+  for (const ImageDataset d :
+       {ImageDataset::kMnist, ImageDataset::kFmnist, ImageDataset::kCifar10}) {
     EXPECT_EQ(ParseImageDataset(ImageDatasetName(d)).value(), d);
   }
   EXPECT_NE(ParseImageDataset("svhn").error().find("mnist, fmnist or cifar10"), std::string::npos);
@@ -74,7 +75,7 @@ TEST(RunLdpFlExperiment, RecordsPercentPerRoundAndTheNoiseFreeModel) {
   };
   const LdpFlExperiment e = RunLdpFlExperiment(Small(), observer).value();
   EXPECT_EQ(events, (std::vector<std::string>{"started", "private 1", "private 2", "reference 1",
-                                               "reference 2"}));
+                                              "reference 2"}));
   ASSERT_TRUE(e.reference.has_value());
   EXPECT_FALSE(e.stopped());
   const auto j = nlohmann::json::parse(e.RecordJson());

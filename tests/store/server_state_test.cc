@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/temp_dir.h"
-
 #include <filesystem>
 #include <fstream>
+
+#include "testing/temp_dir.h"
 
 namespace fedldp {
 namespace {
@@ -122,8 +122,7 @@ TEST_F(ServerStateTest, ADamagedFileIsAClearErrorNotAFreshState) {
   overwrite(0, 4096);  // the header page
   const auto header = ServerState::Open(path_);
   ASSERT_FALSE(header.ok());
-  EXPECT_NE(header.error().find("not a usable server state"), std::string::npos)
-      << header.error();
+  EXPECT_NE(header.error().find("not a usable server state"), std::string::npos) << header.error();
   const auto size = std::filesystem::file_size((write_state(), path_));
   ASSERT_GT(size, 3 * 4096u);
   overwrite(size - 4096, 4096);  // a page of data or index

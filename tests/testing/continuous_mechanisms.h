@@ -40,7 +40,9 @@ bool HitsNonDecreasing(F&& f, double y) {
 class ContinuousPiecewise final : public ValueMechanism {
  public:
   explicit ContinuousPiecewise(double eps)
-      : eps_(eps), c_(1 / std::tanh(eps / 4)), p_center_(std::exp(eps / 2) / (std::exp(eps / 2) + 1)) {}
+      : eps_(eps),
+        c_(1 / std::tanh(eps / 4)),
+        p_center_(std::exp(eps / 2) / (std::exp(eps / 2) + 1)) {}
   std::string name() const override { return "pm-continuous"; }
   double epsilon() const override { return eps_; }
   Interval input_domain() const override { return {-1, 1}; }

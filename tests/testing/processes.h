@@ -22,7 +22,8 @@ extern char** environ;
 
 namespace fedldp::testing::processes {
 
-inline pid_t Spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+inline pid_t Spawn(const std::vector<std::string>& args, const std::string& out,
+                   const std::string& err) {
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

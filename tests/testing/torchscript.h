@@ -14,8 +14,9 @@ inline std::string WriteTorchScriptMlp(const std::string& path, int hidden) {
   const std::string script =
       "import sys, torch\n"
       "torch.manual_seed(0)\n"
-      "m = torch.nn.Sequential(torch.nn.Linear(784, " + std::to_string(hidden) +
-      "), torch.nn.ReLU(), torch.nn.Linear(" + std::to_string(hidden) + ", 10))\n"
+      "m = torch.nn.Sequential(torch.nn.Linear(784, " +
+      std::to_string(hidden) + "), torch.nn.ReLU(), torch.nn.Linear(" + std::to_string(hidden) +
+      ", 10))\n"
       "torch.jit.script(m).save(sys.argv[1])\n";
   const std::string command =
       "/usr/bin/python3 -c '" + script + "' '" + path + "' > /dev/null 2>&1";

@@ -54,8 +54,7 @@ TEST_F(ReportGateTest, AcceptsWhatTheRandomizerProducedAndDecodesItExactly) {
   for (int client = 0; client < 200; ++client) {
     for (auto& x : r) x = Uniform01(rng_) * 2 - 1;
     const FedSelReport sent = fedsel_.Randomize(r, prev, 0.5, rng_);
-    const GateVerdict v =
-        fedsel_gate.Admit(Client(client), Bytes(EncodeReport(3, sent)));
+    const GateVerdict v = fedsel_gate.Admit(Client(client), Bytes(EncodeReport(3, sent)));
     ASSERT_TRUE(v.accepted()) << v.detail;
     EXPECT_EQ(std::get<FedSelReport>(*v.report).index, sent.index);
     EXPECT_EQ(std::get<FedSelReport>(*v.report).value, sent.value);  // bit for bit

@@ -39,10 +39,10 @@ Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& re
 // batch on the same random stream at both ends, in alternating order; passes
 // iff Yuen's 10 %-trimmed paired t of the per-call times has |t| < 4 (value =
 // t) or the mean times differ by under 0.01 ns a call (a thirtieth of a
-// cycle: below any work a sampler could do for one input only). A failing measurement is repeated once on fresh streams, and the
-// second decides: a sampler whose work depends on its input fails both;
-// noise (other processes, frequency scaling) only widens the spread, and a
-// burst of it rarely lands on the same side twice.
+// cycle: below any work a sampler could do for one input only). A failing measurement is repeated
+// once on fresh streams, and the second decides: a sampler whose work depends on its input fails
+// both; noise (other processes, frequency scaling) only widens the spread, and a burst of it rarely
+// lands on the same side twice.
 Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t seed);
 // The same between any two inputs, e.g. one the mechanism must clip and one
 // it need not.

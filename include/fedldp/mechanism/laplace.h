@@ -44,9 +44,7 @@ class LaplaceMechanism final : public ValueMechanism {
   // 2K ln R <= epsilon(): the bound the program meets exactly.
   double implemented_epsilon() const;
   Interval input_domain() const override { return {-1.0, 1.0}; }
-  Interval output_domain() const override {
-    return {grid_.Value(grid_.lo), grid_.Value(grid_.hi)};
-  }
+  Interval output_domain() const override { return {grid_.Value(grid_.lo), grid_.Value(grid_.hi)}; }
   bool CanOutput(double y) const override { return grid_.IndexOf(y).has_value(); }
   std::optional<OutputGrid> Grid() const override { return grid_; }
 

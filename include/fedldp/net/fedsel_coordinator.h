@@ -148,7 +148,7 @@ class FedSelCoordinator : public RoundCoordinator {
     std::uint64_t accepted = 0;  // reports counted, by this process
     std::uint64_t rejected = 0;
     std::uint64_t batches = 0, batches_refused = 0;  // from the shuffler
-    std::uint64_t counted = 0;  // reports in the model, over every run of the server
+    std::uint64_t counted = 0;    // reports in the model, over every run of the server
     std::uint64_t withdrawn = 0;  // users withdrawn, over every run
     bool started = false;
     bool finished = false;

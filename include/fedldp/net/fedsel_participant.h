@@ -68,8 +68,8 @@ class FedSelParticipant {
   FedSelPlan plan_;
   std::optional<FedSelRandomizer> randomizer_;  // two-stage variants
   std::unique_ptr<VectorRandomizer> vector_;    // vector variants
-  std::string ledger_task_;  // LedgerTaskKey of the task
-  std::vector<double> accumulated_;  // users x d
+  std::string ledger_task_;                     // LedgerTaskKey of the task
+  std::vector<double> accumulated_;             // users x d
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;
 };

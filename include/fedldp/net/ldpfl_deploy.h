@@ -101,10 +101,9 @@ struct LdpFlTaskSpec {
 // with the inputs' standardisation over `rows` of `train` (InputMomentsOf,
 // as the simulator computes it over the same rows), config.arch's layer
 // sizes and the server's public key; checked.
-Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config,
-                                    std::uint64_t users, const Dataset& train,
-                                    std::span<const std::size_t> rows, std::string public_key,
-                                    std::uint64_t chunk = 256);
+Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, std::uint64_t users,
+                                    const Dataset& train, std::span<const std::size_t> rows,
+                                    std::string public_key, std::uint64_t chunk = 256);
 
 class LdpFlCoordinator : public RoundCoordinator {
  public:
@@ -123,13 +122,13 @@ class LdpFlCoordinator : public RoundCoordinator {
   static Result<std::unique_ptr<LdpFlCoordinator>> Create(const LdpFlTaskSpec& spec,
                                                           const RoundPolicy& policy,
                                                           ServerState state, ServerKeys keys,
-                                                          std::vector<double> initial,
-                                                          Log log = {}, OnRound on_round = {});
+                                                          std::vector<double> initial, Log log = {},
+                                                          OnRound on_round = {});
 
   // Join, Admit, Withdraw, Vouch, RoundInfo, Tick and weights: the shared
   // round lifecycle (round_coordinator.h).
   struct Poll {
-    FedSelCoordinator::Poll round;  // as FedSel's
+    FedSelCoordinator::Poll round;   // as FedSel's
     std::vector<LayerRange> ranges;  // kRound: the round's (c, r) per layer
   };
   Poll PollRound(std::string_view token, std::string_view session, Clock::time_point now);
@@ -222,7 +221,7 @@ class LdpFlParticipant {
   PrivacyLedger* ledger_;
   NeuralNet net_;
   std::shared_ptr<const VectorRandomizer> vector_;  // the task's, if it has one
-  std::string ledger_task_;  // LedgerTaskKey of the task
+  std::string ledger_task_;                         // LedgerTaskKey of the task
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;
 };
@@ -233,8 +232,9 @@ std::string PackPieces(std::span<const std::string> pieces);
 Result<std::vector<std::string>> UnpackPieces(std::string_view bytes);
 
 struct ShufflerPolicy {
-  std::size_t min_batch = 10;                  // users per forwarded batch, at least
-  std::chrono::milliseconds flush_before{2000};  // forward what is held this long before the deadline
+  std::size_t min_batch = 10;  // users per forwarded batch, at least
+  std::chrono::milliseconds flush_before{
+      2000};  // forward what is held this long before the deadline
 };
 
 class ShufflerCore {

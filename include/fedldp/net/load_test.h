@@ -49,15 +49,15 @@ struct LoadTestSummary {
   std::size_t clients = 0, users = 0;
   LoadDriver driver = LoadDriver::kCallback;
   std::uint64_t rounds = 0;
-  std::uint64_t reports = 0;           // counted by the server in this run
-  double seconds = 0;                  // the server's training time
+  std::uint64_t reports = 0;  // counted by the server in this run
+  double seconds = 0;         // the server's training time
   double reports_per_second = 0;
-  double server_cpu_seconds = 0;       // over its training time
-  double server_peak_mib = 0;          // the server process's maximum resident set
-  double clients_peak_mib = 0;         // this process's
+  double server_cpu_seconds = 0;  // over its training time
+  double server_peak_mib = 0;     // the server process's maximum resident set
+  double clients_peak_mib = 0;    // this process's
   std::size_t finished_clients = 0, failed_clients = 0;
-  std::string first_error;             // of a failed client
-  std::string dir;                     // the work folder (kept when the run failed)
+  std::string first_error;  // of a failed client
+  std::string dir;          // the work folder (kept when the run failed)
 };
 
 // Serves a FedSel task (ps-pm, eps 8, the config's epochs and m / N) on

@@ -148,8 +148,8 @@ class Roster {
   // Why a round opened at `opened` should close now, or nullptr: its
   // deadline passed, or (after stale_after) every user of `assigned` not
   // `in` belongs to a quiet client.
-  const char* CloseReason(Clock::time_point opened, const RoundPolicy& policy, Clock::time_point now,
-                          std::span<const std::uint64_t> assigned,
+  const char* CloseReason(Clock::time_point opened, const RoundPolicy& policy,
+                          Clock::time_point now, std::span<const std::uint64_t> assigned,
                           const std::function<bool(std::uint64_t)>& in) const;
 
  private:

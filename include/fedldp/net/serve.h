@@ -52,8 +52,8 @@ struct ServeConfig {
   // fastest on 2 cores shared with 1,000 load clients; give more to a
   // server with cores of its own (docs/deploying.md).
   int threads = 1;
-  std::string task;                        // the task's name in every client's ledger
-  std::uint64_t users = 0;                 // N: users in the task (all must join)
+  std::string task;         // the task's name in every client's ledger
+  std::uint64_t users = 0;  // N: users in the task (all must join)
   RoundPolicy policy;
   // Shuffled tasks (LDP-FL always, FedSel with config.shuffle): the
   // server's secret key (default STATE.key, public key in KEY.pub) and the

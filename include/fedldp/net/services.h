@@ -101,8 +101,8 @@ class CoordinatorServer {
 struct FedSelClientOptions {
   std::string address = "127.0.0.1:7070";
   std::string token;
-  std::string ledger;                 // path of the privacy ledger (SQLite)
-  std::optional<double> budget;       // the ledger's total; default: the task's epsilon
+  std::string ledger;            // path of the privacy ledger (SQLite)
+  std::optional<double> budget;  // the ledger's total; default: the task's epsilon
   TlsFiles tls;
   std::function<void(const std::string&)> log;
   std::chrono::milliseconds give_up{30000};  // server unreachable this long: fail
@@ -137,9 +137,9 @@ Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& options, 
 
 struct ShufflerServerOptions {
   std::string address = "127.0.0.1:7071";  // where clients reach the shuffler
-  TlsFiles tls;                              // its own certificate and key
-  std::string server = "127.0.0.1:7070";     // the coordinator
-  TlsFiles server_tls;                       // ca: trust for the coordinator
+  TlsFiles tls;                            // its own certificate and key
+  std::string server = "127.0.0.1:7070";   // the coordinator
+  TlsFiles server_tls;                     // ca: trust for the coordinator
   std::string shuffler_token;
   std::function<void(const std::string&)> log;
 };

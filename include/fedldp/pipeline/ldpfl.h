@@ -124,8 +124,7 @@ struct ReportChunk {
   std::size_t layer = 0;
   std::size_t begin = 0, end = 0;  // weights [begin, end) of the model
 };
-std::vector<ReportChunk> ChunkModel(const std::vector<std::size_t>& layer_sizes,
-                                    std::size_t chunk);
+std::vector<ReportChunk> ChunkModel(const std::vector<std::size_t>& layer_sizes, std::size_t chunk);
 LdpFlReport PieceOf(const LdpFlReport& report, const ReportChunk& chunk);
 
 // Mean per weight from integer counts of ones.

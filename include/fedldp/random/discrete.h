@@ -74,7 +74,7 @@ Result<RationalRate> RationalRateBelow(double rate);
 // of e^eps), and c is capped at 2^100 (the ratio falls short of e^eps only
 // beyond eps ~ 100 ln 2 - min_bits ln 2). An error if c would be 0.
 struct IntegerExpRatio {
-  int shift;    // b = 2^shift
+  int shift;      // b = 2^shift
   Uint128 extra;  // c
   // ln((b + c) / b) <= eps.
   double LogRatio() const;

@@ -84,9 +84,9 @@ class PerturbedSampling final : public Selector {
  private:
   PerturbedSampling(double epsilon, std::size_t d, std::size_t k, IntegerExpRatio ratio);
   double epsilon_;
-  int shift_;       // every position has weight b = 2^shift
-  Uint128 extra_;   // the Top-k's have b + c
-  Uint128 total_;   // W = b d + c k
+  int shift_;        // every position has weight b = 2^shift
+  Uint128 extra_;    // the Top-k's have b + c
+  Uint128 total_;    // W = b d + c k
   double in_, out_;  // P[M = m] inside and outside the Top-k: (b + c) / W, b / W
 };
 

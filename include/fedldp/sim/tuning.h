@@ -86,7 +86,7 @@ struct TuningTrial {
 };
 
 struct FedSelTuning {
-  FedSelConfig best;  // the winning grid point, before PreparePoint
+  FedSelConfig best;    // the winning grid point, before PreparePoint
   double accuracy = 0;  // its mean validation accuracy
   double score = 0;     // and its score
   std::vector<TuningTrial> trials;

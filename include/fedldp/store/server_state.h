@@ -74,7 +74,7 @@ class ServerState {
 
   // The model after the last closed round, and where the schedule stands.
   struct Snapshot {
-    std::uint64_t round = 0;     // the open round
+    std::uint64_t round = 0;  // the open round
     std::uint64_t epoch = 0;
     std::uint64_t position = 0;  // index into order of the open round's first user
     std::vector<std::uint64_t> order;
