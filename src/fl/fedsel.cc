@@ -19,55 +19,49 @@
 
 namespace fedldp {
 
-Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
-  std::string name(raw);
-  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+namespace {
+
+// The scalar mechanisms FedSel perturbs a value in [-1, 1] with.
+std::optional<ValueMechanismKind> VariantMechanism(std::string_view s) {
+  if (s == "pm") return ValueMechanismKind::kPiecewise;
+  if (s == "hm") return ValueMechanismKind::kHybrid;
+  if (s == "duchi") return ValueMechanismKind::kDuchi;
+  return std::nullopt;
+}
+
+// The variants that are one word (or a word and -rp): the non-private
+// baselines, the flat and compressed solutions, the vector randomizers.
+std::optional<FedSelVariant> ParseWholeVariant(const std::string& name) {
   FedSelVariant v;
-  // The scalar mechanisms FedSel perturbs a value in [-1, 1] with.
-  auto mechanism = [](std::string_view s) -> std::optional<ValueMechanismKind> {
-    if (s == "pm") return ValueMechanismKind::kPiecewise;
-    if (s == "hm") return ValueMechanismKind::kHybrid;
-    if (s == "duchi") return ValueMechanismKind::kDuchi;
-    return std::nullopt;
-  };
   if (name == "np") {
-    v.kind = FedSelVariant::Kind::kFullGradient;
-    v.mechanism = std::nullopt;
-    return v;
-  }
-  if (name == "np-rs") {
+    v.kind = FedSelVariant::Kind::kFullGradient, v.mechanism = std::nullopt;
+  } else if (name == "np-rs") {
     v.selector = SelectorKind::kUniform, v.mechanism = std::nullopt, v.accumulate = false;
-    return v;
-  }
-  if (name == "np-k" || name == "np-k-o") {
+  } else if (name == "np-k" || name == "np-k-o") {
     v.selector = SelectorKind::kTopK, v.mechanism = std::nullopt;
     v.scaled_accumulation = name == "np-k-o";
-    return v;
-  }
-  if (auto m = mechanism(name)) {
+  } else if (auto m = VariantMechanism(name)) {
     v.kind = FedSelVariant::Kind::kFlat, v.mechanism = m;
-    return v;
-  }
-  // LDP-FL's randomizer on the whole gradient: the per-weight two-point
-  // mechanism with c = 0, r = C on every coordinate at eps/d each (the
-  // vector randomizer "duchi"), so its honest total is the eps asked for.
-  if (name == "twopoint") {
+  } else if (name == "twopoint") {
+    // LDP-FL's randomizer on the whole gradient: the per-weight two-point
+    // mechanism with c = 0, r = C on every coordinate at eps/d each (the
+    // vector randomizer "duchi"), so its honest total is the eps asked for.
     v.kind = FedSelVariant::Kind::kVector, v.vector = VectorMechanism::kDuchi;
-    return v;
-  }
-  // Vector randomizers ("duchi" above is the flat solution's, per coordinate).
-  if (auto vm = ParseVectorMechanism(name); vm.ok() && *vm != VectorMechanism::kDuchi) {
+  } else if (auto vm = ParseVectorMechanism(name); vm.ok() && *vm != VectorMechanism::kDuchi) {
+    // ("duchi" above is the flat solution's, per coordinate.)
     v.kind = FedSelVariant::Kind::kVector, v.vector = *vm;
-    return v;
+  } else if (name.size() > 3 && name.ends_with("-rp") &&
+             VariantMechanism(std::string_view(name).substr(0, name.size() - 3))) {
+    v.kind = FedSelVariant::Kind::kCompressed;
+    v.mechanism = VariantMechanism(std::string_view(name).substr(0, name.size() - 3));
+  } else {
+    return std::nullopt;
   }
-  if (name.size() > 3 && name.ends_with("-rp")) {
-    if (auto m = mechanism(std::string_view(name).substr(0, name.size() - 3))) {
-      v.kind = FedSelVariant::Kind::kCompressed, v.mechanism = m;
-      return v;
-    }
-  }
-  // {selector}-{mechanism}[-c][-o]
-  std::string rest = name;
+  return v;
+}
+
+// {selector}-{mechanism}[-c][-o]; false if `name` is not of that form.
+bool ParseTwoStageVariant(std::string rest, FedSelVariant& v) {
   bool selected = false;
   for (const SelectorKind selector :
        {SelectorKind::kPePublished, SelectorKind::kExp, SelectorKind::kPe, SelectorKind::kPs,
@@ -80,7 +74,7 @@ Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
     }
   }
   const auto dash = rest.find('-');
-  v.mechanism = mechanism(rest.substr(0, dash));
+  v.mechanism = VariantMechanism(rest.substr(0, dash));
   std::string flags = dash == std::string::npos ? "" : rest.substr(dash);
   while (!flags.empty()) {
     if (flags.starts_with("-c")) {
@@ -92,7 +86,17 @@ Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
     }
     flags = flags.substr(2);
   }
-  if (!selected || !v.mechanism || !flags.empty()) {
+  return selected && v.mechanism && flags.empty();
+}
+
+}  // namespace
+
+Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
+  std::string name(raw);
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto whole = ParseWholeVariant(name)) return *whole;
+  FedSelVariant v;
+  if (!ParseTwoStageVariant(name, v)) {
     return Error{"unknown variant '" + std::string(raw) +
                  "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, "
                  "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or "
