@@ -46,6 +46,28 @@ Status RunPrivacyConfig::Validate() const {
 
 namespace {
 
+// Shuffled rounds, not sampled: the whole curve of each round, composed
+// (total_pld), the claim when it is tighter. Trimmed tails and the windows'
+// leftovers cost at most 2e-3 delta, counted in. A round's leftover mass
+// (infinite loss) adds up over the rounds, so each round may leave out only
+// its share: with 1e-3 delta per round, 512 rounds had spent the whole
+// delta on it and the PLD refused what a larger eps0 passed.
+void ComposeRoundPlds(RunPrivacy& p) {
+  const RunPrivacyConfig& c = p.config;
+  constexpr double kGrid = 1e-3;
+  auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
+                                    1e-3 * c.delta / static_cast<double>(c.rounds));
+  if (!round_pld.ok()) return;
+  const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
+  p.total_pld.epsilon = PldEpsilon(run, c.delta);
+  if (p.total_pld.epsilon < p.total.epsilon) {
+    p.total = p.total_pld;
+    p.rule =
+        "numerical shuffle bound (Feldman-McMillan-Talwar), its privacy-loss distribution "
+        "composed exactly over rounds";
+  }
+}
+
 // The ideal mechanism's run: every report drawn from its law exactly.
 Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   RunPrivacy p;
@@ -93,27 +115,7 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   p.rule = rule + ", optimal composition over rounds (Kairouz-Oh-Viswanath)";
   p.total_advanced = AdvancedComposition(p.subsampled.epsilon, p.subsampled.delta, r, c.delta / 2);
   p.total_pld = {std::numeric_limits<double>::infinity(), c.delta};
-  if (!c.sampled() && !p.closed_form) {
-    // The whole curve of each round, composed: trimmed tails and the
-    // windows' leftovers cost at most 2e-3 delta, counted in. A round's
-    // leftover mass (infinite loss) adds up over the rounds, so each round
-    // may leave out only its share: with 1e-3 delta per round, 512 rounds
-    // had spent the whole delta on it and the PLD refused what a larger
-    // eps0 passed.
-    constexpr double kGrid = 1e-3;
-    auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
-                                      1e-3 * c.delta / static_cast<double>(c.rounds));
-    if (round_pld.ok()) {
-      const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
-      p.total_pld.epsilon = PldEpsilon(run, c.delta);
-      if (p.total_pld.epsilon < p.total.epsilon) {
-        p.total = p.total_pld;
-        p.rule =
-            "numerical shuffle bound (Feldman-McMillan-Talwar), its privacy-loss distribution "
-            "composed exactly over rounds";
-      }
-    }
-  }
+  if (!c.sampled() && !p.closed_form) ComposeRoundPlds(p);
   // Shuffling never makes a report less private than it is locally (when
   // the number of reports is fixed; a sampled client's is not).
   if (!c.sampled() && p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
