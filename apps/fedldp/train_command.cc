@@ -19,8 +19,9 @@ namespace fedldp::cli {
 
 namespace {
 
-// The options that describe one configuration, shared by `train` and `tune`.
-void AddConfigOptions(CLI::App& app, TrainOptions& o) {
+// The data a configuration trains on: a dataset or the user's file, and
+// how its rows are split among clients.
+void AddDataOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--dataset", o.dataset,
                  "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2[-entry], "
                  "syn-H-C1-C2, or mnist, fmnist (10 classes, softmax; their standard split: "
@@ -47,6 +48,10 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                  "With --clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label "
                  "skew per client (small alpha: few classes each)")
       ->capture_default_str();
+}
+
+// The model, the variant and its hyper-parameters.
+void AddMethodOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
   app.add_option("--epsilon", o.epsilon, "Total budget per client (default 2)");
@@ -73,6 +78,10 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                  "Vector variants (privunitg, fastprojunit, gaussian...): l2 clip norm C of a "
                  "gradient (default: the variant's tuned value)");
   app.add_option("--delta", o.delta, "Vector gaussian variants: delta per report (default 1e-6)");
+}
+
+// Shuffling, sampling and the central budget.
+void AddShuffleOptions(CLI::App& app, TrainOptions& o) {
   app.add_flag("--shuffle", o.shuffle,
                "Private variants with pure eps-LDP reports: each round's reports pass a "
                "shuffler (rounds of at least m); the statement adds the per-round central and "
@@ -90,6 +99,10 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--central-epsilon", o.central_epsilon,
                  "With --shuffle, instead of --epsilon: the total central eps per client; each "
                  "fold runs at the largest local eps the accountant allows for it");
+}
+
+// Tuning's validation and grid, averaging, seed and threads.
+void AddRunOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--validation-fraction", o.validation_fraction,
                  "With --tune: the share of a fold's training rows held out for validation")
       ->capture_default_str();
@@ -120,6 +133,15 @@ void AddConfigOptions(CLI::App& app, TrainOptions& o) {
                  "Threads (0: all cores, shared among the MPI processes on this machine)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+}
+
+// The options that describe one configuration, shared by `train` and `tune`
+// (in this order in --help).
+void AddConfigOptions(CLI::App& app, TrainOptions& o) {
+  AddDataOptions(app, o);
+  AddMethodOptions(app, o);
+  AddShuffleOptions(app, o);
+  AddRunOptions(app, o);
 }
 
 }  // namespace
@@ -179,11 +201,8 @@ std::string MeanSd(double mean, double sd) {
 // The options as the library's typed configuration. Checks that are about
 // which flags were given (not about the values) live here; the rest is
 // FedSelExperimentConfig::Validate's, and a refusal names the option.
-FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
-  auto parsed = ParseFedSelVariant(o.variant);
-  if (!parsed.ok()) throw UsageError(parsed.error());
-  const FedSelVariant& variant = *parsed;
-  FedSelExperimentConfig c;
+// The data options: a dataset or the user's file.
+void ToDataConfig(const TrainOptions& o, FedSelExperimentConfig& c) {
   c.dataset = o.dataset;
   c.data_dir = o.data_dir;
   c.data_file = o.data;
@@ -195,6 +214,11 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   if (o.pool > 1 && (!o.data.empty() || (o.dataset != "mnist" && o.dataset != "fmnist"))) {
     throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
   }
+}
+
+// The training configuration of `variant`, and the central budget.
+void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
+                      FedSelExperimentConfig& c) {
   FedSelConfig& t = c.training;
   t = DefaultFedSelConfig(variant);
   auto loss = ParseLoss(o.model);
@@ -240,6 +264,12 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   }
   t.clients = o.clients;
   t.dirichlet_alpha = o.dirichlet_alpha;
+}
+
+// Tuning: its validation, and the grid --tune and `tune` search.
+void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tune,
+                    FedSelExperimentConfig& c) {
+  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
   c.tuning.validation_fraction = o.validation_fraction;
   c.tuning.splits = o.tuning_splits;
   c.tuning.seed = o.seed;
@@ -264,6 +294,15 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
     if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
     c.grid = grid;
   }
+}
+
+FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
+  auto parsed = ParseFedSelVariant(o.variant);
+  if (!parsed.ok()) throw UsageError(parsed.error());
+  FedSelExperimentConfig c;
+  ToDataConfig(o, c);
+  ToTrainingConfig(o, *parsed, c);
+  ToTuningConfig(o, *parsed, tune, c);
   c.cv = {o.repeats, o.folds, o.seed};
   c.reference = !o.no_reference;
   c.reference_lr = o.reference_lr;
