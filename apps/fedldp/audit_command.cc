@@ -9,12 +9,9 @@
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/audit/selector_checks.h"
 #include "fedldp/audit/vector_checks.h"
-#include "fedldp/random/normal.h"
 #include "fedldp/select/selector.h"
 #include "fedldp/select/selectors.h"
-#include "fedldp/vector/baselines.h"
-#include "fedldp/vector/fastprojunit.h"
-#include "fedldp/vector/privunitg.h"
+#include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp::cli {
 
@@ -28,8 +25,7 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
       "both ends of its input domain, |t| < 4). Vector randomizers: the support check on\n"
       "their public grid or atoms (FastProjUnit's on the report it sends), and the timing\n"
-      "check of the Gaussians' coordinate sampler at -C and C and of PrivUnitG and\n"
-      "FastProjUnit at x = 0 and at norm C. Exit code 1 if any fedldp mechanism fails;\n"
+      "check of whole reports at x = 0 and at norm C. Exit code 1 if any fedldp mechanism fails;\n"
       "the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
       ->delimiter(',')
@@ -43,8 +39,8 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       ->check(CLI::Range(std::size_t{2}, std::size_t{100000}));
   app.add_option("--k", o.k, "Top-k size for the selectors")->capture_default_str();
   app.add_option("--timing-calls", o.timing_calls,
-                 "Draws at each end of a value mechanism's input domain (and of a Gaussian "
-                 "randomizer's coordinate) for the timing check (0 skips it)")
+                 "Draws at each end of a value mechanism's input domain (coordinates, for a "
+                 "vector randomizer) for the timing check (0 skips it)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_flag("--json", o.json, "One JSON object per line instead of a table");
@@ -122,100 +118,26 @@ Row AuditSelector(const std::string& name, double eps, std::uint64_t seed, const
   return row;
 }
 
-// Vector randomizers on d = kVectorD, C = 1, at an input of norm 0.9: the
-// worst ratio of the cap densities (PrivUnitG, FastProjUnit), d times the
-// coordinate's (Duchi) or the Gaussian's exact delta at eps; every coordinate's
-// mean (within FastProjUnit's bias bound), E||R(x) - x||^2 against the closed
-// form (in the variance column) and PrivUnitG's share in its cap (its p-value).
+// Every registered vector randomizer on d = kVectorD, C = 1, through the
+// interface alone (vector_checks.h's AuditVectorRandomizer): a delta of 1e-6
+// where it needs one, k = 4 where it takes one, the row's seed as its public
+// seed.
 constexpr std::size_t kVectorD = 16;
-
-// The Gaussian's exact delta at eps with its floating-point allowance.
-// The timing check as for the value mechanisms: the coordinate sampler at -C
-// and C.
-void AuditGaussian(const GaussianRandomizer& g, std::size_t timing_calls, std::uint64_t seed,
-                   Row& row) {
-  const double delta = GaussianDelta(g.sigma(), row.epsilon, g.sensitivity()) +
-                       GaussianRandomizer::Allowance(g.dimension(), row.epsilon);
-  row.pass = delta <= g.delta() * (1 + 1e-9);
-  char note[96];
-  std::snprintf(note, sizeof note, "delta(eps) = %.3g (asked 1e-06)", delta);
-  row.note = note;
-  if (timing_calls == 0) return;
-  const auto timing = audit::CheckGaussianTiming(g, timing_calls, seed);
-  row.timing_t = timing.value;
-  row.pass = row.pass && timing.pass;
-  if (!timing.pass) row.note = timing.reason;
-}
-
-// Issue 39's checks: reports on the public grid or atoms (FastProjUnit's
-// sent z), and PrivUnitG's and FastProjUnit's time at x = 0 and at norm C.
-void AuditSupport(const VectorRandomizer& r, const FastProjUnit* fpu, bool timed,
-                  std::span<const double> x, std::size_t n, std::uint64_t seed,
-                  std::size_t timing_calls, Row& row) {
-  n = std::min<std::size_t>(n, 2000);
-  const auto support = fpu != nullptr ? audit::CheckProjectedSupport(*fpu, x, n, seed)
-                                      : audit::CheckPublicSupport(r, x, n, seed);
-  row.ruled_out = support.value;
-  row.pass = row.pass && support.pass;
-  if (!support.pass) row.note = support.reason;
-  if (!timed || timing_calls == 0) return;
-  const auto timing = audit::CheckVectorTiming(r, timing_calls, seed);
-  row.timing_t = timing.value;
-  row.pass = row.pass && timing.pass;
-  if (!timing.pass) row.note = timing.reason;
-}
 
 Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const AuditOptions& o) {
   VectorRandomizerConfig c;
   c.mechanism = ParseVectorMechanism(name).value();
   c.dimension = kVectorD;
   c.epsilon = eps;
-  const bool gaussian = name.starts_with("gaussian");
-  if (gaussian) c.delta = 1e-6;
-  if (name.starts_with("fastprojunit")) c.k = 4;
+  if (c.mechanism.traits().needs_delta) c.delta = 1e-6;
+  if (c.mechanism.traits().takes_k) c.k = 4;
   c.public_seed = seed;
   const auto r = MakeVectorRandomizer(c).value();
-  Row row{"vector", name, eps, NAN, 0, 0, NAN, true, ""};
-  const auto x = audit::TestDirection(kVectorD, 0.9, seed);
   const std::size_t n = std::max<std::size_t>(1000, o.draws / 10);
-  const PrivUnitG* privunitg = dynamic_cast<const PrivUnitG*>(r.get());
-  const auto* fpu = dynamic_cast<const FastProjUnit*>(r.get());
-  if (privunitg != nullptr || fpu != nullptr) {
-    const auto& pr = privunitg != nullptr ? privunitg->parameters() : fpu->inner().parameters();
-    row.log_ratio = std::log(pr.WorstRatio());
-    row.pass = row.log_ratio <= eps + 1e-12;
-  } else if (gaussian) {
-    AuditGaussian(static_cast<const GaussianRandomizer&>(*r), o.timing_calls, seed, row);
-  } else {
-    const auto& duchi = static_cast<const DuchiVectorRandomizer&>(*r);
-    const auto coordinate = audit::CheckPrivacyOf(duchi.coordinate());
-    row.log_ratio = static_cast<double>(kVectorD) * std::log(coordinate.value);
-    row.pass = coordinate.pass && row.log_ratio <= eps * (1 + 1e-9);
-  }
-  // PrivUnitG's cap around the rounded direction: at norm C the rounding keeps x / ||x||.
-  std::vector<double> unit(x);
-  for (double& v : unit) v /= 0.9;
-  const double threshold =
-      privunitg != nullptr ? privunitg->parameters().sigma * privunitg->parameters().gamma : 0.0;
-  const auto s = audit::DrawVectorReports(
-      *r, privunitg != nullptr ? std::span<const double>(unit) : std::span<const double>(x), n,
-      seed, unit, threshold);
-  const std::span<const double> target = s.target;
-  const auto mean = audit::CheckCoordinateMeans(s, target, fpu != nullptr ? fpu->BiasBound(x) : 0);
-  const double norm = privunitg != nullptr ? 1.0 : 0.9;
-  const double high = r->SquaredError(norm);
-  const double low = fpu != nullptr ? fpu->SquaredErrorLowerBound(norm) : high;
-  const auto error = audit::CheckSquaredError(s, low, high);
-  row.worst_mean_z = mean.value;
-  row.worst_var_z = error.value;
-  row.pass = row.pass && mean.pass && error.pass;
-  if (privunitg != nullptr) {
-    const auto cap = audit::CheckCapShare(s, privunitg->parameters().p);
-    row.min_p = 2 * NormalUpperTail(std::fabs(cap.value));
-    row.pass = row.pass && cap.pass;
-  }
-  if (!row.pass && row.note.empty()) row.note = mean.pass ? error.reason : mean.reason;
-  AuditSupport(*r, fpu, privunitg != nullptr || fpu != nullptr, x, n, seed, o.timing_calls, row);
+  const auto a = audit::AuditVectorRandomizer(*r, n, seed, o.timing_calls);
+  Row row{"vector", name, eps, a.log_ratio, a.worst_mean_z, a.worst_var_z, a.min_p, a.pass, a.note};
+  row.ruled_out = a.ruled_out;
+  row.timing_t = a.timing_t;
   return row;
 }
 

@@ -224,9 +224,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
       ->check(CLI::Range(1e-12, 0.999999))
       ->capture_default_str();
   app.add_option("--randomizer", o.randomizer,
-                 "LDP-FL: twopoint (per weight), or privunitg, fastprojunit on the whole update "
-                 "(--epsilon per report)")
-      ->check(CLI::IsMember({"twopoint", "privunitg", "fastprojunit"}))
+                 "LDP-FL: twopoint (per weight), or a pure-eps vector randomizer without a shared "
+                 "seed (privunitg, fastprojunit, ...) on the whole update (--epsilon per report)")
+      ->check(CLI::IsMember(LdpFlRandomizerNames()))
       ->capture_default_str();
   app.add_option("--epsilon", o.epsilon,
                  "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");

@@ -49,10 +49,9 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
                  "Budget per weight (twopoint); per report (vector randomizers)")
       ->capture_default_str();
   app.add_option("--randomizer", o.randomizer,
-                 "twopoint (the paper's, per weight), or privunitg, fastprojunit, "
-                 "fastprojunit-corr, gaussian, gaussian-classic on the whole update")
-      ->check(CLI::IsMember({"twopoint", "privunitg", "fastprojunit", "fastprojunit-corr",
-                             "gaussian", "gaussian-classic"}))
+                 "twopoint (the paper's, per weight), or a vector randomizer on the whole "
+                 "update")
+      ->check(CLI::IsMember(LdpFlRandomizerNames()))
       ->capture_default_str();
   app.add_option("--clip", o.clip, "Vector randomizers: l2 clip norm of a client's update")
       ->capture_default_str();

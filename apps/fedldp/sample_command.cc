@@ -26,9 +26,9 @@ void SetupSample(CLI::App& app, SampleOptions& o) {
       "print one report per line, its d entries comma-separated (shortest round-trip form);\n"
       "an input longer than --clip is scaled onto the ball (reported on stderr).");
   auto* mech = app.add_option("--mechanism", o.mechanism, "Value mechanism")
-                   ->check(CLI::IsMember({"duchi", "pm", "hm", "laplace", "twopoint"}));
+                   ->check(CLI::IsMember(ValueMechanismNames()));
   auto* sel = app.add_option("--selector", o.selector, "Dimension selector")
-                  ->check(CLI::IsMember({"exp", "pe", "pe-published", "ps", "topk", "uniform"}));
+                  ->check(CLI::IsMember(SelectorNames()));
   auto* vec = app.add_option("--vector-mechanism", o.vector_mechanism, "Vector randomizer")
                   ->check(CLI::IsMember(VectorMechanismNames()));
   mech->excludes(sel);

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -153,8 +154,9 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
       "accuracy beside the majority-class and non-private references on the same folds.\n"
       "Variants: np, np-rs, np-k, pm, hm, duchi, pm-rp, {exp,pe,ps}-{pm,hm,duchi}[-c][-o],\n"
       "and the control uniform-{pm,hm,duchi}[-o] (uniform selection, not enlarged by d);\n"
-      "beyond the paper: privunitg, fastprojunit, fastprojunit-corr, gaussian,\n"
-      "gaussian-classic privatise the whole l2-clipped gradient (docs/frontier.md).\n"
+      "beyond the paper, " +
+      Listed(FedSelVectorVariantNames()) +
+      "\nprivatise the whole l2-clipped gradient (docs/frontier.md).\n"
       "Options may also come from a TOML/INI file given before the subcommand:\n"
       "  fedldp --config run.toml train   with the options under a [train] section.");
   AddConfigOptions(app, o);
@@ -252,7 +254,7 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
   if (!scaling.ok()) throw UsageError(scaling.error());
   t.gradient_scaling = *scaling;
   const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = IsGaussian(variant);
+  const bool gaussian = NeedsDelta(variant);
   if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
   if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
   if (o.clip) t.clip = *o.clip;
@@ -353,7 +355,7 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   const FedSelConfig& config = e.effective;
   const FedSelRun& run = e.result.last;
   const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = IsGaussian(variant);
+  const bool gaussian = NeedsDelta(variant);
   if (vector) {
     out << "privacy: " << FedSelVariantName(variant) << " on the whole gradient (l2 clip "
         << config.clip << "), eps " << run.budget.value_epsilon << " per report";

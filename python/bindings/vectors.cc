@@ -31,20 +31,31 @@ py::array Randomize(const Randomizer& self, const py::array& x_arg, const py::ob
   return out;
 }
 
+// VectorRandomizer's docstring: the registered randomizers, one a line.
+const char* VectorRandomizerDoc() {
+  static const std::string doc = [] {
+    std::string d =
+        "A randomizer of whole vectors of `dimension` entries, (epsilon, delta)-LDP over\n"
+        "the l2 ball of radius `clip`. A longer input is scaled onto the ball first\n"
+        "(non-finite entries count as 0), so the guarantee holds for every input.\n"
+        "Reports are unbiased estimates of the clipped input (FastProjUnit's shrink\n"
+        "slightly: see `unbiased`). The randomizers (vector_randomizer_names()):\n";
+    for (const VectorRandomizerKind* k : VectorRandomizerKinds()) {
+      d += "  " + std::string(k->name) + ": " + std::string(k->summary) +
+           (k->traits.needs_delta ? " (delta > 0)" : "") + (k->traits.takes_k ? " (k)" : "") +
+           (k->traits.shared_seed ? " (public_seed)" : "") + "\n";
+    }
+    return d;
+  }();
+  return doc.c_str();
+}
+
 }  // namespace
 
 void BindVectors(py::module_& m) {
   m.def("vector_randomizer_names", &VectorMechanismNames,
-        "Names VectorRandomizer accepts: privunitg, fastprojunit, fastprojunit-corr, "
-        "gaussian, gaussian-classic, duchi.");
-  py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", R"doc(
-A randomizer of whole vectors of `dimension` entries, (epsilon, delta)-LDP over
-the l2 ball of radius `clip`: privunitg and fastprojunit (eps-LDP, the
-near-optimal ones), fastprojunit-corr (signs from public_seed), gaussian and
-gaussian-classic (delta > 0), duchi (eps / d per coordinate). A longer input is
-scaled onto the ball first (non-finite entries count as 0), so the guarantee
-holds for every input. Reports are unbiased estimates of the clipped input
-(FastProjUnit's shrink slightly: see `unbiased`).)doc")
+        "Names VectorRandomizer accepts, in the registry's order.");
+  py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", VectorRandomizerDoc())
       .def(py::init([](const std::string& name, std::size_t dimension, double epsilon, double clip,
                        double delta, std::size_t k, std::uint64_t public_seed) {
              VectorRandomizerConfig c;

@@ -143,17 +143,7 @@ Verdict CountOffSupport(std::size_t n, const std::function<Status()>& report) {
 Verdict CheckPublicSupport(const VectorRandomizer& r, std::span<const double> x, std::size_t n,
                            std::uint64_t seed) {
   CounterRng rng(seed);
-  std::vector<double> report(r.dimension());
-  return CountOffSupport(n, [&] {
-    r.Randomize(x, report, rng);
-    return r.ValidateReport(report);
-  });
-}
-
-Verdict CheckProjectedSupport(const FastProjUnit& r, std::span<const double> x, std::size_t n,
-                              std::uint64_t seed) {
-  CounterRng rng(seed);
-  return CountOffSupport(n, [&] { return r.ValidateProjected(r.Encode(x, rng)); });
+  return CountOffSupport(n, [&] { return r.DrawAndCheckSent(x, rng); });
 }
 
 Verdict CheckVectorTiming(const VectorRandomizer& r, std::size_t calls, std::uint64_t seed) {
@@ -165,6 +155,72 @@ Verdict CheckVectorTiming(const VectorRandomizer& r, std::size_t calls, std::uin
   };
   return CheckSamplerTiming(sampler, 0.0, r.clip() / std::sqrt(static_cast<double>(d)),
                             std::max(calls, 1000 * d), seed);
+}
+
+namespace {
+
+// The first failure's reason goes into the note.
+void Judge(const Verdict& v, VectorAudit& a) {
+  if (!v.pass && a.pass) a.note = v.reason;
+  a.pass = a.pass && v.pass;
+}
+
+void AuditPrivacy(const VectorRandomizer& r, VectorAudit& a) {
+  const auto exact = r.ImplementedPrivacy();
+  a.log_ratio = exact.log_ratio;
+  const bool ratio_ok = std::isnan(exact.log_ratio) || exact.log_ratio <= r.epsilon() * (1 + 1e-9);
+  const bool delta_ok = exact.delta_at_epsilon <= r.delta() * (1 + 1e-9);
+  std::ostringstream text;
+  text.precision(3);
+  if (r.delta() > 0) {
+    text << "delta(eps) = " << exact.delta_at_epsilon << " (asked " << r.delta() << ")";
+  } else if (!ratio_ok) {
+    text << "log worst ratio " << exact.log_ratio << " exceeds eps " << r.epsilon();
+  }
+  a.note = text.str();
+  a.pass = ratio_ok && delta_ok;
+}
+
+// PrivUnitG's own check: the share of reports at the input C u (u a unit
+// vector, so that no rounding to the sphere mixes the caps of u and -u) in
+// its cap {<R, u> >= C sigma gamma}.
+void AuditCapShare(const PrivUnitG& p, std::span<const double> unit, std::size_t n,
+                   std::uint64_t seed, VectorAudit& a) {
+  const PrivUnitGParameters& pr = p.parameters();
+  std::vector<double> x(unit.begin(), unit.end());
+  for (double& v : x) v *= p.clip();
+  const auto s = DrawVectorReports(p, x, n, seed, unit, p.clip() * pr.sigma * pr.gamma);
+  const auto cap = CheckCapShare(s, pr.p);
+  a.min_p = 2 * NormalUpperTail(std::fabs(cap.value));
+  Judge(cap, a);
+}
+
+}  // namespace
+
+VectorAudit AuditVectorRandomizer(const VectorRandomizer& r, std::size_t n, std::uint64_t seed,
+                                  std::size_t timing_calls) {
+  VectorAudit a;
+  AuditPrivacy(r, a);
+  const double norm = 0.9 * r.clip();
+  const auto x = TestDirection(r.dimension(), norm, seed);
+  const auto s = DrawVectorReports(r, x, n, seed);
+  const auto mean = CheckCoordinateMeans(s, s.target, r.BiasBound(x));
+  const auto error = CheckSquaredError(s, r.SquaredErrorLowerBound(norm), r.SquaredError(norm));
+  a.worst_mean_z = mean.value, a.worst_var_z = error.value;
+  Judge(mean, a);
+  Judge(error, a);
+  if (const auto* p = dynamic_cast<const PrivUnitG*>(&r)) {
+    AuditCapShare(*p, TestDirection(r.dimension(), 1.0, seed), n, seed + 1, a);
+  }
+  const auto support = CheckPublicSupport(r, x, std::min<std::size_t>(n, 2000), seed);
+  a.ruled_out = support.value;
+  Judge(support, a);
+  if (timing_calls > 0) {
+    const auto timing = CheckVectorTiming(r, timing_calls, seed);
+    a.timing_t = timing.value;
+    Judge(timing, a);
+  }
+  return a;
 }
 
 }  // namespace fedldp::audit

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "exchange.h"
+#include "fedldp/base/names.h"
 #include "fedldp/data/partition.h"
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/pipeline/compressed.h"
@@ -99,9 +100,8 @@ Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
   if (!ParseTwoStageVariant(name, v)) {
     return Error{"unknown variant '" + std::string(raw) +
                  "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, "
-                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or "
-                 "privunitg, fastprojunit, fastprojunit-corr, gaussian, gaussian-classic, "
-                 "twopoint)"};
+                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or " +
+                 Listed(FedSelVectorVariantNames(), ", ") + ")"};
   }
   if (v.selector == SelectorKind::kUniform) {
     if (v.control) {
@@ -111,6 +111,16 @@ Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
     v.enlarge_uniform = false;
   }
   return v;
+}
+
+std::vector<std::string> FedSelVectorVariantNames() {
+  std::vector<std::string> names;
+  for (const auto& name : VectorMechanismNames()) {
+    FedSelVariant v;
+    v.kind = FedSelVariant::Kind::kVector, v.vector = ParseVectorMechanism(name).value();
+    names.push_back(FedSelVariantName(v));
+  }
+  return names;
 }
 
 std::string FedSelVariantName(const FedSelVariant& v) {
@@ -155,16 +165,6 @@ std::string FloatingPointStatement(const FedSelVariant& variant) {
   return FloatingPointStatement(std::nullopt, ", and so is the selected index (one of d)");
 }
 
-namespace {
-std::string Listed(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  }
-  return out;
-}
-}  // namespace
-
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
   if (mechanism.empty()) {
     return "floating point: an eps0 accounted here holds of the program as it runs for the "
@@ -189,10 +189,8 @@ Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
                ", or a vector randomizer: " + Listed(VectorMechanismNames()) + ")"};
 }
 
-bool IsGaussian(const FedSelVariant& variant) {
-  return variant.kind == FedSelVariant::Kind::kVector &&
-         (variant.vector == VectorMechanism::kGaussian ||
-          variant.vector == VectorMechanism::kGaussianClassic);
+bool NeedsDelta(const FedSelVariant& variant) {
+  return variant.kind == FedSelVariant::Kind::kVector && variant.vector.traits().needs_delta;
 }
 
 Status FedSelConfig::Validate() const {
@@ -258,12 +256,8 @@ VectorRandomizerConfig VectorConfigFor(const FedSelVariant& variant, const FedSe
   vc.dimension = d;
   vc.epsilon = epsilon;
   vc.clip = config.clip;
-  const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
-                        vc.mechanism == VectorMechanism::kGaussianClassic;
-  vc.delta = gaussian ? config.delta : 0.0;
-  const bool projected = vc.mechanism == VectorMechanism::kFastProjUnit ||
-                         vc.mechanism == VectorMechanism::kFastProjUnitCorr;
-  vc.k = projected ? config.projection_k : 0;
+  vc.delta = vc.mechanism.traits().needs_delta ? config.delta : 0.0;
+  vc.k = vc.mechanism.traits().takes_k ? config.projection_k : 0;
   vc.public_seed = seed;
   return vc;
 }
@@ -402,7 +396,7 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   if (!plan.ok()) return Error{plan.error()};
   if (!plan->variant.is_private())
     return Error{"variant " + FedSelVariantName(config.variant) + " is not private"};
-  if (IsGaussian(plan->variant)) {
+  if (NeedsDelta(plan->variant)) {
     return Error{"no amplification by shuffling is proven for the Gaussian's reports"};
   }
   RunPrivacyConfig run = FedSelRunPrivacy(*plan, config, delta);
@@ -435,7 +429,7 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
                                   double delta) {
   RunPrivacyConfig run;
   run.local_epsilon = plan.ReportEpsilon();
-  run.local_delta = IsGaussian(plan.variant) ? config.delta : 0.0;
+  run.local_delta = NeedsDelta(plan.variant) ? config.delta : 0.0;
   run.rounds = static_cast<std::uint64_t>(config.epochs);
   run.delta = delta;
   if (plan.variant.kind == FedSelVariant::Kind::kVector) {

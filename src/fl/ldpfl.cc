@@ -43,40 +43,6 @@ InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> ro
   return {mean, std::sqrt(std::max(0.0, sum_sq / count - mean * mean))};
 }
 
-Status LdpFlConfig::Validate() const {
-  const LdpFlConfig& config = *this;
-  if (config.rounds < 1) return Error{"rounds must be >= 1"};
-  if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
-  if (config.batch < 1) return Error{"batch size must be >= 1"};
-  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
-  if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
-  if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
-  if (config.perturb_updates && config.adaptive) {
-    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
-  }
-  if (config.is_private) {
-    FEDLDP_RETURN_IF_ERROR(CheckEpsilon(config.epsilon));
-  }
-  if (config.clients == 0) return Error{"clients must be >= 1"};
-  if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
-    return Error{"Dirichlet alpha must be >= 0"};
-  }
-  if (config.vector) {
-    if (*config.vector == VectorMechanism::kDuchi) {
-      return Error{
-          "randomizer must be twopoint, privunitg, fastprojunit, fastprojunit-corr, gaussian "
-          "or gaussian-classic"};
-    }
-    if (config.adaptive) {
-      return Error{"a vector randomizer privatises the update: no adaptive ranges"};
-    }
-    if (!(config.clip > 0 && std::isfinite(config.clip))) {
-      return Error{"clip must be a number > 0"};
-    }
-  }
-  return {};
-}
-
 Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows) {
   FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (config.clients > train_rows) {

@@ -1,21 +1,64 @@
-// LDP-FL's vector randomizer and its client step, apart from the Torch-bound
-// training (ldpfl.cc): the deployment's coordinator and client need them, and
-// the service fuzzer builds that coordinator without Torch.
+// LDP-FL's config rules, its vector randomizer and its client step, apart
+// from the Torch-bound training (ldpfl.cc): the deployment's coordinator and
+// client need them, and the service fuzzer builds that coordinator without
+// Torch.
+#include <cmath>
+
+#include "fedldp/base/names.h"
 #include "fedldp/fl/ldpfl.h"
 
 namespace fedldp {
+
+Status LdpFlConfig::Validate() const {
+  const LdpFlConfig& config = *this;
+  if (config.rounds < 1) return Error{"rounds must be >= 1"};
+  if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
+  if (config.batch < 1) return Error{"batch size must be >= 1"};
+  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
+  if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
+  if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
+  if (config.perturb_updates && config.adaptive) {
+    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
+  }
+  if (config.is_private) {
+    FEDLDP_RETURN_IF_ERROR(CheckEpsilon(config.epsilon));
+  }
+  if (config.clients == 0) return Error{"clients must be >= 1"};
+  if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
+    return Error{"Dirichlet alpha must be >= 0"};
+  }
+  if (config.vector) {
+    if (*config.vector == VectorMechanism::kDuchi) {
+      return Error{"randomizer must be " + Listed(LdpFlRandomizerNames(), " or ")};
+    }
+    if (config.adaptive) {
+      return Error{"a vector randomizer privatises the update: no adaptive ranges"};
+    }
+    if (!(config.clip > 0 && std::isfinite(config.clip))) {
+      return Error{"clip must be a number > 0"};
+    }
+  }
+  return {};
+}
 
 std::string LdpFlRandomizerName(const LdpFlConfig& config) {
   return config.vector ? std::string(VectorMechanismName(*config.vector)) : "twopoint";
 }
 
+std::vector<std::string> LdpFlRandomizerNames() {
+  std::vector<std::string> names = {"twopoint"};
+  for (const auto& n : VectorMechanismNames()) {
+    if (n != VectorMechanism::kDuchi.name()) names.push_back(n);
+  }
+  return names;
+}
+
 Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view name) {
   if (name == "twopoint") return std::optional<VectorMechanism>();
   auto mechanism = ParseVectorMechanism(name);
-  if (!mechanism.ok()) {
-    std::string names = "twopoint";
-    for (const auto& n : VectorMechanismNames()) names += ", " + n;
-    return Error{"unknown randomizer '" + std::string(name) + "': one of " + names,
+  if (!mechanism.ok() || *mechanism == VectorMechanism::kDuchi) {
+    return Error{"unknown randomizer '" + std::string(name) + "': one of " +
+                     Listed(LdpFlRandomizerNames(), " or "),
                  ErrorCode::kInvalidArgument};
   }
   return std::optional<VectorMechanism>(*mechanism);
@@ -30,9 +73,7 @@ Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfi
   vc.dimension = d;
   vc.epsilon = config.epsilon;
   vc.clip = config.clip;
-  const bool gaussian = vc.mechanism == VectorMechanism::kGaussian ||
-                        vc.mechanism == VectorMechanism::kGaussianClassic;
-  vc.delta = gaussian ? config.vector_delta : 0.0;
+  vc.delta = vc.mechanism.traits().needs_delta ? config.vector_delta : 0.0;
   vc.public_seed = public_seed;
   return MakeVectorRandomizer(vc);
 }

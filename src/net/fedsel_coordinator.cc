@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "fedldp/random/secure_rng.h"
+#include "served_randomizer.h"
 
 namespace fedldp {
 
@@ -77,16 +78,8 @@ Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& p
     }
   }
   if (plan->variant.kind == FedSelVariant::Kind::kVector) {
-    if (IsGaussian(plan->variant)) {
-      return Error{"variant " + FedSelVariantName(spec.config.variant) +
-                   ": the deployment's ledgers charge pure eps, and the Gaussian's reports are "
-                   "(eps, delta)-DP"};
-    }
-    if (plan->variant.vector == VectorMechanism::kFastProjUnitCorr) {
-      return Error{
-          "variant fastprojunit-corr needs a public seed that the task does not announce; "
-          "use fastprojunit"};
-    }
+    FEDLDP_RETURN_IF_ERROR(net_internal::CheckServedRandomizer(
+        plan->variant.vector, "variant " + FedSelVariantName(spec.config.variant)));
     if (spec.config.tail_average > 0) {
       return Error{"the deployment serves the last iterate: tail averaging is not in its state"};
     }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "fedldp/net/ldpfl_deploy.h"
+#include "served_randomizer.h"
 
 namespace fedldp {
 namespace {
@@ -53,28 +54,16 @@ Status LdpFlTaskSpec::Check() const {
   if (layer_sizes.empty() || weights() == 0) return Error{"the task needs a model"};
   if (chunk == 0) return Error{"the chunk size must be >= 1"};
   if (public_key.size() != 32) return Error{"the server's public key must be 32 bytes"};
-  if (config.rounds < 1 || config.local_epochs < 1 || config.batch < 1) {
-    return Error{"rounds, local epochs and batch must be >= 1"};
-  }
-  if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
-  if (!(config.learning_rate > 0)) return Error{"the learning rate must be > 0"};
+  // The simulator's rules for the run, with the task's users as its clients.
+  LdpFlConfig run = config;
+  run.clients = users;
+  FEDLDP_RETURN_IF_ERROR(run.Validate());
   if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return Error{"epsilon must be > 0"};
   if (!config.adaptive && !(config.fixed_range.radius > 0)) return Error{"the radius must be > 0"};
-  if (config.adaptive && config.perturb_updates) {
-    return Error{"perturbing updates takes a fixed range, not an adaptive one"};
-  }
   if (!(input_sd > 0)) return Error{"the input standard deviation must be > 0"};
   if (vector()) {
-    // Ledgers charge pure eps, and nothing announces fastprojunit-corr's
-    // public seed: the vector randomizers whose reports need neither.
-    if (*config.vector != VectorMechanism::kPrivUnitG &&
-        *config.vector != VectorMechanism::kFastProjUnit) {
-      return Error{"randomizer " + LdpFlRandomizerName(config) +
-                   ": the deployment takes twopoint, privunitg or fastprojunit"};
-    }
-    if (!(config.clip > 0 && std::isfinite(config.clip))) return Error{"clip must be a number > 0"};
-    if (config.adaptive)
-      return Error{"a vector randomizer privatises the update: no adaptive ranges"};
+    FEDLDP_RETURN_IF_ERROR(net_internal::CheckServedRandomizer(
+        *config.vector, "randomizer " + LdpFlRandomizerName(config)));
     auto r = LdpFlVectorRandomizer(config, weights(), 0);
     if (!r.ok()) return Error{r.error()};
   }

@@ -67,7 +67,7 @@ Status FedSelExperimentConfig::Validate() const {
     return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
   }
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(training.epsilon));
-  const bool gaussian = IsGaussian(*variant);
+  const bool gaussian = NeedsDelta(*variant);
   if (training.shuffle) {
     if (!variant->is_private()) {
       return Error{"shuffle: variant " + FedSelVariantName(training.variant) + " is not private"};

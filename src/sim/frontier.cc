@@ -88,7 +88,7 @@ Result<Frontier> RunFrontier(
     if (shuffled ? !config.shuffled : !config.local) continue;
     for (const FedSelVariant& variant : config.methods) {
       const std::string method = FedSelVariantName(variant);
-      const bool gaussian = IsGaussian(variant);
+      const bool gaussian = NeedsDelta(variant);
       for (double eps : config.epsilons) {
         if (stop.stop_requested()) return stopped();
         FrontierRow row;

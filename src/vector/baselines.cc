@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "fedldp/random/exact_normal.h"
 #include "fedldp/random/normal.h"
@@ -82,6 +83,11 @@ std::optional<OutputGrid> GaussianRandomizer::Grid() const {
   return OutputGrid{noise_.granularity(), -kIndex, kIndex};
 }
 
+VectorRandomizer::ExactPrivacy GaussianRandomizer::ImplementedPrivacy() const {
+  return {std::numeric_limits<double>::quiet_NaN(),
+          GaussianDelta(sigma(), epsilon_, sensitivity()) + Allowance(dimension(), epsilon_)};
+}
+
 double GaussianRandomizer::SquaredError(double) const {
   const double s = noise_.sigma(), g = noise_.granularity();
   return static_cast<double>(dimension()) * (s * s + g * g / 12);
@@ -99,6 +105,16 @@ Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimensio
   auto m = TwoPointMechanism::Create(epsilon / static_cast<double>(dimension), 0.0, clip);
   if (!m.ok()) return Error{m.error()};
   return DuchiVectorRandomizer(dimension, clip, epsilon, std::move(m).value());
+}
+
+VectorRandomizer::ExactPrivacy DuchiVectorRandomizer::ImplementedPrivacy() const {
+  const Interval in = coordinate_.input_domain();
+  double worst = 0;
+  for (const double y : coordinate_.Atoms()) {
+    worst = std::max(worst,
+                     std::fabs(std::log(coordinate_.Mass(y, in.lo) / coordinate_.Mass(y, in.hi))));
+  }
+  return {static_cast<double>(dimension()) * worst, 0};
 }
 
 double DuchiVectorRandomizer::SquaredError(double norm) const {
@@ -122,5 +138,44 @@ Status DuchiVectorRandomizer::ValidateReport(std::span<const double> report) con
   if (!ok) return Error{"a duchi report has an entry other than +-C B"};
   return {};
 }
+
+namespace {
+
+Result<std::unique_ptr<VectorRandomizer>> MakeGaussian(const VectorRandomizerConfig& c) {
+  return Owned(GaussianRandomizer::Create(c.dimension, c.epsilon, c.delta, c.clip, false));
+}
+
+Result<std::unique_ptr<VectorRandomizer>> MakeGaussianClassic(const VectorRandomizerConfig& c) {
+  return Owned(GaussianRandomizer::Create(c.dimension, c.epsilon, c.delta, c.clip, true));
+}
+
+Result<std::unique_ptr<VectorRandomizer>> MakeDuchi(const VectorRandomizerConfig& c) {
+  return Owned(DuchiVectorRandomizer::Create(c.dimension, c.epsilon, c.clip));
+}
+
+constexpr std::string_view kGaussianFloatingPoint =
+    "floating point: every value reported is a point of a public grid fixed before any "
+    "input is seen, the nearest to x + sigma Z with Z an exact normal and the "
+    "rounding decided exactly: no report rules an input out, and delta includes the "
+    "proven allowance (1 + e^eps) d 2^-218 of the sampler's 256-bit cap "
+    "(docs/methods.md)";
+
+}  // namespace
+
+extern const VectorRandomizerKind kGaussianKind, kGaussianClassicKind, kDuchiKind;
+constinit const VectorRandomizerKind kGaussianKind = {
+    "gaussian",
+    "Gaussian, analytic calibration (Balle & Wang 2018): (eps, delta)",
+    {.needs_delta = true},
+    MakeGaussian,
+    kGaussianFloatingPoint};
+constinit const VectorRandomizerKind kGaussianClassicKind = {
+    "gaussian-classic",
+    "Gaussian, sigma = 2C sqrt(2 ln(1.25 / delta)) / eps: (eps, delta)",
+    {.needs_delta = true},
+    MakeGaussianClassic,
+    kGaussianFloatingPoint};
+constinit const VectorRandomizerKind kDuchiKind = {
+    "duchi", "Duchi's two-point mechanism on every coordinate at eps / d", {}, MakeDuchi, {}};
 
 }  // namespace fedldp

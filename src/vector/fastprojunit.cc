@@ -191,4 +191,33 @@ double FastProjUnit::BiasBound(std::span<const double> x) const {
   return clip() * t * std::sqrt(std::max(0.0, spread * finite));
 }
 
+Status FastProjUnit::DrawAndCheckSent(std::span<const double> x, Rng& rng) const {
+  return ValidateProjected(Encode(x, rng));
+}
+
+namespace {
+
+Result<std::unique_ptr<VectorRandomizer>> MakeFastProjUnit(const VectorRandomizerConfig& c) {
+  const bool shared = c.mechanism.traits().shared_seed;
+  return Owned(FastProjUnit::Create(c.dimension, c.epsilon, c.clip,
+                                    c.k == 0 ? DefaultProjection(c.dimension) : c.k, shared,
+                                    c.public_seed));
+}
+
+}  // namespace
+
+extern const VectorRandomizerKind kFastProjUnitKind, kFastProjUnitCorrKind;
+constinit const VectorRandomizerKind kFastProjUnitKind = {
+    "fastprojunit",
+    "FastProjUnit (Asi et al. 2023): PrivUnitG in k dimensions, per-client random signs",
+    {.takes_k = true},
+    MakeFastProjUnit,
+    kPrivUnitGFloatingPoint};
+constinit const VectorRandomizerKind kFastProjUnitCorrKind = {
+    "fastprojunit-corr",
+    "FastProjUnit with the signs shared from a public seed",
+    {.takes_k = true, .shared_seed = true},
+    MakeFastProjUnit,
+    kPrivUnitGFloatingPoint};
+
 }  // namespace fedldp

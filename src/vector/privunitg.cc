@@ -90,6 +90,10 @@ double PrivUnitG::SquaredError(double norm) const {
   return clip() * clip() * parameters_.SecondMoment(dimension()) - norm * norm;
 }
 
+VectorRandomizer::ExactPrivacy PrivUnitG::ImplementedPrivacy() const {
+  return {std::log(parameters_.WorstRatio()), 0};
+}
+
 double PrivUnitG::deviation() const { return sampler_.DeviationPerReport(dimension()); }
 
 std::optional<OutputGrid> PrivUnitG::Grid() const {
@@ -129,5 +133,21 @@ void PrivUnitG::RandomizeUnit(std::span<const double> u, int sign, double scale,
                               std::span<double> out, Rng& rng) const {
   sampler_.Sample(u, sign, scale * parameters_.sigma, out, rng);
 }
+
+namespace {
+
+Result<std::unique_ptr<VectorRandomizer>> MakePrivUnitG(const VectorRandomizerConfig& c) {
+  return Owned(PrivUnitG::Create(c.dimension, c.epsilon, c.clip));
+}
+
+}  // namespace
+
+extern const VectorRandomizerKind kPrivUnitGKind;
+constinit const VectorRandomizerKind kPrivUnitGKind = {
+    "privunitg",
+    "PrivUnitG (Asi, Feldman & Talwar 2022): optimal error, pure eps",
+    {},
+    MakePrivUnitG,
+    kPrivUnitGFloatingPoint};
 
 }  // namespace fedldp

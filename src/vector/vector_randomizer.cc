@@ -1,37 +1,29 @@
 #include "fedldp/vector/vector_randomizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <sstream>
 
 #include "fedldp/base/names.h"
-#include "fedldp/vector/baselines.h"
-#include "fedldp/vector/fastprojunit.h"
-#include "fedldp/vector/privunitg.h"
 
 namespace fedldp {
 namespace {
 
-constexpr EnumName<VectorMechanism> kNames[] = {
-    {VectorMechanism::kPrivUnitG, "privunitg"},
-    {VectorMechanism::kFastProjUnit, "fastprojunit"},
-    {VectorMechanism::kFastProjUnitCorr, "fastprojunit-corr"},
-    {VectorMechanism::kGaussian, "gaussian"},
-    {VectorMechanism::kGaussianClassic, "gaussian-classic"},
-    {VectorMechanism::kDuchi, "duchi"},
-};
-
-bool IsGaussian(VectorMechanism m) {
-  return m == VectorMechanism::kGaussian || m == VectorMechanism::kGaussianClassic;
-}
-bool IsProjected(VectorMechanism m) {
-  return m == VectorMechanism::kFastProjUnit || m == VectorMechanism::kFastProjUnitCorr;
+// The names of the randomizers that take k.
+std::vector<std::string> TakingK() {
+  std::vector<std::string> names;
+  for (const VectorRandomizerKind* k : VectorRandomizerKinds()) {
+    if (k->traits.takes_k) names.emplace_back(k->name);
+  }
+  return names;
 }
 
-template <typename T>
-Result<std::unique_ptr<VectorRandomizer>> Own(Result<T> made) {
-  if (!made.ok()) return Error{made.error()};
-  return std::unique_ptr<VectorRandomizer>(std::make_unique<T>(std::move(made).value()));
+const VectorRandomizerKind* Find(std::string_view name) {
+  for (const VectorRandomizerKind* k : VectorRandomizerKinds()) {
+    if (k->name == name) return k;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -55,21 +47,41 @@ Status VectorRandomizer::ValidateReport(std::span<const double> report) const {
   return {};
 }
 
+Status VectorRandomizer::DrawAndCheckSent(std::span<const double> x, Rng& rng) const {
+  return ValidateReport(Randomize(x, rng));
+}
+
+namespace {
+
+// a where `mask` is all ones, b where it is 0: a select no compiler turns
+// into a branch.
+double Select(std::uint64_t mask, double a, double b) {
+  return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & mask) |
+                               (std::bit_cast<std::uint64_t>(b) & ~mask));
+}
+
+std::uint64_t MaskOf(bool b) { return 0 - static_cast<std::uint64_t>(b); }
+
+}  // namespace
+
 double VectorRandomizer::ClipInto(std::span<const double> x, std::span<double> out) const {
+  // The same work for every input (issue 39: the time of a report must not
+  // say whether x is 0, or inside the ball): both branches of the scaling
+  // are computed and selected by masks.
   double maxabs = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    out[i] = std::isfinite(x[i]) ? x[i] : 0.0;
+    out[i] = Select(MaskOf(std::isfinite(x[i])), x[i], 0.0);
     maxabs = std::max(maxabs, std::fabs(out[i]));
   }
-  if (maxabs == 0) return 0;
-  // The norm of out / maxabs, so that no square over- or underflows.
+  // The norm of out / m, so that no square over- or underflows (m = 1 at 0).
+  const double m = Select(MaskOf(maxabs > 0), maxabs, 1.0);
   double sumsq = 0;
-  for (double v : out) sumsq += (v / maxabs) * (v / maxabs);
-  const double norm = maxabs * std::sqrt(sumsq);
-  if (norm <= clip_) return norm;
-  const double scale = clip_ / norm;
-  for (double& v : out) v = (v / maxabs) * (scale * maxabs);
-  return clip_;
+  for (double v : out) sumsq += (v / m) * (v / m);
+  const double norm = m * std::sqrt(sumsq);
+  const std::uint64_t inside = MaskOf(norm <= clip_);
+  const double scale = clip_ / Select(inside, 1.0, norm);
+  for (double& v : out) v = Select(inside, v, (v / m) * (scale * m));
+  return Select(inside, norm, clip_);
 }
 
 std::size_t DefaultProjection(std::size_t dimension) {
@@ -77,7 +89,8 @@ std::size_t DefaultProjection(std::size_t dimension) {
 }
 
 Status VectorRandomizerConfig::Validate() const {
-  const std::string name(VectorMechanismName(mechanism));
+  const std::string name(mechanism.name());
+  const VectorRandomizerTraits& traits = mechanism.traits();
   std::ostringstream e;
   if (dimension < 1 || dimension > kMaxVectorDimension) {
     e << "the dimension must be in [1, " << kMaxVectorDimension << "], got " << dimension;
@@ -85,14 +98,14 @@ Status VectorRandomizerConfig::Validate() const {
     e << "epsilon must be a finite number in (0, 100], got " << epsilon;
   } else if (!(std::isfinite(clip) && clip > 0 && clip <= 1e100)) {
     e << "the clip norm must be a finite number in (0, 1e100], got " << clip;
-  } else if (IsGaussian(mechanism) && !(delta > 0 && delta < 1)) {
+  } else if (traits.needs_delta && !(delta > 0 && delta < 1)) {
     e << name << " needs a delta in (0, 1), got " << delta;
-  } else if (!IsGaussian(mechanism) && delta != 0) {
+  } else if (!traits.needs_delta && delta != 0) {
     e << name << " is pure eps-LDP and takes no delta (got " << delta << ")";
-  } else if (IsProjected(mechanism) && k > dimension) {
+  } else if (traits.takes_k && k > dimension) {
     e << "k must be in [1, d = " << dimension << "], got " << k;
-  } else if (!IsProjected(mechanism) && k != 0) {
-    e << "k applies to fastprojunit only, not to " << name;
+  } else if (!traits.takes_k && k != 0) {
+    e << "k applies to " << Listed(TakingK()) << " only, not to " << name;
   } else {
     return {};
   }
@@ -100,49 +113,34 @@ Status VectorRandomizerConfig::Validate() const {
 }
 
 Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRandomizerConfig& c) {
-  if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
-  switch (c.mechanism) {
-    case VectorMechanism::kPrivUnitG:
-      return Own(PrivUnitG::Create(c.dimension, c.epsilon, c.clip));
-    case VectorMechanism::kFastProjUnit:
-    case VectorMechanism::kFastProjUnitCorr:
-      return Own(FastProjUnit::Create(
-          c.dimension, c.epsilon, c.clip, c.k == 0 ? DefaultProjection(c.dimension) : c.k,
-          c.mechanism == VectorMechanism::kFastProjUnitCorr, c.public_seed));
-    case VectorMechanism::kGaussian:
-    case VectorMechanism::kGaussianClassic:
-      return Own(GaussianRandomizer::Create(c.dimension, c.epsilon, c.delta, c.clip,
-                                            c.mechanism == VectorMechanism::kGaussianClassic));
-    case VectorMechanism::kDuchi:
-      return Own(DuchiVectorRandomizer::Create(c.dimension, c.epsilon, c.clip));
-  }
-  return Error{"unknown vector mechanism"};
+  FEDLDP_RETURN_IF_ERROR(c.Validate());
+  return c.mechanism.kind().make(c);
 }
 
-std::string_view VectorMechanismName(VectorMechanism m) { return NameIn(kNames, m); }
+const VectorRandomizerKind& VectorMechanism::kind() const { return *Find(name_); }
+
+const VectorRandomizerTraits& VectorMechanism::traits() const { return kind().traits; }
+
+std::string_view VectorMechanismName(VectorMechanism m) { return m.name(); }
 
 Result<VectorMechanism> ParseVectorMechanism(std::string_view name) {
-  return ParseIn(kNames, name, "vector mechanism");
+  const VectorRandomizerKind* k = Find(name);
+  if (k == nullptr) {
+    return Error{"unknown vector mechanism '" + std::string(name) + "' (expected " +
+                 Listed(VectorMechanismNames(), " or ") + ")"};
+  }
+  return VectorMechanism(k->name);
 }
 
-std::vector<std::string> VectorMechanismNames() { return NamesIn(kNames); }
+std::vector<std::string> VectorMechanismNames() {
+  std::vector<std::string> names;
+  for (const VectorRandomizerKind* k : VectorRandomizerKinds()) names.emplace_back(k->name);
+  return names;
+}
 
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector, std::string_view also) {
-  if (vector == VectorMechanism::kGaussian || vector == VectorMechanism::kGaussianClassic) {
-    return "floating point: every value reported is a point of a public grid fixed before any "
-           "input is seen, the nearest to x + sigma Z with Z an exact normal and the "
-           "rounding decided exactly: no report rules an input out, and delta includes the "
-           "proven allowance (1 + e^eps) d 2^-218 of the sampler's 256-bit cap "
-           "(docs/methods.md)";
-  }
-  if (vector == VectorMechanism::kPrivUnitG || vector == VectorMechanism::kFastProjUnit ||
-      vector == VectorMechanism::kFastProjUnitCorr) {
-    return "floating point: every value reported is a point of a public grid fixed before any "
-           "input is seen, the nearest to PrivUnitG's real report with every normal drawn "
-           "exactly and the rounding decided exactly: no report rules an input out; the law "
-           "as run is within a proven total variation of the ideal one (below 2^-194 for d <= "
-           "2^24 at eps <= 30), which adds (1 + e^eps) times it to a report's delta: the "
-           "accountant's deltas include it (account run --report-deviation; docs/methods.md)";
+  if (vector && !vector->kind().floating_point.empty()) {
+    return std::string(vector->kind().floating_point);
   }
   return "floating point: every value reported is fixed before any input is seen (two atoms "
          "or a public grid) and drawn with exact probabilities" +

@@ -129,6 +129,7 @@ class ContinuousGaussian final : public VectorRandomizer {
   std::string name() const override { return "gaussian-continuous"; }
   double epsilon() const override { return exact_.epsilon(); }
   double delta() const override { return exact_.delta(); }
+  ExactPrivacy ImplementedPrivacy() const override { return exact_.ImplementedPrivacy(); }
   std::optional<OutputGrid> Grid() const override { return exact_.Grid(); }
   double SquaredError(double norm) const override { return exact_.SquaredError(norm); }
   double WorstCaseSquaredError() const override { return exact_.WorstCaseSquaredError(); }
@@ -155,6 +156,7 @@ class ContinuousPrivUnitG final : public VectorRandomizer {
       : VectorRandomizer(exact.dimension(), exact.clip()), exact_(std::move(exact)) {}
   std::string name() const override { return "privunitg-continuous"; }
   double epsilon() const override { return exact_.epsilon(); }
+  ExactPrivacy ImplementedPrivacy() const override { return exact_.ImplementedPrivacy(); }
   std::optional<OutputGrid> Grid() const override { return exact_.Grid(); }
   double SquaredError(double norm) const override { return exact_.SquaredError(norm); }
   double WorstCaseSquaredError() const override { return exact_.WorstCaseSquaredError(); }

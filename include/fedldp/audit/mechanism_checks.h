@@ -38,8 +38,9 @@ Verdict CheckSupportOf(std::span<const double> samples, const ValueMechanism& re
 // (more for a sampler too fast to time 20 us batches) in 1000 batches, each
 // batch on the same random stream at both ends, in alternating order; passes
 // iff Yuen's 10 %-trimmed paired t of the per-call times has |t| < 4 (value =
-// t) or the mean times differ by under 0.01 ns a call (a thirtieth of a
-// cycle: below any work a sampler could do for one input only). A failing measurement is repeated
+// t) or the mean times differ by under max(0.01 ns, 1 % of a call) (below
+// any work a sampler could do for one input only; mechanism_checks.cc has
+// the measurements behind both). A failing measurement is repeated
 // once on fresh streams, and the second decides: a sampler whose work depends on its input fails
 // both; noise (other processes, frequency scaling) only widens the spread, and a burst of it rarely
 // lands on the same side twice.

@@ -38,6 +38,15 @@ std::vector<std::string> NamesIn(const EnumName<E> (&table)[N]) {
   return names;
 }
 
+// "a, b and c" (`last` joins the last two).
+inline std::string Listed(const std::vector<std::string>& names, std::string_view last = " and ") {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? std::string(last) : ", ") + names[i];
+  }
+  return out;
+}
+
 // The value named `name` exactly, or "unknown <what> '<name>' (expected a, b
 // or c)".
 template <class E, std::size_t N>
@@ -45,12 +54,8 @@ Result<E> ParseIn(const EnumName<E> (&table)[N], std::string_view name, std::str
   for (const auto& entry : table) {
     if (entry.name == name) return entry.value;
   }
-  std::string expected;
-  for (std::size_t i = 0; i < N; ++i) {
-    expected += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(table[i].name);
-  }
   return Error{"unknown " + std::string(what) + " '" + std::string(name) + "' (expected " +
-               expected + ")"};
+               Listed(NamesIn(table), " or ") + ")"};
 }
 
 }  // namespace fedldp

@@ -13,7 +13,8 @@
 //                       and then the server steps by the mean itself (Sect.
 //                       3.3: the update is (1/m) (alpha s)*).
 //                       pe-published-... uses the paper's uncalibrated PE.
-//   privunitg, fastprojunit, fastprojunit-corr, gaussian, gaussian-classic
+//   privunitg, fastprojunit, ... (FedSelVectorVariantNames: every registered
+//                       vector randomizer, duchi as twopoint)
 //                       beyond the paper (issue 20): the whole gradient,
 //                       l2-clipped to `clip`, privatised by a vector
 //                       randomizer (vector/) at eps' per report; the server
@@ -88,6 +89,9 @@ struct FedSelVariant {
 Result<FedSelVariant> ParseFedSelVariant(std::string_view name);
 // The variant's name ("?" if its parts make none: see Validate()).
 std::string FedSelVariantName(const FedSelVariant& variant);
+// The variants of every registered vector randomizer (vector duchi is
+// "twopoint": "duchi" names the flat solution).
+std::vector<std::string> FedSelVectorVariantNames();
 // vector_randomizer.h's FloatingPointStatement for the variant's reports.
 std::string FloatingPointStatement(const FedSelVariant& variant);
 // The same line for reports of a mechanism by name (a FedSel variant, a
@@ -96,9 +100,9 @@ std::string FloatingPointStatement(const FedSelVariant& variant);
 // with the variant's name; an empty name gives one line for every mechanism.
 // An error for an unknown name.
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism);
-// A Gaussian vector randomizer: (eps, delta)-LDP per report, which the
-// shuffle accounting does not cover.
-bool IsGaussian(const FedSelVariant& variant);
+// A vector randomizer whose reports are (eps, delta)-LDP (traits().needs_delta:
+// the Gaussians), which the shuffle accounting does not cover.
+bool NeedsDelta(const FedSelVariant& variant);
 
 struct FedSelConfig {
   FedSelVariant variant;  // ps-pm

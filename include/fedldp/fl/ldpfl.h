@@ -153,6 +153,9 @@ std::string LdpFlRandomizerName(const LdpFlConfig& config);
 // "twopoint" (none) or a vector mechanism's name; an error naming the
 // choices otherwise.
 Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view name);
+// The names ParseLdpFlRandomizer takes: twopoint, then every registered
+// vector randomizer but duchi (twopoint's own per-coordinate twin at eps / d).
+std::vector<std::string> LdpFlRandomizerNames();
 
 Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfig& config,
                                                                 std::size_t d,

@@ -75,6 +75,8 @@ class GaussianRandomizer final : public VectorRandomizer {
   static double Allowance(std::size_t dimension, double epsilon);
 
   std::optional<OutputGrid> Grid() const override;
+  // No pure ratio bound (NaN); delta(sigma) at eps plus the allowance.
+  ExactPrivacy ImplementedPrivacy() const override;
   double SquaredError(double) const override;
   double WorstCaseSquaredError() const override { return SquaredError(0); }
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
@@ -100,6 +102,9 @@ class DuchiVectorRandomizer final : public VectorRandomizer {
   std::string name() const override { return "duchi"; }
   double epsilon() const override { return epsilon_; }
   const TwoPointMechanism& coordinate() const { return coordinate_; }
+  // d times the worst log ratio of a coordinate's atoms' probabilities at
+  // the ends of [-C, C] (its probabilities are linear in the input).
+  ExactPrivacy ImplementedPrivacy() const override;
 
   double SquaredError(double norm) const override;
   double WorstCaseSquaredError() const override { return SquaredError(0); }

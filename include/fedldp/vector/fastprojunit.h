@@ -72,7 +72,11 @@ class FastProjUnit final : public VectorRandomizer {
   double beta() const;
 
   double SquaredError(double norm) const override;
-  double SquaredErrorLowerBound(double norm) const;
+  double SquaredErrorLowerBound(double norm) const override;
+  // PrivUnitG's in k dimensions.
+  ExactPrivacy ImplementedPrivacy() const override { return inner_->ImplementedPrivacy(); }
+  // Encode's report, checked by ValidateProjected.
+  Status DrawAndCheckSent(std::span<const double> x, Rng& rng) const override;
   // max(SquaredError(0), SquaredError(C)): an upper bound.
   double WorstCaseSquaredError() const override;
 
@@ -90,7 +94,7 @@ class FastProjUnit final : public VectorRandomizer {
   std::vector<double> ProjectionBias(std::span<const double> x, std::size_t draws, Rng& rng) const;
   // Bound on every coordinate of the bias for input x: C t sqrt(E[(N^2 - 1)^2]),
   // with the expectation over S for the shared signs, over S and D otherwise.
-  double BiasBound(std::span<const double> x) const;
+  double BiasBound(std::span<const double> x) const override;
 
  private:
   FastProjUnit(std::size_t dimension, double clip, std::size_t k, bool shared, SignBits signs,

@@ -69,6 +69,8 @@ class PrivUnitG final : public VectorRandomizer {
 
   double SquaredError(double norm) const override;
   double WorstCaseSquaredError() const override { return SquaredError(0); }
+  // log(p (1 - q) / ((1 - p) q)) of the parameters.
+  ExactPrivacy ImplementedPrivacy() const override;
 
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;
@@ -107,6 +109,16 @@ class PrivUnitG final : public VectorRandomizer {
 // timing check saw 1 ns a coordinate between x = 0 and ||x|| = C): + iff w =
 // 2U - 1 < 0 or w^2 C^2 < ||x||^2.
 int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng);
+
+// How PrivUnitG's and FastProjUnit's privacy statements hold on real
+// computers (their registry entries' floating_point).
+inline constexpr std::string_view kPrivUnitGFloatingPoint =
+    "floating point: every value reported is a point of a public grid fixed before any "
+    "input is seen, the nearest to PrivUnitG's real report with every normal drawn "
+    "exactly and the rounding decided exactly: no report rules an input out; the law "
+    "as run is within a proven total variation of the ideal one (below 2^-194 for d <= "
+    "2^24 at eps <= 30), which adds (1 + e^eps) times it to a report's delta: the "
+    "accountant's deltas include it (account run --report-deviation; docs/methods.md)";
 
 }  // namespace fedldp
 

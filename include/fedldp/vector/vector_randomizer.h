@@ -65,6 +65,25 @@ class VectorRandomizer {
   // inside the randomizer's output domain where it has one.
   virtual Status ValidateReport(std::span<const double> report) const;
 
+  // What the audit checks every randomizer by, with no branch on its kind:
+  //  - the privacy of the law as implemented, computed from its exact
+  //    probabilities rather than restated: log_ratio, the worst log ratio
+  //    of a report's probability under two inputs (NaN where no pure bound
+  //    holds: the Gaussians), and the delta at epsilon();
+  struct ExactPrivacy {
+    double log_ratio = 0;
+    double delta_at_epsilon = 0;
+  };
+  virtual ExactPrivacy ImplementedPrivacy() const = 0;
+  //  - a bound on |E[R(x)]_i - x_i| (0: unbiased) and the lower end of
+  //    E||R(x) - x||^2 (SquaredError is exact but for FastProjUnit);
+  virtual double BiasBound(std::span<const double>) const { return 0; }
+  virtual double SquaredErrorLowerBound(double norm) const { return SquaredError(norm); }
+  //  - one report drawn at x as it is sent, checked against the public
+  //    support it must lie on (issue 39): ValidateReport of Randomize, or
+  //    FastProjUnit's projected report.
+  virtual Status DrawAndCheckSent(std::span<const double> x, Rng& rng) const;
+
   // x with non-finite entries replaced by 0, scaled onto the ball if outside
   // it; returns its norm (<= clip).
   double ClipInto(std::span<const double> x, std::span<double> out) const;
@@ -77,26 +96,85 @@ class VectorRandomizer {
   double clip_;
 };
 
-enum class VectorMechanism {
-  kPrivUnitG,         // PrivUnitG (Asi, Feldman & Talwar 2022), eps-LDP
-  kFastProjUnit,      // FastProjUnit (Asi et al. 2023), per-client random signs
-  kFastProjUnitCorr,  // FastProjUnit with the signs shared from a public seed
-  kGaussian,          // Gaussian, analytic calibration (Balle & Wang 2018)
-  kGaussianClassic,   // Gaussian, sigma = 2C sqrt(2 ln(1.25 / delta)) / eps
-  kDuchi,             // Duchi's two-point mechanism on every coordinate, eps / d each
+struct VectorRandomizerKind;
+struct VectorRandomizerTraits;
+
+// A registered randomizer, by its name as the CLI spells it: a handle on
+// an entry of VectorRandomizerKinds(). The constants name the built-in ones
+// for code and tests; any registered name is reached by ParseVectorMechanism.
+class VectorMechanism {
+ public:
+  constexpr VectorMechanism() = default;  // privunitg
+  static const VectorMechanism kPrivUnitG, kFastProjUnit, kFastProjUnitCorr, kGaussian,
+      kGaussianClassic, kDuchi;
+
+  std::string_view name() const { return name_; }
+  // Its registry entry (every VectorMechanism names a registered one).
+  const VectorRandomizerKind& kind() const;
+  const VectorRandomizerTraits& traits() const;
+  friend bool operator==(VectorMechanism a, VectorMechanism b) { return a.name_ == b.name_; }
+
+ private:
+  friend Result<VectorMechanism> ParseVectorMechanism(std::string_view name);
+  explicit constexpr VectorMechanism(std::string_view name) : name_(name) {}
+  std::string_view name_ = "privunitg";
 };
+
+inline constexpr VectorMechanism VectorMechanism::kPrivUnitG{"privunitg"};
+inline constexpr VectorMechanism VectorMechanism::kFastProjUnit{"fastprojunit"};
+inline constexpr VectorMechanism VectorMechanism::kFastProjUnitCorr{"fastprojunit-corr"};
+inline constexpr VectorMechanism VectorMechanism::kGaussian{"gaussian"};
+inline constexpr VectorMechanism VectorMechanism::kGaussianClassic{"gaussian-classic"};
+inline constexpr VectorMechanism VectorMechanism::kDuchi{"duchi"};
 
 struct VectorRandomizerConfig {
   VectorMechanism mechanism = VectorMechanism::kPrivUnitG;
   std::size_t dimension = 0;
   double epsilon = 1;
-  double delta = 0;  // the Gaussians' only; must be 0 for the others
+  double delta = 0;  // for randomizers with traits().needs_delta; must be 0 for the others
   double clip = 1;
-  std::size_t k = 0;              // FastProjUnit's projected dimension; 0 = its default
-  std::uint64_t public_seed = 0;  // FastProjUnit-corr's shared signs
+  std::size_t k = 0;              // for traits().takes_k: the projected dimension; 0 = default
+  std::uint64_t public_seed = 0;  // for traits().shared_seed: the public randomness
 
   Status Validate() const;
 };
+
+// What a randomizer asks of the run that uses it: every caller reads these
+// instead of naming randomizers (issue 40).
+struct VectorRandomizerTraits {
+  // (eps, delta)-LDP with a delta in (0, 1) asked for; else pure eps-LDP. The
+  // deployment's ledgers charge pure eps, and no amplification by shuffling
+  // is proven for these reports.
+  bool needs_delta = false;
+  bool takes_k = false;      // a projected dimension k (0 = DefaultProjection)
+  bool shared_seed = false;  // public randomness every client shares (public_seed)
+};
+
+// One registered randomizer (vector/registry.cc lists them; each is defined
+// beside its randomizer): a new randomizer is its file, one line there, a
+// build rule and its tests, and every name list, option check and audit row
+// follows from this entry.
+struct VectorRandomizerKind {
+  std::string_view name;     // as the CLI spells it
+  std::string_view summary;  // one line for --help and docs' tables
+  VectorRandomizerTraits traits;
+  // Builds the randomizer of a config Validate() accepted.
+  Result<std::unique_ptr<VectorRandomizer>> (*make)(const VectorRandomizerConfig&);
+  // How its privacy statement holds of the program on real computers; empty
+  // for reports of public atoms or grid points drawn with exact probabilities
+  // (FloatingPointStatement then says so).
+  std::string_view floating_point;
+};
+
+// Every registered randomizer, in the order the CLI lists them.
+std::span<const VectorRandomizerKind* const> VectorRandomizerKinds();
+
+// A registry entry's `make` from a randomizer's Create.
+template <typename T>
+Result<std::unique_ptr<VectorRandomizer>> Owned(Result<T> made) {
+  if (!made.ok()) return Error{made.error()};
+  return std::unique_ptr<VectorRandomizer>(std::make_unique<T>(std::move(made).value()));
+}
 
 // Largest dimension a vector randomizer accepts (2^24: a padded SRHT buffer of
 // 128 MiB).
@@ -107,18 +185,16 @@ std::size_t DefaultProjection(std::size_t dimension);
 Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(
     const VectorRandomizerConfig& config);
 
-// Names as the CLI spells them: privunitg, fastprojunit, fastprojunit-corr,
-// gaussian, gaussian-classic, duchi.
+// The registered names, as the CLI spells them.
 std::string_view VectorMechanismName(VectorMechanism m);
 Result<VectorMechanism> ParseVectorMechanism(std::string_view name);
 std::vector<std::string> VectorMechanismNames();
 
 // One line saying how a report's privacy statement holds of the program on
-// real computers (issue 39): every value mechanism (nullopt) and vector duchi
-// draw public atoms with exact probabilities; the Gaussians report points of
-// a public grid with a proven allowance in delta; PrivUnitG and FastProjUnit
-// points of a public grid within a proven total variation. `also` adds to the
-// exact case what else a report holds (FedSel's index).
+// real computers (issue 39): the vector randomizer's registered statement,
+// or, for the value mechanisms (nullopt) and randomizers that register none,
+// that every report is public atoms or grid points drawn with exact
+// probabilities; `also` adds what else a report holds (FedSel's index).
 std::string FloatingPointStatement(std::optional<VectorMechanism> vector,
                                    std::string_view also = {});
 
