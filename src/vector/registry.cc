@@ -6,13 +6,13 @@
 namespace fedldp {
 
 extern const VectorRandomizerKind kPrivUnitGKind, kFastProjUnitKind, kFastProjUnitCorrKind,
-    kGaussianKind, kGaussianClassicKind, kDuchiKind;
+    kGaussianKind, kGaussianClassicKind, kDuchiKind, kLaplaceL1Kind;
 
 namespace {
 
 constexpr const VectorRandomizerKind* kKinds[] = {
-    &kPrivUnitGKind, &kFastProjUnitKind,    &kFastProjUnitCorrKind,
-    &kGaussianKind,  &kGaussianClassicKind, &kDuchiKind,
+    &kPrivUnitGKind,       &kFastProjUnitKind, &kFastProjUnitCorrKind, &kGaussianKind,
+    &kGaussianClassicKind, &kDuchiKind,        &kLaplaceL1Kind,
 };
 
 }  // namespace

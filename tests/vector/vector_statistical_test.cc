@@ -12,6 +12,7 @@
 
 #include "fedldp/audit/vector_checks.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/random/discrete.h"
 #include "fedldp/random/normal.h"
 #include "fedldp/vector/baselines.h"
 #include "fedldp/vector/fastprojunit.h"
@@ -297,6 +298,127 @@ TEST(GaussianGrid, ReportsAreOnTheGridAndValidated) {
   EXPECT_DOUBLE_EQ(g.SquaredError(0.5), 64 * (s * s + grid.step * grid.step / 12));
   EXPECT_EQ(g.sensitivity(), 2 * (1 + 0x1p-24));
   EXPECT_EQ(g.delta(), 1e-5);  // the allowance is inside the asked delta
+}
+
+}  // namespace
+}  // namespace fedldp
+
+namespace fedldp {
+namespace {
+
+// laplace-l1 (src/vector/laplace_l1.cc), reached through the registry alone.
+// Its constants recomputed from the derivation there: K = 2^ceil(log2(64
+// sqrt(d))), L = ceil(2 sqrt(d) K (1 + 2^-24)) + 2d, rate r = s / t <= eps / L.
+struct LaplaceL1Constants {
+  double levels, sensitivity;
+  RationalRate rate;
+};
+
+LaplaceL1Constants LaplaceConstants(std::size_t d, double eps) {
+  const double root = std::sqrt(static_cast<double>(d));
+  const double levels = std::exp2(std::ceil(std::log2(64 * root)));
+  const double sensitivity =
+      std::ceil(2 * root * levels * (1 + 0x1p-24)) + 2 * static_cast<double>(d);
+  return {levels, sensitivity, RationalRateBelow(eps / sensitivity).value()};
+}
+
+std::unique_ptr<VectorRandomizer> MakeLaplaceL1(std::size_t d, double eps, double clip) {
+  VectorRandomizerConfig c;
+  c.mechanism = ParseVectorMechanism("laplace-l1").value();
+  c.dimension = d, c.epsilon = eps, c.clip = clip;
+  return MakeVectorRandomizer(c).value();
+}
+
+// ln P[j | u] of one coordinate's level j at level input u: the randomized
+// rounding of u mixed over the discrete Laplace at rate r.
+double LogCoordinateMass(std::int64_t j, double u, double r) {
+  const double low = std::floor(u), up = RoundUpProbability(u);
+  const auto law = [r](double y) {
+    return std::log(-std::expm1(-r) / (1 + std::exp(-r))) - r * std::fabs(y);
+  };
+  const double a = law(static_cast<double>(j) - low), b = law(static_cast<double>(j) - low - 1);
+  return std::log((1 - up) * std::exp(a) + up * std::exp(b));
+}
+
+TEST(LaplaceL1, ConstantsAreTheDerivations) {
+  for (std::size_t d : {1, 4, 16, 1000}) {
+    for (double eps : {0.5, 2.0, 8.0}) {
+      const auto r = MakeLaplaceL1(d, eps, 2);
+      const auto k = LaplaceConstants(d, eps);
+      EXPECT_EQ(r->Grid()->step, 2 / k.levels);
+      EXPECT_DOUBLE_EQ(r->ImplementedPrivacy().log_ratio, k.sensitivity * k.rate.value());
+      EXPECT_LE(r->ImplementedPrivacy().log_ratio, eps);
+      EXPECT_GT(r->ImplementedPrivacy().log_ratio, eps * (1 - 1e-8));
+      const double var = 2 * std::exp(-k.rate.value()) / std::pow(-std::expm1(-k.rate.value()), 2);
+      const double g = 2 / k.levels, n = static_cast<double>(d);
+      EXPECT_DOUBLE_EQ(r->SquaredErrorLowerBound(1), g * g * n * var);
+      EXPECT_DOUBLE_EQ(r->SquaredError(1), g * g * n * (0.25 + var));
+    }
+  }
+}
+
+// A coordinate's levels at a fractional input against the exact law
+// (chi-square over every level within 12 scales, the tails lumped).
+TEST(LaplaceL1, ACoordinateFollowsItsExactLaw) {
+  const double eps = 1, clip = 2;
+  const auto r = MakeLaplaceL1(1, eps, clip);
+  const auto k = LaplaceConstants(1, eps);
+  const double g = clip / k.levels, x = 0.3 * clip, u = x / g;
+  const auto width = static_cast<std::int64_t>(std::ceil(12 / k.rate.value()));
+  const auto low = static_cast<std::int64_t>(std::floor(u)) - width;
+  std::vector<double> probability(2 * static_cast<std::size_t>(width) + 3, 0.0);
+  double inside = 0;
+  for (std::size_t i = 1; i + 1 < probability.size(); ++i) {
+    probability[i] =
+        std::exp(LogCoordinateMass(low + static_cast<std::int64_t>(i) - 1, u, k.rate.value()));
+    inside += probability[i];
+  }
+  probability.front() = probability.back() = (1 - inside) / 2;  // symmetric up to 2^-53
+  std::vector<std::uint64_t> count(probability.size(), 0);
+  CounterRng rng(7);
+  for (int n = 0; n < 200000 / static_cast<int>(kScale); ++n) {
+    const double y = r->Randomize(std::vector<double>{x}, rng)[0];
+    const auto j = static_cast<std::int64_t>(std::llround(y / g)) - low + 1;
+    ++count[static_cast<std::size_t>(
+        std::clamp<std::int64_t>(j, 0, static_cast<std::int64_t>(count.size()) - 1))];
+  }
+  const auto v = audit::CheckChiSquare(count, probability);
+  EXPECT_TRUE(v.pass) << v.reason;
+}
+
+// The exact worst log ratio of a report under two inputs, from the law:
+// at the ends of the l1 diameter (x = C 1 / sqrt(d) and -x, levels without
+// rounding) it is r 2 sqrt(d) K, within the rounding's share 2d / L below
+// eps; at fractional inputs it stays below eps. The same computation with
+// the noise calibrated to 2C (the l-infinity diameter, a wrong constant)
+// exceeds eps.
+TEST(LaplaceL1, ExactRatioMeetsEpsAndAWrongConstantFails) {
+  const std::size_t d = 4;
+  const double eps = 1, clip = 1;
+  const auto k = LaplaceConstants(d, eps);
+  const double g = clip / k.levels;
+  const auto worst = [&](const std::vector<double>& x, const std::vector<double>& y, double r) {
+    // Each coordinate's worst over levels far outside both inputs, summed.
+    double total = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+      double best = 0;
+      for (std::int64_t j :
+           {-static_cast<std::int64_t>(4 * k.levels), static_cast<std::int64_t>(4 * k.levels)}) {
+        best = std::max(
+            best, std::fabs(LogCoordinateMass(j, x[i] / g, r) - LogCoordinateMass(j, y[i] / g, r)));
+      }
+      total += best;
+    }
+    return total;
+  };
+  const std::vector<double> end(d, clip / 2), other(d, -clip / 2);  // sqrt(4) = 2
+  const double at_ends = worst(end, other, k.rate.value());
+  EXPECT_LE(at_ends, eps);
+  EXPECT_GE(at_ends, eps * (1 - 1.0 / 32));
+  const std::vector<double> a = {0.3, -0.41, 0.1234567, 0.2}, b = {-0.29, 0.5, -0.33, -0.1};
+  EXPECT_LE(worst(a, b, k.rate.value()), eps);
+  const double wrong = eps / (2 * k.levels + 2 * static_cast<double>(d));
+  EXPECT_GT(worst(end, other, wrong), eps);
 }
 
 }  // namespace
