@@ -4,8 +4,9 @@
 // it is; a change of law or draw order shows here first and must be argued
 // (and the table re-recorded) in its own commit.
 //
-// Each row hashes a run's weights (FNV-1a over their bytes) with its counts.
-// To print the table for the code as it is: FEDLDP_GOLDEN_PRINT=1.
+// Each row hashes a run's weights (FNV-1a over their bytes) with its counts
+// (testing/golden.h; FEDLDP_GOLDEN_PRINT=1 prints the table for the code as
+// it is).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,22 +18,13 @@
 #include <vector>
 
 #include "fedldp/fl/fedsel.h"
+#include "testing/golden.h"
 #include "testing/synthetic.h"
 
 namespace fedldp {
 namespace {
 
-std::uint64_t Fnv1a(const std::vector<double>& weights) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (double w : weights) {
-    const auto bits = std::bit_cast<std::uint64_t>(w);
-    for (int b = 0; b < 64; b += 8) {
-      h ^= (bits >> b) & 0xff;
-      h *= 0x100000001b3ULL;
-    }
-  }
-  return h;
-}
+using testing::Fnv1a;
 
 struct Golden {
   const char* run;  // a variant, "sampled " or "shuffled " before it
@@ -60,7 +52,7 @@ FedSelRun Train(const std::string& run) {
 }
 
 TEST(FedSelGolden, EveryVariantTrainsTheRecordedModel) {
-  const bool print = std::getenv("FEDLDP_GOLDEN_PRINT") != nullptr;
+  const bool print = testing::PrintingGolden();
   for (const Golden& g : kTable) {
     const FedSelRun r = Train(g.run);
     if (print) {
