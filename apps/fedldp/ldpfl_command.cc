@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/sim/ldpfl_experiment.h"
 #include "progress.h"
@@ -24,8 +25,8 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
       "federated model (same seed), the report size and the time per stage.\n"
       "--randomizer privunitg (fastprojunit, gaussian, ...) instead privatises each\n"
       "client's whole update, l2-clipped to --clip, at --epsilon per report.");
-  app.add_option("--dataset", o.dataset, "mnist, fmnist or cifar10")
-      ->check(CLI::IsMember({"mnist", "fmnist", "cifar10"}))
+  app.add_option("--dataset", o.dataset, "An image dataset")
+      ->check(CLI::IsMember(DatasetNames(true)))
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "Folder of the dataset (default: data/mnist, /usr/share/datasets/fashion-mnist)");

@@ -24,16 +24,17 @@ namespace {
 // how its rows are split among clients.
 void AddDataOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--dataset", o.dataset,
-                 "adult, adult-train, adult-test, a9a, bank, kdd, kdd-full, syn-L-C1-C2[-entry], "
-                 "syn-H-C1-C2, or mnist, fmnist (10 classes, softmax; their standard split: "
-                 "--repeats runs, no folds)")
+                 Listed(DatasetNames(false), ", ") + " ([-entry] for syn), or " +
+                     Listed(DatasetNames(true), " or ") +
+                     " (images: softmax over the classes; their standard split: --repeats runs, "
+                     "no folds)")
       ->capture_default_str();
   app.add_option(
       "--data-dir", o.data_dir,
       "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
   app.add_option("--pool", o.pool,
-                 "mnist, fmnist: average each F x F block of pixels (2: 14 x 14 pixels, 1,960 "
-                 "weights), a smaller model for private training")
+                 "One-channel images (mnist, fmnist): average each F x F block of pixels (2: 14 "
+                 "x 14 pixels, 1,960 weights), a smaller model for private training")
       ->capture_default_str()
       ->check(CLI::Range(1, 28));
   app.add_option("--data", o.data,
@@ -212,9 +213,6 @@ void ToDataConfig(const TrainOptions& o, FedSelExperimentConfig& c) {
   c.pool = o.pool;
   if (!o.label_column.empty() && o.data.empty()) {
     throw UsageError("--label-column applies to --data FILE.csv only");
-  }
-  if (o.pool > 1 && (!o.data.empty() || (o.dataset != "mnist" && o.dataset != "fmnist"))) {
-    throw UsageError("--pool applies to the image datasets (mnist, fmnist) only");
   }
 }
 

@@ -84,7 +84,7 @@ Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std:
 
 py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_t pool) {
   Dataset d;
-  for (const std::string image : {"mnist", "fmnist", "cifar10"}) {
+  for (const std::string& image : DatasetNames(true)) {
     if (name == image || name == image + "-test") {
       auto split = Take(WithoutGil([&] { return LoadImageSplit(image, dir); }));
       d = name == image ? std::move(split.train) : std::move(split.test);
@@ -447,10 +447,12 @@ void BindRuns(py::module_& m) {
   m.def("load_dataset", &LoadDataset, py::arg("name"), py::arg("dir") = "", py::arg("pool") = 0,
         R"doc(
 A dataset fedldp carries or finds, as a dict: "X" (float32, rows x features),
-"y" (int64 labels), "classes", "name", "feature_names". Names: adult,
-adult-train, adult-test, a9a, a9a-test, bank, kdd, kdd-full, syn-{L,H}-C1-C2,
-mnist, mnist-test, fmnist, fmnist-test. pool=F averages F x F pixel blocks of
-an image dataset.)doc");
+"y" (int64 labels), "classes", "name", "feature_names". Names:
+dataset_names() (an image dataset's name is its training split, NAME-test its
+test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
+  m.def(
+      "dataset_names", [](bool images) { return DatasetNames(images); }, py::arg("images") = false,
+      "The tables load_dataset knows by name, or with images=True the image datasets.");
 
   m.def(
       "load_file",

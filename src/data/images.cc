@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 
+#include "fedldp/base/names.h"
 #include "fedldp/data/loaders.h"
 #include "line_reader.h"
 
@@ -95,33 +96,39 @@ std::string DefaultImageDir(const std::string& name) {
   return "";
 }
 
+Result<TrainTest> LoadIdxSplit(const std::string& d, const std::string& suffix) {
+  auto train =
+      LoadIdx(d + "train-images-idx3-ubyte" + suffix, d + "train-labels-idx1-ubyte" + suffix);
+  if (!train.ok()) return Error{train.error()};
+  auto test = LoadIdx(d + "t10k-images-idx3-ubyte" + suffix, d + "t10k-labels-idx1-ubyte" + suffix);
+  if (!test.ok()) return Error{test.error()};
+  return TrainTest{std::move(train).value(), std::move(test).value()};
+}
+
+Result<TrainTest> LoadCifar10Split(const std::string& d) {
+  if (d.empty()) return Error{"cifar10: give the folder of the binary batches"};
+  std::vector<std::string> batches;
+  for (int i = 1; i <= 5; ++i) batches.push_back(d + "data_batch_" + std::to_string(i) + ".bin");
+  auto train = LoadCifar10(batches);
+  if (!train.ok()) return Error{train.error()};
+  auto test = LoadCifar10({d + "test_batch.bin"});
+  if (!test.ok()) return Error{test.error()};
+  return TrainTest{std::move(train).value(), std::move(test).value()};
+}
+
 Result<TrainTest> LoadImageSplit(const std::string& name, const std::string& dir_in) {
-  const std::string dir = dir_in.empty() ? DefaultImageDir(name) : dir_in;
-  const std::string d = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-  Result<Dataset> train = Error{""}, test = Error{""};
-  if (name == "mnist") {
-    train = LoadIdx(d + "train-images-idx3-ubyte", d + "train-labels-idx1-ubyte");
-    test = LoadIdx(d + "t10k-images-idx3-ubyte", d + "t10k-labels-idx1-ubyte");
-  } else if (name == "fmnist") {
-    train = LoadIdx(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz");
-    test = LoadIdx(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz");
-  } else if (name == "cifar10") {
-    if (dir.empty()) return Error{"cifar10: give the folder of the binary batches"};
-    std::vector<std::string> batches;
-    for (int i = 1; i <= 5; ++i) batches.push_back(d + "data_batch_" + std::to_string(i) + ".bin");
-    train = LoadCifar10(batches);
-    test = LoadCifar10({d + "test_batch.bin"});
-  } else {
-    return Error{"unknown image dataset '" + name + "' (mnist, fmnist, cifar10)"};
+  const DatasetKind* kind = FindDataset(name);
+  if (kind == nullptr || !kind->image()) {
+    return Error{"unknown image dataset '" + name + "' (" + Listed(DatasetNames(true), ", ") + ")"};
   }
-  if (!train.ok()) {
-    return Error{train.error() +
+  const std::string dir = dir_in.empty() ? DefaultImageDir(name) : dir_in;
+  auto split = kind->split(dir.empty() || dir.back() == '/' ? dir : dir + "/");
+  if (!split.ok()) {
+    return Error{split.error() +
                  (name == "mnist" ? " (run scripts/setup.sh, or set FEDLDP_MNIST_DIR)" : "")};
   }
-  if (!test.ok()) return Error{test.error()};
-  TrainTest split{std::move(train).value(), std::move(test).value()};
-  split.train.name = name + "-train";
-  split.test.name = name + "-test";
+  split.value().train.name = name + "-train";
+  split.value().test.name = name + "-test";
   return split;
 }
 

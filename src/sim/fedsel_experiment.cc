@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/model/linear.h"
@@ -13,8 +14,12 @@ namespace fedldp {
 
 namespace {
 
-// Datasets that come with their test set: train on it, test on it.
-bool IsImageDataset(const std::string& name) { return name == "mnist" || name == "fmnist"; }
+// Datasets that come with their test set (the registry's images): train on
+// it, test on it.
+bool IsImageDataset(const std::string& name) {
+  const DatasetKind* kind = FindDataset(name);
+  return kind != nullptr && kind->image();
+}
 
 // The data the configuration names, and its label; with an image dataset,
 // the training rows then the test rows (test_from: the first test row).
@@ -64,7 +69,7 @@ Status FedSelExperimentConfig::Validate() const {
   }
   if (pool < 1) return Error{"pool must be >= 1"};
   if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
-    return Error{"pooling applies to the image datasets (mnist, fmnist) only"};
+    return Error{"pooling applies to the image datasets (" + Listed(DatasetNames(true)) + ") only"};
   }
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(training.epsilon));
   const bool gaussian = NeedsDelta(*variant);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "fedldp/data/synthetic.h"
 
@@ -43,6 +44,31 @@ class TempDir {
 
 void ExpectInUnitBox(const Dataset& d) {
   for (float v : d.features) ASSERT_TRUE(v >= -1 && v <= 1) << v;
+}
+
+// The registry of named datasets: data/README.md's table has every name,
+// every name is found (a family by its members), and the unknown ones are
+// refused with the registry's names.
+TEST(NamedDatasets, TheRegistryIsTheReadmesTableAndFindsItsNames) {
+  std::ifstream in(std::string(FEDLDP_DATASETS) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const DatasetKind& k : DatasetKinds()) {
+    EXPECT_NE(text.str().find("| `" + std::string(k.name) + "` |"), std::string::npos) << k.name;
+    EXPECT_FALSE(k.summary.empty()) << k.name;
+    EXPECT_EQ(k.load == nullptr, k.image()) << k.name;  // one loader each
+  }
+  EXPECT_EQ(FindDataset("syn-L-0.01-0.9")->name, "syn-{L,H}-C1-C2");
+  EXPECT_TRUE(FindDataset("mnist")->image());
+  EXPECT_EQ(FindDataset("adult-validation"), nullptr);
+  const auto unknown = LoadNamed("nope", FEDLDP_DATASETS);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("unknown dataset 'nope' (adult, adult-train"), std::string::npos)
+      << unknown.error();
+  EXPECT_FALSE(LoadNamed("mnist", FEDLDP_DATASETS).ok());  // an image split, not a table
+  const auto image = LoadImageSplit("adult", "");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().find("(mnist, fmnist, cifar10)"), std::string::npos) << image.error();
 }
 
 TEST(Adult, RawCsvEncodesExactlyAsLibsvmA9a) {

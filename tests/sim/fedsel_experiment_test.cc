@@ -45,7 +45,7 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
   EXPECT_EQ(wrong([](auto& c) { c.training.dirichlet_alpha = 0.5; }),
             "a Dirichlet alpha needs clients (the rows are split among them)");
   EXPECT_EQ(wrong([](auto& c) { c.pool = 2; }),
-            "pooling applies to the image datasets (mnist, fmnist) only");
+            "pooling applies to the image datasets (mnist, fmnist and cifar10) only");
   EXPECT_EQ(wrong([](auto& c) { c.label_column = "y"; }),
             "a label column applies to a CSV data file only");
   EXPECT_EQ(wrong([](auto& c) { c.grid = FedSelGrid{}; }), "a grid needs tuning");

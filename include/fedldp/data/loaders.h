@@ -31,7 +31,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fedldp/base/status.h"
@@ -122,11 +124,34 @@ std::string DefaultImageDir(const std::string& name);
 // Adult, Bank, KDD Cup 99 and a9a (data/README.md).
 std::string DefaultDataDir();
 
-// Finds a dataset by name in `dir` (empty: DefaultDataDir()): adult
+// A dataset fedldp knows by name (issue 40): one entry each in
+// src/data/named.cc; LoadNamed, LoadImageSplit, the CLI's help and errors,
+// and FedSel's choice of loader read these instead of naming datasets.
+struct DatasetKind {
+  std::string_view name;     // as the CLI spells it; a family's pattern
+  std::string_view summary;  // one line for --help and docs
+  std::string_view prefix;   // non-empty: a family, every name that starts with it
+  // A table of rows in `dir` (ending in '/'), or for images (nullptr) a
+  // train / test split.
+  Result<Dataset> (*load)(const std::string& name, const std::string& dir);
+  Result<TrainTest> (*split)(const std::string& dir);
+  bool image() const { return split != nullptr; }
+};
+std::span<const DatasetKind> DatasetKinds();
+// The entry named `name` (or whose family it belongs to), or nullptr.
+const DatasetKind* FindDataset(std::string_view name);
+// The names of the tables (images false) or the image datasets (true).
+std::vector<std::string> DatasetNames(bool images);
+
+// Finds a table by name in `dir` (empty: DefaultDataDir()): adult
 // (adult.data + adult.test, 48,842 rows as in the paper), adult-train,
 // adult-test, a9a, a9a-test, bank, kdd (the seeded 70,000-row subset),
-// kdd-full, and syn-{L,H}-C1-C2 (generated).
+// kdd-full, and syn-{L,H}-C1-C2 (generated): DatasetNames(false).
 Result<Dataset> LoadNamed(const std::string& name, const std::string& dir);
+// The image loaders of the registry (LoadImageSplit's): MNIST's IDX files
+// with `suffix` ("" or ".gz") after their names, and CIFAR-10's batches.
+Result<TrainTest> LoadIdxSplit(const std::string& dir, const std::string& suffix);
+Result<TrainTest> LoadCifar10Split(const std::string& dir);
 
 }  // namespace fedldp
 
