@@ -107,6 +107,18 @@ TEST(FedSelVariant, EveryNameIsReadBackAsItselfAndOnlyWholeVariantsAreValid) {
   EXPECT_FALSE(v.Validate().ok());
 }
 
+// Every registered vector randomizer is reached as a FedSel variant of its
+// own: a registered name that a FedSel name shadowed (a flat "pm", say)
+// would be unreachable from train --variant.
+TEST(FedSelVariant, EveryRegisteredVectorRandomizerIsAVectorVariant) {
+  for (const auto& name : FedSelVectorVariantNames()) {
+    const auto v = ParseFedSelVariant(name);
+    ASSERT_TRUE(v.ok()) << name << ": " << v.error();
+    EXPECT_EQ(v->kind, FedSelVariant::Kind::kVector) << name;
+    EXPECT_EQ(FedSelVariantName(*v), name);
+  }
+}
+
 TEST(FedSelRandomizer, ReportsAValidatedValueOfTheSelectedCoordinate) {
   const auto r = FedSelRandomizer::Create(SelectorKind::kTopK, 1, 4, 1, std::nullopt, 1).value();
   CounterRng rng(1);

@@ -71,6 +71,16 @@ TEST(VectorRandomizerConfig, RefusesWhatNoRandomizerCanDo) {
 }
 
 TEST(VectorMechanism, NamesRoundTrip) {
+  // The named constants name registered randomizers.
+  for (const VectorMechanism m :
+       {VectorMechanism::kPrivUnitG, VectorMechanism::kFastProjUnit,
+        VectorMechanism::kFastProjUnitCorr, VectorMechanism::kGaussian,
+        VectorMechanism::kGaussianClassic, VectorMechanism::kDuchi, VectorMechanism()}) {
+    const auto parsed = ParseVectorMechanism(m.name());
+    ASSERT_TRUE(parsed.ok()) << m.name();
+    EXPECT_EQ(*parsed, m);
+    EXPECT_EQ(m.kind().name, m.name());
+  }
   for (const auto& name : VectorMechanismNames()) {
     const auto m = ParseVectorMechanism(name);
     ASSERT_TRUE(m.ok()) << name;
