@@ -41,6 +41,102 @@ bool Learned(const CrossValidationResult& r) {
   return r.MeanAccuracy() - 2 * se > r.MeanMajority();
 }
 
+// What a frontier's points share.
+struct Points {
+  const FrontierConfig& config;
+  const Dataset& data;
+  ThreadPool& pool;
+  std::vector<Fold> folds;
+  std::size_t d;
+  std::stop_token stop;
+
+  FedSelGrid GridFor(const FedSelVariant& v, bool shuffled) const {
+    return config.grid ? *config.grid : DefaultGrid(v, shuffled);
+  }
+};
+
+// The non-private model, tuned on the same grid; nullopt if stopped.
+Result<std::optional<FrontierRow>> NonPrivatePoint(const Points& p) {
+  FedSelConfig np = DefaultFedSelConfig(ParseFedSelVariant("np").value());
+  np.even_rounds = true;
+  const FedSelVariant v = ParseFedSelVariant("np").value();
+  auto r = CrossValidateTuned(np, p.GridFor(v, false), p.data, p.config.cv, p.config.tuning, p.pool,
+                              {}, {}, p.stop);
+  if (!r.ok()) return Error{"np: " + r.error()};
+  if (r->result.stopped) return std::optional<FrontierRow>();
+  FrontierRow row;
+  row.method = "np";
+  row.target_epsilon = std::numeric_limits<double>::infinity();
+  row.total_epsilon = std::numeric_limits<double>::infinity();
+  row.local_epsilon = std::numeric_limits<double>::infinity();
+  row.cv = std::move(r->result);
+  row.chosen = std::move(r->chosen);
+  row.learned = Learned(row.cv);
+  return std::optional<FrontierRow>(std::move(row));
+}
+
+// What each fold of a tuned row spent, from its own plan.
+Status StateSpent(const Points& p, bool shuffled, bool gaussian, FrontierRow& row) {
+  row.local_epsilon = std::numeric_limits<double>::infinity();
+  for (std::size_t f = 0; f < row.chosen.size(); ++f) {
+    const FedSelConfig& c = row.chosen[f];
+    auto plan = PlanFedSel(c, p.folds[f].train.size(), p.d);
+    if (!plan.ok()) return Error{plan.error()};
+    const double report = plan->ReportEpsilon();
+    row.local_epsilon = std::min(row.local_epsilon, report);
+    if (shuffled) {
+      auto spent = AccountRun(FedSelRunPrivacy(*plan, c, p.config.delta));
+      if (!spent.ok()) return Error{spent.error()};
+      row.total_epsilon = std::max(row.total_epsilon, spent->total.epsilon);
+      row.total_delta = spent->total.delta;
+    } else {
+      row.total_epsilon = std::max(row.total_epsilon, report * c.epochs);
+      row.total_delta = gaussian ? c.delta : 0.0;
+    }
+  }
+  return {};
+}
+
+// One point: `variant` at target eps, local or shuffled, tuned on the grid
+// (a row that says why it was skipped where no run is possible); nullopt if
+// stopped.
+Result<std::optional<FrontierRow>> PrivatePoint(const Points& p, const FedSelVariant& variant,
+                                                double eps, bool shuffled) {
+  FrontierRow row;
+  row.method = FedSelVariantName(variant);
+  row.shuffled = shuffled;
+  row.target_epsilon = eps;
+  const bool gaussian = NeedsDelta(variant);
+  if (shuffled && gaussian) {
+    row.skipped = "no amplification by shuffling is proven for the Gaussian's reports";
+    return std::optional<FrontierRow>(std::move(row));
+  }
+  FedSelConfig base = DefaultFedSelConfig(variant);
+  base.epochs = 1;
+  base.even_rounds = true;
+  base.epsilon = eps;
+  base.delta = p.config.delta;
+  base.shuffle = shuffled;
+  PreparePoint prepare;
+  if (shuffled) {
+    prepare = [&p, eps](const FedSelConfig& c, std::size_t clients) {
+      return CalibrateToCentral(c, clients, p.d, eps, p.config.delta);
+    };
+  }
+  auto r = CrossValidateTuned(base, p.GridFor(variant, shuffled), p.data, p.config.cv,
+                              p.config.tuning, p.pool, prepare, {}, p.stop);
+  if (r.ok() && r->result.stopped) return std::optional<FrontierRow>();
+  if (!r.ok()) {
+    row.skipped = r.error();
+    return std::optional<FrontierRow>(std::move(row));
+  }
+  row.cv = std::move(r->result);
+  row.chosen = std::move(r->chosen);
+  row.learned = Learned(row.cv);
+  FEDLDP_RETURN_IF_ERROR(StateSpent(p, shuffled, gaussian, row));
+  return std::optional<FrontierRow>(std::move(row));
+}
+
 }  // namespace
 
 Result<Frontier> RunFrontier(
@@ -49,109 +145,39 @@ Result<Frontier> RunFrontier(
     std::stop_token stop) {
   if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Fold> folds = MakeFolds(data.size(), config.cv);
-  const std::size_t d = LinearParameters(data);
+  const Points points{config, data, pool, MakeFolds(data.size(), config.cv), LinearParameters(data),
+                      stop};
   const std::size_t modes = (config.local ? 1 : 0) + (config.shuffled ? 1 : 0);
   const std::size_t total = 1 + config.methods.size() * config.epsilons.size() * modes;
   std::size_t done = 0;
-  const auto grid_for = [&](const FedSelVariant& v, bool shuffled) {
-    return config.grid ? *config.grid : DefaultGrid(v, shuffled);
-  };
-
   Frontier frontier;
-  const auto stopped = [&] {
-    frontier.stopped = true;
+  const auto finished = [&](bool stopped) {
+    frontier.stopped = stopped;
     frontier.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return frontier;
   };
-  {  // The non-private model, tuned on the same grid.
-    FedSelConfig np = DefaultFedSelConfig(ParseFedSelVariant("np").value());
-    np.even_rounds = true;
-    const FedSelVariant v = ParseFedSelVariant("np").value();
-    auto r = CrossValidateTuned(np, grid_for(v, false), data, config.cv, config.tuning, pool, {},
-                                {}, stop);
-    if (!r.ok()) return Error{"np: " + r.error()};
-    if (r->result.stopped) return stopped();
-    frontier.nonprivate.method = "np";
-    frontier.nonprivate.target_epsilon = std::numeric_limits<double>::infinity();
-    frontier.nonprivate.total_epsilon = std::numeric_limits<double>::infinity();
-    frontier.nonprivate.local_epsilon = std::numeric_limits<double>::infinity();
-    frontier.nonprivate.cv = std::move(r->result);
-    frontier.nonprivate.chosen = std::move(r->chosen);
-    frontier.nonprivate.learned = Learned(frontier.nonprivate.cv);
-    frontier.majority = frontier.nonprivate.cv.MeanMajority();
-    if (progress) progress(++done, total, "np");
-  }
-
+  FEDLDP_ASSIGN_OR_RETURN(std::optional<FrontierRow> np, NonPrivatePoint(points));
+  if (!np) return finished(true);
+  frontier.nonprivate = std::move(*np);
+  frontier.majority = frontier.nonprivate.cv.MeanMajority();
+  if (progress) progress(++done, total, "np");
   for (const bool shuffled : {false, true}) {
     if (shuffled ? !config.shuffled : !config.local) continue;
     for (const FedSelVariant& variant : config.methods) {
-      const std::string method = FedSelVariantName(variant);
-      const bool gaussian = NeedsDelta(variant);
       for (double eps : config.epsilons) {
-        if (stop.stop_requested()) return stopped();
-        FrontierRow row;
-        row.method = method;
-        row.shuffled = shuffled;
-        row.target_epsilon = eps;
-        std::ostringstream label_text;
-        label_text << method << (shuffled ? " shuffled" : " local") << " eps " << eps;
-        const std::string label = label_text.str();
-        if (shuffled && gaussian) {
-          row.skipped = "no amplification by shuffling is proven for the Gaussian's reports";
-          frontier.rows.push_back(std::move(row));
-          if (progress) progress(++done, total, label);
-          continue;
-        }
-        FedSelConfig base = DefaultFedSelConfig(variant);
-        base.epochs = 1;
-        base.even_rounds = true;
-        base.epsilon = eps;
-        base.delta = config.delta;
-        base.shuffle = shuffled;
-        PreparePoint prepare;
-        if (shuffled) {
-          prepare = [&, eps](const FedSelConfig& c, std::size_t clients) {
-            return CalibrateToCentral(c, clients, d, eps, config.delta);
-          };
-        }
-        auto r = CrossValidateTuned(base, grid_for(variant, shuffled), data, config.cv,
-                                    config.tuning, pool, prepare, {}, stop);
-        if (r.ok() && r->result.stopped) return stopped();
-        if (!r.ok()) {
-          row.skipped = r.error();
-        } else {
-          row.cv = std::move(r->result);
-          row.chosen = std::move(r->chosen);
-          row.learned = Learned(row.cv);
-          row.local_epsilon = std::numeric_limits<double>::infinity();
-          // What each fold spent, from its own plan.
-          for (std::size_t f = 0; f < row.chosen.size(); ++f) {
-            const FedSelConfig& c = row.chosen[f];
-            auto plan = PlanFedSel(c, folds[f].train.size(), d);
-            if (!plan.ok()) return Error{plan.error()};
-            const double report = plan->ReportEpsilon();
-            row.local_epsilon = std::min(row.local_epsilon, report);
-            if (shuffled) {
-              auto p = AccountRun(FedSelRunPrivacy(*plan, c, config.delta));
-              if (!p.ok()) return Error{p.error()};
-              row.total_epsilon = std::max(row.total_epsilon, p->total.epsilon);
-              row.total_delta = p->total.delta;
-            } else {
-              row.total_epsilon = std::max(row.total_epsilon, report * c.epochs);
-              row.total_delta = gaussian ? c.delta : 0.0;
-            }
-          }
-        }
-        frontier.rows.push_back(std::move(row));
-        if (progress) progress(++done, total, label);
+        if (stop.stop_requested()) return finished(true);
+        FEDLDP_ASSIGN_OR_RETURN(std::optional<FrontierRow> row,
+                                PrivatePoint(points, variant, eps, shuffled));
+        if (!row) return finished(true);
+        std::ostringstream label;
+        label << row->method << (shuffled ? " shuffled" : " local") << " eps " << eps;
+        frontier.rows.push_back(std::move(*row));
+        if (progress) progress(++done, total, label.str());
       }
     }
   }
-  frontier.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return frontier;
+  return finished(false);
 }
 
 }  // namespace fedldp
