@@ -349,8 +349,6 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
   if (o.eval_rows.empty()) o.eval_rows = "32561:";
-  const Dataset data = LoadData(o.dataset, o.data_dir);
-  const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
   auto loss = ParseLoss(o.model);
   if (!loss.ok()) throw UsageError(loss.error());
   FedSelServeConfig config;
@@ -377,6 +375,10 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   c.lambda = o.lambda;
   c.sample_clients = o.sample_clients;
   c.shuffle = o.shuffle;
+  // Bad options are refused before the data are read.
+  if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
+  const Dataset data = LoadData(o.dataset, o.data_dir);
+  const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
 
   StopOnSignal stop;
   auto served = ServeFedSel(config, data, eval, ServeLog(err), stop.token());

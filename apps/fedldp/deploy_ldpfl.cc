@@ -39,11 +39,6 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (o.randomizer != "twopoint" && o.perturb == "weights" && o.range == "adaptive") {
     throw UsageError("a vector randomizer privatises the update: no --range adaptive");
   }
-  auto split = LoadImageSplit(dataset, o.data_dir);
-  if (!split.ok()) throw UsageError(split.error());
-  const Dataset test =
-      split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
-  const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
   LdpFlServeConfig config;
   config.serve = ServeCommon(o, "ldpfl-" + dataset);
   config.chunk = o.chunk;
@@ -63,6 +58,13 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   c.vector = *randomizer;
   c.disjoint_rounds = o.disjoint_rounds;
   if (o.clip) c.clip = *o.clip;
+  // Bad options are refused before the images are read.
+  if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
+  auto split = LoadImageSplit(dataset, o.data_dir);
+  if (!split.ok()) throw UsageError(split.error());
+  const Dataset test =
+      split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
+  const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
 
   StopOnSignal stop;
   auto served = ServeLdpFl(config, split->train, train_rows, test, ServeLog(err), stop.token());

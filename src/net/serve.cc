@@ -235,6 +235,7 @@ Result<ServerKeys> LoadOrCreateServerKeys(const std::string& secret_path, const 
 
 Status FedSelServeConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(CheckServe(serve, config.shuffle));
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (config.tail_average != 0) {
     return Invalid("the deployment serves the last iterate: tail_average must be 0");
   }
@@ -259,7 +260,11 @@ Status LdpFlServeConfig::Validate() const {
         "a vector randomizer privatises the update: no adaptive ranges (--range adaptive)");
   }
   if (chunk == 0) return Invalid("a sealed piece holds at least one weight");
-  return Status::Ok();
+  // Then the simulator's rules, the task's users as its clients (the rules
+  // above say the same of ranges, naming the options).
+  LdpFlConfig run = config;
+  run.clients = serve.users;
+  return run.Validate();
 }
 
 Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset& data,

@@ -352,6 +352,27 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
   std::filesystem::remove(state);
 }
 
+// A bad option is refused before the data are read: the error names the
+// option, not the (missing) data folder, and costs no load.
+TEST(Serve, BadOptionsAreRefusedBeforeTheDataAreRead) {
+  const std::string state = Scratch("serve_early.sqlite");
+  const std::string missing = Scratch("no-such-folder");
+  const std::vector<std::vector<std::string>> bad = {
+      {"--lr", "-4"},
+      {"--momentum", "1"},
+      {"--protocol", "ldpfl", "--shuffler-token-file", Scratch("early.token"), "--lr", "-4"},
+      {"--protocol", "ldpfl", "--shuffler-token-file", Scratch("early.token"), "--fraction", "2"}};
+  for (const auto& args : bad) {
+    std::vector<std::string> full = {"serve", "--state",    state,  "--users",
+                                     "10",    "--data-dir", missing};
+    full.insert(full.end(), args.begin(), args.end());
+    const auto r = Fedldp(full);
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.err;
+    EXPECT_EQ(r.err.find("no-such-folder"), std::string::npos) << args.back() << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(state)) << args.back();
+  }
+}
+
 // A port in use is one line on stderr, said before anything of the task.
 TEST(Serve, APortInUseIsOneLineOnStderr) {
   const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
