@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,10 +15,20 @@
 
 namespace fedldp::testing {
 
-// A per-process path under the test temp dir: two checkouts testing at once
-// must not share output files.
+// A path in this process's own folder under the test temp dir: two checkouts
+// testing at once must not share output files, and nothing a test writes
+// outlives the process (the folder is removed at exit, passed or failed).
 inline std::string Scratch(const std::string& name) {
-  return ::testing::TempDir() + "/fedldp_" + std::to_string(::getpid()) + "_" + name;
+  static const struct Folder {
+    std::filesystem::path path = std::filesystem::path(::testing::TempDir()) /
+                                 ("fedldp_scratch_" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } folder;
+  return (folder.path / name).string();
 }
 
 struct Outcome {
