@@ -20,6 +20,9 @@ function(fedldp_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  # Tests whose workload costs minutes under ASan + UBSan run a smaller one
+  # there (if FEDLDP_SANITIZED), the same code on fewer draws, seeds or rounds.
+  target_compile_definitions(${name} PRIVATE FEDLDP_SANITIZED=$<BOOL:${FEDLDP_SANITIZE}>)
   # COST: CTest starts higher-cost tests first when it has no timings yet (a
   # fresh clone), so the long ones run beside the short ones, not last.
   set(properties)

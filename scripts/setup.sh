@@ -77,6 +77,10 @@ build() {  # build DIR EXTRA_CMAKE_ARGS...
 }
 build build/release -DCMAKE_BUILD_TYPE=Release
 if [[ "${1:-}" == "--sanitize" ]]; then
-  build build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDLDP_SANITIZE=ON -DFEDLDP_BUILD_BENCHMARKS=OFF
+  # -O1 -g1 (line tables, no variables): ASan's reports keep their file:line
+  # stacks, and the build takes half the time of -O2 -g (measured on three
+  # files in turn: 110-118 s against 45-66 s) for tests about 20 % slower.
+  build build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDLDP_SANITIZE=ON \
+    -DFEDLDP_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 fi
 echo "setup: built build/release${1:+ and build/sanitize}"

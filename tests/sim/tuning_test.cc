@@ -49,6 +49,8 @@ TEST(FedSelGrid, PointsAreTheProductAndEmptyListsKeepTheBase) {
   EXPECT_FALSE(DefaultGrid(ParseFedSelVariant("ps-pm").value()).learning_rates.empty());
   EXPECT_TRUE(DefaultGrid(ParseFedSelVariant("ps-pm").value()).clips.empty());
   EXPECT_FALSE(DefaultGrid(ParseFedSelVariant("privunitg").value()).clips.empty());
+  // What `fedldp tune --variant privunitg` tries by default.
+  EXPECT_EQ(DefaultGrid(ParseFedSelVariant("privunitg").value()).Points(base).size(), 108u);
 }
 
 TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
