@@ -37,6 +37,11 @@ function(fedldp_test name)
   if(ARG_SERIAL)
     list(APPEND properties RUN_SERIAL TRUE)
   endif()
+  # Leaks in third-party code that fedldp cannot free (tests/lsan.supp).
+  if(FEDLDP_SANITIZE)
+    list(APPEND properties ENVIRONMENT
+         "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp")
+  endif()
   if(properties)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${properties})
   else()
