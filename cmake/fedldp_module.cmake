@@ -50,30 +50,32 @@ function(fedldp_test name)
 endfunction()
 
 # fedldp_proto_library(NAME [GRPC] PROTOS a.proto ... [DEPS ...])
-# A static library of the C++ code protoc generates for proto/<each PROTOS>;
-# its users include "fedldp/v1/x.pb.h" (and "x.grpc.pb.h" with GRPC).
-# (FindProtobuf's protobuf_generate would put the files under an extra proto/
-# folder.)
+# A static library of the C++ code protoc generates for proto/<each PROTOS>:
+# the messages ("fedldp/v1/x.pb.h"), or with GRPC the service stubs only
+# ("x.grpc.pb.h"; DEPS then names the messages' library). Code that handles
+# the messages links no gRPC. (FindProtobuf's protobuf_generate would put the
+# files under an extra proto/ folder.)
 function(fedldp_proto_library name)
   cmake_parse_arguments(ARG "GRPC" "" "PROTOS;DEPS" ${ARGN})
   set(out ${PROJECT_BINARY_DIR}/proto)
   set(sources)
   foreach(proto ${ARG_PROTOS})
     string(REGEX REPLACE "\\.proto$" "" stem ${proto})
-    set(outputs ${out}/${stem}.pb.cc ${out}/${stem}.pb.h)
-    set(grpc_args)
-    set(grpc_deps)
     if(ARG_GRPC)
-      list(APPEND outputs ${out}/${stem}.grpc.pb.cc ${out}/${stem}.grpc.pb.h)
-      set(grpc_args --grpc_out=${out} --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
-      set(grpc_deps gRPC::grpc_cpp_plugin)
+      set(outputs ${out}/${stem}.grpc.pb.cc ${out}/${stem}.grpc.pb.h)
+      set(args --grpc_out=${out} --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
+      set(tools protobuf::protoc gRPC::grpc_cpp_plugin)
+    else()
+      set(outputs ${out}/${stem}.pb.cc ${out}/${stem}.pb.h)
+      set(args --cpp_out=${out})
+      set(tools protobuf::protoc)
     endif()
     list(APPEND sources ${outputs})
     add_custom_command(OUTPUT ${outputs}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
-      COMMAND protobuf::protoc --cpp_out=${out} ${grpc_args} -I ${PROJECT_SOURCE_DIR}/proto
+      COMMAND protobuf::protoc ${args} -I ${PROJECT_SOURCE_DIR}/proto
               ${PROJECT_SOURCE_DIR}/proto/${proto}
-      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc ${grpc_deps}
+      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} ${tools}
       COMMENT "protoc ${proto}")
   endforeach()
   add_library(${name} STATIC ${sources})
