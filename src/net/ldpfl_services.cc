@@ -1,12 +1,11 @@
 // The LDP-FL deployment's gRPC faces: the coordinator's service, the
-// shuffler's server and the client loop. They translate messages and call
+// shuffler's server and the client's side. They translate messages and call
 // the plain logic (ldpfl_deploy.h); nothing here opens or reads a piece.
 #include <algorithm>
 #include <charconv>
-#include <future>
-#include <map>
-#include <set>
+#include <thread>
 
+#include "client_loop.h"
 #include "coordinator_gate.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
@@ -354,178 +353,98 @@ ShufflerServer::~ShufflerServer() { Shutdown(); }
 
 // ---------------------------------------------------------------- client
 
+namespace {
+
+// LDP-FL's side of the client loop: its task, its participant, the round's
+// model and ranges.
+class LdpFlClient final : public ClientProtocol {
+ public:
+  LdpFlClient(const FedSelClientOptions& o, const Dataset& data,
+              std::vector<std::vector<std::size_t>> shards)
+      : o_(o), data_(data), shards_(std::move(shards)) {}
+
+  Status Accept(const pb::JoinReply& joined) override {
+    const std::string task_bytes = joined.task().SerializeAsString();
+    if (TaskProtocol(task_bytes) != "ldpfl") {
+      return Error{"the server runs a " + TaskProtocol(task_bytes) +
+                   " task, not LDP-FL: start the client with --protocol fedsel"};
+    }
+    FEDLDP_ASSIGN_OR_RETURN(task_, DecodeLdpFlTask(task_bytes));
+    return Status::Ok();
+  }
+  Result<std::string> Open(const pb::JoinReply& joined) override {
+    // Default total: every report a user may send (every round, or one per
+    // epoch of disjoint rounds) at the proven cost.
+    const double budget =
+        o_.budget.value_or(task_.ReportEpsilon() * static_cast<double>(task_.reports_per_user()));
+    FEDLDP_ASSIGN_OR_RETURN(PrivacyLedger ledger, PrivacyLedger::Open(o_.ledger, budget));
+    ledger_ = std::make_unique<PrivacyLedger>(std::move(ledger));
+    FEDLDP_ASSIGN_OR_RETURN(LdpFlParticipant created,
+                            LdpFlParticipant::Create(task_, data_, std::move(shards_), *ledger_));
+    participant_ = std::make_unique<LdpFlParticipant>(std::move(created));
+    participant_->SetFirstUser(joined.first_user());
+    return Joined(joined, budget);
+  }
+  const std::string& task_id() const override { return task_.id; }
+  bool shuffled() const override { return true; }
+  void Prepare(pb::PollRequest&) const override {}
+  bool StartRound(const pb::PollReply& reply, pb::PollRequest& poll) override {
+    if (reply.weights_size() == 0) {  // asked for a round it does not know
+      poll.clear_known_round();
+      return false;
+    }
+    weights_.assign(reply.weights().begin(), reply.weights().end());
+    ranges_.clear();
+    for (int l = 0; l < reply.centers_size() && l < reply.radii_size(); ++l) {
+      ranges_.push_back({reply.centers(l), reply.radii(l)});
+    }
+    poll.set_known_round(reply.round());
+    return true;
+  }
+  ClientAnswer Respond(std::uint64_t round, std::span<const std::uint64_t> users) override {
+    auto answer = participant_->Respond(round, weights_, ranges_, users);
+    return {.reports = std::move(answer.reports),
+            .refusals = std::move(answer.refusals),
+            .exhausted = !answer.exhausted.empty()};
+  }
+  std::vector<std::uint64_t> Exhausted() const override { return participant_->Exhausted(); }
+  std::uint64_t users() const override { return participant_->users(); }
+  std::uint64_t ShownRound(std::uint64_t round) const override { return round + 1; }
+
+ private:
+  std::string Joined(const pb::JoinReply& joined, double budget) const {
+    const std::string mechanism =
+        task_.vector() ? LdpFlRandomizerName(task_.config) + " on the whole update, eps " +
+                             std::to_string(task_.config.epsilon) + " per report"
+                       : "eps " + std::to_string(task_.config.epsilon) + " per weight";
+    return "joined LDP-FL task " + task_.id + " (" + task_.config.arch + ", " + mechanism + ", " +
+           std::to_string(task_.config.rounds) + " rounds) as users " +
+           std::to_string(joined.first_user()) + ".." +
+           std::to_string(joined.first_user() + joined.users() - 1) + "; each report spends " +
+           (task_.vector() ? "eps = " : "d eps = ") +
+           std::to_string(participant_->report_epsilon()) + " of each user's ledger total " +
+           std::to_string(budget) + "; pieces go to " + o_.shuffler;
+  }
+
+  const FedSelClientOptions& o_;
+  const Dataset& data_;
+  std::vector<std::vector<std::size_t>> shards_;
+  LdpFlTaskSpec task_;
+  std::unique_ptr<PrivacyLedger> ledger_;
+  std::unique_ptr<LdpFlParticipant> participant_;
+  std::vector<double> weights_;  // the round's model
+  std::vector<LayerRange> ranges_;
+};
+
+}  // namespace
+
 Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Dataset& data,
                                            std::vector<std::vector<std::size_t>> shards,
                                            std::stop_token stop) {
   FEDLDP_RETURN_IF_ERROR(o.Validate());
-  auto channel = MakeChannel(o.address, o.tls);
-  if (!channel.ok()) return Error{channel.error()};
-  auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
-  if (!to_shuffler.ok()) return Error{to_shuffler.error()};
-  auto server = pb::Coordinator::NewStub(*channel);
-  auto shuffler = pb::Shuffler::NewStub(*to_shuffler);
-  Retrier connection(
-      "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
-
-  pb::JoinRequest join;
-  join.set_token(o.token);
-  join.set_users(shards.size());
-  ClientSession session(
-      connection,
-      [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
-        return server->Join(c, q, r);
-      },
-      join);
-  auto joined = session.Join();
-  if (!joined.ok()) {
-    if (stop.stop_requested()) return FedSelClientSummary{};  // stopped before joining
-    return Error{joined.error()};
-  }
-  const std::string task_bytes = joined->task().SerializeAsString();
-  if (TaskProtocol(task_bytes) != "ldpfl") {
-    return Error{"the server runs a " + TaskProtocol(task_bytes) +
-                 " task, not LDP-FL: start the client with --protocol fedsel"};
-  }
-  auto task = DecodeLdpFlTask(task_bytes);
-  if (!task.ok()) return Error{task.error()};
-  // Default total: every report a user may send (every round, or one per
-  // epoch of disjoint rounds) at the proven cost.
-  const double budget =
-      o.budget.value_or(task->ReportEpsilon() * static_cast<double>(task->reports_per_user()));
-  auto opened = PrivacyLedger::Open(o.ledger, budget);
-  if (!opened.ok()) return Error{opened.error()};
-  PrivacyLedger ledger = std::move(opened).value();
-  auto created = LdpFlParticipant::Create(*task, data, std::move(shards), ledger);
-  if (!created.ok()) return Error{created.error()};
-  auto participant = std::make_unique<LdpFlParticipant>(std::move(created).value());
-  participant->SetFirstUser(joined->first_user());
-  const std::string mechanism =
-      task->vector() ? LdpFlRandomizerName(task->config) + " on the whole update, eps " +
-                           std::to_string(task->config.epsilon) + " per report"
-                     : "eps " + std::to_string(task->config.epsilon) + " per weight";
-  connection.Say("joined LDP-FL task " + task->id + " (" + task->config.arch + ", " + mechanism +
-                 ", " + std::to_string(task->config.rounds) + " rounds) as users " +
-                 std::to_string(joined->first_user()) + ".." +
-                 std::to_string(joined->first_user() + joined->users() - 1) +
-                 "; each report spends " + (task->vector() ? "eps = " : "d eps = ") +
-                 std::to_string(participant->report_epsilon()) + " of each user's ledger total " +
-                 std::to_string(budget) + "; pieces go to " + o.shuffler);
-
-  FedSelClientSummary summary;
-  pb::PollRequest poll;
-  poll.set_token(o.token);
-  std::uint64_t last_round = ~std::uint64_t{0};
-  std::vector<double> weights;  // the model of last_round
-  std::vector<LayerRange> ranges;
-  std::map<std::uint64_t, Clock::time_point> sent;  // user -> last hand-over this round
-  std::set<std::uint64_t> refused;                  // users not to ask again this round
-  std::set<std::uint64_t> handed;                   // users the shuffler took this round
-  bool shuffler_down = false;
-  while (true) {
-    auto reply = session.Call<pb::PollReply>(
-        [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
-          poll.set_session(s);
-          return server->Poll(c, poll, r);
-        },
-        "poll");
-    if (!reply.ok()) {
-      if (stop.stop_requested()) return summary;
-      return Error{reply.error()};
-    }
-    const auto wait = std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms()));
-    if (reply->state() == pb::PollReply::FINISHED) {
-      summary.finished = true;
-      return summary;
-    }
-    if (reply->state() != pb::PollReply::ROUND) {
-      std::this_thread::sleep_for(wait);
-      continue;
-    }
-    if (reply->round() != last_round) {
-      if (reply->weights_size() == 0) {  // asked for a round it does not know
-        poll.clear_known_round();
-        continue;
-      }
-      last_round = reply->round();
-      weights.assign(reply->weights().begin(), reply->weights().end());
-      ranges.clear();
-      for (int l = 0; l < reply->centers_size() && l < reply->radii_size(); ++l) {
-        ranges.push_back({reply->centers(l), reply->radii(l)});
-      }
-      poll.set_known_round(last_round);
-      sent.clear();
-      refused.clear();
-      handed.clear();
-      ++summary.rounds;
-    }
-    // The round's users whose pieces the server does not have yet: new
-    // ones, and (once a second) ones handed over that have not arrived,
-    // which a shuffler that died had held.
-    const auto now = Clock::now();
-    std::vector<std::uint64_t> users;
-    for (const std::uint64_t u : reply->users()) {
-      if (refused.contains(u)) continue;
-      const auto it = sent.find(u);
-      if (it == sent.end() || now - it->second > std::chrono::seconds(1)) users.push_back(u);
-    }
-    if (users.empty()) {
-      std::this_thread::sleep_for(wait);
-      continue;
-    }
-    // Local training takes seconds: keep polling meanwhile (the reply is
-    // small, the model is known), so that the server does not take this
-    // client for one that dropped out.
-    auto job = std::async(std::launch::async, [&] {
-      return participant->Respond(reply->round(), weights, ranges, users);
-    });
-    while (job.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-      SetClientCredentials(&context, o.token, session.session());
-      pb::PollReply heartbeat;
-      (void)server->Poll(&context, poll, &heartbeat);
-    }
-    auto answer = job.get();
-    for (const auto& line : answer.refusals) {
-      connection.Say("round " + std::to_string(reply->round() + 1) + ": " + line);
-    }
-    summary.refused += answer.refusals.size();
-    // Spent for good: tell the server, so that no round waits for them.
-    // Every hosted user spent so far, not only this round's, but those
-    // whose (last) report this round is still to be delivered.
-    std::vector<std::uint64_t> exhausted;
-    if (!answer.exhausted.empty()) {
-      exhausted = participant->Exhausted();
-      std::erase_if(exhausted, [&](std::uint64_t u) {
-        return sent.contains(u) || std::any_of(answer.reports.begin(), answer.reports.end(),
-                                               [u](const auto& r) { return r.first == u; });
-      });
-    }
-    if (!exhausted.empty()) {
-      auto withdrawn = WithdrawSpent(session, *server, o.token, exhausted, participant->users());
-      if (!withdrawn.ok()) {
-        if (stop.stop_requested()) return summary;
-        return Error{withdrawn.error()};
-      }
-      if (*withdrawn >= participant->users()) {
-        summary.exhausted = true;
-        return summary;
-      }
-    }
-    for (const std::uint64_t u : users) refused.insert(u);
-    for (const auto& [user, pieces] : answer.reports) refused.erase(user);
-    for (auto& [user, pieces] : answer.reports) {
-      const HandOver handed_over = HandToShuffler(*shuffler, o.token, session.session(),
-                                                  reply->round(), user, std::move(pieces));
-      sent[user] = Clock::now();
-      if (!NoteHandOver(handed_over, o.shuffler, user, reply->round() + 1, connection,
-                        shuffler_down)) {
-        break;
-      }
-      if (handed_over.accepted && handed.insert(user).second) ++summary.reports;
-    }
-    std::this_thread::sleep_for(wait);
-  }
+  const std::uint64_t users = shards.size();
+  LdpFlClient protocol(o, data, std::move(shards));
+  return RunClientLoop(o, users, protocol, stop);
 }
 
 Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,

@@ -5,12 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <map>
-#include <set>
 #include <sstream>
 #include <thread>
-#include <unordered_set>
 
+#include "client_loop.h"
 #include "coordinator_gate.h"
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
@@ -378,213 +376,80 @@ Status FedSelClientOptions::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// FedSel's side of the client loop: its task, its participant.
+class FedSelClient final : public ClientProtocol {
+ public:
+  FedSelClient(const FedSelClientOptions& o, const Dataset& data, std::vector<std::size_t> rows)
+      : o_(o), data_(data), rows_(std::move(rows)) {}
+
+  Status Accept(const pb::JoinReply& joined) override {
+    const std::string task_bytes = joined.task().SerializeAsString();
+    if (TaskProtocol(task_bytes) == "ldpfl") {
+      return Error{"the server runs an LDP-FL task: start the client with --protocol ldpfl"};
+    }
+    FEDLDP_ASSIGN_OR_RETURN(task_, DecodeTask(task_bytes));
+    return Status::Ok();
+  }
+  Result<std::string> Open(const pb::JoinReply& joined) override {
+    const double budget = o_.budget.value_or(task_.config.epsilon);
+    FEDLDP_ASSIGN_OR_RETURN(PrivacyLedger ledger, PrivacyLedger::Open(o_.ledger, budget));
+    ledger_ = std::make_unique<PrivacyLedger>(std::move(ledger));
+    FEDLDP_ASSIGN_OR_RETURN(FedSelParticipant created,
+                            FedSelParticipant::Create(task_, data_, std::move(rows_), *ledger_));
+    participant_ = std::make_unique<FedSelParticipant>(std::move(created));
+    participant_->SetFirstUser(joined.first_user());
+    const FedSelConfig& c = task_.config;
+    return "joined task " + task_.id + " (" + FedSelVariantName(c.variant) + ", eps " +
+           std::to_string(c.epsilon) + " over " + std::to_string(c.epochs) + " epochs) as users " +
+           std::to_string(joined.first_user()) + ".." +
+           std::to_string(joined.first_user() + joined.users() - 1) + "; each report spends eps " +
+           std::to_string(participant_->report_epsilon()) + " of each user's ledger total " +
+           std::to_string(budget) +
+           (shuffled() ? "; reports go, sealed, to the shuffler " + o_.shuffler : "");
+  }
+  const std::string& task_id() const override { return task_.id; }
+  bool shuffled() const override { return task_.config.shuffle; }
+  // The server answers a waiting poll when a round opens.
+  void Prepare(pb::PollRequest& poll) const override { poll.set_wait_ms(1000); }
+  bool StartRound(const pb::PollReply& reply, pb::PollRequest&) override {
+    weights_.assign(reply.weights().begin(), reply.weights().end());
+    return true;
+  }
+  ClientAnswer Respond(std::uint64_t round, std::span<const std::uint64_t> users) override {
+    auto answer = participant_->Respond(round, weights_, users);
+    ClientAnswer out{.reports = {},
+                     .refusals = std::move(answer.refusals),
+                     .exhausted = !answer.exhausted.empty()};
+    for (auto& [user, bytes] : answer.reports) {
+      out.reports.push_back(
+          {user, {shuffled() ? Seal(bytes, task_.public_key) : std::move(bytes)}});
+    }
+    return out;
+  }
+  std::vector<std::uint64_t> Exhausted() const override { return participant_->Exhausted(); }
+  std::uint64_t users() const override { return participant_->users(); }
+  std::uint64_t ShownRound(std::uint64_t round) const override { return round; }
+
+ private:
+  const FedSelClientOptions& o_;
+  const Dataset& data_;
+  std::vector<std::size_t> rows_;
+  FedSelTaskSpec task_;
+  std::unique_ptr<PrivacyLedger> ledger_;
+  std::unique_ptr<FedSelParticipant> participant_;
+  std::vector<double> weights_;  // the round's model
+};
+
+}  // namespace
+
 Result<FedSelClientSummary> RunFedSelClient(const FedSelClientOptions& o, const Dataset& data,
                                             std::vector<std::size_t> rows, std::stop_token stop) {
   FEDLDP_RETURN_IF_ERROR(o.Validate());
-  auto channel = MakeChannel(o.address, o.tls);
-  if (!channel.ok()) return Error{channel.error()};
-  auto stub = pb::Coordinator::NewStub(*channel);
-  Retrier connection(
-      "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
-  pb::JoinRequest join;
-  join.set_token(o.token);
-  join.set_users(rows.size());
-  ClientSession session(
-      connection,
-      [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
-        return stub->Join(c, q, r);
-      },
-      join);
-  auto joined = session.Join();
-  if (!joined.ok()) {
-    if (stop.stop_requested()) return FedSelClientSummary{};  // stopped before joining
-    return Error{joined.error()};
-  }
-  const std::string task_bytes = joined->task().SerializeAsString();
-  if (TaskProtocol(task_bytes) == "ldpfl") {
-    return Error{"the server runs an LDP-FL task: start the client with --protocol ldpfl"};
-  }
-  auto task = DecodeTask(task_bytes);
-  if (!task.ok()) return Error{task.error()};
-  const bool shuffled = task->config.shuffle;
-  if (shuffled && o.shuffler.empty()) {
-    return Error{"task " + task->id +
-                 " takes reports only through the shuffler: start the client with --shuffler "
-                 "HOST:PORT"};
-  }
-  if (!shuffled && !o.shuffler.empty()) {
-    return Error{"task " + task->id +
-                 " takes reports directly, not through a shuffler: start the client without "
-                 "--shuffler"};
-  }
-  std::unique_ptr<pb::Shuffler::Stub> shuffler;
-  if (shuffled) {
-    auto to_shuffler = MakeChannel(o.shuffler, o.shuffler_tls);
-    if (!to_shuffler.ok()) return Error{to_shuffler.error()};
-    shuffler = pb::Shuffler::NewStub(*to_shuffler);
-  }
-  const double budget = o.budget.value_or(task->config.epsilon);
-  auto opened = PrivacyLedger::Open(o.ledger, budget);
-  if (!opened.ok()) return Error{opened.error()};
-  PrivacyLedger ledger = std::move(opened).value();
-  auto created = FedSelParticipant::Create(*task, data, std::move(rows), ledger);
-  if (!created.ok()) return Error{created.error()};
-  auto participant = std::make_unique<FedSelParticipant>(std::move(created).value());
-  participant->SetFirstUser(joined->first_user());
-  connection.Say("joined task " + task->id + " (" + FedSelVariantName(task->config.variant) +
-                 ", eps " + std::to_string(task->config.epsilon) + " over " +
-                 std::to_string(task->config.epochs) + " epochs) as users " +
-                 std::to_string(joined->first_user()) + ".." +
-                 std::to_string(joined->first_user() + joined->users() - 1) +
-                 "; each report spends eps " + std::to_string(participant->report_epsilon()) +
-                 " of each user's ledger total " + std::to_string(budget) +
-                 (shuffled ? "; reports go, sealed, to the shuffler " + o.shuffler : ""));
-
-  FedSelClientSummary summary;
-  pb::PollRequest poll;
-  poll.set_token(o.token);
-  poll.set_wait_ms(1000);  // the server answers a waiting poll when a round opens
-  std::uint64_t last_round = ~std::uint64_t{0};
-  std::unordered_set<std::uint64_t> given_up;  // users of last_round not to answer again
-  // Shuffled: users of last_round handed to the shuffler (when last), and
-  // those it took.
-  std::map<std::uint64_t, Clock::time_point> handed_at;
-  std::set<std::uint64_t> handed;
-  bool shuffler_down = false;
-  auto last_log = Clock::now();
-  // What the last submit's reply carried: the poll that would follow it.
-  std::optional<pb::PollReply> next;
-  while (true) {
-    auto reply = next ? Result<pb::PollReply>(std::move(*next))
-                      : session.Call<pb::PollReply>(
-                            [&](grpc::ClientContext* c, const std::string& s, pb::PollReply* r) {
-                              poll.set_session(s);
-                              return stub->Poll(c, poll, r);
-                            },
-                            "poll");
-    next.reset();
-    if (!reply.ok()) {
-      if (stop.stop_requested()) return summary;
-      return Error{reply.error()};
-    }
-    if (reply->state() == pb::PollReply::FINISHED) {
-      summary.finished = true;
-      return summary;
-    }
-    if (reply->state() != pb::PollReply::ROUND) {
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
-      continue;
-    }
-    const std::vector<double> weights(reply->weights().begin(), reply->weights().end());
-    if (reply->round() != last_round) {
-      last_round = reply->round();
-      given_up.clear();
-      handed_at.clear();
-      handed.clear();
-      ++summary.rounds;
-    }
-    // Shuffled: a user handed over is asked again after a second if the
-    // server still waits for it (a shuffler that died had held it).
-    const auto now = Clock::now();
-    std::vector<std::uint64_t> users;
-    for (const std::uint64_t u : reply->users()) {
-      if (given_up.contains(u)) continue;
-      const auto it = handed_at.find(u);
-      if (it == handed_at.end() || now - it->second > std::chrono::seconds(1)) users.push_back(u);
-    }
-    // Users the ledger or the server refused this round are not asked again.
-    if (users.empty()) {
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
-      continue;
-    }
-    for (const std::uint64_t u : users) given_up.insert(u);
-    auto answer = participant->Respond(reply->round(), weights, users);
-    for (const auto& line : answer.refusals)
-      connection.Say("round " + std::to_string(reply->round()) + ": " + line);
-    summary.refused += answer.refusals.size();
-    // Spent for good: tell the server, so that no round waits for them.
-    // Every hosted user spent so far, not only this round's, but those
-    // whose (last) report this round is still to be counted.
-    std::vector<std::uint64_t> exhausted;
-    if (!answer.exhausted.empty()) {
-      exhausted = participant->Exhausted();
-      std::erase_if(exhausted, [&](std::uint64_t u) {
-        return handed_at.contains(u) || std::any_of(answer.reports.begin(), answer.reports.end(),
-                                                    [u](const auto& r) { return r.first == u; });
-      });
-    }
-    if (!exhausted.empty()) {
-      auto withdrawn = WithdrawSpent(session, *stub, o.token, exhausted, participant->users());
-      if (!withdrawn.ok()) {
-        if (stop.stop_requested()) return summary;
-        return Error{withdrawn.error()};
-      }
-      if (*withdrawn >= participant->users()) {
-        summary.exhausted = true;
-        return summary;
-      }
-    }
-    if (answer.reports.empty()) {
-      // Nothing this client may send in this round: wait for the next one.
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
-      continue;
-    }
-    if (shuffled) {
-      // Retried while the round lasts, not given up.
-      for (const auto& [user, bytes] : answer.reports) given_up.erase(user);
-      for (const auto& [user, bytes] : answer.reports) {
-        const HandOver handed_over =
-            HandToShuffler(*shuffler, o.token, session.session(), reply->round(), user,
-                           {Seal(bytes, task->public_key)});
-        handed_at[user] = Clock::now();
-        if (!NoteHandOver(handed_over, o.shuffler, user, reply->round(), connection,
-                          shuffler_down)) {
-          break;
-        }
-        if (handed_over.accepted && handed.insert(user).second) ++summary.reports;
-      }
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::max<std::uint32_t>(1, reply->retry_ms())));
-      continue;
-    }
-    pb::SubmitRequest submit;
-    submit.set_token(o.token);
-    submit.set_wait_ms(poll.wait_ms());  // the reply brings the next poll's
-    for (auto& [user, bytes] : answer.reports) {
-      auto* r = submit.add_reports();
-      r->set_user(user);
-      r->set_report(std::move(bytes));
-    }
-    auto verdicts = session.Call<pb::SubmitReply>(
-        [&](grpc::ClientContext* c, const std::string& s, pb::SubmitReply* r) {
-          submit.set_session(s);
-          return stub->Submit(c, submit, r);
-        },
-        "submit");
-    if (!verdicts.ok()) {
-      if (stop.stop_requested()) return summary;
-      return Error{verdicts.error()};
-    }
-    if (Clock::now() - last_log > std::chrono::seconds(5)) {
-      connection.Say("round " + std::to_string(reply->round()) + ": " +
-                     std::to_string(summary.reports + submit.reports_size()) + " reports sent");
-      last_log = Clock::now();
-    }
-    for (int i = 0; i < verdicts->verdicts_size(); ++i) {
-      const auto& v = verdicts->verdicts(i);
-      if (v.accepted()) {
-        ++summary.reports;
-      } else {
-        ++summary.refused;
-        connection.Say("round " + std::to_string(reply->round()) + ": the server refused user " +
-                       std::to_string(submit.reports(i).user()) + "'s report: " + v.reason());
-      }
-    }
-    if (verdicts->has_next()) next = std::move(*verdicts.value().mutable_next());
-  }
+  const std::uint64_t users = rows.size();
+  FedSelClient protocol(o, data, std::move(rows));
+  return RunClientLoop(o, users, protocol, stop);
 }
 
 }  // namespace fedldp

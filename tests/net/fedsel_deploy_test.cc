@@ -909,6 +909,35 @@ TEST_F(FedSelDeployTest, OverGrpcOnLoopbackClientsTrainToTheEnd) {
   EXPECT_NE(stranger.error().find("unknown token"), std::string::npos) << stranger.error();
 }
 
+// A client whose options do not fit the task it joined (a shuffler for a
+// direct task, the other protocol) is refused with the option to change,
+// before its ledger is made.
+TEST_F(FedSelDeployTest, AClientThatDoesNotFitTheTaskIsRefusedBeforeItsLedgerIsMade) {
+  spec_.users = 4;
+  auto state = State();
+  const auto tokens = state.IssueTokens(2).value();
+  RoundPolicy policy;
+  policy.retry = 5ms;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state)).value();
+  auto server = CoordinatorServer::Start(*c, "127.0.0.1:0").value();
+  LdpFlClientOptions o;  // with a shuffler's address
+  o.address = "127.0.0.1:" + std::to_string(server->port());
+  o.token = tokens[0];
+  o.ledger = Path("unfit-ledger");
+  o.give_up = 2s;
+  const auto through_a_shuffler = RunFedSelClient(o, data_, {0, 1});
+  ASSERT_FALSE(through_a_shuffler.ok());
+  EXPECT_NE(through_a_shuffler.error().find("start the client without --shuffler"),
+            std::string::npos)
+      << through_a_shuffler.error();
+  o.token = tokens[1];
+  const auto other_protocol = RunLdpFlClient(o, data_, {{2}, {3}});
+  ASSERT_FALSE(other_protocol.ok());
+  EXPECT_NE(other_protocol.error().find("--protocol fedsel"), std::string::npos)
+      << other_protocol.error();
+  EXPECT_FALSE(std::filesystem::exists(o.ledger));
+}
+
 // Also a server answering on three threads (completion queues), more than
 // this machine's cores: calls are accepted, read and answered on any of
 // them, and answered from the committer's thread.
@@ -966,6 +995,7 @@ TEST_F(FedSelDeployTest, OverGrpcShuffledReportsPassTheShufflerToTheEnd) {
     const auto refused = RunFedSelClient(direct, data_, {0, 1});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().find("--shuffler"), std::string::npos) << refused.error();
+    EXPECT_FALSE(std::filesystem::exists(direct.ledger));
   }
   ShufflerCore core({.min_batch = 10});
   ShufflerServerOptions so;
