@@ -267,6 +267,44 @@ Status LdpFlServeConfig::Validate() const {
   return run.Validate();
 }
 
+namespace {
+
+// Says what the task is and what it spends (shuffled: the accountant's
+// statement, as train --shuffle prints it, on the same plan).
+Status AnnounceFedSel(const FedSelServeConfig& config, const FedSelTaskSpec& spec,
+                      const FedSelPlan& plan, const ServeObserver& observer) {
+  const FedSelConfig& c = config.config;
+  if (c.shuffle) {
+    const RunPrivacyConfig account = FedSelRunPrivacy(plan, c, config.central_delta);
+    auto accounted = AccountRun(account);
+    if (!accounted.ok()) return Invalid("the accountant: " + accounted.error());
+    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) +
+                      ", each report sealed whole to the server's key and handed to the "
+                      "shuffler; rounds of at least " +
+                      std::to_string(plan.smallest_round) + " reports");
+    if (observer.privacy) {
+      observer.privacy("privacy (fedldp account run " +
+                       AccountRunArguments(account, FedSelVariantName(c.variant)) +
+                       "; one report per user and round):\n" +
+                       DescribeRunPrivacy(*accounted, FloatingPointStatement(c.variant)));
+    }
+  } else if (IsVectorVariant(c)) {
+    std::ostringstream line;
+    line << "task " << spec.id << ": " << FedSelVariantName(c.variant)
+         << " on the whole gradient (l2 clip " << c.clip << "), eps " << plan.ReportEpsilon()
+         << " per report, " << c.epochs << " report(s) per user: eps " << c.epsilon << " in all";
+    Say(observer, line.str());
+  } else {
+    Say(observer,
+        "task " + spec.id + ": " + FedSelVariantName(c.variant) + ", " + plan.budget.Statement());
+  }
+  // Shuffled, the line ends the accountant's statement above.
+  if (c.variant.is_private() && !c.shuffle) Say(observer, FloatingPointStatement(c.variant));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset& data,
                                  std::span<const std::size_t> eval_rows,
                                  const ServeObserver& observer, std::stop_token stop) {
@@ -316,38 +354,10 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
   // Started before anything is said of the task: a port in use is one line.
   FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
                                                                       shuffler_token, s.threads));
-  if (c.shuffle) {
-    // The simulator's statement (train --shuffle): the same accountant, on
-    // the same plan.
-    const RunPrivacyConfig account = FedSelRunPrivacy(coord.plan(), c, config.central_delta);
-    auto accounted = AccountRun(account);
-    if (!accounted.ok()) {
-      server->Shutdown();
-      return Invalid("the accountant: " + accounted.error());
-    }
-    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) +
-                      ", each report sealed whole to the server's key and handed to the "
-                      "shuffler; rounds of at least " +
-                      std::to_string(coord.plan().smallest_round) + " reports");
-    if (observer.privacy) {
-      observer.privacy("privacy (fedldp account run " +
-                       AccountRunArguments(account, FedSelVariantName(c.variant)) +
-                       "; one report per user and round):\n" +
-                       DescribeRunPrivacy(*accounted, FloatingPointStatement(c.variant)));
-    }
-  } else if (IsVectorVariant(c)) {
-    std::ostringstream line;
-    line << "task " << spec.id << ": " << FedSelVariantName(c.variant)
-         << " on the whole gradient (l2 clip " << c.clip << "), eps "
-         << coord.plan().ReportEpsilon() << " per report, " << c.epochs
-         << " report(s) per user: eps " << c.epsilon << " in all";
-    Say(observer, line.str());
-  } else {
-    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) + ", " +
-                      coord.plan().budget.Statement());
+  if (Status said = AnnounceFedSel(config, spec, coord.plan(), observer); !said.ok()) {
+    server->Shutdown();
+    return Error{said.error(), said.code()};
   }
-  // Shuffled, the line ends the accountant's statement above.
-  if (c.variant.is_private() && !c.shuffle) Say(observer, FloatingPointStatement(c.variant));
   if (observer.listening) observer.listening(server->port());
   Say(observer, Listening(s, server->port(), coord.stats().started));
   std::uint64_t shown_round = 0;
@@ -380,6 +390,39 @@ double NetAccuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const D
   const std::vector<float> f(w.begin(), w.end());
   net.SetWeights(f);
   return net.Accuracy(test);
+}
+
+// Says what the task is; returns what it spends (the simulator's statement,
+// as TrainLdpFl makes it: rounds of per_round shuffled reports).
+Result<std::string> AnnounceLdpFl(const LdpFlTaskSpec& spec, const ServeObserver& observer) {
+  const LdpFlConfig& c = spec.config;
+  if (spec.vector()) {
+    // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
+    // reports. The task was checked (LdpFlCoordinator::Create): it makes one.
+    const auto randomizer = LdpFlVectorRandomizer(c, spec.weights(), 0).value();
+    const RunPrivacyConfig account = LdpFlVectorRunPrivacy(*randomizer, spec.reports_per_user(),
+                                                           spec.per_round(), true, c.delta);
+    auto accounted = AccountRun(account);
+    if (!accounted.ok()) return Invalid("the accountant: " + accounted.error());
+    std::ostringstream line;
+    line << "task " << spec.id << ": " << LdpFlRandomizerName(c) << " on the whole update (l2 clip "
+         << c.clip << "), " << spec.weights() << " weights in " << spec.chunks().size()
+         << " sealed pieces per report; eps " << c.epsilon
+         << " per report without trusting the shuffler";
+    Say(observer, line.str());
+    return "privacy (fedldp account run " +
+           AccountRunArguments(account, VectorMechanismName(*c.vector)) + "; at most " +
+           std::to_string(spec.reports_per_user()) + " report(s) per user):\n" +
+           DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector));
+  }
+  const auto accounted =
+      AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
+  Say(observer, "task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
+                    std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
+                    std::to_string(c.epsilon) +
+                    " per weight, so d eps = " + std::to_string(spec.ReportEpsilon()) +
+                    " per report without trusting the shuffler");
+  return DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(c.vector) + "\n";
 }
 
 }  // namespace
@@ -436,39 +479,12 @@ Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& t
   // Started before anything is said of the task: a port in use is one line.
   FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
                                                                       shuffler_token, s.threads));
-  std::string privacy;
-  if (spec.vector()) {
-    // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
-    // reports. The task was checked (LdpFlCoordinator::Create): it makes one.
-    const auto randomizer = LdpFlVectorRandomizer(c, spec.weights(), 0).value();
-    const RunPrivacyConfig account = LdpFlVectorRunPrivacy(*randomizer, spec.reports_per_user(),
-                                                           spec.per_round(), true, c.delta);
-    auto accounted = AccountRun(account);
-    if (!accounted.ok()) {
-      server->Shutdown();
-      return Invalid("the accountant: " + accounted.error());
-    }
-    std::ostringstream line;
-    line << "task " << spec.id << ": " << LdpFlRandomizerName(c) << " on the whole update (l2 clip "
-         << c.clip << "), " << spec.weights() << " weights in " << spec.chunks().size()
-         << " sealed pieces per report; eps " << c.epsilon
-         << " per report without trusting the shuffler";
-    Say(observer, line.str());
-    privacy = "privacy (fedldp account run " +
-              AccountRunArguments(account, VectorMechanismName(*c.vector)) + "; at most " +
-              std::to_string(spec.reports_per_user()) + " report(s) per user):\n" +
-              DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector));
-  } else {
-    const auto accounted =
-        AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
-    Say(observer, "task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
-                      std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
-                      std::to_string(c.epsilon) +
-                      " per weight, so d eps = " + std::to_string(spec.ReportEpsilon()) +
-                      " per report without trusting the shuffler");
-    privacy = DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(c.vector) + "\n";
+  auto privacy = AnnounceLdpFl(spec, observer);
+  if (!privacy.ok()) {
+    server->Shutdown();
+    return Error{privacy.error(), privacy.code()};
   }
-  if (observer.privacy) observer.privacy(privacy);
+  if (observer.privacy) observer.privacy(*privacy);
   if (observer.listening) observer.listening(server->port());
   Say(observer, Listening(s, server->port(), coord.stats().started));
   const auto progress = [](const LdpFlCoordinator::Stats&) {};  // each round says its accuracy
