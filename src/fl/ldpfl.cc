@@ -143,6 +143,363 @@ void ShareOutcomes(Cluster& cluster, std::span<const std::size_t> clients, std::
       });
 }
 
+// What a round's reports are, from the clients to the server: LDP-FL's
+// two-point mechanism on every weight (through the parameter shuffler or
+// not), a vector randomizer on the whole update, or none (the noise-free
+// reference). The trainer loops over this pair, never asking which it has.
+class RoundReports {
+ public:
+  virtual ~RoundReports() = default;
+  // Client side, in parallel: the trained weights out.local into a report
+  // (stream: the client's and round's own random stream).
+  virtual void Randomize(ClientOutcome& out, std::span<const float> global,
+                         std::uint64_t stream) = 0;
+  // Server side, in the clients' order: one client's report.
+  virtual Status Add(ClientOutcome& out, LdpFlRun& run, LdpFlRound& stats) = 0;
+  // The round's new model, from the reports added.
+  virtual Status Estimate(std::vector<float>& global, LdpFlRound& stats) = 0;
+};
+
+// What every round's reports share: the run, and the round's shuffle.
+struct RoundContext {
+  const LdpFlConfig& config;
+  std::uint64_t seed;
+  int round;
+  std::size_t per_round;
+  const VectorRandomizer* vector;  // the run's vector randomizer, if any
+  CounterRng ShuffleRng() const {
+    return CounterRng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
+  }
+};
+
+// Subtracts the global model: what a client perturbs is its update.
+void ToUpdate(std::vector<float>& local, std::span<const float> global) {
+  for (std::size_t j = 0; j < local.size(); ++j) local[j] -= global[j];
+}
+
+class TwoPointReports final : public RoundReports {
+ public:
+  TwoPointReports(const RoundContext& r, LdpFlRandomizer randomizer)
+      : r_(r),
+        randomizer_(std::move(randomizer)),
+        aggregator_(randomizer_),
+        shuffler_(randomizer_, r.config.schedule) {}
+  void Randomize(ClientOutcome& out, std::span<const float> global, std::uint64_t stream) override {
+    if (r_.config.perturb_updates) ToUpdate(out.local, global);
+    const auto t = Clock::now();
+    CounterRng rng(r_.seed, stream);
+    out.report = randomizer_.Randomize(out.local, rng);
+    out.perturb_seconds = Since(t);
+  }
+  Status Add(ClientOutcome& out, LdpFlRun& run, LdpFlRound& stats) override {
+    const LdpFlReport& report = *out.report;
+    if (run.report_bytes == 0) {
+      run.report_bytes = report.EncodedBytes();
+      run.float32_bytes = report.Float32Bytes();
+    }
+    const auto t = Clock::now();
+    const Status accepted = r_.config.shuffle ? shuffler_.Submit(report) : aggregator_.Add(report);
+    if (!accepted.ok()) return Error{"client report rejected: " + accepted.error()};
+    stats.shuffle_seconds += Since(t);
+    ++run.reports;
+    return Status::Ok();
+  }
+  Status Estimate(std::vector<float>& global, LdpFlRound& stats) override {
+    if (r_.config.shuffle) {
+      const auto t = Clock::now();
+      CounterRng shuffle_rng = r_.ShuffleRng();
+      const auto shuffled = shuffler_.Release(shuffle_rng);
+      stats.shuffle_seconds += Since(t);
+      if (Status s = aggregator_.AddShuffled(shuffled); !s.ok()) return Error{s.error()};
+    }
+    const std::vector<float> mean = aggregator_.Mean();
+    for (std::size_t j = 0; j < global.size(); ++j) {
+      global[j] = r_.config.perturb_updates ? global[j] + mean[j] : mean[j];
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const RoundContext r_;
+  const LdpFlRandomizer randomizer_;
+  LdpFlAggregator aggregator_;
+  ParameterShuffler shuffler_;
+};
+
+class VectorReports final : public RoundReports {
+ public:
+  explicit VectorReports(const RoundContext& r) : r_(r) {}
+  // The whole update, clipped and privatised.
+  void Randomize(ClientOutcome& out, std::span<const float> global, std::uint64_t stream) override {
+    const auto t = Clock::now();
+    CounterRng rng(r_.seed, stream);
+    out.vector_report = PrivatizeUpdate(*r_.vector, out.local, global, rng);
+    out.perturb_seconds = Since(t);
+    if (auto s = r_.vector->ValidateReport(out.vector_report); !s.ok()) out.refused = s;
+  }
+  Status Add(ClientOutcome& out, LdpFlRun& run, LdpFlRound&) override {
+    reports_.push_back(std::move(out.vector_report));
+    ++run.reports;
+    return Status::Ok();
+  }
+  // Summed after the shuffle: the server sees the round's reports in a
+  // random order.
+  Status Estimate(std::vector<float>& global, LdpFlRound& stats) override {
+    if (r_.config.shuffle) {
+      const auto t = Clock::now();
+      CounterRng shuffle_rng = r_.ShuffleRng();
+      for (std::size_t i = reports_.size(); i > 1; --i) {
+        std::swap(reports_[i - 1], reports_[UniformIndex(shuffle_rng, i)]);
+      }
+      stats.shuffle_seconds += Since(t);
+    }
+    std::vector<double> sum(global.size(), 0.0);
+    for (const auto& report : reports_) {
+      for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += report[j];
+    }
+    const double count = static_cast<double>(reports_.size());
+    for (std::size_t j = 0; j < global.size(); ++j) {
+      global[j] += static_cast<float>(sum[j] / count);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const RoundContext r_;
+  std::vector<std::vector<double>> reports_;
+};
+
+// The noise-free reference: the mean of the clients' models, or of their
+// updates (clipped as a vector randomizer's clients clip them).
+class PlainReports final : public RoundReports {
+ public:
+  PlainReports(const RoundContext& r, std::size_t dimension) : r_(r), sum_(dimension, 0.0) {}
+  void Randomize(ClientOutcome& out, std::span<const float> global, std::uint64_t) override {
+    if (updates()) ToUpdate(out.local, global);
+  }
+  Status Add(ClientOutcome& out, LdpFlRun&, LdpFlRound&) override {
+    if (r_.vector != nullptr) {
+      const std::vector<double> update(out.local.begin(), out.local.end());
+      std::vector<double> clipped(update.size());
+      r_.vector->ClipInto(update, clipped);
+      for (std::size_t j = 0; j < out.local.size(); ++j) sum_[j] += clipped[j];
+    } else {
+      for (std::size_t j = 0; j < out.local.size(); ++j) sum_[j] += out.local[j];
+    }
+    return Status::Ok();
+  }
+  Status Estimate(std::vector<float>& global, LdpFlRound&) override {
+    for (std::size_t j = 0; j < global.size(); ++j) {
+      const double m = sum_[j] / static_cast<double>(r_.per_round);
+      global[j] = static_cast<float>(updates() ? global[j] + m : m);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool updates() const { return r_.config.perturb_updates || r_.vector != nullptr; }
+  const RoundContext r_;
+  std::vector<double> sum_;
+};
+
+// The round's reports, as the run's configuration has them.
+Result<std::unique_ptr<RoundReports>> MakeRoundReports(const RoundContext& r,
+                                                       const std::vector<std::size_t>& layers,
+                                                       const std::vector<LayerRange>& ranges,
+                                                       std::size_t dimension) {
+  if (!r.config.is_private) return std::unique_ptr<RoundReports>(new PlainReports(r, dimension));
+  if (r.vector != nullptr) return std::unique_ptr<RoundReports>(new VectorReports(r));
+  auto randomizer = LdpFlRandomizer::Create(r.config.epsilon, layers, ranges);
+  if (!randomizer.ok()) {
+    return Error{"round " + std::to_string(r.round) + ": " + randomizer.error()};
+  }
+  return std::unique_ptr<RoundReports>(new TwoPointReports(r, std::move(randomizer).value()));
+}
+
+// The simulator's LDP-FL: rounds of clients that train on nets of their
+// own, in parallel (spread over the cluster's processes), and report
+// through the round's RoundReports.
+class LdpFlTrainer {
+ public:
+  LdpFlTrainer(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
+               std::uint64_t seed, NeuralNet net, const ParallelFor& parallel, Cluster& cluster)
+      : config_(config),
+        train_(train),
+        test_(test),
+        seed_(seed),
+        net_(std::move(net)),
+        cluster_(cluster),
+        run_clients_(net_.trains_concurrently() ? parallel : ParallelFor(RunSequentially)),
+        pick_(seed, 0x9e37) {}
+  // The shards, the privacy statement, the first model and its ranges.
+  Status Prepare();
+  Result<LdpFlRun> Run(const std::function<void(const LdpFlRound&)>& on_round,
+                       std::stop_token stop);
+
+ private:
+  // The round's clients, everyone_[first, first + per_round_): a uniform
+  // subset, or with disjoint rounds the next part of the epoch's order.
+  // Returns first.
+  std::size_t PickClients(int round);
+  // The clients train and randomize, each on a net of its own and with its
+  // own streams, in parallel; every process then has every outcome.
+  void TrainClients(int round, std::size_t first, RoundReports& reports,
+                    std::span<ClientOutcome> outcomes);
+  Status RunRound(int round);
+
+  const LdpFlConfig& config_;
+  const Dataset& train_;
+  const Dataset& test_;
+  const std::uint64_t seed_;
+  NeuralNet net_;
+  Cluster& cluster_;
+  const ParallelFor run_clients_;
+  CounterRng pick_;
+  InputMoments input_;
+  std::vector<std::vector<std::size_t>> shards_;
+  std::size_t per_round_ = 0, rounds_per_epoch_ = 0;
+  std::unique_ptr<VectorRandomizer> vector_;
+  std::vector<float> global_;
+  std::vector<LayerRange> ranges_;
+  std::unique_ptr<NetPool> pool_;
+  std::vector<std::size_t> everyone_, picked_;
+  LdpFlRun run_;
+};
+
+Status LdpFlTrainer::Prepare() {
+  if (config_.standardize_inputs) {
+    std::vector<std::size_t> all(train_.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    input_ = InputMomentsOf(train_, all);
+    if (!(input_.sd > 0)) input_ = {};
+    net_.SetInputStandardization(input_.mean, input_.sd);
+  }
+  auto shards = SplitClients(train_, config_.clients, config_.dirichlet_alpha, seed_);
+  if (!shards.ok()) return Error{shards.error()};
+  shards_ = std::move(shards).value();
+  per_round_ = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::llround(config_.fraction * config_.clients)));
+  const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
+  rounds_per_epoch_ = std::max<std::size_t>(1, config_.clients / per_round_);
+  run_.parameters = net_.parameters();
+  run_.majority = test_.MajorityRate();
+  run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client, per_round_,
+                              config_.delta);
+  auto vector_made = LdpFlVectorRandomizer(config_, net_.parameters(), seed_);
+  if (!vector_made.ok()) return Error{vector_made.error()};
+  vector_ = std::move(vector_made).value();
+  if (vector_) {
+    auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector_, reports_per_client, per_round_,
+                                                      config_.shuffle, config_.delta));
+    if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
+    run_.vector_privacy = std::move(accounted).value();
+    run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
+    run_.float32_bytes = 4 * net_.parameters();
+  }
+  global_ = net_.GetWeights();
+  ranges_ = config_.adaptive
+                ? LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin)
+                : std::vector<LayerRange>(net_.layer_sizes().size(), config_.fixed_range);
+  // Each client trains on a net of its own (the nets are reused): their
+  // weights are set from the global model before training.
+  pool_ = std::make_unique<NetPool>([this]() -> NeuralNet {
+    NeuralNet own = NeuralNet::Create(config_.arch, seed_).value();
+    if (config_.standardize_inputs) own.SetInputStandardization(input_.mean, input_.sd);
+    return own;
+  });
+  everyone_.resize(config_.clients);
+  std::iota(everyone_.begin(), everyone_.end(), std::size_t{0});
+  picked_.assign(config_.clients, 0);
+  return Status::Ok();
+}
+
+std::size_t LdpFlTrainer::PickClients(int round) {
+  if (config_.disjoint_rounds) {
+    const auto b = static_cast<std::size_t>(round - 1) % rounds_per_epoch_;
+    if (b == 0) {
+      for (std::size_t i = config_.clients; i > 1; --i) {
+        std::swap(everyone_[i - 1], everyone_[UniformIndex(pick_, i)]);
+      }
+    }
+    return b * per_round_;
+  }
+  for (std::size_t i = 0; i < per_round_; ++i) {
+    std::swap(everyone_[i], everyone_[i + UniformIndex(pick_, config_.clients - i)]);
+  }
+  return 0;
+}
+
+void LdpFlTrainer::TrainClients(int round, std::size_t first, RoundReports& reports,
+                                std::span<ClientOutcome> outcomes) {
+  const int processes = cluster_.size(), me = cluster_.rank();
+  run_clients_(per_round_, [&](std::size_t i) {
+    const std::size_t client = everyone_[first + i];
+    if (processes > 1 && Cluster::Owner(client, config_.clients, processes) != me) return;
+    const std::uint64_t stream = static_cast<std::uint64_t>(round) * config_.clients + client;
+    ClientOutcome& out = outcomes[i];
+    NetPool::Lease lease = pool_->Acquire();
+    NeuralNet& own = lease.net();
+    const auto t = Clock::now();
+    own.SetWeights(global_);
+    own.Train(train_, shards_[client], config_.local_epochs, config_.batch, config_.learning_rate,
+              seed_ ^ (stream * 0x9e3779b97f4a7c15ULL));
+    out.local = own.GetWeights();
+    out.train_seconds = Since(t);
+    reports.Randomize(out, global_, stream);
+  });
+  if (processes > 1) {
+    ShareOutcomes(cluster_, {everyone_.data() + first, per_round_}, config_.clients,
+                  !config_.is_private, outcomes);
+  }
+}
+
+Status LdpFlTrainer::RunRound(int round) {
+  LdpFlRound stats;
+  stats.round = round;
+  stats.ranges = ranges_;
+  const std::size_t first = PickClients(round);
+  const RoundContext context{config_, seed_, round, per_round_, vector_.get()};
+  FEDLDP_ASSIGN_OR_RETURN(const auto reports,
+                          MakeRoundReports(context, net_.layer_sizes(), ranges_, global_.size()));
+  std::vector<ClientOutcome> outcomes(per_round_);
+  for (std::size_t i = 0; i < per_round_; ++i) {
+    run_.most_reports = std::max(run_.most_reports, ++picked_[everyone_[first + i]]);
+  }
+  TrainClients(round, first, *reports, outcomes);
+  // The server takes the reports in the clients' order.
+  for (ClientOutcome& out : outcomes) {
+    stats.train_seconds += out.train_seconds;
+    stats.perturb_seconds += out.perturb_seconds;
+    if (!out.refused.ok()) return Error{"client report rejected: " + out.refused.error()};
+    FEDLDP_RETURN_IF_ERROR(reports->Add(out, run_, stats));
+  }
+  const auto t = Clock::now();
+  const double shuffling = stats.shuffle_seconds;
+  FEDLDP_RETURN_IF_ERROR(reports->Estimate(global_, stats));
+  if (config_.adaptive) {
+    ranges_ = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
+  }
+  stats.aggregate_seconds += Since(t) - (stats.shuffle_seconds - shuffling);
+  net_.SetWeights(global_);
+  stats.accuracy = net_.Accuracy(test_);
+  run_.rounds.push_back(std::move(stats));
+  return Status::Ok();
+}
+
+Result<LdpFlRun> LdpFlTrainer::Run(const std::function<void(const LdpFlRound&)>& on_round,
+                                   std::stop_token stop) {
+  for (int round = 1; round <= config_.rounds; ++round) {
+    if (cluster_.Any(stop.stop_requested())) {
+      run_.stopped = true;
+      break;
+    }
+    if (Status s = RunRound(round); !s.ok()) return Error{s.error()};
+    if (on_round) on_round(run_.rounds.back());
+  }
+  run_.weights = std::move(global_);
+  return std::move(run_);
+}
+
 }  // namespace
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
@@ -150,217 +507,16 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                             const std::function<void(const LdpFlRound&)>& on_round,
                             std::stop_token stop, const ParallelFor& parallel, Cluster& cluster) {
   if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
-  auto net_made = NeuralNet::Create(config.arch, seed);
-  if (!net_made.ok()) return Error{net_made.error()};
-  NeuralNet net = std::move(net_made).value();
+  auto net = NeuralNet::Create(config.arch, seed);
+  if (!net.ok()) return Error{net.error()};
   if (test.dimension != train.dimension) {
     return Error{"the test rows have " + std::to_string(test.dimension) +
                  " features, the training rows " + std::to_string(train.dimension)};
   }
-  if (const Status s = net.CheckInput(train); !s.ok()) return Error{s.error()};
-  InputMoments input;
-  if (config.standardize_inputs) {
-    std::vector<std::size_t> all(train.size());
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    input = InputMomentsOf(train, all);
-    if (!(input.sd > 0)) input = {};
-    net.SetInputStandardization(input.mean, input.sd);
-  }
-  auto shards = SplitClients(train, config.clients, config.dirichlet_alpha, seed);
-  if (!shards.ok()) return Error{shards.error()};
-  const std::size_t per_round = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
-
-  const std::size_t reports_per_client = LdpFlReportsPerClient(config);
-  const std::size_t rounds_per_epoch = std::max<std::size_t>(1, config.clients / per_round);
-
-  LdpFlRun run;
-  run.parameters = net.parameters();
-  run.majority = test.MajorityRate();
-  run.privacy =
-      AccountLdpFl(config.epsilon, net.parameters(), reports_per_client, per_round, config.delta);
-  auto vector_made = LdpFlVectorRandomizer(config, net.parameters(), seed);
-  if (!vector_made.ok()) return Error{vector_made.error()};
-  const std::unique_ptr<VectorRandomizer> vector = std::move(vector_made).value();
-  const bool use_vector = vector != nullptr && config.is_private;
-  if (vector) {
-    auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector, reports_per_client, per_round,
-                                                      config.shuffle, config.delta));
-    if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
-    run.vector_privacy = std::move(accounted).value();
-    run.report_bytes = 8 * net.parameters();  // d doubles (fedldp.v1.VectorReport)
-    run.float32_bytes = 4 * net.parameters();
-  }
-  std::vector<float> global = net.GetWeights();
-  std::vector<LayerRange> ranges =
-      config.adaptive ? LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin)
-                      : std::vector<LayerRange>(net.layer_sizes().size(), config.fixed_range);
-  // Each client trains on a net of its own (the nets are reused): their
-  // weights are set from the global model before training.
-  NetPool pool([&]() -> NeuralNet {
-    NeuralNet own = NeuralNet::Create(config.arch, seed).value();
-    if (config.standardize_inputs) own.SetInputStandardization(input.mean, input.sd);
-    return own;
-  });
-  const ParallelFor run_clients =
-      net.trains_concurrently() ? parallel : ParallelFor(RunSequentially);
-  CounterRng pick(seed, 0x9e37);
-  std::vector<std::size_t> everyone(config.clients);
-  std::iota(everyone.begin(), everyone.end(), std::size_t{0});
-  std::vector<std::size_t> picked(config.clients, 0);
-
-  const int processes = cluster.size(), me = cluster.rank();
-  for (int round = 1; round <= config.rounds; ++round) {
-    if (cluster.Any(stop.stop_requested())) {
-      run.stopped = true;
-      break;
-    }
-    LdpFlRound stats;
-    stats.round = round;
-    stats.ranges = ranges;
-    // The round's clients, everyone[first, first + per_round): a uniform
-    // subset, or with disjoint rounds the next part of the epoch's order.
-    std::size_t first = 0;
-    if (config.disjoint_rounds) {
-      const auto b = static_cast<std::size_t>(round - 1) % rounds_per_epoch;
-      if (b == 0) {
-        for (std::size_t i = config.clients; i > 1; --i) {
-          std::swap(everyone[i - 1], everyone[UniformIndex(pick, i)]);
-        }
-      }
-      first = b * per_round;
-    } else {
-      for (std::size_t i = 0; i < per_round; ++i) {
-        std::swap(everyone[i], everyone[i + UniformIndex(pick, config.clients - i)]);
-      }
-    }
-    // Vector randomizers: the round's reports, summed after the shuffle.
-    std::vector<std::vector<double>> vector_reports;
-    auto randomizer = LdpFlRandomizer::Create(config.epsilon, net.layer_sizes(), ranges);
-    if (!randomizer.ok())
-      return Error{"round " + std::to_string(round) + ": " + randomizer.error()};
-    LdpFlAggregator aggregator(*randomizer);
-    ParameterShuffler shuffler(*randomizer, config.schedule);
-    std::vector<double> plain_sum(config.is_private ? 0 : global.size(), 0.0);
-    // The clients train and perturb, each on a net of its own and with its
-    // own streams, in parallel; the server then takes their reports in the
-    // clients' order.
-    std::vector<ClientOutcome> outcomes(per_round);
-    for (std::size_t i = 0; i < per_round; ++i) {
-      run.most_reports = std::max(run.most_reports, ++picked[everyone[first + i]]);
-    }
-    run_clients(per_round, [&](std::size_t i) {
-      const std::size_t client = everyone[first + i];
-      if (processes > 1 && Cluster::Owner(client, config.clients, processes) != me) return;
-      const std::uint64_t stream = static_cast<std::uint64_t>(round) * config.clients + client;
-      ClientOutcome& out = outcomes[i];
-      NetPool::Lease lease = pool.Acquire();
-      NeuralNet& own = lease.net();
-      auto t = Clock::now();
-      own.SetWeights(global);
-      own.Train(train, (*shards)[client], config.local_epochs, config.batch, config.learning_rate,
-                seed ^ (stream * 0x9e3779b97f4a7c15ULL));
-      out.local = own.GetWeights();
-      out.train_seconds = Since(t);
-      if (use_vector) {  // the whole update, clipped and privatised
-        t = Clock::now();
-        CounterRng rng(seed, stream);
-        out.vector_report = PrivatizeUpdate(*vector, out.local, global, rng);
-        out.perturb_seconds = Since(t);
-        if (auto s = vector->ValidateReport(out.vector_report); !s.ok()) out.refused = s;
-        return;
-      }
-      if (config.perturb_updates || vector) {
-        for (std::size_t j = 0; j < out.local.size(); ++j) out.local[j] -= global[j];
-      }
-      if (!config.is_private) return;
-      t = Clock::now();
-      CounterRng rng(seed, stream);
-      out.report = randomizer->Randomize(out.local, rng);
-      out.perturb_seconds = Since(t);
-    });
-    if (processes > 1) {
-      ShareOutcomes(cluster, {everyone.data() + first, per_round}, config.clients,
-                    !config.is_private, outcomes);
-    }
-    for (ClientOutcome& out : outcomes) {
-      stats.train_seconds += out.train_seconds;
-      stats.perturb_seconds += out.perturb_seconds;
-      if (!out.refused.ok()) return Error{"client report rejected: " + out.refused.error()};
-      if (use_vector) {
-        vector_reports.push_back(std::move(out.vector_report));
-        ++run.reports;
-        continue;
-      }
-      if (!config.is_private) {
-        if (vector) {  // clipped to the same l2 ball as the private reports
-          const std::vector<double> update(out.local.begin(), out.local.end());
-          std::vector<double> clipped(update.size());
-          vector->ClipInto(update, clipped);
-          for (std::size_t j = 0; j < out.local.size(); ++j) plain_sum[j] += clipped[j];
-          continue;
-        }
-        for (std::size_t j = 0; j < out.local.size(); ++j) plain_sum[j] += out.local[j];
-        continue;
-      }
-      const LdpFlReport& report = *out.report;
-      if (run.report_bytes == 0) {
-        run.report_bytes = report.EncodedBytes();
-        run.float32_bytes = report.Float32Bytes();
-      }
-      const auto t = Clock::now();
-      const Status accepted = config.shuffle ? shuffler.Submit(report) : aggregator.Add(report);
-      if (!accepted.ok()) return Error{"client report rejected: " + accepted.error()};
-      stats.shuffle_seconds += Since(t);
-      ++run.reports;
-    }
-    auto t = Clock::now();
-    if (use_vector) {
-      if (config.shuffle) {  // the server sees the round's reports in a random order
-        CounterRng shuffle_rng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
-        for (std::size_t i = vector_reports.size(); i > 1; --i) {
-          std::swap(vector_reports[i - 1], vector_reports[UniformIndex(shuffle_rng, i)]);
-        }
-        stats.shuffle_seconds += Since(t);
-        t = Clock::now();
-      }
-      std::vector<double> sum(global.size(), 0.0);
-      for (const auto& report : vector_reports) {
-        for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += report[j];
-      }
-      const double count = static_cast<double>(vector_reports.size());
-      for (std::size_t j = 0; j < global.size(); ++j) {
-        global[j] += static_cast<float>(sum[j] / count);
-      }
-    } else if (config.is_private) {
-      if (config.shuffle) {
-        CounterRng shuffle_rng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
-        const auto shuffled = shuffler.Release(shuffle_rng);
-        stats.shuffle_seconds += Since(t);
-        t = Clock::now();
-        if (Status s = aggregator.AddShuffled(shuffled); !s.ok()) return Error{s.error()};
-      }
-      const std::vector<float> mean = aggregator.Mean();
-      for (std::size_t j = 0; j < global.size(); ++j) {
-        global[j] = config.perturb_updates ? global[j] + mean[j] : mean[j];
-      }
-    } else {
-      // The noise-free reference of a vector randomizer: the mean update,
-      // clipped as the private clients clip it.
-      for (std::size_t j = 0; j < global.size(); ++j) {
-        const double m = plain_sum[j] / static_cast<double>(per_round);
-        global[j] = static_cast<float>(config.perturb_updates || vector ? global[j] + m : m);
-      }
-    }
-    if (config.adaptive) ranges = LayerRangesOf(global, net.layer_sizes(), config.adaptive_margin);
-    stats.aggregate_seconds += Since(t);
-    net.SetWeights(global);
-    stats.accuracy = net.Accuracy(test);
-    run.rounds.push_back(stats);
-    if (on_round) on_round(run.rounds.back());
-  }
-  run.weights = std::move(global);
-  return run;
+  if (const Status s = net->CheckInput(train); !s.ok()) return Error{s.error()};
+  LdpFlTrainer trainer(config, train, test, seed, std::move(net).value(), parallel, cluster);
+  if (Status s = trainer.Prepare(); !s.ok()) return Error{s.error()};
+  return trainer.Run(on_round, stop);
 }
 
 }  // namespace fedldp
