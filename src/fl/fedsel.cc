@@ -17,6 +17,7 @@
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/vector/vector_randomizer.h"
+#include "fedsel_reports.h"
 
 namespace fedldp {
 
@@ -238,15 +239,6 @@ void ClientGradient(const LinearModel& model, std::span<const double> w, const D
   const double inverse = 1.0 / static_cast<double>(rows.size());
   for (double& v : g) v *= inverse;
 }
-
-// The privacy step of one client, built once per run.
-struct ClientStep {
-  FedSelVariant variant;
-  std::optional<FedSelRandomizer> two_stage;
-  std::optional<FlatRandomizer> flat;
-  std::optional<CompressedRandomizer> compressed;
-  std::unique_ptr<VectorRandomizer> vector;
-};
 
 // The vector randomizer of a kVector variant at eps per report.
 VectorRandomizerConfig VectorConfigFor(const FedSelVariant& variant, const FedSelConfig& config,
@@ -489,35 +481,26 @@ namespace {
 
 // After each process computed the slots of the clients it owns: every
 // slot's report on every process. Dense reports are the rows of
-// `gradients` (slot x d); two-stage and sparse ones are in their slots.
-void ShareReports(Cluster& cluster, FedSelVariant::Kind kind, std::span<const std::size_t> clients,
-                  std::size_t n, std::size_t d, double* gradients,
-                  std::span<FedSelReport> two_stage, std::span<SparseReport> sparse) {
+// `gradients` (row x d); the others are in their slots, from `from` on.
+void ShareReports(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
+                  std::size_t d, double* gradients, std::size_t from,
+                  fl_internal::SlotReports& reports) {
   using namespace fl_internal;
-  using Kind = FedSelVariant::Kind;
-  const bool dense = kind == Kind::kVector || kind == Kind::kFullGradient;
+  const bool dense = reports.dense();
   ExchangeSlots(
       cluster, clients, n,
       [&](std::string& out, std::size_t k) {
         if (dense) {
           PutAll(out, gradients + k * d, d);
-        } else if (kind == Kind::kTwoStage) {
-          Put(out, two_stage[k].index);
-          Put(out, two_stage[k].value);
         } else {
-          PutVector(out, sparse[k].index);
-          PutVector(out, sparse[k].value);
+          reports.Put(out, from + k);
         }
       },
       [&](Reader& in, std::size_t k) {
         if (dense) {
           in.GetAll(gradients + k * d, d);
-        } else if (kind == Kind::kTwoStage) {
-          two_stage[k].index = in.Get<std::int64_t>();
-          two_stage[k].value = in.Get<double>();
         } else {
-          in.GetVector(sparse[k].index);
-          in.GetVector(sparse[k].value);
+          reports.Get(in, from + k);
         }
       });
 }
@@ -562,49 +545,16 @@ Result<Shards> ShardRows(const FedSelConfig& config, const Dataset& data,
   return s;
 }
 
-Result<ClientStep> MakeClientStep(const FedSelPlan& plan, const FedSelConfig& config, std::size_t d,
-                                  std::uint64_t seed) {
-  ClientStep step{plan.variant, {}, {}, {}, {}};
-  const FedSelVariant& variant = plan.variant;
-  const double eps_value = plan.budget.value_epsilon;
-  switch (variant.kind) {
-    case FedSelVariant::Kind::kTwoStage: {
-      FEDLDP_ASSIGN_OR_RETURN(auto r, MakeFedSelRandomizer(plan, d));
-      step.two_stage.emplace(std::move(r));
-      break;
-    }
-    case FedSelVariant::Kind::kFlat: {
-      FEDLDP_ASSIGN_OR_RETURN(auto r, FlatRandomizer::Create(*variant.mechanism, eps_value, d));
-      step.flat.emplace(std::move(r));
-      break;
-    }
-    case FedSelVariant::Kind::kCompressed: {
-      const auto q = std::max<std::size_t>(
-          1, static_cast<std::size_t>(std::llround(config.projection_ratio * d)));
-      FEDLDP_ASSIGN_OR_RETURN(
-          auto r, CompressedRandomizer::Create(*variant.mechanism, eps_value, d, q, seed));
-      step.compressed.emplace(std::move(r));
-      break;
-    }
-    case FedSelVariant::Kind::kVector: {
-      FEDLDP_ASSIGN_OR_RETURN(step.vector, MakeFedSelVectorRandomizer(plan, config, d, seed));
-      break;
-    }
-    case FedSelVariant::Kind::kFullGradient:
-      break;
-  }
-  return step;
-}
-
-// One run of TrainFedSel: the plan, the clients' step, and the scratch of a
-// round's slots (written in parallel, summed in slot order). The clients of
-// a round run in chunks of at most `chunk`, so that the dense scratch
-// (gradients, dense reports) stays near 16 MiB whatever m x d.
+// One run of TrainFedSel: the plan, the variant's reports, and the scratch
+// of a round's slots (written in parallel, summed in slot order). The
+// clients of a round run in chunks of at most shape.rows, so that the dense
+// scratch (gradients, dense reports) stays near 16 MiB whatever m x d.
 class FedSelTraining {
  public:
   FedSelTraining(const FedSelConfig& config, const Dataset& data, const FedSelPlan& plan,
-                 ClientStep step, Shards shards, std::uint64_t seed, const ParallelFor& parallel,
-                 Cluster& cluster);
+                 const fl_internal::SlotShape& shape,
+                 std::unique_ptr<fl_internal::SlotReports> reports, Shards shards,
+                 std::uint64_t seed, const ParallelFor& parallel, Cluster& cluster);
   // Trains every round of every epoch (to the configured iterations).
   FedSelRun Run(const std::function<void(std::size_t, std::size_t)>& progress);
 
@@ -613,14 +563,12 @@ class FedSelTraining {
   void ClientReports(std::size_t from, std::size_t size, int epoch);
   void ClientReport(std::size_t slot, std::size_t k);
   void SumDense(std::size_t size, std::vector<double>& mean);
-  void AggregateSlots(std::vector<double>& mean);
   void Step(std::vector<double>& mean);
 
   const FedSelConfig& config_;
   const Dataset& data_;
   const FedSelPlan& plan_;
-  const FedSelVariant& variant_;
-  const ClientStep step_;
+  const std::unique_ptr<fl_internal::SlotReports> reports_;
   const Shards shards_;
   const std::uint64_t seed_;
   const ParallelFor& parallel_;
@@ -628,12 +576,8 @@ class FedSelTraining {
   const std::size_t n_, d_;
   const LinearModel model_;
   const int processes_, me_;
-  const std::pair<std::size_t, std::size_t> own_;  // the clients this process computes
-  std::vector<double> accumulated_;                // r of every client this process owns
-  std::size_t chunk_ = 0;
-  std::vector<FedSelReport> two_stage_reports_;
-  std::vector<SparseReport> sparse_reports_;
-  std::vector<double> gradients_, previous_;
+  const std::size_t chunk_;
+  std::vector<double> gradients_;
   std::vector<char> valid_;
   std::vector<std::uint64_t> streams_;
   std::vector<std::size_t> order_, members_;
@@ -642,14 +586,26 @@ class FedSelTraining {
   FedSelRun run_;
 };
 
+// The clients this process computes, the largest round and the chunk.
+fl_internal::SlotShape ShapeOf(const FedSelPlan& plan, const Cluster& cluster) {
+  fl_internal::SlotShape shape;
+  shape.d = plan.dimension;
+  shape.owned = Cluster::Block(plan.clients, cluster.rank(), cluster.size());
+  for (std::size_t b = 0; b < plan.rounds_per_epoch; ++b) {
+    shape.slots = std::max(shape.slots, plan.Round(b, plan.clients).second);
+  }
+  shape.rows = std::min(shape.slots, std::max<std::size_t>(64, (std::size_t{1} << 21) / shape.d));
+  return shape;
+}
+
 FedSelTraining::FedSelTraining(const FedSelConfig& config, const Dataset& data,
-                               const FedSelPlan& plan, ClientStep step, Shards shards,
+                               const FedSelPlan& plan, const fl_internal::SlotShape& shape,
+                               std::unique_ptr<fl_internal::SlotReports> reports, Shards shards,
                                std::uint64_t seed, const ParallelFor& parallel, Cluster& cluster)
     : config_(config),
       data_(data),
       plan_(plan),
-      variant_(plan.variant),
-      step_(std::move(step)),
+      reports_(std::move(reports)),
       shards_(std::move(shards)),
       seed_(seed),
       parallel_(parallel),
@@ -659,21 +615,13 @@ FedSelTraining::FedSelTraining(const FedSelConfig& config, const Dataset& data,
       model_{config.loss, config.lambda, 1.0, config.gradient_scaling},
       processes_(cluster.size()),
       me_(cluster.rank()),
-      own_(Cluster::Block(n_, me_, processes_)),
+      chunk_(shape.rows),
+      gradients_(chunk_ * d_),
+      valid_(chunk_),
+      streams_(chunk_),
       order_(n_),
       order_rng_(seed, ~std::uint64_t{0}),
       sent_(plan.sampled ? n_ : 0, 0) {
-  if (variant_.kind == FedSelVariant::Kind::kTwoStage) {
-    accumulated_.assign((own_.second - own_.first) * d_, 0.0);
-  }
-  std::size_t largest = 0;
-  for (std::size_t b = 0; b < plan.rounds_per_epoch; ++b) {
-    largest = std::max(largest, plan.Round(b, n_).second);
-  }
-  chunk_ = std::min(largest, std::max<std::size_t>(64, (std::size_t{1} << 21) / d_));
-  two_stage_reports_.resize(largest), sparse_reports_.resize(largest);
-  gradients_.resize(chunk_ * d_), previous_.resize(chunk_ * d_);
-  valid_.resize(chunk_), streams_.resize(chunk_);
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   run_.batch = plan.batch;
   run_.smallest_round = plan.smallest_round;
@@ -721,8 +669,8 @@ void FedSelTraining::ClientReports(std::size_t from, std::size_t size, int epoch
   }
   parallel_(size, [&](std::size_t k) { ClientReport(from + k, k); });
   if (processes_ > 1) {
-    ShareReports(cluster_, variant_.kind, {members_.data() + from, size}, n_, d_, gradients_.data(),
-                 {two_stage_reports_.data() + from, size}, {sparse_reports_.data() + from, size});
+    ShareReports(cluster_, {members_.data() + from, size}, n_, d_, gradients_.data(), from,
+                 *reports_);
   }
 }
 
@@ -733,32 +681,7 @@ void FedSelTraining::ClientReport(std::size_t slot, std::size_t k) {
   CounterRng rng(seed_, streams_[k]);
   std::span<double> g(gradients_.data() + k * d_, d_);
   ClientGradient(model_, run_.weights, data_, shards_.Of(client), g);
-  switch (variant_.kind) {
-    case FedSelVariant::Kind::kFullGradient:
-      return;
-    case FedSelVariant::Kind::kFlat:
-      sparse_reports_[slot] = step_.flat->Randomize(g, rng);
-      return;
-    case FedSelVariant::Kind::kCompressed:
-      sparse_reports_[slot] = step_.compressed->Randomize(g, rng);
-      return;
-    case FedSelVariant::Kind::kVector: {
-      // The report replaces the gradient in its slot.
-      const std::vector<double> clean(g.begin(), g.end());
-      step_.vector->Randomize(clean, g, rng);
-      return;
-    }
-    case FedSelVariant::Kind::kTwoStage:
-      break;
-  }
-  if (!variant_.accumulate) {  // np-rs: the fresh gradient, no state
-    two_stage_reports_[slot] = step_.two_stage->Randomize(g, g, 0.0, rng);
-    return;
-  }
-  two_stage_reports_[slot] = FedSelClientStep(
-      {accumulated_.data() + (client - own_.first) * d_, d_}, {previous_.data() + k * d_, d_}, g,
-      variant_.scaled_accumulation ? config_.learning_rate : 1.0, *step_.two_stage,
-      config_.momentum, rng);
+  reports_->Randomize({.slot = slot, .row = k, .client = client}, g, rng);
 }
 
 // Server, dense reports (scratch rows [0, size)): validated per slot, then
@@ -766,12 +689,9 @@ void FedSelTraining::ClientReport(std::size_t slot, std::size_t k) {
 // coordinate adds its reports in slot order, so the mean does not depend on
 // the threads or the chunks.
 void FedSelTraining::SumDense(std::size_t size, std::vector<double>& mean) {
-  std::fill(valid_.begin(), valid_.end(), 1);
-  if (variant_.kind == FedSelVariant::Kind::kVector) {
-    parallel_(size, [&](std::size_t k) {
-      valid_[k] = step_.vector->ValidateReport({gradients_.data() + k * d_, d_}).ok();
-    });
-  }
+  parallel_(size, [&](std::size_t k) {
+    valid_[k] = reports_->Valid({gradients_.data() + k * d_, d_});
+  });
   run_.rejected += static_cast<std::size_t>(std::count(valid_.begin(), valid_.begin() + size, 0));
   const double m = static_cast<double>(members_.size());
   constexpr std::size_t kBlock = 512;
@@ -785,41 +705,11 @@ void FedSelTraining::SumDense(std::size_t size, std::vector<double>& mean) {
   });
 }
 
-// Server, sparse and two-stage reports: validate, average (dense reports
-// are in `mean` already).
-void FedSelTraining::AggregateSlots(std::vector<double>& mean) {
-  const std::size_t m = members_.size();
-  switch (variant_.kind) {
-    case FedSelVariant::Kind::kVector:
-    case FedSelVariant::Kind::kFullGradient:
-      break;
-    case FedSelVariant::Kind::kFlat: {
-      FlatAggregator agg(*step_.flat);
-      for (std::size_t s = 0; s < m; ++s) run_.rejected += !agg.Add(sparse_reports_[s]);
-      mean = agg.Estimate();
-      break;
-    }
-    case FedSelVariant::Kind::kCompressed: {
-      CompressedAggregator agg(*step_.compressed);
-      for (std::size_t s = 0; s < m; ++s) run_.rejected += !agg.Add(sparse_reports_[s]);
-      mean = agg.Estimate();
-      break;
-    }
-    case FedSelVariant::Kind::kTwoStage: {
-      FedSelAggregator agg(*step_.two_stage, d_);
-      for (std::size_t s = 0; s < m; ++s) agg.Add(two_stage_reports_[s]);
-      run_.rejected += agg.rejected();
-      mean = agg.Mean();
-      break;
-    }
-  }
-}
-
 // The server's step on the round's mean.
 void FedSelTraining::Step(std::vector<double>& mean) {
   // -O accumulates alpha g, so alpha is already inside the report: FedSel
   // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
-  const double step_size = variant_.scaled_accumulation ? 1.0 : config_.learning_rate;
+  const double step_size = plan_.variant.scaled_accumulation ? 1.0 : config_.learning_rate;
   if (members_.empty()) std::fill(mean.begin(), mean.end(), 0.0);  // every sampled client declined
   for (std::size_t j = 0; j < d_; ++j) run_.weights[j] -= step_size * mean[j];
   run_.updates += members_.size();
@@ -834,8 +724,7 @@ FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)
   const auto averaged = static_cast<std::size_t>(std::floor(config_.tail_average * total));
   const std::size_t average_from = total - averaged;
   std::vector<double> average(d_, 0.0);
-  const bool dense = variant_.kind == FedSelVariant::Kind::kVector ||
-                     variant_.kind == FedSelVariant::Kind::kFullGradient;
+  const bool dense = reports_->dense();
   for (int epoch = 0; epoch < config_.epochs; ++epoch) {
     if (!plan_.sampled) {
       for (std::size_t i = n_; i > 1; --i) {
@@ -850,7 +739,7 @@ FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)
         ClientReports(from, size, epoch);
         if (dense) SumDense(size, mean);
       }
-      AggregateSlots(mean);
+      if (!dense) run_.rejected += reports_->Aggregate(members_.size(), mean);
       Step(mean);
       if (run_.iterations > average_from) {
         for (std::size_t j = 0; j < d_; ++j) average[j] += run_.weights[j];
@@ -882,10 +771,11 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   if (!plan.ok()) return Error{plan.error()};
   auto shards = ShardRows(config, data, train, plan->clients, seed);
   if (!shards.ok()) return Error{shards.error()};
-  auto step = MakeClientStep(*plan, config, d, seed);
-  if (!step.ok()) return Error{step.error()};
-  FedSelTraining training(config, data, *plan, std::move(step).value(), std::move(shards).value(),
-                          seed, parallel, cluster);
+  const fl_internal::SlotShape shape = ShapeOf(*plan, cluster);
+  auto reports = fl_internal::MakeSlotReports(*plan, config, shape, seed);
+  if (!reports.ok()) return Error{reports.error()};
+  FedSelTraining training(config, data, *plan, shape, std::move(reports).value(),
+                          std::move(shards).value(), seed, parallel, cluster);
   return training.Run(progress);
 }
 
