@@ -184,6 +184,185 @@ Status LoadTestConfig::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// The task the server child serves, checked here before anything starts:
+// the child only serves.
+Result<FedSelServeConfig> LoadTestTask(const LoadTestConfig& config, const Dataset& data,
+                                       std::size_t users, const fs::path& dir) {
+  FedSelServeConfig serve;
+  serve.serve.state = (dir / "server.sqlite").string();
+  serve.serve.address = "127.0.0.1:0";
+  serve.serve.threads = config.server_threads;
+  serve.serve.task = "load-test";
+  serve.serve.users = users;
+  serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
+  serve.serve.policy.stale_after = std::chrono::milliseconds(10000);
+  serve.serve.policy.deadline = std::chrono::milliseconds(120000);
+  serve.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
+  serve.config.tail_average = 0;
+  serve.config.epsilon = 8;
+  serve.config.epochs = config.epochs;
+  serve.config.batch_fraction = config.batch_fraction;
+  FEDLDP_RETURN_IF_ERROR(serve.Validate());
+  FedSelTaskSpec spec;
+  spec.id = serve.serve.task;
+  spec.config = serve.config;
+  spec.users = users;
+  spec.dimension = data.dimension;
+  FEDLDP_RETURN_IF_ERROR(FedSelCoordinator::Check(spec, serve.serve.policy));
+  return serve;
+}
+
+// One client each: its token, its ledger, its share of the users' rows.
+Result<std::vector<net_internal::LoadClientSpec>> LoadTestClients(const LoadTestConfig& config,
+                                                                  std::span<const std::size_t> rows,
+                                                                  const std::string& state,
+                                                                  const fs::path& dir) {
+  FEDLDP_ASSIGN_OR_RETURN(ServerState opened, ServerState::Open(state));
+  auto tokens = opened.IssueTokens(config.clients);
+  if (!tokens.ok()) return Error{tokens.error(), tokens.code()};
+  std::vector<net_internal::LoadClientSpec> specs(config.clients);
+  for (std::size_t i = 0; i < config.clients; ++i) {
+    const std::size_t a = i * rows.size() / config.clients;
+    const std::size_t b = (i + 1) * rows.size() / config.clients;
+    specs[i].token = (*tokens)[i];
+    specs[i].ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
+    specs[i].rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(a),
+                         rows.begin() + static_cast<std::ptrdiff_t>(b));
+  }
+  return specs;
+}
+
+// The clients, on threads of this process: one thread each, or one thread
+// driving them all (LoadDriver::kCallback).
+std::vector<std::thread> StartLoadClients(const LoadTestConfig& config, const std::string& address,
+                                          const Dataset& data,
+                                          const std::vector<net_internal::LoadClientSpec>& specs,
+                                          net_internal::LoadClientsProgress& progress,
+                                          std::stop_token stop) {
+  std::vector<std::thread> threads;
+  if (config.driver == LoadDriver::kCallback) {
+    threads.emplace_back(
+        [&, stop] { net_internal::RunCallbackClients(address, data, specs, progress, stop); });
+    return threads;
+  }
+  threads.reserve(config.clients);
+  for (std::size_t i = 0; i < config.clients; ++i) {
+    threads.emplace_back([&, i, stop] {
+      FedSelClientOptions c;
+      c.address = address;
+      c.token = specs[i].token;
+      c.ledger = specs[i].ledger;
+      c.give_up = std::chrono::milliseconds(120000);
+      auto done = RunFedSelClient(c, data, specs[i].rows, stop);
+      if (!done.ok()) {
+        ++progress.failed;
+        std::lock_guard lock(progress.mu);
+        if (progress.first_error.empty()) progress.first_error = done.error();
+        return;
+      }
+      ++progress.finished;
+    });
+  }
+  return threads;
+}
+
+// How the server child ended.
+struct ChildEnd {
+  int status = 0;
+  rusage usage{};
+  bool stopped = false;  // a stop was asked for, and passed on to the child
+};
+
+// Waits for the server child, saying every 5 s how the clients are doing,
+// and passes a stop on to it (SIGTERM).
+ChildEnd WaitForServer(pid_t child, const LoadTestConfig& config,
+                       const net_internal::LoadClientsProgress& progress, const LogLine& say,
+                       std::stop_token stop) {
+  ChildEnd end;
+  auto last_show = std::chrono::steady_clock::now();
+  for (;;) {
+    const pid_t got = ::wait4(child, &end.status, WNOHANG, &end.usage);
+    if (got == child || (got < 0 && errno != EINTR)) return end;
+    if (stop.stop_requested() && !end.stopped) {
+      ::kill(child, SIGTERM);
+      end.stopped = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (std::chrono::steady_clock::now() - last_show > std::chrono::seconds(5)) {
+      if (say) {
+        say(std::to_string(progress.finished.load()) + " of " + std::to_string(config.clients) +
+            " clients finished, " + std::to_string(progress.failed.load()) + " failed");
+      }
+      last_show = std::chrono::steady_clock::now();
+    }
+  }
+}
+
+// The server in a child process, listening on `port`; `from` reads what it
+// sends. A child that could not start is waited for, and its reason given.
+struct ServerChild {
+  pid_t pid = 0;
+  int from = -1, port = 0;
+};
+Result<ServerChild> ForkServer(const FedSelServeConfig& serve, const Dataset& data,
+                               const std::string& serve_log,
+                               const std::function<Error(const Error&, int)>& failed) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return Error{"cannot make a pipe", ErrorCode::kIo};
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return Error{"cannot start the server process", ErrorCode::kIo};
+  }
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    ServeInChild(serve, data, pipe_fds[1], serve_log);
+  }
+  ::close(pipe_fds[1]);
+  const ChildMessage first = Receive(pipe_fds[0]);
+  if (first.tag != 'P') {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(pipe_fds[0]);
+    return failed(first.error, status);
+  }
+  return ServerChild{child, pipe_fds[0], first.port};
+}
+
+// What the run measured: the server's summary and peak memory, the clients'.
+LoadTestSummary Summarize(const LoadTestConfig& config, const ServeSummary& s, const ChildEnd& end,
+                          const net_internal::LoadClientsProgress& progress) {
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  LoadTestSummary summary;
+  summary.clients = config.clients;
+  summary.driver = config.driver;
+  summary.rounds = s.rounds;
+  summary.reports = s.accepted_here;
+  summary.seconds = s.training_seconds;
+  summary.reports_per_second = s.training_seconds > 0 ? s.accepted_here / s.training_seconds : 0;
+  summary.server_cpu_seconds = s.training_cpu_seconds;
+  summary.server_peak_mib = PeakMib(end.usage);
+  summary.clients_peak_mib = PeakMib(self);
+  summary.finished_clients = progress.finished.load();
+  summary.failed_clients = progress.failed.load();
+  summary.first_error = progress.first_error;
+  return summary;
+}
+
+// The working folder: config.dir, or a fresh one in /dev/shm (the temporary
+// folder without it).
+fs::path LoadTestDir(const LoadTestConfig& config) {
+  if (!config.dir.empty()) return config.dir;
+  const fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+  return base / ("fedldp-load-" + std::to_string(::getpid()));
+}
+
+}  // namespace
+
 Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
                                     std::span<const std::size_t> rows_given, const LogLine& log,
                                     std::stop_token stop) {
@@ -201,171 +380,53 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   const auto say = [&log](const std::string& line) {
     if (log) log(line);
   };
-  LoadTestSummary summary;
-  summary.clients = config.clients;
-  summary.driver = config.driver;
-  summary.users = rows.size();
-  const bool own_dir = config.dir.empty();
-  const fs::path dir =
-      own_dir ? (fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
-                    ("fedldp-load-" + std::to_string(::getpid()))
-              : fs::path(config.dir);
-  summary.dir = dir.string();
+  const fs::path dir = LoadTestDir(config);
   std::error_code made;
   fs::create_directories(dir, made);
   if (made) return Error{"cannot make " + dir.string() + ": " + made.message(), ErrorCode::kIo};
-
-  // The task, checked here before anything starts: the child only serves.
-  FedSelServeConfig serve;
-  serve.serve.state = (dir / "server.sqlite").string();
-  serve.serve.address = "127.0.0.1:0";
-  serve.serve.threads = config.server_threads;
-  serve.serve.task = "load-test";
-  serve.serve.users = rows.size();
-  serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
-  serve.serve.policy.stale_after = std::chrono::milliseconds(10000);
-  serve.serve.policy.deadline = std::chrono::milliseconds(120000);
-  serve.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
-  serve.config.tail_average = 0;
-  serve.config.epsilon = 8;
-  serve.config.epochs = config.epochs;
-  serve.config.batch_fraction = config.batch_fraction;
-  FEDLDP_RETURN_IF_ERROR(serve.Validate());
-  {
-    FedSelTaskSpec spec;
-    spec.id = serve.serve.task;
-    spec.config = serve.config;
-    spec.users = rows.size();
-    spec.dimension = data.dimension;
-    FEDLDP_RETURN_IF_ERROR(FedSelCoordinator::Check(spec, serve.serve.policy));
-  }
+  FEDLDP_ASSIGN_OR_RETURN(const FedSelServeConfig serve,
+                          LoadTestTask(config, data, rows.size(), dir));
   // Each client holds a connection and its ledger open (and the server
   // one connection per client): raise the soft limit on open files.
   FEDLDP_RETURN_IF_ERROR(AllowOpenFiles(2 * config.clients + 256));
-  std::vector<std::string> tokens;
-  {
-    auto opened = ServerState::Open(serve.serve.state);
-    if (!opened.ok()) return Error{opened.error(), opened.code()};
-    ServerState state = std::move(opened).value();
-    auto issued = state.IssueTokens(config.clients);
-    if (!issued.ok()) return Error{issued.error(), issued.code()};
-    tokens = std::move(issued).value();
-  }
+  FEDLDP_ASSIGN_OR_RETURN(const auto specs, LoadTestClients(config, rows, serve.serve.state, dir));
   const std::string serve_log = (dir / "serve.err").string();
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) return Error{"cannot make a pipe", ErrorCode::kIo};
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return Error{"cannot start the server process", ErrorCode::kIo};
-  }
-  if (child == 0) {
-    ::close(pipe_fds[0]);
-    ServeInChild(serve, data, pipe_fds[1], serve_log);
-  }
-  ::close(pipe_fds[1]);
-  const int from_child = pipe_fds[0];
   // Its failure: the reason it sent, with its log's place; the folder stays.
   const auto child_failed = [&](const Error& e, int status) -> Error {
     return Error{"the server failed (status " + std::to_string(status) + "): " + e.message +
                      " (its log and state are kept in " + dir.string() + ")",
                  ErrorCode::kFailedPrecondition};
   };
-  const ChildMessage first = Receive(from_child);
-  if (first.tag != 'P') {
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    ::close(from_child);
-    return child_failed(first.error, status);
-  }
-  const std::string address = "127.0.0.1:" + std::to_string(first.port);
+  FEDLDP_ASSIGN_OR_RETURN(const ServerChild server,
+                          ForkServer(serve, data, serve_log, child_failed));
+  const pid_t child = server.pid;
+  const int from_child = server.from;
+  const std::string address = "127.0.0.1:" + std::to_string(server.port);
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
-
   net_internal::LoadClientsProgress progress;
-  std::atomic<std::size_t>& failed = progress.failed;
-  std::atomic<std::size_t>& finished = progress.finished;
   std::stop_source stop_clients;
-  std::vector<net_internal::LoadClientSpec> specs(config.clients);
-  for (std::size_t i = 0; i < config.clients; ++i) {
-    const std::size_t a = i * rows.size() / config.clients;
-    const std::size_t b = (i + 1) * rows.size() / config.clients;
-    specs[i].token = tokens[i];
-    specs[i].ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
-    specs[i].rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(a),
-                         rows.begin() + static_cast<std::ptrdiff_t>(b));
-  }
-  std::vector<std::thread> threads;
-  if (config.driver == LoadDriver::kCallback) {
-    threads.emplace_back([&] {
-      net_internal::RunCallbackClients(address, data, specs, progress, stop_clients.get_token());
-    });
-  } else {
-    threads.reserve(config.clients);
-    for (std::size_t i = 0; i < config.clients; ++i) {
-      threads.emplace_back([&, i] {
-        FedSelClientOptions c;
-        c.address = address;
-        c.token = specs[i].token;
-        c.ledger = specs[i].ledger;
-        c.give_up = std::chrono::milliseconds(120000);
-        auto done = RunFedSelClient(c, data, specs[i].rows, stop_clients.get_token());
-        if (!done.ok()) {
-          ++failed;
-          std::lock_guard lock(progress.mu);
-          if (progress.first_error.empty()) progress.first_error = done.error();
-          return;
-        }
-        ++finished;
-      });
-    }
-  }
-  int status = 0;
-  rusage usage{};
-  bool stopping = false;
-  auto last_show = std::chrono::steady_clock::now();
-  for (;;) {
-    const pid_t got = ::wait4(child, &status, WNOHANG, &usage);
-    if (got == child || (got < 0 && errno != EINTR)) break;
-    if (stop.stop_requested() && !stopping) {
-      ::kill(child, SIGTERM);
-      stopping = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (std::chrono::steady_clock::now() - last_show > std::chrono::seconds(5)) {
-      say(std::to_string(finished.load()) + " of " + std::to_string(config.clients) +
-          " clients finished, " + std::to_string(failed.load()) + " failed");
-      last_show = std::chrono::steady_clock::now();
-    }
-  }
+  std::vector<std::thread> threads =
+      StartLoadClients(config, address, data, specs, progress, stop_clients.get_token());
+  const ChildEnd end = WaitForServer(child, config, progress, say, stop);
   // The server is gone: its clients would retry it until they give up
   // (minutes); they stop now.
   stop_clients.request_stop();
   for (auto& t : threads) t.join();
   const ChildMessage last = Receive(from_child);
   ::close(from_child);
-  rusage self{};
-  ::getrusage(RUSAGE_SELF, &self);
-  if (last.tag != 'S' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    if (stopping) {
+  if (last.tag != 'S' || !WIFEXITED(end.status) || WEXITSTATUS(end.status) != 0) {
+    if (end.stopped) {
       return Error{"stopped (the server's log and state are kept in " + dir.string() + ")",
                    ErrorCode::kFailedPrecondition};
     }
-    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"}, status);
+    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
+                        end.status);
   }
-  const ServeSummary& s = last.summary;
-  summary.rounds = s.rounds;
-  summary.reports = s.accepted_here;
-  summary.seconds = s.training_seconds;
-  summary.reports_per_second = s.training_seconds > 0 ? s.accepted_here / s.training_seconds : 0;
-  summary.server_cpu_seconds = s.training_cpu_seconds;
-  summary.server_peak_mib = PeakMib(usage);
-  summary.clients_peak_mib = PeakMib(self);
-  summary.finished_clients = finished.load();
-  summary.failed_clients = failed.load();
-  summary.first_error = progress.first_error;
-  if (own_dir) fs::remove_all(dir, made);
+  LoadTestSummary summary = Summarize(config, last.summary, end, progress);
+  summary.users = rows.size();
+  summary.dir = dir.string();
+  if (config.dir.empty()) fs::remove_all(dir, made);
   return summary;
 }
 
