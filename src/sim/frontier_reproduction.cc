@@ -89,6 +89,151 @@ Status Replace(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, text, 0644, /*overwrite=*/true);
 }
 
+std::string Mode(const FrontierRow& r) {
+  return r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
+}
+
+std::string CsvRow(const FrontierRow& r, const Frontier& f) {
+  std::ostringstream csv;
+  csv << r.method << "," << Mode(r) << "," << Num(r.target_epsilon, 6) << ","
+      << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
+      << ",";
+  if (r.skipped.empty()) {
+    csv << Percent(r.cv.MeanAccuracy()) << "," << Percent(r.cv.StdAccuracy()) << ","
+        << r.cv.folds.size();
+  } else {
+    csv << ",,0";
+  }
+  csv << "," << Percent(f.majority) << "," << Percent(f.nonprivate.cv.MeanAccuracy()) << ","
+      << (r.skipped.empty() ? (r.learned ? "yes" : "no") : "") << ","
+      << Chosen(r.chosen, IsVector(r.method)) << ",";
+  std::string why = r.skipped;
+  for (char& ch : why) ch = ch == ',' ? ';' : ch;
+  csv << why << "\n";
+  return csv.str();
+}
+
+std::string MarkdownRow(const FrontierRow& r) {
+  std::ostringstream md;
+  md << "| " << r.method << " | " << Mode(r) << " | "
+     << (r.method == "np" ? "-" : Num(r.target_epsilon)) << " | ";
+  if (!r.skipped.empty()) {
+    md << "| | skipped: " << r.skipped << " | |\n";
+    return md.str();
+  }
+  if (r.method == "np") {
+    md << "none | none | ";
+  } else {
+    md << "(" << Num(r.total_epsilon) << ", " << Num(r.total_delta, 2) << ") | "
+       << Num(r.local_epsilon) << " | ";
+  }
+  md << Pct(r.cv.MeanAccuracy()) << " +- " << Pct(r.cv.StdAccuracy()) << " | "
+     << (r.method == "np" ? ""
+         : r.learned      ? "yes"
+                          : "**no: learned nothing**")
+     << " |\n";
+  return md.str();
+}
+
+// The goals of issue 20, as this run measured them.
+std::string Goals(const Frontier& f, const FrontierConfig& config) {
+  const auto best_at = [&](bool shuffled, double eps) -> const FrontierRow* {
+    const FrontierRow* best = nullptr;
+    for (const FrontierRow& r : f.rows) {
+      if (r.shuffled != shuffled || r.target_epsilon > eps || !r.skipped.empty()) continue;
+      if (!best || r.cv.MeanAccuracy() > best->cv.MeanAccuracy()) best = &r;
+    }
+    return best;
+  };
+  std::ostringstream goals;
+  if (const FrontierRow* r = best_at(false, 2)) {
+    goals << "best local at total eps <= 2: " << r->method << " " << Pct(r->cv.MeanAccuracy())
+          << " % at eps " << Num(r->target_epsilon) << " (Adult goal >= 81 %)\n";
+  }
+  if (const FrontierRow* r = best_at(true, 1)) {
+    goals << "best shuffled at central eps <= 1, delta " << Num(config.delta, 2) << ": "
+          << r->method << " " << Pct(r->cv.MeanAccuracy()) << " % at eps " << Num(r->target_epsilon)
+          << " (Adult goal >= 83 %)\n";
+  }
+  std::size_t nothing = 0;
+  for (const FrontierRow& r : f.rows) nothing += r.skipped.empty() && !r.learned;
+  goals << nothing << " private row(s) learned nothing (not above the majority class by 2 SE)\n";
+  return goals.str();
+}
+
+// The frontier of the local or the shuffled rows: accuracy against the
+// total eps, per method, beside the non-private model and the majority.
+Figure FrontierFigure(const FrontierReproductionConfig& c, const FrontierConfig& config,
+                      const Frontier& f, bool shuffled) {
+  double lo = config.epsilons.front(), hi = config.epsilons.front();
+  for (double e : config.epsilons) lo = std::min(lo, e), hi = std::max(hi, e);
+  Figure fig;
+  fig.id = shuffled ? "frontier-shuffled" : "frontier-local";
+  fig.title =
+      c.dataset + (shuffled ? ", shuffled: central (eps, " + Num(config.delta, 2) + ") per client"
+                            : ", local: total eps per client");
+  fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
+  fig.ylabel = "test accuracy (%)";
+  fig.log_x = true;
+  fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
+                   std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
+                   "-fold CV, tuned on the training rows of each fold; dashed: the mean alone";
+  for (const FedSelVariant& variant : config.methods) {
+    const std::string method = FedSelVariantName(variant);
+    Series s{method, {}, false};
+    for (const FrontierRow& r : f.rows) {
+      if (r.method != method || r.shuffled != shuffled || !r.skipped.empty()) continue;
+      s.points.push_back({r.total_epsilon, 100 * r.cv.MeanAccuracy(), 100 * r.cv.StdAccuracy()});
+    }
+    if (!s.points.empty()) fig.series.push_back(std::move(s));
+  }
+  if (fig.series.empty()) return fig;
+  const double np = 100 * f.nonprivate.cv.MeanAccuracy();
+  fig.series.push_back({"non-private (tuned)", {{lo / 2, np, 0}, {hi, np, 0}}, true});
+  fig.series.push_back(
+      {"majority class", {{lo / 2, 100 * f.majority, 0}, {hi, 100 * f.majority, 0}}, true});
+  return fig;
+}
+
+// The table's files (frontier.csv, frontier.jsonl, summary.md) and the
+// figures; the summary and figures go into `result`.
+Status WriteFrontier(const FrontierReproductionConfig& c, FrontierReproduction& result) {
+  const Frontier& f = result.frontier;
+  const FrontierConfig& config = result.config;
+  std::ostringstream csv, jsonl, md;
+  csv << "method,mode,target_epsilon,total_epsilon,total_delta,local_epsilon,accuracy_mean,"
+         "accuracy_sd,folds,majority_mean,nonprivate_mean,learned,chosen_lr_m_clip_epochs,"
+         "skipped\n";
+  md << "| method | mode | target eps | spent (eps, delta) | local eps per report | accuracy % "
+        "| learned |\n|---|---|---|---|---|---|---|\n";
+  const auto add = [&](const FrontierRow& r) {
+    jsonl << RowJson(r, f, c.dataset, c.seed) << "\n";
+    csv << CsvRow(r, f);
+    md << MarkdownRow(r);
+  };
+  add(f.nonprivate);
+  for (const FrontierRow& r : f.rows) add(r);
+  md << "\nmajority class: " << Pct(f.majority) << " %. Accuracy: mean +- sd over "
+     << config.cv.repeats * config.cv.folds << " test folds. " << Num(f.seconds, 4) << " s.\n";
+  md << "\n" << Goals(f, config);
+  result.summary = md.str();
+  for (const auto& [name, text] : {std::pair<const char*, std::string>{"frontier.csv", csv.str()},
+                                   {"frontier.jsonl", jsonl.str()},
+                                   {"summary.md", result.summary}}) {
+    if (Status s = Replace(c.out + "/" + name, text); !s.ok()) return Error{s.error(), s.code()};
+  }
+  if (!c.figures) return Status::Ok();
+  for (const bool shuffled : {false, true}) {
+    Figure fig = FrontierFigure(c, config, f, shuffled);
+    if (fig.series.empty()) continue;
+    auto drawn = WriteFigure(fig, c.out);
+    if (!drawn.ok()) return Error{drawn.error(), drawn.code()};
+    if (!drawn->empty()) result.figure_notes.push_back(*drawn);
+    result.figures.push_back(std::move(fig));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 FrontierConfig FrontierReproductionConfig::Frontier() const {
@@ -153,121 +298,7 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
     result.stopped = true;
     return result;
   }
-  const Frontier& f = result.frontier;
-
-  // The table, the files.
-  std::ostringstream csv, jsonl, md;
-  csv << "method,mode,target_epsilon,total_epsilon,total_delta,local_epsilon,accuracy_mean,"
-         "accuracy_sd,folds,majority_mean,nonprivate_mean,learned,chosen_lr_m_clip_epochs,"
-         "skipped\n";
-  md << "| method | mode | target eps | spent (eps, delta) | local eps per report | accuracy % "
-        "| learned |\n|---|---|---|---|---|---|---|\n";
-  const auto add = [&](const FrontierRow& r) {
-    const std::string mode = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
-    jsonl << RowJson(r, f, c.dataset, c.seed) << "\n";
-    csv << r.method << "," << mode << "," << Num(r.target_epsilon, 6) << ","
-        << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
-        << ",";
-    if (r.skipped.empty()) {
-      csv << Percent(r.cv.MeanAccuracy()) << "," << Percent(r.cv.StdAccuracy()) << ","
-          << r.cv.folds.size();
-    } else {
-      csv << ",,0";
-    }
-    csv << "," << Percent(f.majority) << "," << Percent(f.nonprivate.cv.MeanAccuracy()) << ","
-        << (r.skipped.empty() ? (r.learned ? "yes" : "no") : "") << ","
-        << Chosen(r.chosen, IsVector(r.method)) << ",";
-    std::string why = r.skipped;
-    for (char& ch : why) ch = ch == ',' ? ';' : ch;
-    csv << why << "\n";
-    md << "| " << r.method << " | " << mode << " | "
-       << (r.method == "np" ? "-" : Num(r.target_epsilon)) << " | ";
-    if (!r.skipped.empty()) {
-      md << "| | skipped: " << r.skipped << " | |\n";
-      return;
-    }
-    if (r.method == "np") {
-      md << "none | none | ";
-    } else {
-      md << "(" << Num(r.total_epsilon) << ", " << Num(r.total_delta, 2) << ") | "
-         << Num(r.local_epsilon) << " | ";
-    }
-    md << Pct(r.cv.MeanAccuracy()) << " +- " << Pct(r.cv.StdAccuracy()) << " | "
-       << (r.method == "np" ? ""
-           : r.learned      ? "yes"
-                            : "**no: learned nothing**")
-       << " |\n";
-  };
-  add(f.nonprivate);
-  for (const FrontierRow& r : f.rows) add(r);
-  md << "\nmajority class: " << Pct(f.majority) << " %. Accuracy: mean +- sd over "
-     << config.cv.repeats * config.cv.folds << " test folds. " << Num(f.seconds, 4) << " s.\n";
-  // The goals of issue 20, as this run measured them.
-  const auto best_at = [&](bool shuffled, double eps) -> const FrontierRow* {
-    const FrontierRow* best = nullptr;
-    for (const FrontierRow& r : f.rows) {
-      if (r.shuffled != shuffled || r.target_epsilon > eps || !r.skipped.empty()) continue;
-      if (!best || r.cv.MeanAccuracy() > best->cv.MeanAccuracy()) best = &r;
-    }
-    return best;
-  };
-  std::ostringstream goals;
-  if (const FrontierRow* r = best_at(false, 2)) {
-    goals << "best local at total eps <= 2: " << r->method << " " << Pct(r->cv.MeanAccuracy())
-          << " % at eps " << Num(r->target_epsilon) << " (Adult goal >= 81 %)\n";
-  }
-  if (const FrontierRow* r = best_at(true, 1)) {
-    goals << "best shuffled at central eps <= 1, delta " << Num(config.delta, 2) << ": "
-          << r->method << " " << Pct(r->cv.MeanAccuracy()) << " % at eps " << Num(r->target_epsilon)
-          << " (Adult goal >= 83 %)\n";
-  }
-  std::size_t nothing = 0;
-  for (const FrontierRow& r : f.rows) nothing += r.skipped.empty() && !r.learned;
-  goals << nothing << " private row(s) learned nothing (not above the majority class by 2 SE)\n";
-  md << "\n" << goals.str();
-
-  result.summary = md.str();
-  for (const auto& [name, text] : {std::pair<const char*, std::string>{"frontier.csv", csv.str()},
-                                   {"frontier.jsonl", jsonl.str()},
-                                   {"summary.md", result.summary}}) {
-    if (Status s = Replace(c.out + "/" + name, text); !s.ok()) return Error{s.error(), s.code()};
-  }
-  if (c.figures) {
-    double lo = config.epsilons.front(), hi = config.epsilons.front();
-    for (double e : config.epsilons) lo = std::min(lo, e), hi = std::max(hi, e);
-    for (const bool shuffled : {false, true}) {
-      Figure fig;
-      fig.id = shuffled ? "frontier-shuffled" : "frontier-local";
-      fig.title = c.dataset +
-                  (shuffled ? ", shuffled: central (eps, " + Num(config.delta, 2) + ") per client"
-                            : ", local: total eps per client");
-      fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
-      fig.ylabel = "test accuracy (%)";
-      fig.log_x = true;
-      fig.error_bars = "error bars: ± 1 sd of the test accuracy over " +
-                       std::to_string(config.cv.repeats) + " x " + std::to_string(config.cv.folds) +
-                       "-fold CV, tuned on the training rows of each fold; dashed: the mean alone";
-      for (const FedSelVariant& variant : config.methods) {
-        const std::string method = FedSelVariantName(variant);
-        Series s{method, {}, false};
-        for (const FrontierRow& r : f.rows) {
-          if (r.method != method || r.shuffled != shuffled || !r.skipped.empty()) continue;
-          s.points.push_back(
-              {r.total_epsilon, 100 * r.cv.MeanAccuracy(), 100 * r.cv.StdAccuracy()});
-        }
-        if (!s.points.empty()) fig.series.push_back(std::move(s));
-      }
-      if (fig.series.empty()) continue;
-      const double np = 100 * f.nonprivate.cv.MeanAccuracy();
-      fig.series.push_back({"non-private (tuned)", {{lo / 2, np, 0}, {hi, np, 0}}, true});
-      fig.series.push_back(
-          {"majority class", {{lo / 2, 100 * f.majority, 0}, {hi, 100 * f.majority, 0}}, true});
-      auto drawn = WriteFigure(fig, c.out);
-      if (!drawn.ok()) return Error{drawn.error(), drawn.code()};
-      if (!drawn->empty()) result.figure_notes.push_back(*drawn);
-      result.figures.push_back(std::move(fig));
-    }
-  }
+  if (Status s = WriteFrontier(c, result); !s.ok()) return Error{s.error(), s.code()};
   return result;
 }
 
