@@ -288,15 +288,10 @@ void Replace(const std::string& path, const std::string& text) {
   Check(WriteFileAtomically(path, text, 0644, /*overwrite=*/true));
 }
 
-// Everything after the data is loaded and checked; throws Failed or Stopped.
-void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, const Dataset& train,
-               const Dataset& test, const LdpFlReproductionObserver& observer) {
-  const LdpFlReproductionConfig& c = result.config;
-  runner.Open();
-  result.resumed = runner.resumed();
-
-  const std::vector<double> table_eps = {5, 10};
-  // Every setting this call asks for, in the order it asks (for the counter).
+// The settings a call asks for, in the order it asks (for the counter):
+// Table 1's, then the figures'.
+std::vector<Setting> PlanSettings(const LdpFlReproductionConfig& c, const Paper& paper,
+                                  std::span<const double> table_eps) {
   std::vector<Setting> plan = {{false, false, 0, paper.clients}};
   for (double e : table_eps) {
     for (bool adaptive : {false, true}) plan.push_back({true, adaptive, e, paper.clients});
@@ -308,30 +303,43 @@ void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, co
       plan.push_back({false, false, 0, n});
     }
   }
-  runner.Plan(plan);
-  if (observer.started) {
-    std::ostringstream s;
-    s << ImageDatasetName(c.dataset) << " (" << train.size() << " train, " << test.size()
-      << " test), cnn, n = " << paper.clients << ", fraction 1, " << c.rounds
-      << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr 0.03, "
-      << (c.raw_inputs ? "raw [0, 1]" : "standardised") << " inputs, fixed (c, r) = (0, "
-      << paper.radius << ")" << (c.perturb_updates ? " on the update W - W_global" : "") << ", "
-      << c.repeats << " run(s) per setting from seed " << c.seed << " -> " << c.out;
-    observer.started(s.str(), result.resumed);
-  }
+  return plan;
+}
 
-  const double majority = test.MajorityRate();
-  const Stats noise_free = runner.Get({false, false, 0, paper.clients});
-  Stats table[2][2];
-  for (int e = 0; e < 2; ++e) {
-    for (int a = 0; a < 2; ++a) {
-      table[e][a] = runner.Get({true, a == 1, table_eps[e], paper.clients});
-    }
+std::string StartLine(const LdpFlReproductionConfig& c, const Paper& paper, const Dataset& train,
+                      const Dataset& test) {
+  std::ostringstream s;
+  s << ImageDatasetName(c.dataset) << " (" << train.size() << " train, " << test.size()
+    << " test), cnn, n = " << paper.clients << ", fraction 1, " << c.rounds
+    << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr 0.03, "
+    << (c.raw_inputs ? "raw [0, 1]" : "standardised") << " inputs, fixed (c, r) = (0, "
+    << paper.radius << ")" << (c.perturb_updates ? " on the update W - W_global" : "") << ", "
+    << c.repeats << " run(s) per setting from seed " << c.seed << " -> " << c.out;
+  return s.str();
+}
+
+std::string DatasetTitle(const LdpFlReproductionConfig& c) {
+  return c.dataset == ImageDataset::kMnist ? "MNIST" : "Fashion-MNIST";
+}
+
+// A setting whose mean accuracy is not above the majority class, once.
+void Flag(LdpFlReproduction& result, const Setting& s, const Stats& st, double majority) {
+  auto& nothing = result.learned_nothing;
+  if (st.mean <= majority && std::find(nothing.begin(), nothing.end(), s.Key()) == nothing.end()) {
+    nothing.push_back(s.Key());
   }
-  const std::string name = c.dataset == ImageDataset::kMnist ? "MNIST" : "Fashion-MNIST";
+}
+
+// Table 1 (eps 5 and 10, fixed and adaptive ranges) as markdown (into
+// result.table1) and CSV (returned).
+std::string Table1(LdpFlReproduction& result, Runner& runner, const Paper& paper,
+                   std::size_t train_rows, double majority) {
+  const LdpFlReproductionConfig& c = result.config;
+  constexpr double kTableEps[] = {5, 10};
+  const Stats noise_free = runner.Get({false, false, 0, paper.clients});
   std::ostringstream md;
-  md << "LDP-FL Table 1 on " << name << " (n = " << paper.clients << ", " << c.rounds
-     << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", " << train.size()
+  md << "LDP-FL Table 1 on " << DatasetTitle(c) << " (n = " << paper.clients << ", " << c.rounds
+     << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", " << train_rows
      << " training images; mean" << (c.repeats > 1 ? " ± sd" : "") << " over " << c.repeats
      << " run(s)): test accuracy in %, the paper's in parentheses.\n\n"
      << "| eps | fixed (0, " << paper.radius << ")" << (c.perturb_updates ? ", updates" : "")
@@ -340,85 +348,89 @@ void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, co
   std::ostringstream csv;
   csv << "dataset,clients,epsilon,fixed,fixed_sd,adaptive,adaptive_sd,noise_free,majority,"
          "paper_fixed,paper_adaptive\n";
+  Flag(result, {false, false, 0, paper.clients}, noise_free, majority);
   for (int e = 0; e < 2; ++e) {
-    md << "| " << table_eps[e] << " | " << Cell(table[e][0], c.repeats) << " ("
-       << Fixed(paper.table1[e][0]) << ") | " << Cell(table[e][1], c.repeats) << " ("
+    Stats row[2];
+    for (int a = 0; a < 2; ++a) row[a] = runner.Get({true, a == 1, kTableEps[e], paper.clients});
+    md << "| " << kTableEps[e] << " | " << Cell(row[0], c.repeats) << " ("
+       << Fixed(paper.table1[e][0]) << ") | " << Cell(row[1], c.repeats) << " ("
        << Fixed(paper.table1[e][1]) << ") | " << Cell(noise_free, c.repeats) << " | "
        << Fixed(100 * majority) << " |\n";
-    csv << ImageDatasetName(c.dataset) << "," << paper.clients << "," << table_eps[e] << ","
-        << Percent(table[e][0].mean) << "," << Percent(table[e][0].sd) << ","
-        << Percent(table[e][1].mean) << "," << Percent(table[e][1].sd) << ","
-        << Percent(noise_free.mean) << "," << Percent(majority) << "," << paper.table1[e][0] << ","
-        << paper.table1[e][1] << "\n";
-  }
-  // Settings whose mean accuracy is not above the majority class, once each.
-  auto flag = [&](const Setting& s, const Stats& st) {
-    auto& nothing = result.learned_nothing;
-    if (st.mean <= majority &&
-        std::find(nothing.begin(), nothing.end(), s.Key()) == nothing.end()) {
-      nothing.push_back(s.Key());
+    csv << ImageDatasetName(c.dataset) << "," << paper.clients << "," << kTableEps[e] << ","
+        << Percent(row[0].mean) << "," << Percent(row[0].sd) << "," << Percent(row[1].mean) << ","
+        << Percent(row[1].sd) << "," << Percent(noise_free.mean) << "," << Percent(majority) << ","
+        << paper.table1[e][0] << "," << paper.table1[e][1] << "\n";
+    for (int a = 0; a < 2; ++a) {
+      Flag(result, {true, a == 1, kTableEps[e], paper.clients}, row[a], majority);
     }
-  };
-  flag({false, false, 0, paper.clients}, noise_free);
-  for (int e = 0; e < 2; ++e) {
-    for (int a = 0; a < 2; ++a) flag({true, a == 1, table_eps[e], paper.clients}, table[e][a]);
   }
   if (c.quick) md << "\n(--quick: a smoke run on a subsample; not comparable with the paper.)\n";
   result.table1 = md.str();
+  return csv.str();
+}
 
-  if (c.figures) {
-    Series ldp{
-        c.perturb_updates ? "LDP-FL (fixed range; updates)" : "LDP-FL (fixed range)", {}, false};
-    for (double e : paper.fig5) {
-      const Setting setting{true, false, e, paper.clients};
-      const Stats s = runner.Get(setting);
-      flag(setting, s);
-      ldp.points.push_back({e, 100 * s.mean, 100 * s.sd});
-    }
-    auto flat = [&](const std::string& label, double y, const std::vector<double>& xs) {
-      Series s{label, {}, true};
-      for (double x : xs) s.points.push_back({x, 100 * y, 0});
-      return s;
-    };
-    const bool mnist = c.dataset == ImageDataset::kMnist;
-    Figure fig5{
-        mnist ? "fig5a" : "fig5b",
-        "LDP-FL on " + name + ", n = " + std::to_string(paper.clients) + ": accuracy vs eps",
-        "eps (per weight)",
-        "test accuracy (%)",
-        false,
-        {ldp, flat("noise-free FL", noise_free.mean, paper.fig5),
-         flat("majority class", majority, paper.fig5)},
-        ErrorBars(c.repeats)};
-    Series ldp_n{
-        "LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0) + (c.perturb_updates ? " (updates)" : ""),
-        {},
-        false};
-    Series free_n{"noise-free FL", {}, false};
-    std::vector<double> xs;
-    for (std::size_t n : paper.n) {
-      const Setting private_n{true, false, paper.fig3_epsilon, n}, free{false, false, 0, n};
-      const Stats p = runner.Get(private_n);
-      const Stats f = runner.Get(free);
-      flag(private_n, p);
-      flag(free, f);
-      ldp_n.points.push_back({static_cast<double>(n), 100 * p.mean, 100 * p.sd});
-      free_n.points.push_back({static_cast<double>(n), 100 * f.mean, 100 * f.sd});
-      xs.push_back(static_cast<double>(n));
-    }
-    Figure fig3{mnist ? "fig3a" : "fig3b",
-                "LDP-FL on " + name + ": accuracy vs the number of clients n",
-                "clients n",
-                "test accuracy (%)",
-                false,
-                {ldp_n, free_n, flat("majority class", majority, xs)},
-                ErrorBars(c.repeats)};
-    result.figures = {std::move(fig5), std::move(fig3)};
+Series Flat(const std::string& label, double y, const std::vector<double>& xs) {
+  Series s{label, {}, true};
+  for (double x : xs) s.points.push_back({x, 100 * y, 0});
+  return s;
+}
+
+// Figure 5: accuracy against eps at the paper's n.
+Figure Figure5(LdpFlReproduction& result, Runner& runner, const Paper& paper, double majority) {
+  const LdpFlReproductionConfig& c = result.config;
+  Series ldp{
+      c.perturb_updates ? "LDP-FL (fixed range; updates)" : "LDP-FL (fixed range)", {}, false};
+  for (double e : paper.fig5) {
+    const Setting setting{true, false, e, paper.clients};
+    const Stats s = runner.Get(setting);
+    Flag(result, setting, s, majority);
+    ldp.points.push_back({e, 100 * s.mean, 100 * s.sd});
   }
+  const Stats noise_free = runner.Get({false, false, 0, paper.clients});
+  return {c.dataset == ImageDataset::kMnist ? "fig5a" : "fig5b",
+          "LDP-FL on " + DatasetTitle(c) + ", n = " + std::to_string(paper.clients) +
+              ": accuracy vs eps",
+          "eps (per weight)",
+          "test accuracy (%)",
+          false,
+          {ldp, Flat("noise-free FL", noise_free.mean, paper.fig5),
+           Flat("majority class", majority, paper.fig5)},
+          ErrorBars(c.repeats)};
+}
 
-  // Every run is done: only now are the folder's summaries replaced.
+// Figure 3: accuracy against the number of clients, private and noise-free.
+Figure Figure3(LdpFlReproduction& result, Runner& runner, const Paper& paper, double majority) {
+  const LdpFlReproductionConfig& c = result.config;
+  Series ldp_n{
+      "LDP-FL at eps " + Fixed(paper.fig3_epsilon, 0) + (c.perturb_updates ? " (updates)" : ""),
+      {},
+      false};
+  Series free_n{"noise-free FL", {}, false};
+  std::vector<double> xs;
+  for (std::size_t n : paper.n) {
+    const Setting private_n{true, false, paper.fig3_epsilon, n}, free{false, false, 0, n};
+    const Stats p = runner.Get(private_n);
+    const Stats f = runner.Get(free);
+    Flag(result, private_n, p, majority);
+    Flag(result, free, f, majority);
+    ldp_n.points.push_back({static_cast<double>(n), 100 * p.mean, 100 * p.sd});
+    free_n.points.push_back({static_cast<double>(n), 100 * f.mean, 100 * f.sd});
+    xs.push_back(static_cast<double>(n));
+  }
+  return {c.dataset == ImageDataset::kMnist ? "fig3a" : "fig3b",
+          "LDP-FL on " + DatasetTitle(c) + ": accuracy vs the number of clients n",
+          "clients n",
+          "test accuracy (%)",
+          false,
+          {ldp_n, free_n, Flat("majority class", majority, xs)},
+          ErrorBars(c.repeats)};
+}
+
+// Every run is done: only now are the folder's summaries replaced.
+void WriteSummaries(LdpFlReproduction& result, Runner& runner, const std::string& csv) {
+  const LdpFlReproductionConfig& c = result.config;
   runner.Report(result);
-  Replace(c.out + "/table1.csv", csv.str());
+  Replace(c.out + "/table1.csv", csv);
   Replace(c.out + "/table1.md", result.table1);
   for (const Figure& f : result.figures) {
     auto drawn = WriteFigure(f, c.out);
@@ -433,6 +445,25 @@ void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, co
     }
     Replace(c.out + "/privacy.md", privacy.str());
   }
+}
+
+// Everything after the data is loaded and checked; throws Failed or Stopped.
+void Reproduce(LdpFlReproduction& result, Runner& runner, const Paper& paper, const Dataset& train,
+               const Dataset& test, const LdpFlReproductionObserver& observer) {
+  const LdpFlReproductionConfig& c = result.config;
+  runner.Open();
+  result.resumed = runner.resumed();
+  const std::vector<double> table_eps = {5, 10};
+  runner.Plan(PlanSettings(c, paper, table_eps));
+  if (observer.started) observer.started(StartLine(c, paper, train, test), result.resumed);
+  const double majority = test.MajorityRate();
+  const std::string csv = Table1(result, runner, paper, train.size(), majority);
+  if (c.figures) {
+    Figure fig5 = Figure5(result, runner, paper, majority);
+    Figure fig3 = Figure3(result, runner, paper, majority);
+    result.figures = {std::move(fig5), std::move(fig3)};
+  }
+  WriteSummaries(result, runner, csv);
 }
 
 }  // namespace
