@@ -67,30 +67,23 @@ Status TuningOptions::Validate() const {
   return {};
 }
 
-Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
-                                const Dataset& data, std::span<const std::size_t> train,
-                                const TuningOptions& options, ThreadPool& pool,
-                                const PreparePoint& prepare,
-                                const std::function<void(std::size_t, std::size_t)>& progress,
-                                std::stop_token stop) {
-  if (const Status s = options.Validate(); !s.ok()) return Error{s.error()};
-  std::vector<std::size_t> rows(train.begin(), train.end());
-  if (rows.empty()) {
-    rows.resize(data.size());
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
-  }
+namespace {
+
+// One validation split: a seeded shuffle of the training rows, the first
+// `held_out` for validation, and the seed of the runs on it.
+struct TuningSplit {
+  std::vector<std::size_t> fit, validation;
+  std::uint64_t seed;
+};
+
+Result<std::vector<TuningSplit>> MakeSplits(const std::vector<std::size_t>& rows,
+                                            const TuningOptions& options) {
   const auto held_out = static_cast<std::size_t>(
       std::llround(options.validation_fraction * static_cast<double>(rows.size())));
   if (held_out < 1 || held_out >= rows.size()) {
     return Error{"too few training rows to hold out a validation share"};
   }
-  // The splits: a seeded shuffle of the training rows, the first `held_out`
-  // for validation.
-  struct Split {
-    std::vector<std::size_t> fit, validation;
-    std::uint64_t seed;
-  };
-  std::vector<Split> splits;
+  std::vector<TuningSplit> splits;
   for (int s = 0; s < options.splits; ++s) {
     std::vector<std::size_t> order = rows;
     CounterRng shuffle(options.seed, 0x5455'0000ULL + static_cast<std::uint64_t>(s));  // "TU"
@@ -101,19 +94,15 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
                       {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(held_out)},
                       CounterRng::Mix(options.seed * 7919 + static_cast<std::uint64_t>(s))});
   }
-  const std::vector<FedSelConfig> points = grid.Points(base);
-  if (points.empty()) return Error{"the grid has no points"};
-  FedSelTuning tuning;
+  return splits;
+}
+
+// Each point's trial: its configuration (as `prepare` makes it), or why it
+// cannot run on `fit_rows` rows.
+void PrepareTrials(FedSelTuning& tuning, const std::vector<FedSelConfig>& points,
+                   const Dataset& data, std::size_t fit_rows, const PreparePoint& prepare,
+                   const std::function<void()>& step) {
   tuning.trials.resize(points.size());
-  const std::size_t fit_rows = splits.front().fit.size();
-  const std::size_t jobs = points.size() * splits.size();
-  std::mutex progress_mu;
-  std::size_t done = 0;
-  const auto step = [&] {
-    if (!progress) return;
-    std::lock_guard lock(progress_mu);
-    progress(++done, points.size() + jobs);
-  };
   for (std::size_t i = 0; i < points.size(); ++i) {
     step();
     TuningTrial& t = tuning.trials[i];
@@ -130,29 +119,22 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
       t.refused = plan.error();
     }
   }
-  // One job per (point, split), each run on one thread: the points are many
-  // and each is short.
-  std::vector<double> accuracy(jobs, 0.0);
-  std::vector<std::string> failed(jobs);
-  std::vector<char> skipped(jobs, 0);
-  pool.ParallelFor(jobs, [&](std::size_t job) {
-    const std::size_t i = job / splits.size(), s = job % splits.size();
-    if (!tuning.trials[i].refused.empty()) return step();
-    if (stop.stop_requested()) {
-      skipped[job] = 1;
-      return step();
-    }
-    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
-    if (!run.ok()) {
-      failed[job] = run.error();
-      return step();
-    }
-    accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
-    step();
-  });
+}
+
+// The jobs' outcomes, (point, split) at point x splits + split.
+struct TuningJobs {
+  std::vector<double> accuracy;
+  std::vector<std::string> failed;
+  std::vector<char> skipped;  // not run: a stop was asked for
+};
+
+// Each trial's mean validation accuracy and sd over the splits, its score
+// (mean - sd), and the best point; an error if a run failed.
+Status ScoreTrials(FedSelTuning& tuning, const std::vector<FedSelConfig>& points,
+                   std::size_t splits, const TuningJobs& jobs) {
   for (std::size_t i = 0; i < points.size(); ++i) {
-    for (std::size_t s = 0; s < splits.size(); ++s) {
-      if (!skipped[i * splits.size() + s]) continue;
+    for (std::size_t s = 0; s < splits; ++s) {
+      if (!jobs.skipped[i * splits + s]) continue;
       tuning.trials[i].refused = "not run: stopped";
       tuning.stopped = true;
     }
@@ -162,18 +144,18 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
     TuningTrial& t = tuning.trials[i];
     if (!t.refused.empty()) continue;
     double sum = 0;
-    for (std::size_t s = 0; s < splits.size(); ++s) {
-      const std::size_t job = i * splits.size() + s;
-      if (!failed[job].empty()) return Error{failed[job]};
-      sum += accuracy[job];
+    for (std::size_t s = 0; s < splits; ++s) {
+      const std::size_t job = i * splits + s;
+      if (!jobs.failed[job].empty()) return Error{jobs.failed[job]};
+      sum += jobs.accuracy[job];
     }
-    t.accuracy = sum / static_cast<double>(splits.size());
+    t.accuracy = sum / static_cast<double>(splits);
     double squares = 0;
-    for (std::size_t s = 0; s < splits.size(); ++s) {
-      const double e = accuracy[i * splits.size() + s] - t.accuracy;
+    for (std::size_t s = 0; s < splits; ++s) {
+      const double e = jobs.accuracy[i * splits + s] - t.accuracy;
       squares += e * e;
     }
-    t.sd = splits.size() > 1 ? std::sqrt(squares / static_cast<double>(splits.size() - 1)) : 0.0;
+    t.sd = splits > 1 ? std::sqrt(squares / static_cast<double>(splits - 1)) : 0.0;
     t.score = t.accuracy - t.sd;
     if (!any || t.score > tuning.score) {
       any = true;
@@ -184,6 +166,60 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   }
   if (!any && !tuning.stopped) {
     return Error{"no grid point could run: " + tuning.trials.front().refused};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
+                                const Dataset& data, std::span<const std::size_t> train,
+                                const TuningOptions& options, ThreadPool& pool,
+                                const PreparePoint& prepare,
+                                const std::function<void(std::size_t, std::size_t)>& progress,
+                                std::stop_token stop) {
+  if (const Status s = options.Validate(); !s.ok()) return Error{s.error()};
+  std::vector<std::size_t> rows(train.begin(), train.end());
+  if (rows.empty()) {
+    rows.resize(data.size());
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  auto made = MakeSplits(rows, options);
+  if (!made.ok()) return Error{made.error()};
+  const std::vector<TuningSplit> splits = std::move(made).value();
+  const std::vector<FedSelConfig> points = grid.Points(base);
+  if (points.empty()) return Error{"the grid has no points"};
+  FedSelTuning tuning;
+  const std::size_t jobs = points.size() * splits.size();
+  std::mutex progress_mu;
+  std::size_t done = 0;
+  const std::function<void()> step = [&] {
+    if (!progress) return;
+    std::lock_guard lock(progress_mu);
+    progress(++done, points.size() + jobs);
+  };
+  PrepareTrials(tuning, points, data, splits.front().fit.size(), prepare, step);
+  // One job per (point, split), each run on one thread: the points are many
+  // and each is short.
+  TuningJobs outcome{std::vector<double>(jobs, 0.0), std::vector<std::string>(jobs),
+                     std::vector<char>(jobs, 0)};
+  pool.ParallelFor(jobs, [&](std::size_t job) {
+    const std::size_t i = job / splits.size(), s = job % splits.size();
+    if (!tuning.trials[i].refused.empty()) return step();
+    if (stop.stop_requested()) {
+      outcome.skipped[job] = 1;
+      return step();
+    }
+    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
+    if (!run.ok()) {
+      outcome.failed[job] = run.error();
+      return step();
+    }
+    outcome.accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
+    step();
+  });
+  if (Status s = ScoreTrials(tuning, points, splits.size(), outcome); !s.ok()) {
+    return Error{s.error()};
   }
   return tuning;
 }
