@@ -6,9 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "commands.h"
@@ -262,6 +267,125 @@ std::string EffectiveConfig(const CLI::App& app) {
   return s.str();
 }
 
+// A parsed subcommand's run.
+using CommandRun = std::function<int(std::ostream& out, std::ostream& err, Cluster& processes)>;
+
+// Sets up a subcommand's options on its CLI::App; returns its run. The
+// options live as long as the run.
+template <typename Options, typename Run>
+std::function<CommandRun(CLI::App&)> Bind(void (*setup)(CLI::App&, Options&), Run run) {
+  return [setup, run](CLI::App& app) -> CommandRun {
+    auto options = std::make_shared<Options>();
+    setup(app, *options);
+    return [options, run](std::ostream& out, std::ostream& err, Cluster& processes) {
+      if constexpr (std::is_invocable_v<Run, Options&, std::ostream&, std::ostream&, Cluster&>) {
+        return run(*options, out, err, processes);
+      } else {
+        return run(*options, out, err);
+      }
+    };
+  };
+}
+
+// --threads 0 is all cores: shared among the processes on this machine.
+template <typename Threads>
+void ShareCores(Threads& threads, const Cluster& processes) {
+  if (processes.local_size() <= 1 || threads != 0) return;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<Threads>(std::max(1, cores / processes.local_size()));
+}
+
+// Every subcommand, once, in the order --help lists them: its group ("" at
+// the top), name, help (none: its setup adds the subcommand to the group
+// itself), whether it spreads its work over MPI processes, and its setup.
+struct Command {
+  const char* group;
+  const char* name;
+  const char* help;
+  bool mpi;
+  std::function<CommandRun(CLI::App&)> setup;
+};
+
+struct Group {
+  const char* name;
+  const char* help;
+};
+constexpr Group kGroups[] = {
+    {"reproduce", "Recompute a paper's tables and figures"},
+    {"account", "What a configuration costs in privacy, before it runs"},
+};
+
+std::vector<Command> Commands() {
+  return {
+      {"", "sample", "Draw outputs of one mechanism or selector (for audits)", false,
+       Bind(SetupSample, RunSample)},
+      {"", "train", "Train a linear model with FedSel or a baseline", true,
+       Bind(SetupTrain,
+            [](TrainOptions& o, std::ostream& out, std::ostream& err, Cluster& processes) {
+              ShareCores(o.threads, processes);
+              return RunTrain(o, out, err, processes);
+            })},
+      {"", "tune", "Choose a variant's hyper-parameters on validation data", false,
+       Bind(SetupTune, RunTune)},
+      {"", "ldpfl", "Train a neural network with LDP-FL (one configuration)", true,
+       Bind(SetupLdpFl,
+            [](LdpFlOptions& o, std::ostream& out, std::ostream& err, Cluster& processes) {
+              ShareCores(o.threads, processes);
+              return RunLdpFl(o, out, err, processes);
+            })},
+      {"reproduce", "fedsel", nullptr, false, Bind(SetupReproduce, RunReproduceFedSel)},
+      {"reproduce", "ldpfl", nullptr, false, Bind(SetupReproduceLdpFl, RunReproduceLdpFl)},
+      {"reproduce", "frontier", nullptr, false, Bind(SetupReproduceFrontier, RunReproduceFrontier)},
+      {"", "audit", "Check every mechanism and selector against its mathematics", false,
+       Bind(SetupAudit, RunAudit)},
+      {"account", "shuffle", "Central (eps, delta) of N shuffled eps0-LDP reports", false,
+       Bind(SetupAccountShuffle, RunAccountShuffle)},
+      {"account", "run", "A client's local, per-round and total (eps, delta) over a run", false,
+       Bind(SetupAccountRun, RunAccountRun)},
+      {"", "enrol", "Issue client tokens for a deployment's server", false,
+       Bind(SetupEnrol, RunEnrol)},
+      {"", "serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)", false,
+       Bind(SetupServe, RunServe)},
+      {"", "load", "Load-test a FedSel server with many concurrent clients", false,
+       Bind(SetupLoad, RunLoad)},
+      {"", "shuffle", "Stand between LDP-FL clients and the server", false,
+       Bind(SetupShuffle, RunShuffle)},
+      {"", "client", "Take part in a deployed task as a client", false,
+       Bind(SetupClient, RunClient)},
+  };
+}
+
+// A subcommand as set up: its app and its run.
+struct SetUp {
+  const Command* command;
+  CLI::App* app;
+  CommandRun run;
+};
+
+// Adds every subcommand (and group) to `app`.
+std::vector<SetUp> AddCommands(CLI::App& app, const std::vector<Command>& commands) {
+  std::map<std::string, CLI::App*> groups = {{"", &app}};
+  std::vector<SetUp> set_up;
+  for (const Command& c : commands) {
+    CLI::App*& parent = groups[c.group];
+    if (parent == nullptr) {  // a group's first subcommand
+      const auto* group = std::find_if(std::begin(kGroups), std::end(kGroups), [&](const Group& g) {
+        return g.name == std::string(c.group);
+      });
+      parent = app.add_subcommand(group->name, group->help);
+      parent->require_subcommand(1);
+    }
+    if (c.help != nullptr) {
+      CLI::App* sub = parent->add_subcommand(c.name, c.help);
+      set_up.push_back({&c, sub, c.setup(*sub)});
+    } else {
+      CommandRun run = c.setup(*parent);  // adds its own subcommand
+      set_up.push_back({&c, parent->get_subcommand(c.name), std::move(run)});
+    }
+  }
+  return set_up;
+}
+
 }  // namespace
 
 int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
@@ -282,64 +406,13 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   app.add_flag("--print-config", print_config,
                "Print the subcommand's effective options (command line, --config file and "
                "defaults) as a config file, and exit without running it");
-
-  SampleOptions sample;
-  SetupSample(
-      *app.add_subcommand("sample", "Draw outputs of one mechanism or selector (for audits)"),
-      sample);
-  TrainOptions train;
-  SetupTrain(*app.add_subcommand("train", "Train a linear model with FedSel or a baseline"), train);
-  TrainOptions tune;
-  SetupTune(*app.add_subcommand("tune", "Choose a variant's hyper-parameters on validation data"),
-            tune);
-  LdpFlOptions ldpfl;
-  SetupLdpFl(*app.add_subcommand("ldpfl", "Train a neural network with LDP-FL (one configuration)"),
-             ldpfl);
-  FedSelReproductionConfig reproduce;
-  auto* reproduce_app = app.add_subcommand("reproduce", "Recompute a paper's tables and figures");
-  SetupReproduce(*reproduce_app, reproduce);
-  LdpFlReproductionConfig reproduce_ldpfl;
-  SetupReproduceLdpFl(*reproduce_app, reproduce_ldpfl);
-  FrontierReproductionConfig reproduce_frontier;
-  SetupReproduceFrontier(*reproduce_app, reproduce_frontier);
-  AuditOptions audit;
-  SetupAudit(
-      *app.add_subcommand("audit", "Check every mechanism and selector against its mathematics"),
-      audit);
-
-  auto* account_app =
-      app.add_subcommand("account", "What a configuration costs in privacy, before it runs");
-  account_app->require_subcommand(1);
-  AccountShuffleOptions account_shuffle;
-  SetupAccountShuffle(*account_app->add_subcommand(
-                          "shuffle", "Central (eps, delta) of N shuffled eps0-LDP reports"),
-                      account_shuffle);
-  AccountRunOptions account_run;
-  SetupAccountRun(*account_app->add_subcommand(
-                      "run", "A client's local, per-round and total (eps, delta) over a run"),
-                  account_run);
-
-  EnrolOptions enrol;
-  SetupEnrol(*app.add_subcommand("enrol", "Issue client tokens for a deployment's server"), enrol);
-  ServeOptions serve;
-  SetupServe(
-      *app.add_subcommand("serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)"),
-      serve);
-  LoadOptions load;
-  SetupLoad(*app.add_subcommand("load", "Load-test a FedSel server with many concurrent clients"),
-            load);
-  ShuffleOptions shuffle;
-  SetupShuffle(*app.add_subcommand("shuffle", "Stand between LDP-FL clients and the server"),
-               shuffle);
-  ClientOptions client;
-  SetupClient(*app.add_subcommand("client", "Take part in a deployed task as a client"), client);
-
+  const std::vector<Command> commands = Commands();
+  const std::vector<SetUp> set_up = AddCommands(app, commands);
   StrictOptions(app);
   if (Status e = EmptyListItem(app, argc, argv); !e.ok()) {
     err << "fedldp: error: " << e.error() << " (see --help)\n";
     return kUsageExit;
   }
-
   const std::string command = argc > 1 ? std::string(argv[1]) : std::string();
   try {
     app.parse(argc, argv);
@@ -352,41 +425,17 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     out << EffectiveConfig(app);
     return 0;
   }
-  if (cluster != nullptr && cluster->size() > 1 && !app.got_subcommand("train") &&
-      !app.got_subcommand("ldpfl")) {
+  const auto ran =
+      std::find_if(set_up.begin(), set_up.end(), [](const SetUp& s) { return s.app->parsed(); });
+  if (ran == set_up.end()) return kUsageExit;
+  if (cluster != nullptr && cluster->size() > 1 && !ran->command->mpi) {
     err << "fedldp " << command
         << ": error: only train and ldpfl spread their work over MPI processes; "
         << "run " << command << " without mpirun\n";
     return kUsageExit;
   }
-  Cluster& processes = cluster != nullptr ? *cluster : OneProcess();
-  // --threads 0 is all cores: shared among the processes on this machine.
-  if (processes.local_size() > 1) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int share = std::max(1, cores / processes.local_size());
-    if (train.threads == 0) train.threads = static_cast<std::size_t>(share);
-    if (ldpfl.threads == 0) ldpfl.threads = share;
-  }
   try {
-    if (app.got_subcommand("sample")) return RunSample(sample, out, err);
-    if (app.got_subcommand("audit")) return RunAudit(audit, out, err);
-    if (app.got_subcommand("train")) return RunTrain(train, out, err, processes);
-    if (app.got_subcommand("tune")) return RunTune(tune, out, err);
-    if (app.got_subcommand("ldpfl")) return RunLdpFl(ldpfl, out, err, processes);
-    if (app.got_subcommand("enrol")) return RunEnrol(enrol, out, err);
-    if (app.got_subcommand("serve")) return RunServe(serve, out, err);
-    if (app.got_subcommand("client")) return RunClient(client, out, err);
-    if (app.got_subcommand("shuffle")) return RunShuffle(shuffle, out, err);
-    if (app.got_subcommand("load")) return RunLoad(load, out, err);
-    if (account_app->got_subcommand("shuffle")) return RunAccountShuffle(account_shuffle, out, err);
-    if (account_app->got_subcommand("run")) return RunAccountRun(account_run, out, err);
-    if (reproduce_app->got_subcommand("fedsel")) return RunReproduceFedSel(reproduce, out, err);
-    if (reproduce_app->got_subcommand("frontier")) {
-      return RunReproduceFrontier(reproduce_frontier, out, err);
-    }
-    if (reproduce_app->got_subcommand("ldpfl")) {
-      return RunReproduceLdpFl(reproduce_ldpfl, out, err);
-    }
+    return ran->run(out, err, cluster != nullptr ? *cluster : OneProcess());
   } catch (const UsageError& e) {
     err << "fedldp " << command << ": error: " << e.what() << "\n";
     return kUsageExit;
@@ -394,7 +443,6 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     err << "fedldp " << command << ": failed: " << e.what() << "\n";
     return 1;
   }
-  return kUsageExit;
 }
 
 }  // namespace fedldp::cli
