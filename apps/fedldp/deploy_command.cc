@@ -178,7 +178,11 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-void SetupServe(CLI::App& app, ServeOptions& o) {
+namespace {
+
+// serve's options, in the order --help lists them: the task and its data,
+// FedSel's, LDP-FL's, then rounds and transport.
+void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
   app.description(
       "Run a FedSel or LDP-FL task as the server of a deployment: clients (fedldp client)\n"
       "join with tokens from fedldp enrol, and rounds run until the task is done. The state\n"
@@ -205,6 +209,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "Rows FIRST:END the server evaluates the model on (default 32561:, adult.test; "
                  "LDP-FL: of the test split, default all)");
   app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
+}
+
+void AddServeFedSelOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant,
                  "Two-stage FedSel variant, or privunitg, fastprojunit, twopoint (the whole "
@@ -241,6 +248,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                  "Learning rate (default 4, vector variants their tuned one; LDP-FL 0.03)");
   app.add_option("--momentum", o.momentum, "Momentum eta")->capture_default_str();
   app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
+}
+
+void AddServeLdpFlOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--rounds", o.rounds, "LDP-FL: communication rounds")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -275,6 +285,9 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
   app.add_option("--key-file", o.key_file,
                  "LDP-FL, FedSel --shuffle: the server's secret key file (default STATE.key; "
                  "public key in KEY.pub; created if absent)");
+}
+
+void AddServeRoundOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--deadline-ms", o.deadline_ms, "Round deadline")->capture_default_str();
   app.add_option("--stale-ms", o.stale_ms, "A client silent this long counts as dropped out")
       ->capture_default_str();
@@ -292,6 +305,15 @@ void SetupServe(CLI::App& app, ServeOptions& o) {
                "Allow plaintext on a non-loopback address (tokens and reports cross the network "
                "in clear)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
+}
+
+}  // namespace
+
+void SetupServe(CLI::App& app, ServeOptions& o) {
+  AddServeTaskOptions(app, o);
+  AddServeFedSelOptions(app, o);
+  AddServeLdpFlOptions(app, o);
+  AddServeRoundOptions(app, o);
 }
 
 // The options both protocols' servers share, into the library's config.
@@ -323,6 +345,64 @@ ServeObserver ServeLog(std::ostream& err) {
   return observer;
 }
 
+namespace {
+
+// serve --protocol fedsel's options into the library's config: the
+// variant's defaults (vector variants: the tuned lr, m / N and clip), then
+// the options given. The deployment serves the last iterate.
+FedSelServeConfig FedSelServeFrom(const ServeOptions& o) {
+  auto loss = ParseLoss(o.model);
+  if (!loss.ok()) throw UsageError(loss.error());
+  FedSelServeConfig config;
+  config.serve = ServeCommon(o, "fedsel-" + o.dataset);
+  config.central_delta = o.central_delta;
+  FedSelConfig& c = config.config;
+  const auto variant = ParseFedSelVariant(o.variant);
+  if (!variant.ok()) throw UsageError(variant.error());
+  c = DefaultFedSelConfig(*variant);
+  c.tail_average = 0;
+  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
+  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
+  if (o.clip) c.clip = *o.clip;
+  c.loss = *loss;
+  c.epsilon = o.epsilon.value_or(2.0);
+  c.epochs = o.epochs;
+  if (o.batch_fraction) c.batch_fraction = *o.batch_fraction;
+  c.mu = ParseMu(o.mu);
+  c.k_fraction = o.k_fraction;
+  if (o.learning_rate) c.learning_rate = *o.learning_rate;
+  c.momentum = o.momentum;
+  c.lambda = o.lambda;
+  c.sample_clients = o.sample_clients;
+  c.shuffle = o.shuffle;
+  return config;
+}
+
+// serve's JSON record of a finished FedSel task.
+std::string ServeRecord(const ServeOptions& o, const FedSelServeConfig& config,
+                        const ServeSummary& s) {
+  const FedSelConfig& c = config.config;
+  nlohmann::ordered_json f;
+  f["command"] = "serve";
+  StartRecord(f);
+  f["dataset"] = o.dataset;
+  f["variant"] = FedSelVariantName(c.variant);
+  f["epsilon"] = c.epsilon;
+  f["epochs"] = c.epochs;
+  f["users"] = config.serve.users;
+  f["accuracy"] = Percent(s.accuracy);
+  f["majority"] = Percent(s.majority);
+  f["rounds"] = s.rounds;
+  f["rounds_without_update"] = s.rounds_without_update;
+  f["reports_counted"] = s.reports_counted;
+  f["accepted_here"] = s.accepted_here;
+  f["training_seconds"] = s.training_seconds;
+  f["training_cpu_seconds"] = s.training_cpu_seconds;
+  return f.dump();
+}
+
+}  // namespace
+
 int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   CheckOut(given.out);
   if (given.tls_cert.empty() != given.tls_key.empty()) {
@@ -349,32 +429,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
   if (o.eval_rows.empty()) o.eval_rows = "32561:";
-  auto loss = ParseLoss(o.model);
-  if (!loss.ok()) throw UsageError(loss.error());
-  FedSelServeConfig config;
-  config.serve = ServeCommon(o, "fedsel-" + o.dataset);
-  config.central_delta = o.central_delta;
-  // The variant's defaults (vector variants: the tuned lr, m / N and clip),
-  // then the options given. The deployment serves the last iterate.
-  FedSelConfig& c = config.config;
-  const auto variant = ParseFedSelVariant(o.variant);
-  if (!variant.ok()) throw UsageError(variant.error());
-  c = DefaultFedSelConfig(*variant);
-  c.tail_average = 0;
-  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
-  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
-  if (o.clip) c.clip = *o.clip;
-  c.loss = *loss;
-  c.epsilon = o.epsilon.value_or(2.0);
-  c.epochs = o.epochs;
-  if (o.batch_fraction) c.batch_fraction = *o.batch_fraction;
-  c.mu = ParseMu(o.mu);
-  c.k_fraction = o.k_fraction;
-  if (o.learning_rate) c.learning_rate = *o.learning_rate;
-  c.momentum = o.momentum;
-  c.lambda = o.lambda;
-  c.sample_clients = o.sample_clients;
-  c.shuffle = o.shuffle;
+  const FedSelServeConfig config = FedSelServeFrom(o);
   // Bad options are refused before the data are read.
   if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
   const Dataset data = LoadData(o.dataset, o.data_dir);
@@ -385,29 +440,12 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
+  const FedSelConfig& c = config.config;
   out << "deployed FedSel " << FedSelVariantName(c.variant) << " on " << o.dataset << ": accuracy "
       << Pct(s.accuracy) << " (majority class " << Pct(s.majority) << "), " << s.rounds
       << " rounds, " << s.rounds_without_update << " without update, " << s.reports_counted
       << " reports counted\n";
-  if (!o.out.empty()) {
-    nlohmann::ordered_json f;
-    f["command"] = "serve";
-    StartRecord(f);
-    f["dataset"] = o.dataset;
-    f["variant"] = FedSelVariantName(c.variant);
-    f["epsilon"] = c.epsilon;
-    f["epochs"] = c.epochs;
-    f["users"] = config.serve.users;
-    f["accuracy"] = Percent(s.accuracy);
-    f["majority"] = Percent(s.majority);
-    f["rounds"] = s.rounds;
-    f["rounds_without_update"] = s.rounds_without_update;
-    f["reports_counted"] = s.reports_counted;
-    f["accepted_here"] = s.accepted_here;
-    f["training_seconds"] = s.training_seconds;
-    f["training_cpu_seconds"] = s.training_cpu_seconds;
-    AppendOut(o.out, f.dump() + "\n");
-  }
+  if (!o.out.empty()) AppendOut(o.out, ServeRecord(o, config, s) + "\n");
   return 0;
 }
 
