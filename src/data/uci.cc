@@ -4,6 +4,9 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "fedldp/data/loaders.h"
 #include "fedldp/random/counter_rng.h"
@@ -205,9 +208,17 @@ Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimit
   return data;
 }
 
-Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
-  // Input columns in file order; kind: n numeric, c categorical, b yes/no, - dropped.
-  const std::vector<Column> categorical = {
+namespace {
+
+// Bank's input columns in file order (y last), and per column before y its
+// kind: n numeric, c categorical, b yes/no, - dropped.
+constexpr std::array<const char*, 17> kBankNames = {
+    "age", "job",   "marital",  "education", "default", "balance",  "housing",  "loan", "contact",
+    "day", "month", "duration", "campaign",  "pdays",   "previous", "poutcome", "y"};
+constexpr std::string_view kBankKinds = "ncccbnbbcn-nnnn-";
+
+const std::vector<Column>& BankCategorical() {
+  static const std::vector<Column> columns = {
       {"job",
        {"admin.", "blue-collar", "entrepreneur", "housemaid", "management", "retired",
         "self-employed", "services", "student", "technician", "unemployed", "unknown"},
@@ -216,21 +227,54 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
       {"education", {"primary", "secondary", "tertiary", "unknown"}, {}},
       {"contact", {"cellular", "telephone", "unknown"}, {}},
   };
-  const std::array<const char*, 17> names = {
-      "age", "job",   "marital",  "education", "default", "balance",  "housing",  "loan", "contact",
-      "day", "month", "duration", "campaign",  "pdays",   "previous", "poutcome", "y"};
-  const std::string kinds = "ncccbnbbcn-nnnn-";  // per input column before y
+  return columns;
+}
+
+// One Bank record's features into `row` (zeroed here).
+Status EncodeBankRow(const std::vector<std::string>& fields, std::vector<float>& row) {
+  std::fill(row.begin(), row.end(), 0.0f);
+  std::size_t offset = 0;
+  for (std::size_t c = 0, cat = 0; c < kBankKinds.size(); ++c) {
+    const std::string& f = fields[c];
+    switch (kBankKinds[c]) {
+      case 'n': {
+        const auto v = internal::ParseFloat(f);
+        if (!v)
+          return Error{std::string(kBankNames[c]) + " '" + f + "' is not a number a float holds"};
+        row[offset++] = *v;
+        break;
+      }
+      case 'b':
+        if (f != "yes" && f != "no") {
+          return Error{std::string(kBankNames[c]) + " must be yes or no, got '" + f + "'"};
+        }
+        row[offset++] = f == "yes" ? 1.0f : 0.0f;
+        break;
+      case 'c':
+        FEDLDP_RETURN_IF_ERROR(EncodeOneHot(BankCategorical()[cat], f, row.data(), offset));
+        offset += BankCategorical()[cat++].width();
+        break;
+      default:
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
   Dataset data;
   data.name = "bank";
   std::vector<std::size_t> numeric_columns;
-  for (std::size_t c = 0, cat = 0; c < kinds.size(); ++c) {
-    if (kinds[c] == 'c') {
-      for (const auto& v : categorical[cat].values)
-        data.feature_names.push_back(std::string(names[c]) + "=" + v);
+  for (std::size_t c = 0, cat = 0; c < kBankKinds.size(); ++c) {
+    if (kBankKinds[c] == 'c') {
+      for (const auto& v : BankCategorical()[cat].values)
+        data.feature_names.push_back(std::string(kBankNames[c]) + "=" + v);
       ++cat;
-    } else if (kinds[c] != '-') {
-      if (kinds[c] == 'n') numeric_columns.push_back(data.feature_names.size());
-      data.feature_names.push_back(names[c]);
+    } else if (kBankKinds[c] != '-') {
+      if (kBankKinds[c] == 'n') numeric_columns.push_back(data.feature_names.size());
+      data.feature_names.push_back(kBankNames[c]);
     }
   }
   data.dimension = data.feature_names.size();  // 32
@@ -241,7 +285,7 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
   while (auto line = in.Next()) {
     if (line->empty()) continue;
     const auto fields = SplitFields(*line, ';');
-    if (fields.size() != names.size()) {
+    if (fields.size() != kBankNames.size()) {
       return Error{
           in.Where("expected 17 ';'-separated fields, got " + std::to_string(fields.size()))};
     }
@@ -254,34 +298,7 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
     if (Status e = internal::CheckSize(data.size() + 1, data.dimension, limits); !e.ok()) {
       return Error{in.Where(e.error())};
     }
-    std::fill(row.begin(), row.end(), 0.0f);
-    std::size_t offset = 0;
-    for (std::size_t c = 0, cat = 0; c < kinds.size(); ++c) {
-      const std::string& f = fields[c];
-      switch (kinds[c]) {
-        case 'n': {
-          const auto v = internal::ParseFloat(f);
-          if (!v) {
-            return Error{
-                in.Where(std::string(names[c]) + " '" + f + "' is not a number a float holds")};
-          }
-          row[offset++] = *v;
-          break;
-        }
-        case 'b':
-          if (f != "yes" && f != "no")
-            return Error{in.Where(std::string(names[c]) + " must be yes or no, got '" + f + "'")};
-          row[offset++] = f == "yes" ? 1.0f : 0.0f;
-          break;
-        case 'c':
-          if (Status e = EncodeOneHot(categorical[cat], f, row.data(), offset); !e.ok())
-            return Error{in.Where(e.error())};
-          offset += categorical[cat++].width();
-          break;
-        default:
-          break;
-      }
-    }
+    if (Status e = EncodeBankRow(fields, row); !e.ok()) return Error{in.Where(e.error())};
     if (fields[16] != "yes" && fields[16] != "no")
       return Error{in.Where("y must be yes or no, got '" + fields[16] + "'")};
     data.Append(row, fields[16] == "yes" ? 1 : 0);
@@ -292,17 +309,33 @@ Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits) {
   return data;
 }
 
-Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std::size_t> max_rows,
-                        std::uint64_t seed, const LoadLimits& limits) {
-  constexpr std::size_t kFields = 42;
-  const std::array<std::size_t, 3> categorical = {1, 2, 3};
-  const std::array<const char*, 3> categorical_names = {"protocol_type", "service", "flag"};
-  // num_outbound_cmds (19) and is_host_login (20): constant in the 10 % file.
-  auto dropped = [](std::size_t c) { return c == 19 || c == 20; };
-  // Pass 1: every line, checked, and the categorical dictionaries.
+namespace {
+
+// KDD Cup 99: 41 input columns and the label; protocol_type, service and
+// flag categorical; num_outbound_cmds (19) and is_host_login (20) constant
+// in the 10 % file, dropped.
+constexpr std::size_t kKddFields = 42;
+constexpr std::array<std::size_t, 3> kKddCategorical = {1, 2, 3};
+constexpr std::array<const char*, 3> kKddCategoricalNames = {"protocol_type", "service", "flag"};
+bool KddDropped(std::size_t c) { return c == 19 || c == 20; }
+using KddDictionary = std::array<std::map<std::string, std::size_t>, 3>;
+
+// Which of the categorical columns column c is, or 3 if none.
+std::size_t KddCategory(std::size_t c) {
+  return static_cast<std::size_t>(std::find(kKddCategorical.begin(), kKddCategorical.end(), c) -
+                                  kKddCategorical.begin());
+}
+
+// Pass 1: every line of the files, checked, where it came from (file, line
+// number), and the categorical columns' values.
+struct KddLines {
   std::vector<std::string> lines;
-  std::vector<std::pair<std::string, std::size_t>> origin;  // file, line number
-  std::array<std::map<std::string, std::size_t>, 3> dictionary;
+  std::vector<std::pair<std::string, std::size_t>> origin;
+  KddDictionary dictionary;
+};
+Result<KddLines> ReadKddLines(const std::vector<std::string>& paths,
+                              std::optional<std::size_t> max_rows, const LoadLimits& limits) {
+  KddLines k;
   std::size_t kept_bytes = 0;
   for (const auto& path : paths) {
     LineReader in(path, limits.max_line_bytes);
@@ -310,16 +343,17 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
     while (auto line = in.Next()) {
       if (line->empty()) continue;
       const auto fields = SplitFields(*line, ',');
-      if (fields.size() != kFields) {
+      if (fields.size() != kKddFields) {
         return Error{
             in.Where("expected 42 comma-separated fields, got " + std::to_string(fields.size()))};
       }
-      for (std::size_t i = 0; i < 3; ++i) dictionary[i].emplace(fields[categorical[i]], 0);
+      for (std::size_t i = 0; i < 3; ++i) k.dictionary[i].emplace(fields[kKddCategorical[i]], 0);
       // Every value of a categorical column is a feature: the dimension
       // grows with the dictionaries (38 numeric columns besides).
       const std::size_t dimension =
-          38 + dictionary[0].size() + dictionary[1].size() + dictionary[2].size();
-      const std::size_t rows = max_rows ? std::min(lines.size() + 1, *max_rows) : lines.size() + 1;
+          38 + k.dictionary[0].size() + k.dictionary[1].size() + k.dictionary[2].size();
+      const std::size_t rows =
+          max_rows ? std::min(k.lines.size() + 1, *max_rows) : k.lines.size() + 1;
       if (Status e = internal::CheckSize(rows, dimension, limits); !e.ok()) {
         return Error{in.Where(e.error())};
       }
@@ -330,38 +364,44 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
         return Error{in.Where("the files hold more text than a loader keeps (" +
                               std::to_string(limits.max_cells * 4) + " bytes)")};
       }
-      lines.push_back(std::move(*line));
-      origin.emplace_back(path, in.line());
+      k.lines.push_back(std::move(*line));
+      k.origin.emplace_back(path, in.line());
     }
     if (!in.read_status().ok()) return in.read_status();
   }
-  if (lines.empty()) return Error{"no KDD rows in the given files"};
-  // Output layout in input-column order: a numeric column takes one
-  // position, a categorical one a block (values sorted), a dropped one none.
-  Dataset data;
-  data.name = "kdd";
-  std::vector<std::size_t> numeric_columns;
-  std::vector<std::size_t> position(kFields - 1, 0);
-  for (std::size_t c = 0; c + 1 < kFields; ++c) {
+  if (k.lines.empty()) return Error{"no KDD rows in the given files"};
+  return k;
+}
+
+// The output layout in input-column order: a numeric column takes one
+// position, a categorical one a block (values sorted, numbered here), a
+// dropped one none. Returns each input column's first position.
+std::vector<std::size_t> KddLayout(Dataset& data, KddDictionary& dictionary,
+                                   std::vector<std::size_t>& numeric_columns) {
+  std::vector<std::size_t> position(kKddFields - 1, 0);
+  for (std::size_t c = 0; c + 1 < kKddFields; ++c) {
     position[c] = data.feature_names.size();
-    const auto cat = std::find(categorical.begin(), categorical.end(), c);
-    if (cat != categorical.end()) {
-      const std::size_t i = static_cast<std::size_t>(cat - categorical.begin());
+    if (const std::size_t i = KddCategory(c); i < 3) {
       std::size_t index = 0;
       for (auto& [value, slot] : dictionary[i]) {
         slot = index++;
-        data.feature_names.push_back(std::string(categorical_names[i]) + "=" + value);
+        data.feature_names.push_back(std::string(kKddCategoricalNames[i]) + "=" + value);
       }
-    } else if (!dropped(c)) {
+    } else if (!KddDropped(c)) {
       numeric_columns.push_back(data.feature_names.size());
       data.feature_names.push_back("column" + std::to_string(c + 1));
     }
   }
   data.dimension = data.feature_names.size();
-  // Which rows: all, or a seeded uniform subset in file order.
-  std::vector<std::size_t> chosen(lines.size());
+  return position;
+}
+
+// Which rows: all, or a seeded uniform subset of max_rows in file order.
+std::vector<std::size_t> ChooseKddRows(std::size_t lines, std::optional<std::size_t> max_rows,
+                                       std::uint64_t seed) {
+  std::vector<std::size_t> chosen(lines);
   std::iota(chosen.begin(), chosen.end(), std::size_t{0});
-  if (max_rows && *max_rows < lines.size()) {
+  if (max_rows && *max_rows < lines) {
     CounterRng rng(seed, /*stream=*/0x4b4444);  // "KDD"
     for (std::size_t i = 0; i < *max_rows; ++i) {
       std::swap(chosen[i], chosen[i + UniformIndex(rng, chosen.size() - i)]);
@@ -369,26 +409,45 @@ Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std
     chosen.resize(*max_rows);
     std::sort(chosen.begin(), chosen.end());
   }
-  std::vector<float> row(data.dimension);
-  for (std::size_t r : chosen) {
-    const auto fields = SplitFields(lines[r], ',');
-    auto where = [&](const std::string& reason) {
-      return origin[r].first + ":" + std::to_string(origin[r].second) + ": " + reason;
-    };
-    std::fill(row.begin(), row.end(), 0.0f);
-    for (std::size_t c = 0; c + 1 < kFields; ++c) {
-      const auto cat = std::find(categorical.begin(), categorical.end(), c);
-      if (cat != categorical.end()) {
-        const std::size_t i = static_cast<std::size_t>(cat - categorical.begin());
-        row[position[c] + dictionary[i].at(fields[c])] = 1;
-      } else if (!dropped(c)) {
-        const auto v = internal::ParseFloat(fields[c]);
-        if (!v) {
-          return Error{where("column " + std::to_string(c + 1) + " '" + fields[c] +
-                             "' is not a number a float holds")};
-        }
-        row[position[c]] = *v;
+  return chosen;
+}
+
+// One record's features into `row` (zeroed here), or why it cannot be.
+Status EncodeKddRow(const std::vector<std::string>& fields, const KddDictionary& dictionary,
+                    const std::vector<std::size_t>& position, std::vector<float>& row) {
+  std::fill(row.begin(), row.end(), 0.0f);
+  for (std::size_t c = 0; c + 1 < kKddFields; ++c) {
+    if (const std::size_t i = KddCategory(c); i < 3) {
+      row[position[c] + dictionary[i].at(fields[c])] = 1;
+    } else if (!KddDropped(c)) {
+      const auto v = internal::ParseFloat(fields[c]);
+      if (!v) {
+        return Error{"column " + std::to_string(c + 1) + " '" + fields[c] +
+                     "' is not a number a float holds"};
       }
+      row[position[c]] = *v;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Dataset> LoadKdd(const std::vector<std::string>& paths, std::optional<std::size_t> max_rows,
+                        std::uint64_t seed, const LoadLimits& limits) {
+  FEDLDP_ASSIGN_OR_RETURN(KddLines k, ReadKddLines(paths, max_rows, limits));
+  Dataset data;
+  data.name = "kdd";
+  std::vector<std::size_t> numeric_columns;
+  const std::vector<std::size_t> position = KddLayout(data, k.dictionary, numeric_columns);
+  std::vector<float> row(data.dimension);
+  for (std::size_t r : ChooseKddRows(k.lines.size(), max_rows, seed)) {
+    const auto fields = SplitFields(k.lines[r], ',');
+    auto where = [&](const std::string& reason) {
+      return k.origin[r].first + ":" + std::to_string(k.origin[r].second) + ": " + reason;
+    };
+    if (Status e = EncodeKddRow(fields, k.dictionary, position, row); !e.ok()) {
+      return Error{where(e.error())};
     }
     std::string label = fields.back();
     if (!label.empty() && label.back() == '.') label.pop_back();
