@@ -489,44 +489,33 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluste
   return experiment->stopped() ? 1 : 0;
 }
 
-int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
-  const FedSelExperimentConfig config = ToConfig(o, /*tune=*/true);
-  CheckOut(o.out);
-  const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
-  std::optional<ProgressBar> bar;
-  FedSelTuningObserver observer;
-  observer.started = [&](const FedSelTuningRun& t) {
-    const Dataset& data = *t.data;
-    out << "fedldp tune: " << t.dataset_label << " ("
-        << (t.test_from > 0 ? t.test_from : data.size())
-        << " training records, d = " << data.dimension << ", " << LinearParameters(data)
-        << " weights), variant " << o.variant << ", ";
-    if (o.central_epsilon) {
-      out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
-          << ") per client";
-    } else if (variant.is_private()) {
-      out << "eps " << config.training.epsilon << " per client";
-    } else {
-      out << "non-private";
-    }
-    out << ", " << t.points << " grid point" << (t.points == 1 ? "" : "s") << " x "
-        << config.tuning.splits << " split" << (config.tuning.splits == 1 ? "" : "s")
-        << " holding out " << 100 * config.tuning.validation_fraction << " % of the rows, seed "
-        << o.seed << ", " << t.threads << " threads\n";
-    out.flush();
-    bar.emplace(o.variant + " (tuning)");
-  };
-  observer.progress = [&](std::size_t done, std::size_t total) {
-    if (bar) bar->Update(done, total);
-  };
-  // Ctrl-C (or SIGTERM) skips the runs not yet started: the points that ran
-  // are ranked and recorded, no winner is named, and the exit code is 1.
-  StopOnSignal stop;
-  auto run = RunFedSelTuning(config, observer, stop.token());
-  bar.reset();  // cleared before the table
-  if (!run.ok()) Refuse(run.error());
-  const FedSelTuning& tuned = run->tuning;
-  std::vector<const TuningTrial*> ranked;
+namespace {
+
+// tune's first line: the data, the variant, the budget and the grid.
+void PrintTuneStart(const TrainOptions& o, const FedSelExperimentConfig& config,
+                    const FedSelVariant& variant, const FedSelTuningRun& t, std::ostream& out) {
+  const Dataset& data = *t.data;
+  out << "fedldp tune: " << t.dataset_label << " (" << (t.test_from > 0 ? t.test_from : data.size())
+      << " training records, d = " << data.dimension << ", " << LinearParameters(data)
+      << " weights), variant " << o.variant << ", ";
+  if (o.central_epsilon) {
+    out << "shuffled, central eps " << *o.central_epsilon << " (delta " << o.central_delta
+        << ") per client";
+  } else if (variant.is_private()) {
+    out << "eps " << config.training.epsilon << " per client";
+  } else {
+    out << "non-private";
+  }
+  out << ", " << t.points << " grid point" << (t.points == 1 ? "" : "s") << " x "
+      << config.tuning.splits << " split" << (config.tuning.splits == 1 ? "" : "s")
+      << " holding out " << 100 * config.tuning.validation_fraction << " % of the rows, seed "
+      << o.seed << ", " << t.threads << " threads\n";
+  out.flush();
+}
+
+// The ten best grid points by score, and how many were refused (and why).
+void PrintTuneRanking(const FedSelTuning& tuned, const FedSelVariant& variant,
+                      std::vector<const TuningTrial*>& ranked, std::ostream& out) {
   std::size_t refused = 0;
   std::string why;
   for (const TuningTrial& t : tuned.trials) {
@@ -558,6 +547,32 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
         << std::defaultfloat << std::setprecision(6);
   }
   if (refused > 0) out << refused << " grid points refused (" << why << ")\n";
+}
+
+}  // namespace
+
+int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
+  const FedSelExperimentConfig config = ToConfig(o, /*tune=*/true);
+  CheckOut(o.out);
+  const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
+  std::optional<ProgressBar> bar;
+  FedSelTuningObserver observer;
+  observer.started = [&](const FedSelTuningRun& t) {
+    PrintTuneStart(o, config, variant, t, out);
+    bar.emplace(o.variant + " (tuning)");
+  };
+  observer.progress = [&](std::size_t done, std::size_t total) {
+    if (bar) bar->Update(done, total);
+  };
+  // Ctrl-C (or SIGTERM) skips the runs not yet started: the points that ran
+  // are ranked and recorded, no winner is named, and the exit code is 1.
+  StopOnSignal stop;
+  auto run = RunFedSelTuning(config, observer, stop.token());
+  bar.reset();  // cleared before the table
+  if (!run.ok()) Refuse(run.error());
+  const FedSelTuning& tuned = run->tuning;
+  std::vector<const TuningTrial*> ranked;
+  PrintTuneRanking(tuned, variant, ranked, out);
   if (tuned.stopped) {
     if (!o.out.empty()) AppendOut(o.out, run->RecordLines());
     out << "stopped: " << ranked.size() << " of " << tuned.trials.size()
@@ -566,7 +581,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   }
   const FedSelConfig& best = tuned.best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
-  if (vector) out << " --clip " << best.clip;
+  if (variant.kind == FedSelVariant::Kind::kVector) out << " --clip " << best.clip;
   out << " --tail-average " << best.tail_average << " --epochs " << best.epochs << "   (validation "
       << std::fixed << std::setprecision(2) << Percent(tuned.accuracy) << " %, score "
       << Percent(tuned.score) << " %)\n"

@@ -31,6 +31,32 @@ Result<std::size_t> LabelPosition(const std::string& label_column,
                (header ? "" : " (the file has no header row)")};
 }
 
+// The rows' classes, in increasing order of the label: numerically when
+// every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text.
+Status SetClasses(const std::string& path, const std::vector<std::string>& labels, Dataset& data) {
+  const bool numeric = std::all_of(labels.begin(), labels.end(), [](const std::string& l) {
+    return internal::ParseNumber(l).has_value();
+  });
+  std::map<double, int> by_number;
+  std::map<std::string, int> by_text;
+  for (const auto& l : labels) {
+    if (numeric) {
+      by_number.emplace(*internal::ParseNumber(l), 0);
+    } else {
+      by_text.emplace(l, 0);
+    }
+  }
+  int next = 0;
+  for (auto& [unused, cls] : by_number) cls = next++;
+  for (auto& [unused, cls] : by_text) cls = next++;
+  if (next > 65536) return Error{path + ": more than 65,536 distinct labels"};
+  data.classes = std::max(2, next);
+  for (const auto& l : labels) {
+    data.labels.push_back(numeric ? by_number.at(*internal::ParseNumber(l)) : by_text.at(l));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column,
@@ -93,28 +119,7 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
   }
   if (!in.read_status().ok()) return in.read_status();
   if (labels.empty()) return Error{path + ": no rows"};
-  // Classes in increasing order of the label: numerically when every label
-  // is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text.
-  const bool numeric = std::all_of(labels.begin(), labels.end(), [](const std::string& l) {
-    return internal::ParseNumber(l).has_value();
-  });
-  std::map<double, int> by_number;
-  std::map<std::string, int> by_text;
-  for (const auto& l : labels) {
-    if (numeric) {
-      by_number.emplace(*internal::ParseNumber(l), 0);
-    } else {
-      by_text.emplace(l, 0);
-    }
-  }
-  int next = 0;
-  for (auto& [unused, cls] : by_number) cls = next++;
-  for (auto& [unused, cls] : by_text) cls = next++;
-  if (next > 65536) return Error{path + ": more than 65,536 distinct labels"};
-  data.classes = std::max(2, next);
-  for (const auto& l : labels) {
-    data.labels.push_back(numeric ? by_number.at(*internal::ParseNumber(l)) : by_text.at(l));
-  }
+  FEDLDP_RETURN_IF_ERROR(SetClasses(path, labels, data));
   return data;
 }
 

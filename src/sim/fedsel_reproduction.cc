@@ -100,6 +100,82 @@ class Evaluator {
 const std::vector<std::string> kDatasets = {"syn-L-0.01-0.9", "bank", "kdd", "adult"};
 const std::vector<std::string> kSelectors = {"exp", "pe", "ps"};
 
+// One row of Table 3's accuracies: the non-private model, flat PM,
+// uniform PM and each selector's X-PM and X-PM-C.
+struct Table3Accuracies {
+  double majority = 0, np = 0, pm = 0, uniform_pm = 0;
+  std::map<std::string, double> selected;  // "exp", "exp-c", ...
+};
+
+Table3Accuracies RunTable3Row(FedSelReproduction& result, const std::string& dataset, Loss loss,
+                              const Dataset& data, Evaluator& evaluate) {
+  const FedSelReproductionConfig& c = result.config;
+  const std::string row = dataset + "/" + LossName(loss);
+  auto run = [&](const std::string& variant) {
+    FedSelConfig config;
+    config.loss = loss;
+    config.variant = ParseFedSelVariant(variant).value();
+    config.epsilon = c.epsilon;
+    config.gradient_scaling = c.gradient_scaling;
+    // The non-private reference steps at alpha = 1: the private runs'
+    // alpha = 4 makes it diverge on Bank.
+    if (variant == "np") config.learning_rate = 1.0;
+    const auto r = evaluate.Run(config, dataset, data, result.table_cv, row + " " + variant);
+    result.updates += r.updates;
+    result.seconds += r.seconds;
+    return r;
+  };
+  Table3Accuracies a;
+  a.np = run("np").MeanAccuracy();
+  const auto pm = run("pm");
+  a.majority = pm.MeanMajority();
+  a.pm = pm.MeanAccuracy();
+  a.uniform_pm = run("uniform-pm").MeanAccuracy();
+  for (const auto& s : kSelectors) {
+    a.selected[s] = run(s + "-pm").MeanAccuracy();
+    a.selected[s + "-c"] = run(s + "-pm-c").MeanAccuracy();
+  }
+  // Not better than the majority class: learned nothing.
+  const auto flag = [&](const std::string& name, double accuracy) {
+    if (accuracy <= a.majority) {
+      result.learned_nothing.push_back(row + " " + name + " " + Fixed(100 * accuracy) +
+                                       " % <= " + Fixed(100 * a.majority) + " % majority");
+    }
+  };
+  flag("np", a.np);
+  flag("pm", a.pm);
+  flag("uniform-pm", a.uniform_pm);
+  for (const auto& s : kSelectors) {
+    flag(s + "-pm", a.selected[s]);
+    flag(s + "-pm-c", a.selected[s + "-c"]);
+  }
+  return a;
+}
+
+// The row in markdown (gains and losses beside the paper's) and CSV
+// (accuracies in percent; gains and losses in points).
+void WriteTable3Row(const std::string& dataset, Loss loss, const Table3Accuracies& a,
+                    std::ostream& md, std::ostream& csv) {
+  const auto& paper = PaperTable3().at(dataset + "/" + LossName(loss));
+  md << "| " << dataset << " | " << LossName(loss) << " | " << Fixed(100 * a.majority) << " | "
+     << Fixed(100 * a.np) << " | " << Fixed(100 * a.pm) << " | " << Fixed(100 * a.uniform_pm);
+  csv << dataset << "," << LossName(loss) << "," << Percent(a.majority) << "," << Percent(a.np)
+      << "," << Percent(a.pm) << "," << Percent(a.uniform_pm);
+  for (const auto& s : kSelectors) {
+    csv << "," << Percent(a.selected.at(s)) << "," << Percent(a.selected.at(s + "-c"));
+  }
+  for (std::size_t i = 0; i < kSelectors.size(); ++i) {
+    const double gain = 100 * (a.selected.at(kSelectors[i] + "-c") - a.pm);
+    const double loss_points =
+        100 * (a.selected.at(kSelectors[i] + "-c") - a.selected.at(kSelectors[i]));
+    md << " | " << Fixed(gain) << " (" << Fixed(paper.gain[i]) << ") | " << Fixed(loss_points)
+       << " (" << Fixed(paper.loss[i]) << ")";
+    csv << "," << gain << "," << loss_points;
+  }
+  md << " |\n";
+  csv << "\n";
+}
+
 void Table3(FedSelReproduction& result, const std::vector<Dataset>& loaded, Evaluator& evaluate,
             const FedSelReproductionObserver& observer) {
   const FedSelReproductionConfig& c = result.config;
@@ -111,66 +187,11 @@ void Table3(FedSelReproduction& result, const std::vector<Dataset>& loaded, Eval
   md << "| dataset | model | majority | NP | PM | U-PM | EXP-gain | EXP-loss | PE-gain | "
         "PE-loss | PS-gain | PS-loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t which = 0; which < kDatasets.size(); ++which) {
-    const std::string& dataset = kDatasets[which];
     for (const Loss loss : {Loss::kLogistic, Loss::kHinge}) {
-      const std::string row = dataset + "/" + LossName(loss);
-      auto run = [&](const std::string& variant) {
-        FedSelConfig config;
-        config.loss = loss;
-        config.variant = ParseFedSelVariant(variant).value();
-        config.epsilon = c.epsilon;
-        config.gradient_scaling = c.gradient_scaling;
-        // The non-private reference steps at alpha = 1: the private runs'
-        // alpha = 4 makes it diverge on Bank.
-        if (variant == "np") config.learning_rate = 1.0;
-        const auto r = evaluate.Run(config, dataset, loaded[which], cv, row + " " + variant);
-        result.updates += r.updates;
-        result.seconds += r.seconds;
-        return r;
-      };
-      const auto np = run("np");
-      const auto pm = run("pm");
-      const double uniform_pm = run("uniform-pm").MeanAccuracy();
-      std::map<std::string, double> acc;
-      for (const auto& s : kSelectors) {
-        acc[s] = run(s + "-pm").MeanAccuracy();
-        acc[s + "-c"] = run(s + "-pm-c").MeanAccuracy();
-      }
-      const auto& paper = PaperTable3().at(row);
-      auto flag = [&](const std::string& name, double accuracy) {
-        if (accuracy <= pm.MeanMajority()) {
-          result.learned_nothing.push_back(row + " " + name + " " + Fixed(100 * accuracy) +
-                                           " % <= " + Fixed(100 * pm.MeanMajority()) +
-                                           " % majority");
-        }
-      };
-      flag("np", np.MeanAccuracy());
-      flag("pm", pm.MeanAccuracy());
-      flag("uniform-pm", uniform_pm);
-      for (const auto& s : kSelectors) {
-        flag(s + "-pm", acc[s]);
-        flag(s + "-pm-c", acc[s + "-c"]);
-      }
-      md << "| " << dataset << " | " << LossName(loss) << " | " << Fixed(100 * pm.MeanMajority())
-         << " | " << Fixed(100 * np.MeanAccuracy()) << " | " << Fixed(100 * pm.MeanAccuracy())
-         << " | " << Fixed(100 * uniform_pm);
-      // Accuracies in percent; gains and losses in points.
-      csv << dataset << "," << LossName(loss) << "," << Percent(pm.MeanMajority()) << ","
-          << Percent(np.MeanAccuracy()) << "," << Percent(pm.MeanAccuracy()) << ","
-          << Percent(uniform_pm);
-      for (const auto& s : kSelectors) {
-        csv << "," << Percent(acc[s]) << "," << Percent(acc[s + "-c"]);
-      }
-      for (std::size_t i = 0; i < kSelectors.size(); ++i) {
-        const double gain = 100 * (acc[kSelectors[i] + "-c"] - pm.MeanAccuracy());
-        const double loss_points = 100 * (acc[kSelectors[i] + "-c"] - acc[kSelectors[i]]);
-        md << " | " << Fixed(gain) << " (" << Fixed(paper.gain[i]) << ") | " << Fixed(loss_points)
-           << " (" << Fixed(paper.loss[i]) << ")";
-        csv << "," << gain << "," << loss_points;
-      }
-      md << " |\n";
-      csv << "\n";
-      if (observer.row) observer.row(row);
+      const Table3Accuracies a =
+          RunTable3Row(result, kDatasets[which], loss, loaded[which], evaluate);
+      WriteTable3Row(kDatasets[which], loss, a, md, csv);
+      if (observer.row) observer.row(kDatasets[which] + "/" + LossName(loss));
     }
   }
   std::ostringstream text;
