@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "fedldp/random/secure_rng.h"
-#include "served_randomizer.h"
+#include "fedsel_method.h"
 
 namespace fedldp {
 
@@ -77,20 +77,7 @@ Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& p
                    " is not private: nothing to shuffle"};
     }
   }
-  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
-    FEDLDP_RETURN_IF_ERROR(net_internal::CheckServedRandomizer(
-        plan->variant.vector, "variant " + FedSelVariantName(spec.config.variant)));
-    if (spec.config.tail_average > 0) {
-      return Error{"the deployment serves the last iterate: tail averaging is not in its state"};
-    }
-    auto vector = MakeFedSelVectorRandomizer(*plan, spec.config, spec.dimension, 0);
-    if (!vector.ok()) return Error{vector.error()};
-    return {};
-  }
-  auto randomizer = MakeFedSelRandomizer(*plan, spec.dimension);
-  if (!randomizer.ok()) {
-    return Error{"the deployment runs two-stage and vector variants only: " + randomizer.error()};
-  }
+  FEDLDP_RETURN_IF_ERROR(net_internal::FedSelMethod::Make(*plan, spec.config, spec.dimension));
   return {};
 }
 
@@ -106,16 +93,11 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
   FedSelTaskSpec bound = spec;
   if (Status e = AdoptDeployment(bound.deployment, state); !e.ok()) return Error{e.error()};
   auto plan = PlanFedSel(spec.config, spec.users, spec.dimension);
-  std::optional<FedSelRandomizer> randomizer;
-  std::unique_ptr<VectorRandomizer> vector;
-  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
-    vector = MakeFedSelVectorRandomizer(*plan, spec.config, spec.dimension, 0).value();
-  } else {
-    randomizer.emplace(MakeFedSelRandomizer(*plan, spec.dimension).value());
-  }
-  std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(
-      bound, policy, std::move(state), *plan, std::move(randomizer), std::move(vector),
-      std::move(log), std::move(on_epoch), std::move(keys)));
+  // Check made both: they can be made.
+  auto method = net_internal::FedSelMethod::Make(*plan, spec.config, spec.dimension).value();
+  std::unique_ptr<FedSelCoordinator> c(new FedSelCoordinator(bound, policy, std::move(state), *plan,
+                                                             std::move(method), std::move(log),
+                                                             std::move(on_epoch), std::move(keys)));
   std::lock_guard lock(c->mu_);
   auto resumed = c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec); });
   if (!resumed.ok()) return Error{resumed.error(), resumed.code()};
@@ -157,26 +139,18 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
 
 FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy,
                                      ServerState state, FedSelPlan plan,
-                                     std::optional<FedSelRandomizer> randomizer,
-                                     std::unique_ptr<VectorRandomizer> vector, Log log,
+                                     std::unique_ptr<net_internal::FedSelMethod> method, Log log,
                                      OnEpoch on_epoch, ServerKeys keys)
     : RoundCoordinator(policy, std::move(state), spec.users, std::move(log)),
       spec_(spec),
       plan_(std::move(plan)),
-      randomizer_(std::move(randomizer)),
-      vector_(std::move(vector)),
+      method_(std::move(method)),
       on_epoch_(std::move(on_epoch)),
       keys_(std::move(keys)) {}
 
-void FedSelCoordinator::Aggregate(const DecodedReport& report) {
-  if (vector_) {
-    const std::vector<double>& values = std::get<VectorReport>(report).values;
-    for (std::size_t j = 0; j < values.size(); ++j) vector_sum_[j] += values[j];
-    ++vector_count_;
-  } else {
-    aggregator_->Add(std::get<FedSelReport>(report));
-  }
-}
+FedSelCoordinator::~FedSelCoordinator() = default;
+
+void FedSelCoordinator::Aggregate(const DecodedReport& report) { method_->Add(report); }
 
 void FedSelCoordinator::Start(Clock::time_point now) {
   started_ = true;
@@ -224,14 +198,8 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
   round_users_.assign(snap_.order.begin() + static_cast<std::ptrdiff_t>(first),
                       snap_.order.begin() + static_cast<std::ptrdiff_t>(last));
   std::sort(round_users_.begin(), round_users_.end());
-  if (vector_) {
-    gate_.emplace(snap_.round, *vector_);
-    vector_sum_.assign(spec_.dimension, 0.0);
-    vector_count_ = 0;
-  } else {
-    gate_.emplace(snap_.round, *randomizer_);
-    aggregator_.emplace(*randomizer_, spec_.dimension);
-  }
+  gate_.emplace(method_->Gate(snap_.round));
+  method_->Reset();
   received_.clear();
   ResetRound(now);
 }
@@ -242,10 +210,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const bool update = tally.update;
   if (update) {
     snap_.counted += got;
-    std::vector<double> mean = vector_ ? vector_sum_ : aggregator_->Mean();
-    if (vector_) {
-      for (double& v : mean) v /= static_cast<double>(vector_count_);
-    }
+    const std::vector<double> mean = method_->Mean();
     const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
     for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
   } else {
@@ -296,7 +261,6 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
   }
   if (snap_.finished) {
     gate_.reset();
-    aggregator_.reset();
     round_users_.clear();
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
     ++changes_;

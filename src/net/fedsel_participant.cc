@@ -2,6 +2,7 @@
 
 #include "fedldp/model/linear.h"
 #include "fedldp/wire/report_codec.h"
+#include "fedsel_method.h"
 #include "ledger_answers.h"
 
 namespace fedldp {
@@ -25,35 +26,29 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task, 
     return Error{"one report of this task spends eps = " + std::to_string(plan->ReportEpsilon()) +
                  ", more than this client's whole budget " + std::to_string(ledger.total())};
   }
-  std::optional<FedSelRandomizer> randomizer;
-  std::unique_ptr<VectorRandomizer> vector;
-  if (plan->variant.kind == FedSelVariant::Kind::kVector) {
-    auto made = MakeFedSelVectorRandomizer(*plan, task.config, task.dimension, 0);
-    if (!made.ok()) return Error{made.error()};
-    vector = std::move(made).value();
-  } else {
-    auto made = MakeFedSelRandomizer(*plan, task.dimension);
-    if (!made.ok()) return Error{made.error()};
-    randomizer.emplace(std::move(made).value());
-  }
+  auto method = net_internal::FedSelMethod::Make(*plan, task.config, task.dimension);
+  if (!method.ok()) return Error{method.error()};
   return FedSelParticipant(task, data, std::move(rows), ledger, std::move(plan).value(),
-                           std::move(randomizer), std::move(vector));
+                           std::move(method).value());
 }
 
 FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data,
                                      std::vector<std::size_t> rows, PrivacyLedger& ledger,
-                                     FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
-                                     std::unique_ptr<VectorRandomizer> vector)
+                                     FedSelPlan plan,
+                                     std::unique_ptr<net_internal::FedSelMethod> method)
     : task_(task),
       data_(&data),
       rows_(std::move(rows)),
       ledger_(&ledger),
       plan_(std::move(plan)),
-      randomizer_(std::move(randomizer)),
-      vector_(std::move(vector)),
+      method_(std::move(method)),
       ledger_task_(LedgerTaskKey(task.id, task.deployment)),
-      accumulated_(randomizer_ ? rows_.size() * task.dimension : 0, 0.0),
+      accumulated_(method_->keeps_state() ? rows_.size() * task.dimension : 0, 0.0),
       rng_(std::make_unique<SecureRng>()) {}
+
+FedSelParticipant::FedSelParticipant(FedSelParticipant&&) noexcept = default;
+FedSelParticipant& FedSelParticipant::operator=(FedSelParticipant&&) noexcept = default;
+FedSelParticipant::~FedSelParticipant() = default;
 
 std::vector<std::uint64_t> FedSelParticipant::Exhausted() const {
   std::vector<std::uint64_t> out;
@@ -79,25 +74,14 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
   const FedSelConfig& config = task_.config;
   const LinearModel model{config.loss, config.lambda, 1.0, config.gradient_scaling};
   std::vector<double> gradient(d), previous(d);
-  // A user's report: its row's gradient, privatised whole or by its step.
+  // A user's report: its row's gradient, privatised by the variant's method.
   const auto draw = [&](std::size_t local) {
     const std::size_t row = rows_[local];
     model.Gradient(weights, data_->row(row), data_->labels[row], gradient);
-    if (vector_) {  // the whole gradient, clipped and privatised
-      VectorReport report{std::vector<double>(d)};
-      vector_->Randomize(gradient, report.values, *rng_);
-      return EncodeReport(round, report);
-    }
-    std::span<double> r(accumulated_.data() + local * d, d);
-    FedSelReport report;
-    if (!plan_.variant.accumulate) {  // np-rs: the fresh gradient, no state
-      report = randomizer_->Randomize(gradient, gradient, 0.0, *rng_);
-    } else {
-      report = FedSelClientStep(r, previous, gradient,
-                                plan_.variant.scaled_accumulation ? config.learning_rate : 1.0,
-                                *randomizer_, config.momentum, *rng_);
-    }
-    return EncodeReport(round, report);
+    const std::span<double> accumulated =
+        method_->keeps_state() ? std::span<double>(accumulated_.data() + local * d, d)
+                               : std::span<double>();
+    return method_->Report(round, accumulated, previous, gradient, *rng_);
   };
   const net_internal::LedgerRound ledger_round{
       *ledger_,     ledger_task_,

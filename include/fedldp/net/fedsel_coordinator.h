@@ -76,6 +76,10 @@
 
 namespace fedldp {
 
+namespace net_internal {
+class FedSelMethod;  // the variant's reports, both sides (src/net/fedsel_method.h)
+}  // namespace net_internal
+
 // What the server announces: clients rebuild the randomizer from it.
 struct FedSelTaskSpec {
   std::string id;          // the task's name, for people
@@ -111,6 +115,7 @@ class FedSelCoordinator : public RoundCoordinator {
                                                            ServerState state, Log log = {},
                                                            OnEpoch on_epoch = {},
                                                            ServerKeys keys = {});
+  ~FedSelCoordinator() override;
 
   // Join, Admit, Withdraw, Vouch, RoundInfo, Tick, changes and weights:
   // the shared round lifecycle (round_coordinator.h).
@@ -159,9 +164,8 @@ class FedSelCoordinator : public RoundCoordinator {
 
  private:
   FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy, ServerState state,
-                    FedSelPlan plan, std::optional<FedSelRandomizer> randomizer,
-                    std::unique_ptr<VectorRandomizer> vector, Log log, OnEpoch on_epoch,
-                    ServerKeys keys);
+                    FedSelPlan plan, std::unique_ptr<net_internal::FedSelMethod> method, Log log,
+                    OnEpoch on_epoch, ServerKeys keys);
   // Counts an admitted report into the open round's aggregate.
   void Aggregate(const DecodedReport& report);
   void Start(Clock::time_point now) override;
@@ -175,17 +179,13 @@ class FedSelCoordinator : public RoundCoordinator {
 
   const FedSelTaskSpec spec_;
   const FedSelPlan plan_;
-  // One of the two: the two-stage randomizer, or the vector one.
-  const std::optional<FedSelRandomizer> randomizer_;
-  const std::unique_ptr<const VectorRandomizer> vector_;
+  // The variant's reports: how they are gated, added and averaged.
+  const std::unique_ptr<net_internal::FedSelMethod> method_;
   const OnEpoch on_epoch_;
   const ServerKeys keys_;  // config.shuffle
 
   // The open round (its users, delivered set and times: the base's).
   std::optional<ReportGate> gate_;
-  std::optional<FedSelAggregator> aggregator_;
-  std::vector<double> vector_sum_;  // vector variants: the open round's accepted reports, summed
-  std::size_t vector_count_ = 0;
   std::unordered_map<std::uint64_t, std::string> received_;  // user -> bytes ("" if shuffled)
   Stats stats_;
 };

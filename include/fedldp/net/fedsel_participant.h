@@ -34,6 +34,9 @@ class FedSelParticipant {
   // outlive the participant.
   static Result<FedSelParticipant> Create(const FedSelTaskSpec& task, const Dataset& data,
                                           std::vector<std::size_t> rows, PrivacyLedger& ledger);
+  FedSelParticipant(FedSelParticipant&&) noexcept;
+  FedSelParticipant& operator=(FedSelParticipant&&) noexcept;
+  ~FedSelParticipant();
 
   // Called after Join: the server's numbers for this client's users.
   void SetFirstUser(std::uint64_t first) { first_user_ = first; }
@@ -58,18 +61,16 @@ class FedSelParticipant {
  private:
   FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data, std::vector<std::size_t> rows,
                     PrivacyLedger& ledger, FedSelPlan plan,
-                    std::optional<FedSelRandomizer> randomizer,
-                    std::unique_ptr<VectorRandomizer> vector);
+                    std::unique_ptr<net_internal::FedSelMethod> method);
 
   FedSelTaskSpec task_;
   const Dataset* data_;
   std::vector<std::size_t> rows_;
   PrivacyLedger* ledger_;
   FedSelPlan plan_;
-  std::optional<FedSelRandomizer> randomizer_;  // two-stage variants
-  std::unique_ptr<VectorRandomizer> vector_;    // vector variants
-  std::string ledger_task_;                     // LedgerTaskKey of the task
-  std::vector<double> accumulated_;             // users x d
+  std::unique_ptr<net_internal::FedSelMethod> method_;  // the variant's reports
+  std::string ledger_task_;                             // LedgerTaskKey of the task
+  std::vector<double> accumulated_;                     // users x d (two-stage variants)
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;
 };
