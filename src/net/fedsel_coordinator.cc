@@ -365,21 +365,13 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   for (const std::uint64_t user : users) records.emplace_back(user, std::string());
   std::map<std::string, std::size_t> reasons;
   for (const std::string& sealed : batch.pieces[0]) {
-    std::string why;
-    std::optional<DecodedReport> report;
-    auto plain = Unseal(sealed, keys_);
-    if (!plain.ok()) {
-      why = "malformed: " + plain.error();
-    } else {
-      report = AdmitUnnamed(*gate_, *plain, &why);
-    }
-    if (!report) {
+    auto opened = OpenDelivered(*gate_, sealed, keys_, reasons);
+    if (!opened) {
       ++out.pieces_rejected;
-      ++reasons[why];
       continue;
     }
-    records.emplace_back(kPieceKey + piece_records_ + accepted.size(), std::move(*plain));
-    accepted.push_back(std::move(*report));
+    records.emplace_back(kPieceKey + piece_records_ + accepted.size(), std::move(opened->plain));
+    accepted.push_back(std::move(opened->report));
   }
   if (Status s = state_.RecordReports(snap_.round, records); !s.ok()) {
     throw std::runtime_error("cannot record reports: " + s.error());
@@ -395,10 +387,7 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   ++stats_.batches;
   stats_.accepted += out.pieces_accepted;
   stats_.rejected += out.pieces_rejected;
-  for (const auto& [why, n] : reasons) {
-    Say("round " + std::to_string(snap_.round) + ": rejected " + std::to_string(n) +
-        " shuffled report(s): " + why);
-  }
+  SayRejected(snap_.round, "shuffled report(s)", reasons);
   CloseIfComplete(now);
   return out;
 }

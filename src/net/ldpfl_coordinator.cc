@@ -367,21 +367,14 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   std::map<std::string, std::size_t> reasons;
   for (std::size_t c = 0; c < chunks_.size(); ++c) {
     for (const std::string& sealed : batch.pieces[c]) {
-      std::string why;
-      std::optional<DecodedReport> piece;
-      auto plain = Unseal(sealed, keys_);
-      if (!plain.ok()) {
-        why = "malformed: " + plain.error();
-      } else {
-        piece = AdmitUnnamed(gates_[c], *plain, &why);
-      }
-      if (!piece) {
+      auto opened = OpenDelivered(gates_[c], sealed, keys_, reasons);
+      if (!opened) {
         ++out.pieces_rejected;
-        ++reasons[why];
         continue;
       }
-      records.emplace_back(kPieceKey + piece_records_ + accepted.size(), ChunkPrefix(c) + *plain);
-      accepted.emplace_back(c, std::move(*piece));
+      records.emplace_back(kPieceKey + piece_records_ + accepted.size(),
+                           ChunkPrefix(c) + opened->plain);
+      accepted.emplace_back(c, std::move(opened->report));
     }
   }
   if (Status s = state_.RecordReports(snap_.round, records); !s.ok()) {
@@ -395,10 +388,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   ++stats_.batches;
   stats_.pieces_accepted += out.pieces_accepted;
   stats_.pieces_rejected += out.pieces_rejected;
-  for (const auto& [why, n] : reasons) {
-    Say("round " + std::to_string(snap_.round + 1) + ": rejected " + std::to_string(n) +
-        " piece(s): " + why);
-  }
+  SayRejected(snap_.round + 1, "piece(s)", reasons);
   CloseIfComplete(now);
   return out;
 }

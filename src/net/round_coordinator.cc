@@ -168,6 +168,31 @@ std::optional<DecodedReport> RoundCoordinator::AdmitUnnamed(ReportGate& gate,
   return std::move(*verdict.report);
 }
 
+std::optional<RoundCoordinator::Opened> RoundCoordinator::OpenDelivered(
+    ReportGate& gate, const std::string& sealed, const ServerKeys& keys,
+    std::map<std::string, std::size_t>& rejected) {
+  auto plain = Unseal(sealed, keys);
+  if (!plain.ok()) {
+    ++rejected["malformed: " + plain.error()];
+    return std::nullopt;
+  }
+  std::string why;
+  auto report = AdmitUnnamed(gate, *plain, &why);
+  if (!report) {
+    ++rejected[why];
+    return std::nullopt;
+  }
+  return Opened{std::move(plain).value(), std::move(*report)};
+}
+
+void RoundCoordinator::SayRejected(std::uint64_t round_shown, const char* what,
+                                   const std::map<std::string, std::size_t>& rejected) const {
+  for (const auto& [why, n] : rejected) {
+    Say("round " + std::to_string(round_shown) + ": rejected " + std::to_string(n) + " " + what +
+        ": " + why);
+  }
+}
+
 void RoundCoordinator::ResetRound(Clock::time_point now) {
   delivered_.clear();
   piece_records_ = 0;

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -40,6 +41,7 @@
 #include "fedldp/net/roster.h"
 #include "fedldp/store/server_state.h"
 #include "fedldp/wire/report_codec.h"
+#include "fedldp/wire/sealed_box.h"
 
 namespace fedldp {
 
@@ -156,6 +158,20 @@ class RoundCoordinator {
   // delivery per user). The report, or nullopt with *why.
   std::optional<DecodedReport> AdmitUnnamed(ReportGate& gate, std::string_view plain,
                                             std::string* why);
+  // A sealed report (or piece) the shuffler delivered, opened with `keys`
+  // and admitted unnamed by `gate`: its plain bytes and the report, or
+  // nullopt with the reason counted in `rejected`.
+  struct Opened {
+    std::string plain;
+    DecodedReport report;
+  };
+  std::optional<Opened> OpenDelivered(ReportGate& gate, const std::string& sealed,
+                                      const ServerKeys& keys,
+                                      std::map<std::string, std::size_t>& rejected);
+  // Says, per reason, how many of a delivery's `what` ("piece(s)") were
+  // rejected in the round people call `round_shown`.
+  void SayRejected(std::uint64_t round_shown, const char* what,
+                   const std::map<std::string, std::size_t>& rejected) const;
   // The open round's state, reset as it opens.
   void ResetRound(Clock::time_point now);
   // Writes snap_; throws if it cannot: nothing may be acknowledged that is
