@@ -221,10 +221,19 @@ class Figures {
       : r_(result), data_(adult), evaluate_(evaluate), observer_(observer) {}
 
   void All() {
-    const bool quick = r_.config.quick;
     const std::vector<double> eps =
-        quick ? std::vector<double>{1, 4} : std::vector<double>{0.5, 1, 2, 4, 8};
-    // Fig. 2(f), (g): two-stage against flat PM, one and two epochs.
+        r_.config.quick ? std::vector<double>{1, 4} : std::vector<double>{0.5, 1, 2, 4, 8};
+    Fig2fg(eps);
+    Fig2h(eps);
+    Fig2i(eps);
+    Fig3a(eps);
+    Fig3b();
+    Fig3c();
+  }
+
+ private:
+  // Fig. 2(f), (g): two-stage against flat PM, one and two epochs.
+  void Fig2fg(const std::vector<double>& eps) {
     for (int epochs : {1, 2}) {
       Figure f{
           epochs == 1 ? "fig2f" : "fig2g",
@@ -242,107 +251,118 @@ class Figures {
       AddReferences(f, eps, epochs, false);
       Finish(f);
     }
-    {  // Fig. 2(h): other value mechanisms, with and without selection.
-      Figure f{"fig2h",
-               "ADULT, logistic: flat HM and Duchi against PS-HM and PS-Duchi",
-               "total epsilon per client",
-               "misclassification rate (%)",
-               true,
-               {},
-               {}};
-      for (const std::string v : {"hm", "ps-hm", "duchi", "ps-duchi"}) {
-        f.series.push_back(Sweep(v, eps, 1, true));
-      }
-      AddReferences(f, eps, 1, true);
-      Finish(f);
-    }
-    {  // Fig. 2(i): the compressed solution.
-      Figure f{"fig2i",
-               "ADULT, logistic: random projection (q = 0.1 d) against selection",
-               "total epsilon per client",
-               "test accuracy (%)",
-               true,
-               {},
-               {}};
-      for (const std::string v : {"pm", "pm-rp", "ps-pm"})
-        f.series.push_back(Sweep(v, eps, 1, false));
-      AddReferences(f, eps, 1, false);
-      Finish(f);
-    }
-    {  // Fig. 3(a): accumulating g (ours) against alpha g (-O).
-      Figure f{"fig3a",
-               "ADULT, logistic, 2 epochs: accumulation r += g against r += alpha g (-O)",
-               "total epsilon per client",
-               "misclassification rate (%)",
-               true,
-               {},
-               {}};
-      for (const auto& s : kSelectors) {
-        f.series.push_back(Sweep(s + "-pm", eps, 2, true));
-        f.series.push_back(Sweep(s + "-pm-o", eps, 2, true));
-      }
-      AddReferences(f, eps, 2, true);
-      Finish(f);
-    }
-    {  // Fig. 3(b): the share mu of the budget spent on selection.
-      const std::vector<double> mus = quick ? std::vector<double>{0.1, 0.6}
-                                            : std::vector<double>{0.05, 0.1, 0.2, 0.4, 0.6, 0.8};
-      Figure f{"fig3b", "ADULT, logistic: PS-PM against mu, flat PM as dashed lines",
-               "mu",    "misclassification rate (%)",
-               false,   {},
-               {}};
-      for (double e : quick ? std::vector<double>{2} : std::vector<double>{1, 2, 4}) {
-        std::ostringstream label;
-        label << "ps-pm eps=" << e;
-        Series s{label.str(), {}, false};
-        for (double mu : mus) {
-          FedSelConfig config = Base();
-          config.variant = ParseFedSelVariant("ps-pm").value();
-          config.epsilon = e;
-          config.mu = mu;
-          s.points.push_back(Evaluate(config, mu, true));
-        }
-        f.series.push_back(s);
-        FedSelConfig pm = Base();
-        pm.variant = ParseFedSelVariant("pm").value();
-        pm.epsilon = e;
-        const Point p = Evaluate(pm, 0, true);
-        Series flat{"pm eps=" + label.str().substr(label.str().find('=') + 1), {}, true};
-        for (double mu : mus) flat.points.push_back({mu, p.mean, 0});
-        f.series.push_back(flat);
-      }
-      AddReferences(f, mus, 1, true);
-      Finish(f);
-    }
-    {  // Fig. 3(c): hyper-parameter-free mu across batch sizes, equal iterations.
-      const std::vector<double> fractions =
-          quick ? std::vector<double>{0.005, 0.02}
-                : std::vector<double>{0.002, 0.005, 0.01, 0.02, 0.05};
-      Figure f{"fig3c",
-               "ADULT, logistic, eps = 2, 50 iterations: hyper-parameter-free mu (theta = 0.2)",
-               "batch size m / N",
-               "misclassification rate (%)",
-               true,
-               {},
-               {}};
-      for (const std::string v : {"pm", "exp-pm", "pe-pm", "ps-pm"}) {
-        Series s{v == "pm" ? v : v + " (auto mu)", {}, false};
-        for (double fraction : fractions) {
-          FedSelConfig config = Base();
-          config.variant = ParseFedSelVariant(v).value();
-          config.batch_fraction = fraction;
-          config.max_iterations = 50;
-          config.mu.reset();
-          s.points.push_back(Evaluate(config, fraction, true));
-        }
-        f.series.push_back(s);
-      }
-      AddReferences(f, fractions, 1, true);  // NP over all its epoch, for scale
-      Finish(f);
-    }
   }
 
- private:
+  // Fig. 2(h): other value mechanisms, with and without selection.
+  void Fig2h(const std::vector<double>& eps) {
+    Figure f{"fig2h",
+             "ADULT, logistic: flat HM and Duchi against PS-HM and PS-Duchi",
+             "total epsilon per client",
+             "misclassification rate (%)",
+             true,
+             {},
+             {}};
+    for (const std::string v : {"hm", "ps-hm", "duchi", "ps-duchi"}) {
+      f.series.push_back(Sweep(v, eps, 1, true));
+    }
+    AddReferences(f, eps, 1, true);
+    Finish(f);
+  }
+
+  // Fig. 2(i): the compressed solution.
+  void Fig2i(const std::vector<double>& eps) {
+    Figure f{"fig2i",
+             "ADULT, logistic: random projection (q = 0.1 d) against selection",
+             "total epsilon per client",
+             "test accuracy (%)",
+             true,
+             {},
+             {}};
+    for (const std::string v : {"pm", "pm-rp", "ps-pm"})
+      f.series.push_back(Sweep(v, eps, 1, false));
+    AddReferences(f, eps, 1, false);
+    Finish(f);
+  }
+
+  // Fig. 3(a): accumulating g (ours) against alpha g (-O).
+  void Fig3a(const std::vector<double>& eps) {
+    Figure f{"fig3a",
+             "ADULT, logistic, 2 epochs: accumulation r += g against r += alpha g (-O)",
+             "total epsilon per client",
+             "misclassification rate (%)",
+             true,
+             {},
+             {}};
+    for (const auto& s : kSelectors) {
+      f.series.push_back(Sweep(s + "-pm", eps, 2, true));
+      f.series.push_back(Sweep(s + "-pm-o", eps, 2, true));
+    }
+    AddReferences(f, eps, 2, true);
+    Finish(f);
+  }
+
+  // Fig. 3(b): the share mu of the budget spent on selection.
+  void Fig3b() {
+    const bool quick = r_.config.quick;
+    const std::vector<double> mus =
+        quick ? std::vector<double>{0.1, 0.6} : std::vector<double>{0.05, 0.1, 0.2, 0.4, 0.6, 0.8};
+    Figure f{"fig3b", "ADULT, logistic: PS-PM against mu, flat PM as dashed lines",
+             "mu",    "misclassification rate (%)",
+             false,   {},
+             {}};
+    for (double e : quick ? std::vector<double>{2} : std::vector<double>{1, 2, 4}) {
+      std::ostringstream label;
+      label << "ps-pm eps=" << e;
+      Series s{label.str(), {}, false};
+      for (double mu : mus) {
+        FedSelConfig config = Base();
+        config.variant = ParseFedSelVariant("ps-pm").value();
+        config.epsilon = e;
+        config.mu = mu;
+        s.points.push_back(Evaluate(config, mu, true));
+      }
+      f.series.push_back(s);
+      FedSelConfig pm = Base();
+      pm.variant = ParseFedSelVariant("pm").value();
+      pm.epsilon = e;
+      const Point p = Evaluate(pm, 0, true);
+      Series flat{"pm eps=" + label.str().substr(label.str().find('=') + 1), {}, true};
+      for (double mu : mus) flat.points.push_back({mu, p.mean, 0});
+      f.series.push_back(flat);
+    }
+    AddReferences(f, mus, 1, true);
+    Finish(f);
+  }
+
+  // Fig. 3(c): hyper-parameter-free mu across batch sizes, equal iterations.
+  void Fig3c() {
+    const bool quick = r_.config.quick;
+    const std::vector<double> fractions = quick
+                                              ? std::vector<double>{0.005, 0.02}
+                                              : std::vector<double>{0.002, 0.005, 0.01, 0.02, 0.05};
+    Figure f{"fig3c",
+             "ADULT, logistic, eps = 2, 50 iterations: hyper-parameter-free mu (theta = 0.2)",
+             "batch size m / N",
+             "misclassification rate (%)",
+             true,
+             {},
+             {}};
+    for (const std::string v : {"pm", "exp-pm", "pe-pm", "ps-pm"}) {
+      Series s{v == "pm" ? v : v + " (auto mu)", {}, false};
+      for (double fraction : fractions) {
+        FedSelConfig config = Base();
+        config.variant = ParseFedSelVariant(v).value();
+        config.batch_fraction = fraction;
+        config.max_iterations = 50;
+        config.mu.reset();
+        s.points.push_back(Evaluate(config, fraction, true));
+      }
+      f.series.push_back(s);
+    }
+    AddReferences(f, fractions, 1, true);  // NP over all its epoch, for scale
+    Finish(f);
+  }
+
   // A configuration with the run's gradient scaling.
   FedSelConfig Base() const {
     FedSelConfig config;
