@@ -86,7 +86,7 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
   const net_internal::LedgerRound ledger_round{
       *ledger_,     ledger_task_,
       round,        plan_.ReportEpsilon(),
-      "",           first_user_,
+      "eps",        first_user_,
       rows_.size(), [&](std::size_t local) { return "row-" + std::to_string(rows_[local]); }};
   net_internal::AnswerFromLedger(
       ledger_round, users, [](const std::string& bytes) { return Result<std::string>(bytes); },

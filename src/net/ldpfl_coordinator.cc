@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "fedldp/net/ldpfl_deploy.h"
-#include "served_randomizer.h"
+#include "ldpfl_method.h"
 
 namespace fedldp {
 namespace {
@@ -48,6 +48,11 @@ std::uint64_t LdpFlTaskSpec::reports_per_user() const {
   return LdpFlReportsPerClient(c);
 }
 
+double LdpFlTaskSpec::ReportEpsilon() const {
+  auto method = net_internal::LdpFlMethod::Make(*this);
+  return method.ok() ? (*method)->report_epsilon() : std::nan("");
+}
+
 Status LdpFlTaskSpec::Check() const {
   if (id.empty()) return Error{"the task needs an id"};
   if (users == 0) return Error{"the task needs users"};
@@ -61,12 +66,8 @@ Status LdpFlTaskSpec::Check() const {
   if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return Error{"epsilon must be > 0"};
   if (!config.adaptive && !(config.fixed_range.radius > 0)) return Error{"the radius must be > 0"};
   if (!(input_sd > 0)) return Error{"the input standard deviation must be > 0"};
-  if (vector()) {
-    FEDLDP_RETURN_IF_ERROR(net_internal::CheckServedRandomizer(
-        *config.vector, "randomizer " + LdpFlRandomizerName(config)));
-    auto r = LdpFlVectorRandomizer(config, weights(), 0);
-    if (!r.ok()) return Error{r.error()};
-  }
+  auto method = net_internal::LdpFlMethod::Make(*this);
+  if (!method.ok()) return Error{method.error()};
   return {};
 }
 
@@ -147,8 +148,9 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
         if (bytes.size() < 8) continue;
         const std::size_t chunk = ChunkOfPrefix(bytes);
         if (chunk >= c->chunks_.size()) continue;
-        auto piece = c->AdmitUnnamed(c->gates_[chunk], std::string_view(bytes).substr(8), &why);
-        if (piece) c->AddPiece(chunk, *piece), ++pieces;
+        auto piece =
+            c->AdmitUnnamed(c->method_->Gate(chunk), std::string_view(bytes).substr(8), &why);
+        if (piece) c->method_->Add(chunk, *piece), ++pieces;
       }
       c->Say("resumed at round " + std::to_string(c->snap_.round + 1) + ", " +
              std::to_string(c->delivered_.size()) + " users' pieces (" + std::to_string(pieces) +
@@ -167,7 +169,10 @@ LdpFlCoordinator::LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy&
       spec_(spec),
       keys_(std::move(keys)),
       on_round_(std::move(on_round)),
-      chunks_(spec.chunks()) {}
+      chunks_(spec.chunks()),
+      method_(net_internal::LdpFlMethod::Make(spec).value()) {}
+
+LdpFlCoordinator::~LdpFlCoordinator() = default;
 
 void LdpFlCoordinator::Start(Clock::time_point now) {
   started_ = true;
@@ -235,29 +240,10 @@ Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
   } else {
     ranges.assign(spec_.layer_sizes.size(), spec_.config.fixed_range);
   }
-  auto full = LdpFlRandomizer::Create(spec_.config.epsilon, spec_.layer_sizes, ranges);
-  if (!full.ok()) return Error{"round " + std::to_string(snap_.round + 1) + ": " + full.error()};
-  randomizer_.emplace(std::move(full).value());
-  gates_.clear();
-  chunk_randomizers_.clear();
-  chunk_randomizers_.reserve(chunks_.size());
-  for (const auto& chunk : chunks_) {
-    chunk_randomizers_.push_back(LdpFlRandomizer::Create(spec_.config.epsilon,
-                                                         {chunk.end - chunk.begin},
-                                                         {ranges[chunk.layer]})
-                                     .value());
+  if (Status e = method_->Open(snap_.round, ranges); !e.ok()) {
+    return Error{"round " + std::to_string(snap_.round + 1) + ": " + e.error()};
   }
-  gates_.reserve(chunks_.size());
-  if (spec_.vector()) {
-    for (const auto& chunk : chunks_) {
-      gates_.emplace_back(snap_.round, ReportGate::VectorPiece{chunk.end - chunk.begin});
-    }
-    vector_sum_.assign(spec_.weights(), 0.0);
-    vector_pieces_.assign(chunks_.size(), 0);
-  } else {
-    for (const auto& r : chunk_randomizers_) gates_.emplace_back(snap_.round, r);
-  }
-  aggregator_.emplace(*randomizer_);
+  ranges_ = std::move(ranges);
   ResetRound(now);
   return {};
 }
@@ -268,9 +254,8 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const bool update = tally.update;
   if (update) {
     snap_.counted += got;
-    const std::vector<double> mean = RoundMean();
-    // A vector randomizer's reports are updates, as are perturbed ones.
-    const bool updates = spec_.config.perturb_updates || spec_.vector();
+    const std::vector<double> mean = method_->Mean();
+    const bool updates = method_->updates();
     for (std::size_t j = 0; j < mean.size(); ++j) {
       if (std::isnan(mean[j])) continue;  // no piece of this chunk got through
       snap_.weights[j] = updates ? snap_.weights[j] + mean[j] : mean[j];
@@ -297,8 +282,6 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   stats_.finished = snap_.finished;
   if (on_round_) on_round_(snap_.round, snap_.weights);
   if (snap_.finished) {
-    gates_.clear();
-    aggregator_.reset();
     snap_.order.clear();
     round_users_.clear();
     Say("training finished after " + std::to_string(snap_.round) + " rounds");
@@ -312,35 +295,8 @@ LdpFlCoordinator::Poll LdpFlCoordinator::PollRound(std::string_view token, std::
   std::lock_guard lock(mu_);
   Poll out;
   out.round = PollCommon(token, session, now);
-  if (out.round.state == RoundPoll::State::kRound) out.ranges = randomizer_->ranges();
+  if (out.round.state == RoundPoll::State::kRound) out.ranges = ranges_;
   return out;
-}
-
-void LdpFlCoordinator::AddPiece(std::size_t chunk, const DecodedReport& piece) {
-  if (const auto* v = std::get_if<VectorReport>(&piece)) {
-    const std::size_t begin = chunks_[chunk].begin;
-    for (std::size_t j = 0; j < v->values.size(); ++j) vector_sum_[begin + j] += v->values[j];
-    ++vector_pieces_[chunk];
-    return;
-  }
-  // The gate checked the piece against its chunk; a refusal here would be
-  // counted in aggregator_->rejected().
-  static_cast<void>(aggregator_->AddPiece(chunks_[chunk], std::get<LdpFlReport>(piece)));
-}
-
-std::vector<double> LdpFlCoordinator::RoundMean() const {
-  if (!spec_.vector()) {
-    const std::vector<float> mean = aggregator_->Mean();
-    return {mean.begin(), mean.end()};
-  }
-  std::vector<double> mean(vector_sum_.size(), std::nan(""));
-  for (std::size_t c = 0; c < chunks_.size(); ++c) {
-    if (vector_pieces_[c] == 0) continue;
-    for (std::size_t j = chunks_[c].begin; j < chunks_[c].end; ++j) {
-      mean[j] = vector_sum_[j] / static_cast<double>(vector_pieces_[c]);
-    }
-  }
-  return mean;
 }
 
 LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
@@ -353,7 +309,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     Say("refused a batch from the shuffler: " + out.reason);
     return out;
   };
-  if (!randomizer_ || snap_.finished)
+  if (ranges_.empty() || snap_.finished)
     return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
   if (Status s = CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_,
@@ -367,7 +323,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   std::map<std::string, std::size_t> reasons;
   for (std::size_t c = 0; c < chunks_.size(); ++c) {
     for (const std::string& sealed : batch.pieces[c]) {
-      auto opened = OpenDelivered(gates_[c], sealed, keys_, reasons);
+      auto opened = OpenDelivered(method_->Gate(c), sealed, keys_, reasons);
       if (!opened) {
         ++out.pieces_rejected;
         continue;
@@ -381,7 +337,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
     throw std::runtime_error("cannot record pieces: " + s.error());
   }
   piece_records_ += accepted.size();
-  for (const auto& [c, piece] : accepted) AddPiece(c, piece);
+  for (const auto& [c, piece] : accepted) method_->Add(c, piece);
   delivered_.insert(users.begin(), users.end());
   out.accepted = true;
   out.pieces_accepted = accepted.size();

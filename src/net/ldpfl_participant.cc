@@ -1,4 +1,5 @@
 #include "fedldp/net/ldpfl_deploy.h"
+#include "ldpfl_method.h"
 #include "ledger_answers.h"
 
 namespace fedldp {
@@ -76,25 +77,30 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
     }
   }
   net.SetInputStandardization(task.input_mean, task.input_sd);
-  LdpFlParticipant participant(task, data, std::move(shards), ledger, std::move(net));
-  if (task.vector()) {
-    auto vector = LdpFlVectorRandomizer(task.config, task.weights(), 0);
-    if (!vector.ok()) return Error{vector.error()};
-    participant.vector_ = std::move(vector).value();
-  }
-  return participant;
+  FEDLDP_ASSIGN_OR_RETURN(auto method, net_internal::LdpFlMethod::Make(task));
+  return LdpFlParticipant(task, data, std::move(shards), ledger, std::move(net), std::move(method));
 }
 
 LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
                                    std::vector<std::vector<std::size_t>> shards,
-                                   PrivacyLedger& ledger, NeuralNet net)
+                                   PrivacyLedger& ledger, NeuralNet net,
+                                   std::unique_ptr<net_internal::LdpFlMethod> method)
     : task_(task),
       data_(&data),
       shards_(std::move(shards)),
       ledger_(&ledger),
       net_(std::move(net)),
+      method_(std::move(method)),
       ledger_task_(LedgerTaskKey(task.id, task.deployment)),
       rng_(std::make_unique<SecureRng>()) {}
+
+LdpFlParticipant::LdpFlParticipant(LdpFlParticipant&&) noexcept = default;
+LdpFlParticipant& LdpFlParticipant::operator=(LdpFlParticipant&&) noexcept = default;
+LdpFlParticipant::~LdpFlParticipant() = default;
+
+double LdpFlParticipant::report_epsilon() const { return method_->report_epsilon(); }
+std::string LdpFlParticipant::Mechanism() const { return method_->Mechanism(); }
+std::string LdpFlParticipant::cost_name() const { return method_->cost_name(); }
 
 std::string LdpFlParticipant::Account(std::size_t local) const {
   // Named by the data, not by the server's user number.
@@ -104,7 +110,7 @@ std::string LdpFlParticipant::Account(std::size_t local) const {
 
 std::vector<std::uint64_t> LdpFlParticipant::Exhausted() const {
   std::vector<std::uint64_t> out;
-  const double cost = task_.ReportEpsilon();
+  const double cost = report_epsilon();
   for (std::size_t local = 0; local < shards_.size(); ++local) {
     if (ledger_->remaining(Account(local)) < cost * (1 - 1e-12)) out.push_back(first_user_ + local);
   }
@@ -123,51 +129,25 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
     return answer;
   }
   // Any announced range keeps every weight eps-LDP; a malformed one is refused.
-  auto randomizer = LdpFlRandomizer::Create(task_.config.epsilon, task_.layer_sizes,
-                                            std::vector<LayerRange>(ranges.begin(), ranges.end()));
-  if (!randomizer.ok()) {
-    answer.refusals.push_back("the server announced unusable ranges: " + randomizer.error());
+  if (Status opened = method_->Open(round, ranges); !opened.ok()) {
+    answer.refusals.push_back("the server announced unusable ranges: " + opened.error());
     return answer;
   }
-  const auto chunks = task_.chunks();
   const std::vector<float> global(weights.begin(), weights.end());
   // A user's report: the simulator's client, local training from the global
-  // model, then the randomizer over the announced ranges, noise from
-  // SecureRng; sealed in pieces, packed for the ledger.
+  // model, then the task's method (noise from SecureRng); sealed in pieces,
+  // packed for the ledger.
   const auto draw = [&](std::size_t local) {
     net_.SetWeights(global);
     net_.Train(*data_, shards_[local], task_.config.local_epochs, task_.config.batch,
                task_.config.learning_rate, (*rng_)());
-    std::vector<float> local_weights = net_.GetWeights();
-    std::vector<std::string> pieces;
-    pieces.reserve(chunks.size());
-    if (vector_) {  // the whole update, clipped and privatised, cut into chunks
-      const std::vector<double> report = PrivatizeUpdate(*vector_, local_weights, global, *rng_);
-      for (const auto& chunk : chunks) {
-        VectorReport piece;
-        piece.values.assign(report.begin() + static_cast<std::ptrdiff_t>(chunk.begin),
-                            report.begin() + static_cast<std::ptrdiff_t>(chunk.end));
-        pieces.push_back(Seal(EncodeReport(round, piece), task_.public_key));
-      }
-    } else {
-      if (task_.config.perturb_updates) {
-        for (std::size_t j = 0; j < d; ++j) local_weights[j] -= global[j];
-      }
-      const LdpFlReport report = randomizer->Randomize(local_weights, *rng_);
-      for (const auto& chunk : chunks) {
-        pieces.push_back(Seal(EncodeReport(round, PieceOf(report, chunk)), task_.public_key));
-      }
-    }
+    std::vector<std::string> pieces = method_->Report(net_.GetWeights(), global, *rng_);
+    for (std::string& piece : pieces) piece = Seal(piece, task_.public_key);
     return PackPieces(pieces);
   };
-  const net_internal::LedgerRound ledger_round{*ledger_,
-                                               ledger_task_,
-                                               round,
-                                               task_.ReportEpsilon(),
-                                               vector_ ? "" : " (d eps)",
-                                               first_user_,
-                                               shards_.size(),
-                                               [&](std::size_t local) { return Account(local); }};
+  const net_internal::LedgerRound ledger_round{
+      *ledger_,    ledger_task_, round,          report_epsilon(),
+      cost_name(), first_user_,  shards_.size(), [&](std::size_t local) { return Account(local); }};
   net_internal::AnswerFromLedger(ledger_round, users, UnpackPieces, draw, answer);
   return answer;
 }

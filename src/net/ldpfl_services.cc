@@ -42,7 +42,7 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   f.set_chunk(t.chunk);
   f.set_public_key(t.public_key);
   for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
-  if (t.vector()) {
+  if (t.config.vector) {
     f.set_randomizer(LdpFlRandomizerName(c));
     f.set_clip(c.clip);
   }
@@ -413,17 +413,13 @@ class LdpFlClient final : public ClientProtocol {
 
  private:
   std::string Joined(const pb::JoinReply& joined, double budget) const {
-    const std::string mechanism =
-        task_.vector() ? LdpFlRandomizerName(task_.config) + " on the whole update, eps " +
-                             std::to_string(task_.config.epsilon) + " per report"
-                       : "eps " + std::to_string(task_.config.epsilon) + " per weight";
-    return "joined LDP-FL task " + task_.id + " (" + task_.config.arch + ", " + mechanism + ", " +
-           std::to_string(task_.config.rounds) + " rounds) as users " +
-           std::to_string(joined.first_user()) + ".." +
+    return "joined LDP-FL task " + task_.id + " (" + task_.config.arch + ", " +
+           participant_->Mechanism() + ", " + std::to_string(task_.config.rounds) +
+           " rounds) as users " + std::to_string(joined.first_user()) + ".." +
            std::to_string(joined.first_user() + joined.users() - 1) + "; each report spends " +
-           (task_.vector() ? "eps = " : "d eps = ") +
-           std::to_string(participant_->report_epsilon()) + " of each user's ledger total " +
-           std::to_string(budget) + "; pieces go to " + o_.shuffler;
+           participant_->cost_name() + " = " + std::to_string(participant_->report_epsilon()) +
+           " of each user's ledger total " + std::to_string(budget) + "; pieces go to " +
+           o_.shuffler;
   }
 
   const FedSelClientOptions& o_;

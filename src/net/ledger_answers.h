@@ -22,14 +22,14 @@
 
 namespace fedldp::net_internal {
 
-// What one round asks of the ledger. `cost_note` follows the cost in a
-// refusal (e.g. " (d eps)").
+// What one round asks of the ledger. `cost_name` names the cost in a
+// refusal ("eps", or "d eps" for LDP-FL's weights).
 struct LedgerRound {
   PrivacyLedger& ledger;
   const std::string& task;
   std::uint64_t round;
   double cost;
-  std::string cost_note;
+  std::string cost_name;
   std::uint64_t first_user;
   std::size_t hosted;                               // users first_user .. + hosted
   std::function<std::string(std::size_t)> account;  // of a local user
@@ -66,8 +66,8 @@ void AnswerFromLedger(const LedgerRound& r, std::span<const std::uint64_t> users
     }
     if (r.ledger.remaining(account) < r.cost * (1 - 1e-12)) {
       answer.refusals.push_back("user " + std::to_string(user) + " (" + account +
-                                "): refused, a report spends eps = " + std::to_string(r.cost) +
-                                r.cost_note + " but only " +
+                                "): refused, a report spends " + r.cost_name + " = " +
+                                std::to_string(r.cost) + " but only " +
                                 std::to_string(r.ledger.remaining(account)) + " of " +
                                 std::to_string(r.ledger.total()) + " is left");
       answer.exhausted.push_back(user);

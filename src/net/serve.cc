@@ -25,6 +25,7 @@
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/secure_rng.h"
+#include "ldpfl_method.h"
 
 namespace fedldp {
 namespace {
@@ -395,34 +396,11 @@ double NetAccuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const D
 // Says what the task is; returns what it spends (the simulator's statement,
 // as TrainLdpFl makes it: rounds of per_round shuffled reports).
 Result<std::string> AnnounceLdpFl(const LdpFlTaskSpec& spec, const ServeObserver& observer) {
-  const LdpFlConfig& c = spec.config;
-  if (spec.vector()) {
-    // The simulator's statement (TrainLdpFl): rounds of per_round shuffled
-    // reports. The task was checked (LdpFlCoordinator::Create): it makes one.
-    const auto randomizer = LdpFlVectorRandomizer(c, spec.weights(), 0).value();
-    const RunPrivacyConfig account = LdpFlVectorRunPrivacy(*randomizer, spec.reports_per_user(),
-                                                           spec.per_round(), true, c.delta);
-    auto accounted = AccountRun(account);
-    if (!accounted.ok()) return Invalid("the accountant: " + accounted.error());
-    std::ostringstream line;
-    line << "task " << spec.id << ": " << LdpFlRandomizerName(c) << " on the whole update (l2 clip "
-         << c.clip << "), " << spec.weights() << " weights in " << spec.chunks().size()
-         << " sealed pieces per report; eps " << c.epsilon
-         << " per report without trusting the shuffler";
-    Say(observer, line.str());
-    return "privacy (fedldp account run " +
-           AccountRunArguments(account, VectorMechanismName(*c.vector)) + "; at most " +
-           std::to_string(spec.reports_per_user()) + " report(s) per user):\n" +
-           DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector));
-  }
-  const auto accounted =
-      AccountLdpFl(c.epsilon, spec.weights(), spec.reports_per_user(), spec.per_round());
-  Say(observer, "task " + spec.id + ": " + std::to_string(spec.weights()) + " weights in " +
-                    std::to_string(spec.chunks().size()) + " sealed pieces per report; eps " +
-                    std::to_string(c.epsilon) +
-                    " per weight, so d eps = " + std::to_string(spec.ReportEpsilon()) +
-                    " per report without trusting the shuffler");
-  return DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(c.vector) + "\n";
+  // The task was checked (LdpFlCoordinator::Create): it has a method.
+  const auto method = net_internal::LdpFlMethod::Make(spec).value();
+  FEDLDP_ASSIGN_OR_RETURN(auto announced, method->Announce());
+  Say(observer, announced.line);
+  return announced.privacy;
 }
 
 }  // namespace

@@ -17,10 +17,12 @@
 //   d eps per report (what is proven without trusting the shuffler), is
 //   charged to the user's ledger account before anything leaves, with the
 //   sealed pieces, which are what a retry resends. With a vector randomizer
-//   (task.vector()): PrivatizeUpdate, the simulator's, on the whole update;
+//   (config.vector): PrivatizeUpdate, the simulator's, on the whole update;
 //   the report's chunks travel as VectorReport pieces and cost eps.
 //   (The server then checks each piece's length and finiteness: the
 //   randomizer's own check needs the whole report, which it never sees.)
+//   Both parties hold the task's method (src/net/ldpfl_method.h), the one
+//   place that knows which of the two it is.
 // - ShufflerCore (a third party): holds the sealed pieces of a round, one
 //   submission per user (vouched for by the server), and forwards a batch
 //   only when it has at least `min_batch` users and every user still
@@ -86,13 +88,10 @@ struct LdpFlTaskSpec {
   // The most reports a user sends: every round, or with disjoint rounds one
   // per epoch begun (LdpFlReportsPerClient).
   std::uint64_t reports_per_user() const;
-  // A vector randomizer's whole-update report instead of two-point weights.
-  bool vector() const { return config.vector.has_value(); }
   // The proven cost of one report without trusting the shuffler: d eps for
-  // two-point weights, eps for a vector randomizer's report.
-  double ReportEpsilon() const {
-    return vector() ? config.epsilon : config.epsilon * static_cast<double>(weights());
-  }
+  // two-point weights, eps for a vector randomizer's report (the method's;
+  // NaN for a task no deployment can serve).
+  double ReportEpsilon() const;
   std::vector<ReportChunk> chunks() const { return ChunkModel(layer_sizes, chunk); }
   Status Check() const;  // OK if usable, else why not
 };
@@ -105,8 +104,13 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, s
                                     const Dataset& train, std::span<const std::size_t> rows,
                                     std::string public_key, std::uint64_t chunk = 256);
 
+namespace net_internal {
+class LdpFlMethod;  // the task's reports, both sides (src/net/ldpfl_method.h)
+}  // namespace net_internal
+
 class LdpFlCoordinator : public RoundCoordinator {
  public:
+  ~LdpFlCoordinator() override;
   // After every closed round (rounds closed so far, the model). It runs under
   // the coordinator's lock, where polls wait: keep it quick (copy the model;
   // evaluate elsewhere), or clients go unheard and are judged quiet.
@@ -155,34 +159,24 @@ class LdpFlCoordinator : public RoundCoordinator {
   LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state,
                    ServerKeys keys, Log log, OnRound on_round);
   void Start(Clock::time_point now) override;
-  bool RoundOpen() const override { return randomizer_.has_value(); }
+  bool RoundOpen() const override { return !ranges_.empty(); }
   bool Reported(std::uint64_t user) const override { return delivered_.contains(user); }
   std::size_t Chunks() const override { return chunks_.size(); }
   void CloseRound(Clock::time_point now, const char* why) override;
   void DrawUsers();
   void SetRoundUsers();  // round_users_ from snap_
   Status OpenRound(Clock::time_point now);
-  // Adds an admitted piece of `chunk` to the round's aggregate.
-  void AddPiece(std::size_t chunk, const DecodedReport& piece);
-  // The round's mean per weight (NaN where no piece of the chunk came in).
-  std::vector<double> RoundMean() const;
 
   const LdpFlTaskSpec spec_;
   const ServerKeys keys_;
   const OnRound on_round_;
   const std::vector<ReportChunk> chunks_;
+  const std::unique_ptr<net_internal::LdpFlMethod> method_;
 
   // snap_.order (the base's): the open round's users, sorted; with disjoint
   // rounds the epoch's order of all users, the round's from `position` on.
   // The open round (its users, delivered set and times: the base's).
-  std::optional<LdpFlRandomizer> randomizer_;
-  std::vector<LdpFlRandomizer> chunk_randomizers_;
-  std::vector<ReportGate> gates_;
-  std::optional<LdpFlAggregator> aggregator_;
-  // Vector randomizers: the sum of the round's pieces per weight, and the
-  // pieces of every chunk.
-  std::vector<double> vector_sum_;
-  std::vector<std::uint64_t> vector_pieces_;
+  std::vector<LayerRange> ranges_;  // the open round's (empty: no round open)
   Stats stats_;
 };
 
@@ -207,12 +201,20 @@ class LdpFlParticipant {
                  std::span<const LayerRange> ranges, std::span<const std::uint64_t> users);
   // As FedSelParticipant::Exhausted.
   std::vector<std::uint64_t> Exhausted() const;
-  double report_epsilon() const { return task_.ReportEpsilon(); }
+  double report_epsilon() const;
+  // The mechanism, and what a report's cost is called ("d eps"), as the
+  // client states them on joining.
+  std::string Mechanism() const;
+  std::string cost_name() const;
+
+  LdpFlParticipant(LdpFlParticipant&&) noexcept;
+  LdpFlParticipant& operator=(LdpFlParticipant&&) noexcept;
+  ~LdpFlParticipant();
 
  private:
   LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
                    std::vector<std::vector<std::size_t>> shards, PrivacyLedger& ledger,
-                   NeuralNet net);
+                   NeuralNet net, std::unique_ptr<net_internal::LdpFlMethod> method);
   std::string Account(std::size_t local) const;
 
   LdpFlTaskSpec task_;
@@ -220,8 +222,8 @@ class LdpFlParticipant {
   std::vector<std::vector<std::size_t>> shards_;
   PrivacyLedger* ledger_;
   NeuralNet net_;
-  std::shared_ptr<const VectorRandomizer> vector_;  // the task's, if it has one
-  std::string ledger_task_;                         // LedgerTaskKey of the task
+  std::unique_ptr<net_internal::LdpFlMethod> method_;  // the task's reports
+  std::string ledger_task_;                            // LedgerTaskKey of the task
   std::uint64_t first_user_ = 0;
   std::unique_ptr<SecureRng> rng_;
 };
