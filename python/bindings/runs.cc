@@ -18,6 +18,7 @@
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/fedsel.h"
+#include "fedldp/fl/fedsel_options.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/model/neural_net.h"
@@ -130,66 +131,53 @@ std::function<void(Config&, const py::handle&)> Field(T Config::*field) {
   return [field](Config& c, const py::handle& v) { c.*field = v.cast<T>(); };
 }
 
-const Setters<FedSelConfig>& FedSelSetters() {
-  static const Setters<FedSelConfig> setters = {
-      {"epsilon", Field(&FedSelConfig::epsilon)},
-      {"epochs", Field(&FedSelConfig::epochs)},
-      {"batch_fraction", Field(&FedSelConfig::batch_fraction)},
-      {"mu",
-       [](FedSelConfig& c, const py::handle& v) {
-         c.mu = v.is_none() ? std::nullopt : std::optional<double>(v.cast<double>());
-       }},
-      {"theta", Field(&FedSelConfig::theta)},
-      {"k_fraction", Field(&FedSelConfig::k_fraction)},
-      {"learning_rate", Field(&FedSelConfig::learning_rate)},
-      {"momentum", Field(&FedSelConfig::momentum)},
-      {"lambda_", Field(&FedSelConfig::lambda)},
-      {"loss", [](FedSelConfig& c,
-                  const py::handle& v) { c.loss = Take(ParseLoss(v.cast<std::string>())); }},
-      {"gradient_scaling",
-       [](FedSelConfig& c, const py::handle& v) {
-         c.gradient_scaling = Take(ParseGradientScaling(v.cast<std::string>()));
-       }},
-      {"projection_ratio", Field(&FedSelConfig::projection_ratio)},
-      {"clip", Field(&FedSelConfig::clip)},
-      {"delta", Field(&FedSelConfig::delta)},
-      {"projection_k", Field(&FedSelConfig::projection_k)},
-      {"max_iterations", Field(&FedSelConfig::max_iterations)},
-      {"tail_average", Field(&FedSelConfig::tail_average)},
-      {"shuffle", Field(&FedSelConfig::shuffle)},
-      {"even_rounds", Field(&FedSelConfig::even_rounds)},
-      {"sample_clients", Field(&FedSelConfig::sample_clients)},
-      {"clients", Field(&FedSelConfig::clients)},
-      {"dirichlet_alpha", Field(&FedSelConfig::dirichlet_alpha)},
-  };
-  return setters;
+// A keyword's value as an option's (base/options.h); TypeError for a type
+// no option takes.
+OptionValue ToOptionValue(const std::string& name, const py::handle& v, const char* function) {
+  if (v.is_none()) return std::monostate{};
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) return v.cast<std::int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  throw py::type_error(std::string(function) + "(): option '" + name + "' has the wrong type (" +
+                       std::string(py::str(py::type::of(v).attr("__name__"))) + ")");
+}
+
+// The keyword options of a config described by `options`: an unknown name
+// raises TypeError listing the known ones.
+template <typename Config>
+std::vector<std::pair<std::string, OptionValue>> GivenOptions(
+    std::span<const ConfigOption<Config>> options, const py::kwargs& given, const char* function) {
+  std::vector<std::pair<std::string, OptionValue>> out;
+  for (const auto& [key, value] : given) {
+    const auto name = py::cast<std::string>(key);
+    if (FindOption(options, name) == nullptr) {
+      std::string known;
+      for (const auto& o : options) known += (known.empty() ? "" : ", ") + std::string(o.key);
+      throw py::type_error(std::string(function) + "() got an unknown option '" + name +
+                           "'; it takes: " + known);
+    }
+    out.emplace_back(name, ToOptionValue(name, value, function));
+  }
+  return out;
+}
+
+py::object ToPython(const OptionValue& value) {
+  return std::visit(
+      [](const auto& v) -> py::object {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+          return py::none();
+        } else {
+          return py::cast(v);
+        }
+      },
+      value);
 }
 
 py::dict FedSelConfigDict(const FedSelConfig& c) {
   py::dict d;
   d["variant"] = FedSelVariantName(c.variant);
-  d["loss"] = LossName(c.loss);
-  d["epsilon"] = c.epsilon;
-  d["epochs"] = c.epochs;
-  d["batch_fraction"] = c.batch_fraction;
-  d["mu"] = c.mu ? py::object(py::float_(*c.mu)) : py::object(py::none());
-  d["theta"] = c.theta;
-  d["k_fraction"] = c.k_fraction;
-  d["learning_rate"] = c.learning_rate;
-  d["momentum"] = c.momentum;
-  d["lambda_"] = c.lambda;
-  d["gradient_scaling"] = c.gradient_scaling == GradientScaling::kClip ? "clip" : "normalize";
-  d["projection_ratio"] = c.projection_ratio;
-  d["clip"] = c.clip;
-  d["delta"] = c.delta;
-  d["projection_k"] = c.projection_k;
-  d["max_iterations"] = c.max_iterations;
-  d["tail_average"] = c.tail_average;
-  d["shuffle"] = c.shuffle;
-  d["even_rounds"] = c.even_rounds;
-  d["sample_clients"] = c.sample_clients;
-  d["clients"] = c.clients;
-  d["dirichlet_alpha"] = c.dirichlet_alpha;
+  for (const FedSelOption& o : FedSelOptions()) d[py::str(std::string(o.key))] = ToPython(o.get(c));
   return d;
 }
 
@@ -200,8 +188,8 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
                        std::size_t threads, std::optional<double> central_epsilon,
                        double central_delta, int classes, const py::kwargs& options) {
   const FedSelVariant parsed = Take(ParseFedSelVariant(variant));
-  FedSelConfig config = DefaultFedSelConfig(parsed);
-  Apply(FedSelSetters(), options, config, "train_fedsel");
+  FedSelConfig config =
+      Take(FedSelConfigWith(parsed, GivenOptions(FedSelOptions(), options, "train_fedsel")));
   const Dataset train = MakeDataset(X, y, "train", classes);
   std::optional<Dataset> test;
   if (X_test.is_none() != y_test.is_none()) Raise("give both X_test and y_test, or neither");

@@ -100,6 +100,15 @@ def test_bad_runs_raise_with_a_reason(adult):
         fedldp.train_fedsel(X, y, "ps-pm", epsilom=1.0)
     with pytest.raises(ValueError, match="rows"):
         fedldp.train_fedsel(X, y[:50])
+    # The CLI's rules and sentences (fl/fedsel_options.h), not a silent no-op.
+    with pytest.raises(ValueError, match="clip applies to the vector variants only"):
+        fedldp.train_fedsel(X, y, "ps-pm", clip=0.5)
+    with pytest.raises(ValueError, match="dirichlet_alpha needs clients"):
+        fedldp.train_fedsel(X, y, "ps-pm", dirichlet_alpha=0.5)
+    with pytest.raises(ValueError, match=r"mu must be in \[0, 1\)"):
+        fedldp.train_fedsel(X, y, "ps-pm", mu=1.5)
+    with pytest.raises(TypeError, match="wrong type"):
+        fedldp.train_fedsel(X, y, "ps-pm", epochs=[1])
     with pytest.raises(ValueError, match="shuffle"):
         fedldp.train_fedsel(X, y, "privunitg", central_epsilon=1.0)
     with pytest.raises(ValueError):

@@ -4,6 +4,7 @@
 
 #include "fedldp/base/units.h"
 #include "fedldp/base/version.h"
+#include "fedldp/fl/fedsel_options.h"
 #include "fedldp/model/linear.h"
 
 namespace fedldp {
@@ -13,23 +14,21 @@ void StartRecord(nlohmann::ordered_json& j) {
   j["accuracy_unit"] = kAccuracyUnit;
 }
 
+// The variant, then every recorded option (FedSelOptions), in its order.
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
   j["variant"] = FedSelVariantName(config.variant);
-  j["model"] = LossName(config.loss);
-  j["gradient_scaling"] = GradientScalingName(config.gradient_scaling);
-  j["epsilon"] = config.epsilon;
-  j["epochs"] = config.epochs;
-  j["lr"] = config.learning_rate;
-  j["momentum"] = config.momentum;
-  j["batch_fraction"] = config.batch_fraction;
-  j["lambda"] = config.lambda;
-  j["clip"] = config.clip;
-  j["tail_average"] = config.tail_average;
-  j["shuffle"] = config.shuffle;
-  j["sample_clients"] = config.sample_clients;
-  // 0: a client per row.
-  j["clients"] = config.clients;
-  j["dirichlet_alpha"] = config.dirichlet_alpha;
+  for (const FedSelOption& o : FedSelOptions()) {
+    if (o.record.empty()) continue;
+    std::visit(
+        [&](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            j[std::string(o.record)] = nullptr;
+          } else {
+            j[std::string(o.record)] = v;
+          }
+        },
+        o.get(config));
+  }
 }
 
 nlohmann::ordered_json CrossValidationRecord(const std::string& dataset, const Dataset& data,
