@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -51,29 +52,16 @@ int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 
 struct TrainOptions {
   std::string dataset = "adult";
-  std::string data_dir;        // default: $FEDLDP_DATA_DIR, else the repository's data/
-  int pool = 1;                // image datasets: average-pool pool x pool pixel blocks
-  std::string data;            // the user's own file (CSV or LIBSVM) instead of --dataset
-  std::string label_column;    // CSV: the label's column name or index (default: the last)
-  std::size_t clients = 0;     // 0: a client per row; else rows split among this many
-  double dirichlet_alpha = 0;  // with clients: 0 IID shards, > 0 Dirichlet label skew
-  std::string model = "logistic";
+  std::string data_dir;      // default: $FEDLDP_DATA_DIR, else the repository's data/
+  int pool = 1;              // image datasets: average-pool pool x pool pixel blocks
+  std::string data;          // the user's own file (CSV or LIBSVM) instead of --dataset
+  std::string label_column;  // CSV: the label's column name or index (default: the last)
   std::string variant = "ps-pm";
-  std::optional<double> epsilon;  // total per client (default 2)
-  int epochs = 1;
-  // Unset: the variant's default (DefaultFedSelConfig).
-  std::optional<double> batch_fraction, learning_rate, tail_average, clip;
-  std::string mu = "0.1";  // a number, or "auto" for the hyper-parameter-free rule
-  double theta = 0.2;
-  double k_fraction = 0.1;
-  double momentum = 0.5;
-  double lambda = 1e-4;
-  double reference_lr = 1.0;  // the non-private reference's learning rate
-  std::string gradient_scaling = "clip";
-  std::optional<double> delta;  // vector gaussian variants: delta per report (default 1e-6)
-  bool shuffle = false;         // each round's reports through a shuffler
-  bool sample_clients = false;  // rounds sample m of N clients (FedSelConfig::sample_clients)
-  double central_delta = 1e-6;  // with shuffle: the total delta per client
+  // The FedSelConfig options given (fl/fedsel_options.h), as typed; the
+  // rest keep the variant's defaults (DefaultFedSelConfig).
+  std::map<std::string, std::string> config;
+  double reference_lr = 1.0;              // the non-private reference's learning rate
+  double central_delta = 1e-6;            // with shuffle: the total delta per client
   std::optional<double> central_epsilon;  // with shuffle: the target that sets the local eps
   bool tune = false;                      // nested: hyper-parameters chosen per fold
   double validation_fraction = 0.2;

@@ -7,10 +7,12 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config_options.h"
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
+#include "fedldp/fl/fedsel_options.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/sim/fedsel_experiment.h"
@@ -43,58 +45,18 @@ void AddDataOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--label-column", o.label_column,
                  "With --data FILE.csv: the label column's header name or 0-based index "
                  "(default: the last column)");
-  app.add_option("--clients", o.clients,
-                 "Split the training rows among N clients, each reporting the mean gradient of "
-                 "its rows (default: one client per row, as in the papers)");
-  app.add_option("--dirichlet-alpha", o.dirichlet_alpha,
-                 "With --clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label "
-                 "skew per client (small alpha: few classes each)")
-      ->capture_default_str();
 }
 
-// The model, the variant and its hyper-parameters.
+// The variant, then FedSelConfig's options, each bound from its row
+// (fl/fedsel_options.h), with ps-pm's defaults shown.
 void AddMethodOptions(CLI::App& app, TrainOptions& o) {
-  app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
-  app.add_option("--epsilon", o.epsilon, "Total budget per client (default 2)");
-  app.add_option("--epochs", o.epochs, "Epochs E")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--batch-fraction", o.batch_fraction,
-                 "m / N (default 0.01; vector variants: their tuned default)");
-  app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto' (theta-capped rule)")
-      ->capture_default_str();
-  app.add_option("--theta", o.theta, "Cap of the automatic mu")->capture_default_str();
-  app.add_option("--k-fraction", o.k_fraction, "k / d for the Top-k set")->capture_default_str();
-  app.add_option("--lr", o.learning_rate,
-                 "Learning rate alpha (default 4; vector variants: their tuned default)");
-  app.add_option("--momentum", o.momentum,
-                 "Momentum eta in [0, 1) of FedSel's two-stage clients (ps-pm, exp-hm...); the "
-                 "flat, compressed, vector, np and np-rs variants have none")
-      ->capture_default_str();
-  app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
-  app.add_option("--gradient-scaling", o.gradient_scaling,
-                 "clip (coordinate-wise to [-1, 1]) or normalize (to max |g_j| = 1)")
-      ->capture_default_str();
-  app.add_option("--clip", o.clip,
-                 "Vector variants (privunitg, fastprojunit, gaussian...): l2 clip norm C of a "
-                 "gradient (default: the variant's tuned value)");
-  app.add_option("--delta", o.delta, "Vector gaussian variants: delta per report (default 1e-6)");
+  BindOptions(app, FedSelOptions(), DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()),
+              o.config);
 }
 
-// Shuffling, sampling and the central budget.
+// The central budget of a shuffled run.
 void AddShuffleOptions(CLI::App& app, TrainOptions& o) {
-  app.add_flag("--shuffle", o.shuffle,
-               "Private variants with pure eps-LDP reports: each round's reports pass a "
-               "shuffler (rounds of at least m); the statement adds the per-round central and "
-               "total (eps, delta) of `fedldp account run`. The variants' defaults are tuned "
-               "for local eps 2: shuffled, use --tune, or on Adult the frontier's choice "
-               "(privunitg: --epochs 4 --batch-fraction 0.2 --lr 8 --clip 1)");
-  app.add_flag("--sample-clients", o.sample_clients,
-               "Each round samples m = (m / N) N clients uniformly, for E N / m rounds, instead of "
-               "epochs of disjoint rounds; with --shuffle, the shuffler draws them in secret "
-               "from the server and each round is amplified by sampling; without it, a client "
-               "declines after E reports");
   app.add_option("--central-delta", o.central_delta,
                  "With --shuffle: the total delta per client, in [1e-12, 1)")
       ->capture_default_str();
@@ -103,7 +65,7 @@ void AddShuffleOptions(CLI::App& app, TrainOptions& o) {
                  "fold runs at the largest local eps the accountant allows for it");
 }
 
-// Tuning's validation and grid, averaging, seed and threads.
+// Tuning's validation and grid, seed and threads.
 void AddRunOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--validation-fraction", o.validation_fraction,
                  "With --tune: the share of a fold's training rows held out for validation")
@@ -112,10 +74,6 @@ void AddRunOptions(CLI::App& app, TrainOptions& o) {
                  "With --tune: validation splits averaged per grid point")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  app.add_option("--tail-average", o.tail_average,
-                 "Return the mean of the server's iterates over this final share of the "
-                 "iterations, in [0, 1) (0: the last iterate; post-processing, no privacy cost)")
-      ->capture_default_str();
   app.add_option("--grid-lr", o.grid_lr,
                  "With --tune / tune: the learning rates tried (default: DefaultGrid's)")
       ->delimiter(',');
@@ -216,21 +174,18 @@ void ToDataConfig(const TrainOptions& o, FedSelExperimentConfig& c) {
   }
 }
 
-// The training configuration of `variant`, and the central budget.
+// The training configuration of `variant` with the options given (the
+// library's rules and sentences, as Python's), and the central budget.
 void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
                       FedSelExperimentConfig& c) {
-  FedSelConfig& t = c.training;
-  t = DefaultFedSelConfig(variant);
-  auto loss = ParseLoss(o.model);
-  if (!loss.ok()) throw UsageError(loss.error());
-  t.loss = *loss;
-  if (o.central_epsilon && o.epsilon) {
+  auto training = FedSelConfigWith(variant, GivenOptions(o.config));
+  if (!training.ok()) throw UsageError(training.error());
+  c.training = *training;
+  if (o.central_epsilon && o.config.contains("epsilon")) {
     throw UsageError("--central-epsilon sets the local budget: give it or --epsilon, not both");
   }
-  if (o.central_epsilon && !o.shuffle) throw UsageError("--central-epsilon needs --shuffle");
-  if (o.epsilon) {
-    if (Status e = CheckEpsilon(*o.epsilon, "--epsilon"); !e.ok()) throw UsageError(e.error());
-    t.epsilon = *o.epsilon;
+  if (o.central_epsilon && !c.training.shuffle) {
+    throw UsageError("--central-epsilon needs --shuffle");
   }
   if (o.central_epsilon) {
     if (Status e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.ok()) {
@@ -239,31 +194,6 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
   }
   c.central_epsilon = o.central_epsilon;
   c.central_delta = o.central_delta;
-  t.epochs = o.epochs;
-  if (o.batch_fraction) t.batch_fraction = *o.batch_fraction;
-  t.mu = ParseMu(o.mu);
-  t.theta = o.theta;
-  t.k_fraction = o.k_fraction;
-  if (o.learning_rate) t.learning_rate = *o.learning_rate;
-  t.momentum = o.momentum;
-  t.lambda = o.lambda;
-  if (o.tail_average) t.tail_average = *o.tail_average;
-  auto scaling = ParseGradientScaling(o.gradient_scaling);
-  if (!scaling.ok()) throw UsageError(scaling.error());
-  t.gradient_scaling = *scaling;
-  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
-  const bool gaussian = NeedsDelta(variant);
-  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
-  if (o.delta && !gaussian) throw UsageError("--delta applies to the gaussian variants only");
-  if (o.clip) t.clip = *o.clip;
-  if (o.delta) t.delta = *o.delta;
-  t.shuffle = o.shuffle;
-  t.sample_clients = o.sample_clients;
-  if (o.dirichlet_alpha != 0 && o.clients == 0) {
-    throw UsageError("--dirichlet-alpha needs --clients (the rows are split among them)");
-  }
-  t.clients = o.clients;
-  t.dirichlet_alpha = o.dirichlet_alpha;
 }
 
 // Tuning: its validation, and the grid --tune and `tune` search.
@@ -283,7 +213,7 @@ void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tu
   }
   c.tune = tune;
   if (lists) {
-    FedSelGrid grid = DefaultGrid(variant, o.shuffle);
+    FedSelGrid grid = DefaultGrid(variant, c.training.shuffle);
     if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
     if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
     if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
@@ -306,7 +236,9 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   c.cv = {o.repeats, o.folds, o.seed};
   c.reference = !o.no_reference;
   c.reference_lr = o.reference_lr;
-  c.reference_batch_fraction = o.batch_fraction;
+  if (o.config.contains("batch_fraction")) {
+    c.reference_batch_fraction = c.training.batch_fraction;
+  }
   c.threads = o.threads;
   if (Status s = c.Validate(); !s.ok()) throw UsageError(s.error());
   return c;
@@ -359,14 +291,14 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
         << config.clip << "), eps " << run.budget.value_epsilon << " per report";
     if (gaussian) out << ", delta " << config.delta << " per report";
     out << ", " << config.epochs << " epoch(s), ";
-    if (config.sample_clients && o.shuffle) {
+    if (config.sample_clients && config.shuffle) {
       out << "sampled rounds: " << config.epochs << " reports per client in expectation\n";
     } else {
       out << (config.sample_clients ? "sampled rounds, at most " + std::to_string(config.epochs) +
                                           " reports per client"
                                     : std::string("one report per epoch"));
       // Unshuffled, the accountant's local lines are the statement.
-      if (!o.shuffle) out << ": total " << LocalTotal(*e.privacy);
+      if (!config.shuffle) out << ": total " << LocalTotal(*e.privacy);
       out << "\n";
     }
   } else {
@@ -375,12 +307,12 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
         << "\n";
   }
   // Shuffled, the line ends the accountant's statement below.
-  if (variant.is_private() && !o.shuffle) out << FloatingPointStatement(variant) << "\n";
+  if (variant.is_private() && !config.shuffle) out << FloatingPointStatement(variant) << "\n";
   if (config.sample_clients) {
     out << "sampled rounds: " << run.plan.batch << " of " << run.plan.batch / run.plan.sampling_rate
         << " clients per round, " << run.plan.rounds
         << " rounds; the most reports one client sent: " << run.most_reports;
-    if (o.shuffle) {
+    if (config.shuffle) {
       out << " (locally " << run.most_reports << " x " << run.plan.ReportEpsilon()
           << " without the shuffler's help)";
     } else {
@@ -388,7 +320,7 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
     }
     out << "\n";
   }
-  if (o.shuffle && e.privacy) {
+  if (config.shuffle && e.privacy) {
     out << "shuffled, each round's reports (at least " << run.smallest_round
         << ") through the shuffler (fedldp account run "
         << AccountRunArguments(*e.accounting, FedSelVariantName(variant)) << "):\n"

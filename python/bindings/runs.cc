@@ -174,6 +174,24 @@ py::object ToPython(const OptionValue& value) {
       value);
 }
 
+// train_fedsel's options as the library describes them (fedsel_options.h):
+// the rows `fedldp train --help` is bound from, with ps-pm's defaults.
+py::list FedSelOptionsPy() {
+  const FedSelConfig shown = DefaultFedSelConfig(Take(ParseFedSelVariant("ps-pm")));
+  py::list out;
+  for (const FedSelOption& o : FedSelOptions()) {
+    py::dict row;
+    row["name"] = std::string(o.key);
+    row["flag"] = "--" + std::string(o.flag);
+    row["record"] = o.record.empty() ? py::object(py::none()) : py::str(std::string(o.record));
+    row["help"] = std::string(o.help);
+    row["default"] = o.varies ? py::object(py::none()) : ToPython(o.get(shown));
+    row["default_varies"] = o.varies;
+    out.append(row);
+  }
+  return out;
+}
+
 py::dict FedSelConfigDict(const FedSelConfig& c) {
   py::dict d;
   d["variant"] = FedSelVariantName(c.variant);
@@ -451,6 +469,11 @@ test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
       "Your own file as load_dataset's dict: CSV (.csv, .csv.gz; label_column a header name "
       "or 0-based index, default the last column) or LIBSVM text.");
 
+  m.def("fedsel_options", &FedSelOptionsPy, R"doc(
+train_fedsel's keyword options, as the library describes them once (the rows
+`fedldp train` binds its flags from): a list of dicts with name, flag, record
+(the JSON record's key, or None), help, default (ps-pm's; None where it
+varies by variant) and default_varies.)doc");
   m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
         py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
         py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
@@ -459,9 +482,10 @@ Trains a linear model (logistic, or softmax for more than two classes) with
 FedSel or a baseline, one client per row of X, as `fedldp train` does:
 variant is one of fedldp train's (ps-pm, exp-hm, flat-pm, privunitg,
 fastprojunit, gaussian, np, ...); options are FedSelConfig's fields by name
-(epsilon, epochs, batch_fraction, learning_rate, clip, shuffle, clients,
-dirichlet_alpha, ...), unset
-ones take the variant's defaults. central_epsilon (with shuffle=True) sets the
+(fedsel_options() lists them: epsilon, epochs, batch_fraction, learning_rate,
+clip, shuffle, clients, dirichlet_alpha, ...); unset ones take the variant's
+defaults, and an option the variant ignores raises ValueError with the
+sentence `fedldp train` prints. central_epsilon (with shuffle=True) sets the
 per-report epsilon whose shuffled run stays within (central_epsilon,
 central_delta) per client. Returns a dict: weights, train/test accuracy (test
 None without X_test), majority (the majority-class accuracy), the effective

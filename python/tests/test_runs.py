@@ -93,6 +93,19 @@ def test_shuffled_runs_are_calibrated_to_the_central_budget(adult):
     assert run["privacy"]["shuffled"]
 
 
+def test_the_options_listed_are_the_config_returned(adult):
+    train, _ = adult
+    run = fedldp.train_fedsel(train["X"][:200], train["y"][:200], "ps-pm", epochs=1, threads=1)
+    options = fedldp.fedsel_options()
+    assert [o["name"] for o in options] == [k for k in run["config"] if k != "variant"]
+    by_name = {o["name"]: o for o in options}
+    assert by_name["learning_rate"]["flag"] == "--lr"
+    assert by_name["learning_rate"]["record"] == "lr"
+    for name, o in by_name.items():
+        if not o["default_varies"]:
+            assert run["config"][name] == o["default"], name
+
+
 def test_bad_runs_raise_with_a_reason(adult):
     train, test = adult
     X, y = train["X"][:100], train["y"][:100]

@@ -21,6 +21,14 @@ std::string_view KindOf(const OptionValue& value) {
   }
 }
 
+// The text a number is read from: all of it, past a leading '+'.
+std::pair<const char*, const char*> Digits(const std::string& text) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  return {begin, end};
+}
+
 }  // namespace
 
 Result<double> OptionNumber(const OptionValue& value) {
@@ -28,9 +36,9 @@ Result<double> OptionNumber(const OptionValue& value) {
   if (const auto* n = std::get_if<std::int64_t>(&value)) return static_cast<double>(*n);
   if (const auto* text = std::get_if<std::string>(&value)) {
     double out = 0;
-    const char* end = text->data() + text->size();
-    const auto [ptr, ec] = std::from_chars(text->data(), end, out);
-    if (ec == std::errc() && ptr == end && !text->empty()) return out;
+    const auto [begin, end] = Digits(*text);
+    const auto [ptr, ec] = std::from_chars(begin, end, out);
+    if (ec == std::errc() && ptr == end && begin != end) return out;
     return Error{"'" + *text + "' is not a number"};
   }
   return Error{"a number is needed, not " + std::string(KindOf(value))};
@@ -40,9 +48,9 @@ Result<std::int64_t> OptionInteger(const OptionValue& value) {
   if (const auto* n = std::get_if<std::int64_t>(&value)) return *n;
   if (const auto* text = std::get_if<std::string>(&value)) {
     std::int64_t out = 0;
-    const char* end = text->data() + text->size();
-    const auto [ptr, ec] = std::from_chars(text->data(), end, out);
-    if (ec == std::errc() && ptr == end && !text->empty()) return out;
+    const auto [begin, end] = Digits(*text);
+    const auto [ptr, ec] = std::from_chars(begin, end, out);
+    if (ec == std::errc() && ptr == end && begin != end) return out;
     return Error{"'" + *text + "' is not an integer"};
   }
   return Error{"an integer is needed, not " + std::string(KindOf(value))};

@@ -197,6 +197,8 @@ bool NeedsDelta(const FedSelVariant& variant) {
 Status FedSelConfig::Validate() const {
   const FedSelConfig& c = *this;
   FEDLDP_RETURN_IF_ERROR(c.variant.Validate());
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(c.epsilon));
+  if (c.epochs < 1) return Error{"epochs must be >= 1"};
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};

@@ -41,9 +41,10 @@ Applies Only(bool (*fits)(const FedSelVariant&), std::string sentence) {
 }
 
 FedSelOption Row(std::string_view key, std::string_view flag, std::string_view record,
-                 std::string_view help, Set set, Get get, Applies applies = {},
-                 bool varies = false) {
-  return {key, flag, record, help, std::move(set), std::move(get), std::move(applies), varies};
+                 std::string_view help, Set set, Get get, Applies applies = {}, bool varies = false,
+                 std::string_view word = {}) {
+  return {key,    flag, record, help, std::move(set), std::move(get), std::move(applies),
+          varies, word};
 }
 
 bool IsVector(const FedSelVariant& v) { return v.kind == FedSelVariant::Kind::kVector; }
@@ -63,14 +64,14 @@ std::vector<FedSelOption> MakeOptions() {
       Row("epochs", "epochs", "epochs", "Epochs E", SetField(&FedSelConfig::epochs),
           GetField(&FedSelConfig::epochs)),
       Row("learning_rate", "lr", "lr", "Learning rate alpha (vector variants: their tuned default)",
-          SetField(&FedSelConfig::learning_rate), GetField(&FedSelConfig::learning_rate), {}, true),
+          SetField(&FedSelConfig::learning_rate), GetField(&FedSelConfig::learning_rate)),
       Row("momentum", "momentum", "momentum",
           "Momentum eta in [0, 1) of FedSel's two-stage clients (ps-pm, exp-hm...); the flat, "
           "compressed, vector, np and np-rs variants have none",
           SetField(&FedSelConfig::momentum), GetField(&FedSelConfig::momentum)),
       Row("batch_fraction", "batch-fraction", "batch_fraction",
           "m / N (vector variants: their tuned default)", SetField(&FedSelConfig::batch_fraction),
-          GetField(&FedSelConfig::batch_fraction), {}, true),
+          GetField(&FedSelConfig::batch_fraction)),
       Row("lambda_", "lambda", "lambda", "l2 regularisation", SetField(&FedSelConfig::lambda),
           GetField(&FedSelConfig::lambda)),
       Row("clip", "clip", "clip",
@@ -110,11 +111,13 @@ std::vector<FedSelOption> MakeOptions() {
             }
             return {};
           }),
-      Row("mu", "mu", "", "Share of eps' for selection, or 'auto' (theta-capped rule)", SetMu,
+      Row(
+          "mu", "mu", "", "Share of eps' for selection, or 'auto' (theta-capped rule)", SetMu,
           [](const FedSelConfig& c) -> OptionValue {
             if (c.mu) return *c.mu;
             return std::monostate{};
-          }),
+          },
+          {}, false, "auto"),
       Row("theta", "theta", "", "Cap of the automatic mu", SetField(&FedSelConfig::theta),
           GetField(&FedSelConfig::theta)),
       Row("k_fraction", "k-fraction", "", "k / d for the Top-k set",

@@ -431,7 +431,7 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"train", "--lr", "nan"}, "--lr"},
       {{"train", "--epsilon", "1e999"}, "--epsilon"},
       {{"train", "--epochs", "99999999999999999999"}, "--epochs"},
-      {{"train", "--mu", "0.1abc"}, "--mu"},
+      {{"train", "--mu", "0.1abc"}, "mu = 0.1abc"},
       {{"sample", "--selector", "ps", "--epsilon", "1", "--k", "-1", "--vector", "1,2"}, "--k"},
       {{"sample", "--mechanism", "twopoint", "--epsilon", "1", "--input", "0", "--center", "inf"},
        "--center"},
@@ -530,7 +530,7 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"train", "--theta", "1"},
       {"train", "--threads", "100000"},
       {"train", "--variant", "ps-pm", "--clip", "2"},
-      {"train", "--variant", "privunitg", "--delta", "1e-6"},
+      {"train", "--variant", "privunitg", "--delta", "1e-5"},
       {"train", "--variant", "privunitg", "--clip", "0"},
       {"train", "--variant", "gaussian", "--delta", "1"},
       {"train", "--variant", "privunitg", "--epsilon", "200"},
@@ -1019,7 +1019,11 @@ TEST(Train, OwnCsvDataSplitAmongClients) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--data", csv, "--label-column", "nope"}, "no column is named 'nope'"},
            {{"--label-column", "label"}, "--label-column applies to --data FILE.csv only"},
-           {{"--data", csv, "--dirichlet-alpha", "1"}, "--dirichlet-alpha needs --clients"},
+           // FedSelConfig's rules, in the sentences Python raises (fedsel_options.h).
+           {{"--data", csv, "--dirichlet-alpha", "1"}, "dirichlet_alpha needs clients"},
+           {{"--data", csv, "--clip", "0.5"}, "clip applies to the vector variants only"},
+           {{"--data", csv, "--epochs", "1.5"}, "--epochs: '1.5' is not a whole number"},
+           {{"--data", csv, "--mu", "x"}, "mu = x: mu must be in [0, 1), or auto"},
            {{"--data", csv, "--clients", "5000"}, "must not exceed the rows"},
            {{"--data", Scratch("missing.csv")}, "--data: "}}) {
     std::vector<std::string> argv = {"train"};

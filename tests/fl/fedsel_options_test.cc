@@ -19,7 +19,9 @@ TEST(FedSelOptions, NamesAreUniqueAndEveryFieldReadsBackWhatItSets) {
   for (const FedSelOption& o : FedSelOptions()) {
     EXPECT_TRUE(keys.insert(o.key).second) << o.key;
     EXPECT_TRUE(flags.insert(o.flag).second) << o.flag;
-    if (!o.record.empty()) EXPECT_TRUE(records.insert(o.record).second) << o.record;
+    if (!o.record.empty()) {
+      EXPECT_TRUE(records.insert(o.record).second) << o.record;
+    }
     EXPECT_FALSE(o.help.empty()) << o.key;
   }
   for (const std::string name : {"ps-pm", "pm", "pe-hm-c", "privunitg", "gaussian"}) {

@@ -48,6 +48,8 @@ struct ConfigOption {
   std::function<Status(const Config&)> applies;
   // The default depends on another option (e.g. the variant's tuned one).
   bool varies = false;
+  // A word the option takes besides a value of its kind ("auto"), if any.
+  std::string_view word;
   bool is_flag() const { return std::holds_alternative<bool>(get(Config{})); }
 };
 
