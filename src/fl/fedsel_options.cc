@@ -49,11 +49,11 @@ FedSelOption Row(std::string_view key, std::string_view flag, std::string_view r
 
 bool IsVector(const FedSelVariant& v) { return v.kind == FedSelVariant::Kind::kVector; }
 
-std::vector<FedSelOption> MakeOptions() {
+// The options the JSON records write, in the records' order.
+std::vector<FedSelOption> RecordedOptions() {
   const auto loss = Named(&FedSelConfig::loss, ParseLoss, LossName);
   const auto scaling =
       Named(&FedSelConfig::gradient_scaling, ParseGradientScaling, GradientScalingName);
-  // In the records' order first, then the options that are not recorded.
   return {
       Row("loss", "model", "model", "logistic or svm", loss.first, loss.second),
       Row("gradient_scaling", "gradient-scaling", "gradient_scaling",
@@ -110,7 +110,11 @@ std::vector<FedSelOption> MakeOptions() {
               return Error{"dirichlet_alpha needs clients (the rows are split among them)"};
             }
             return {};
-          }),
+          })};
+}
+
+std::vector<FedSelOption> OtherOptions() {
+  return {
       Row(
           "mu", "mu", "", "Share of eps' for selection, or 'auto' (theta-capped rule)", SetMu,
           [](const FedSelConfig& c) -> OptionValue {
@@ -141,7 +145,11 @@ std::vector<FedSelOption> MakeOptions() {
 }  // namespace
 
 std::span<const FedSelOption> FedSelOptions() {
-  static const std::vector<FedSelOption> options = MakeOptions();
+  static const std::vector<FedSelOption> options = [] {
+    std::vector<FedSelOption> all = RecordedOptions();
+    for (FedSelOption& o : OtherOptions()) all.push_back(std::move(o));
+    return all;
+  }();
   return options;
 }
 
