@@ -47,6 +47,13 @@ FedSelOption Row(std::string_view key, std::string_view flag, std::string_view r
           varies, word};
 }
 
+Status DirichletNeedsClients(const FedSelConfig& c) {
+  if (c.dirichlet_alpha != 0 && c.clients == 0) {
+    return Error{"dirichlet_alpha needs clients (the rows are split among them)"};
+  }
+  return {};
+}
+
 bool IsVector(const FedSelVariant& v) { return v.kind == FedSelVariant::Kind::kVector; }
 
 // The options the JSON records write, in the records' order.
@@ -105,12 +112,7 @@ std::vector<FedSelOption> RecordedOptions() {
           "With clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label skew per "
           "client (small alpha: few classes each)",
           SetField(&FedSelConfig::dirichlet_alpha), GetField(&FedSelConfig::dirichlet_alpha),
-          [](const FedSelConfig& c) -> Status {
-            if (c.dirichlet_alpha != 0 && c.clients == 0) {
-              return Error{"dirichlet_alpha needs clients (the rows are split among them)"};
-            }
-            return {};
-          })};
+          DirichletNeedsClients)};
 }
 
 std::vector<FedSelOption> OtherOptions() {
