@@ -201,6 +201,40 @@ py::dict FedSelConfigDict(const FedSelConfig& c) {
 
 // ---- FedSel --------------------------------------------------------------
 
+// The test set given as X_test and y_test (both or neither), with train's
+// features.
+std::optional<Dataset> TestSetOf(const py::object& X_test, const py::object& y_test,
+                                 const Dataset& train) {
+  if (X_test.is_none() != y_test.is_none()) Raise("give both X_test and y_test, or neither");
+  if (X_test.is_none()) return std::nullopt;
+  Dataset test = MakeDataset(X_test, y_test, "test", train.classes);
+  if (test.dimension != train.dimension) {
+    Raise("X_test has " + std::to_string(test.dimension) + " features but X has " +
+          std::to_string(train.dimension));
+  }
+  return test;
+}
+
+// A run's budget and the accountant's statement of it (None for np).
+void AddFedSelPrivacy(const FedSelVariant& variant, const FedSelRun& run, const FedSelPlan& plan,
+                      const FedSelConfig& config, double central_delta, py::dict& out) {
+  if (!variant.is_private()) {
+    out["budget"] = py::none();
+    out["privacy"] = py::none();
+    return;
+  }
+  py::dict budget;
+  budget["epsilon"] = run.budget.epsilon;
+  budget["select_epsilon"] = run.budget.select_epsilon;
+  budget["value_epsilon"] = run.budget.value_epsilon;
+  budget["report_epsilon"] = plan.ReportEpsilon();
+  budget["total_per_client"] = run.budget.TotalPerClient();
+  out["budget"] = budget;
+  const RunPrivacyConfig accounted = FedSelRunPrivacy(plan, config, central_delta);
+  out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })),
+                                  FedSelVariantName(variant));
+}
+
 py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::string& variant,
                        const py::object& X_test, const py::object& y_test, std::uint64_t seed,
                        std::size_t threads, std::optional<double> central_epsilon,
@@ -209,15 +243,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   FedSelConfig config =
       Take(FedSelConfigWith(parsed, GivenOptions(FedSelOptions(), options, "train_fedsel")));
   const Dataset train = MakeDataset(X, y, "train", classes);
-  std::optional<Dataset> test;
-  if (X_test.is_none() != y_test.is_none()) Raise("give both X_test and y_test, or neither");
-  if (!X_test.is_none()) {
-    test = MakeDataset(X_test, y_test, "test", train.classes);
-    if (test->dimension != train.dimension) {
-      Raise("X_test has " + std::to_string(test->dimension) + " features but X has " +
-            std::to_string(train.dimension));
-    }
-  }
+  const std::optional<Dataset> test = TestSetOf(X_test, y_test, train);
   const std::size_t d = LinearParameters(train);
   if (central_epsilon) {
     if (!config.shuffle) Raise("central_epsilon needs shuffle=True");
@@ -262,21 +288,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
     out["k"] = py::none();
     out["selector"] = py::none();
   }
-  if (parsed.is_private()) {
-    py::dict budget;
-    budget["epsilon"] = run.budget.epsilon;
-    budget["select_epsilon"] = run.budget.select_epsilon;
-    budget["value_epsilon"] = run.budget.value_epsilon;
-    budget["report_epsilon"] = plan.ReportEpsilon();
-    budget["total_per_client"] = run.budget.TotalPerClient();
-    out["budget"] = budget;
-    const RunPrivacyConfig accounted = FedSelRunPrivacy(plan, config, central_delta);
-    out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })),
-                                    FedSelVariantName(parsed));
-  } else {
-    out["budget"] = py::none();
-    out["privacy"] = py::none();
-  }
+  AddFedSelPrivacy(parsed, run, plan, config, central_delta, out);
   return out;
 }
 
