@@ -329,7 +329,7 @@ std::vector<Command> Commands() {
        Bind(SetupTune, RunTune)},
       {"", "ldpfl", "Train a neural network with LDP-FL (one configuration)", true,
        Bind(SetupLdpFl,
-            [](LdpFlOptions& o, std::ostream& out, std::ostream& err, Cluster& processes) {
+            [](LdpFlRunOptions& o, std::ostream& out, std::ostream& err, Cluster& processes) {
               ShareCores(o.threads, processes);
               return RunLdpFl(o, out, err, processes);
             })},

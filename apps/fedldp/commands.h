@@ -83,36 +83,21 @@ int RunTrain(const TrainOptions& options, std::ostream& out, std::ostream& err,
 void SetupTune(CLI::App& app, TrainOptions& options);
 int RunTune(const TrainOptions& options, std::ostream& out, std::ostream& err);
 
-struct LdpFlOptions {
-  std::string dataset = "mnist";    // mnist, fmnist, cifar10
-  std::string data_dir;             // default: where setup put it (loaders.h)
-  std::string model;                // a TorchScript file instead of the dataset's network
-  std::string range = "fixed";      // fixed or adaptive
-  std::string perturb = "weights";  // weights or updates
-  double center = 0;
-  std::optional<double> radius;  // default: 0.075 mnist, 0.015 fmnist, 1 cifar10
-  double epsilon = 1.0;
-  std::size_t clients = 100;
-  double fraction = 1.0;
-  int rounds = 10;
-  int local_epochs = 1;
-  std::size_t batch = 10;
-  std::optional<double> learning_rate;  // default: 0.03, 0.015 for cifar10
-  double dirichlet = 0;
-  std::string schedule = "permutation";
-  bool raw_inputs = false;  // true: no input standardisation
+struct LdpFlRunOptions {
+  std::string dataset = "mnist";  // mnist, fmnist, cifar10
+  std::string data_dir;           // default: where setup put it (loaders.h)
+  // LdpFlConfig's options given (fl/ldpfl_options.h), as typed; the rest
+  // keep the dataset's defaults (DefaultLdpFlExperiment).
+  std::map<std::string, std::string> config;
   bool no_reference = false;
   int threads = 0;
   std::uint64_t seed = 1;
   std::string out;                            // JSON lines, appended
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
-  std::string randomizer = "twopoint";        // or a vector randomizer on the whole update
-  double clip = 1.0;                          // vector randomizers: l2 clip of the update
-  bool disjoint_rounds = false;               // each client at most once per epoch
 };
-void SetupLdpFl(CLI::App& app, LdpFlOptions& options);
+void SetupLdpFl(CLI::App& app, LdpFlRunOptions& options);
 // On a cluster every process trains alike; only rank 0 writes --out.
-int RunLdpFl(const LdpFlOptions& options, std::ostream& out, std::ostream& err,
+int RunLdpFl(const LdpFlRunOptions& options, std::ostream& out, std::ostream& err,
              Cluster& cluster = OneProcess());
 
 // `reproduce` and its `fedsel` subcommand (reproduce_command.cc): the
@@ -178,35 +163,16 @@ struct ServeOptions {
   std::string data_dir;
   std::string eval_rows;  // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
-  std::string model = "logistic";
-  std::string variant = "ps-pm";
-  std::optional<double> epsilon;  // FedSel: 2 in all; LDP-FL: 1 per weight
-  int epochs = 1;
-  std::optional<double> batch_fraction;  // FedSel: 0.01, vector variants their tuned m / N
-  std::string mu = "0.1";
-  double k_fraction = 0.1;
-  std::optional<double> learning_rate;  // FedSel 4 (vector variants: tuned), LDP-FL 0.03
-  std::optional<double> clip;           // vector variants: l2 clip (default: tuned; LDP-FL 1)
-  std::string randomizer = "twopoint";  // LDP-FL: twopoint, privunitg, fastprojunit
-  bool sample_clients = false;          // FedSel: rounds sample m of N users
-  bool shuffle = false;                 // FedSel: reports through the shuffler
-  double central_delta = 1e-6;          // FedSel --shuffle: the statement's total delta
-  // LDP-FL
-  bool disjoint_rounds = false;  // each epoch of floor(1 / fraction) rounds from one order
-  int rounds = 10;
-  int local_epochs = 1;
-  std::size_t batch = 10;
-  double fraction = 1.0;
-  std::string range = "fixed";
-  std::string perturb = "weights";
-  double center = 0;
-  std::optional<double> radius;
-  std::size_t chunk = 256;
-  std::string train_rows;  // rows of the training split for the input standardisation
+  std::string variant = "ps-pm";  // FedSel
+  // FedSelConfig's or LdpFlConfig's deployed options given, by flag
+  // (config_options.h: BindServedOptions); the rest keep the variant's or
+  // the dataset's defaults.
+  std::map<std::string, std::string> config;
+  double central_delta = 1e-6;  // FedSel --shuffle: the statement's total delta
+  std::size_t chunk = 256;      // LDP-FL: weights per sealed piece
+  std::string train_rows;       // LDP-FL: rows of the training split for the input standardisation
   std::string shuffler_token_file;
   std::string key_file;  // default: STATE.key (secret) and STATE.key.pub
-  double momentum = 0.5;
-  double lambda = 1e-4;
   int deadline_ms = 10000;
   int stale_ms = 2000;
   int poll_ms = 20;

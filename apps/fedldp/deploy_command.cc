@@ -14,11 +14,14 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config_options.h"
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/files.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/fl/fedsel_options.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/services.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -211,68 +214,21 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
 }
 
-void AddServeFedSelOptions(CLI::App& app, ServeOptions& o) {
-  app.add_option("--model", o.model, "logistic or svm")->capture_default_str();
+// The protocols' options: FedSel's variant and statement, the deployed
+// rows of both configurations (fl/fedsel_options.h, fl/ldpfl_options.h),
+// then LDP-FL's pieces and the shuffled tasks' keys.
+void AddServeProtocolOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--variant", o.variant,
-                 "Two-stage FedSel variant, or privunitg, fastprojunit, twopoint (the whole "
+                 "FedSel: a two-stage variant, or privunitg, fastprojunit, twopoint (the whole "
                  "gradient; the served model is the last iterate)")
       ->capture_default_str();
-  app.add_option("--clip", o.clip,
-                 "Vector variants: l2 clip norm C (default: the tuned one; LDP-FL: 1)");
-  app.add_flag("--sample-clients", o.sample_clients,
-               "FedSel: every round samples m = (m / N) N users anew (E N / m rounds) instead "
-               "of epochs of disjoint rounds; a user's client stops it after its budget");
-  app.add_flag("--shuffle", o.shuffle,
-               "FedSel: clients hand their reports, sealed to the server's key, to the shuffler "
-               "(fedldp shuffle); rounds are cut evenly and the log states the shuffled "
-               "central (eps, delta) of fedldp account run");
   app.add_option("--central-delta", o.central_delta,
                  "FedSel --shuffle: the statement's total delta per user, in [1e-12, 1)")
       ->check(CLI::Range(1e-12, 0.999999))
       ->capture_default_str();
-  app.add_option("--randomizer", o.randomizer,
-                 "LDP-FL: twopoint (per weight), or a pure-eps vector randomizer without a shared "
-                 "seed (privunitg, fastprojunit, ...) on the whole update (--epsilon per report)")
-      ->check(CLI::IsMember(LdpFlRandomizerNames()))
-      ->capture_default_str();
-  app.add_option("--epsilon", o.epsilon,
-                 "FedSel: total budget per user (default 2); LDP-FL: per weight (default 1)");
-  app.add_option("--epochs", o.epochs, "Epochs E")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--batch-fraction", o.batch_fraction,
-                 "m / N (default 0.01; vector variants: their tuned default)");
-  app.add_option("--mu", o.mu, "Share of eps' for selection, or 'auto'")->capture_default_str();
-  app.add_option("--k-fraction", o.k_fraction, "k / d")->capture_default_str();
-  app.add_option("--lr", o.learning_rate,
-                 "Learning rate (default 4, vector variants their tuned one; LDP-FL 0.03)");
-  app.add_option("--momentum", o.momentum, "Momentum eta")->capture_default_str();
-  app.add_option("--lambda", o.lambda, "l2 regularisation")->capture_default_str();
-}
-
-void AddServeLdpFlOptions(CLI::App& app, ServeOptions& o) {
-  app.add_option("--rounds", o.rounds, "LDP-FL: communication rounds")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("--local-epochs", o.local_epochs, "LDP-FL: local epochs E")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--batch", o.batch, "LDP-FL: local mini-batch B")->capture_default_str();
-  app.add_option("--fraction", o.fraction, "LDP-FL: share of users per round")
-      ->capture_default_str();
-  app.add_flag("--disjoint-rounds", o.disjoint_rounds,
-               "LDP-FL: cut each epoch of floor(N / (fraction N)) rounds from one random order, so "
-               "a user reports at most once per epoch (the statement counts that), instead of "
-               "drawing every round anew");
-  app.add_option("--range", o.range, "LDP-FL: fixed or adaptive ranges")
-      ->check(CLI::IsMember({"fixed", "adaptive"}))
-      ->capture_default_str();
-  app.add_option("--perturb", o.perturb, "LDP-FL: weights (Algorithm 2) or updates")
-      ->check(CLI::IsMember({"weights", "updates"}))
-      ->capture_default_str();
-  app.add_option("--center", o.center, "LDP-FL: fixed range centre")->capture_default_str();
-  app.add_option("--radius", o.radius,
-                 "LDP-FL: fixed range radius (default 0.075 mnist, 0.015 fmnist)");
+  BindServedOptions(app, FedSelOptions(), "FedSel",
+                    DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()), LdpFlOptions(),
+                    "LDP-FL", LdpFlConfig{}, o.config);
   app.add_option("--chunk", o.chunk, "LDP-FL: weights per sealed piece, at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
@@ -311,8 +267,7 @@ void AddServeRoundOptions(CLI::App& app, ServeOptions& o) {
 
 void SetupServe(CLI::App& app, ServeOptions& o) {
   AddServeTaskOptions(app, o);
-  AddServeFedSelOptions(app, o);
-  AddServeLdpFlOptions(app, o);
+  AddServeProtocolOptions(app, o);
   AddServeRoundOptions(app, o);
 }
 
@@ -351,30 +306,16 @@ namespace {
 // variant's defaults (vector variants: the tuned lr, m / N and clip), then
 // the options given. The deployment serves the last iterate.
 FedSelServeConfig FedSelServeFrom(const ServeOptions& o) {
-  auto loss = ParseLoss(o.model);
-  if (!loss.ok()) throw UsageError(loss.error());
   FedSelServeConfig config;
   config.serve = ServeCommon(o, "fedsel-" + o.dataset);
   config.central_delta = o.central_delta;
-  FedSelConfig& c = config.config;
   const auto variant = ParseFedSelVariant(o.variant);
   if (!variant.ok()) throw UsageError(variant.error());
+  FedSelConfig& c = config.config;
   c = DefaultFedSelConfig(*variant);
   c.tail_average = 0;
-  const bool vector = variant->kind == FedSelVariant::Kind::kVector;
-  if (o.clip && !vector) throw UsageError("--clip applies to the vector variants only");
-  if (o.clip) c.clip = *o.clip;
-  c.loss = *loss;
-  c.epsilon = o.epsilon.value_or(2.0);
-  c.epochs = o.epochs;
-  if (o.batch_fraction) c.batch_fraction = *o.batch_fraction;
-  c.mu = ParseMu(o.mu);
-  c.k_fraction = o.k_fraction;
-  if (o.learning_rate) c.learning_rate = *o.learning_rate;
-  c.momentum = o.momentum;
-  c.lambda = o.lambda;
-  c.sample_clients = o.sample_clients;
-  c.shuffle = o.shuffle;
+  const auto given = ServedOptions(FedSelOptions(), o.config, "fedsel");
+  if (Status s = ApplyOptions(FedSelOptions(), given, c); !s.ok()) throw UsageError(s.error());
   return config;
 }
 
@@ -409,23 +350,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
   CheckPlaintext(given.address, given.tls_cert, given.insecure, "--tls-cert and --tls-key", err);
-  if (given.protocol == "ldpfl") {
-    if (given.sample_clients) {
-      throw UsageError(
-          "--sample-clients is FedSel's: LDP-FL draws --fraction of the users "
-          "every round");
-    }
-    if (given.shuffle) {
-      throw UsageError("LDP-FL's reports always pass the shuffler: drop --shuffle");
-    }
-    return RunServeLdpFl(given, out, err);
-  }
-  if (given.disjoint_rounds) {
-    throw UsageError("--disjoint-rounds is LDP-FL's: FedSel's epochs visit every user once");
-  }
-  if (given.randomizer != "twopoint") {
-    throw UsageError("--randomizer is LDP-FL's; FedSel takes --variant " + given.randomizer);
-  }
+  if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
   if (o.eval_rows.empty()) o.eval_rows = "32561:";

@@ -12,14 +12,17 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config_options.h"
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/files.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/services.h"
 #include "fedldp/random/secure_rng.h"
+#include "fedldp/sim/ldpfl_experiment.h"
 
 namespace fedldp::cli {
 int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
@@ -27,37 +30,14 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (dataset != "mnist" && dataset != "fmnist") {
     throw UsageError("LDP-FL deployments run on mnist or fmnist, not " + dataset);
   }
-  if (o.perturb == "updates" && o.range != "fixed") {
-    throw UsageError("--perturb updates takes --range fixed");
-  }
-  if (o.shuffler_token_file.empty()) {
-    throw UsageError("LDP-FL needs --shuffler-token-file (created if absent)");
-  }
-  if (o.clip && o.randomizer == "twopoint") {
-    throw UsageError("--clip applies to the vector randomizers (--randomizer privunitg, ...)");
-  }
-  if (o.randomizer != "twopoint" && o.perturb == "weights" && o.range == "adaptive") {
-    throw UsageError("a vector randomizer privatises the update: no --range adaptive");
-  }
   LdpFlServeConfig config;
   config.serve = ServeCommon(o, "ldpfl-" + dataset);
   config.chunk = o.chunk;
-  LdpFlConfig& c = config.config;
-  c.arch = "cnn";
-  c.epsilon = o.epsilon.value_or(1.0);
-  c.rounds = o.rounds;
-  c.local_epochs = o.local_epochs;
-  c.batch = o.batch;
-  c.learning_rate = o.learning_rate.value_or(0.03);
-  c.fraction = o.fraction;
-  c.adaptive = o.range == "adaptive";
-  c.perturb_updates = o.perturb == "updates";
-  c.fixed_range = {o.center, o.radius.value_or(dataset == "mnist" ? 0.075 : 0.015)};
-  auto randomizer = ParseLdpFlRandomizer(o.randomizer);
-  if (!randomizer.ok()) throw UsageError(randomizer.error());
-  c.vector = *randomizer;
-  c.disjoint_rounds = o.disjoint_rounds;
-  if (o.clip) c.clip = *o.clip;
+  // The dataset's defaults (the paper's CNN and range), then the options.
+  auto c = LdpFlConfigWith(DefaultLdpFlExperiment(ParseImageDataset(dataset).value()).training,
+                           ServedOptions(LdpFlOptions(), o.config, "ldpfl"));
+  if (!c.ok()) throw UsageError(c.error());
+  config.config = std::move(c).value();
   // Bad options are refused before the images are read.
   if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
   auto split = LoadImageSplit(dataset, o.data_dir);
@@ -81,8 +61,8 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     StartRecord(f);
     f["protocol"] = "ldpfl";
     f["dataset"] = dataset;
-    f["randomizer"] = LdpFlRandomizerName(c);
-    f["epsilon"] = c.epsilon;
+    f["randomizer"] = LdpFlRandomizerName(config.config);
+    f["epsilon"] = config.config.epsilon;
     f["rounds"] = s.rounds;
     f["users"] = config.serve.users;
     f["accuracy"] = Percent(s.accuracy);

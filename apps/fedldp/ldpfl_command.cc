@@ -6,16 +6,18 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config_options.h"
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/sim/ldpfl_experiment.h"
 #include "progress.h"
 
 namespace fedldp::cli {
 
-void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
+void SetupLdpFl(CLI::App& app, LdpFlRunOptions& o) {
   app.description(
       "LDP-FL (Sun, Qian & Chen, IJCAI 2021): every selected client trains locally,\n"
       "perturbs every weight with the two-point mechanism over its layer's range and\n"
@@ -30,54 +32,7 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "Folder of the dataset (default: data/mnist, /usr/share/datasets/fashion-mnist)");
-  app.add_option("--model", o.model,
-                 "Your own network, a TorchScript file (torch.jit.save): takes (batch, 784) "
-                 "rows, returns (batch, classes) logits or log-probabilities; each parameter "
-                 "tensor is a layer with its own range (default: the paper's CNN; VGG for "
-                 "cifar10)");
-  app.add_option("--range", o.range, "fixed (c, r) for every layer, or adaptive per layer")
-      ->check(CLI::IsMember({"fixed", "adaptive"}))
-      ->capture_default_str();
-  app.add_option("--perturb", o.perturb,
-                 "What clients perturb: their weights (Algorithm 2), or their update W - W_global "
-                 "(fixed range only)")
-      ->check(CLI::IsMember({"weights", "updates"}))
-      ->capture_default_str();
-  app.add_option("--center", o.center, "Fixed range: centre c")->capture_default_str();
-  app.add_option("--radius", o.radius,
-                 "Fixed range: radius r > 0 (default 0.075 mnist, 0.015 fmnist, 1 cifar10)");
-  app.add_option("--epsilon", o.epsilon,
-                 "Budget per weight (twopoint); per report (vector randomizers)")
-      ->capture_default_str();
-  app.add_option("--randomizer", o.randomizer,
-                 "twopoint (the paper's, per weight), or a vector randomizer on the whole "
-                 "update")
-      ->check(CLI::IsMember(LdpFlRandomizerNames()))
-      ->capture_default_str();
-  app.add_option("--clip", o.clip, "Vector randomizers: l2 clip norm of a client's update")
-      ->capture_default_str();
-  app.add_option("--clients", o.clients, "Clients n (equal shards)")->capture_default_str();
-  app.add_option("--fraction", o.fraction, "Fraction of clients per round")->capture_default_str();
-  app.add_flag("--disjoint-rounds", o.disjoint_rounds,
-               "Cut each epoch of floor(1 / fraction) rounds from one random order, so a client "
-               "reports at most once per epoch (default: a fresh subset every round, and the "
-               "privacy statement counts every round)");
-  app.add_option("--rounds", o.rounds, "Communication rounds")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  app.add_option("--local-epochs", o.local_epochs, "Local epochs E")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--batch", o.batch, "Local mini-batch size B")->capture_default_str();
-  app.add_option("--lr", o.learning_rate, "Learning rate (default 0.03; 0.015 for cifar10)");
-  app.add_option("--dirichlet", o.dirichlet, "Non-IID: Dirichlet alpha per class (0: IID)")
-      ->capture_default_str();
-  app.add_option("--schedule", o.schedule,
-                 "Shuffler: permutation, or delay (Algorithm 3's random delays)")
-      ->check(CLI::IsMember({"permutation", "delay"}))
-      ->capture_default_str();
-  app.add_flag("--raw-inputs", o.raw_inputs,
-               "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");
+  BindOptions(app, LdpFlOptions(), LdpFlConfig{}, o.config);
   app.add_flag("--no-reference", o.no_reference, "Skip the noise-free federated reference");
   app.add_option("--threads", o.threads,
                  "Clients trained at once (0: one per core, shared among MPI processes)")
@@ -92,34 +47,16 @@ void SetupLdpFl(CLI::App& app, LdpFlOptions& o) {
 
 namespace {
 
-// The options as the library's typed configuration.
-LdpFlExperimentConfig ToConfig(const LdpFlOptions& o) {
+// The options as the library's typed configuration: the dataset's
+// defaults, then the options given.
+LdpFlExperimentConfig ToConfig(const LdpFlRunOptions& o) {
   auto dataset = ParseImageDataset(o.dataset);
   if (!dataset.ok()) throw UsageError(dataset.error());
   LdpFlExperimentConfig c = DefaultLdpFlExperiment(*dataset);
   c.data_dir = o.data_dir;
-  c.model = o.model;
-  LdpFlConfig& t = c.training;
-  t.clients = o.clients;
-  t.fraction = o.fraction;
-  t.rounds = o.rounds;
-  t.local_epochs = o.local_epochs;
-  t.batch = o.batch;
-  if (o.learning_rate) t.learning_rate = *o.learning_rate;
-  t.epsilon = o.epsilon;
-  t.adaptive = o.range == "adaptive";
-  t.perturb_updates = o.perturb == "updates";
-  t.fixed_range.center = o.center;
-  if (o.radius) t.fixed_range.radius = *o.radius;
-  t.dirichlet_alpha = o.dirichlet;
-  t.standardize_inputs = !o.raw_inputs;
-  t.schedule =
-      o.schedule == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
-  auto randomizer = ParseLdpFlRandomizer(o.randomizer);
-  if (!randomizer.ok()) throw UsageError(randomizer.error());
-  t.vector = *randomizer;
-  t.clip = o.clip;
-  t.disjoint_rounds = o.disjoint_rounds;
+  auto training = LdpFlConfigWith(c.training, GivenOptions(o.config));
+  if (!training.ok()) throw UsageError(training.error());
+  c.training = std::move(training).value();
   c.train_rows = o.train_rows;
   c.test_rows = o.test_rows;
   c.reference = !o.no_reference;
@@ -206,7 +143,7 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
 
 }  // namespace
 
-int RunLdpFl(const LdpFlOptions& o, std::ostream& out, std::ostream& err, Cluster& cluster) {
+int RunLdpFl(const LdpFlRunOptions& o, std::ostream& out, std::ostream& err, Cluster& cluster) {
   CheckOut(o.out);
   const LdpFlExperimentConfig config = ToConfig(o);
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());

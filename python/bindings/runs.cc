@@ -20,6 +20,7 @@
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/fl/fedsel_options.h"
 #include "fedldp/fl/ldpfl.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/pipeline/ldpfl.h"
@@ -99,38 +100,6 @@ py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_
 
 // ---- options -------------------------------------------------------------
 
-// Applies keyword options to a config through named setters; an unknown
-// name raises TypeError listing the known ones.
-template <typename Config>
-using Setters = std::map<std::string, std::function<void(Config&, const py::handle&)>>;
-
-template <typename Config>
-void Apply(const Setters<Config>& setters, const py::kwargs& options, Config& config,
-           const char* function) {
-  for (const auto& [key, value] : options) {
-    const auto name = py::cast<std::string>(key);
-    const auto it = setters.find(name);
-    if (it == setters.end()) {
-      std::string known;
-      for (const auto& [k, unused] : setters) known += (known.empty() ? "" : ", ") + k;
-      throw py::type_error(std::string(function) + "() got an unknown option '" + name +
-                           "'; it takes: " + known);
-    }
-    try {
-      it->second(config, value);
-    } catch (const py::cast_error&) {
-      throw py::type_error(std::string(function) + "(): option '" + name +
-                           "' has the wrong type (" +
-                           std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
-    }
-  }
-}
-
-template <typename Config, typename T>
-std::function<void(Config&, const py::handle&)> Field(T Config::*field) {
-  return [field](Config& c, const py::handle& v) { c.*field = v.cast<T>(); };
-}
-
 // A keyword's value as an option's (base/options.h); TypeError for a type
 // no option takes.
 OptionValue ToOptionValue(const std::string& name, const py::handle& v, const char* function) {
@@ -174,28 +143,35 @@ py::object ToPython(const OptionValue& value) {
       value);
 }
 
-// train_fedsel's options as the library describes them (fedsel_options.h):
-// the rows `fedldp train --help` is bound from, with ps-pm's defaults.
-py::list FedSelOptionsPy() {
-  const FedSelConfig shown = DefaultFedSelConfig(Take(ParseFedSelVariant("ps-pm")));
+// A run's options as the library describes them (base/options.h): the
+// rows the command line binds its flags from, with `shown`'s defaults.
+template <typename Config>
+py::list OptionsPy(std::span<const ConfigOption<Config>> options, const Config& shown) {
   py::list out;
-  for (const FedSelOption& o : FedSelOptions()) {
+  for (const auto& o : options) {
     py::dict row;
     row["name"] = std::string(o.key);
-    row["flag"] = "--" + std::string(o.flag);
+    row["flag"] = o.flag.empty() ? py::object(py::none()) : py::str("--" + std::string(o.flag));
     row["record"] = o.record.empty() ? py::object(py::none()) : py::str(std::string(o.record));
     row["help"] = std::string(o.help);
     row["default"] = o.varies ? py::object(py::none()) : ToPython(o.get(shown));
     row["default_varies"] = o.varies;
+    row["choices"] = o.choices;
     out.append(row);
   }
   return out;
 }
 
+// A configuration's options by key, as its run took them.
+template <typename Config>
+void AddConfig(std::span<const ConfigOption<Config>> options, const Config& c, py::dict& d) {
+  for (const auto& o : options) d[py::str(std::string(o.key))] = ToPython(o.get(c));
+}
+
 py::dict FedSelConfigDict(const FedSelConfig& c) {
   py::dict d;
   d["variant"] = FedSelVariantName(c.variant);
-  for (const FedSelOption& o : FedSelOptions()) d[py::str(std::string(o.key))] = ToPython(o.get(c));
+  AddConfig(FedSelOptions(), c, d);
   return d;
 }
 
@@ -294,53 +270,6 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
 
 // ---- LDP-FL --------------------------------------------------------------
 
-const Setters<LdpFlConfig>& LdpFlSetters() {
-  static const Setters<LdpFlConfig> setters = {
-      {"arch", Field(&LdpFlConfig::arch)},
-      {"model",  // a TorchScript file: a path, never read as an architecture name
-       [](LdpFlConfig& c, const py::handle& v) {
-         const auto path = v.cast<std::string>();
-         c.arch = path.find('/') == std::string::npos ? "./" + path : path;
-       }},
-      {"clients", Field(&LdpFlConfig::clients)},
-      {"fraction", Field(&LdpFlConfig::fraction)},
-      {"rounds", Field(&LdpFlConfig::rounds)},
-      {"local_epochs", Field(&LdpFlConfig::local_epochs)},
-      {"batch", Field(&LdpFlConfig::batch)},
-      {"learning_rate", Field(&LdpFlConfig::learning_rate)},
-      {"private", Field(&LdpFlConfig::is_private)},
-      {"epsilon", Field(&LdpFlConfig::epsilon)},
-      {"adaptive", Field(&LdpFlConfig::adaptive)},
-      {"fixed_range",
-       [](LdpFlConfig& c, const py::handle& v) {
-         const auto [center, radius] = v.cast<std::pair<double, double>>();
-         c.fixed_range = {center, radius};
-       }},
-      {"perturb_updates", Field(&LdpFlConfig::perturb_updates)},
-      {"adaptive_margin", Field(&LdpFlConfig::adaptive_margin)},
-      {"dirichlet_alpha", Field(&LdpFlConfig::dirichlet_alpha)},
-      {"shuffle", Field(&LdpFlConfig::shuffle)},
-      {"schedule",
-       [](LdpFlConfig& c, const py::handle& v) {
-         const auto s = v.cast<std::string>();
-         if (s != "permutation" && s != "delay") Raise("schedule is permutation or delay");
-         c.schedule = s == "delay" ? ShuffleSchedule::kRandomDelay : ShuffleSchedule::kPermutation;
-       }},
-      {"delta", Field(&LdpFlConfig::delta)},
-      {"standardize_inputs", Field(&LdpFlConfig::standardize_inputs)},
-      {"randomizer",
-       [](LdpFlConfig& c, const py::handle& v) {
-         auto randomizer = ParseLdpFlRandomizer(v.cast<std::string>());
-         if (!randomizer.ok()) Raise(randomizer.error());
-         c.vector = *randomizer;
-       }},
-      {"clip", Field(&LdpFlConfig::clip)},
-      {"vector_delta", Field(&LdpFlConfig::vector_delta)},
-      {"disjoint_rounds", Field(&LdpFlConfig::disjoint_rounds)},
-  };
-  return setters;
-}
-
 py::dict LdpFlPrivacyDict(const LdpFlPrivacy& p) {
   py::dict d;
   d["per_weight_epsilon"] = p.per_weight_epsilon;
@@ -367,8 +296,8 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
                       const py::object& X_test, const py::object& y_test, std::uint64_t seed,
                       int threads, const std::optional<std::function<void(py::dict)>>& on_round,
                       const py::kwargs& options) {
-  LdpFlConfig config;
-  Apply(LdpFlSetters(), options, config, "train_ldpfl");
+  const LdpFlConfig config =
+      Take(LdpFlConfigWith({}, GivenOptions(LdpFlOptions(), options, "train_ldpfl")));
   Dataset train, test;
   const bool arrays = !X.is_none() || !y.is_none() || !X_test.is_none() || !y_test.is_none();
   if (arrays) {
@@ -413,6 +342,9 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   out["version"] = std::string(Version());
   out["accuracy_unit"] = kAccuracyUnit;
   out["seed"] = seed;
+  py::dict applied;
+  AddConfig(LdpFlOptions(), config, applied);
+  out["config"] = applied;
   out["rounds"] = rounds;
   out["final_accuracy"] = Percent(run.final_accuracy());
   out["majority"] = Percent(run.majority);
@@ -481,11 +413,23 @@ test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
       "Your own file as load_dataset's dict: CSV (.csv, .csv.gz; label_column a header name "
       "or 0-based index, default the last column) or LIBSVM text.");
 
-  m.def("fedsel_options", &FedSelOptionsPy, R"doc(
+  m.def(
+      "fedsel_options",
+      [] {
+        return OptionsPy(FedSelOptions(), DefaultFedSelConfig(Take(ParseFedSelVariant("ps-pm"))));
+      },
+      R"doc(
 train_fedsel's keyword options, as the library describes them once (the rows
 `fedldp train` binds its flags from): a list of dicts with name, flag, record
 (the JSON record's key, or None), help, default (ps-pm's; None where it
-varies by variant) and default_varies.)doc");
+varies by variant), default_varies and choices (empty unless it takes one of
+a few words).)doc");
+  m.def(
+      "ldpfl_options", [] { return OptionsPy(LdpFlOptions(), LdpFlConfig{}); },
+      R"doc(
+train_ldpfl's keyword options, as the library describes them once (the rows
+`fedldp ldpfl` binds its flags from; flag None: Python's only), as
+fedsel_options() lists them; the defaults are MNIST's.)doc");
   m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
         py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
         py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
@@ -510,10 +454,14 @@ The GIL is released while it trains; threads=0 uses every core.)doc");
         py::arg("on_round") = py::none(), R"doc(
 Runs LDP-FL (Sun, Qian & Chen, IJCAI 2021) as `fedldp ldpfl` does, on an
 image dataset by name (mnist, fmnist) or on arrays of 784-pixel images
-(X, y, X_test, y_test). Options are LdpFlConfig's fields by name (clients,
-fraction, rounds, local_epochs, batch, learning_rate, epsilon, adaptive,
-randomizer, clip, private, model (your TorchScript network's file), ...). on_round(dict) is called after every round.
-Returns a dict: rounds (accuracy per round), final_accuracy, majority,
+(X, y, X_test, y_test). Options are LdpFlConfig's, by name (ldpfl_options()
+lists them: clients, fraction, rounds, local_epochs, batch, learning_rate,
+epsilon, range, perturb, center, radius, randomizer, clip, private, model
+(your TorchScript network's file), ...); one the configuration ignores
+raises ValueError with the sentence `fedldp ldpfl` prints. on_round(dict)
+is called after every round.
+Returns a dict: the effective config, rounds (accuracy per round),
+final_accuracy, majority,
 privacy (per weight for twopoint, per report for a vector randomizer), the
 final weights and counts.)doc");
 

@@ -147,5 +147,20 @@ def test_ldpfl_runs_on_arrays_and_reports_every_round():
     assert run["accuracy_unit"] == "percent"
     assert 0 < run["majority"] < 20
     assert all(0 <= r["accuracy"] <= 100 for r in run["rounds"])
+    assert run["config"]["clients"] == 20 and run["config"]["range"] == "fixed"
     with pytest.raises(TypeError, match="unknown option"):
         fedldp.train_ldpfl(clientz=3)
+
+
+def test_ldpfl_options_are_the_library_rows_and_refuse_as_the_cli():
+    options = {o["name"]: o for o in fedldp.ldpfl_options()}
+    assert options["learning_rate"]["flag"] == "--lr"
+    assert options["range"]["choices"] == ["fixed", "adaptive"]
+    assert options["private"]["flag"] is None
+    assert "privunitg" in options["randomizer"]["choices"]
+    with pytest.raises(ValueError, match="clip applies to the vector randomizers only"):
+        fedldp.train_ldpfl(clip=0.5)
+    with pytest.raises(ValueError, match="'Fixed' is not fixed or adaptive"):
+        fedldp.train_ldpfl(range="Fixed")
+    with pytest.raises(ValueError, match="no adaptive ranges"):
+        fedldp.train_ldpfl(range="adaptive", randomizer="privunitg")

@@ -44,7 +44,7 @@ FedSelOption Row(std::string_view key, std::string_view flag, std::string_view r
                  std::string_view help, Set set, Get get, Applies applies = {}, bool varies = false,
                  std::string_view word = {}) {
   return {key,    flag, record, help, std::move(set), std::move(get), std::move(applies),
-          varies, word};
+          varies, word, {}};
 }
 
 Status DirichletNeedsClients(const FedSelConfig& c) {
@@ -86,10 +86,11 @@ std::vector<FedSelOption> RecordedOptions() {
           "(default: the variant's tuned value)",
           SetField(&FedSelConfig::clip), GetField(&FedSelConfig::clip),
           Only(IsVector, "clip applies to the vector variants only"), true),
-      Row("tail_average", "tail-average", "tail_average",
+      SimulatedOnly(Row(
+          "tail_average", "tail-average", "tail_average",
           "Return the mean of the server's iterates over this final share of the iterations, in "
           "[0, 1) (0: the last iterate; post-processing, no privacy cost)",
-          SetField(&FedSelConfig::tail_average), GetField(&FedSelConfig::tail_average), {}, true),
+          SetField(&FedSelConfig::tail_average), GetField(&FedSelConfig::tail_average), {}, true)),
       Row("shuffle", "shuffle", "shuffle",
           "Private variants with pure eps-LDP reports: each round's reports pass a shuffler "
           "(rounds of at least m); the statement adds the per-round central and total (eps, delta) "
@@ -104,15 +105,17 @@ std::vector<FedSelOption> RecordedOptions() {
           "server and each round is amplified by sampling; without it, a client declines after E "
           "reports",
           SetField(&FedSelConfig::sample_clients), GetField(&FedSelConfig::sample_clients)),
-      Row("clients", "clients", "clients",
+      SimulatedOnly(Row(
+          "clients", "clients", "clients",
           "Split the training rows among N clients, each reporting the mean gradient of its rows "
           "(0: one client per row, as in the papers)",
-          SetField(&FedSelConfig::clients), GetField(&FedSelConfig::clients)),
-      Row("dirichlet_alpha", "dirichlet-alpha", "dirichlet_alpha",
-          "With clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label skew per "
-          "client (small alpha: few classes each)",
-          SetField(&FedSelConfig::dirichlet_alpha), GetField(&FedSelConfig::dirichlet_alpha),
-          DirichletNeedsClients)};
+          SetField(&FedSelConfig::clients), GetField(&FedSelConfig::clients))),
+      SimulatedOnly(
+          Row("dirichlet_alpha", "dirichlet-alpha", "dirichlet_alpha",
+              "With clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label skew per "
+              "client (small alpha: few classes each)",
+              SetField(&FedSelConfig::dirichlet_alpha), GetField(&FedSelConfig::dirichlet_alpha),
+              DirichletNeedsClients))};
 }
 
 std::vector<FedSelOption> OtherOptions() {
@@ -128,30 +131,29 @@ std::vector<FedSelOption> OtherOptions() {
           GetField(&FedSelConfig::theta)),
       Row("k_fraction", "k-fraction", "", "k / d for the Top-k set",
           SetField(&FedSelConfig::k_fraction), GetField(&FedSelConfig::k_fraction)),
-      Row("delta", "delta", "", "Vector gaussian variants: delta per report",
-          SetField(&FedSelConfig::delta), GetField(&FedSelConfig::delta),
-          Only(NeedsDelta, "delta applies to the gaussian variants only")),
-      Row("projection_ratio", "projection-ratio", "",
+      SimulatedOnly(Row("delta", "delta", "", "Vector gaussian variants: delta per report",
+                        SetField(&FedSelConfig::delta), GetField(&FedSelConfig::delta),
+                        Only(NeedsDelta, "delta applies to the gaussian variants only"))),
+      SimulatedOnly(Row(
+          "projection_ratio", "projection-ratio", "",
           "Compressed variants: q / d, the share of dimensions a report projects onto",
-          SetField(&FedSelConfig::projection_ratio), GetField(&FedSelConfig::projection_ratio)),
+          SetField(&FedSelConfig::projection_ratio), GetField(&FedSelConfig::projection_ratio))),
       Row("projection_k", "projection-k", "", "FastProjUnit's k (0: min(d, 1000))",
           SetField(&FedSelConfig::projection_k), GetField(&FedSelConfig::projection_k)),
-      Row("max_iterations", "max-iterations", "",
-          "Stop after this many global iterations (0: run all epochs)",
-          SetField(&FedSelConfig::max_iterations), GetField(&FedSelConfig::max_iterations)),
-      Row("even_rounds", "even-rounds", "",
+      SimulatedOnly(Row("max_iterations", "max-iterations", "",
+                        "Stop after this many global iterations (0: run all epochs)",
+                        SetField(&FedSelConfig::max_iterations),
+                        GetField(&FedSelConfig::max_iterations))),
+      SimulatedOnly(Row(
+          "even_rounds", "even-rounds", "",
           "Rounds of floor(N / m) even parts without a shuffler (the vector variants' default)",
-          SetField(&FedSelConfig::even_rounds), GetField(&FedSelConfig::even_rounds), {}, true)};
+          SetField(&FedSelConfig::even_rounds), GetField(&FedSelConfig::even_rounds), {}, true))};
 }
 
 }  // namespace
 
 std::span<const FedSelOption> FedSelOptions() {
-  static const std::vector<FedSelOption> options = [] {
-    std::vector<FedSelOption> all = RecordedOptions();
-    for (FedSelOption& o : OtherOptions()) all.push_back(std::move(o));
-    return all;
-  }();
+  static const std::vector<FedSelOption> options = JoinedRows(RecordedOptions(), OtherOptions());
   return options;
 }
 

@@ -17,6 +17,10 @@ Status LdpFlConfig::Validate() const {
   if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
   if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
   if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
+  if (!(config.fixed_range.radius > 0 && std::isfinite(config.fixed_range.radius))) {
+    return Error{"radius must be > 0"};
+  }
+  if (!std::isfinite(config.fixed_range.center)) return Error{"center must be a number"};
   if (config.perturb_updates && config.adaptive) {
     return Error{"perturbing updates takes a fixed range, not an adaptive one"};
   }

@@ -130,10 +130,6 @@ struct NeuralNet::Impl {
 
 namespace {
 
-bool IsTorchScriptPath(const std::string& arch) {
-  return arch.ends_with(".pt") || arch.ends_with(".pth") || arch.find('/') != std::string::npos;
-}
-
 // A TorchScript model from `path`, as torch.jit.save wrote it: its floating
 // parameters, in named_parameters() order, are the layers.
 Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
@@ -176,7 +172,7 @@ Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed)
   static std::mutex creating;
   std::lock_guard lock(creating);
   torch::manual_seed(seed);
-  if (IsTorchScriptPath(arch)) {
+  if (IsTorchScriptFile(arch)) {
     auto loaded = LoadScript(arch);
     if (!loaded.ok()) return Error{loaded.error()};
     return NeuralNet(std::move(loaded).value());
@@ -213,7 +209,7 @@ NeuralNet& NeuralNet::operator=(NeuralNet&&) noexcept = default;
 
 const std::string& NeuralNet::arch() const { return impl_->arch; }
 bool NeuralNet::trains_concurrently() const { return !impl_->script; }
-bool NeuralNet::TrainsConcurrently(const std::string& arch) { return !IsTorchScriptPath(arch); }
+bool NeuralNet::TrainsConcurrently(const std::string& arch) { return !IsTorchScriptFile(arch); }
 std::size_t NeuralNet::input_dimension() const { return impl_->input; }
 std::size_t NeuralNet::parameters() const { return impl_->total; }
 const std::vector<std::size_t>& NeuralNet::layer_sizes() const { return impl_->sizes; }

@@ -253,16 +253,8 @@ Status FedSelServeConfig::Validate() const {
 
 Status LdpFlServeConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(CheckServe(serve, true));
-  if (config.perturb_updates && config.adaptive) {
-    return Invalid("perturbing updates (--perturb updates) takes fixed ranges (--range fixed)");
-  }
-  if (config.vector && !config.perturb_updates && config.adaptive) {
-    return Invalid(
-        "a vector randomizer privatises the update: no adaptive ranges (--range adaptive)");
-  }
   if (chunk == 0) return Invalid("a sealed piece holds at least one weight");
-  // Then the simulator's rules, the task's users as its clients (the rules
-  // above say the same of ranges, naming the options).
+  // Then the simulator's rules, the task's users as its clients.
   LdpFlConfig run = config;
   run.clients = serve.users;
   return run.Validate();

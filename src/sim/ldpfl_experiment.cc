@@ -9,6 +9,7 @@
 
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/sim/records.h"
 #include "fedldp/sim/thread_pool.h"
@@ -22,13 +23,6 @@ void KeepFirst(Dataset& data, std::size_t n) {
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   data = data.Subset(rows);
-}
-
-// The architecture NeuralNet::Create reads: the dataset's network, or the
-// model file named as a path (a bare file name would read as a network).
-std::string Arch(const LdpFlExperimentConfig& c) {
-  if (c.model.empty()) return c.dataset == ImageDataset::kCifar10 ? "vgg" : "cnn";
-  return c.model.find('/') == std::string::npos ? "./" + c.model : c.model;
 }
 
 }  // namespace
@@ -56,6 +50,7 @@ Result<ImageDataset> ParseImageDataset(std::string_view name) {
 LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset) {
   LdpFlExperimentConfig c;
   c.dataset = dataset;
+  c.training.arch = dataset == ImageDataset::kCifar10 ? "vgg" : "cnn";
   c.training.learning_rate = dataset == ImageDataset::kCifar10 ? 0.015 : 0.03;
   c.training.fixed_range = {0, dataset == ImageDataset::kMnist    ? 0.075
                                : dataset == ImageDataset::kFmnist ? 0.015
@@ -64,10 +59,6 @@ LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset) {
 }
 
 Status LdpFlExperimentConfig::Validate() const {
-  if (!(training.fixed_range.radius > 0 && std::isfinite(training.fixed_range.radius))) {
-    return Error{"radius must be > 0"};
-  }
-  if (!std::isfinite(training.fixed_range.center)) return Error{"center must be a number"};
   if (threads < 0) return Error{"threads must be >= 0"};
   // Everything but the client count, which needs the rows.
   return training.Validate();
@@ -85,11 +76,10 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
 
   LdpFlExperiment e;
   e.config = config;
-  e.config.training.arch = Arch(config);
   e.train_rows = split.train.size();
   e.test_rows = split.test.size();
   e.processes = cluster.size();
-  if (!config.model.empty()) {
+  if (IsTorchScriptFile(config.training.arch)) {
     // Probe the model on one row before anything is printed or trained.
     auto net = NeuralNet::Create(e.config.training.arch, 0);
     if (!net.ok()) return Error{"model: " + net.error()};
@@ -134,24 +124,7 @@ std::string LdpFlExperiment::RecordJson() const {
   nlohmann::ordered_json j;
   StartRecord(j);
   j["dataset"] = std::string(ImageDatasetName(config.dataset));
-  j["arch"] = t.arch;  // cnn, vgg, or the model file
-  j["range"] = t.adaptive ? "adaptive" : "fixed";
-  j["perturb"] = t.perturb_updates ? "updates" : "weights";
-  j["randomizer"] = LdpFlRandomizerName(t);
-  j["clip"] = t.clip;
-  j["epsilon"] = t.epsilon;
-  j["center"] = t.fixed_range.center;
-  j["radius"] = t.fixed_range.radius;
-  j["clients"] = t.clients;
-  j["fraction"] = t.fraction;
-  j["dirichlet_alpha"] = t.dirichlet_alpha;
-  j["disjoint_rounds"] = t.disjoint_rounds;
-  j["schedule"] = t.schedule == ShuffleSchedule::kRandomDelay ? "delay" : "permutation";
-  j["rounds"] = t.rounds;
-  j["local_epochs"] = t.local_epochs;
-  j["batch"] = t.batch;
-  j["lr"] = t.learning_rate;
-  j["standardized"] = t.standardize_inputs;
+  AddConfigFields(j, LdpFlOptions(), t);
   j["train_rows"] = train_rows;
   j["test_rows"] = test_rows;
   j["seed"] = config.seed;

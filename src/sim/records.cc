@@ -17,18 +17,7 @@ void StartRecord(nlohmann::ordered_json& j) {
 // The variant, then every recorded option (FedSelOptions), in its order.
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config) {
   j["variant"] = FedSelVariantName(config.variant);
-  for (const FedSelOption& o : FedSelOptions()) {
-    if (o.record.empty()) continue;
-    std::visit(
-        [&](const auto& v) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-            j[std::string(o.record)] = nullptr;
-          } else {
-            j[std::string(o.record)] = v;
-          }
-        },
-        o.get(config));
-  }
+  AddConfigFields(j, FedSelOptions(), config);
 }
 
 nlohmann::ordered_json CrossValidationRecord(const std::string& dataset, const Dataset& data,

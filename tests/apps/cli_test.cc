@@ -307,7 +307,9 @@ TEST(Serve, BadTaskOptionsAreRefusedBeforeTheStateIsWritten) {
   for (std::vector<std::string> ldpfl :
        std::vector<std::vector<std::string>>{{"--randomizer", "gaussian"},
                                              {"--randomizer", "fastprojunit-corr"},
-                                             {"--clip", "1"},
+                                             // twopoint takes no clip; one left at
+                                             // its default (1) is no change
+                                             {"--clip", "2"},
                                              {"--randomizer", "privunitg", "--clip", "0"},
                                              {"--randomizer", "privunitg", "--range", "adaptive"},
                                              {"--sample-clients"},
@@ -437,7 +439,7 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
        "--center"},
       {{"audit", "--epsilon", "0.1,,8"}, "--epsilon"},
       {{"audit", "--draws", "-5"}, "--draws"},
-      {{"ldpfl", "--clients", "-1"}, "--clients"},
+      {{"ldpfl", "--clients", "-1"}, "clients = -1"},
       {{"load", "--clients", "-3"}, "--clients"},
       {{"--config", config, "train"}, "epsilonn"},
       {{"--config", section, "train"}, "trian"},

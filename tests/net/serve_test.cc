@@ -282,7 +282,7 @@ TEST_F(ServeTest, LdpFlReportsPassTheShufflerToTheEnd) {
   c.chunk = 4096;
   LdpFlServeConfig bad = c;
   bad.config.adaptive = true;
-  EXPECT_NE(bad.Validate().error().find("fixed ranges"), std::string::npos);
+  EXPECT_NE(bad.Validate().error().find("takes a fixed range"), std::string::npos);
   bad = c;
   bad.serve.shuffler_token_file.clear();
   EXPECT_NE(bad.Validate().error().find("shuffler's token"), std::string::npos);

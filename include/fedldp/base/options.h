@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "fedldp/base/names.h"
 #include "fedldp/base/status.h"
 
 namespace fedldp {
@@ -50,15 +51,47 @@ struct ConfigOption {
   bool varies = false;
   // A word the option takes besides a value of its kind ("auto"), if any.
   std::string_view word;
+  // A text option's values, when it takes one of a few (--help lists them).
+  std::vector<std::string> choices;
+  // A deployment serves it (`serve` binds it); false: the simulator's only
+  // (how rows are split among simulated clients, say).
+  bool deployed = true;
   bool is_flag() const { return std::holds_alternative<bool>(get(Config{})); }
 };
 
-// set and get of a plain field: a number, an integer or a flag.
+// set and get of a field that takes one of `names`, the i-th meaning
+// values[i] (a plain enum, a mode kept as a bool): text only, exactly.
+template <typename Config, typename T>
+std::pair<std::function<Status(Config&, const OptionValue&)>,
+          std::function<OptionValue(const Config&)>>
+ChoiceField(T Config::*field, std::vector<std::string> names, std::vector<T> values) {
+  auto set = [=](Config& c, const OptionValue& v) -> Status {
+    FEDLDP_ASSIGN_OR_RETURN(const std::string text, OptionText(v));
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == text) {
+        c.*field = values[i];
+        return {};
+      }
+    }
+    return Error{"'" + text + "' is not " + Listed(names, " or ")};
+  };
+  auto get = [=](const Config& c) -> OptionValue {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i] == c.*field) return names[i];
+    }
+    return std::string("?");
+  };
+  return {set, get};
+}
+
+// set and get of a plain field: a number, an integer, a flag or text.
 template <typename Config, typename T>
 std::function<Status(Config&, const OptionValue&)> SetField(T Config::*field) {
   return [field](Config& c, const OptionValue& v) -> Status {
     if constexpr (std::is_same_v<T, bool>) {
       FEDLDP_ASSIGN_OR_RETURN(c.*field, OptionFlag(v));
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      FEDLDP_ASSIGN_OR_RETURN(c.*field, OptionText(v));
     } else if constexpr (std::is_floating_point_v<T>) {
       FEDLDP_ASSIGN_OR_RETURN(c.*field, OptionNumber(v));
     } else {
@@ -73,7 +106,7 @@ std::function<Status(Config&, const OptionValue&)> SetField(T Config::*field) {
 template <typename Config, typename T>
 std::function<OptionValue(const Config&)> GetField(T Config::*field) {
   return [field](const Config& c) -> OptionValue {
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
       return c.*field;
     } else if constexpr (std::is_floating_point_v<T>) {
       return static_cast<double>(c.*field);
@@ -81,6 +114,21 @@ std::function<OptionValue(const Config&)> GetField(T Config::*field) {
       return static_cast<std::int64_t>(c.*field);
     }
   };
+}
+
+// `row`, marked as the simulator's only.
+template <typename Config>
+ConfigOption<Config> SimulatedOnly(ConfigOption<Config> row) {
+  row.deployed = false;
+  return row;
+}
+
+// A table's rows: `first`'s (the recorded ones, say), then `then`'s.
+template <typename Config>
+std::vector<ConfigOption<Config>> JoinedRows(std::vector<ConfigOption<Config>> first,
+                                             std::vector<ConfigOption<Config>> then) {
+  for (ConfigOption<Config>& o : then) first.push_back(std::move(o));
+  return first;
 }
 
 template <typename Config>

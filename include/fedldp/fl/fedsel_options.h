@@ -1,8 +1,8 @@
 // FedSelConfig's options, each described once (base/options.h): `train`
-// and `tune` bind their flags from these rows, Python's train_fedsel takes
-// them as keywords and returns them as its config, and the JSON records
-// write the recorded ones. The variant is not a row: it is chosen first,
-// and its defaults (DefaultFedSelConfig) are what the options change.
+// and `tune` bind their flags from these rows (`serve` the deployed ones),
+// Python's train_fedsel takes them as keywords and returns them as its
+// config, and the JSON records write the recorded ones. The variant is not a row: it is chosen
+// first, and its defaults (DefaultFedSelConfig) are what the options change.
 #ifndef FEDLDP_FL_FEDSEL_OPTIONS_H_
 #define FEDLDP_FL_FEDSEL_OPTIONS_H_
 

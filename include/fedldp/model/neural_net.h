@@ -27,12 +27,19 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fedldp/base/status.h"
 #include "fedldp/data/dataset.h"
 
 namespace fedldp {
+
+// The architecture names a TorchScript file (a path: ends in .pt or .pth,
+// or has a '/'), not a network fedldp builds.
+inline bool IsTorchScriptFile(std::string_view arch) {
+  return arch.ends_with(".pt") || arch.ends_with(".pth") || arch.find('/') != std::string::npos;
+}
 
 class NeuralNet {
  public:

@@ -32,10 +32,10 @@ Result<ImageDataset> ParseImageDataset(std::string_view name);
 struct LdpFlExperimentConfig {
   ImageDataset dataset = ImageDataset::kMnist;
   std::string data_dir;  // "": where setup put it (loaders.h)
-  // A TorchScript file (torch.jit.save) taking (batch, features) rows; each
-  // parameter tensor is a layer with its own range. "": the dataset's
-  // network (the paper's CNN; VGG for cifar10). Run sets training.arch.
-  std::string model;
+  // training.arch: the dataset's network (the paper's CNN; VGG for
+  // cifar10), or a TorchScript file (torch.jit.save; the "model" option)
+  // taking (batch, features) rows, each parameter tensor a layer with its
+  // own range.
   LdpFlConfig training;
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
   bool reference = true;                      // also the noise-free federated model
@@ -51,12 +51,13 @@ struct LdpFlExperimentConfig {
   Status Validate() const;
 };
 
-// The paper's setting for `dataset`: lr 0.03 (0.015 for cifar10) and the
-// fixed range (0, r) with r = 0.075 (mnist), 0.015 (fmnist), 1 (cifar10).
+// The paper's setting for `dataset`: its network (cnn; vgg for cifar10), lr
+// 0.03 (0.015 for cifar10) and the fixed range (0, r) with r = 0.075
+// (mnist), 0.015 (fmnist), 1 (cifar10).
 LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset);
 
 struct LdpFlExperiment {
-  LdpFlExperimentConfig config;  // as run: training.arch resolved
+  LdpFlExperimentConfig config;  // as run
   std::size_t train_rows = 0, test_rows = 0;
   LdpFlRun run;
   std::optional<LdpFlRun> reference;  // noise-free; nullopt if not asked for, or stopped first

@@ -1,13 +1,17 @@
 // The JSON records fedldp writes, one object per line (nlohmann-json): the
-// fields every record starts with, a FedSel configuration's fields, and a
+// fields every record starts with, a configuration's fields, and a
 // cross-validated FedSel run. Accuracies are in percent (base/units.h).
 #ifndef FEDLDP_SIM_RECORDS_H_
 #define FEDLDP_SIM_RECORDS_H_
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <variant>
 
+#include "fedldp/base/options.h"
 #include "fedldp/data/dataset.h"
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/sim/cross_validation.h"
@@ -16,6 +20,25 @@ namespace fedldp {
 
 // version (fedldp's) and accuracy_unit ("percent").
 void StartRecord(nlohmann::ordered_json& j);
+
+// The recorded options of a configuration (base/options.h), each under its
+// record key, in the rows' order; None is null.
+template <typename Config>
+void AddConfigFields(nlohmann::ordered_json& j, std::span<const ConfigOption<Config>> options,
+                     const Config& config) {
+  for (const ConfigOption<Config>& o : options) {
+    if (o.record.empty()) continue;
+    std::visit(
+        [&](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            j[std::string(o.record)] = nullptr;
+          } else {
+            j[std::string(o.record)] = v;
+          }
+        },
+        o.get(config));
+  }
+}
 
 // The effective configuration of a FedSel run: variant, model,
 // gradient_scaling, epsilon, epochs, lr, momentum, batch_fraction, lambda,

@@ -1,0 +1,181 @@
+#include "fedldp/fl/ldpfl_options.h"
+
+#include <vector>
+
+#include "fedldp/model/neural_net.h"
+
+namespace fedldp {
+namespace {
+
+using Set = std::function<Status(LdpFlConfig&, const OptionValue&)>;
+using Get = std::function<OptionValue(const LdpFlConfig&)>;
+using Applies = std::function<Status(const LdpFlConfig&)>;
+
+struct Field {
+  Set set;
+  Get get;
+  std::vector<std::string> choices;
+};
+
+template <typename T>
+Field Plain(T LdpFlConfig::*field) {
+  return {SetField(field), GetField(field), {}};
+}
+
+template <typename T>
+Field Choice(T LdpFlConfig::*field, std::vector<std::string> names, std::vector<T> values) {
+  auto [set, get] = ChoiceField(field, names, std::move(values));
+  return {std::move(set), std::move(get), std::move(names)};
+}
+
+// The fixed range's centre or radius.
+Field RangeEnd(double LayerRange::*end) {
+  return {[end](LdpFlConfig& c, const OptionValue& v) -> Status {
+            FEDLDP_ASSIGN_OR_RETURN(c.fixed_range.*end, OptionNumber(v));
+            return {};
+          },
+          [end](const LdpFlConfig& c) -> OptionValue { return c.fixed_range.*end; },
+          {}};
+}
+
+Field Randomizer() {
+  const std::vector<std::string> names = LdpFlRandomizerNames();
+  std::vector<std::optional<VectorMechanism>> values;
+  for (const std::string& name : names) values.push_back(ParseLdpFlRandomizer(name).value());
+  return Choice(&LdpFlConfig::vector, names, std::move(values));
+}
+
+// The architecture as a TorchScript file: a path, never read as a name.
+Field ModelFile() {
+  return {[](LdpFlConfig& c, const OptionValue& v) -> Status {
+            FEDLDP_ASSIGN_OR_RETURN(const std::string path, OptionText(v));
+            if (path.empty()) return {};  // the dataset's network
+            c.arch = path.find('/') == std::string::npos ? "./" + path : path;
+            return {};
+          },
+          [](const LdpFlConfig& c) -> OptionValue {
+            return IsTorchScriptFile(c.arch) ? c.arch : std::string();
+          },
+          {}};
+}
+
+Applies VectorOnly(std::string sentence) {
+  return [=](const LdpFlConfig& c) -> Status {
+    if (c.vector) return {};
+    return Error{sentence};
+  };
+}
+
+Applies TwoPointOnly(std::string sentence) {
+  return [=](const LdpFlConfig& c) -> Status {
+    if (!c.vector) return {};
+    return Error{sentence};
+  };
+}
+
+LdpFlOption Row(std::string_view key, std::string_view flag, std::string_view record,
+                std::string_view help, Field field, Applies applies = {}, bool varies = false) {
+  return {key,
+          flag,
+          record,
+          help,
+          std::move(field.set),
+          std::move(field.get),
+          std::move(applies),
+          varies,
+          {},
+          std::move(field.choices)};
+}
+
+// The options the JSON records write, in the records' order.
+std::vector<LdpFlOption> RecordedOptions() {
+  return {
+      SimulatedOnly(Row("arch", "", "arch",
+                        "cnn (the paper's), vgg, or a TorchScript file (as model)",
+                        Plain(&LdpFlConfig::arch), {}, true)),
+      Row("range", "range", "range", "fixed (c, r) for every layer, or adaptive per layer",
+          Choice(&LdpFlConfig::adaptive, {"fixed", "adaptive"}, {false, true})),
+      Row("perturb", "perturb", "perturb",
+          "What clients perturb: their weights (Algorithm 2), or their update W - W_global "
+          "(fixed range only)",
+          Choice(&LdpFlConfig::perturb_updates, {"weights", "updates"}, {false, true})),
+      Row("randomizer", "randomizer", "randomizer",
+          "twopoint (the paper's, per weight), or a vector randomizer on the whole update",
+          Randomizer()),
+      Row("clip", "clip", "clip", "Vector randomizers: l2 clip norm of a client's update",
+          Plain(&LdpFlConfig::clip), VectorOnly("clip applies to the vector randomizers only")),
+      Row("epsilon", "epsilon", "epsilon",
+          "Budget per weight (twopoint); per report (vector randomizers)",
+          Plain(&LdpFlConfig::epsilon)),
+      Row("center", "center", "center", "Fixed range: centre c", RangeEnd(&LayerRange::center),
+          TwoPointOnly("center applies to the two-point randomizer only")),
+      Row("radius", "radius", "radius",
+          "Fixed range: radius r > 0 (default 0.075 mnist, 0.015 fmnist, 1 cifar10)",
+          RangeEnd(&LayerRange::radius),
+          TwoPointOnly("radius applies to the two-point randomizer only"), true),
+      SimulatedOnly(Row("clients", "clients", "clients", "Clients n (equal shards)",
+                        Plain(&LdpFlConfig::clients))),
+      Row("fraction", "fraction", "fraction", "Fraction of clients per round",
+          Plain(&LdpFlConfig::fraction)),
+      SimulatedOnly(Row("dirichlet_alpha", "dirichlet", "dirichlet_alpha",
+                        "Non-IID: Dirichlet alpha per class (0: IID)",
+                        Plain(&LdpFlConfig::dirichlet_alpha))),
+      Row("disjoint_rounds", "disjoint-rounds", "disjoint_rounds",
+          "Cut each epoch of floor(1 / fraction) rounds from one random order, so a client "
+          "reports at most once per epoch (default: a fresh subset every round, and the "
+          "privacy statement counts every round)",
+          Plain(&LdpFlConfig::disjoint_rounds)),
+      SimulatedOnly(Row("schedule", "schedule", "schedule",
+                        "Shuffler: permutation, or delay (Algorithm 3's random delays)",
+                        Choice(&LdpFlConfig::schedule, {"permutation", "delay"},
+                               {ShuffleSchedule::kPermutation, ShuffleSchedule::kRandomDelay}))),
+      Row("rounds", "rounds", "rounds", "Communication rounds", Plain(&LdpFlConfig::rounds)),
+      Row("local_epochs", "local-epochs", "local_epochs", "Local epochs E",
+          Plain(&LdpFlConfig::local_epochs)),
+      Row("batch", "batch", "batch", "Local mini-batch size B", Plain(&LdpFlConfig::batch)),
+      Row("learning_rate", "lr", "lr", "Learning rate (default 0.03; 0.015 for cifar10)",
+          Plain(&LdpFlConfig::learning_rate), {}, true),
+      SimulatedOnly(
+          Row("standardize_inputs", "raw-inputs", "standardized",
+              "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)",
+              Plain(&LdpFlConfig::standardize_inputs)))};
+}
+
+std::vector<LdpFlOption> OtherOptions() {
+  return {
+      SimulatedOnly(Row(
+          "model", "model", "",
+          "Your own network, a TorchScript file (torch.jit.save): takes (batch, 784) rows, "
+          "returns (batch, classes) logits or log-probabilities; each parameter tensor is a layer "
+          "with its own range (default: the paper's CNN; VGG for cifar10)",
+          ModelFile())),
+      Row("adaptive_margin", "adaptive-margin", "",
+          "Adaptive ranges: each layer's half-width times this factor, >= 1",
+          Plain(&LdpFlConfig::adaptive_margin)),
+      Row("delta", "delta", "", "The shuffle-model statement's delta", Plain(&LdpFlConfig::delta)),
+      SimulatedOnly(Row("vector_delta", "vector-delta", "",
+                        "Gaussian randomizers: delta per report", Plain(&LdpFlConfig::vector_delta),
+                        [](const LdpFlConfig& c) -> Status {
+                          if (c.vector && c.vector->traits().needs_delta) return {};
+                          return Error{"vector_delta applies to the gaussian randomizers only"};
+                        })),
+      SimulatedOnly(Row("private", "", "", "False: the noise-free federated baseline",
+                        Plain(&LdpFlConfig::is_private))),
+      SimulatedOnly(Row("shuffle", "", "", "Pass the reports through the parameter shuffler",
+                        Plain(&LdpFlConfig::shuffle)))};
+}
+
+}  // namespace
+
+std::span<const LdpFlOption> LdpFlOptions() {
+  static const std::vector<LdpFlOption> options = JoinedRows(RecordedOptions(), OtherOptions());
+  return options;
+}
+
+Result<LdpFlConfig> LdpFlConfigWith(LdpFlConfig config,
+                                    std::span<const std::pair<std::string, OptionValue>> given) {
+  FEDLDP_RETURN_IF_ERROR(ApplyOptions(LdpFlOptions(), given, config));
+  return config;
+}
+
+}  // namespace fedldp
