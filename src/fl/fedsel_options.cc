@@ -144,10 +144,9 @@ std::vector<FedSelOption> OtherOptions() {
                         "Stop after this many global iterations (0: run all epochs)",
                         SetField(&FedSelConfig::max_iterations),
                         GetField(&FedSelConfig::max_iterations))),
-      SimulatedOnly(Row(
-          "even_rounds", "even-rounds", "",
+      Row("even_rounds", "even-rounds", "",
           "Rounds of floor(N / m) even parts without a shuffler (the vector variants' default)",
-          SetField(&FedSelConfig::even_rounds), GetField(&FedSelConfig::even_rounds), {}, true))};
+          SetField(&FedSelConfig::even_rounds), GetField(&FedSelConfig::even_rounds), {}, true)};
 }
 
 }  // namespace

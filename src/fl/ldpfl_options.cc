@@ -90,9 +90,8 @@ LdpFlOption Row(std::string_view key, std::string_view flag, std::string_view re
 // The options the JSON records write, in the records' order.
 std::vector<LdpFlOption> RecordedOptions() {
   return {
-      SimulatedOnly(Row("arch", "", "arch",
-                        "cnn (the paper's), vgg, or a TorchScript file (as model)",
-                        Plain(&LdpFlConfig::arch), {}, true)),
+      Row("arch", "", "arch", "cnn (the paper's), vgg, or a TorchScript file (as model)",
+          Plain(&LdpFlConfig::arch), {}, true),
       Row("range", "range", "range", "fixed (c, r) for every layer, or adaptive per layer",
           Choice(&LdpFlConfig::adaptive, {"fixed", "adaptive"}, {false, true})),
       Row("perturb", "perturb", "perturb",

@@ -63,8 +63,6 @@ Status LdpFlTaskSpec::Check() const {
   LdpFlConfig run = config;
   run.clients = users;
   FEDLDP_RETURN_IF_ERROR(run.Validate());
-  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon)) return Error{"epsilon must be > 0"};
-  if (!config.adaptive && !(config.fixed_range.radius > 0)) return Error{"the radius must be > 0"};
   if (!(input_sd > 0)) return Error{"the input standard deviation must be > 0"};
   auto method = net_internal::LdpFlMethod::Make(*this);
   if (!method.ok()) return Error{method.error()};

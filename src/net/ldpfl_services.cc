@@ -7,10 +7,12 @@
 
 #include "client_loop.h"
 #include "coordinator_gate.h"
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
 #include "ldpfl_handlers.h"
+#include "task_options.h"
 
 namespace fedldp {
 
@@ -23,30 +25,13 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   task.set_id(t.id);
   task.set_deployment(t.deployment);
   pb::LdpFlTask& f = *task.mutable_ldpfl();
-  const LdpFlConfig& c = t.config;
-  f.set_arch(c.arch);
-  f.set_epsilon(c.epsilon);
-  f.set_rounds(c.rounds);
-  f.set_local_epochs(c.local_epochs);
-  f.set_batch(c.batch);
-  f.set_learning_rate(c.learning_rate);
-  f.set_fraction(c.fraction);
-  f.set_adaptive(c.adaptive);
-  f.set_center(c.fixed_range.center);
-  f.set_radius(c.fixed_range.radius);
-  f.set_adaptive_margin(c.adaptive_margin);
-  f.set_perturb_updates(c.perturb_updates);
   f.set_input_mean(t.input_mean);
   f.set_input_sd(t.input_sd);
   f.set_users(t.users);
   f.set_chunk(t.chunk);
   f.set_public_key(t.public_key);
   for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
-  if (t.config.vector) {
-    f.set_randomizer(LdpFlRandomizerName(c));
-    f.set_clip(c.clip);
-  }
-  f.set_disjoint_rounds(c.disjoint_rounds);
+  WriteTaskOptions(LdpFlOptions(), t.config, *f.mutable_options());
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -61,30 +46,14 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   LdpFlTaskSpec t;
   t.id = task.id();
   t.deployment = task.deployment();
-  LdpFlConfig& c = t.config;
-  c.arch = f.arch();
-  c.epsilon = f.epsilon();
-  c.rounds = f.rounds();
-  c.local_epochs = f.local_epochs();
-  c.batch = f.batch();
-  c.learning_rate = f.learning_rate();
-  c.fraction = f.fraction();
-  c.adaptive = f.adaptive();
-  c.fixed_range = {f.center(), f.radius()};
-  c.adaptive_margin = f.adaptive_margin();
-  c.perturb_updates = f.perturb_updates();
+  FEDLDP_RETURN_IF_ERROR(ReadTaskOptions(LdpFlOptions(), f.options(), t.config));
   t.input_mean = f.input_mean();
   t.input_sd = f.input_sd();
   t.users = f.users();
   t.chunk = f.chunk();
   t.public_key = f.public_key();
   t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
-  auto randomizer = ParseLdpFlRandomizer(f.randomizer().empty() ? "twopoint" : f.randomizer());
-  if (!randomizer.ok()) return Error{"the announced task is unusable: " + randomizer.error()};
-  c.vector = *randomizer;
-  if (c.vector) c.clip = f.clip();
-  c.disjoint_rounds = f.disjoint_rounds();
-  c.clients = t.users;
+  t.config.clients = t.users;
   if (Status e = t.Check(); !e.ok()) return Error{"the announced task is unusable: " + e.error()};
   return t;
 }

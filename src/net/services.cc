@@ -10,12 +10,14 @@
 
 #include "client_loop.h"
 #include "coordinator_gate.h"
+#include "fedldp/fl/fedsel_options.h"
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "fedldp/wire/sealed_box.h"
 #include "fedsel_handlers.h"
 #include "grpc_util.h"
+#include "task_options.h"
 
 namespace fedldp {
 
@@ -28,30 +30,11 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   task.set_id(t.id);
   task.set_deployment(t.deployment);
   pb::FedSelTask& f = *task.mutable_fedsel();
-  const FedSelConfig& c = t.config;
-  f.set_variant(FedSelVariantName(c.variant));
-  f.set_loss(c.loss == Loss::kLogistic ? "logistic" : "svm");
-  f.set_epsilon(c.epsilon);
-  f.set_epochs(c.epochs);
-  f.set_batch_fraction(c.batch_fraction);
-  f.set_auto_mu(!c.mu.has_value());
-  f.set_mu(c.mu.value_or(0));
-  f.set_theta(c.theta);
-  f.set_k_fraction(c.k_fraction);
-  f.set_learning_rate(c.learning_rate);
-  f.set_momentum(c.momentum);
-  f.set_lambda(c.lambda);
-  f.set_gradient_scaling(GradientScalingName(c.gradient_scaling));
+  f.set_variant(FedSelVariantName(t.config.variant));
   f.set_users(t.users);
   f.set_dimension(t.dimension);
-  if (c.variant.kind == FedSelVariant::Kind::kVector) {
-    f.set_clip(c.clip);
-    f.set_projection_k(c.projection_k);
-    f.set_even_rounds(c.even_rounds || c.shuffle);
-  }
-  f.set_sample_clients(c.sample_clients);
-  f.set_shuffle(c.shuffle);
   f.set_public_key(t.public_key);
+  WriteTaskOptions(FedSelOptions(), t.config, *f.mutable_options());
   std::string bytes;
   task.SerializeToString(&bytes);
   return bytes;
@@ -66,37 +49,19 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   FedSelTaskSpec t;
   t.id = task.id();
   t.deployment = task.deployment();
-  auto loss = ParseLoss(f.loss());
-  if (!loss.ok()) return Error{loss.error()};
-  auto scaling = ParseGradientScaling(f.gradient_scaling());
-  if (!scaling.ok()) return Error{scaling.error()};
   auto variant = ParseFedSelVariant(f.variant());
   if (!variant.ok()) return Error{"the announced task: " + variant.error()};
-  FedSelConfig& c = t.config;
-  c.variant = *variant;
-  c.loss = *loss;
-  c.epsilon = f.epsilon();
-  c.epochs = f.epochs();
-  c.batch_fraction = f.batch_fraction();
-  c.mu = f.auto_mu() ? std::nullopt : std::optional<double>(f.mu());
-  c.theta = f.theta();
-  c.k_fraction = f.k_fraction();
-  c.learning_rate = f.learning_rate();
-  c.momentum = f.momentum();
-  c.lambda = f.lambda();
-  c.gradient_scaling = *scaling;
+  // The rows a deployment does not serve keep FedSelConfig's defaults (no
+  // tail average: the deployment serves the last iterate).
+  t.config.variant = *variant;
+  FEDLDP_RETURN_IF_ERROR(ReadTaskOptions(FedSelOptions(), f.options(), t.config));
   t.users = f.users();
   t.dimension = f.dimension();
-  if (f.clip() != 0) c.clip = f.clip();
-  c.projection_k = f.projection_k();
-  c.even_rounds = f.even_rounds();
-  c.sample_clients = f.sample_clients();
-  c.shuffle = f.shuffle();
   t.public_key = f.public_key();
-  if (c.shuffle && t.public_key.size() != 32) {
+  if (t.config.shuffle && t.public_key.size() != 32) {
     return Error{"the announced task is shuffled but carries no 32-byte public key"};
   }
-  if (c.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
+  if (t.config.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};
   }
   return t;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "fedldp/data/synthetic.h"
+#include "fedldp/fl/fedsel_options.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/fedsel_participant.h"
@@ -370,6 +371,35 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
   spec.config.sample_clients = true;
   EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("hidden from the server"),
             std::string::npos);
+}
+
+// The announced task carries FedSelConfig's deployed rows (TaskOption):
+// a client rebuilds every one exactly, the automatic mu as None; the rows
+// a deployment does not serve keep FedSelConfig's defaults.
+TEST_F(FedSelDeployTest, TheAnnouncedTaskCarriesEveryDeployedOptionExactly) {
+  using Given = std::vector<std::pair<std::string, OptionValue>>;
+  const std::vector<std::pair<std::string, Given>> cases = {
+      {"ps-pm", {}},
+      {"pe-hm", {{"mu", std::monostate{}}, {"theta", 0.3}, {"loss", std::string("svm")}}},
+      {"exp-pm", {{"learning_rate", 0.1 + 0.2}, {"k_fraction", 1.0 / 3}, {"momentum", 0.0}}},
+      {"privunitg", {{"clip", 2.5}, {"epochs", std::int64_t{3}}, {"shuffle", true}}},
+      {"fastprojunit", {{"projection_k", std::int64_t{7}}, {"sample_clients", true}}},
+      {"ps-pm", {{"gradient_scaling", std::string("normalize")}, {"even_rounds", true}}}};
+  for (const auto& [variant, given] : cases) {
+    FedSelTaskSpec spec = spec_;
+    spec.config = FedSelConfigWith(ParseFedSelVariant(variant).value(), given).value();
+    spec.config.tail_average = 0;
+    spec.deployment = std::string(32, 'a');
+    spec.public_key = std::string(32, 'k');
+    const FedSelTaskSpec decoded = DecodeTask(EncodeTask(spec)).value();
+    EXPECT_EQ(FedSelVariantName(decoded.config.variant), FedSelVariantName(spec.config.variant));
+    for (const FedSelOption& o : FedSelOptions()) {
+      const OptionValue expected = o.deployed ? o.get(spec.config) : o.get(FedSelConfig{});
+      EXPECT_EQ(o.get(decoded.config), expected) << variant << " " << o.key;
+    }
+    EXPECT_EQ(decoded.users, spec.users);
+    EXPECT_EQ(decoded.dimension, spec.dimension);
+  }
 }
 
 // Issue 20: FedSel with the shuffler in the deployment. Reports are sealed

@@ -13,7 +13,9 @@
 #include <stop_token>
 #include <thread>
 
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/net/services.h"
+#include "fedldp/v1/service.pb.h"
 #include "testing/ldpfl_task.h"
 #include "testing/processes.h"
 #include "testing/synthetic.h"
@@ -263,6 +265,55 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
     bad.config.vector = refused;
     EXPECT_FALSE(bad.Check().ok()) << VectorMechanismName(refused);
   }
+}
+
+// The announced task carries LdpFlConfig's deployed rows (TaskOption): a
+// client rebuilds every one exactly; one it does not know is refused.
+TEST_F(LdpFlDeployTest, TheAnnouncedTaskCarriesEveryDeployedOptionExactly) {
+  using Given = std::vector<std::pair<std::string, OptionValue>>;
+  for (const Given& given : std::vector<Given>{{},
+                                               {{"perturb", std::string("weights")},
+                                                {"range", std::string("adaptive")},
+                                                {"adaptive_margin", 1.25},
+                                                {"epsilon", 0.1 + 0.2}},
+                                               {{"range", std::string("fixed")},
+                                                {"perturb", std::string("updates")},
+                                                {"center", 0.01},
+                                                {"radius", 1.0 / 3}},
+                                               {{"range", std::string("fixed")},
+                                                {"randomizer", std::string("privunitg")},
+                                                {"clip", 0.5},
+                                                {"disjoint_rounds", true}},
+                                               {{"fraction", 0.5},
+                                                {"batch", std::int64_t{20}},
+                                                {"learning_rate", 0.07},
+                                                {"delta", 1e-7}}}) {
+    LdpFlTaskSpec spec = spec_;
+    spec.config = LdpFlConfigWith(spec_.config, given).value();
+    ASSERT_TRUE(spec.Check().ok()) << spec.Check().error();
+    const LdpFlTaskSpec decoded = DecodeLdpFlTask(EncodeLdpFlTask(spec)).value();
+    for (const LdpFlOption& o : LdpFlOptions()) {
+      if (o.deployed) EXPECT_EQ(o.get(decoded.config), o.get(spec.config)) << o.key;
+    }
+    EXPECT_EQ(decoded.config.clients, spec.users);
+    EXPECT_EQ(decoded.layer_sizes, spec.layer_sizes);
+  }
+  // A task from a newer server, with an option this client lacks.
+  fedldp::v1::Task task;
+  ASSERT_TRUE(task.ParseFromString(EncodeLdpFlTask(spec_)));
+  fedldp::v1::TaskOption& extra = *task.mutable_ldpfl()->add_options();
+  extra.set_key("momentum");
+  extra.set_number(0.9);
+  const auto refused = DecodeLdpFlTask(task.SerializeAsString());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("'momentum'"), std::string::npos) << refused.error();
+  // A value its row refuses.
+  task.mutable_ldpfl()->mutable_options()->RemoveLast();
+  for (auto& option : *task.mutable_ldpfl()->mutable_options()) {
+    if (option.key() == "range") option.set_text("wide");
+  }
+  EXPECT_NE(DecodeLdpFlTask(task.SerializeAsString()).error().find("range = wide"),
+            std::string::npos);
 }
 
 TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {

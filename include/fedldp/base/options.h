@@ -140,6 +140,22 @@ const ConfigOption<Config>* FindOption(std::span<const ConfigOption<Config>> opt
   return nullptr;
 }
 
+// Sets the options given (key, value) on `config`, in order: a whole
+// configuration read back (a task off the wire), with no rule of when an
+// option may be given. A refusal names the option by its key.
+template <typename Config>
+Status SetOptions(std::span<const ConfigOption<Config>> options,
+                  std::span<const std::pair<std::string, OptionValue>> given, Config& config) {
+  for (const auto& [key, value] : given) {
+    const ConfigOption<Config>* o = FindOption(options, key);
+    if (o == nullptr) return Error{"unknown option '" + key + "'"};
+    if (Status s = o->set(config, value); !s.ok()) {
+      return Error{key + " = " + OptionString(value) + ": " + s.error()};
+    }
+  }
+  return {};
+}
+
 // Sets the options given (key, value) on `config`, in order, then checks
 // that each given one that changed its field applies to the configuration
 // they make (one left at its default passes, so a configuration read back
@@ -148,13 +164,7 @@ template <typename Config>
 Status ApplyOptions(std::span<const ConfigOption<Config>> options,
                     std::span<const std::pair<std::string, OptionValue>> given, Config& config) {
   const Config before = config;
-  for (const auto& [key, value] : given) {
-    const ConfigOption<Config>* o = FindOption(options, key);
-    if (o == nullptr) return Error{"unknown option '" + key + "'"};
-    if (Status s = o->set(config, value); !s.ok()) {
-      return Error{key + " = " + OptionString(value) + ": " + s.error()};
-    }
-  }
+  FEDLDP_RETURN_IF_ERROR(SetOptions(options, given, config));
   for (const auto& [key, value] : given) {
     const ConfigOption<Config>* o = FindOption(options, key);
     if (o->applies && o->get(config) != o->get(before)) {
