@@ -296,86 +296,68 @@ Status AnnounceFedSel(const FedSelServeConfig& config, const FedSelTaskSpec& spe
   return Status::Ok();
 }
 
-}  // namespace
+// One protocol's part in the serving lifecycle (Serve below): FedSel's.
+class FedSelServing {
+ public:
+  using Coordinator = FedSelCoordinator;
 
-Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset& data,
-                                 std::span<const std::size_t> eval_rows,
-                                 const ServeObserver& observer, std::stop_token stop) {
-  if (Status why = config.Validate(); !why.ok()) return Error{why.error(), why.code()};
-  const ServeConfig& s = config.serve;
-  const FedSelConfig& c = config.config;
-  const std::vector<std::size_t> eval =
-      eval_rows.empty() ? AllRows(data.size())
-                        : std::vector<std::size_t>(eval_rows.begin(), eval_rows.end());
-  if (eval.empty()) return Invalid("no rows to evaluate the model on");
-  FedSelTaskSpec spec;
-  spec.id = s.task;
-  spec.config = c;
-  spec.users = s.users;
-  spec.dimension = data.dimension;
-  const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
-  // Checked with the key's place held, before any key file is made: a bad
-  // config must not bind a state to a task it cannot serve.
-  if (c.shuffle) spec.public_key.assign(32, '\0');
-  FEDLDP_RETURN_IF_ERROR(FedSelCoordinator::Check(spec, s.policy));
-  ServerKeys keys;
-  std::string shuffler_token;
-  if (c.shuffle) {
-    FEDLDP_ASSIGN_OR_RETURN(keys, LoadOrCreateServerKeys(s.KeyFile(), log));
-    FEDLDP_ASSIGN_OR_RETURN(shuffler_token, LoadOrCreateShufflerToken(s.shuffler_token_file, log));
-    spec.public_key = keys.public_key;
+  FedSelServing(const FedSelServeConfig& config, const Dataset& data, std::vector<std::size_t> eval)
+      : config_(config), data_(data), eval_(std::move(eval)) {
+    spec_.id = config.serve.task;
+    spec_.config = config.config;
+    spec_.users = config.serve.users;
+    spec_.dimension = data.dimension;
   }
-  FEDLDP_ASSIGN_OR_RETURN(auto state,
-                          OpenBound(
-                              s, spec.deployment, [&] { return EncodeTask(spec); }, ""));
-
-  ServeSummary summary;
-  summary.majority = data.Subset(eval).MajorityRate();
-  PendingModels pending;
-  const auto evaluate = [&](std::uint64_t epoch, const std::vector<double>& w) {
+  bool shuffled() const { return config_.config.shuffle; }
+  // The task with `key` (a stand-in, or the server's; none unshuffled).
+  Status Make(const std::string& key) {
+    spec_.public_key = shuffled() ? key : std::string();
+    return FedSelCoordinator::Check(spec_, config_.serve.policy);
+  }
+  std::string& deployment() { return spec_.deployment; }
+  std::string Encode() const { return EncodeTask(spec_); }
+  const char* bound_hint() const { return ""; }
+  double Majority() const { return data_.Subset(eval_).MajorityRate(); }
+  auto Create(ServerState state, const ServerKeys& keys, const LogLine& log,
+              FedSelCoordinator::OnEpoch on_model) {
+    return FedSelCoordinator::Create(spec_, config_.serve.policy, std::move(state), log,
+                                     std::move(on_model), keys);
+  }
+  Status Announce(const FedSelCoordinator& coord, const ServeObserver& observer) const {
+    return AnnounceFedSel(config_, spec_, coord.plan(), observer);
+  }
+  void Evaluate(std::uint64_t epoch, const std::vector<double>& w, double majority,
+                const ServeObserver& observer) {
     Say(observer, "epoch " + std::to_string(epoch) + ": accuracy " +
-                      Pct(LinearModel::Accuracy(w, data, eval)) + " on " +
-                      std::to_string(eval.size()) + " evaluation rows (majority class " +
-                      Pct(summary.majority) + ")");
-  };
-  FEDLDP_ASSIGN_OR_RETURN(
-      const auto coordinator,
-      FedSelCoordinator::Create(
-          spec, s.policy, std::move(state), log,
-          [&](std::uint64_t epoch, std::span<const double> w) { pending.Push(epoch, w); }, keys));
-  FedSelCoordinator& coord = *coordinator;
-  // Started before anything is said of the task: a port in use is one line.
-  FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
-                                                                      shuffler_token, s.threads));
-  if (Status said = AnnounceFedSel(config, spec, coord.plan(), observer); !said.ok()) {
-    server->Shutdown();
-    return Error{said.error(), said.code()};
+                      Pct(LinearModel::Accuracy(w, data_, eval_)) + " on " +
+                      std::to_string(eval_.size()) + " evaluation rows (majority class " +
+                      Pct(majority) + ")");
   }
-  if (observer.listening) observer.listening(server->port());
-  Say(observer, Listening(s, server->port(), coord.stats().started));
-  std::uint64_t shown_round = 0;
-  const auto progress = [&](const FedSelCoordinator::Stats& st) {
-    if (st.round == shown_round) return;
-    shown_round = st.round;
+  void Progress(const FedSelCoordinator::Stats& st, const ServeObserver& observer) {
+    if (st.round == shown_round_) return;
+    shown_round_ = st.round;
     Say(observer, "round " + std::to_string(st.round) + " (epoch " + std::to_string(st.epoch + 1) +
                       "), " + std::to_string(st.accepted) + " reports accepted, " +
                       std::to_string(st.rejected) + " rejected");
-  };
-  if (Status ran = RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary);
-      !ran.ok()) {
-    return Error{ran.error(), ran.code()};
   }
-  const auto st = coord.stats();
-  summary.accepted_here = st.accepted;
-  if (summary.finished) {
-    summary.accuracy = LinearModel::Accuracy(coord.weights(), data, eval);
-  } else {
-    Say(observer, "stopped at round " + std::to_string(st.round) + "; start again to resume");
+  void Finish(const FedSelCoordinator& coord, ServeSummary& summary,
+              const ServeObserver& observer) const {
+    const auto st = coord.stats();
+    summary.accepted_here = st.accepted;
+    if (summary.finished) {
+      summary.accuracy = LinearModel::Accuracy(coord.weights(), data_, eval_);
+    } else {
+      Say(observer, "stopped at round " + std::to_string(st.round) + "; start again to resume");
+    }
   }
-  return summary;
-}
 
-namespace {
+ private:
+  const FedSelServeConfig& config_;
+  const Dataset& data_;
+  const std::vector<std::size_t> eval_;
+  FedSelTaskSpec spec_;
+  std::uint64_t shown_round_ = 0;
+};
 
 double NetAccuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const Dataset& test) {
   auto net = NeuralNet::Create(spec.config.arch, 0).value();
@@ -395,84 +377,148 @@ Result<std::string> AnnounceLdpFl(const LdpFlTaskSpec& spec, const ServeObserver
   return announced.privacy;
 }
 
+// LDP-FL's part in the serving lifecycle: always shuffled; the model
+// starts from the secure generator's draw and every round's is evaluated
+// on the test rows.
+class LdpFlServing {
+ public:
+  using Coordinator = LdpFlCoordinator;
+
+  LdpFlServing(const LdpFlServeConfig& config, const Dataset& train, std::vector<std::size_t> rows,
+               const Dataset& test)
+      : config_(config), train_(train), rows_(std::move(rows)), test_(test) {}
+  bool shuffled() const { return true; }
+  Status Make(const std::string& key) {
+    const ServeConfig& s = config_.serve;
+    FEDLDP_ASSIGN_OR_RETURN(
+        spec_, MakeLdpFlTask(s.task, config_.config, s.users, train_, rows_, key, config_.chunk));
+    return LdpFlCoordinator::Check(spec_, s.policy);
+  }
+  std::string& deployment() { return spec_.deployment; }
+  std::string Encode() const { return EncodeLdpFlTask(spec_); }
+  const char* bound_hint() const { return " (the state file was made for another task or key)"; }
+  double Majority() const { return test_.MajorityRate(); }
+  Result<std::unique_ptr<LdpFlCoordinator>> Create(ServerState state, const ServerKeys& keys,
+                                                   const LogLine& log,
+                                                   LdpFlCoordinator::OnRound on_model) {
+    SecureRng rng;
+    FEDLDP_ASSIGN_OR_RETURN(NeuralNet net, NeuralNet::Create(config_.config.arch, rng()));
+    const std::vector<float> init = net.GetWeights();
+    return LdpFlCoordinator::Create(spec_, config_.serve.policy, std::move(state), keys,
+                                    std::vector<double>(init.begin(), init.end()), log,
+                                    std::move(on_model));
+  }
+  Status Announce(const LdpFlCoordinator&, const ServeObserver& observer) const {
+    FEDLDP_ASSIGN_OR_RETURN(const std::string privacy, AnnounceLdpFl(spec_, observer));
+    if (observer.privacy) observer.privacy(privacy);
+    return {};
+  }
+  void Evaluate(std::uint64_t round, const std::vector<double>& w, double majority,
+                const ServeObserver& observer) {
+    last_accuracy_ = NetAccuracy(spec_, w, test_);
+    evaluated_round_ = round;
+    Say(observer, "round " + std::to_string(round) + " of " +
+                      std::to_string(config_.config.rounds) + ": accuracy " + Pct(last_accuracy_) +
+                      " on " + std::to_string(test_.size()) + " test rows (majority class " +
+                      Pct(majority) + ")");
+  }
+  void Progress(const LdpFlCoordinator::Stats&, const ServeObserver&) {}  // rounds say accuracy
+  void Finish(const LdpFlCoordinator& coord, ServeSummary& summary,
+              const ServeObserver& observer) const {
+    const auto st = coord.stats();
+    summary.pieces_rejected = st.pieces_rejected;
+    if (summary.finished) {
+      // The last round's model was evaluated as it closed, unless this
+      // start found the task already finished.
+      summary.accuracy = evaluated_round_ == st.round ? last_accuracy_
+                                                      : NetAccuracy(spec_, coord.weights(), test_);
+    } else {
+      Say(observer, "stopped after " + std::to_string(st.round) + " rounds; start again to resume");
+    }
+  }
+
+ private:
+  const LdpFlServeConfig& config_;
+  const Dataset& train_;
+  const std::vector<std::size_t> rows_;
+  const Dataset& test_;
+  LdpFlTaskSpec spec_;
+  std::uint64_t evaluated_round_ = 0;
+  double last_accuracy_ = 0;
+};
+
+// The serving lifecycle both protocols share (serve.h): the task checked
+// with a stand-in key before any file is made, the key pair and token
+// loaded or created, the task bound, the server started, the privacy
+// statement given, the rounds run.
+template <typename Protocol>
+Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserver& observer,
+                           std::stop_token stop) {
+  const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
+  FEDLDP_RETURN_IF_ERROR(p.Make(std::string(32, '\0')));
+  ServerKeys keys;
+  std::string shuffler_token;
+  if (p.shuffled()) {
+    FEDLDP_ASSIGN_OR_RETURN(keys, LoadOrCreateServerKeys(s.KeyFile(), log));
+    FEDLDP_ASSIGN_OR_RETURN(shuffler_token, LoadOrCreateShufflerToken(s.shuffler_token_file, log));
+  }
+  FEDLDP_RETURN_IF_ERROR(p.Make(keys.public_key));
+  FEDLDP_ASSIGN_OR_RETURN(auto state,
+                          OpenBound(
+                              s, p.deployment(), [&] { return p.Encode(); }, p.bound_hint()));
+  ServeSummary summary;
+  summary.majority = p.Majority();
+  PendingModels pending;
+  FEDLDP_ASSIGN_OR_RETURN(
+      const auto coordinator,
+      p.Create(std::move(state), keys, log,
+               [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); }));
+  auto& coord = *coordinator;
+  // Started before anything is said of the task: a port in use is one line.
+  FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
+                                                                      shuffler_token, s.threads));
+  if (Status said = p.Announce(coord, observer); !said.ok()) {
+    server->Shutdown();
+    return Error{said.error(), said.code()};
+  }
+  if (observer.listening) observer.listening(server->port());
+  Say(observer, Listening(s, server->port(), coord.stats().started));
+  const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
+    p.Evaluate(round, w, summary.majority, observer);
+  };
+  const auto progress = [&](const typename Protocol::Coordinator::Stats& st) {
+    p.Progress(st, observer);
+  };
+  FEDLDP_RETURN_IF_ERROR(
+      RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary));
+  p.Finish(coord, summary, observer);
+  return summary;
+}
+
 }  // namespace
+
+Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset& data,
+                                 std::span<const std::size_t> eval_rows,
+                                 const ServeObserver& observer, std::stop_token stop) {
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
+  std::vector<std::size_t> eval =
+      eval_rows.empty() ? AllRows(data.size())
+                        : std::vector<std::size_t>(eval_rows.begin(), eval_rows.end());
+  if (eval.empty()) return Invalid("no rows to evaluate the model on");
+  FedSelServing protocol(config, data, std::move(eval));
+  return Serve(config.serve, protocol, observer, stop);
+}
 
 Result<ServeSummary> ServeLdpFl(const LdpFlServeConfig& config, const Dataset& train,
                                 std::span<const std::size_t> train_rows, const Dataset& test,
                                 const ServeObserver& observer, std::stop_token stop) {
   FEDLDP_RETURN_IF_ERROR(config.Validate());
   if (test.size() == 0) return Invalid("no test rows to evaluate the model on");
-  const ServeConfig& s = config.serve;
-  const LdpFlConfig& c = config.config;
-  const std::vector<std::size_t> rows =
+  std::vector<std::size_t> rows =
       train_rows.empty() ? AllRows(train.size())
                          : std::vector<std::size_t>(train_rows.begin(), train_rows.end());
-  const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
-  // The task is checked (with a stand-in key) before the key pair and the
-  // shuffler's token are created: a refused serve leaves no files behind.
-  {
-    FEDLDP_ASSIGN_OR_RETURN(
-        const LdpFlTaskSpec check,
-        MakeLdpFlTask(s.task, c, s.users, train, rows, std::string(32, '\0'), config.chunk));
-    FEDLDP_RETURN_IF_ERROR(LdpFlCoordinator::Check(check, s.policy));
-  }
-  FEDLDP_ASSIGN_OR_RETURN(const ServerKeys keys, LoadOrCreateServerKeys(s.KeyFile(), log));
-  FEDLDP_ASSIGN_OR_RETURN(const std::string shuffler_token,
-                          LoadOrCreateShufflerToken(s.shuffler_token_file, log));
-  FEDLDP_ASSIGN_OR_RETURN(LdpFlTaskSpec spec, MakeLdpFlTask(s.task, c, s.users, train, rows,
-                                                            keys.public_key, config.chunk));
-  SecureRng rng;
-  FEDLDP_ASSIGN_OR_RETURN(NeuralNet net, NeuralNet::Create(c.arch, rng()));
-  const std::vector<float> init = net.GetWeights();
-  FEDLDP_ASSIGN_OR_RETURN(auto state, OpenBound(
-                                          s, spec.deployment, [&] { return EncodeLdpFlTask(spec); },
-                                          " (the state file was made for another task or key)"));
-
-  ServeSummary summary;
-  summary.majority = test.MajorityRate();
-  PendingModels pending;
-  std::uint64_t evaluated_round = 0;
-  double last_accuracy = 0;
-  const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
-    last_accuracy = NetAccuracy(spec, w, test);
-    evaluated_round = round;
-    Say(observer, "round " + std::to_string(round) + " of " + std::to_string(c.rounds) +
-                      ": accuracy " + Pct(last_accuracy) + " on " + std::to_string(test.size()) +
-                      " test rows (majority class " + Pct(summary.majority) + ")");
-  };
-  FEDLDP_ASSIGN_OR_RETURN(
-      const auto coordinator,
-      LdpFlCoordinator::Create(
-          spec, s.policy, std::move(state), keys, std::vector<double>(init.begin(), init.end()),
-          log, [&](std::uint64_t round, std::span<const double> w) { pending.Push(round, w); }));
-  LdpFlCoordinator& coord = *coordinator;
-  // Started before anything is said of the task: a port in use is one line.
-  FEDLDP_ASSIGN_OR_RETURN(const auto server, CoordinatorServer::Start(coord, s.address, s.tls,
-                                                                      shuffler_token, s.threads));
-  auto privacy = AnnounceLdpFl(spec, observer);
-  if (!privacy.ok()) {
-    server->Shutdown();
-    return Error{privacy.error(), privacy.code()};
-  }
-  if (observer.privacy) observer.privacy(*privacy);
-  if (observer.listening) observer.listening(server->port());
-  Say(observer, Listening(s, server->port(), coord.stats().started));
-  const auto progress = [](const LdpFlCoordinator::Stats&) {};  // each round says its accuracy
-  if (Status ran = RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary);
-      !ran.ok()) {
-    return Error{ran.error(), ran.code()};
-  }
-  const auto st = coord.stats();
-  summary.pieces_rejected = st.pieces_rejected;
-  if (summary.finished) {
-    // The last round's model was evaluated as it closed, unless this start
-    // found the task already finished.
-    summary.accuracy =
-        evaluated_round == st.round ? last_accuracy : NetAccuracy(spec, coord.weights(), test);
-  } else {
-    Say(observer, "stopped after " + std::to_string(st.round) + " rounds; start again to resume");
-  }
-  return summary;
+  LdpFlServing protocol(config, train, std::move(rows), test);
+  return Serve(config.serve, protocol, observer, stop);
 }
 
 }  // namespace fedldp
