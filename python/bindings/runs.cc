@@ -292,25 +292,40 @@ py::dict LdpFlPrivacyDict(const LdpFlPrivacy& p) {
   return d;
 }
 
+// train_ldpfl's data: all of X, y, X_test, y_test (784-pixel images), or
+// the image dataset named.
+TrainTest ImagesOf(const std::string& dataset, const py::object& X, const py::object& y,
+                   const py::object& X_test, const py::object& y_test) {
+  const bool arrays = !X.is_none() || !y.is_none() || !X_test.is_none() || !y_test.is_none();
+  if (!arrays) return Take(WithoutGil([&] { return LoadImageSplit(dataset, ""); }));
+  if (X.is_none() || y.is_none() || X_test.is_none() || y_test.is_none()) {
+    Raise("give all of X, y, X_test and y_test, or a dataset name");
+  }
+  TrainTest split;
+  split.train = MakeDataset(X, y, "train", 0);
+  split.test = MakeDataset(X_test, y_test, "test", split.train.classes);
+  return split;
+}
+
+py::dict RoundDict(const LdpFlRound& r) {
+  py::dict d;
+  d["round"] = r.round;
+  d["accuracy"] = Percent(r.accuracy);
+  d["train_seconds"] = r.train_seconds;
+  d["perturb_seconds"] = r.perturb_seconds;
+  d["shuffle_seconds"] = r.shuffle_seconds;
+  d["aggregate_seconds"] = r.aggregate_seconds;
+  return d;
+}
+
 py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py::object& y,
                       const py::object& X_test, const py::object& y_test, std::uint64_t seed,
                       int threads, const std::optional<std::function<void(py::dict)>>& on_round,
                       const py::kwargs& options) {
   const LdpFlConfig config =
       Take(LdpFlConfigWith({}, GivenOptions(LdpFlOptions(), options, "train_ldpfl")));
-  Dataset train, test;
-  const bool arrays = !X.is_none() || !y.is_none() || !X_test.is_none() || !y_test.is_none();
-  if (arrays) {
-    if (X.is_none() || y.is_none() || X_test.is_none() || y_test.is_none()) {
-      Raise("give all of X, y, X_test and y_test, or a dataset name");
-    }
-    train = MakeDataset(X, y, "train", 0);
-    test = MakeDataset(X_test, y_test, "test", train.classes);
-  } else {
-    auto split = Take(WithoutGil([&] { return LoadImageSplit(dataset, ""); }));
-    train = std::move(split.train);
-    test = std::move(split.test);
-  }
+  const TrainTest split = ImagesOf(dataset, X, y, X_test, y_test);
+  const Dataset &train = split.train, &test = split.test;
   Check(CheckLdpFlConfig(config, train.size()));
   if (threads < 0) Raise("threads must be >= 0");
   // A round's clients train at once, one per thread (see ldpfl_experiment.h).
@@ -326,13 +341,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
         config, train, test, seed,
         [&](const LdpFlRound& r) {
           py::gil_scoped_acquire acquire;
-          py::dict d;
-          d["round"] = r.round;
-          d["accuracy"] = Percent(r.accuracy);
-          d["train_seconds"] = r.train_seconds;
-          d["perturb_seconds"] = r.perturb_seconds;
-          d["shuffle_seconds"] = r.shuffle_seconds;
-          d["aggregate_seconds"] = r.aggregate_seconds;
+          const py::dict d = RoundDict(r);
           rounds.append(d);
           if (on_round) (*on_round)(d);
         },
