@@ -181,16 +181,10 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
   auto training = FedSelConfigWith(variant, GivenOptions(o.config));
   if (!training.ok()) throw UsageError(training.error());
   c.training = *training;
-  if (o.central_epsilon && o.config.contains("epsilon")) {
-    throw UsageError("--central-epsilon sets the local budget: give it or --epsilon, not both");
-  }
-  if (o.central_epsilon && !c.training.shuffle) {
-    throw UsageError("--central-epsilon needs --shuffle");
-  }
   if (o.central_epsilon) {
-    if (Status e = CheckEpsilon(*o.central_epsilon, "--central-epsilon"); !e.ok()) {
-      throw UsageError(e.error());
-    }
+    const Status target =
+        CheckCentralTarget(c.training, *o.central_epsilon, o.config.contains("epsilon"));
+    if (!target.ok()) throw UsageError(target.error());
   }
   c.central_epsilon = o.central_epsilon;
   c.central_delta = o.central_delta;

@@ -222,7 +222,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   const std::optional<Dataset> test = TestSetOf(X_test, y_test, train);
   const std::size_t d = LinearParameters(train);
   if (central_epsilon) {
-    if (!config.shuffle) Raise("central_epsilon needs shuffle=True");
+    Check(CheckCentralTarget(config, *central_epsilon, options.contains("epsilon")));
     config = Take(WithoutGil([&] {
       return CalibrateToCentral(config, train.size(), d, *central_epsilon, central_delta);
     }));

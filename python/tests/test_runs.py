@@ -122,8 +122,10 @@ def test_bad_runs_raise_with_a_reason(adult):
         fedldp.train_fedsel(X, y, "ps-pm", mu=1.5)
     with pytest.raises(TypeError, match="wrong type"):
         fedldp.train_fedsel(X, y, "ps-pm", epochs=[1])
-    with pytest.raises(ValueError, match="shuffle"):
+    with pytest.raises(ValueError, match="central_epsilon needs shuffle"):
         fedldp.train_fedsel(X, y, "privunitg", central_epsilon=1.0)
+    with pytest.raises(ValueError, match="give it or epsilon, not both"):
+        fedldp.train_fedsel(X, y, "privunitg", shuffle=True, central_epsilon=1.0, epsilon=2.0)
     with pytest.raises(ValueError):
         fedldp.train_fedsel(X, y, "no-such-variant")
     with pytest.raises(ValueError, match="X_test"):

@@ -383,6 +383,14 @@ std::size_t RoundDownToPreferred(std::size_t n) {
   return 10 * scale;
 }
 
+Status CheckCentralTarget(const FedSelConfig& config, double central_epsilon, bool epsilon_given) {
+  if (epsilon_given) {
+    return Error{"central_epsilon sets the local budget: give it or epsilon, not both"};
+  }
+  if (!config.shuffle) return Error{"central_epsilon needs shuffle (the shuffler's amplification)"};
+  return CheckEpsilon(central_epsilon, "central_epsilon");
+}
+
 Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
                                         double central_epsilon, double delta) {
   if (!config.shuffle) return Error{"a central target needs the shuffler (config.shuffle)"};

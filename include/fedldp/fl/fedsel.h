@@ -235,6 +235,10 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
 // variants (no amplification is proven for approximate-DP reports) and non-private ones.
 Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
                                         double central_epsilon, double delta);
+// The rules of a central target, as the CLI and Python both state them: it
+// needs the shuffler and a budget CheckEpsilon accepts, and it sets the
+// local budget itself, so an epsilon given beside it is refused.
+Status CheckCentralTarget(const FedSelConfig& config, double central_epsilon, bool epsilon_given);
 // n rounded down to the E24 series of preferred numbers (10, 11, 12, 13, 15,
 // 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91
 // x 10^j; n itself below 10): at most 9 % below n.
