@@ -41,16 +41,6 @@ void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log)
   if (!drawn->empty()) log << "  " << *drawn << "\n";
 }
 
-std::optional<double> ParseMu(const std::string& text) {
-  if (text == "auto") return std::nullopt;
-  char* end = nullptr;
-  const double mu = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(mu >= 0 && mu < 1)) {
-    throw UsageError("--mu must be a number in [0, 1) or 'auto', got '" + text + "'");
-  }
-  return mu;
-}
-
 std::string DataDirHint(const std::string& error) {
   return error.find("cannot open") != std::string::npos
              ? " (give the dataset folder with --data-dir or FEDLDP_DATA_DIR)"

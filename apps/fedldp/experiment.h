@@ -35,10 +35,6 @@ void ReplaceOut(const std::string& path, const std::string& text);
 // written, says on `log` why the images were not rendered.
 void DrawFigure(const Figure& figure, const std::string& dir, std::ostream& log);
 
-// --mu: a number in [0, 1), or "auto" (nullopt: the hyper-parameter-free
-// rule); throws UsageError otherwise.
-std::optional<double> ParseMu(const std::string& text);
-
 // " (give the folder with --data-dir or FEDLDP_DATA_DIR)" when `error` says a
 // file could not be opened, else "".
 std::string DataDirHint(const std::string& error);
