@@ -293,7 +293,9 @@ TEST_F(LdpFlDeployTest, TheAnnouncedTaskCarriesEveryDeployedOptionExactly) {
     ASSERT_TRUE(spec.Check().ok()) << spec.Check().error();
     const LdpFlTaskSpec decoded = DecodeLdpFlTask(EncodeLdpFlTask(spec)).value();
     for (const LdpFlOption& o : LdpFlOptions()) {
-      if (o.deployed) EXPECT_EQ(o.get(decoded.config), o.get(spec.config)) << o.key;
+      if (o.deployed) {
+        EXPECT_EQ(o.get(decoded.config), o.get(spec.config)) << o.key;
+      }
     }
     EXPECT_EQ(decoded.config.clients, spec.users);
     EXPECT_EQ(decoded.layer_sizes, spec.layer_sizes);
