@@ -66,14 +66,15 @@ void BindOptions(CLI::App& app, std::span<const ConfigOption<Config>> options, c
 
 // The deployed rows (ConfigOption::deployed) of two protocols' configs,
 // each flag bound once on `app`: a flag both take is helped as "FedSel:
-// ... (default 2); LDP-FL: ... (default 1)". What is given is kept by flag
-// (ServedOptions reads one protocol's from it).
+// ... (default 2); LDP-FL: ... (default 1)", and a flag sets its option to
+// the opposite of its default, as in BindOptions. What is given is kept by
+// flag (ServedOptions reads one protocol's from it).
 template <typename A, typename B>
 void BindServedOptions(CLI::App& app, std::span<const ConfigOption<A>> a, std::string_view a_name,
                        const A& a_shown, std::span<const ConfigOption<B>> b,
                        std::string_view b_name, const B& b_shown, GivenText& given) {
   struct Bound {
-    std::string type, help, shown;  // type "": a flag; shown "": no default
+    std::string type, help, shown;  // type: a flag's value ("true"/"false"); shown "": no default
     std::vector<std::string> parts;
   };
   std::vector<std::string> order;
@@ -85,7 +86,8 @@ void BindServedOptions(CLI::App& app, std::span<const ConfigOption<A>> a, std::s
     const std::string default_text = o.varies || o.is_flag() ? "" : OptionString(value);
     if (!bound.contains(flag)) {
       order.push_back(flag);
-      bound[flag] = {o.is_flag() ? "" : TypeName(o, value), help, default_text, {}};
+      const std::string set = o.is_flag() && !std::get<bool>(value) ? "true" : "false";
+      bound[flag] = {o.is_flag() ? set : TypeName(o, value), help, default_text, {}};
     }
     bound[flag].parts.push_back(help +
                                 (default_text.empty() ? "" : " (default " + default_text + ")"));
@@ -96,9 +98,9 @@ void BindServedOptions(CLI::App& app, std::span<const ConfigOption<A>> a, std::s
     const Bound& f = bound[flag];
     const bool shared = f.parts.size() > 1;
     const std::string help = shared ? f.parts[0] + "; " + f.parts[1] : f.help;
-    if (f.type.empty()) {
+    if (f.type == "true" || f.type == "false") {
       app.add_flag_callback(
-          "--" + flag, [&given, flag] { given[flag] = "true"; }, help);
+          "--" + flag, [&given, flag, set = f.type] { given[flag] = set; }, help);
       continue;
     }
     auto* option = app.add_option_function<std::string>(
