@@ -193,7 +193,7 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
 // Tuning: its validation, and the grid --tune and `tune` search.
 void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tune,
                     FedSelExperimentConfig& c) {
-  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  const bool vector = TraitsOf(variant).whole_vector;
   c.tuning.validation_fraction = o.validation_fraction;
   c.tuning.splits = o.tuning_splits;
   c.tuning.seed = o.seed;
@@ -278,7 +278,7 @@ void PrintPrivacy(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   const FedSelVariant variant = ParseFedSelVariant(o.variant).value();
   const FedSelConfig& config = e.effective;
   const FedSelRun& run = e.result.last;
-  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  const bool vector = TraitsOf(variant).whole_vector;
   const bool gaussian = NeedsDelta(variant);
   if (vector) {
     out << "privacy: " << FedSelVariantName(variant) << " on the whole gradient (l2 clip "
@@ -351,7 +351,7 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
     }
     out << "); privacy is per client\n";
   }
-  if (variant.kind == FedSelVariant::Kind::kVector) {
+  if (TraitsOf(variant).whole_vector) {
     out << "clients per iteration m = " << run.batch << ", " << run.iterations
         << " iterations per run\n";
   } else {
@@ -453,7 +453,7 @@ void PrintTuneRanking(const FedSelTuning& tuned, const FedSelVariant& variant,
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const TuningTrial* a, const TuningTrial* b) { return a->score > b->score; });
-  const bool vector = variant.kind == FedSelVariant::Kind::kVector;
+  const bool vector = TraitsOf(variant).whole_vector;
   out << "  rank        lr     m / N      clip      tail    epochs   local eps   validation "
          "accuracy (sd)   score = accuracy - sd\n";
   for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
@@ -507,7 +507,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   }
   const FedSelConfig& best = tuned.best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
-  if (variant.kind == FedSelVariant::Kind::kVector) out << " --clip " << best.clip;
+  if (TraitsOf(variant).whole_vector) out << " --clip " << best.clip;
   out << " --tail-average " << best.tail_average << " --epochs " << best.epochs << "   (validation "
       << std::fixed << std::setprecision(2) << Percent(tuned.accuracy) << " %, score "
       << Percent(tuned.score) << " %)\n"

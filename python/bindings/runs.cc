@@ -256,7 +256,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   out["rejected"] = run.rejected;
   out["most_reports"] = run.most_reports;
   out["declined"] = run.declined;
-  if (parsed.kind == FedSelVariant::Kind::kTwoStage) {
+  if (TraitsOf(parsed).selects) {
     out["k"] = run.k;
     out["selector"] = run.selector ? py::object(py::str(std::string(SelectorName(*run.selector))))
                                    : py::object(py::none());
@@ -445,7 +445,7 @@ fedsel_options() lists them; the defaults are MNIST's.)doc");
         py::arg("central_delta") = 1e-6, py::arg("classes") = 0, R"doc(
 Trains a linear model (logistic, or softmax for more than two classes) with
 FedSel or a baseline, one client per row of X, as `fedldp train` does:
-variant is one of fedldp train's (ps-pm, exp-hm, flat-pm, privunitg,
+variant is one of fedldp train's (ps-pm, exp-hm, pm (flat), privunitg,
 fastprojunit, gaussian, np, ...); options are FedSelConfig's fields by name
 (fedsel_options() lists them: epsilon, epochs, batch_fraction, learning_rate,
 clip, shuffle, clients, dirichlet_alpha, ...); unset ones take the variant's

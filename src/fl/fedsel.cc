@@ -1,7 +1,6 @@
 #include "fedldp/fl/fedsel.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -11,143 +10,13 @@
 #include "fedldp/base/names.h"
 #include "fedldp/data/partition.h"
 #include "fedldp/mechanism/value_mechanism.h"
-#include "fedldp/pipeline/compressed.h"
 #include "fedldp/pipeline/fedsel.h"
-#include "fedldp/pipeline/flat.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/vector/vector_randomizer.h"
-#include "fedsel_reports.h"
+#include "fedsel_families.h"
 
 namespace fedldp {
-
-namespace {
-
-// The scalar mechanisms FedSel perturbs a value in [-1, 1] with.
-std::optional<ValueMechanismKind> VariantMechanism(std::string_view s) {
-  if (s == "pm") return ValueMechanismKind::kPiecewise;
-  if (s == "hm") return ValueMechanismKind::kHybrid;
-  if (s == "duchi") return ValueMechanismKind::kDuchi;
-  return std::nullopt;
-}
-
-// The variants that are one word (or a word and -rp): the non-private
-// baselines, the flat and compressed solutions, the vector randomizers.
-std::optional<FedSelVariant> ParseWholeVariant(const std::string& name) {
-  FedSelVariant v;
-  if (name == "np") {
-    v.kind = FedSelVariant::Kind::kFullGradient, v.mechanism = std::nullopt;
-  } else if (name == "np-rs") {
-    v.selector = SelectorKind::kUniform, v.mechanism = std::nullopt, v.accumulate = false;
-  } else if (name == "np-k" || name == "np-k-o") {
-    v.selector = SelectorKind::kTopK, v.mechanism = std::nullopt;
-    v.scaled_accumulation = name == "np-k-o";
-  } else if (auto m = VariantMechanism(name)) {
-    v.kind = FedSelVariant::Kind::kFlat, v.mechanism = m;
-  } else if (name == "twopoint") {
-    // LDP-FL's randomizer on the whole gradient: the per-weight two-point
-    // mechanism with c = 0, r = C on every coordinate at eps/d each (the
-    // vector randomizer "duchi"), so its honest total is the eps asked for.
-    v.kind = FedSelVariant::Kind::kVector, v.vector = VectorMechanism::kDuchi;
-  } else if (auto vm = ParseVectorMechanism(name); vm.ok() && *vm != VectorMechanism::kDuchi) {
-    // ("duchi" above is the flat solution's, per coordinate.)
-    v.kind = FedSelVariant::Kind::kVector, v.vector = *vm;
-  } else if (name.size() > 3 && name.ends_with("-rp") &&
-             VariantMechanism(std::string_view(name).substr(0, name.size() - 3))) {
-    v.kind = FedSelVariant::Kind::kCompressed;
-    v.mechanism = VariantMechanism(std::string_view(name).substr(0, name.size() - 3));
-  } else {
-    return std::nullopt;
-  }
-  return v;
-}
-
-// {selector}-{mechanism}[-c][-o]; false if `name` is not of that form.
-bool ParseTwoStageVariant(std::string rest, FedSelVariant& v) {
-  bool selected = false;
-  for (const SelectorKind selector :
-       {SelectorKind::kPePublished, SelectorKind::kExp, SelectorKind::kPe, SelectorKind::kPs,
-        SelectorKind::kUniform}) {
-    const std::string prefix = std::string(SelectorName(selector)) + "-";
-    if (rest.starts_with(prefix)) {
-      v.selector = selector, selected = true;
-      rest = rest.substr(prefix.size());
-      break;
-    }
-  }
-  const auto dash = rest.find('-');
-  v.mechanism = VariantMechanism(rest.substr(0, dash));
-  std::string flags = dash == std::string::npos ? "" : rest.substr(dash);
-  while (!flags.empty()) {
-    if (flags.starts_with("-c")) {
-      v.control = true;
-    } else if (flags.starts_with("-o")) {
-      v.scaled_accumulation = true;
-    } else {
-      break;
-    }
-    flags = flags.substr(2);
-  }
-  return selected && v.mechanism && flags.empty();
-}
-
-}  // namespace
-
-Result<FedSelVariant> ParseFedSelVariant(std::string_view raw) {
-  std::string name(raw);
-  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (auto whole = ParseWholeVariant(name)) return *whole;
-  FedSelVariant v;
-  if (!ParseTwoStageVariant(name, v)) {
-    return Error{"unknown variant '" + std::string(raw) +
-                 "' (np, np-rs, np-k, np-k-o, pm, hm, duchi, pm-rp, "
-                 "{exp,pe,ps}-{pm,hm,duchi} with optional -c and -o, uniform-{pm,hm,duchi}, or " +
-                 Listed(FedSelVectorVariantNames(), ", ") + ")"};
-  }
-  if (v.selector == SelectorKind::kUniform) {
-    if (v.control) {
-      return Error{"variant '" + std::string(raw) +
-                   "': uniform selection spends no budget, so -c means nothing"};
-    }
-    v.enlarge_uniform = false;
-  }
-  return v;
-}
-
-std::vector<std::string> FedSelVectorVariantNames() {
-  std::vector<std::string> names;
-  for (const auto& name : VectorMechanismNames()) {
-    FedSelVariant v;
-    v.kind = FedSelVariant::Kind::kVector, v.vector = ParseVectorMechanism(name).value();
-    names.push_back(FedSelVariantName(v));
-  }
-  return names;
-}
-
-std::string FedSelVariantName(const FedSelVariant& v) {
-  using Kind = FedSelVariant::Kind;
-  const std::string mechanism(v.mechanism ? ValueMechanismName(*v.mechanism) : "?");
-  switch (v.kind) {
-    case Kind::kFullGradient:
-      return "np";
-    case Kind::kFlat:
-      return mechanism;
-    case Kind::kCompressed:
-      return mechanism + "-rp";
-    case Kind::kVector:
-      return v.vector == VectorMechanism::kDuchi ? "twopoint"
-                                                 : std::string(VectorMechanismName(v.vector));
-    case Kind::kTwoStage:
-      break;
-  }
-  if (!v.mechanism) {
-    if (v.selector == SelectorKind::kUniform) return "np-rs";
-    if (v.selector == SelectorKind::kTopK) return v.scaled_accumulation ? "np-k-o" : "np-k";
-    return "?";
-  }
-  return std::string(SelectorName(v.selector)) + "-" + mechanism + (v.control ? "-c" : "") +
-         (v.scaled_accumulation ? "-o" : "");
-}
 
 Status FedSelVariant::Validate() const {
   const std::string name = FedSelVariantName(*this);
@@ -158,12 +27,6 @@ Status FedSelVariant::Validate() const {
                     named->accumulate == accumulate && named->enlarge_uniform == enlarge_uniform;
   if (!same) return Error{"these parts make no FedSel variant (closest name: " + name + ")"};
   return {};
-}
-
-std::string FloatingPointStatement(const FedSelVariant& variant) {
-  if (variant.kind == FedSelVariant::Kind::kVector) return FloatingPointStatement(variant.vector);
-  if (variant.kind != FedSelVariant::Kind::kTwoStage) return FloatingPointStatement(std::nullopt);
-  return FloatingPointStatement(std::nullopt, ", and so is the selected index (one of d)");
 }
 
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
@@ -188,10 +51,6 @@ Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
                "' (a FedSel variant as train --variant takes, a value mechanism: " +
                Listed(ValueMechanismNames()) +
                ", or a vector randomizer: " + Listed(VectorMechanismNames()) + ")"};
-}
-
-bool NeedsDelta(const FedSelVariant& variant) {
-  return variant.kind == FedSelVariant::Kind::kVector && variant.vector.traits().needs_delta;
 }
 
 Status FedSelConfig::Validate() const {
@@ -240,20 +99,6 @@ void ClientGradient(const LinearModel& model, std::span<const double> w, const D
   }
   const double inverse = 1.0 / static_cast<double>(rows.size());
   for (double& v : g) v *= inverse;
-}
-
-// The vector randomizer of a kVector variant at eps per report.
-VectorRandomizerConfig VectorConfigFor(const FedSelVariant& variant, const FedSelConfig& config,
-                                       double epsilon, std::size_t d, std::uint64_t seed) {
-  VectorRandomizerConfig vc;
-  vc.mechanism = variant.vector;
-  vc.dimension = d;
-  vc.epsilon = epsilon;
-  vc.clip = config.clip;
-  vc.delta = vc.mechanism.traits().needs_delta ? config.delta : 0.0;
-  vc.k = vc.mechanism.traits().takes_k ? config.projection_k : 0;
-  vc.public_seed = seed;
-  return vc;
 }
 
 }  // namespace
@@ -314,59 +159,14 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   const double epoch_epsilon = config.epsilon / config.epochs;
   const double mu =
       config.mu ? *config.mu : HyperParameterFreeMu(epoch_epsilon, d, plan.batch, config.theta);
-  // Uniform selection spends no budget: eps' goes to the value.
-  const bool two_stage_private = variant->kind == FedSelVariant::Kind::kTwoStage &&
-                                 variant->is_private() &&
-                                 variant->selector != SelectorKind::kUniform;
-  auto budget = MakeFedSelBudget(config.epsilon, config.epochs, two_stage_private ? mu : 0.0,
-                                 variant->control);
+  const fl_internal::FedSelFamily& family = fl_internal::FamilyOf(*variant);
+  auto budget = MakeFedSelBudget(config.epsilon, config.epochs,
+                                 family.SpendsSelection(*variant) ? mu : 0.0, variant->control);
   if (!budget.ok()) return Error{budget.error()};
   plan.budget = *budget;
   if (!variant->is_private()) plan.budget.select_epsilon = plan.budget.value_epsilon = 0;
-  // A private variant with eps1 = 0 (mu = 0, which the automatic rule gives
-  // for small budgets) may only select data-independently: uniform sampling
-  // is the one selection that spends nothing.
-  if (variant->kind == FedSelVariant::Kind::kVector) {
-    const Status s = VectorConfigFor(*variant, config, plan.budget.value_epsilon, d, 0).Validate();
-    if (!s.ok()) return Error{"variant " + FedSelVariantName(*variant) + ": " + s.error()};
-  }
-  if (variant->kind == FedSelVariant::Kind::kTwoStage) {
-    plan.selector = variant->is_private() && plan.budget.select_epsilon <= 0
-                        ? SelectorKind::kUniform
-                        : variant->selector;
-  }
+  FEDLDP_RETURN_IF_ERROR(family.Complete(config, plan));
   return plan;
-}
-
-FedSelConfig DefaultFedSelConfig(const FedSelVariant& variant) {
-  FedSelConfig c;
-  c.variant = variant;
-  if (variant.kind != FedSelVariant::Kind::kVector) return c;
-  // The winners of `fedldp tune --variant V` on adult-train at eps = 2
-  // (DefaultGrid, 3 splits holding out 20 %, score = mean - sd;
-  // docs/frontier.md). Validation accuracy in the comments.
-  struct Tuned {
-    const char* variant;
-    double lr, batch_fraction, clip;
-  };
-  static constexpr Tuned kTuned[] = {
-      {"privunitg", 2, 0.1, 2},           // 81.35 %
-      {"fastprojunit", 16, 0.2, 2},       // 81.27 %
-      {"fastprojunit-corr", 8, 0.1, 1},   // 81.13 %
-      {"gaussian", 2, 0.1, 0.5},          // 76.37 % (majority 76.0 %)
-      {"gaussian-classic", 4, 0.2, 0.5},  // 76.31 %
-      {"twopoint", 0.5, 0.2, 0.5},        // 52.25 %: learns nothing at eps/d
-  };
-  c.tail_average = 0.5;
-  c.even_rounds = true;
-  for (const Tuned& t : kTuned) {
-    if (FedSelVariantName(variant) == t.variant) {
-      c.learning_rate = t.lr;
-      c.batch_fraction = t.batch_fraction;
-      c.clip = t.clip;
-    }
-  }
-  return c;
 }
 
 std::size_t RoundDownToPreferred(std::size_t n) {
@@ -434,11 +234,7 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
   run.local_delta = NeedsDelta(plan.variant) ? config.delta : 0.0;
   run.rounds = static_cast<std::uint64_t>(config.epochs);
   run.delta = delta;
-  if (plan.variant.kind == FedSelVariant::Kind::kVector) {
-    // The plan was checked (PlanFedSel): its randomizer can be made.
-    run.report_deviation =
-        MakeFedSelVectorRandomizer(plan, config, plan.dimension, 0).value()->deviation();
-  }
+  fl_internal::FamilyOf(plan.variant).StatePrivacy(plan, config, run);
   if (config.shuffle) {
     run.shuffle = true;
     run.reports_per_round = plan.smallest_round;
@@ -458,33 +254,6 @@ std::pair<std::size_t, std::size_t> FedSelPlan::Round(std::size_t b, std::size_t
   }
   const std::size_t first = b * batch;
   return {first, std::min(batch, clients - first)};
-}
-
-Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
-  const FedSelVariant& v = plan.variant;
-  if (v.kind != FedSelVariant::Kind::kTwoStage || !plan.selector) {
-    return Error{"variant '" + FedSelVariantName(v) +
-                 "' is not a two-stage (select, then perturb) variant"};
-  }
-  const std::size_t k = v.selector == SelectorKind::kTopK ? 1 : plan.k;
-  // topk and uniform ignore their epsilon, and "none" its value budget: pass
-  // valid ones.
-  const double eps_select = plan.budget.select_epsilon, eps_value = plan.budget.value_epsilon;
-  const double select_eps = plan.selector == v.selector && eps_select > 0 ? eps_select : 1.0;
-  return FedSelRandomizer::Create(*plan.selector, select_eps, d, k, v.mechanism,
-                                  eps_value > 0 ? eps_value : 1.0, v.enlarge_uniform);
-}
-
-Result<std::unique_ptr<VectorRandomizer>> MakeFedSelVectorRandomizer(const FedSelPlan& plan,
-                                                                     const FedSelConfig& config,
-                                                                     std::size_t d,
-                                                                     std::uint64_t public_seed) {
-  if (plan.variant.kind != FedSelVariant::Kind::kVector) {
-    return Error{"variant '" + FedSelVariantName(config.variant) +
-                 "' does not privatise the whole vector"};
-  }
-  return MakeVectorRandomizer(
-      VectorConfigFor(plan.variant, config, plan.budget.value_epsilon, d, public_seed));
 }
 
 namespace {
@@ -782,7 +551,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   auto shards = ShardRows(config, data, train, plan->clients, seed);
   if (!shards.ok()) return Error{shards.error()};
   const fl_internal::SlotShape shape = ShapeOf(*plan, cluster);
-  auto reports = fl_internal::MakeSlotReports(*plan, config, shape, seed);
+  auto reports = fl_internal::FamilyOf(plan->variant).Reports(*plan, config, shape, seed);
   if (!reports.ok()) return Error{reports.error()};
   FedSelTraining training(config, data, *plan, shape, std::move(reports).value(),
                           std::move(shards).value(), seed, parallel, cluster);

@@ -54,7 +54,7 @@ Status DirichletNeedsClients(const FedSelConfig& c) {
   return {};
 }
 
-bool IsVector(const FedSelVariant& v) { return v.kind == FedSelVariant::Kind::kVector; }
+bool IsVector(const FedSelVariant& v) { return TraitsOf(v).whole_vector; }
 
 // The options the JSON records write, in the records' order.
 std::vector<FedSelOption> RecordedOptions() {

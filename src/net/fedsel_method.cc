@@ -83,7 +83,7 @@ class VectorMethod final : public FedSelMethod {
 Result<std::unique_ptr<FedSelMethod>> FedSelMethod::Make(const FedSelPlan& plan,
                                                          const FedSelConfig& config,
                                                          std::size_t d) {
-  if (plan.variant.kind == FedSelVariant::Kind::kVector) {
+  if (TraitsOf(plan.variant).whole_vector) {
     FEDLDP_RETURN_IF_ERROR(
         CheckServedRandomizer(plan.variant.vector, "variant " + FedSelVariantName(config.variant)));
     if (config.tail_average > 0) {

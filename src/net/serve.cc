@@ -178,9 +178,7 @@ std::string Listening(const ServeConfig& s, int port, bool started) {
          (started ? "" : "; waiting for " + std::to_string(s.users) + " users");
 }
 
-bool IsVectorVariant(const FedSelConfig& c) {
-  return c.variant.kind == FedSelVariant::Kind::kVector;
-}
+bool IsVectorVariant(const FedSelConfig& c) { return TraitsOf(c.variant).whole_vector; }
 
 std::vector<std::size_t> AllRows(std::size_t n) {
   std::vector<std::size_t> rows(n);

@@ -217,7 +217,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
   }
   if (e.result.folds.empty()) return Error{"stopped before the first fold finished"};
   FEDLDP_RETURN_IF_ERROR(StatePrivacy(config, e));
-  if (config.reference && config.training.variant.kind != FedSelVariant::Kind::kFullGradient &&
+  if (config.reference && !TraitsOf(config.training.variant).is_reference &&
       !cluster.Any(stop.stop_requested())) {
     // The non-private model as FedSel's paper trains it (m = 0.01 N, the
     // last iterate), whatever the private variant's batch and averaging:

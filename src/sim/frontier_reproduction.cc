@@ -40,7 +40,7 @@ std::string Chosen(const std::vector<FedSelConfig>& chosen, bool vector) {
 
 bool IsVector(const std::string& method) {
   auto v = ParseFedSelVariant(method);
-  return v.ok() && v->kind == FedSelVariant::Kind::kVector;
+  return v.ok() && TraitsOf(*v).whole_vector;
 }
 
 // A finite number, or null (the non-private row's eps is infinite).

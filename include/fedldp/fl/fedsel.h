@@ -66,7 +66,9 @@ namespace fedldp {
 // FedSelVariantName writes them. The default is ps-pm. Only the parts of
 // the variant's kind are read: a two-stage variant's selector and flags, the
 // value mechanism of two-stage, flat and compressed ones, a vector one's
-// randomizer.
+// randomizer. Each kind is a family registered once (fl/fedsel_families.cc:
+// its names, traits, plan and report pair); code elsewhere asks TraitsOf,
+// never the kind.
 struct FedSelVariant {
   enum class Kind { kFullGradient, kTwoStage, kFlat, kCompressed, kVector };
   Kind kind = Kind::kTwoStage;
@@ -80,13 +82,28 @@ struct FedSelVariant {
   bool scaled_accumulation = false;  // -o
   bool accumulate = true;            // false for np-rs
   bool enlarge_uniform = true;       // false for uniform-{pm,hm,duchi}: plain average
-  bool is_private() const {
-    return kind == Kind::kVector || (kind != Kind::kFullGradient && mechanism.has_value());
-  }
+  bool is_private() const;           // TraitsOf(*this).is_private
   // OK if the parts make one of the variants named above.
   Status Validate() const;
 };
 Result<FedSelVariant> ParseFedSelVariant(std::string_view name);
+
+// What a variant's family does, as the code that treats families apart
+// asks it (instead of the kind).
+struct FedSelTraits {
+  bool is_private = false;    // perturbs its reports (np, np-rs, np-k, np-k-o do not)
+  bool is_reference = false;  // np: the noise-free full gradient, the reference itself
+  // Two-stage: selects one of the Top-k (k, mu and the selector apply).
+  bool selects = false;
+  // Privatises the l2-clipped whole gradient with a vector randomizer: the
+  // clip applies (delta and k as the randomizer's traits say), defaults
+  // tuned per randomizer.
+  bool whole_vector = false;
+  // Its reports are (eps, delta)-LDP (the Gaussians): the shuffle
+  // accounting does not cover them.
+  bool needs_delta = false;
+};
+FedSelTraits TraitsOf(const FedSelVariant& variant);
 // The variant's name ("?" if its parts make none: see Validate()).
 std::string FedSelVariantName(const FedSelVariant& variant);
 // The variants of every registered vector randomizer (vector duchi is
@@ -100,8 +117,7 @@ std::string FloatingPointStatement(const FedSelVariant& variant);
 // with the variant's name; an empty name gives one line for every mechanism.
 // An error for an unknown name.
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism);
-// A vector randomizer whose reports are (eps, delta)-LDP (traits().needs_delta:
-// the Gaussians), which the shuffle accounting does not cover.
+// TraitsOf(variant).needs_delta.
 bool NeedsDelta(const FedSelVariant& variant);
 
 struct FedSelConfig {
