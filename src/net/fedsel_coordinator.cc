@@ -169,22 +169,18 @@ void FedSelCoordinator::Start(Clock::time_point now) {
 
 void FedSelCoordinator::NewOrder() {
   // Who takes part is drawn from the secure generator too: the schedule is
-  // not noise, but nothing in a deployment is seeded.
-  SecureRng rng;
-  snap_.order.resize(spec_.users);
-  std::iota(snap_.order.begin(), snap_.order.end(), std::uint64_t{0});
-  for (std::size_t i = snap_.order.size(); i > 1; --i) {
-    std::swap(snap_.order[i - 1], snap_.order[UniformIndex(rng, i)]);
-  }
+  // not noise, but nothing in a deployment is seeded (but a test's:
+  // RoundPolicy::test_seed).
+  DrawOrder();
   snap_.position = 0;
 }
 
 void FedSelCoordinator::DrawSample() {
   // m of the N users, uniformly, from the secure generator: the first m of
   // the order, which stays a permutation of all users.
-  SecureRng rng;
+  const auto rng = ScheduleRng(2);
   std::vector<std::size_t> order(snap_.order.begin(), snap_.order.end());
-  SampleClients(order, plan_.batch, rng);
+  SampleClients(order, plan_.batch, *rng);
   snap_.order.assign(order.begin(), order.end());
   snap_.position = 0;
 }

@@ -44,7 +44,7 @@ FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& 
       method_(std::move(method)),
       ledger_task_(LedgerTaskKey(task.id, task.deployment)),
       accumulated_(method_->keeps_state() ? rows_.size() * task.dimension : 0, 0.0),
-      rng_(std::make_unique<SecureRng>()) {}
+      rng_(DeploymentRng(std::nullopt, 0)) {}
 
 FedSelParticipant::FedSelParticipant(FedSelParticipant&&) noexcept = default;
 FedSelParticipant& FedSelParticipant::operator=(FedSelParticipant&&) noexcept = default;

@@ -193,24 +193,19 @@ void LdpFlCoordinator::DrawUsers() {
     // The next part of the epoch's order; a new order of all users, from
     // the secure generator, as an epoch begins.
     const std::uint64_t b = snap_.round % spec_.rounds_per_epoch();
-    if (b == 0 || snap_.order.size() != spec_.users) {
-      SecureRng rng;
-      snap_.order.resize(spec_.users);
-      std::iota(snap_.order.begin(), snap_.order.end(), std::uint64_t{0});
-      for (std::size_t i = snap_.order.size(); i > 1; --i) {
-        std::swap(snap_.order[i - 1], snap_.order[UniformIndex(rng, i)]);
-      }
-    }
+    if (b == 0 || snap_.order.size() != spec_.users) DrawOrder();
     snap_.position = b * m;
     SetRoundUsers();
     return;
   }
   // A uniform subset, from the secure generator (nothing in a deployment is
   // seeded); kept sorted.
-  SecureRng rng;
+  const auto rng = ScheduleRng(2);
   std::vector<std::uint64_t> all(spec_.users);
   std::iota(all.begin(), all.end(), std::uint64_t{0});
-  for (std::size_t i = 0; i < m; ++i) std::swap(all[i], all[i + UniformIndex(rng, all.size() - i)]);
+  for (std::size_t i = 0; i < m; ++i) {
+    std::swap(all[i], all[i + UniformIndex(*rng, all.size() - i)]);
+  }
   all.resize(m);
   std::sort(all.begin(), all.end());
   snap_.order = std::move(all);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -302,6 +303,19 @@ void RoundCoordinator::CommitQueued(std::chrono::milliseconds wait,
 
 void RoundCoordinator::Say(const std::string& line) const {
   if (log_) log_(line);
+}
+
+std::unique_ptr<Rng> RoundCoordinator::ScheduleRng(std::uint64_t what) const {
+  return DeploymentRng(policy_.test_seed, (what << 48) ^ snap_.round);
+}
+
+void RoundCoordinator::DrawOrder() {
+  const auto rng = ScheduleRng(1);
+  snap_.order.resize(users_);
+  std::iota(snap_.order.begin(), snap_.order.end(), std::uint64_t{0});
+  for (std::size_t i = snap_.order.size(); i > 1; --i) {
+    std::swap(snap_.order[i - 1], snap_.order[UniformIndex(*rng, i)]);
+  }
 }
 
 }  // namespace fedldp

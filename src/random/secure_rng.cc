@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "fedldp/random/counter_rng.h"
+
 namespace fedldp {
 
 static_assert(crypto_stream_chacha20_KEYBYTES == 32);
@@ -47,6 +49,11 @@ void SecureRng::Fill(std::span<std::uint64_t> out) {
     return;
   }
   for (auto& word : out) word = (*this)();
+}
+
+std::unique_ptr<Rng> DeploymentRng(std::optional<std::uint64_t> test_seed, std::uint64_t stream) {
+  if (test_seed) return std::make_unique<CounterRng>(*test_seed, stream);
+  return std::make_unique<SecureRng>();
 }
 
 }  // namespace fedldp

@@ -19,6 +19,7 @@
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/net/ldpfl_deploy.h"
 #include "fedldp/net/services.h"
+#include "testing/golden.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -170,9 +171,46 @@ class FedSelDeployTest : public testing::TempDirTest {
     return results;
   }
 
+  // A short deployment in process with the schedule and each party's noise
+  // seeded: the hash of its final model and of the reports it admitted.
+  std::uint64_t SeededRun(const FedSelConfig& config) {
+    FedSelTaskSpec spec = spec_;
+    spec.config = config;
+    RoundPolicy policy;
+    policy.test_seed = 7;
+    auto state = State();
+    const auto tokens = state.IssueTokens(4).value();
+    auto c = FedSelCoordinator::Create(spec, policy, std::move(state)).value();
+    const auto now = Clock::now();
+    auto parties = Parties(*c, 4, config.epsilon, tokens, now);
+    for (std::size_t p = 0; p < parties.size(); ++p) parties[p].participant->SeedForTest(100 + p);
+    std::size_t accepted = 0;
+    for (int i = 0; i < 1000 && !c->stats().finished; ++i) accepted += Pass(*c, parties, now);
+    EXPECT_TRUE(c->stats().finished);
+    return testing::Fnv1a(std::to_string(accepted), testing::Fnv1a(c->weights()));
+  }
+
   const Dataset data_ = Synthetic(2000);
   FedSelTaskSpec spec_;
 };
+
+// Issue 40, item 5: a seeded deployment (the coordinator's schedule and
+// every participant's noise from fixed seeds; only a test can seed them),
+// recorded: its model, bit for bit, as the deployment computed it before
+// the variant families were registered (d8d8ff8). A refactor must leave
+// it; a change of law or draw order re-records it in its own commit.
+TEST_F(FedSelDeployTest, ASeededDeploymentReplaysItsRecordedModel) {
+  testing::ExpectRecorded("ps-pm", SeededRun(spec_.config), 0xc406f8d5afbeda4fULL);
+}
+TEST_F(FedSelDeployTest, ASeededDeploymentReplaysItsRecordedModelWithScaledAccumulation) {
+  FedSelConfig config = spec_.config;
+  config.variant = ParseFedSelVariant("exp-hm-o").value();
+  config.learning_rate = 0.5;
+  testing::ExpectRecorded("exp-hm-o", SeededRun(config), 0x1fb4d3395295939cULL);
+}
+TEST_F(FedSelDeployTest, ASeededDeploymentReplaysItsRecordedModelWithAVectorRandomizer) {
+  testing::ExpectRecorded("privunitg", SeededRun(PrivUnitGConfig()), 0xdaec5b70fa1322d5ULL);
+}
 
 TEST_F(FedSelDeployTest, AllUsersReportEveryEpochAndTheModelLearns) {
   auto state = State();

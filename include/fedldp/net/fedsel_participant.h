@@ -38,6 +38,11 @@ class FedSelParticipant {
   FedSelParticipant& operator=(FedSelParticipant&&) noexcept;
   ~FedSelParticipant();
 
+  // Tests only (client never calls it): noise from DeploymentRng(seed, 0)
+  // instead of SecureRng, so that an in-process deployment replays bit for
+  // bit (RoundPolicy::test_seed seeds the server's schedule).
+  void SeedForTest(std::uint64_t seed) { rng_ = DeploymentRng(seed, 0); }
+
   // Called after Join: the server's numbers for this client's users.
   void SetFirstUser(std::uint64_t first) { first_user_ = first; }
   std::uint64_t users() const { return rows_.size(); }
@@ -72,7 +77,7 @@ class FedSelParticipant {
   std::string ledger_task_;                             // LedgerTaskKey of the task
   std::vector<double> accumulated_;                     // users x d (two-stage variants)
   std::uint64_t first_user_ = 0;
-  std::unique_ptr<SecureRng> rng_;
+  std::unique_ptr<Rng> rng_;
 };
 
 }  // namespace fedldp

@@ -27,6 +27,10 @@ struct RoundPolicy {
   std::chrono::milliseconds stale_after{2000};
   std::chrono::milliseconds retry{20};  // how often clients poll
   double min_participation = 0.5;
+  // Tests only (serve never sets it): the schedule (who is in which round)
+  // from DeploymentRng(test_seed, ...) instead of SecureRng, so that an
+  // in-process deployment with seeded participants replays bit for bit.
+  std::optional<std::uint64_t> test_seed;
 };
 // OK if the policy is usable, else why not.
 Status CheckRoundPolicy(const RoundPolicy& policy);

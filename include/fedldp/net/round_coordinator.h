@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -39,6 +40,7 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/net/roster.h"
+#include "fedldp/random/secure_rng.h"
 #include "fedldp/store/server_state.h"
 #include "fedldp/wire/report_codec.h"
 #include "fedldp/wire/sealed_box.h"
@@ -185,6 +187,11 @@ class RoundCoordinator {
   // Writes the queued reports (group commit); throws if it cannot.
   void FlushQueued();
   void Say(const std::string& line) const;
+  // The generator of a draw of the schedule (`what` tells the draws of one
+  // round apart): SecureRng, or the test seed's stream (RoundPolicy).
+  std::unique_ptr<Rng> ScheduleRng(std::uint64_t what) const;
+  // snap_.order = a uniformly random order of all users (an epoch's).
+  void DrawOrder();
 
   const RoundPolicy policy_;
   const std::uint64_t users_;  // N

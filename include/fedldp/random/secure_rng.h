@@ -12,6 +12,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 
 #include "fedldp/random/rng.h"
 
@@ -38,6 +40,11 @@ class SecureRng final : public Rng {
   std::array<std::uint64_t, kBufferWords> buffer_{};
   std::size_t next_ = kBufferWords;
 };
+
+// A deployment's generator: SecureRng, always, in what serve, client and
+// shuffle run. Only a test that must replay an in-process deployment bit for
+// bit passes a seed, and then gets CounterRng(*seed, stream).
+std::unique_ptr<Rng> DeploymentRng(std::optional<std::uint64_t> test_seed, std::uint64_t stream);
 
 }  // namespace fedldp
 
