@@ -190,18 +190,27 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
   const double majority = data.Subset(test).MajorityRate();
   // One run's accuracy here has sd 0.58 points, measured on 60 runs of the
   // deployment's coordinator and participants (sd 0.577) and 120 simulator
-  // seeds (sd 0.555, mean 77.32 % against the deployment's 77.34 %). So even
-  // identical code puts one deployed run more than 1 point from the mean of 5
-  // seeds 10 % of the time (resampled from those runs). The bound on this one
-  // run is 3.5 sd of deployed minus simulated, 3.5 x 0.58 x sqrt(1 + 1/20) =
-  // 2.1 points: exceeded with probability 3e-5 (resampled) unless the paths
-  // differ.
-  const double tolerance = 3.5 * 0.0058 * std::sqrt(1.0 + 1.0 / kSeeds);
+  // seeds (sd 0.555, mean 77.32 % against the deployment's 77.34 %); but it
+  // is not normal. On 2,000 simulator seeds (100..2099) it is skewed to the
+  // right (skewness 0.78): no run fell more than 0.92 points below the mean,
+  // while 0.25 % exceeded it by 3.5 sd (2.07 points; a normal law says
+  // 0.02 %), one by 2.46 points. A symmetric bound of 3.5 sd failed once in
+  // CI (+2.42 points); resampled from those seeds it fails 0.31 % of runs,
+  // a hundred times the 3e-5 it was meant to. So the bound is one-sided, by
+  // measurement: below, 3.5 sd of deployed minus simulated,
+  // 3.5 x 0.58 x sqrt(1 + 1/20) = 2.1 points (resampled, no difference came
+  // within 0.5 points of it); above, 3.5 points, where an exponential fit
+  // to the 126 runs more than 1 point above the mean (scale 0.34 points)
+  // puts 4e-5 of runs. A deployment that learns less than the simulator
+  // fails the first; the mean check below holds both sides to 1 point.
+  const double below = 3.5 * 0.0058 * std::sqrt(1.0 + 1.0 / kSeeds), above = 0.035;
   std::printf(
-      "deployed %.4f, simulated (mean of %d) %.4f, difference %+.2f points, "
-      "majority %.4f\n",
-      deployed, kSeeds, simulated, 100 * (deployed - simulated), majority);
-  EXPECT_NEAR(deployed, simulated, tolerance) << json;
+      "deployed %.4f, simulated (mean of %d) %.4f, difference %+.2f points "
+      "(-%.2f to +%.2f allowed), majority %.4f\n",
+      deployed, kSeeds, simulated, 100 * (deployed - simulated), 100 * below, 100 * above,
+      majority);
+  EXPECT_GE(deployed, simulated - below) << json;
+  EXPECT_LE(deployed, simulated + above) << json;
   EXPECT_GT(deployed, majority) << json;
   // The 1 point, on the mean of this run and 9 in-process runs of
   // the deployment's code: sd sqrt(0.58^2 / 10 + 0.555^2 / 20) = 0.22 points,
