@@ -87,11 +87,17 @@ LdpFlOption Row(std::string_view key, std::string_view flag, std::string_view re
           std::move(field.choices)};
 }
 
+// The registered networks (model/neural_net.h), or a model file.
+std::string_view ArchHelp() {
+  static const std::string help =
+      "A registered network (" + ArchitectureNames() + ") or a TorchScript file (as model)";
+  return help;
+}
+
 // The options the JSON records write, in the records' order.
 std::vector<LdpFlOption> RecordedOptions() {
   return {
-      Row("arch", "", "arch", "cnn (the paper's), vgg, or a TorchScript file (as model)",
-          Plain(&LdpFlConfig::arch), {}, true),
+      Row("arch", "", "arch", ArchHelp(), Plain(&LdpFlConfig::arch), {}, true),
       Row("range", "range", "range", "fixed (c, r) for every layer, or adaptive per layer",
           Choice(&LdpFlConfig::adaptive, {"fixed", "adaptive"}, {false, true})),
       Row("perturb", "perturb", "perturb",

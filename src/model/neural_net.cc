@@ -163,6 +163,35 @@ Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
   return impl;
 }
 
+// Each registered architecture's builder, in kArchitectures' order.
+struct Builder {
+  std::string_view name;
+  void (*build)(NeuralNet::Impl&);
+};
+constexpr Builder kBuilders[] = {
+    {"cnn",
+     [](NeuralNet::Impl& impl) {
+       auto m = std::make_shared<CnnImpl>();
+       impl.module = m;
+       impl.generator = &m->generator;
+       impl.forward = [m](torch::Tensor x) { return m->forward(x); };
+     }},
+    {"vgg",
+     [](NeuralNet::Impl& impl) {
+       auto m = std::make_shared<VggImpl>();
+       impl.module = m;
+       impl.forward = [m](torch::Tensor x) { return m->forward(x); };
+     }},
+};
+constexpr bool BuildersMatchTheRegistry() {
+  if (std::size(kBuilders) != std::size(kArchitectures)) return false;
+  for (std::size_t i = 0; i < std::size(kBuilders); ++i) {
+    if (kBuilders[i].name != kArchitectures[i].name) return false;
+  }
+  return true;
+}
+static_assert(BuildersMatchTheRegistry(), "every registered architecture has its builder");
+
 }  // namespace
 
 Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed) {
@@ -177,22 +206,15 @@ Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed)
     if (!loaded.ok()) return Error{loaded.error()};
     return NeuralNet(std::move(loaded).value());
   }
+  const Architecture* registered = FindArchitecture(arch);
+  if (registered == nullptr) {
+    return Error{"unknown architecture '" + arch + "' (" + ArchitectureNames() +
+                 ", or a TorchScript file .pt)"};
+  }
   auto impl = std::make_unique<Impl>();
   impl->arch = arch;
-  if (arch == "cnn") {
-    auto m = std::make_shared<CnnImpl>();
-    impl->module = m;
-    impl->generator = &m->generator;
-    impl->forward = [m](torch::Tensor x) { return m->forward(x); };
-    impl->input = 28 * 28;
-  } else if (arch == "vgg") {
-    auto m = std::make_shared<VggImpl>();
-    impl->module = m;
-    impl->forward = [m](torch::Tensor x) { return m->forward(x); };
-    impl->input = 3 * 32 * 32;
-  } else {
-    return Error{"unknown architecture '" + arch + "' (cnn, vgg, or a TorchScript file .pt)"};
-  }
+  impl->input = registered->input;
+  kBuilders[registered - kArchitectures].build(*impl);
   for (const auto& p : impl->module->named_parameters()) {
     impl->params.push_back(p.value());
     impl->names.push_back(p.key());

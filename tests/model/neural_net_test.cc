@@ -39,6 +39,27 @@ TEST(NeuralNet, ArchitecturesHaveTheDocumentedShapes) {
   EXPECT_FALSE(NeuralNet::Create("resnet", 1).ok());
 }
 
+// The registry is the one list of networks: each builds, takes the input
+// it declares and classifies a row of it; an unknown name is refused with
+// the registered names.
+TEST(NeuralNet, EveryRegisteredArchitectureBuildsWithItsDeclaredInput) {
+  for (const Architecture& a : kArchitectures) {
+    const auto net = NeuralNet::Create(std::string(a.name), 1);
+    ASSERT_TRUE(net.ok()) << a.name << ": " << net.error();
+    EXPECT_EQ(net->input_dimension(), a.input) << a.name;
+    EXPECT_EQ(FindArchitecture(a.name), &a);
+    const Dataset rows = Noise(2, a.input, 1);
+    EXPECT_TRUE(net->CheckInput(rows).ok()) << a.name;
+    EXPECT_NO_THROW(net->Accuracy(rows)) << a.name << ": a row of " << a.input << " features";
+    EXPECT_NE(ArchitectureNames().find(a.name), std::string::npos);
+  }
+  const auto unknown = NeuralNet::Create("resnet", 1);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("(" + ArchitectureNames() + ", or a TorchScript"),
+            std::string::npos)
+      << unknown.error();
+}
+
 TEST(NeuralNet, WeightsRoundTripAndSeedsReproduce) {
   auto a = NeuralNet::Create("cnn", 7).value();
   const auto b = NeuralNet::Create("cnn", 7).value();

@@ -35,6 +35,34 @@
 
 namespace fedldp {
 
+// The networks fedldp builds, registered once (their layers are above; the
+// builders sit beside them in src/model/neural_net.cc, checked against this
+// table at compile time): the name --model and Python's arch take, what it
+// is for, and the flat input it expects. Torch-free, so the option tables
+// and the CLI's help read it without loading Torch.
+struct Architecture {
+  std::string_view name, about;
+  std::size_t input;
+};
+inline constexpr Architecture kArchitectures[] = {
+    {"cnn", "the LDP-FL paper's CNN, 1 x 28 x 28 images (mnist, fmnist)", 28 * 28},
+    {"vgg", "a small VGG, 3 x 32 x 32 images (cifar10)", 3 * 32 * 32},
+};
+// The registered architecture `name`, or null.
+inline const Architecture* FindArchitecture(std::string_view name) {
+  for (const Architecture& a : kArchitectures) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+// The registered names, listed ("cnn, vgg"), for help and errors.
+inline std::string ArchitectureNames() {
+  std::string out;
+  for (const Architecture& a : kArchitectures)
+    out += (out.empty() ? "" : ", ") + std::string(a.name);
+  return out;
+}
+
 // The architecture names a TorchScript file (a path: ends in .pt or .pth,
 // or has a '/'), not a network fedldp builds.
 inline bool IsTorchScriptFile(std::string_view arch) {
@@ -43,8 +71,9 @@ inline bool IsTorchScriptFile(std::string_view arch) {
 
 class NeuralNet {
  public:
-  // arch: cnn, vgg (initial weights from Torch's default initialisation,
-  // seeded with `seed`) or a TorchScript file's path (its weights).
+  // arch: a registered architecture (kArchitectures; initial weights from
+  // Torch's default initialisation, seeded with `seed`) or a TorchScript
+  // file's path (its weights).
   static Result<NeuralNet> Create(const std::string& arch, std::uint64_t seed);
   ~NeuralNet();
   NeuralNet(NeuralNet&&) noexcept;
@@ -56,10 +85,11 @@ class NeuralNet {
   // their own generator; a TorchScript model's dropout would draw from
   // Torch's global one.
   bool trains_concurrently() const;
-  // The same, for an architecture by name (cnn, vgg: yes; a model file: no).
+  // The same, for an architecture by name (a registered one: yes; a model
+  // file: no).
   static bool TrainsConcurrently(const std::string& arch);
-  // The input the architecture expects: 784 (cnn) or 3072 (vgg) features;
-  // 0 for a TorchScript model (CheckInput probes it).
+  // The input the architecture expects (kArchitectures' input); 0 for a
+  // TorchScript model (CheckInput probes it).
   std::size_t input_dimension() const;
   // OK iff the model takes data's rows and returns a score per class: the
   // dimension for the built-ins; one row through a TorchScript model.
