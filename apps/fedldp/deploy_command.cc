@@ -196,7 +196,7 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--protocol", o.protocol, "fedsel or ldpfl")
       ->check(CLI::IsMember({"fedsel", "ldpfl"}))
       ->capture_default_str();
-  app.add_option("--state", o.state, "State file (SQLite); created if absent")->required();
+  app.add_option("--state", o.state, "State file (SQLite) that fedldp enrol made")->required();
   app.add_option("--address", o.address, "host:port to listen on")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "Threads answering calls: 1 is the fastest on a machine shared with the "

@@ -101,23 +101,19 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
   return Status::Ok();
 }
 
-// The state file, opened and bound to `task_bytes`, with at least one
-// enrolled client.
-Result<ServerState> OpenBound(const ServeConfig& s, std::string& deployment,
-                              const std::function<std::string()>& encode, const char* bound_hint) {
-  auto opened = ServerState::Open(s.state);
-  if (!opened.ok()) return Error{opened.error(), opened.code()};
-  ServerState state = std::move(opened).value();
-  deployment = state.deployment();
-  if (Status bound = state.BindTask(encode()); !bound.ok()) {
-    return Error{bound.error() + bound_hint, bound.code()};
-  }
-  if (state.tokens() == 0) {
+// The state file enrol made, with at least one enrolled client: opened,
+// never created (a refused serve leaves no file behind).
+Result<ServerState> OpenEnrolled(const ServeConfig& s) {
+  const auto nobody = [&] {
     return Error{"no client is enrolled in " + s.state + ": run fedldp enrol --state " + s.state +
                      " --count N first",
                  ErrorCode::kFailedPrecondition};
-  }
-  return state;
+  };
+  if (!std::filesystem::exists(s.state)) return nobody();
+  auto opened = ServerState::Open(s.state);
+  if (!opened.ok()) return Error{opened.error(), opened.code()};
+  if (opened->tokens() == 0) return nobody();
+  return std::move(opened).value();
 }
 
 // The serving loop both protocols share: until the task finishes, the
@@ -206,31 +202,62 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-Result<std::string> LoadOrCreateShufflerToken(const std::string& path, const LogLine& log) {
-  if (path.empty()) return Invalid("the shuffler's token needs a file (created if absent)");
-  if (std::filesystem::exists(path)) return ReadTokenFile(path);
-  SecureRng rng;
-  std::ostringstream hex;
-  for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
-  if (Status s = WriteFileAtomically(path, hex.str() + "\n", 0600); !s.ok()) {
-    return Error{s.error(), s.code()};
+namespace {
+
+// A shuffled task's secrets: the server's key pair and the shuffler's token,
+// read from their files, or drawn anew when a file is absent (its place
+// checked); new ones are written by SaveNewSecrets only once every other
+// check has passed, so a refused serve leaves no file behind.
+struct ServeSecrets {
+  ServerKeys keys;
+  std::string shuffler_token;
+  bool new_keys = false, new_token = false;
+};
+
+Result<ServeSecrets> LoadOrDrawSecrets(const ServeConfig& s) {
+  ServeSecrets out;
+  const std::string secret = s.KeyFile(), pub = secret + ".pub";
+  if (std::filesystem::exists(secret)) {
+    FEDLDP_ASSIGN_OR_RETURN(out.keys, ServerKeys::Load(pub, secret));
+  } else {
+    FEDLDP_RETURN_IF_ERROR(CheckOutputFile(secret));
+    FEDLDP_RETURN_IF_ERROR(CheckOutputFile(pub));
+    out.keys = ServerKeys::Generate();
+    out.new_keys = true;
   }
-  if (log) {
-    log("created the shuffler's token in " + path + " (give it to fedldp shuffle --token-file)");
+  const std::string& token = s.shuffler_token_file;
+  if (token.empty()) return Invalid("the shuffler's token needs a file (created if absent)");
+  if (std::filesystem::exists(token)) {
+    FEDLDP_ASSIGN_OR_RETURN(out.shuffler_token, ReadTokenFile(token));
+  } else {
+    FEDLDP_RETURN_IF_ERROR(CheckOutputFile(token));
+    SecureRng rng;
+    std::ostringstream hex;
+    for (int i = 0; i < 4; ++i) hex << std::hex << std::setw(16) << std::setfill('0') << rng();
+    out.shuffler_token = hex.str();
+    out.new_token = true;
   }
-  return hex.str();
+  return out;
 }
 
-Result<ServerKeys> LoadOrCreateServerKeys(const std::string& secret_path, const LogLine& log) {
-  const std::string public_path = secret_path + ".pub";
-  if (std::filesystem::exists(secret_path)) return ServerKeys::Load(public_path, secret_path);
-  ServerKeys keys = ServerKeys::Generate();
-  if (Status s = keys.Save(public_path, secret_path); !s.ok()) return Error{s.error(), s.code()};
-  if (log) {
-    log("created the server's key pair: " + secret_path + " (secret, 0600) and " + public_path);
+Status SaveNewSecrets(const ServeConfig& s, const ServeSecrets& secrets, const LogLine& log) {
+  const std::string secret = s.KeyFile(), pub = secret + ".pub";
+  if (secrets.new_keys) {
+    FEDLDP_RETURN_IF_ERROR(secrets.keys.Save(pub, secret));
+    if (log) log("created the server's key pair: " + secret + " (secret, 0600) and " + pub);
   }
-  return keys;
+  if (secrets.new_token) {
+    FEDLDP_RETURN_IF_ERROR(
+        WriteFileAtomically(s.shuffler_token_file, secrets.shuffler_token + "\n", 0600));
+    if (log) {
+      log("created the shuffler's token in " + s.shuffler_token_file +
+          " (give it to fedldp shuffle --token-file)");
+    }
+  }
+  return {};
 }
+
+}  // namespace
 
 Status FedSelServeConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(CheckServe(serve, config.shuffle));
@@ -454,16 +481,24 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
                            std::stop_token stop) {
   const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
   FEDLDP_RETURN_IF_ERROR(p.Make(std::string(32, '\0')));
-  ServerKeys keys;
-  std::string shuffler_token;
+  FEDLDP_ASSIGN_OR_RETURN(auto state, OpenEnrolled(s));
+  p.deployment() = state.deployment();
+  ServeSecrets secrets;
   if (p.shuffled()) {
-    FEDLDP_ASSIGN_OR_RETURN(keys, LoadOrCreateServerKeys(s.KeyFile(), log));
-    FEDLDP_ASSIGN_OR_RETURN(shuffler_token, LoadOrCreateShufflerToken(s.shuffler_token_file, log));
+    FEDLDP_ASSIGN_OR_RETURN(secrets, LoadOrDrawSecrets(s));
   }
+  const ServerKeys& keys = secrets.keys;
+  const std::string& shuffler_token = secrets.shuffler_token;
   FEDLDP_RETURN_IF_ERROR(p.Make(keys.public_key));
-  FEDLDP_ASSIGN_OR_RETURN(auto state,
-                          OpenBound(
-                              s, p.deployment(), [&] { return p.Encode(); }, p.bound_hint()));
+  const std::string task = p.Encode();
+  // Every check passed before the first write: new secrets, then the task.
+  if (Status can = state.CanBindTask(task); !can.ok()) {
+    return Error{can.error() + p.bound_hint(), can.code()};
+  }
+  FEDLDP_RETURN_IF_ERROR(SaveNewSecrets(s, secrets, log));
+  if (Status bound = state.BindTask(task); !bound.ok()) {
+    return Error{bound.error() + p.bound_hint(), bound.code()};
+  }
   ServeSummary summary;
   summary.majority = p.Majority();
   PendingModels pending;

@@ -191,6 +191,21 @@ ServerState& ServerState::operator=(ServerState&& o) noexcept {
   return *this;
 }
 
+namespace {
+constexpr const char* kAnotherTask =
+    "this state file belongs to another task (or another configuration of it); use a new "
+    "--state file";
+}  // namespace
+
+Status ServerState::CanBindTask(std::string_view task) const {
+  Statement find(db_, "SELECT bytes FROM task WHERE id = 1");
+  if (!find.ok()) return Error{Message(db_, "server state"), ErrorCode::kIo};
+  if (find.Step() == SQLITE_ROW && find.Blob(0) != task) {
+    return Error{kAnotherTask, ErrorCode::kInvalidArgument};
+  }
+  return {};
+}
+
 Status ServerState::BindTask(std::string_view task) {
   bool other = false;
   const std::string why = Transaction([&]() -> std::string {
@@ -198,9 +213,7 @@ Status ServerState::BindTask(std::string_view task) {
     if (!find.ok()) return Message(db_, "server state");
     if (find.Step() == SQLITE_ROW) {
       other = find.Blob(0) != task;
-      return other ? "this state file belongs to another task (or another configuration of it); "
-                     "use a new --state file"
-                   : "";
+      return other ? kAnotherTask : "";
     }
     Statement insert(db_, "INSERT INTO task (id, bytes) VALUES (1, ?)");
     insert.BindBlob(1, task);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -128,11 +129,67 @@ TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
   for (const char* file : {"server.sqlite", "token", "key", "key.pub", "server.sqlite.key"}) {
     EXPECT_FALSE(std::filesystem::exists(Path(file))) << file;
   }
-  // A valid task is bound, but nobody is enrolled: said, and nothing runs.
+  // A valid task, but no state file (enrol makes it): said, and no file is
+  // made.
   const auto nobody = ServeFedSel(FedSel(), data_, {});
   ASSERT_FALSE(nobody.ok());
   EXPECT_EQ(nobody.code(), ErrorCode::kFailedPrecondition);
   EXPECT_NE(nobody.error().find("no client is enrolled"), std::string::npos) << nobody.error();
+  EXPECT_FALSE(std::filesystem::exists(Path("server.sqlite")));
+}
+
+// Issue 41, item 7: a refused serve writes nothing, whatever refuses it
+// after the options: no enrolled client in the state, a token file that
+// cannot be made beside a key pair that could, another task bound. So the
+// corrected command is not refused as "another task" and no secret is left
+// behind; then it serves, and makes its key pair and token once.
+TEST_F(ServeTest, ARefusedServeWritesNothingAndTheCorrectedCommandServes) {
+  const auto files = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(Path(""))) {
+      out.push_back(e.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  { auto empty = ServerState::Open(Path("server.sqlite")).value(); }  // enrolled: nobody
+  FedSelServeConfig c = FedSel();
+  c.config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
+  c.config.tail_average = 0;
+  c.config.shuffle = true;
+  c.serve.shuffler_token_file = Path("shuffler.token");
+  const auto before = files();
+  const auto nobody = ServeFedSel(c, data_, {});
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_NE(nobody.error().find("no client is enrolled"), std::string::npos) << nobody.error();
+  EXPECT_EQ(files(), before);
+  ASSERT_TRUE(ServerState::Open(Path("server.sqlite")).value().IssueTokens(1).ok());
+  const auto enrolled = files();
+  FedSelServeConfig unwritable = c;
+  unwritable.serve.shuffler_token_file = Path("missing/shuffler.token");
+  const auto no_token = ServeFedSel(unwritable, data_, {});
+  ASSERT_FALSE(no_token.ok());
+  EXPECT_NE(no_token.error().find("missing"), std::string::npos) << no_token.error();
+  EXPECT_EQ(files(), enrolled);  // no key pair either
+  // The corrected command serves (a stop ends it as it waits for its user).
+  std::stop_source stop;
+  PortBox port;
+  std::optional<Result<ServeSummary>> served;
+  std::thread server([&] { served = ServeFedSel(c, data_, {}, Observer(port), stop.get_token()); });
+  EXPECT_GT(port.Wait(), 0);
+  stop.request_stop();
+  server.join();
+  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+  const auto serving = files();
+  // Another configuration on this state is refused, and leaves it as it was.
+  FedSelServeConfig other = c;
+  other.config.epochs = 2;
+  other.serve.key_file = Path("other.key");
+  other.serve.shuffler_token_file = Path("other.token");
+  const auto refused = ServeFedSel(other, data_, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("another task"), std::string::npos) << refused.error();
+  EXPECT_EQ(files(), serving);
 }
 
 // A client's options are checked before it dials anyone: no server runs

@@ -36,16 +36,10 @@ std::string LogStamp();
 
 // The first line of the file at `path` (a token); an error if there is none.
 Result<std::string> ReadTokenFile(const std::string& path);
-// The shuffler's token in `path`: read, or created (256 random bits in hex,
-// mode 0600) when the file is absent, which `log` says.
-Result<std::string> LoadOrCreateShufflerToken(const std::string& path, const LogLine& log = {});
-// The server's key pair: `secret_path` and `secret_path`.pub, loaded, or
-// generated and saved when absent, which `log` says.
-Result<ServerKeys> LoadOrCreateServerKeys(const std::string& secret_path, const LogLine& log = {});
 
 // What both protocols' servers take.
 struct ServeConfig {
-  std::string state;                       // the state file (SQLite); created if absent
+  std::string state;                       // the state file (SQLite) that enrol made
   std::string address = "127.0.0.1:7070";  // host:port; port 0 picks a free one
   TlsFiles tls;                            // certificate and key: serve over TLS
   // Threads answering calls (gRPC completion queues, one each). One was the
@@ -57,7 +51,8 @@ struct ServeConfig {
   RoundPolicy policy;
   // Shuffled tasks (LDP-FL always, FedSel with config.shuffle): the
   // server's secret key (default STATE.key, public key in KEY.pub) and the
-  // shuffler's token, each created if absent.
+  // shuffler's token, each created if absent (once every other check has
+  // passed: a refused serve writes nothing).
   std::string key_file;
   std::string shuffler_token_file;
   std::string KeyFile() const { return key_file.empty() ? state + ".key" : key_file; }

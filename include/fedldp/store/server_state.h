@@ -48,6 +48,9 @@ class ServerState {
   // The task (opaque bytes, a serialized fedldp.v1.Task): stored on the first
   // call; later calls must pass the same bytes (a state file serves one task).
   Status BindTask(std::string_view task);
+  // What BindTask would answer, writing nothing: OK if no task is bound or
+  // `task` is the bound one.
+  Status CanBindTask(std::string_view task) const;
 
   // Drawn (libsodium's generator) when the file is created and never
   // changed: what makes the task's name unique to this deployment in every
