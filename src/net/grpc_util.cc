@@ -2,8 +2,12 @@
 
 #include <absl/synchronization/mutex.h>
 #include <grpc/support/log.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -90,6 +94,41 @@ Status CheckTransport(const std::string& address, const TlsFiles& tls, const cha
   return Error{std::string("refusing plaintext on ") + address +
                ": tokens and reports would cross the network in clear; give " + flag +
                " for TLS, or --insecure to allow it knowingly"};
+}
+
+Status CheckListenable(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return {};  // gRPC's own bind names the problem
+  std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (port == "0") return {};
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0) {
+    return {};
+  }
+  bool in_use = false, free = false;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int on = 1;  // a closed server's TIME_WAIT sockets do not count
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      free = true;
+    } else if (errno == EADDRINUSE) {
+      in_use = true;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (in_use && !free) return Error{"cannot listen on " + address + " (in use)"};
+  return {};
 }
 
 }  // namespace fedldp

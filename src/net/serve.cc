@@ -481,6 +481,7 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
                            std::stop_token stop) {
   const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
   FEDLDP_RETURN_IF_ERROR(p.Make(std::string(32, '\0')));
+  FEDLDP_RETURN_IF_ERROR(CheckListenable(s.address));
   FEDLDP_ASSIGN_OR_RETURN(auto state, OpenEnrolled(s));
   p.deployment() = state.deployment();
   ServeSecrets secrets;

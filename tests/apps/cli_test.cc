@@ -397,6 +397,8 @@ TEST(Serve, APortInUseIsOneLineOnStderr) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
+  // Refused before its first write (issue 41): no task was bound.
+  EXPECT_TRUE(ServerState::Open(state).value().BindTask("another task").ok());
   std::filesystem::remove(state);
 }
 

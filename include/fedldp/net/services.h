@@ -50,6 +50,11 @@ bool IsLoopbackAddress(const std::string& address);
 // OK if `address` may be used with `tls` (TLS, loopback, or insecure
 // allowed), else the refusal, naming `flag` (the option that gives TLS).
 Status CheckTransport(const std::string& address, const TlsFiles& tls, const char* flag);
+// OK unless another process listens on `address` (host:port; port 0 is
+// always free): a probe binds it and lets go, so that a server refused for
+// its port is refused before it writes anything. Racy by nature: the
+// server's own bind decides.
+Status CheckListenable(const std::string& address);
 
 namespace net_internal {
 class GatedService;
