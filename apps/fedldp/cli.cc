@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "config_file.h"
 #include "fedldp/base/version.h"
 #include "fedldp/sim/fedsel_reproduction.h"
 #include "fedldp/sim/frontier_reproduction.h"
@@ -399,7 +400,9 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   // Options of a subcommand may come from a TOML/INI file, under a section
   // named after it ([train], ...); flags on the command line win. A key or
   // section the subcommand does not know is an error that names it (set
-  // before the subcommands are added: they inherit it).
+  // before the subcommands are added: they inherit it). A section or key
+  // given twice is an error naming both lines (config_file.h).
+  app.config_formatter(std::make_shared<StrictConfig>());
   app.set_config("--config", "", "Read options from a TOML/INI file");
   app.allow_config_extras(CLI::config_extras_mode::error);
   bool print_config = false;

@@ -499,6 +499,50 @@ TEST(Config, EveryExampleFileParsesAndPrintConfigRoundTrips) {
   EXPECT_EQ(Fedldp({"--config", typo, "--print-config", "train"}).code, 2);
 }
 
+// A config file means one thing (issue 41): a section or key given twice is
+// refused, naming both lines, whether the repeat is a second [train], the
+// same key twice, a dotted key at the top and its section, or a list key.
+// (Before: a second [train] was silently dropped, so `epsilon = 8` in it
+// ran at the first section's eps.) A key in two different sections, and a
+// list over several lines, are not repeats.
+TEST(Config, RepeatedSectionsAndKeysAreRefusedNamingBothLines) {
+  struct Case {
+    std::string text;
+    std::string expected;  // in the one stderr line; "" = accepted
+  };
+  const std::vector<Case> cases = {
+      {"[train]\nepochs = 2\n[train]\nepsilon = 8\n", "[train] is given twice, on lines 1 and 3"},
+      {"[train]\nepochs = 2\n\n# again\nepochs = 5\n",
+       "train.epochs is given twice, on lines 2 and 5"},
+      {"train.epochs = 2\n[train]\nepochs = 5\n", "train.epochs is given twice, on lines 1 and 3"},
+      {"[train]\n\"epochs\" = 2\nepochs = 5\n", "train.epochs is given twice, on lines 2 and 3"},
+      {"[[train]]\nepochs = 2\n[[train]]\nepochs = 3\n",
+       "[train] is given twice, on lines 1 and 3"},
+      {"[train]\nshuffle = true\nshuffle = false\n",
+       "train.shuffle is given twice, on lines 2 and 3"},
+      {"[train]\nshuffle\nshuffle = false\n", "train.shuffle is given twice, on lines 2 and 3"},
+      {"[audit]\nepsilon = [1,\n  2]\nepsilon = [4]\n",
+       "audit.epsilon is given twice, on lines 2 and 4"},
+      {"[audit]\nepsilon = [1,\n  2,\n  4]\ndraws = 2000\n", ""},
+      {"[train]\nepochs = 2\n[audit]\ndraws = 2000\n", ""},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const std::string config = Scratch("repeat" + std::to_string(i) + ".toml");
+    std::ofstream(config) << c.text;
+    const std::string command = c.text.find("audit") != std::string::npos ? "audit" : "train";
+    const auto r = Fedldp({"--config", config, "--print-config", command});
+    if (c.expected.empty()) {
+      EXPECT_EQ(r.code, 0) << c.text << "-> " << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.code, 2) << c.text << "-> " << r.out;
+    EXPECT_TRUE(r.out.empty()) << c.text << "-> " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.text << "-> " << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.text << "-> " << r.err;
+  }
+}
+
 // A refused `reproduce` leaves the results of an earlier run as they were
 // (before, a bad option emptied runs.jsonl first).
 TEST(Reproduce, ABadOptionKeepsAnEarlierRunsFiles) {
