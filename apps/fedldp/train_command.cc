@@ -25,13 +25,15 @@ namespace {
 // The data a configuration trains on: a dataset or the user's file, and
 // how its rows are split among clients.
 void AddDataOptions(CLI::App& app, TrainOptions& o) {
-  app.add_option("--dataset", o.dataset,
-                 Listed(DatasetNames(false), ", ") + " ([-entry] for syn), or " +
-                     Listed(DatasetNames(true), " or ") +
-                     " (images: softmax over the classes; their standard split: --repeats runs, "
-                     "no folds)")
-      ->capture_default_str();
-  app.add_option(
+  auto* dataset =
+      app.add_option(
+             "--dataset", o.dataset,
+             Listed(DatasetNames(false), ", ") + " ([-entry] for syn), or " +
+                 Listed(DatasetNames(true), " or ") +
+                 " (images: softmax over the classes; their standard split: --repeats runs, "
+                 "no folds)")
+          ->capture_default_str();
+  auto* data_dir = app.add_option(
       "--data-dir", o.data_dir,
       "Folder of the dataset files (default $FEDLDP_DATA_DIR, else the repository's data/)");
   app.add_option("--pool", o.pool,
@@ -41,7 +43,9 @@ void AddDataOptions(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(1, 28));
   app.add_option("--data", o.data,
                  "Your own data instead of --dataset: a CSV file (.csv, .csv.gz; numeric "
-                 "features scaled to about [-1, 1], one label column) or LIBSVM text");
+                 "features scaled to about [-1, 1], one label column) or LIBSVM text")
+      ->excludes(dataset)
+      ->excludes(data_dir);
   app.add_option("--label-column", o.label_column,
                  "With --data FILE.csv: the label column's header name or 0-based index "
                  "(default: the last column)");

@@ -1,7 +1,10 @@
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "fedldp/data/loaders.h"
 #include "line_reader.h"
@@ -31,12 +34,95 @@ Result<std::size_t> LabelPosition(const std::string& label_column,
                (header ? "" : " (the file has no header row)")};
 }
 
+// A number as strtod reads it, inf and nan included (a data row's value
+// the loader then refuses, not a column's name).
+bool Numeric(const std::string& field) {
+  char* end = nullptr;
+  std::strtod(field.c_str(), &end);
+  return end != field.c_str() && *end == '\0';
+}
+
+// Whether the first row names the columns. It does when the label column
+// is given by name, or when a field other than the label's is text (a data
+// row's features are numbers, whatever its label; an empty field is a
+// missing value); then every column needs a name of its own. A row of 3 or
+// more column numbers (0, 1, 2, ... or 1, 2, 3, ..., the names pandas
+// writes for unnamed columns) could be either, and is refused with the fix.
+Result<bool> IsHeader(const std::vector<std::string>& fields, const std::string& label_column,
+                      const internal::LineReader& in) {
+  std::size_t label = fields.size() - 1;
+  const bool named =
+      !label_column.empty() &&
+      std::from_chars(label_column.data(), label_column.data() + label_column.size(), label).ptr !=
+          label_column.data() + label_column.size();
+  bool text = named;
+  bool counted[2] = {true, true};  // the fields are 0, 1, ... / 1, 2, ...
+  for (std::size_t c = 0; c < fields.size(); ++c) {
+    const auto number = internal::ParseNumber(fields[c]);
+    if (c != label && !fields[c].empty() && !Numeric(fields[c])) text = true;
+    for (int from : {0, 1}) counted[from] &= number && *number == static_cast<double>(c + from);
+  }
+  if (!text && fields.size() > 2 && (counted[0] || counted[1])) {
+    return Error{in.Where("the first row is the column numbers, " + fields[0] + ", " + fields[1] +
+                          ", ...: a header (pandas writes one for unnamed columns) or data? Name " +
+                          "the columns, or write the file without a header (header=False)")};
+  }
+  if (!text) return false;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t c = 0; c < fields.size(); ++c) {
+    if (fields[c].empty()) {
+      return Error{in.Where("column " + std::to_string(c) + " of the header has no name (an " +
+                            "index column, as pandas writes by default? write the file with " +
+                            "index=False, or name the column)")};
+    }
+    if (const auto [it, fresh] = seen.emplace(fields[c], c); !fresh) {
+      return Error{in.Where("columns " + std::to_string(it->second) + " and " + std::to_string(c) +
+                            " of the header are both named '" + fields[c] + "'")};
+    }
+  }
+  return true;
+}
+
+// A label column that cannot be one: a single class (nothing to learn),
+// numbers that are not whole (a continuous quantity), or so many classes
+// that fewer than 10 rows fall to each (a feature taken for the label).
+Status CheckClasses(const std::string& path, const std::map<double, int>& by_number,
+                    const std::map<std::string, int>& by_text, std::size_t rows) {
+  const std::size_t classes = by_number.size() + by_text.size();
+  const std::string fix = " (is the label column right? --label-column names it)";
+  if (classes < 2) {
+    return Error{path + ": every row has the same label, one class: nothing to learn" + fix};
+  }
+  for (const auto& [value, unused] : by_number) {
+    if (value != std::floor(value)) {
+      std::ostringstream text;
+      text << value;
+      return Error{path + ": the label " + text.str() +
+                   " is not a whole number: labels name classes, not quantities" + fix};
+    }
+  }
+  if (classes > 65536 || (classes > 100 && rows < 10 * classes)) {
+    return Error{path + ": " + std::to_string(classes) + " distinct labels among " +
+                 std::to_string(rows) + " rows, too many classes to learn" + fix};
+  }
+  return Status::Ok();
+}
+
 // The rows' classes, in increasing order of the label: numerically when
 // every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text.
 Status SetClasses(const std::string& path, const std::vector<std::string>& labels, Dataset& data) {
-  const bool numeric = std::all_of(labels.begin(), labels.end(), [](const std::string& l) {
+  const std::size_t numbers = std::count_if(labels.begin(), labels.end(), [](const std::string& l) {
     return internal::ParseNumber(l).has_value();
   });
+  if (numbers != 0 && numbers != labels.size()) {
+    const auto text = std::find_if(labels.begin(), labels.end(), [](const std::string& l) {
+      return !internal::ParseNumber(l).has_value();
+    });
+    return Error{path + ": the labels mix numbers and text ('" + *text + "' among " +
+                 std::to_string(numbers) + " numbers): a header the loader read as data, or " +
+                 "the wrong label column (--label-column)?"};
+  }
+  const bool numeric = numbers != 0;
   std::map<double, int> by_number;
   std::map<std::string, int> by_text;
   for (const auto& l : labels) {
@@ -49,8 +135,8 @@ Status SetClasses(const std::string& path, const std::vector<std::string>& label
   int next = 0;
   for (auto& [unused, cls] : by_number) cls = next++;
   for (auto& [unused, cls] : by_text) cls = next++;
-  if (next > 65536) return Error{path + ": more than 65,536 distinct labels"};
-  data.classes = std::max(2, next);
+  FEDLDP_RETURN_IF_ERROR(CheckClasses(path, by_number, by_text, labels.size()));
+  data.classes = next;
   for (const auto& l : labels) {
     data.labels.push_back(numeric ? by_number.at(*internal::ParseNumber(l)) : by_text.at(l));
   }
@@ -78,19 +164,16 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
             in.Where("a CSV row needs a label and at least one feature, separated by ','")};
       }
       columns = fields.size();
-      // A header row: no field is a number (a data row has numeric features,
-      // whatever its label).
-      const bool header = std::none_of(fields.begin(), fields.end(), [](const std::string& f) {
-        return internal::ParseNumber(f).has_value();
-      });
-      auto position = LabelPosition(label_column, fields, header, in.Where(""));
+      auto header = IsHeader(fields, label_column, in);
+      if (!header.ok()) return Error{header.error()};
+      auto position = LabelPosition(label_column, fields, *header, in.Where(""));
       if (!position.ok()) return Error{position.error()};
       label = *position;
       data.dimension = columns - 1;
       if (Status e = internal::CheckSize(1, data.dimension, limits); !e.ok()) {
         return Error{in.Where(e.error())};
       }
-      if (header) {
+      if (*header) {
         for (std::size_t c = 0; c < columns; ++c) {
           if (c != label) data.feature_names.push_back(fields[c]);
         }

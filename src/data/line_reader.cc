@@ -23,6 +23,18 @@ LineReader::~LineReader() {
   if (file_ != nullptr) gzclose(file_);
 }
 
+// The first line's byte order mark: UTF-8's is dropped (else it joins the
+// first column's name); UTF-16's fails the reading with the fix.
+bool LineReader::StripByteOrderMark(std::string& line) {
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) {
+    line.erase(0, 3);
+  } else if (line.rfind("\xFF\xFE", 0) == 0 || line.rfind("\xFE\xFF", 0) == 0) {
+    read_status_ = Error{Where("the file is UTF-16 text; save it as UTF-8 (or ASCII)")};
+    return false;
+  }
+  return true;
+}
+
 std::optional<std::string> LineReader::Next() {
   if (file_ == nullptr) return std::nullopt;
   std::string line;
@@ -49,6 +61,7 @@ std::optional<std::string> LineReader::Next() {
   }
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   ++line_;
+  if (line_ == 1 && !StripByteOrderMark(line)) return std::nullopt;
   return line;
 }
 

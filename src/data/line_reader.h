@@ -1,5 +1,6 @@
 // Reads a text file line by line, plain or gzip (zlib detects which), and
-// formats errors as "path:line: reason".
+// formats errors as "path:line: reason". A UTF-8 byte order mark is
+// dropped; UTF-16 text is refused.
 #ifndef FEDLDP_SRC_DATA_LINE_READER_H_
 #define FEDLDP_SRC_DATA_LINE_READER_H_
 
@@ -35,6 +36,8 @@ class LineReader {
   std::string Where(const std::string& reason) const;
 
  private:
+  bool StripByteOrderMark(std::string& line);
+
   std::string path_;
   std::size_t max_line_bytes_;
   gzFile file_ = nullptr;

@@ -446,6 +446,8 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"--config", config, "train"}, "epsilonn"},
       {{"--config", section, "train"}, "trian"},
       {{"--config", list, "audit"}, "inf"},
+      {{"train", "--dataset", "bank", "--data", config}, "--dataset excludes --data"},
+      {{"tune", "--data-dir", "d", "--data", config}, "--data-dir excludes --data"},
   };
   for (const auto& c : cases) {
     std::string joined;

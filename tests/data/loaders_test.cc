@@ -492,8 +492,68 @@ TEST(Csv, HeaderLabelColumnAndClasses) {
   ASSERT_TRUE(i.ok()) << i.error();
   EXPECT_EQ(i->labels, (std::vector<int>{1, 0}));
   EXPECT_EQ(i->features, (std::vector<float>{0.5f, 0.25f}));
-  // One label value: still two classes.
-  EXPECT_EQ(LoadCsv(dir.Write("one.csv", "1,3\n2,3\n")).value().classes, 2);
+}
+
+// A CSV file means what it says (issue 41): the first row is a header or
+// data for a reason, and a label column that cannot be one is refused with
+// the fix. (Before: pandas' header 0,1,2,... was read as a data row, adding
+// a row and a class; a BOM joined the first name; one class, fractional or
+// thousands of labels trained without a word.)
+TEST(Csv, HeadersAndLabelColumnsMeanWhatTheySay) {
+  TempDir dir;
+  struct Case {
+    std::string text, label_column;
+    std::string expected;  // in the error; "" = loads
+  };
+  const std::vector<Case> cases = {
+      {"0,1,2\n0.5,0.5,0\n0.1,0.2,1\n", "", "the first row is the column numbers, 0, 1, ..."},
+      {"1,2,3\n0.5,0.5,0\n0.1,0.2,1\n", "", "the first row is the column numbers, 1, 2, ..."},
+      {"0,1,2,3\n0.5,0.5,0.1,0\n0.1,0.2,0.1,1\n", "0", "the first row is the column numbers"},
+      {",a,label\n0,0.5,0\n1,0.1,1\n", "", "column 0 of the header has no name (an index"},
+      {"a,a,label\n0.5,0.5,0\n0.1,0.1,1\n", "", "columns 0 and 1 of the header are both named 'a'"},
+      {"1,2,income\n0.5,0.5,0\n0.1,0.1,1\n", "", "the labels mix numbers and text ('income'"},
+      {"a,label\n0.5,3\n0.1,3\n", "", "one class: nothing to learn"},
+      {"a,label\n0.5,0.25\n0.1,1\n", "", "the label 0.25 is not a whole number"},
+      {"a,b\n1,2\n", "", "one class"},
+      {"\xFF\xFE"
+       "a,b\n",
+       "", "UTF-16"},
+      // Loads: a header with a numeric name, a missing value on line 1 is
+      // data (and refused as such), a BOM, a named label column.
+      {"x,2020,label\n0.5,0.5,0\n0.1,0.1,1\n", "", ""},
+      {"0.5,,0\n0.1,0.1,1\n", "", "column 1: '' is not a finite number"},
+      {"\xEF\xBB\xBF"
+       "age,label\n0.5,0\n0.1,1\n",
+       "label", ""},
+      {"0,1\n0.5,0\n0.1,1\n", "", ""},  // 2 columns: 0,1 is data
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    auto d = LoadCsv(dir.Write("c" + std::to_string(i) + ".csv", c.text), c.label_column);
+    if (c.expected.empty()) {
+      EXPECT_TRUE(d.ok()) << c.text << ": " << d.error();
+    } else {
+      ASSERT_FALSE(d.ok()) << c.text;
+      EXPECT_NE(d.error().find(c.expected), std::string::npos) << c.text << ": " << d.error();
+    }
+  }
+  // The BOM is not part of the first name; the label is found by it.
+  auto bom = LoadCsv(dir.Write("bom.csv",
+                               "\xEF\xBB\xBF"
+                               "age,label\n0.5,0\n0.1,1\n"),
+                     "label");
+  ASSERT_TRUE(bom.ok()) << bom.error();
+  EXPECT_EQ(bom->feature_names, (std::vector<std::string>{"age"}));
+  // Too many classes for the rows: 150 labels among 300 rows; 101 classes
+  // among 1,010 rows load.
+  std::string many = "a,label\n", enough = "a,label\n";
+  for (int r = 0; r < 300; ++r) many += "0.5," + std::to_string(r % 150) + "\n";
+  for (int r = 0; r < 1010; ++r) enough += "0.5," + std::to_string(r % 101) + "\n";
+  auto refused = LoadCsv(dir.Write("many.csv", many));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("150 distinct labels among 300 rows"), std::string::npos)
+      << refused.error();
+  EXPECT_EQ(LoadCsv(dir.Write("enough.csv", enough)).value().classes, 101);
 }
 
 TEST(Csv, ErrorsNameFileLineAndReason) {
@@ -505,7 +565,7 @@ TEST(Csv, ErrorsNameFileLineAndReason) {
   };
   EXPECT_NE(error("a,b\n1,2\n3\n").find("bad.csv:3: has 1 fields, the first row 2"),
             std::string::npos);
-  EXPECT_NE(error("1,red,0\n").find("bad.csv:1: column 1: 'red' is not a finite number"),
+  EXPECT_NE(error("1,red,0\n2,blue,1\n").find("bad.csv:2: column 1: 'blue' is not a finite"),
             std::string::npos);
   EXPECT_NE(error("a,b\n1,2\n", "c").find("no column is named 'c'"), std::string::npos);
   EXPECT_NE(error("1,2\n", "5").find("label column 5 is past the last column (1)"),

@@ -69,9 +69,15 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
 
 // CSV: comma-separated numeric features and one label column, named by its
 // header (`label_column`), by its 0-based index, or (empty) the last column.
-// The first row is a header if none of its fields is a number. Labels
-// become classes in increasing order, numerically when every label is a
-// number (so -1 / +1 and 0 / 1 give 0 / 1), else as text. Features are
+// The first row is a header when the label column is named, or when a
+// field other than the label's is text; a header names every column once.
+// A first row of 3 or more column numbers (0,1,2,... or 1,2,3,..., pandas'
+// names for unnamed columns) is refused as ambiguous. A UTF-8 byte order
+// mark is dropped. Labels become classes in increasing order, numerically
+// when every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as
+// text; labels that mix numbers and text, name one class, are numbers that
+// are not whole, or leave fewer than 10 rows per class (over 100 classes)
+// are refused as the wrong label column. Features are
 // taken as they are: scale them to about [-1, 1] first, as the linear
 // models' gradient clip assumes. Fields may be quoted ("..."), not span lines.
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column = "",
