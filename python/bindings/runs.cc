@@ -512,14 +512,9 @@ layer, as the server announced them for the round.)doc")
           [](const py::array& weights_arg, const std::vector<std::size_t>& layer_sizes,
              double margin) {
             FloatArray w = FloatArray::ensure(weights_arg);
-            std::size_t total =
-                std::accumulate(layer_sizes.begin(), layer_sizes.end(), std::size_t{0});
-            if (!w || w.ndim() != 1 || static_cast<std::size_t>(w.size()) != total) {
-              Raise("weights must be a 1-D array of sum(layer_sizes) = " + std::to_string(total) +
-                    " values");
-            }
+            if (!w || w.ndim() != 1) Raise("weights must be a 1-D array of float32 values");
             std::vector<std::pair<double, double>> out;
-            for (const auto& r : LayerRangesOf(View(w), layer_sizes, margin)) {
+            for (const auto& r : Take(LayerRangesOf(View(w), layer_sizes, margin))) {
               out.emplace_back(r.center, r.radius);
             }
             return out;

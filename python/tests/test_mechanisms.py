@@ -165,3 +165,36 @@ def test_selector_checks_its_input():
         sel.select(np.zeros(4), 1)
     with pytest.raises(ValueError):
         fedldp.Selector("ps", 1.0, 5, 6)
+
+
+# Sizes are checked before arithmetic (issue 41): layer sizes whose sum
+# wraps around 2^64 passed the length check and crashed the interpreter, and
+# an empty layer read past its buffer. Each is a ValueError with a reason.
+@pytest.mark.parametrize(
+    "sizes, weights, reason",
+    [
+        ([2**64 - 1, 5], 4, "overflow"),
+        ([2**63, 2**63, 4], 4, "overflow"),
+        ([0, 4], 4, "layer 0 is empty"),
+        ([2, 0, 2], 4, "layer 1 is empty"),
+        ([3, 3], 4, "the layers hold 6 weights, the model 4"),
+    ],
+)
+def test_layer_sizes_are_checked_before_arithmetic(sizes, weights, reason):
+    w = np.linspace(-1, 1, weights, dtype=np.float32)
+    with pytest.raises(ValueError, match=reason):
+        fedldp.LdpFlRandomizer.layer_ranges(w, sizes)
+    if "weights, the model" not in reason:  # the constructor checks the sizes themselves
+        with pytest.raises(ValueError, match=reason):
+            fedldp.LdpFlRandomizer(1.0, sizes, [(0.0, 1.0)] * len(sizes))
+
+
+def test_layer_ranges_refuse_what_they_imply():
+    w = np.array([0.0, np.nan, 1.0, 2.0], dtype=np.float32)
+    with pytest.raises(ValueError, match="weight 1 is not finite"):
+        fedldp.LdpFlRandomizer.layer_ranges(w, [2, 2])
+    w = np.zeros(4, dtype=np.float32)
+    for margin in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="margin"):
+            fedldp.LdpFlRandomizer.layer_ranges(w, [2, 2], margin)
+    assert fedldp.LdpFlRandomizer.layer_ranges(w + 1, [1, 3]) == [(1.0, 1e-6)] * 2

@@ -397,9 +397,12 @@ Status LdpFlTrainer::Prepare() {
     run_.float32_bytes = 4 * net_.parameters();
   }
   global_ = net_.GetWeights();
-  ranges_ = config_.adaptive
-                ? LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin)
-                : std::vector<LayerRange>(net_.layer_sizes().size(), config_.fixed_range);
+  ranges_.assign(net_.layer_sizes().size(), config_.fixed_range);
+  if (config_.adaptive) {
+    auto ranges = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
+    if (!ranges.ok()) return Error{"the initial model: " + ranges.error()};
+    ranges_ = std::move(ranges).value();
+  }
   // Each client trains on a net of its own (the nets are reused): their
   // weights are set from the global model before training.
   pool_ = std::make_unique<NetPool>([this]() -> NeuralNet {
@@ -477,7 +480,9 @@ Status LdpFlTrainer::RunRound(int round) {
   const double shuffling = stats.shuffle_seconds;
   FEDLDP_RETURN_IF_ERROR(reports->Estimate(global_, stats));
   if (config_.adaptive) {
-    ranges_ = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
+    auto ranges = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
+    if (!ranges.ok()) return Error{"round " + std::to_string(round + 1) + ": " + ranges.error()};
+    ranges_ = std::move(ranges).value();
   }
   stats.aggregate_seconds += Since(t) - (stats.shuffle_seconds - shuffling);
   net_.SetWeights(global_);

@@ -4,12 +4,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fedldp/base/checked.h"
 #include "fedldp/fl/ldpfl.h"
 
 namespace fedldp {
 
-std::vector<LayerRange> LayerRangesOf(std::span<const float> w,
-                                      const std::vector<std::size_t>& sizes, double margin) {
+Result<std::vector<LayerRange>> LayerRangesOf(std::span<const float> w,
+                                              const std::vector<std::size_t>& sizes,
+                                              double margin) {
+  if (!std::isfinite(margin) || margin <= 0) {
+    return Error{"the range margin must be a finite number > 0"};
+  }
+  auto total = SumOfSizes(sizes, "layer");
+  if (!total.ok()) return Error{total.error()};
+  if (*total != w.size()) {
+    return Error{"the layers hold " + std::to_string(*total) + " weights, the model " +
+                 std::to_string(w.size())};
+  }
+  const auto bad = std::find_if(w.begin(), w.end(), [](float x) { return !std::isfinite(x); });
+  if (bad != w.end()) {
+    return Error{"weight " + std::to_string(bad - w.begin()) + " is not finite (" +
+                 std::to_string(*bad) + "): the model diverged"};
+  }
   std::vector<LayerRange> ranges;
   std::size_t offset = 0;
   for (const std::size_t n : sizes) {

@@ -229,7 +229,11 @@ Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
   std::vector<LayerRange> ranges;
   if (spec_.config.adaptive) {
     const std::vector<float> w(snap_.weights.begin(), snap_.weights.end());
-    ranges = LayerRangesOf(w, spec_.layer_sizes, spec_.config.adaptive_margin);
+    auto adaptive = LayerRangesOf(w, spec_.layer_sizes, spec_.config.adaptive_margin);
+    if (!adaptive.ok()) {
+      return Error{"round " + std::to_string(snap_.round + 1) + ": " + adaptive.error()};
+    }
+    ranges = std::move(adaptive).value();
   } else {
     ranges.assign(spec_.layer_sizes.size(), spec_.config.fixed_range);
   }

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "fedldp/base/checked.h"
+
 namespace fedldp {
 
 Result<LdpFlRandomizer> LdpFlRandomizer::Create(double epsilon,
@@ -13,18 +15,19 @@ Result<LdpFlRandomizer> LdpFlRandomizer::Create(double epsilon,
                                                 std::vector<LayerRange> ranges) {
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   if (layer_sizes.empty()) return Error{"LDP-FL needs at least one layer"};
+  auto weights = SumOfSizes(layer_sizes, "layer");
+  if (!weights.ok()) return Error{weights.error()};
   if (ranges.size() != layer_sizes.size()) {
     return Error{"LDP-FL needs one range per layer (" + std::to_string(layer_sizes.size()) +
                  " layers, " + std::to_string(ranges.size()) + " ranges)"};
   }
   LdpFlRandomizer r;
   r.epsilon_ = epsilon;
+  r.weights_ = *weights;
   for (std::size_t l = 0; l < layer_sizes.size(); ++l) {
-    if (layer_sizes[l] == 0) return Error{"layer " + std::to_string(l) + " has no weights"};
     auto m = TwoPointMechanism::Create(epsilon, ranges[l].center, ranges[l].radius);
     if (!m.ok()) return Error{"layer " + std::to_string(l) + ": " + m.error()};
     r.mechanisms_.push_back(std::move(m).value());
-    r.weights_ += layer_sizes[l];
   }
   r.layer_sizes_ = std::move(layer_sizes);
   r.ranges_ = std::move(ranges);

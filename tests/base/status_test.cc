@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
+
+#include "fedldp/base/checked.h"
 
 namespace fedldp {
 namespace {
@@ -79,6 +83,41 @@ TEST(ParameterChecks, NameTheParameterAndSayInvalidArgument) {
   EXPECT_EQ(CheckPositive(-HUGE_VAL, "radius").code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(CheckFinite(-3, "center").ok());
   EXPECT_NE(CheckFinite(std::nan(""), "center").error().find("center must be"), std::string::npos);
+}
+
+// Sizes from outside are summed and multiplied only through checked.h
+// (issue 41): a sum that wraps around 2^64, or an empty part, is an error
+// naming the part; in range, the arithmetic is exact.
+TEST(Checked, SumsAndProductsRefuseOverflowAndEmptyParts) {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  EXPECT_EQ(CheckedAdd(kMax - 1, 1), kMax);
+  EXPECT_FALSE(CheckedAdd(kMax, 1).has_value());
+  EXPECT_EQ(CheckedMul(std::size_t{1} << 32, (std::size_t{1} << 32) - 1),
+            (std::size_t{1} << 63) + ((std::size_t{1} << 63) - (std::size_t{1} << 32)));
+  EXPECT_FALSE(CheckedMul(std::size_t{1} << 32, std::size_t{1} << 32).has_value());
+  struct Case {
+    std::vector<std::size_t> sizes;
+    std::string expected;  // in the error; "" = the sum
+    std::size_t sum = 0;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4, 5}, "", 12},
+      {{}, "", 0},
+      {{kMax - 4, 4}, "", kMax},
+      {{kMax, 5}, "overflow at layer 1 (5)"},
+      {{std::size_t{1} << 63, std::size_t{1} << 63, 4}, "overflow at layer 1"},
+      {{2, 0, 2}, "layer 1 is empty"},
+  };
+  for (const Case& c : cases) {
+    const auto sum = SumOfSizes(c.sizes, "layer");
+    if (c.expected.empty()) {
+      ASSERT_TRUE(sum.ok()) << sum.error();
+      EXPECT_EQ(*sum, c.sum);
+    } else {
+      ASSERT_FALSE(sum.ok()) << c.expected;
+      EXPECT_NE(sum.error().find(c.expected), std::string::npos) << sum.error();
+    }
+  }
 }
 
 }  // namespace

@@ -129,9 +129,12 @@ Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, 
                                                            double alpha, std::uint64_t seed);
 
 // The adaptive rule: per layer, the centre and half-width of the layer's
-// weights, the half-width times `margin` (at least 1e-6).
-std::vector<LayerRange> LayerRangesOf(std::span<const float> weights,
-                                      const std::vector<std::size_t>& layer_sizes, double margin);
+// weights, the half-width times `margin` (at least 1e-6). Refused: a layer
+// of no weights, sizes whose sum overflows or differs from weights.size(),
+// a weight that is not finite (a diverged model), margin not finite and > 0.
+Result<std::vector<LayerRange>> LayerRangesOf(std::span<const float> weights,
+                                              const std::vector<std::size_t>& layer_sizes,
+                                              double margin);
 
 // The inputs' standardisation: the mean and standard deviation of every
 // feature value of `rows` (sd 1 if there are none). The simulator uses its
