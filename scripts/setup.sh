@@ -15,6 +15,8 @@ packages=(
   # scripts/check-format.sh, which scripts/test.sh runs first.
   clang-format
   libgrpc++-dev protobuf-compiler-grpc
+  # OpenSSL reads the TLS certificates and keys before any connection.
+  libssl-dev
   # Simulation over several processes or machines (mpirun; optional at
   # configure time, FEDLDP_MPI).
   libopenmpi-dev openmpi-bin

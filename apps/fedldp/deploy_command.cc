@@ -58,13 +58,10 @@ StopOnSignal::StopOnSignal() {
   });
 }
 
-// "A:B" (half-open), or all rows of `n` when empty.
-void CheckPlaintext(const std::string& address, const std::string& tls_file, bool insecure,
-                    const char* flag, std::ostream& err) {
-  TlsFiles tls;
-  tls.ca = tls_file;
-  tls.insecure = insecure;
+void CheckTlsOptions(const std::string& address, const TlsFiles& tls, const char* flag,
+                     std::ostream& err) {
   if (Status why = CheckTransport(address, tls, flag); !why.ok()) throw UsageError(why.error());
+  if (Status why = CheckTlsFiles(tls); !why.ok()) throw UsageError(why.error());
   if (!tls.enabled() && !IsLoopbackAddress(address)) {
     err << Stamp() << " warning: plaintext on " << address
         << " (--insecure): tokens and reports cross the network in clear" << std::endl;
@@ -349,7 +346,8 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (given.tls_cert.empty() != given.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
-  CheckPlaintext(given.address, given.tls_cert, given.insecure, "--tls-cert and --tls-key", err);
+  CheckTlsOptions(given.address, {given.tls_cert, given.tls_key, "", given.insecure},
+                  "--tls-cert and --tls-key", err);
   if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
   ServeOptions o = given;
   if (o.dataset.empty()) o.dataset = "adult";
@@ -426,12 +424,12 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   std::string token = o.token;
   if (!o.token_file.empty()) token = ReadToken(o.token_file, "--token-file");
   if (token.empty()) throw UsageError("give --token or --token-file");
-  CheckPlaintext(o.server, o.tls_ca, o.insecure, "--tls-ca", err);
+  CheckTlsOptions(o.server, {"", "", o.tls_ca, o.insecure}, "--tls-ca", err);
   const std::string protocol = !o.protocol.empty()  ? o.protocol
                                : o.shuffler.empty() ? "fedsel"
                                                     : "ldpfl";
   if (!o.shuffler.empty())
-    CheckPlaintext(o.shuffler, o.shuffler_ca, o.insecure, "--shuffler-ca", err);
+    CheckTlsOptions(o.shuffler, {"", "", o.shuffler_ca, o.insecure}, "--shuffler-ca", err);
   if (protocol == "ldpfl") {
     if (o.shuffler.empty())
       throw UsageError("LDP-FL's reports go through the shuffler: give --shuffler");

@@ -163,8 +163,9 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   };
   ShufflerServerOptions s;
   s.address = o.address;
-  CheckPlaintext(o.address, o.tls_cert, o.insecure, "--tls-cert and --tls-key", err);
-  CheckPlaintext(o.server, o.server_ca, o.insecure, "--server-ca", err);
+  CheckTlsOptions(o.address, {o.tls_cert, o.tls_key, "", o.insecure}, "--tls-cert and --tls-key",
+                  err);
+  CheckTlsOptions(o.server, {"", "", o.server_ca, o.insecure}, "--server-ca", err);
   s.tls.certificate = o.tls_cert;
   s.tls.key = o.tls_key;
   s.tls.insecure = o.insecure;

@@ -37,13 +37,14 @@ class StopOnSignal {
   std::jthread watcher_;
 };
 
-// "A:B" (half-open), or all rows of `n` when empty.
-// Before any work: plaintext (no `tls_file`: certificate or CA) on a
-// non-loopback address is refused (UsageError) unless `insecure`, and then
-// said on `err`.
-void CheckPlaintext(const std::string& address, const std::string& tls_file, bool insecure,
-                    const char* flag, std::ostream& err);
+// Before any work: plaintext (no certificate or CA in `tls`) on a
+// non-loopback address is refused (UsageError) unless tls.insecure, and then
+// said on `err`; a certificate, key or CA file that is not what it must be
+// is refused naming the file (CheckTlsFiles).
+void CheckTlsOptions(const std::string& address, const TlsFiles& tls, const char* flag,
+                     std::ostream& err);
 
+// "A:B" (half-open), or all rows of `n` when empty.
 std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const char* flag);
 // Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.
 std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const std::string& spec);

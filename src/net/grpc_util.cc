@@ -43,6 +43,7 @@ Result<std::string> ReadFile(const std::string& path) {
 
 Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
   if (tls.certificate.empty()) return grpc::InsecureServerCredentials();
+  FEDLDP_RETURN_IF_ERROR(CheckTlsFiles(tls));
   auto cert = ReadFile(tls.certificate);
   auto key = ReadFile(tls.key);
   if (!cert.ok()) return Error{cert.error()};
@@ -143,6 +144,7 @@ Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!tls.ca.empty()) {
+    FEDLDP_RETURN_IF_ERROR(CheckTlsFiles(tls));
     auto ca = ReadFile(tls.ca);
     if (!ca.ok()) return Error{ca.error()};
     grpc::SslCredentialsOptions ssl;

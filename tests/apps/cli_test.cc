@@ -448,6 +448,14 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"--config", list, "audit"}, "inf"},
       {{"train", "--dataset", "bank", "--data", config}, "--dataset excludes --data"},
       {{"tune", "--data-dir", "d", "--data", config}, "--data-dir excludes --data"},
+      // A TLS file that is no certificate or key (here a TOML file), named.
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--tls-cert", config, "--tls-key",
+        config},
+       "the certificate " + config + " holds no readable PEM certificate"},
+      {{"client", "--server", "localhost:1", "--token", "t", "--tls-ca", config},
+       "the CA file " + config},
+      {{"shuffle", "--server", "localhost:1", "--token-file", config, "--server-ca", config},
+       "the CA file " + config},
   };
   for (const auto& c : cases) {
     std::string joined;

@@ -4,6 +4,8 @@
 // are self-signed for localhost and 127.0.0.1 and serve these tests only.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <numeric>
 #include <thread>
 
@@ -189,6 +191,81 @@ TEST_F(TlsTest, AServerRefusesToListenInPlaintextOffLoopback) {
   ASSERT_FALSE(plain.ok());
   EXPECT_NE(plain.error().find("refusing plaintext"), std::string::npos) << plain.error();
   EXPECT_TRUE(CoordinatorServer::Start(*c, "0.0.0.0:0", ServerTls()).ok());  // TLS: fine
+}
+
+// Every TLS file is read before use and a wrong one is one sentence naming
+// it (issue 41): before, a garbage CA file made a client retry for ever and
+// a garbage certificate was reported as "cannot listen ... (in use)".
+TEST_F(TlsTest, EveryWrongTlsFileIsRefusedNamingItBeforeAnyConnection) {
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(Path(name), std::ios::binary) << text;
+    return Path(name);
+  };
+  std::ifstream pem_in(kCertificate);
+  const std::string pem((std::istreambuf_iterator<char>(pem_in)), {});
+  const std::string garbage = write("garbage.pem", "not a certificate\n");
+  const std::string empty = write("empty.pem", "");
+  const std::string truncated =
+      write("truncated.pem", pem.substr(0, 200) + "\n-----END CERTIFICATE-----\n");
+  const std::string then_garbage = write("then_garbage.pem", pem + "-----BEGIN CERTIFICATE-----\n");
+  const std::string both = write(
+      "both.pem", pem + "\n" + [&] {
+        std::ifstream in(kStranger);
+        return std::string((std::istreambuf_iterator<char>(in)), {});
+      }());
+  struct Case {
+    TlsFiles tls;
+    std::string expected;  // in the refusal; "" = accepted
+  };
+  const std::vector<Case> cases = {
+      {{garbage, kKey, "", false}, "the certificate " + garbage + " holds no readable PEM"},
+      {{kKey, kKey, "", false}, "the certificate " + kKey + " holds no readable PEM"},
+      {{Path("missing.pem"), kKey, "", false}, "cannot read " + Path("missing.pem")},
+      {{kCertificate, kCertificate, "", false}, "the key " + kCertificate + " is not an"},
+      {{kCertificate, garbage, "", false}, "the key " + garbage + " is not an"},
+      {{kStranger, kKey, "", false}, "does not belong to the certificate " + kStranger},
+      {{kCertificate, "", "", false}, "needs its key"},
+      {{"", "", garbage, false}, "the CA file " + garbage + " holds no readable PEM"},
+      {{"", "", empty, false}, "the CA file " + empty + " holds no readable PEM"},
+      {{"", "", truncated, false}, "the CA file " + truncated + " holds no readable PEM"},
+      {{"", "", then_garbage, false}, "the CA file " + then_garbage + " holds no readable PEM"},
+      {{"", "", kKey, false}, "the CA file " + kKey},
+      {{kCertificate, kKey, "", false}, ""},
+      {{"", "", kCertificate, false}, ""},
+      {{"", "", both, false}, ""},
+  };
+  for (const Case& c : cases) {
+    const Status s = CheckTlsFiles(c.tls);
+    const std::string which = c.tls.certificate + " | " + c.tls.key + " | " + c.tls.ca;
+    if (c.expected.empty()) {
+      EXPECT_TRUE(s.ok()) << which << ": " << s.error();
+    } else {
+      ASSERT_FALSE(s.ok()) << which;
+      EXPECT_NE(s.error().find(c.expected), std::string::npos) << which << ": " << s.error();
+    }
+  }
+  // At the root too: a server is refused for its file, not "in use", and a
+  // client trusting a garbage file stops at once instead of retrying.
+  const Dataset data = testing::SmallSynthetic(20);
+  auto state = ServerState::Open(Path("server.sqlite")).value();
+  const auto tokens = state.IssueTokens(1).value();
+  auto coordinator =
+      FedSelCoordinator::Create(FedSelSpec(data), RoundPolicy{}, std::move(state)).value();
+  const auto server =
+      CoordinatorServer::Start(*coordinator, "127.0.0.1:0", {garbage, kKey, "", false});
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.error().find("the certificate " + garbage), std::string::npos) << server.error();
+  FedSelClientOptions client;
+  client.address = "127.0.0.1:1";
+  client.token = tokens[0];
+  client.ledger = Path("ledger");
+  client.tls = Trust(garbage);
+  client.give_up = 60s;
+  const auto started = std::chrono::steady_clock::now();
+  const auto refused = RunFedSelClient(client, data, {0});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("the CA file " + garbage), std::string::npos) << refused.error();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
 }
 
 }  // namespace

@@ -55,6 +55,13 @@ Status CheckTransport(const std::string& address, const TlsFiles& tls, const cha
 // its port is refused before it writes anything. Racy by nature: the
 // server's own bind decides.
 Status CheckListenable(const std::string& address);
+// OK if every file `tls` names is what it must be, else one sentence naming
+// the file and the problem: the certificate and the CA file hold PEM
+// certificates that are valid now, the key is an unencrypted PEM private key
+// and belongs to the certificate. (Before: a garbage CA file made a client
+// retry for ever, a garbage certificate read as "cannot listen ... in use".)
+// StartServer and every channel check it too.
+Status CheckTlsFiles(const TlsFiles& tls);
 
 namespace net_internal {
 class GatedService;
