@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "fedldp/store/privacy_ledger.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
 
@@ -248,12 +249,19 @@ Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uin
     if (!made.ok()) return Error{made.error()};
     to_shuffler = *made;
   }
+  // Everything local is checked before the first call: a client that joins
+  // counts toward the roster, and one that then fails leaves rounds empty.
+  FEDLDP_RETURN_IF_ERROR(PrivacyLedger::CheckPath(o.ledger));
   auto server = pb::Coordinator::NewStub(*channel);
   Retrier connection(
       "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(users);
+  const Participation brings = protocol.Brings();
+  join.set_protocol(brings.protocol);
+  join.set_dimension(brings.dimension);
+  join.set_through_shuffler(to_shuffler != nullptr);
   ClientSession session(
       connection,
       [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fedldp/base/status.h"
+#include "fedldp/net/round_coordinator.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.pb.h"
 
@@ -32,6 +33,9 @@ class ClientProtocol {
  public:
   virtual ~ClientProtocol() = default;
   // The task the server gave on joining: checks that it is this protocol's.
+  // What the client brings (its protocol, its data's features per row), for
+  // the server to check at Join, before the client counts as joined.
+  virtual Participation Brings() const = 0;
   virtual Status Accept(const v1::JoinReply& joined) = 0;
   // Then (the options fit the task) opens the ledger and creates the
   // participant. Returns the line that says what the client joined.

@@ -21,7 +21,9 @@ void SetPollReply(const FedSelCoordinator::Poll& poll, pb::PollReply* reply) {
 Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
                   const pb::JoinRequest& request, pb::JoinReply* reply,
                   FedSelCoordinator::Clock::time_point now) {
-  return HandleJoinWith(coordinator, task, request, reply, now);
+  const FedSelTaskSpec& spec = coordinator.spec();
+  return HandleJoinWith(coordinator, task, {"fedsel", spec.dimension, spec.config.shuffle}, request,
+                        reply, now);
 }
 
 Status HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,

@@ -64,8 +64,13 @@ inline Status SameCredentials(std::string_view admitted, std::string_view body) 
 // coordinator's task as a serialized fedldp.v1.Task.
 template <typename Coordinator>
 Status HandleJoinWith(Coordinator& coordinator, const std::string& task,
-                      const v1::JoinRequest& request, v1::JoinReply* reply,
-                      typename Coordinator::Clock::time_point now) {
+                      const Participation& needed, const v1::JoinRequest& request,
+                      v1::JoinReply* reply, typename Coordinator::Clock::time_point now) {
+  Participation brought{request.protocol(), request.dimension(), std::nullopt};
+  if (request.has_through_shuffler()) brought.shuffled = request.through_shuffler();
+  if (Status s = CheckParticipation(coordinator.spec().id, needed, brought); !s.ok()) {
+    return Refused(s, ErrorCode::kInvalidArgument);
+  }
   const auto joined = coordinator.Join(request.token(), request.users(), now);
   if (!joined.ok()) return Refused(joined.status, ErrorCode::kPermissionDenied);
   reply->mutable_task()->ParseFromString(task);

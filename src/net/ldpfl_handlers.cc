@@ -2,13 +2,18 @@
 
 #include <utility>
 
+#include "fedldp/model/neural_net.h"
+
 namespace fedldp::net_internal {
 
 namespace pb = ::fedldp::v1;
 
 Status HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
                   const pb::JoinRequest& request, pb::JoinReply* reply, LdpFlTime now) {
-  return HandleJoinWith(coordinator, task, request, reply, now);
+  // A TorchScript model's input is the client's to check (0: any).
+  const Architecture* built_in = FindArchitecture(coordinator.spec().config.arch);
+  return HandleJoinWith(coordinator, task, {"ldpfl", built_in ? built_in->input : 0, true}, request,
+                        reply, now);
 }
 
 Status HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,

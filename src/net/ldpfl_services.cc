@@ -332,6 +332,7 @@ class LdpFlClient final : public ClientProtocol {
               std::vector<std::vector<std::size_t>> shards)
       : o_(o), data_(data), shards_(std::move(shards)) {}
 
+  Participation Brings() const override { return {"ldpfl", data_.dimension, std::nullopt}; }
   Status Accept(const pb::JoinReply& joined) override {
     const std::string task_bytes = joined.task().SerializeAsString();
     if (TaskProtocol(task_bytes) != "ldpfl") {

@@ -17,6 +17,28 @@ RoundCoordinator::RoundCoordinator(const RoundPolicy& policy, ServerState state,
       state_(std::move(state)),
       roster_(users) {}
 
+Status CheckParticipation(std::string_view task_id, const Participation& task,
+                          const Participation& client) {
+  const std::string named = "task " + std::string(task_id);
+  if (!client.protocol.empty() && client.protocol != task.protocol) {
+    return Error{named + " is " + (task.protocol == "ldpfl" ? "an LDP-FL" : "a FedSel") +
+                 " task: start the client with --protocol " + task.protocol};
+  }
+  if (client.dimension != 0 && task.dimension != 0 && client.dimension != task.dimension) {
+    return Error{named + " needs data of " + std::to_string(task.dimension) +
+                 " features per row; this client's has " + std::to_string(client.dimension)};
+  }
+  if (client.shuffled && task.shuffled && *client.shuffled != *task.shuffled) {
+    return Error{*task.shuffled ? named +
+                                      " takes reports only through the shuffler: start the "
+                                      "client with --shuffler HOST:PORT"
+                                : named +
+                                      " takes reports directly, not through a shuffler: start "
+                                      "the client without --shuffler"};
+  }
+  return {};
+}
+
 Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users, Clock::time_point now) {
   std::lock_guard lock(mu_);
   std::string line;

@@ -349,6 +349,7 @@ class FedSelClient final : public ClientProtocol {
   FedSelClient(const FedSelClientOptions& o, const Dataset& data, std::vector<std::size_t> rows)
       : o_(o), data_(data), rows_(std::move(rows)) {}
 
+  Participation Brings() const override { return {"fedsel", data_.dimension, std::nullopt}; }
   Status Accept(const pb::JoinReply& joined) override {
     const std::string task_bytes = joined.task().SerializeAsString();
     if (TaskProtocol(task_bytes) == "ldpfl") {

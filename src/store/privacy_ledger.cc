@@ -45,16 +45,16 @@ bool Insert(Statement& insert, const PrivacyLedger::Entry& e) {
 
 PrivacyLedger::PrivacyLedger(sqlite3* db, double total) : db_(db), total_(total) {}
 
+Status PrivacyLedger::CheckPath(const std::string& path) {
+  return sqlite::CheckDatabasePath(path, "privacy ledger");
+}
+
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per
   // round (21,840 eps for the CNN), so totals are large.
   FEDLDP_RETURN_IF_ERROR(CheckPositive(total_epsilon, "total epsilon"));
   sqlite3* db = nullptr;
-  if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
-    const std::string e = Message(db, "cannot open privacy ledger " + path);
-    sqlite3_close(db);
-    return Error{e};
-  }
+  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "privacy ledger"));
   PrivacyLedger ledger(db, total_epsilon);
   // One holder at a time: in exclusive locking mode the file stays locked
   // from the first write until the ledger closes, so two clients cannot

@@ -102,11 +102,7 @@ ServerState::ServerState(sqlite3* db) : db_(db) {}
 Result<ServerState> ServerState::Open(const std::string& path) {
   if (sodium_init() < 0) return Error{"libsodium cannot be initialised"};
   sqlite3* db = nullptr;
-  if (sqlite::OpenDatabase(path, &db) != SQLITE_OK) {
-    const std::string e = Message(db, "cannot open server state " + path);
-    sqlite3_close(db);
-    return Error{e};
-  }
+  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "server state"));
   ServerState state(db);
   // One server per state: in exclusive locking mode the file stays locked
   // from the first write transaction (the schema's, below) until the state

@@ -10,6 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "fedldp/base/files.h"
+#include "fedldp/base/status.h"
+
 namespace fedldp::sqlite {
 
 // One prepared statement, finalized on scope exit.
@@ -43,19 +46,45 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// Opens `path` for reading and writing, creating it. The first call in a
-// process turns SQLite's memory statistics off (if SQLite is not yet in use):
-// they take one process-wide mutex on every allocation, which serializes
-// threads that each use their own database, like a load test's client
-// ledgers.
-inline int OpenDatabase(const std::string& path, sqlite3** db) {
-  static std::once_flag once;
-  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
-  return sqlite3_open_v2(path.c_str(), db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-}
-
 inline std::string Message(sqlite3* db, const std::string& what) {
   return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+// OK if `path` can hold a database that outlives the process, else why not,
+// naming it as `what` ("privacy ledger", "server state"): refused are the names
+// SQLite reads as a temporary database ("", ":memory:", a "file:" URI),
+// which would keep a ledger or a server's tokens only until the process
+// ends, and a path that is not a regular file (or nothing) in a folder this
+// process can write (CheckOutputFile; SQLite's journal goes beside it).
+inline Status CheckDatabasePath(const std::string& path, const std::string& what) {
+  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
+    return Error{what + " '" + path + "': SQLite takes that for a temporary database that " +
+                     "ends with the process; give a file path",
+                 ErrorCode::kInvalidArgument};
+  }
+  if (Status usable = CheckOutputFile(path); !usable.ok()) {
+    return Error{what + " " + path + ": " + usable.error(), usable.code()};
+  }
+  return {};
+}
+
+// Opens `path` for reading and writing, creating it, once CheckDatabasePath
+// holds. The first call in a process turns SQLite's memory statistics off
+// (if SQLite is not yet in use): they take one process-wide mutex on every
+// allocation, which serializes threads that each use their own database,
+// like a load test's client ledgers.
+inline Status OpenDatabase(const std::string& path, sqlite3** db, const std::string& what) {
+  FEDLDP_RETURN_IF_ERROR(CheckDatabasePath(path, what));
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+  if (sqlite3_open_v2(path.c_str(), db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    const std::string e = Message(*db, "cannot open " + what + " " + path);
+    sqlite3_close(*db);
+    *db = nullptr;
+    return Error{e};
+  }
+  return {};
 }
 
 inline bool Exec(sqlite3* db, const char* sql) {

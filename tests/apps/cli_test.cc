@@ -456,6 +456,14 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
        "the CA file " + config},
       {{"shuffle", "--server", "localhost:1", "--token-file", config, "--server-ca", config},
        "the CA file " + config},
+      // A state SQLite would keep only until exit: tokens issued into it were lost.
+      {{"enrol", "--state", "", "--count", "1", "--out", Scratch("lost.tokens")},
+       "temporary database"},
+      {{"enrol", "--state", ":memory:", "--count", "1", "--out", Scratch("lost.tokens")},
+       "temporary database"},
+      {{"enrol", "--state", Scratch("no/such/folder/s.sqlite"), "--count", "1", "--out",
+        Scratch("lost.tokens")},
+       "does not exist"},
   };
   for (const auto& c : cases) {
     std::string joined;

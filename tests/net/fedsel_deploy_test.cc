@@ -977,10 +977,13 @@ TEST_F(FedSelDeployTest, OverGrpcOnLoopbackClientsTrainToTheEnd) {
   EXPECT_NE(stranger.error().find("unknown token"), std::string::npos) << stranger.error();
 }
 
-// A client whose options do not fit the task it joined (a shuffler for a
-// direct task, the other protocol) is refused with the option to change,
-// before its ledger is made.
-TEST_F(FedSelDeployTest, AClientThatDoesNotFitTheTaskIsRefusedBeforeItsLedgerIsMade) {
+// A client whose options do not fit the task (a shuffler for a direct task,
+// the other protocol, data of another width) is refused at Join with the
+// option to change, before its ledger is made and before it counts as
+// joined; one whose ledger cannot be made is refused before any call
+// (issue 41: such clients joined, completed the roster, then exited, and
+// the rounds ran empty). The tokens then join with every user and train.
+TEST_F(FedSelDeployTest, AClientThatDoesNotFitTheTaskIsRefusedBeforeItJoins) {
   spec_.users = 4;
   auto state = State();
   const auto tokens = state.IssueTokens(2).value();
@@ -1003,7 +1006,31 @@ TEST_F(FedSelDeployTest, AClientThatDoesNotFitTheTaskIsRefusedBeforeItsLedgerIsM
   ASSERT_FALSE(other_protocol.ok());
   EXPECT_NE(other_protocol.error().find("--protocol fedsel"), std::string::npos)
       << other_protocol.error();
+  FedSelClientOptions direct = o;
+  direct.shuffler.clear();
+  Dataset narrow = data_;
+  narrow.dimension = 3;
+  narrow.features.resize(narrow.size() * 3);
+  const auto other_width = RunFedSelClient(direct, narrow, {2, 3});
+  ASSERT_FALSE(other_width.ok());
+  EXPECT_NE(other_width.error().find("needs data of " + std::to_string(data_.dimension) +
+                                     " features per row; this client's has 3"),
+            std::string::npos)
+      << other_width.error();
   EXPECT_FALSE(std::filesystem::exists(o.ledger));
+  for (const std::string& ledger :
+       {Path("no/such/folder/ledger"), std::string(":memory:"), Path(""), std::string()}) {
+    direct.ledger = ledger;
+    const auto unusable = RunFedSelClient(direct, data_, {2, 3});
+    ASSERT_FALSE(unusable.ok()) << ledger;
+    EXPECT_NE(unusable.error().find("privacy ledger"), std::string::npos) << unusable.error();
+  }
+  EXPECT_FALSE(c->stats().started);
+  // Nobody counted as joined: one token now hosts every user and trains.
+  direct.ledger = Path("fit-ledger");
+  const auto fit = RunFedSelClient(direct, data_, {0, 1, 2, 3});
+  ASSERT_TRUE(fit.ok()) << fit.error();
+  EXPECT_TRUE(fit->finished);
 }
 
 // Also a server answering on three threads (completion queues), more than

@@ -47,6 +47,21 @@
 
 namespace fedldp {
 
+// What a task needs of a client's side, and what a client brings (its Join
+// says): the protocol ("fedsel", "ldpfl"), the features per row of the data
+// (0: any, or not said) and whether reports go through a shuffler (unset:
+// not said).
+struct Participation {
+  std::string protocol;
+  std::uint64_t dimension = 0;
+  std::optional<bool> shuffled;
+};
+// OK if a client bringing `client` can take part in task `task_id` needing
+// `task`, else one sentence telling its operator what to change. Checked at
+// Join, before the client counts as joined.
+Status CheckParticipation(std::string_view task_id, const Participation& task,
+                          const Participation& client);
+
 // A client's poll: what it should do now.
 struct RoundPoll {
   enum class State { kWaiting, kRound, kFinished };

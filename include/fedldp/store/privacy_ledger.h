@@ -47,6 +47,11 @@ class PrivacyLedger {
   // Opens the ledger at `path`, creating it with `total_epsilon` if it does
   // not exist; an existing ledger must have been created with the same total.
   static Result<PrivacyLedger> Open(const std::string& path, double total_epsilon);
+  // OK if Open could create or open a ledger at `path`, checked without
+  // writing: a client checks its ledger before it joins a task (the total
+  // comes with the task). Refuses a temporary database ("", ":memory:"), a
+  // folder or device, a missing or unwritable folder, an unwritable file.
+  static Status CheckPath(const std::string& path);
   ~PrivacyLedger();
   PrivacyLedger(PrivacyLedger&&) noexcept;
   PrivacyLedger& operator=(PrivacyLedger&&) noexcept;
