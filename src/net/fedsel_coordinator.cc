@@ -272,6 +272,32 @@ FedSelCoordinator::Poll FedSelCoordinator::PollRound(std::string_view token,
   return PollCommon(token, session, now);
 }
 
+const char* FedSelCoordinator::Misplaced(const ServerState::Client& client, std::uint64_t user,
+                                         std::string& reason) const {
+  const std::string who = "user " + std::to_string(user);
+  if (spec_.config.shuffle) {
+    reason = "this task's reports go through the shuffler (client --shuffler), sealed";
+    return "not through the shuffler";
+  }
+  if (user < client.first || user >= client.first + client.users) {
+    reason = who + " is not this client's";
+    return "users not this client's";
+  }
+  if (!gate_) {
+    reason = snap_.finished ? "the task is finished" : "no round is open";
+    return "no round open";
+  }
+  if (!std::binary_search(round_users_.begin(), round_users_.end(), user)) {
+    reason = who + " does not take part in round " + std::to_string(snap_.round);
+    return "users not in the round";
+  }
+  if (withdrawn_.contains(user) && !received_.contains(user)) {
+    reason = who + " was withdrawn from the task";
+    return "users withdrawn";
+  }
+  return nullptr;
+}
+
 FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     std::string_view token, std::string_view session,
     std::span<const std::pair<std::uint64_t, std::string>> reports, Clock::time_point now) {
@@ -283,28 +309,22 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     return out;
   }
   const auto* client = &access.client;
+  if (reports.size() > client->users) {  // a report per hosted user at most
+    out.status = Error{"a call carries at most one report per user of its client (" +
+                       std::to_string(client->users) + "), not " + std::to_string(reports.size())};
+    return out;
+  }
   std::vector<Verdict>& verdicts = out.verdicts;
   verdicts.resize(reports.size());
   std::vector<std::pair<std::uint64_t, std::string>> to_record;
   std::vector<DecodedReport> decoded;
+  std::map<std::string, std::size_t> rejected;  // said once per call, by kind
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& [user, bytes] = reports[i];
     Verdict& v = verdicts[i];
-    if (spec_.config.shuffle) {
-      v.reason = "this task's reports go through the shuffler (client --shuffler), sealed";
-    } else if (user < client->first || user >= client->first + client->users) {
-      v.reason = "user " + std::to_string(user) + " is not this client's";
-    } else if (!gate_) {
-      v.reason = snap_.finished ? "the task is finished" : "no round is open";
-    } else if (!std::binary_search(round_users_.begin(), round_users_.end(), user)) {
-      v.reason = "user " + std::to_string(user) + " does not take part in round " +
-                 std::to_string(snap_.round);
-    } else if (withdrawn_.contains(user) && !received_.contains(user)) {
-      v.reason = "user " + std::to_string(user) + " was withdrawn from the task";
-    }
-    if (!v.reason.empty()) {
+    if (const char* kind = Misplaced(*client, user, v.reason)) {
       ++stats_.rejected;
-      Say("refused a report: " + v.reason);
+      ++rejected[kind];
       continue;
     }
     auto verdict = gate_->Admit(
@@ -325,8 +345,9 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     }
     ++stats_.rejected;
     v.reason = std::string(ReasonName(verdict.reason)) + ": " + verdict.detail;
-    Say("rejected a report of user " + std::to_string(user) + ": " + v.reason);
+    ++rejected[ReasonName(verdict.reason)];
   }
+  SayRejected(snap_.round, "report(s) of a call", rejected);
   if (!to_record.empty()) {
     out.ticket = std::max(out.ticket, Record(snap_.round, to_record));
     for (std::size_t i = 0; i < to_record.size(); ++i) {

@@ -210,10 +210,15 @@ std::optional<RoundCoordinator::Opened> RoundCoordinator::OpenDelivered(
 
 void RoundCoordinator::SayRejected(std::uint64_t round_shown, const char* what,
                                    const std::map<std::string, std::size_t>& rejected) const {
+  if (rejected.empty()) return;
+  std::size_t total = 0;
+  std::string counts;
   for (const auto& [why, n] : rejected) {
-    Say("round " + std::to_string(round_shown) + ": rejected " + std::to_string(n) + " " + what +
-        ": " + why);
+    total += n;
+    counts += (counts.empty() ? "" : "; ") + std::to_string(n) + " " + why;
   }
+  Say("round " + std::to_string(round_shown) + ": rejected " + std::to_string(total) + " " + what +
+      ": " + counts);
 }
 
 void RoundCoordinator::ResetRound(Clock::time_point now) {

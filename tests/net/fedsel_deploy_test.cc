@@ -927,7 +927,10 @@ TEST_F(FedSelDeployTest, ALedgerEntryBelongsToOneDeployment) {
 TEST_F(FedSelDeployTest, BadReportsAndStrangersAreRefusedWithAReason) {
   auto state = State();
   const auto tokens = state.IssueTokens(2).value();
-  auto c = FedSelCoordinator::Create(spec_, {}, std::move(state)).value();
+  std::vector<std::string> lines;
+  auto c = FedSelCoordinator::Create(spec_, {}, std::move(state), [&](const std::string& line) {
+             lines.push_back(line);
+           }).value();
   const auto now = Clock::now();
   EXPECT_FALSE(c->Join("stranger", 10, now).ok());
   EXPECT_EQ(c->PollRound("stranger", "", now).status.code(), ErrorCode::kUnauthenticated);
@@ -949,6 +952,34 @@ TEST_F(FedSelDeployTest, BadReportsAndStrangersAreRefusedWithAReason) {
   EXPECT_NE(v[1].reason.find("does not take part"), std::string::npos) << v[1].reason;
   EXPECT_NE(v[2].reason.find("not this client's"), std::string::npos) << v[2].reason;
   EXPECT_EQ(c->stats().rejected, 3u);
+  // A call's refusals are one log line with counts by kind (issue 41: one
+  // 2.2 MB call wrote 200,000 lines), and a call cannot carry more reports
+  // than its client hosts users.
+  const auto said = [&] {
+    return std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("rejected") != std::string::npos;
+    });
+  };
+  ASSERT_EQ(said(), 1) << lines.back();
+  EXPECT_NE(lines.back().find("rejected 3 report(s) of a call: 1 malformed; 1 users not in the "
+                              "round; 1 users not this client's"),
+            std::string::npos)
+      << lines.back();
+  std::vector<std::pair<std::uint64_t, std::string>> flood;
+  for (std::uint64_t u = 1000; u < 2000; ++u) flood.emplace_back(u, "x");
+  EXPECT_EQ(c->Submit(tokens[0], session, flood, now).verdicts.size(), 1000u);
+  EXPECT_EQ(said(), 2);
+  EXPECT_NE(lines.back().find("rejected 1000 report(s) of a call: 1000 users not this client's"),
+            std::string::npos)
+      << lines.back();
+  flood.emplace_back(2000, "x");
+  const auto too_many = c->Submit(tokens[0], session, flood, now);
+  EXPECT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status.error().find("at most one report per user of its client (1000), not "
+                                         "1001"),
+            std::string::npos)
+      << too_many.status.error();
+  EXPECT_EQ(c->stats().rejected, 1003u);
 }
 
 TEST_F(FedSelDeployTest, OverGrpcOnLoopbackClientsTrainToTheEnd) {

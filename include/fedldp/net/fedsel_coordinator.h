@@ -166,6 +166,11 @@ class FedSelCoordinator : public RoundCoordinator {
   FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPolicy& policy, ServerState state,
                     FedSelPlan plan, std::unique_ptr<net_internal::FedSelMethod> method, Log log,
                     OnEpoch on_epoch, ServerKeys keys);
+  // The kind of refusal ("users not in the round", for the log) of a report
+  // of `client`'s `user` sent where it does not belong, with the reason for
+  // the client in `reason`; null if it belongs.
+  const char* Misplaced(const ServerState::Client& client, std::uint64_t user,
+                        std::string& reason) const;
   // Counts an admitted report into the open round's aggregate.
   void Aggregate(const DecodedReport& report);
   void Start(Clock::time_point now) override;

@@ -185,8 +185,9 @@ class RoundCoordinator {
   std::optional<Opened> OpenDelivered(ReportGate& gate, const std::string& sealed,
                                       const ServerKeys& keys,
                                       std::map<std::string, std::size_t>& rejected);
-  // Says, per reason, how many of a delivery's `what` ("piece(s)") were
-  // rejected in the round people call `round_shown`.
+  // Says in one line, per reason, how many of a delivery's or a call's
+  // `what` ("piece(s)") were rejected in the round people call
+  // `round_shown` (a line per report let one call write 200,000 lines).
   void SayRejected(std::uint64_t round_shown, const char* what,
                    const std::map<std::string, std::size_t>& rejected) const;
   // The open round's state, reset as it opens.
