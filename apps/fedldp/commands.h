@@ -4,12 +4,15 @@
 #define FEDLDP_APPS_FEDLDP_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "fedldp/net/services.h"
 
 namespace fedldp {
 struct FedSelReproductionConfig;
@@ -202,7 +205,9 @@ struct ClientOptions {
   std::string ledger = "fedldp-ledger.sqlite";
   std::optional<double> budget;
   std::string tls_ca;
-  bool insecure = false;  // allow plaintext off loopback
+  bool insecure = false;    // allow plaintext off loopback
+  double give_up_seconds =  // how long an unreachable server is retried
+      std::chrono::duration<double>(FedSelClientOptions{}.give_up).count();
 };
 void SetupClient(CLI::App& app, ClientOptions& options);
 int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -412,12 +413,35 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
                  "LDP-FL: of the training split, default all; --data: the whole file)");
   app.add_option("--part", o.part, "I/P: the I-th of P equal chunks of --rows");
   app.add_option("--ledger", o.ledger, "Privacy ledger (SQLite)")->capture_default_str();
+  app.add_option("--give-up", o.give_up_seconds,
+                 "Seconds to keep retrying an unreachable server (or one that refuses the "
+                 "token's session while another is live) before exiting; retries back off to once "
+                 "a second")
+      ->check(CLI::Range(1.0, 365.0 * 86400))
+      ->capture_default_str();
   app.add_option("--budget", o.budget,
                  "Each user's total epsilon on the ledger (default: the task's epsilon)");
   app.add_option("--tls-ca", o.tls_ca, "Trust this certificate (PEM): connect over TLS");
   app.add_flag("--insecure", o.insecure,
                "Allow plaintext on a non-loopback address (tokens and reports cross the network "
                "in clear)");
+}
+
+FedSelClientOptions ToClientOptions(const ClientOptions& o, const std::string& token,
+                                    std::ostream& err) {
+  FedSelClientOptions c;
+  c.address = o.server;
+  c.token = token;
+  c.ledger = o.ledger;
+  c.budget = o.budget;
+  c.tls.ca = o.tls_ca;
+  c.tls.insecure = o.insecure;
+  c.shuffler = o.shuffler;
+  c.shuffler_tls.ca = o.shuffler_ca;
+  c.shuffler_tls.insecure = o.insecure;
+  c.give_up = std::chrono::milliseconds(std::llround(o.give_up_seconds * 1000));
+  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  return c;
 }
 
 int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
@@ -440,17 +464,7 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   const bool adult = o.data_file.empty() && o.dataset == "adult";
   const auto rows = TakePart(
       ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);
-  FedSelClientOptions c;
-  c.address = o.server;
-  c.token = token;
-  c.ledger = o.ledger;
-  c.budget = o.budget;
-  c.tls.ca = o.tls_ca;
-  c.tls.insecure = o.insecure;
-  c.shuffler = o.shuffler;
-  c.shuffler_tls.ca = o.shuffler_ca;
-  c.shuffler_tls.insecure = o.insecure;
-  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  const FedSelClientOptions c = ToClientOptions(o, token, err);
   StopOnSignal stop;
   c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +

@@ -100,16 +100,7 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
   }
   NeuralNet::SetThreads(o.threads);
   LdpFlClientOptions c;
-  c.address = o.server;
-  c.shuffler = o.shuffler;
-  c.token = token;
-  c.ledger = o.ledger;
-  c.budget = o.budget;
-  c.tls.ca = o.tls_ca;
-  c.tls.insecure = o.insecure;
-  c.shuffler_tls.ca = o.shuffler_ca;
-  c.shuffler_tls.insecure = o.insecure;
-  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  static_cast<FedSelClientOptions&>(c) = ToClientOptions(o, token, err);
   StopOnSignal stop;
   c.log("hosting " + std::to_string(o.users) + " users on rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +

@@ -44,6 +44,11 @@ class StopOnSignal {
 void CheckTlsOptions(const std::string& address, const TlsFiles& tls, const char* flag,
                      std::ostream& err);
 
+// The client's library options from its command line (either protocol);
+// its log lines go to `err`, stamped.
+FedSelClientOptions ToClientOptions(const ClientOptions& o, const std::string& token,
+                                    std::ostream& err);
+
 // "A:B" (half-open), or all rows of `n` when empty.
 std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const char* flag);
 // Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.

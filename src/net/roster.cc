@@ -173,6 +173,17 @@ std::size_t Roster::sessions() const {
       clients_.begin(), clients_.end(), [](const auto& c) { return !c.second.session.empty(); }));
 }
 
+bool Roster::AllQuiet(Clock::time_point now, std::chrono::milliseconds stale_after) const {
+  const bool restarted_long_ago = now - started_ >= stale_after + kReconnectAllowance;
+  return std::all_of(clients_.begin(), clients_.end(),
+                     [&](const auto& c) {
+                       const Clock::time_point seen = c.second.seen;
+                       return seen == Clock::time_point{} ? restarted_long_ago
+                                                          : now - seen >= stale_after;
+                     }) &&
+         (!clients_.empty() || restarted_long_ago);
+}
+
 bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
                    std::chrono::milliseconds stale_after) const {
   for (const auto& [token, entry] : clients_) {

@@ -104,10 +104,28 @@ void RoundCoordinator::Tick(Clock::time_point now) {
   const std::uint64_t round = snap_.round;
   CloseIfComplete(now);  // a round of withdrawn users only
   if (snap_.round != round || snap_.finished || !RoundOpen()) return;
+  if (PausedForAbsence(now)) return;
   if (const char* why = roster_.CloseReason(opened_, policy_, now, round_users_,
                                             [&](std::uint64_t u) { return Done(u); })) {
     CloseRound(now, why);
   }
+}
+
+bool RoundCoordinator::PausedForAbsence(Clock::time_point now) {
+  const bool absent = roster_.AllQuiet(now, policy_.stale_after) &&
+                      std::none_of(round_users_.begin(), round_users_.end(),
+                                   [&](std::uint64_t u) { return Reported(u); });
+  if (absent && !paused_ && now >= opened_ + policy_.stale_after) {
+    paused_ = true;
+    Say("round " + std::to_string(ShownRound()) + " paused: no client has been heard for " +
+        std::to_string(policy_.stale_after.count()) +
+        " ms and the round has no report; it waits for them instead of closing empty");
+  } else if (paused_ && !absent) {
+    paused_ = false;
+    opened_ = now;  // the round's time starts again
+    Say("round " + std::to_string(ShownRound()) + " resumed: a client is back");
+  }
+  return paused_;
 }
 
 std::vector<double> RoundCoordinator::weights() const {
@@ -222,6 +240,8 @@ void RoundCoordinator::SayRejected(std::uint64_t round_shown, const char* what,
 }
 
 void RoundCoordinator::ResetRound(Clock::time_point now) {
+  if (paused_) Say("the paused round closed: a client is back");
+  paused_ = false;
   delivered_.clear();
   piece_records_ = 0;
   opened_ = now;

@@ -656,6 +656,50 @@ TEST_F(FedSelDeployTest, DroppedClientsDoNotBlockRoundsAndTrainingStillConverges
   EXPECT_GT(LinearModel::Accuracy(c->weights(), data_, {}), data_.MajorityRate() + 0.05);
 }
 
+// An outage does not end the federation (issue 41): with every client
+// away, the round without a report pauses, said once, instead of closing
+// empty each stale_after (before: a 40 s absence closed every remaining
+// round empty, toward an untrained "finished" task); when a client is back,
+// the round resumes and the task trains to the end with every update.
+TEST_F(FedSelDeployTest, WhenEveryClientIsAwayTheRoundPausesInsteadOfClosingEmpty) {
+  auto state = State();
+  const auto tokens = state.IssueTokens(2).value();
+  RoundPolicy policy;
+  policy.stale_after = 100ms;
+  policy.deadline = 1s;
+  std::vector<std::string> lines;
+  auto c = FedSelCoordinator::Create(spec_, policy, std::move(state), [&](const std::string& line) {
+             lines.push_back(line);
+           }).value();
+  auto now = Clock::now();
+  auto parties = Parties(*c, 2, spec_.config.epsilon, tokens, now);
+  Pass(*c, parties, now);
+  const auto before = c->stats();
+  ASSERT_EQ(before.round, 1u);
+  for (int i = 0; i < 6000; ++i) {  // 10 minutes without a client
+    now += 100ms;
+    c->Tick(now);
+  }
+  const auto away = c->stats();
+  EXPECT_FALSE(away.finished);
+  EXPECT_EQ(away.rounds_closed, before.rounds_closed);
+  const auto count = [&](const char* what) {
+    return std::count_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  };
+  EXPECT_EQ(count("paused: no client has been heard"), 1);
+  for (int i = 0; i < 1000 && !c->stats().finished; ++i) {
+    now += 10ms;
+    Pass(*c, parties, now);
+    c->Tick(now);
+  }
+  EXPECT_EQ(count("a client is back"), 1);  // resumed, or closed by the returning client
+  const auto s = c->stats();
+  ASSERT_TRUE(s.finished);
+  EXPECT_EQ(s.rounds_without_update, 0u);
+  EXPECT_GT(LinearModel::Accuracy(c->weights(), data_, {}), data_.MajorityRate() + 0.05);
+}
+
 TEST_F(FedSelDeployTest, BelowTheMinimumParticipationARoundPassesWithoutAnUpdate) {
   auto state = State();
   const auto tokens = state.IssueTokens(2).value();

@@ -445,7 +445,8 @@ TEST_F(LdpFlDeployTest, DisjointRoundsDrawEveryUserOncePerEpochAcrossARestart) {
   JoinAll(*server);
   auto t = Clock::now();
   // The open round's users, as the clients hear them; then the round is
-  // closed by its deadline (no report: no update, which is not tested here).
+  // closed by its deadline (no report: no update, which is not tested here)
+  // while the clients still poll (a round of absent clients would pause).
   const auto round_users = [&](LdpFlCoordinator& s) {
     std::set<std::uint64_t> users;
     for (int c = 0; c < 3; ++c) {
@@ -458,6 +459,7 @@ TEST_F(LdpFlDeployTest, DisjointRoundsDrawEveryUserOncePerEpochAcrossARestart) {
       users.insert(poll.round.users.begin(), poll.round.users.end());
     }
     t += 61s;
+    for (int c = 0; c < 3; ++c) (void)s.PollRound(tokens_[c], sessions_[c], t);
     s.Tick(t);
     return users;
   };

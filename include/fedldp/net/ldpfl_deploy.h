@@ -163,6 +163,7 @@ class LdpFlCoordinator : public RoundCoordinator {
   bool Reported(std::uint64_t user) const override { return delivered_.contains(user); }
   std::size_t Chunks() const override { return chunks_.size(); }
   void CloseRound(Clock::time_point now, const char* why) override;
+  std::uint64_t ShownRound() const override { return snap_.round + 1; }
   void DrawUsers();
   void SetRoundUsers();  // round_users_ from snap_
   Status OpenRound(Clock::time_point now);

@@ -144,6 +144,8 @@ class Roster {
              std::chrono::milliseconds stale_after) const;
   // Clients that opened a session in this process.
   std::size_t sessions() const;
+  // Every client is quiet (Quiet's rule): none is there to answer a round.
+  bool AllQuiet(Clock::time_point now, std::chrono::milliseconds stale_after) const;
   // How long a client may take to find a restarted server: a call on a dead
   // connection runs to its 3 s deadline, then the retry backoff (<= 1 s)
   // and gRPC's reconnect backoff (<= 1 s) follow. Seen: 6 s in the SIGKILL

@@ -146,6 +146,8 @@ class RoundCoordinator {
   // Closes the open round: the model step, the schedule, the commit, and
   // the next round opened, or the task finished.
   virtual void CloseRound(Clock::time_point now, const char* why) = 0;
+  // The open round's number as the log shows it (LDP-FL counts from 1).
+  virtual std::uint64_t ShownRound() const { return snap_.round; }
   // Whether the shuffler delivers this task's reports, and in how many
   // pieces each.
   virtual bool Shuffled() const { return true; }
@@ -192,6 +194,9 @@ class RoundCoordinator {
                    const std::map<std::string, std::size_t>& rejected) const;
   // The open round's state, reset as it opens.
   void ResetRound(Clock::time_point now);
+  // True while the open round waits for absent clients (paused_), said once
+  // as it pauses and once as it resumes.
+  bool PausedForAbsence(Clock::time_point now);
   // Writes snap_; throws if it cannot: nothing may be acknowledged that is
   // not on disk (a restart resumes from the last commit).
   void Commit();
@@ -222,6 +227,10 @@ class RoundCoordinator {
   std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
+  // The open round waits, unclosed, because every client is quiet and it
+  // has no report: closing it empty, and the next ones, would run the task
+  // out untrained while the clients are away (issue 41).
+  bool paused_ = false;
   Roster roster_;
   std::set<std::string> told_over_;  // tokens whose poll was answered FINISHED
   bool shuffler_told_over_ = false;

@@ -117,7 +117,10 @@ struct FedSelClientOptions {
   std::optional<double> budget;  // the ledger's total; default: the task's epsilon
   TlsFiles tls;
   std::function<void(const std::string&)> log;
-  std::chrono::milliseconds give_up{30000};  // server unreachable this long: fail
+  // The server unreachable this long: fail. Long by default (a day): an
+  // outage of the server must not end the federation (it was 30 s, and a
+  // 40 s pause made every client exit); retries back off to once a second.
+  std::chrono::milliseconds give_up{std::chrono::hours(24)};
   // A shuffled task's (FedSel with config.shuffle; LDP-FL always): where
   // the sealed reports go, and the trust for it.
   std::string shuffler;
