@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "config_file.h"
+#include "fedldp/base/limits.h"
 #include "fedldp/base/version.h"
 #include "fedldp/sim/fedsel_reproduction.h"
 #include "fedldp/sim/frontier_reproduction.h"
@@ -37,7 +38,7 @@ std::string CheckNumber(const std::string& type, const std::string& text) {
     std::uint64_t v = 0;
     const auto [p, ec] = std::from_chars(begin, end, v);
     if (begin == end || ec != std::errc() || p != end) {
-      return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+      return "'" + text + "' is not " + std::string(kSeedRange);
     }
   } else if (type == "INT") {
     std::int64_t v = 0;
@@ -388,6 +389,20 @@ std::vector<SetUp> AddCommands(CLI::App& app, const std::vector<Command>& comman
 }
 
 }  // namespace
+
+CLI::Validator Within(const CountLimit& limit) {
+  return CLI::Validator(
+      [limit](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
+          return "'" + text + "' is not a whole number";
+        }
+        const Status s = CheckCount(limit, v);
+        return s.ok() ? std::string() : s.error();
+      },
+      "", std::string(limit.name));
+}
 
 int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
            Cluster* cluster) {

@@ -3,10 +3,12 @@
 #ifndef FEDLDP_APPS_FEDLDP_CLI_H_
 #define FEDLDP_APPS_FEDLDP_CLI_H_
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/fl/cluster.h"
 
 namespace fedldp::cli {
@@ -19,6 +21,10 @@ class UsageError : public std::runtime_error {
 };
 
 inline constexpr int kUsageExit = 2;
+
+// A count option's check from the library's table (base/limits.h), with the
+// library's sentence: the same bound and words as Python's argument.
+CLI::Validator Within(const CountLimit& limit);
 
 // Runs `fedldp` on an argument vector, writing to out and err; returns the
 // exit code: 0 on success, 2 for bad arguments (nothing written to out), 1 when

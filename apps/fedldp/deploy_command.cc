@@ -199,7 +199,7 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--threads", o.threads,
                  "Threads answering calls: 1 is the fastest on a machine shared with the "
                  "clients; more where the server has cores of its own")
-      ->check(CLI::Range(1, 256))
+      ->check(Within(kServiceThreads))
       ->capture_default_str();
   app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
   app.add_option(
@@ -392,7 +392,7 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
       ->capture_default_str();
   app.add_option("--shuffler-ca", o.shuffler_ca, "Trust this certificate for the shuffler");
   app.add_option("--threads", o.threads, "LDP-FL: Torch threads for local training")
-      ->check(CLI::Range(1, 256))
+      ->check(Within(kServiceThreads))
       ->capture_default_str();
   app.add_option("--token", o.token, "Token from fedldp enrol");
   app.add_option("--token-file", o.token_file, "Read the token from this file (first line)");

@@ -37,7 +37,7 @@ void SetupLdpFl(CLI::App& app, LdpFlRunOptions& o) {
   app.add_option("--threads", o.threads,
                  "Clients trained at once (0: one per core, shared among MPI processes)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(Within(kWorkerThreads));
   app.add_option("--seed", o.seed, "Seed of the simulation")->capture_default_str();
   app.add_option("--train-rows", o.train_rows,
                  "Train on the first N rows of the training split only (0: all)");

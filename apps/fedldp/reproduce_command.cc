@@ -38,7 +38,7 @@ void SetupReproduce(CLI::App& app, FedSelReproductionConfig& o) {
   fedsel->add_option("--seed", o.seed, "Seed")->capture_default_str();
   fedsel->add_option("--threads", o.threads, "Threads (0: all cores)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(Within(kWorkerThreads));
   fedsel->add_option("--epsilon", o.epsilon, "Total budget for Table 3")->capture_default_str();
   fedsel->add_flag_callback(
       "--no-figures", [&o] { o.figures = false; }, "Table 3 only");

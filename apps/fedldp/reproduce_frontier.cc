@@ -46,7 +46,7 @@ void SetupReproduceFrontier(CLI::App& reproduce, FrontierReproductionConfig& o) 
   app->add_option("--seed", o.seed, "Seed")->capture_default_str();
   app->add_option("--threads", o.threads, "Threads (0: all cores)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(Within(kWorkerThreads));
   app->add_flag_callback(
       "--no-figures", [&o] { o.figures = false; }, "Data only, no plots");
 }

@@ -63,7 +63,7 @@ void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& o) {
       "--no-figures", [&o] { o.figures = false; }, "Table 1 only");
   app->add_option("--threads", o.threads, "Clients trained at once (0: one per core)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(Within(kWorkerThreads));
   app->add_option("--seed", o.seed, "First seed")->capture_default_str();
 }
 

@@ -96,7 +96,7 @@ void AddRunOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--threads", o.threads,
                  "Threads (0: all cores, shared among the MPI processes on this machine)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(Within(kWorkerThreads));
 }
 
 // The options that describe one configuration, shared by `train` and `tune`

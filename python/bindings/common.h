@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/base/status.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/rng.h"
@@ -93,6 +94,37 @@ T Take(Result<T> r) {
 }
 inline void Check(const Status& s) {
   if (!s.ok()) Raise(s.error());
+}
+
+// A count argument (threads, classes) within the library's limit, with the
+// CLI's sentence (base/limits.h): TypeError for what is not an int (a bool,
+// a str, a float), ValueError out of range.
+inline std::int64_t CountArg(const py::handle& v, const CountLimit& limit) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
+    throw py::type_error(std::string(limit.name) + " must be an int, not " +
+                         std::string(py::str(py::type::of(v).attr("__name__"))));
+  }
+  const py::int_ big = py::reinterpret_borrow<py::int_>(v);
+  if (big < py::int_(limit.min) || big > py::int_(limit.max)) {
+    Raise(std::string(limit.name) + " must be a whole number from " + std::to_string(limit.min) +
+          " to " + std::to_string(limit.max) +
+          (limit.note.empty() ? "" : " (" + std::string(limit.note) + ")") + ", got " +
+          std::string(py::str(v)));
+  }
+  return big.cast<std::int64_t>();
+}
+
+// A seed: an int from 0 to 2^64 - 1, said as the CLI says it.
+inline std::uint64_t SeedArg(const py::handle& v) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
+    throw py::type_error("seed must be an int, not " +
+                         std::string(py::str(py::type::of(v).attr("__name__"))));
+  }
+  const py::int_ big = py::reinterpret_borrow<py::int_>(v);
+  if (big < py::int_(0) || big > py::int_(~std::uint64_t{0})) {
+    Raise("seed must be " + std::string(kSeedRange) + ", got " + std::string(py::str(v)));
+  }
+  return big.cast<std::uint64_t>();
 }
 
 // A (rows, d) view of a 1-D (one row) or 2-D array; raises ValueError unless

@@ -70,7 +70,7 @@ Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std:
   d.labels.reserve(static_cast<std::size_t>(y.size()));
   for (py::ssize_t i = 0; i < y.size(); ++i) {
     const std::int64_t label = y.data()[i];
-    if (label < 0 || label > 1'000'000) {
+    if (label < 0 || label >= kClasses.max) {
       Raise(name + ": labels must be integers in 0..classes-1, found " + std::to_string(label));
     }
     most = std::max(most, label);
@@ -120,13 +120,26 @@ std::vector<std::pair<std::string, OptionValue>> GivenOptions(
   std::vector<std::pair<std::string, OptionValue>> out;
   for (const auto& [key, value] : given) {
     const auto name = py::cast<std::string>(key);
-    if (FindOption(options, name) == nullptr) {
+    const ConfigOption<Config>* option = FindOption(options, name);
+    if (option == nullptr) {
       std::string known;
       for (const auto& o : options) known += (known.empty() ? "" : ", ") + std::string(o.key);
       throw py::type_error(std::string(function) + "() got an unknown option '" + name +
                            "'; it takes: " + known);
     }
-    out.emplace_back(name, ToOptionValue(name, value, function));
+    OptionValue typed = ToOptionValue(name, value, function);
+    // Text is the command line's way to give a number; from Python a str
+    // for a number or a flag is a mistake (epsilon="4"), unless it is the
+    // option's word ("auto").
+    const auto* text = std::get_if<std::string>(&typed);
+    if (text != nullptr && !std::holds_alternative<std::string>(option->get(Config{})) &&
+        *text != option->word) {
+      throw py::type_error(std::string(function) + "(): option '" + name + "' takes " +
+                           (option->is_flag() ? "True or False" : "a number") +
+                           (option->word.empty() ? "" : " or '" + std::string(option->word) + "'") +
+                           ", not the str '" + *text + "'");
+    }
+    out.emplace_back(name, std::move(typed));
   }
   return out;
 }
@@ -212,9 +225,13 @@ void AddFedSelPrivacy(const FedSelVariant& variant, const FedSelRun& run, const 
 }
 
 py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::string& variant,
-                       const py::object& X_test, const py::object& y_test, std::uint64_t seed,
-                       std::size_t threads, std::optional<double> central_epsilon,
-                       double central_delta, int classes, const py::kwargs& options) {
+                       const py::object& X_test, const py::object& y_test,
+                       const py::object& seed_arg, const py::object& threads_arg,
+                       std::optional<double> central_epsilon, double central_delta,
+                       const py::object& classes_arg, const py::kwargs& options) {
+  const std::uint64_t seed = SeedArg(seed_arg);
+  const auto threads = static_cast<std::size_t>(CountArg(threads_arg, kWorkerThreads));
+  const int classes = static_cast<int>(CountArg(classes_arg, kClasses));
   const FedSelVariant parsed = Take(ParseFedSelVariant(variant));
   FedSelConfig config =
       Take(FedSelConfigWith(parsed, GivenOptions(FedSelOptions(), options, "train_fedsel")));
@@ -319,17 +336,19 @@ py::dict RoundDict(const LdpFlRound& r) {
 }
 
 py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py::object& y,
-                      const py::object& X_test, const py::object& y_test, std::uint64_t seed,
-                      int threads, const std::optional<std::function<void(py::dict)>>& on_round,
+                      const py::object& X_test, const py::object& y_test,
+                      const py::object& seed_arg, const py::object& threads_arg,
+                      const std::optional<std::function<void(py::dict)>>& on_round,
                       const py::kwargs& options) {
+  const std::uint64_t seed = SeedArg(seed_arg);
+  const auto threads = static_cast<std::size_t>(CountArg(threads_arg, kWorkerThreads));
   const LdpFlConfig config =
       Take(LdpFlConfigWith({}, GivenOptions(LdpFlOptions(), options, "train_ldpfl")));
   const TrainTest split = ImagesOf(dataset, X, y, X_test, y_test);
   const Dataset &train = split.train, &test = split.test;
   Check(CheckLdpFlConfig(config, train.size()));
-  if (threads < 0) Raise("threads must be >= 0");
   // A round's clients train at once, one per thread (see ldpfl_experiment.h).
-  ThreadPool pool(static_cast<std::size_t>(threads));
+  ThreadPool pool(threads);
   NeuralNet::SetThreads(NeuralNet::TrainsConcurrently(config.arch) ? 1
                                                                    : static_cast<int>(pool.size()));
   const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {

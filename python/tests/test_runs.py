@@ -1,6 +1,8 @@
 """Runs through the Python module: datasets as numpy, FedSel and LDP-FL
 runs as dicts, reproducible from a seed, beside the majority class."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -132,6 +134,44 @@ def test_bad_runs_raise_with_a_reason(adult):
         fedldp.train_fedsel(X, y, X_test=test["X"][:, :3], y_test=test["y"])
     with pytest.raises(ValueError, match="labels"):
         fedldp.train_fedsel(X, -np.ones(100, dtype=int))
+
+
+# The Python API has the CLI's bounds and sentences (issue 41): counts from
+# one table (base/limits.h), seeds as the CLI says them, and a str is no
+# number. (Before: threads=10**6 tried a million threads, classes=10**9 died
+# of bad_alloc, seed=-1 raised a TypeError printing the whole signature, and
+# epsilon="4" ran.)
+@pytest.mark.parametrize(
+    "function, arguments, error, sentence",
+    [
+        ("train_fedsel", dict(threads=10**6), ValueError,
+         r"threads must be a whole number from 0 to 1024 \(0: one per core\), got 1000000"),
+        ("train_fedsel", dict(threads=-1), ValueError, "threads must be a whole number"),
+        ("train_fedsel", dict(threads=True), TypeError, "threads must be an int, not bool"),
+        ("train_fedsel", dict(classes=10**9), ValueError,
+         r"classes must be a whole number from 0 to 65536"),
+        ("train_fedsel", dict(classes=-3), ValueError, "classes must be a whole number"),
+        ("train_fedsel", dict(seed=-1), ValueError,
+         "seed must be a whole number from 0 to 18446744073709551615, got -1"),
+        ("train_fedsel", dict(seed=2**64), ValueError, "seed must be a whole number"),
+        ("train_fedsel", dict(seed="1"), TypeError, "seed must be an int, not str"),
+        ("train_fedsel", dict(epsilon="4"), TypeError,
+         "option 'epsilon' takes a number, not the str '4'"),
+        ("train_fedsel", dict(shuffle="yes"), TypeError, "option 'shuffle' takes True or False"),
+        ("train_fedsel", dict(epsilon=math.nan), ValueError, "epsilon must be a finite number"),
+        ("train_ldpfl", dict(threads=5000), ValueError, "threads must be a whole number from 0"),
+        ("train_ldpfl", dict(seed=-2), ValueError, "seed must be a whole number"),
+        ("train_ldpfl", dict(rounds="3"), TypeError, "option 'rounds' takes a number"),
+    ],
+)
+def test_arguments_have_the_cli_bounds_and_sentences(adult, function, arguments, error, sentence):
+    train, _ = adult
+    if function == "train_fedsel":
+        call = lambda: fedldp.train_fedsel(train["X"][:100], train["y"][:100], **arguments)
+    else:
+        call = lambda: fedldp.train_ldpfl("mnist", **arguments)
+    with pytest.raises(error, match=sentence):
+        call()
 
 
 def test_ldpfl_runs_on_arrays_and_reports_every_round():

@@ -456,6 +456,11 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
        "the CA file " + config},
       {{"shuffle", "--server", "localhost:1", "--token-file", config, "--server-ca", config},
        "the CA file " + config},
+      // Counts from the library's table, in Python's sentence (base/limits.h).
+      {{"train", "--threads", "2000"},
+       "threads must be a whole number from 0 to 1024 (0: one per core), got 2000"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--threads", "0"},
+       "threads must be a whole number from 1 to 256, got 0"},
       // A state SQLite would keep only until exit: tokens issued into it were lost.
       {{"enrol", "--state", "", "--count", "1", "--out", Scratch("lost.tokens")},
        "temporary database"},

@@ -1,0 +1,45 @@
+// The bounds of counts that every front end takes (the command line's
+// options, Python's arguments), in one table, with one check and one
+// sentence: before, Python's train_fedsel(threads=10**6) tried to start a
+// million threads and classes=10**9 died of bad_alloc, where the CLI
+// refused.
+#ifndef FEDLDP_BASE_LIMITS_H_
+#define FEDLDP_BASE_LIMITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fedldp/base/status.h"
+
+namespace fedldp {
+
+struct CountLimit {
+  std::string_view name;
+  std::int64_t min, max;
+  std::string_view note;  // what a special value means, if any
+};
+
+// Threads of a simulation, tuning or reproduction (0: one per core).
+inline constexpr CountLimit kWorkerThreads{"threads", 0, 1024, "0: one per core"};
+// Threads of a server's calls or a client's local training.
+inline constexpr CountLimit kServiceThreads{"threads", 1, 256, ""};
+// Classes of a user's data (0: from the labels).
+inline constexpr CountLimit kClasses{"classes", 0, 65536, "0: from the labels"};
+
+// OK if `value` is within `limit`, else "threads must be a whole number
+// from 0 to 1024 (0: one per core), got 1000000".
+inline Status CheckCount(const CountLimit& limit, std::int64_t value) {
+  if (value >= limit.min && value <= limit.max) return {};
+  return Error{std::string(limit.name) + " must be a whole number from " +
+               std::to_string(limit.min) + " to " + std::to_string(limit.max) +
+               (limit.note.empty() ? "" : " (" + std::string(limit.note) + ")") + ", got " +
+               std::to_string(value)};
+}
+
+// A seed's range, as the command line and Python say it.
+inline constexpr std::string_view kSeedRange = "a whole number from 0 to 18446744073709551615";
+
+}  // namespace fedldp
+
+#endif  // FEDLDP_BASE_LIMITS_H_
