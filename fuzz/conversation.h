@@ -44,7 +44,7 @@ struct Server {
   RoundPolicy policy;
 };
 inline Server StartServer(std::size_t clients) {
-  auto opened = ServerState::Open(":memory:");
+  auto opened = ServerState::OpenTemporary();
   Require(opened.ok(), "an in-memory state opens");
   Server s{std::move(opened).value(), {}, {}};
   s.tokens = s.state.IssueTokens(clients).value();

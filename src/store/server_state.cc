@@ -99,10 +99,14 @@ Status Stored(std::string why) {
 
 ServerState::ServerState(sqlite3* db) : db_(db) {}
 
-Result<ServerState> ServerState::Open(const std::string& path) {
+Result<ServerState> ServerState::Open(const std::string& path) { return OpenAt(path, false); }
+
+Result<ServerState> ServerState::OpenTemporary() { return OpenAt(":memory:", true); }
+
+Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary) {
   if (sodium_init() < 0) return Error{"libsodium cannot be initialised"};
   sqlite3* db = nullptr;
-  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "server state"));
+  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "server state", temporary));
   ServerState state(db);
   // One server per state: in exclusive locking mode the file stays locked
   // from the first write transaction (the schema's, below) until the state

@@ -69,16 +69,18 @@ inline Status CheckDatabasePath(const std::string& path, const std::string& what
 }
 
 // Opens `path` for reading and writing, creating it, once CheckDatabasePath
-// holds. The first call in a process turns SQLite's memory statistics off
-// (if SQLite is not yet in use): they take one process-wide mutex on every
+// holds; `temporary`: an in-memory database instead (":memory:", for
+// fuzzers and tests only: no user's path reaches it). The first call in a process turns SQLite's
+// memory statistics off (if SQLite is not yet in use): they take one process-wide mutex on every
 // allocation, which serializes threads that each use their own database,
 // like a load test's client ledgers.
-inline Status OpenDatabase(const std::string& path, sqlite3** db, const std::string& what) {
-  FEDLDP_RETURN_IF_ERROR(CheckDatabasePath(path, what));
+inline Status OpenDatabase(const std::string& path, sqlite3** db, const std::string& what,
+                           bool temporary = false) {
+  if (!temporary) FEDLDP_RETURN_IF_ERROR(CheckDatabasePath(path, what));
   static std::once_flag once;
   std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
-  if (sqlite3_open_v2(path.c_str(), db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  const char* name = temporary ? ":memory:" : path.c_str();
+  if (sqlite3_open_v2(name, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string e = Message(*db, "cannot open " + what + " " + path);
     sqlite3_close(*db);
     *db = nullptr;

@@ -37,6 +37,9 @@ bool IsDeploymentId(std::string_view id);
 class ServerState {
  public:
   static Result<ServerState> Open(const std::string& path);
+  // A state in memory that ends with the process, for fuzzers and tests
+  // (Open refuses the names SQLite reads so: a user's tokens would be lost).
+  static Result<ServerState> OpenTemporary();
   ~ServerState();
   ServerState(ServerState&&) noexcept;
   ServerState& operator=(ServerState&&) noexcept;
@@ -102,6 +105,7 @@ class ServerState {
   Result<std::vector<std::uint64_t>> Withdrawn() const;  // sorted
 
  private:
+  static Result<ServerState> OpenAt(const std::string& path, bool temporary);
   explicit ServerState(sqlite3* db);
   template <typename Body>
   std::string Transaction(Body body);
