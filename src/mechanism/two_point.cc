@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 namespace fedldp {
 namespace {
@@ -49,12 +50,34 @@ Result<TwoPointMechanism> TwoPointMechanism::Create(double epsilon, double cente
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
   FEDLDP_RETURN_IF_ERROR(CheckFinite(center, "center"));
   FEDLDP_RETURN_IF_ERROR(CheckPositive(radius, "radius"));
-  return TwoPointMechanism(epsilon, center, radius, false);
+  TwoPointMechanism m(epsilon, center, radius, false);
+  FEDLDP_RETURN_IF_ERROR(m.CheckRepresentable());
+  return m;
 }
 
 Result<TwoPointMechanism> TwoPointMechanism::CreateDuchi(double epsilon) {
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
-  return TwoPointMechanism(epsilon, 0.0, 1.0, true);
+  TwoPointMechanism m(epsilon, 0.0, 1.0, true);
+  FEDLDP_RETURN_IF_ERROR(m.CheckRepresentable());
+  return m;
+}
+
+Status TwoPointMechanism::CheckRepresentable() const {
+  const auto finite = [](double v) { return std::isfinite(v); };
+  if (!finite(high_) || !finite(low_) || !finite(in_lo_) || !finite(in_hi_) || !finite(slope_)) {
+    std::ostringstream s;
+    s << name() << ": its outputs c -+ r (e^eps + 1) / (e^eps - 1) (c = " << center_
+      << ", r = " << radius_ << ", eps = " << epsilon_
+      << ") do not fit a double: raise epsilon or narrow the range";
+    return Error{s.str()};
+  }
+  if (!(low_ < high_) || !(in_lo_ < in_hi_)) {
+    std::ostringstream s;
+    s << name() << ": the range [" << in_lo_ << ", " << in_hi_ << "] around c = " << center_
+      << " is too narrow for a double to tell its ends apart: widen the radius";
+    return Error{s.str()};
+  }
+  return {};
 }
 
 TwoPointMechanism::TwoPointMechanism(double epsilon, double center, double radius, bool duchi)

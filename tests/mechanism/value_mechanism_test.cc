@@ -69,6 +69,39 @@ TEST(TwoPoint, ImplementedProbabilitiesMeetTheBoundExactly) {
   }
 }
 
+// Parameters are checked by what they imply (issue 41): an accepted eps,
+// centre and radius whose outputs overflow a double (before: eps 1e-10 and
+// r = 1e300 printed -inf and inf), or whose range a double cannot tell
+// apart, are refused naming the cure; extreme but representable ones work.
+TEST(TwoPoint, ParametersWhoseOutputsDoNotFitADoubleAreRefused) {
+  struct Case {
+    double eps, c, r;
+    const char* expected;  // in the refusal; nullptr = accepted
+  };
+  const std::vector<Case> cases = {
+      {1e-10, 0, 1e300, "do not fit a double"},
+      {1, 1e308, 1e308, "do not fit a double"},
+      {1, -1.7e308, 1e307, "do not fit a double"},
+      {1e-310, 0, 1, "do not fit a double"},
+      {1, 1e20, 1e-6, "too narrow for a double"},
+      {1e-10, 0, 1e290, nullptr},
+      {1, 1e6, 1e-6, nullptr},
+      {500, 1e300, 1e300, nullptr},
+  };
+  for (const Case& c : cases) {
+    const auto m = TwoPointMechanism::Create(c.eps, c.c, c.r);
+    if (c.expected == nullptr) {
+      ASSERT_TRUE(m.ok()) << c.eps << " " << c.c << " " << c.r << ": " << m.error();
+      EXPECT_TRUE(std::isfinite(m->high()) && std::isfinite(m->low()));
+    } else {
+      ASSERT_FALSE(m.ok()) << c.eps << " " << c.c << " " << c.r;
+      EXPECT_NE(m.error().find(c.expected), std::string::npos) << m.error();
+    }
+  }
+  EXPECT_FALSE(TwoPointMechanism::CreateDuchi(1e-310).ok());
+  EXPECT_TRUE(TwoPointMechanism::CreateDuchi(1e-300).ok());
+}
+
 TEST(TwoPoint, FarFromZeroRangesKeepTheirProbabilities) {
   // |c| >> r: the threshold is computed from x - c, so no cancellation.
   const auto m = TwoPointMechanism::Create(1, 1e6, 1e-6).value();

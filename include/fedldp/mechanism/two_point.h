@@ -32,7 +32,10 @@ namespace fedldp {
 
 class TwoPointMechanism final : public ValueMechanism {
  public:
-  // epsilon in (0, 500], center finite, radius finite and > 0.
+  // epsilon in (0, 500], center finite, radius finite and > 0, and what
+  // they imply representable: the outputs c -+ r (e^eps + 1) / (e^eps - 1)
+  // and the input range c -+ r finite, its ends distinct (before, eps 1e-10
+  // with r = 1e300 output -inf and inf).
   static Result<TwoPointMechanism> Create(double epsilon, double center, double radius);
   // Duchi's mechanism: center 0, radius 1.
   static Result<TwoPointMechanism> CreateDuchi(double epsilon);
@@ -106,6 +109,8 @@ class TwoPointMechanism final : public ValueMechanism {
     return static_cast<std::int32_t>(t);
   }
 
+  // OK if the outputs and the input range are finite and distinct (Create).
+  Status CheckRepresentable() const;
   TwoPointMechanism(double epsilon, double center, double radius, bool duchi);
   void PerturbBlock(const float* src, const std::uint32_t* bits, float* dst, std::size_t len) const;
   void SampleBlock(const double* src, const std::uint32_t* bits, double* dst,
