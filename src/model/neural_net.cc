@@ -147,6 +147,11 @@ Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
                      " is not float32 (convert the model with "
                      ".float() before saving)"};
       }
+      if (!torch::isfinite(p.value).all().item<bool>()) {
+        return Error{path + ": parameter " + p.name +
+                     " holds a value that is not finite (NaN or inf): re-train or re-export "
+                     "the model"};
+      }
       impl->params.push_back(p.value);
       impl->params.back().requires_grad_(true);  // a model saved under no_grad trains too
       impl->names.push_back(p.name);

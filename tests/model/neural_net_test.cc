@@ -169,5 +169,21 @@ TEST_F(TorchScriptTest, AUsersModelLoadsProbesAndTrains) {
   EXPECT_NE(garbage.error().find("not a TorchScript model"), std::string::npos) << garbage.error();
 }
 
+// A model whose parameters are not all finite is refused at load, naming the
+// parameter (issue 41: NaN parameters were accepted and trained NaN).
+TEST_F(TorchScriptTest, AModelWithANonFiniteParameterIsRefused) {
+  for (const char* poison :
+       {"m[2].bias[3] = float(\"nan\")", "m[0].weight[5, 7] = float(\"inf\")"}) {
+    const std::string path = Path("poisoned.pt");
+    ASSERT_EQ(testing::WriteTorchScriptMlp(path, 8, poison), "");
+    const auto refused = NeuralNet::Create(path, 1);
+    ASSERT_FALSE(refused.ok()) << poison;
+    EXPECT_NE(refused.error().find("is not finite"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().find(std::string(poison).find("m[2]") == 0 ? "2.bias" : "0.weight"),
+              std::string::npos)
+        << refused.error();
+  }
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -9,14 +9,16 @@
 
 namespace fedldp::testing {
 
-// "" once `path` holds the model, else why not.
-inline std::string WriteTorchScriptMlp(const std::string& path, int hidden) {
+// "" once `path` holds the model, else why not. `poison`: a Python
+// statement run on the model `m` before it is saved (a NaN weight, say).
+inline std::string WriteTorchScriptMlp(const std::string& path, int hidden,
+                                       const std::string& poison = "") {
   const std::string script =
       "import sys, torch\n"
       "torch.manual_seed(0)\n"
       "m = torch.nn.Sequential(torch.nn.Linear(784, " +
       std::to_string(hidden) + "), torch.nn.ReLU(), torch.nn.Linear(" + std::to_string(hidden) +
-      ", 10))\n"
+      ", 10))\n" + (poison.empty() ? "" : "with torch.no_grad(): " + poison + "\n") +
       "torch.jit.script(m).save(sys.argv[1])\n";
   const std::string command =
       "/usr/bin/python3 -c '" + script + "' '" + path + "' > /dev/null 2>&1";
