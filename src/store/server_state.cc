@@ -95,6 +95,41 @@ Status Stored(std::string why) {
   if (why.empty()) return {};
   return Error{std::move(why), ErrorCode::kIo};
 }
+
+// The tables, created if absent. BEGIN IMMEDIATE takes the write lock even
+// when the tables exist (and nothing is written), and exclusive mode keeps
+// it. A new file draws its deployment identity; an existing one keeps its
+// own.
+std::string SchemaSql() {
+  return "BEGIN IMMEDIATE;"
+         "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
+         " bytes BLOB NOT NULL);"
+         "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
+         " users INTEGER);"
+         "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
+         " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
+         " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
+         " counted INTEGER NOT NULL);"
+         "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
+         " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
+         "CREATE TABLE IF NOT EXISTS withdrawn (user INTEGER PRIMARY KEY);"
+         "CREATE TABLE IF NOT EXISTS deployment (id INTEGER PRIMARY KEY CHECK (id = 1),"
+         " value TEXT NOT NULL);"
+         "INSERT OR IGNORE INTO deployment (id, value) VALUES (1, '" +
+         RandomHex(kDeploymentBytes) + "'); COMMIT;";
+}
+
+// A damaged page is found at open, not when a round closes (or, worse, read
+// as "no model yet").
+Status CheckIntact(sqlite3* db, const std::string& path) {
+  Statement check(db, "PRAGMA quick_check");
+  const bool ran = check.ok() && check.Step() == SQLITE_ROW;
+  std::string verdict = ran ? std::string(check.Blob(0)) : Message(db, "quick_check");
+  std::replace(verdict.begin(), verdict.end(), '\n', ' ');  // one line
+  if (verdict != "ok") return Error{"server state " + path + " is damaged: " + verdict};
+  return {};
+}
+
 }  // namespace
 
 ServerState::ServerState(sqlite3* db) : db_(db) {}
@@ -123,39 +158,12 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
                                    " is in use by another process (a state file is held by "
                                    "one server, or one enrolment, at a time)";
   if (in_use()) return Error{in_use_error};
-  // BEGIN IMMEDIATE takes the write lock even when the tables exist (and
-  // nothing is written), and exclusive mode keeps it. A new file draws its
-  // deployment identity; an existing one keeps its own.
-  const std::string schema =
-      "BEGIN IMMEDIATE;"
-      "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
-      " bytes BLOB NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
-      " users INTEGER);"
-      "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
-      " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
-      " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
-      " counted INTEGER NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
-      " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
-      "CREATE TABLE IF NOT EXISTS withdrawn (user INTEGER PRIMARY KEY);"
-      "CREATE TABLE IF NOT EXISTS deployment (id INTEGER PRIMARY KEY CHECK (id = 1),"
-      " value TEXT NOT NULL);"
-      "INSERT OR IGNORE INTO deployment (id, value) VALUES (1, '" +
-      RandomHex(kDeploymentBytes) + "'); COMMIT;";
+  const std::string schema = SchemaSql();
   if (!configured || !Exec(db, schema.c_str())) {
     if (in_use()) return Error{in_use_error};
     return Error{Message(db, path + " is not a usable server state")};
   }
-  // A damaged page is found now, not when a round closes (or, worse, read
-  // as "no model yet").
-  {
-    Statement check(db, "PRAGMA quick_check");
-    const bool ran = check.ok() && check.Step() == SQLITE_ROW;
-    std::string verdict = ran ? std::string(check.Blob(0)) : Message(db, "quick_check");
-    std::replace(verdict.begin(), verdict.end(), '\n', ' ');  // one line
-    if (verdict != "ok") return Error{"server state " + path + " is damaged: " + verdict};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckIntact(db, path));
   {
     Statement find(db, "SELECT value FROM deployment WHERE id = 1");
     if (!find.ok() || find.Step() != SQLITE_ROW) {
