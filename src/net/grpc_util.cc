@@ -12,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 namespace fedldp::net_internal {
 
@@ -166,14 +167,122 @@ Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 
+namespace {
+
+// Builds and starts a server for `served` on `address` (port 0: a free one,
+// written to *port).
+Result<BuiltServer> BuildServer(const Served& served, const std::string& address,
+                                const std::shared_ptr<grpc::ServerCredentials>& credentials,
+                                int* port) {
+  BuiltServer b;
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default on Linux, so a second server on the
+  // same port started and took half of the clients: bind exclusively.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A connection that has not said hello (HTTP/2 and TLS) in 10 s, or has
+  // had no call for a minute, is closed (gRPC's defaults: 2 minutes, never);
+  // one whose peer is gone is found by a ping every minute. A client
+  // reconnects on its next call.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  builder.AddListeningPort(address, credentials, port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  if (served.service != nullptr) builder.RegisterService(served.service);
+  if (served.gate != nullptr) {
+    b.queues = std::make_unique<GateQueues>(*served.gate, builder, served.queues);
+  }
+  b.server = builder.BuildAndStart();
+  if (!b.server || *port == 0) {
+    return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
+  }
+  if (b.queues) b.queues->Start();
+  return b;
+}
+
+}  // namespace
+
+void BuiltServer::Stop(std::chrono::milliseconds grace) {
+  if (!server) return;
+  server->Shutdown(std::chrono::system_clock::now() + grace);
+  server->Wait();
+}
+
+void BuiltServer::Close() {
+  Stop(std::chrono::milliseconds(0));
+  if (queues) queues->Shutdown();
+  server.reset();
+  queues.reset();
+}
+
+void RunningServer::Say(const std::string& line) const {
+  if (served.say) served.say(line);
+}
+
+bool RunningServer::TakeRebuilt() {
+  if (rebuilding.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  auto [fresh, old] = rebuilding.get();
+  retired.push_back(std::move(old));
+  if (fresh.ok()) {
+    built = std::move(fresh).value();
+    watch.emplace(watch->port());
+    if (!std::exchange(listening, true)) Say("listening on " + address + " again");
+  } else if (std::exchange(listening, false)) {
+    Say("cannot listen on " + address + " again yet (" + fresh.error() + "); trying every second");
+  }
+  return true;
+}
+
+void RunningServer::Report(std::chrono::steady_clock::time_point now) {
+  if ((shed == 0 && rebuilds == 0) || now - said < std::chrono::seconds(10)) return;
+  std::string line = "under a flood of connections?";
+  if (shed > 0) {
+    line += " closed " + std::to_string(shed) + " idle connection(s) beyond the cap of " +
+            std::to_string(cap) + ";";
+  }
+  if (rebuilds > 0) {
+    line += " rebuilt the listener " + std::to_string(rebuilds) + " time(s): connections waited " +
+            std::to_string(ListenWatch::kStall.count()) +
+            " s unaccepted (descriptors exhausted, gRPC's acceptor stopped);";
+  }
+  line.back() = ' ';
+  Say(line + "(at most one such line per 10 s)");
+  shed = rebuilds = 0;
+  said = now;
+}
+
+void RunningServer::Watch(std::chrono::steady_clock::time_point now) {
+  if (rebuilding.valid() && !TakeRebuilt()) return;
+  std::erase_if(retired, [](const BuiltServer& b) { return !b.queues || b.queues->Idle(); });
+  const bool look = now >= next_look;
+  if (look) next_look = now + std::chrono::seconds(1);
+  if (built.server && look) shed += watch->Shed(cap);
+  const bool rebuild = built.server ? watch->Stalled(now) || rebuild_asked.exchange(false) : look;
+  rebuilds += built.server && rebuild;
+  Report(now);
+  if (!rebuild) return;
+  rebuilding = std::async(std::launch::async, [this, old = std::move(built)]() mutable {
+    old.Stop(std::chrono::milliseconds(500));
+    int port = watch->port();
+    auto fresh = BuildServer(served, address, credentials, &port);
+    return std::make_pair(std::move(fresh), std::move(old));
+  });
+}
+
 void RunningServer::Shutdown() {
   if (stopping.exchange(true)) return;
   if (ticker.joinable()) ticker.join();
+  if (rebuilding.valid()) {
+    auto [fresh, old] = rebuilding.get();
+    retired.push_back(std::move(old));
+    if (fresh.ok()) built = std::move(fresh).value();
+  }
   if (drain) drain();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  server->Wait();
-  // gRPC's order: the server's queues shut down after the server.
-  if (queues) queues->Shutdown();
+  built.Stop(std::chrono::seconds(2));
+  built.Close();
+  retired.clear();
 }
 
 Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::string& address,
@@ -188,22 +297,14 @@ Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::str
   auto credentials = ServerCredentials(tls);
   if (!credentials.ok()) return Error{credentials.error()};
   auto s = std::make_unique<RunningServer>();
-  grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default on Linux, so a second server on the
-  // same port started and took half of the clients: bind exclusively.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(address, *credentials, port);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  if (served.service != nullptr) builder.RegisterService(served.service);
-  if (served.gate != nullptr) {
-    s->queues = std::make_unique<GateQueues>(*served.gate, builder, served.queues);
-  }
-  s->server = builder.BuildAndStart();
-  if (!s->server || *port == 0) {
-    return Error{"cannot listen on " + address + " (in use, or not a host:port)"};
-  }
-  if (s->queues) s->queues->Start();
+  s->cap = ConnectionCap(RaiseDescriptorLimit());
+  auto built = BuildServer(served, address, *credentials, port);
+  if (!built.ok()) return Error{built.error()};
+  s->built = std::move(built).value();
+  s->served = std::move(served);
+  s->address = BoundAddress(address, *port);
+  s->credentials = *credentials;
+  s->watch.emplace(*port);
   s->drain = std::move(drain);
   RunningServer* raw = s.get();
   s->ticker = std::thread([raw, tick = std::move(tick), failed] {
@@ -213,6 +314,7 @@ Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::str
       } catch (const std::exception&) {
         failed->store(true);
       }
+      raw->Watch(std::chrono::steady_clock::now());
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
@@ -250,11 +352,16 @@ class QueuedCall {
   };
 
   QueuedCall(const Gate& gate, grpc::AsyncGenericService& service,
-             grpc::ServerCompletionQueue* queue)
-      : gate_(gate), service_(service), queue_(queue) {
+             grpc::ServerCompletionQueue* queue, std::atomic<int>& live)
+      : gate_(gate), service_(service), queue_(queue), live_(live) {
+    live_.fetch_add(1);
     context_.AsyncNotifyWhenDone(&done_tag_);
     service.RequestCall(&context_, &stream_, queue, queue, &step_tag_);
   }
+
+  ~QueuedCall() { live_.fetch_sub(1); }
+  QueuedCall(const QueuedCall&) = delete;
+  QueuedCall& operator=(const QueuedCall&) = delete;
 
   // The queue's thread, on one of the call's tags coming back. False: the
   // call is over, and may be deleted.
@@ -268,7 +375,7 @@ class QueuedCall {
       case Step::kAccepted: {
         // Not accepted: the server is shutting down, and no notice comes.
         if (!ok) return false;
-        new QueuedCall(gate_, service_, queue_);  // the next call on this queue
+        new QueuedCall(gate_, service_, queue_, live_);  // the next call on this queue
         method_ = gate_.Find(context_.method());
         grpc::Status admitted = method_ == nullptr ? grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                                                                   "no method " + context_.method())
@@ -318,6 +425,7 @@ class QueuedCall {
   const Gate& gate_;
   grpc::AsyncGenericService& service_;
   grpc::ServerCompletionQueue* queue_;
+  std::atomic<int>& live_;  // the queues' count of calls
   Tag step_tag_{this, false}, done_tag_{this, true};
   grpc::GenericServerContext context_;
   grpc::GenericServerAsyncReaderWriter stream_{&context_};
@@ -343,7 +451,7 @@ GateQueues::~GateQueues() { Shutdown(); }
 
 void GateQueues::Start() {
   for (auto& queue : queues_) {
-    for (int i = 0; i < kCallsAwaited; ++i) new QueuedCall(gate_, service_, queue.get());
+    for (int i = 0; i < kCallsAwaited; ++i) new QueuedCall(gate_, service_, queue.get(), live_);
     threads_.emplace_back([this, q = queue.get()] { Run(q); });
   }
 }

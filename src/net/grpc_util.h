@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +25,7 @@
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "handlers.h"
+#include "listen_watch.h"
 
 namespace fedldp::net_internal {
 
@@ -160,10 +162,14 @@ class GateQueues {
   ~GateQueues();
   void Start();
   void Shutdown();
+  // No call is awaited, held or being answered (once its server is shut
+  // down, the queues may go).
+  bool Idle() const { return live_.load() == 0; }
 
  private:
   void Run(grpc::ServerCompletionQueue* queue);
   const Gate& gate_;
+  std::atomic<int> live_{0};
   grpc::AsyncGenericService service_;
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
@@ -337,15 +343,6 @@ HandOver HandToShuffler(v1::Shuffler::Stub& shuffler, const std::string& token,
 bool NoteHandOver(const HandOver& handed, const std::string& shuffler, std::uint64_t user,
                   std::uint64_t round_shown, const Retrier& log, bool& down);
 
-// A gRPC server with a timer thread (tick every 10 ms) until Shutdown.
-struct RunningServer {
-  std::unique_ptr<GateQueues> queues;  // a Gate's, if it serves one
-  std::unique_ptr<grpc::Server> server;
-  std::thread ticker;
-  std::function<void()> drain;
-  std::atomic<bool> stopping{false};
-  void Shutdown();
-};
 // What a server serves: a service of the generated API, or a Gate.
 struct Served {
   grpc::Service* service = nullptr;
@@ -354,11 +351,72 @@ struct Served {
   // 2 cores shared with 1,000 load clients (docs/deploying.md); the
   // coordinators serialise their state on one mutex in any case.
   int queues = 1;
+  // Where the server says what it does to its connections (may be empty).
+  std::function<void(const std::string&)> say;
+};
+
+// One built gRPC server, and the queues of its Gate (if it serves one).
+struct BuiltServer {
+  BuiltServer() = default;
+  BuiltServer(BuiltServer&&) = default;
+  BuiltServer& operator=(BuiltServer&& other) noexcept {
+    if (this != &other) {
+      Close();
+      queues = std::move(other.queues);
+      server = std::move(other.server);
+    }
+    return *this;
+  }
+  ~BuiltServer() { Close(); }
+  std::unique_ptr<GateQueues> queues;
+  std::unique_ptr<grpc::Server> server;
+  // Shuts the server down (calls still open are cancelled after `grace`).
+  void Stop(std::chrono::milliseconds grace);
+  // Stops it at once, then gRPC's order: the server's queues shut down
+  // after the server, and go after it.
+  void Close();
+};
+
+// A gRPC server with a timer thread (tick every 10 ms) until Shutdown. The
+// timer also keeps the listener answering (listen_watch.h): it sheds the
+// longest-idle connections beyond `cap`, and rebuilds the server on the
+// same port when connections wait unaccepted.
+struct RunningServer {
+  Served served;
+  std::string address;  // with the port it was given
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  std::size_t cap = 0;
+  BuiltServer built;
+  // Servers rebuilt away from, until their calls are over; and the
+  // rebuilding under way (off the timer thread, which answers held calls).
+  std::vector<BuiltServer> retired;
+  std::future<std::pair<Result<BuiltServer>, BuiltServer>> rebuilding;
+  std::optional<ListenWatch> watch;
+  std::chrono::steady_clock::time_point next_look{}, said{};
+  // Connections shed and listeners rebuilt since it last said so.
+  std::size_t shed = 0, rebuilds = 0;
+  bool listening = true;  // false from a failed rebuilding to a good one
+  std::atomic<bool> rebuild_asked{false};
+  std::thread ticker;
+  std::function<void()> drain;
+  std::atomic<bool> stopping{false};
+  // The timer's care of the listener (see above).
+  void Watch(std::chrono::steady_clock::time_point now);
+  // Rebuilds the server at the next tick, as when its listener stalls.
+  void Rebuild() { rebuild_asked.store(true); }
+  void Shutdown();
+
+ private:
+  void Say(const std::string& line) const;
+  // A rebuilding done: its server in place (or not). False: not done yet.
+  bool TakeRebuilt();
+  // Says what was shed and rebuilt, at most once per 10 s.
+  void Report(std::chrono::steady_clock::time_point now);
 };
 // Builds, listens on `address` (port 0: a free one, written to *port) and
 // starts `tick` on its own thread; a tick that throws sets `failed`. On
 // Shutdown the timer stops, then `drain` (if any) answers calls the service
-// holds, then the server stops.
+// holds, then the server stops. Raises the descriptor limit first.
 Result<std::unique_ptr<RunningServer>> StartServer(Served served, const std::string& address,
                                                    const TlsFiles& tls, int* port,
                                                    std::function<void()> tick,

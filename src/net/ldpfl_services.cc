@@ -117,7 +117,8 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(LdpFlCoordin
         return std::make_unique<LdpFlCoordinatorService>(coordinator, shuffler_token,
                                                          std::move(failed));
       },
-      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); }, threads);
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); },
+      [&coordinator](const std::string& line) { coordinator.Say(line); }, threads);
 }
 
 // ---------------------------------------------------------------- shuffler
@@ -307,8 +308,8 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     }
   };
   auto failed = std::make_shared<std::atomic<bool>>(false);
-  auto running = StartServer(Served{.service = s->impl_->service.get()}, o.address, o.tls,
-                             &s->port_, pump, failed);
+  auto running = StartServer(Served{.service = s->impl_->service.get(), .say = o.log}, o.address,
+                             o.tls, &s->port_, pump, failed);
   if (!running.ok()) return Error{running.error()};
   s->impl_->running = std::move(running).value();
   return s;

@@ -296,21 +296,21 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(FedSelCoordi
         return std::make_unique<CoordinatorService>(coordinator, std::move(shuffler_token),
                                                     std::move(failed));
       },
-      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); }, threads);
+      address, tls, [&coordinator] { coordinator.Tick(Clock::now()); },
+      [&coordinator](const std::string& line) { coordinator.Say(line); }, threads);
 }
 
-Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(const MakeService& make,
-                                                                        const std::string& address,
-                                                                        const TlsFiles& tls,
-                                                                        std::function<void()> tick,
-                                                                        int threads) {
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
+    const MakeService& make, const std::string& address, const TlsFiles& tls,
+    std::function<void()> tick, std::function<void(const std::string&)> say, int threads) {
   if (threads < 1) return Error{"a server answers calls on at least one thread"};
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->impl_ = std::make_unique<Impl>();
   s->impl_->service = make(s->failed_);
   GatedService* raw = s->impl_->service.get();
   auto running = StartServer(
-      Served{.gate = raw->gate(), .queues = threads}, address, tls, &s->port_,
+      Served{.gate = raw->gate(), .queues = threads, .say = std::move(say)}, address, tls,
+      &s->port_,
       [raw, tick = std::move(tick)] {
         tick();
         raw->Release(Clock::now());

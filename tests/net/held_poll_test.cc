@@ -10,9 +10,11 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "coordinator_gate.h"
 #include "fedldp/net/fedsel_coordinator.h"
@@ -272,6 +274,29 @@ TEST_F(HeldPollTest, ASecondServerOnTheSamePortIsRefused) {
   Join(0, 1000);  // the first still serves
 }
 
+// A Gate whose Poll is held: each arriving call's Finish goes to `held`.
+void AddHeldPoll(net_internal::Gate& gate, std::promise<net_internal::Gate::Finish>& held) {
+  gate.Add<pb::PollRequest, pb::PollReply>(
+      net_internal::CoordinatorMethod("Poll"),
+      [](const grpc::ServerContextBase&) { return grpc::Status::OK; },
+      [&held](grpc::ServerContextBase&, const pb::PollRequest&, pb::PollReply*,
+              net_internal::Gate::Finish finish) { held.set_value(std::move(finish)); });
+}
+
+// A Poll at `address` on its own thread, until `deadline`: its status.
+std::future<grpc::StatusCode> PollUntil(const std::string& address,
+                                        std::chrono::milliseconds deadline) {
+  return std::async(std::launch::async, [address, deadline] {
+    auto stub =
+        pb::Coordinator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+    pb::PollRequest request;
+    pb::PollReply reply;
+    return stub->Poll(&context, request, &reply).error_code();
+  });
+}
+
 // A Gate's held call learns that its client has gone (here: its deadline
 // passed), so that it is not held to the end of its wait; answering it
 // afterwards is harmless. gRPC's IsCancelled may not be asked on the
@@ -279,24 +304,13 @@ TEST_F(HeldPollTest, ASecondServerOnTheSamePortIsRefused) {
 TEST(GateTest, AHeldCallIsGoneOnceItsClientHasGone) {
   net_internal::Gate gate;
   std::promise<net_internal::Gate::Finish> held;
-  gate.Add<pb::PollRequest, pb::PollReply>(
-      net_internal::CoordinatorMethod("Poll"),
-      [](const grpc::ServerContextBase&) { return grpc::Status::OK; },
-      [&held](grpc::ServerContextBase&, const pb::PollRequest&, pb::PollReply*,
-              net_internal::Gate::Finish finish) { held.set_value(std::move(finish)); });
+  AddHeldPoll(gate, held);
   int port = 0;
   auto server = net_internal::StartServer(
-      net_internal::Served{.gate = &gate}, "127.0.0.1:0", {}, &port, [] {},
+      net_internal::Served{.gate = &gate, .say = {}}, "127.0.0.1:0", {}, &port, [] {},
       std::make_shared<std::atomic<bool>>());
   ASSERT_TRUE(server.ok()) << server.error();
-  auto stub = pb::Coordinator::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 300ms);
-  pb::PollRequest request;
-  pb::PollReply reply;
-  auto call = std::async(std::launch::async,
-                         [&] { return stub->Poll(&context, request, &reply).error_code(); });
+  auto call = PollUntil("127.0.0.1:" + std::to_string(port), 300ms);
   auto arrived = held.get_future();
   ASSERT_EQ(arrived.wait_for(10s), std::future_status::ready);
   const net_internal::Gate::Finish finish = arrived.get();
@@ -307,6 +321,58 @@ TEST(GateTest, AHeldCallIsGoneOnceItsClientHasGone) {
   EXPECT_TRUE(finish.gone());
   finish(grpc::Status::OK);
   (*server)->Shutdown();
+}
+
+// A server rebuilt on its port (as when a flood stalls its listener) serves
+// new calls at once; a call held across the rebuilding is answered, or
+// cancelled, never lost, and answering it later is harmless.
+TEST(GateTest, ARebuiltServerServesAgainAndReleasesWhatItHeld) {
+  net_internal::Gate gate;
+  std::promise<net_internal::Gate::Finish> held;
+  AddHeldPoll(gate, held);
+  gate.Add<pb::JoinRequest, pb::JoinReply>(
+      net_internal::CoordinatorMethod("Join"),
+      [](const grpc::ServerContextBase&) { return grpc::Status::OK; },
+      [](grpc::ServerContextBase&, const pb::JoinRequest&, pb::JoinReply*,
+         net_internal::Gate::Finish finish) { finish(grpc::Status::OK); });
+  int port = 0;
+  std::vector<std::string> said;
+  std::mutex mu;
+  auto server = net_internal::StartServer(
+      net_internal::Served{.gate = &gate,
+                           .say =
+                               [&](const std::string& line) {
+                                 std::lock_guard lock(mu);
+                                 said.push_back(line);
+                               }},
+      "127.0.0.1:0", {}, &port, [] {}, std::make_shared<std::atomic<bool>>());
+  ASSERT_TRUE(server.ok()) << server.error();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  auto call = PollUntil(address, 20s);
+  auto arrived = held.get_future();
+  ASSERT_EQ(arrived.wait_for(10s), std::future_status::ready);
+  const net_internal::Gate::Finish finish = arrived.get();
+
+  (*server)->Rebuild();
+  EXPECT_NE(call.get(), grpc::StatusCode::DEADLINE_EXCEEDED);  // cancelled, not lost
+  // A new connection to the same port is served by the new server.
+  const auto start = Clock::now();
+  grpc::Status joined;
+  do {
+    auto fresh =
+        pb::Coordinator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext c;
+    c.set_deadline(std::chrono::system_clock::now() + 2s);
+    pb::JoinRequest join;
+    pb::JoinReply joined_reply;
+    joined = fresh->Join(&c, join, &joined_reply);
+  } while (!joined.ok() && Clock::now() - start < 20s);
+  EXPECT_TRUE(joined.ok()) << joined.error_message();
+  finish(grpc::Status::OK);  // the old server's call, answered late
+  (*server)->Shutdown();
+  std::lock_guard lock(mu);
+  ASSERT_FALSE(said.empty());
+  EXPECT_NE(said.front().find("rebuilt the listener 1 time"), std::string::npos) << said.front();
 }
 
 }  // namespace

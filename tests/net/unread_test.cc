@@ -5,27 +5,20 @@
 // a unary body whole before any handler runs: six such calls took a server
 // from 200 MB to 750 MB, and a smaller message cap alone did not help, as
 // gRPC buffered the oversized body before refusing it.)
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 
-#include <chrono>
 #include <fstream>
 #include <future>
-#include <map>
-#include <thread>
 
 #include "fedldp/v1/service.grpc.pb.h"
-#include "testing/processes.h"
-#include "testing/temp_dir.h"
+#include "testing/service_processes.h"
 
 namespace fedldp {
 namespace {
 
 using namespace testing::processes;
 namespace pb = ::fedldp::v1;
-using Metadata = std::map<std::string, std::string>;
 
 constexpr std::size_t kBody = 60u << 20;
 // What a server may grow by while refusing them all: far below one body,
@@ -38,30 +31,8 @@ constexpr long kGrowthLimitKb = 192 << 10;
 constexpr long kGrowthLimitKb = 64 << 10;
 #endif
 
-class UnreadTest : public testing::TempDirTest {
+class UnreadTest : public testing::ServiceProcessTest {
  protected:
-  ~UnreadTest() override {
-    for (const pid_t pid : pids_) {
-      ::kill(pid, SIGKILL);
-      Wait(pid);
-    }
-  }
-
-  // Starts `args` and waits until its stderr holds `ready`.
-  pid_t Start(const std::vector<std::string>& args, const std::string& ready,
-              const std::string& name) {
-    const pid_t pid = Spawn(args, Path(name + ".out"), Path(name + ".err"));
-    pids_.push_back(pid);
-    const auto start = std::chrono::steady_clock::now();
-    while (Read(Path(name + ".err")).find(ready) == std::string::npos &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_NE(Read(Path(name + ".err")).find(ready), std::string::npos)
-        << Read(Path(name + ".err"));
-    return pid;
-  }
-
   // The process's peak resident memory so far, in kB.
   static long PeakKb(pid_t pid) {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -70,29 +41,6 @@ class UnreadTest : public testing::TempDirTest {
       if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
     }
     return -1;
-  }
-
-  // Calls `method` at `address` with `body` and `metadata`: the status.
-  static grpc::Status Call(const std::string& address, const std::string& method,
-                           const std::string& body, const Metadata& metadata = {}) {
-    grpc::ChannelArguments args;
-    args.SetMaxSendMessageSize(-1);
-    grpc::GenericStub stub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
-    grpc::Slice slice(body);
-    const grpc::ByteBuffer request(&slice, 1);
-    grpc::ByteBuffer reply;
-    std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &reply,
-                   [&](grpc::Status status) { done.set_value(std::move(status)); });
-    return done.get_future().get();
-  }
-
-  static std::string Method(const std::string& service, const std::string& name) {
-    return "/fedldp.v1." + service + "/" + name;
   }
 
   // Sends a 60 MB body to each of `calls` (six at a time), expecting each
@@ -119,17 +67,6 @@ class UnreadTest : public testing::TempDirTest {
     EXPECT_LT(growth, kGrowthLimitKb)
         << "peak memory grew by " << growth / 1024 << " MB over refused 60 MB bodies";
   }
-
-  std::string Address(int port) const { return "127.0.0.1:" + std::to_string(port); }
-
-  void Enrol(const std::string& state, int count) {
-    const pid_t enrol = Spawn({FEDLDP_BINARY, "enrol", "--state", Path(state), "--count",
-                               std::to_string(count), "--out", Path(state + ".tokens")},
-                              Path("enrol.out"), Path("enrol.err"));
-    ASSERT_EQ(Wait(enrol), 0) << Read(Path("enrol.err"));
-  }
-
-  std::vector<pid_t> pids_;
 };
 
 TEST_F(UnreadTest, AFedSelServerReadsNoBodyOfACallItDoesNotAdmit) {

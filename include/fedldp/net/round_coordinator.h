@@ -131,6 +131,8 @@ class RoundCoordinator {
   // The ticket of the reports queued last (0: none yet).
   std::uint64_t queued_ticket() const { return queued_ticket_.load(); }
   std::uint64_t durable_ticket() const { return durable_ticket_.load(); }
+  // Says `line` in the task's log (the server's and its transport's).
+  void Say(const std::string& line) const;
 
  protected:
   RoundCoordinator(const RoundPolicy& policy, ServerState state, std::uint64_t users, Log log);
@@ -207,7 +209,6 @@ class RoundCoordinator {
                        std::span<const std::pair<std::uint64_t, std::string>> reports);
   // Writes the queued reports (group commit); throws if it cannot.
   void FlushQueued();
-  void Say(const std::string& line) const;
   // The generator of a draw of the schedule (`what` tells the draws of one
   // round apart): SecureRng, or the test seed's stream (RoundPolicy).
   std::unique_ptr<Rng> ScheduleRng(std::uint64_t what) const;

@@ -99,11 +99,9 @@ class CoordinatorServer {
   CoordinatorServer() = default;
   using MakeService = std::function<std::unique_ptr<net_internal::GatedService>(
       std::shared_ptr<std::atomic<bool>> failed)>;
-  static Result<std::unique_ptr<CoordinatorServer>> StartWith(const MakeService& make,
-                                                              const std::string& address,
-                                                              const TlsFiles& tls,
-                                                              std::function<void()> tick,
-                                                              int threads);
+  static Result<std::unique_ptr<CoordinatorServer>> StartWith(
+      const MakeService& make, const std::string& address, const TlsFiles& tls,
+      std::function<void()> tick, std::function<void(const std::string&)> say, int threads);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
