@@ -29,7 +29,7 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   app.add_option("--rows", o.rows, "Rows FIRST:END, one user each")->capture_default_str();
-  app.add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--epochs", o.epochs, "Epochs")->check(Within(kEpochs))->capture_default_str();
   app.add_option("--batch-fraction", o.batch_fraction, "m / N")->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms,
                  "How often clients poll when the server does not hold the poll")

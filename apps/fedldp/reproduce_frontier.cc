@@ -33,7 +33,7 @@ void SetupReproduceFrontier(CLI::App& reproduce, FrontierReproductionConfig& o) 
   app->add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   app->add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(Within(kRepeats));
   app->add_option("--folds", o.folds, "Cross-validation folds")
       ->capture_default_str()
       ->check(CLI::Range(2, 100));

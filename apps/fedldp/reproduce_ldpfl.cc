@@ -40,16 +40,16 @@ void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& o) {
                 "per sweep");
   app->add_option("--local-epochs", o.local_epochs,
                   "Local epochs E (the paper does not say; docs/ldpfl.md discusses the choice)")
-      ->check(CLI::Range(1, 1000))
+      ->check(Within(kLocalEpochs))
       ->capture_default_str();
   app->add_option("--batch", o.batch, "Local mini-batch size B")
-      ->check(CLI::Range(1, 100000))
+      ->check(Within(kBatch))
       ->capture_default_str();
   app->add_option("--rounds", o.rounds, "Communication rounds")
-      ->check(CLI::Range(1, 10000))
+      ->check(Within(kRounds))
       ->capture_default_str();
   app->add_option("--repeats", o.repeats, "Runs per configuration (seeds seed, seed+1, ...)")
-      ->check(CLI::Range(1, 100))
+      ->check(Within(kRepeats))
       ->capture_default_str();
   app->add_flag("--raw-inputs", o.raw_inputs,
                 "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)");

@@ -91,7 +91,7 @@ void AddRunOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--grid-epochs", o.grid_epochs,
                  "With --tune / tune: the epochs tried (default: --epochs only)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1000));
+      ->check(Within(kEpochs));
   app.add_option("--seed", o.seed, "Seed of the whole run")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "Threads (0: all cores, shared among the MPI processes on this machine)")
@@ -128,7 +128,7 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
                "a validation share of its training rows (DefaultGrid), never its test rows");
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(Within(kRepeats));
   app.add_option("--folds", o.folds, "Cross-validation folds")
       ->capture_default_str()
       ->check(CLI::Range(2, 100));

@@ -162,6 +162,14 @@ def test_bad_runs_raise_with_a_reason(adult):
         ("train_ldpfl", dict(threads=5000), ValueError, "threads must be a whole number from 0"),
         ("train_ldpfl", dict(seed=-2), ValueError, "seed must be a whole number"),
         ("train_ldpfl", dict(rounds="3"), TypeError, "option 'rounds' takes a number"),
+        # Work that would run without end (epochs=10**9 was accepted).
+        ("train_fedsel", dict(epochs=10**9), ValueError,
+         "epochs must be a whole number from 1 to 10000, got 1000000000"),
+        ("train_ldpfl", dict(rounds=10**6), ValueError,
+         "rounds must be a whole number from 1 to 100000, got 1000000"),
+        ("train_ldpfl", dict(local_epochs=5000), ValueError,
+         "local epochs must be a whole number from 1 to 1000"),
+        ("train_ldpfl", dict(batch=0), ValueError, "batch size must be a whole number from 1"),
     ],
 )
 def test_arguments_have_the_cli_bounds_and_sentences(adult, function, arguments, error, sentence):

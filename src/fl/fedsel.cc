@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "exchange.h"
+#include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/data/partition.h"
 #include "fedldp/mechanism/value_mechanism.h"
@@ -57,7 +58,7 @@ Status FedSelConfig::Validate() const {
   const FedSelConfig& c = *this;
   FEDLDP_RETURN_IF_ERROR(c.variant.Validate());
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(c.epsilon));
-  if (c.epochs < 1) return Error{"epochs must be >= 1"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kEpochs, c.epochs));
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};

@@ -4,6 +4,7 @@
 // Torch.
 #include <cmath>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/fl/ldpfl.h"
 
@@ -11,9 +12,9 @@ namespace fedldp {
 
 Status LdpFlConfig::Validate() const {
   const LdpFlConfig& config = *this;
-  if (config.rounds < 1) return Error{"rounds must be >= 1"};
-  if (config.local_epochs < 1) return Error{"local epochs must be >= 1"};
-  if (config.batch < 1) return Error{"batch size must be >= 1"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kRounds, config.rounds));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kLocalEpochs, config.local_epochs));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kBatch, config.batch));
   if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
   if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
   if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};

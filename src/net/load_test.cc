@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/services.h"
 #include "load_clients.h"
@@ -173,7 +174,7 @@ Status LoadTestConfig::Validate() const {
     return Error{why, ErrorCode::kInvalidArgument};
   };
   if (clients == 0) return invalid("a load test needs at least one client");
-  if (epochs < 1) return invalid("a load test runs at least one epoch");
+  if (Status bad = CheckCount(kEpochs, epochs); !bad.ok()) return invalid(bad.error());
   if (!(batch_fraction > 0 && batch_fraction <= 1)) {
     return invalid("batch fraction must be in (0, 1]");
   }

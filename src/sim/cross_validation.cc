@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -76,7 +77,7 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
 }
 
 Status CrossValidationOptions::Validate() const {
-  if (repeats < 1) return Error{"repeats must be >= 1"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kRepeats, repeats));
   if (test_from == 0 && folds < 2) return Error{"folds must be >= 2"};
   return {};
 }

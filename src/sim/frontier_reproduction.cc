@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/limits.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/sim/records.h"
@@ -257,7 +258,7 @@ FrontierConfig FrontierReproductionConfig::Frontier() const {
 
 Status FrontierReproductionConfig::Validate() const {
   if (out.empty()) return Error{"out must name a folder"};
-  if (repeats < 1 || repeats > 100) return Error{"repeats must be in [1, 100]"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kRepeats, repeats));
   if (folds < 2 || folds > 100) return Error{"folds must be in [2, 100]"};
   if (tuning_splits < 1 || tuning_splits > 100) return Error{"tuning splits must be in [1, 100]"};
   if (threads < 0 || threads > 1024) return Error{"threads must be in [0, 1024]"};

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/limits.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
@@ -473,10 +474,10 @@ Status LdpFlReproductionConfig::Validate() const {
     return Error{"dataset must be mnist or fmnist (the paper's two)"};
   }
   if (out.empty()) return Error{"out must name a folder"};
-  if (local_epochs < 1 || local_epochs > 1000) return Error{"local epochs must be in [1, 1000]"};
-  if (batch < 1 || batch > 100000) return Error{"batch must be in [1, 100000]"};
-  if (rounds < 1 || rounds > 10000) return Error{"rounds must be in [1, 10000]"};
-  if (repeats < 1 || repeats > 100) return Error{"repeats must be in [1, 100]"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kLocalEpochs, local_epochs));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kBatch, batch));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kRounds, rounds));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kRepeats, repeats));
   if (threads < 0) return Error{"threads must be >= 0"};
   return {};
 }

@@ -461,6 +461,15 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
        "threads must be a whole number from 0 to 1024 (0: one per core), got 2000"},
       {{"serve", "--state", Scratch("s.sqlite"), "--users", "10", "--threads", "0"},
        "threads must be a whole number from 1 to 256, got 0"},
+      // Work that would run without end (epochs 10^9 was accepted).
+      {{"train", "--epochs", "1000000000"},
+       "epochs must be a whole number from 1 to 10000, got 1000000000"},
+      {{"ldpfl", "--rounds", "1000000"},
+       "rounds must be a whole number from 1 to 100000, got 1000000"},
+      {{"ldpfl", "--local-epochs", "5000"}, "local epochs must be a whole number from 1 to 1000"},
+      {{"ldpfl", "--batch", "0"}, "batch size must be a whole number from 1 to 100000, got 0"},
+      {{"load", "--epochs", "20000"}, "epochs must be a whole number from 1 to 10000"},
+      {{"train", "--repeats", "5000", "--tune"}, "repeats must be a whole number from 1 to 1000"},
       // A state SQLite would keep only until exit: tokens issued into it were lost.
       {{"enrol", "--state", "", "--count", "1", "--out", Scratch("lost.tokens")},
        "temporary database"},

@@ -36,9 +36,14 @@ TEST_F(LdpFlReproductionTest, ValidateSaysWhatIsWrong) {
   EXPECT_EQ(wrong([](auto& c) { c.dataset = ImageDataset::kCifar10; }),
             "dataset must be mnist or fmnist (the paper's two)");
   EXPECT_EQ(wrong([](auto& c) { c.out.clear(); }), "out must name a folder");
-  EXPECT_EQ(wrong([](auto& c) { c.repeats = 0; }), "repeats must be in [1, 100]");
-  EXPECT_EQ(wrong([](auto& c) { c.rounds = 0; }), "rounds must be in [1, 10000]");
-  EXPECT_EQ(wrong([](auto& c) { c.batch = 0; }), "batch must be in [1, 100000]");
+  EXPECT_EQ(wrong([](auto& c) { c.repeats = 0; }),
+            "repeats must be a whole number from 1 to 1000, got 0");
+  EXPECT_EQ(wrong([](auto& c) { c.rounds = 0; }),
+            "rounds must be a whole number from 1 to 100000, got 0");
+  EXPECT_EQ(wrong([](auto& c) { c.batch = 0; }),
+            "batch size must be a whole number from 1 to 100000, got 0");
+  EXPECT_EQ(wrong([](auto& c) { c.batch = std::size_t{1} << 63; }),
+            "batch size must be a whole number from 1 to 100000, got 9223372036854775808");
   // A refused configuration or missing data touches nothing.
   LdpFlReproductionConfig missing = Quick(Path("never"));
   missing.data_dir = Path("no-such-folder");

@@ -6,9 +6,11 @@
 #ifndef FEDLDP_BASE_LIMITS_H_
 #define FEDLDP_BASE_LIMITS_H_
 
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "fedldp/base/status.h"
 
@@ -27,10 +29,21 @@ inline constexpr CountLimit kServiceThreads{"threads", 1, 256, ""};
 // Classes of a user's data (0: from the labels).
 inline constexpr CountLimit kClasses{"classes", 0, 65536, "0: from the labels"};
 
+// The work a run is given: past these it runs for days or weeks (before,
+// train --epochs 1000000000 and Python's epochs=10**9 were accepted and ran
+// without end). FedSel's epochs E; LDP-FL's communication rounds, local
+// epochs and mini-batch size; cross-validation and reproduction repeats.
+inline constexpr CountLimit kEpochs{"epochs", 1, 10'000, ""};
+inline constexpr CountLimit kRounds{"rounds", 1, 100'000, ""};
+inline constexpr CountLimit kLocalEpochs{"local epochs", 1, 1'000, ""};
+inline constexpr CountLimit kBatch{"batch size", 1, 100'000, ""};
+inline constexpr CountLimit kRepeats{"repeats", 1, 1'000, ""};
+
 // OK if `value` is within `limit`, else "threads must be a whole number
 // from 0 to 1024 (0: one per core), got 1000000".
-inline Status CheckCount(const CountLimit& limit, std::int64_t value) {
-  if (value >= limit.min && value <= limit.max) return {};
+template <std::integral T>
+Status CheckCount(const CountLimit& limit, T value) {
+  if (std::cmp_greater_equal(value, limit.min) && std::cmp_less_equal(value, limit.max)) return {};
   return Error{std::string(limit.name) + " must be a whole number from " +
                std::to_string(limit.min) + " to " + std::to_string(limit.max) +
                (limit.note.empty() ? "" : " (" + std::string(limit.note) + ")") + ", got " +
