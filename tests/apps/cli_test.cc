@@ -680,6 +680,44 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
   std::filesystem::remove_all(Scratch("bad_input_out"));
 }
 
+// A refused command writes nothing (issue 41): each subcommand that writes
+// a file is given its output in a folder of its own and an input refused
+// only after the options parse (data that is not there, a library check),
+// and the folder must stay empty. (A refused serve once bound its task.)
+TEST(Subcommands, ARefusedCommandWritesNothing) {
+  const std::string none = "/nonexistent-fedldp-data";
+  const std::vector<std::vector<std::string>> refused = {
+      {"train", "--data-dir", FEDLDP_DATASETS, "--out", "@/r.jsonl", "--epochs", "0"},
+      {"train", "--data-dir", none, "--out", "@/r.jsonl"},
+      {"train", "--tune", "--data-dir", none, "--out", "@/g.jsonl"},
+      {"ldpfl", "--data-dir", none, "--out", "@/r.jsonl"},
+      {"ldpfl", "--data-dir", std::string(FEDLDP_DATASETS) + "/mnist", "--out", "@/r.jsonl",
+       "--clients", "100000000"},
+      {"reproduce", "fedsel", "--data-dir", none, "--out", "@/out"},
+      {"reproduce", "frontier", "--data-dir", none, "--out", "@/out"},
+      {"reproduce", "ldpfl", "--data-dir", none, "--out", "@/out"},
+      {"enrol", "--state", "@/s.sqlite", "--count", "2", "--out", "@/no/such/tokens"},
+      {"client", "--server", "127.0.0.1:1", "--token", "t", "--ledger", "@/l.sqlite", "--data-dir",
+       none},
+      {"client", "--server", "127.0.0.1:1", "--token", "t", "--ledger", "@/l.sqlite", "--data-dir",
+       FEDLDP_DATASETS, "--rows", "5:1"},
+  };
+  int n = 0;
+  for (auto args : refused) {
+    const std::string folder = Scratch("refused_" + std::to_string(n++));
+    std::filesystem::create_directories(folder);
+    std::string joined;
+    for (auto& a : args) {
+      if (a.rfind("@/", 0) == 0) a = folder + a.substr(1);
+      joined += a + " ";
+    }
+    const auto r = Fedldp(args);
+    EXPECT_EQ(r.code, 2) << joined << "-> " << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(folder)) << joined << "wrote into " << folder;
+    std::filesystem::remove_all(folder);
+  }
+}
+
 // audit --json: one JSON object per line, nulls where a figure does not
 // apply (was `"epsilon":nan` for topk and uniform, and 6 decimals).
 TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {
