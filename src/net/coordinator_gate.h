@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "call_allowance.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "fedsel_handlers.h"
 #include "grpc_util.h"
@@ -46,7 +47,14 @@ class CoordinatorGate : public GatedService {
                   std::shared_ptr<std::atomic<bool>> failed)
       : coordinator_(coordinator),
         shuffler_token_(std::move(shuffler_token)),
-        failed_(std::move(failed)) {}
+        failed_(std::move(failed)),
+        allowance_([&coordinator](const std::string& line) { coordinator.Say(line); }) {
+    gate_.OnBody([this](const grpc::ServerContextBase& context, std::size_t bytes) {
+      const std::string token = Metadata(context, kTokenKey);
+      if (token.empty()) return;  // the shuffler's calls
+      allowance_.Count(token, coordinator_.AllowanceOf(token).round, bytes);
+    });
+  }
 
   // A client's method answered at once by `handle(request, reply)`.
   template <typename Request, typename Reply, typename Handle>
@@ -106,9 +114,11 @@ class CoordinatorGate : public GatedService {
       if (failed_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server stopping");
       const std::string token = Metadata(context, kTokenKey);
       const std::string session = Metadata(context, kSessionKey);
-      return StatusOf(
+      Status admitted =
           AdmitClient(coordinator_, token,
-                      with_session ? std::optional<std::string_view>(session) : std::nullopt));
+                      with_session ? std::optional<std::string_view>(session) : std::nullopt);
+      if (admitted.ok()) admitted = allowance_.Admit(token, coordinator_.AllowanceOf(token));
+      return StatusOf(admitted);
     };
   }
 
@@ -126,6 +136,7 @@ class CoordinatorGate : public GatedService {
   Coordinator& coordinator_;
   const std::string shuffler_token_;
   std::shared_ptr<std::atomic<bool>> failed_;
+  CallAllowance allowance_;
 };
 
 }  // namespace fedldp::net_internal

@@ -51,6 +51,8 @@ inline grpc::Status StatusOf(const Status& s) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, s.error());
     case ErrorCode::kIo:
       return grpc::Status(grpc::StatusCode::INTERNAL, s.error());
+    case ErrorCode::kResourceExhausted:
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, s.error());
     case ErrorCode::kUnauthenticated:
       break;
   }
@@ -94,6 +96,9 @@ grpc::Status ServeAdmitted(grpc::ServerUnaryStreamer<Request, Reply>* stream, Ad
 // pollers and executors, and a held call holds no thread.
 class Gate final {
  public:
+  Gate() = default;
+  Gate(const Gate&) = delete;  // its methods know it
+  Gate& operator=(const Gate&) = delete;
   // Set once a call is over; a call still held that is over was cancelled
   // by its client, or outlived its deadline. (gRPC's IsCancelled may not be
   // asked on its completion-queue API before the call is over.)
@@ -124,8 +129,9 @@ class Gate final {
   void Add(std::string name, Admit admit, Serve serve) {
     methods_[std::move(name)] = Method{
         std::move(admit),
-        [serve = std::move(serve)](grpc::ServerContextBase& context, const grpc::ByteBuffer& body,
-                                   auto answer, Gone gone) {
+        [this, serve = std::move(serve)](grpc::ServerContextBase& context,
+                                         const grpc::ByteBuffer& body, auto answer, Gone gone) {
+          if (on_body_) on_body_(context, body.Length());
           auto call = std::make_shared<std::pair<Request, Reply>>();
           if (!Parse(body, &call->first)) {
             answer(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the request cannot be read"),
@@ -142,6 +148,11 @@ class Gate final {
         }};
   }
 
+  // Told each call's body size once it is read, before it is parsed.
+  void OnBody(std::function<void(const grpc::ServerContextBase&, std::size_t bytes)> read) {
+    on_body_ = std::move(read);
+  }
+
   // The method called `name` on the wire, or null.
   const Method* Find(const std::string& name) const {
     const auto it = methods_.find(name);
@@ -151,6 +162,7 @@ class Gate final {
  private:
   static bool Parse(const grpc::ByteBuffer& body, google::protobuf::MessageLite* request);
   std::unordered_map<std::string, Method> methods_;
+  std::function<void(const grpc::ServerContextBase&, std::size_t)> on_body_;
 };
 
 // Serves a Gate on `threads` completion queues, a thread each. Made with

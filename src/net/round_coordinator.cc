@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "fedldp/base/checked.h"
+
 namespace fedldp {
 
 RoundCoordinator::RoundCoordinator(const RoundPolicy& policy, ServerState state,
@@ -53,6 +55,16 @@ Access RoundCoordinator::Admit(std::string_view token,
                                std::optional<std::string_view> session) const {
   std::lock_guard lock(mu_);
   return roster_.Admit(state_, token, session);
+}
+
+RoundCoordinator::Allowance RoundCoordinator::AllowanceOf(std::string_view token) const {
+  constexpr std::uint64_t kCalls = 1 << 20;  // joins, polls, withdrawals
+  std::lock_guard lock(mu_);
+  Allowance a{.round = snap_.round};
+  if (const auto client = state_.FindClient(token)) a.users = client->users;
+  a.bytes = CheckedAdd(kCalls, CheckedMul(4 * ReportBytes(), a.users).value_or(UINT64_MAX))
+                .value_or(UINT64_MAX);
+  return a;
 }
 
 Withdrawal RoundCoordinator::Withdraw(std::string_view token, std::string_view session,

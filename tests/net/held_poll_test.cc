@@ -263,6 +263,39 @@ TEST_F(HeldPollTest, EveryClientChannelHasAConnectionOfItsOwn) {
   EXPECT_EQ(ConnectionsTo(server_->port()), before + 3);
 }
 
+// An admitted client cannot flood: once what it sent in a round passes
+// what its users' reports can need (four times over, and 1 MiB for its
+// other calls), its calls are refused unread until the next round, and
+// no other client is. (Before, 40 sequential 60 MB Submits of one token
+// took a server from 191 to 551 MB.)
+TEST_F(HeldPollTest, AClientPastItsRoundsAllowanceIsRefusedUnread) {
+  Join(0, 1000);
+  Join(1, 1000);
+  const auto allowance = coordinator_->AllowanceOf(tokens_[0]);
+  EXPECT_EQ(allowance.users, 1000u);
+  EXPECT_GT(allowance.bytes, 1u << 20);
+  EXPECT_LT(allowance.bytes, 4u << 20);  // ps-pm reports are a few bytes
+  FedSelParticipant::Answer junk;
+  junk.reports.push_back({first_users_[0], std::string(256 << 10, 'x')});
+  std::uint64_t sent = 0;
+  Submitted s;
+  for (int call = 0; call < 64; ++call) {
+    s = Submit(0, junk, 0);
+    if (s.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    EXPECT_TRUE(s.status.ok()) << s.status.error_message();  // read, its report refused
+    sent += 256 << 10;
+  }
+  ASSERT_EQ(s.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.status.error_message().find("refused until the next round"), std::string::npos)
+      << s.status.error_message();
+  EXPECT_GE(sent, allowance.bytes);
+  EXPECT_LT(sent, allowance.bytes + (256 << 10) + (1 << 10));
+  junk.reports[0].second.assign(16 << 20, 'x');  // a large body: refused unread as well
+  EXPECT_EQ(Submit(0, junk, 0).status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Poll(0, 0).status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(Poll(1, 0).status.ok());  // the other client is not
+}
+
 // One server per port: gRPC's default SO_REUSEPORT let a second server bind
 // the same port and take half of the clients.
 TEST_F(HeldPollTest, ASecondServerOnTheSamePortIsRefused) {

@@ -24,6 +24,7 @@ enum class ErrorCode {
   kPermissionDenied,    // not allowed for these credentials
   kUnauthenticated,     // credentials missing, unknown or inconsistent
   kIo,                  // a file could not be read or written
+  kResourceExhausted,   // more than allowed for now (e.g. a client's bytes this round)
 };
 
 struct Error {

@@ -175,6 +175,8 @@ class FedSelCoordinator : public RoundCoordinator {
   void Aggregate(const DecodedReport& report);
   void Start(Clock::time_point now) override;
   bool RoundOpen() const override { return gate_.has_value(); }
+  // A report's bytes and its user's number and framing in a SubmitRequest.
+  std::uint64_t ReportBytes() const override { return gate_ ? gate_->max_bytes() + 16 : 0; }
   bool Reported(std::uint64_t user) const override { return received_.contains(user); }
   bool Shuffled() const override { return spec_.config.shuffle; }
   void CloseRound(Clock::time_point now, const char* why) override;

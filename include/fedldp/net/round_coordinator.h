@@ -134,6 +134,17 @@ class RoundCoordinator {
   // Says `line` in the task's log (the server's and its transport's).
   void Say(const std::string& line) const;
 
+  // What one client may send in the open round: its users' reports four
+  // times over (resends), and 1 MiB for its other calls. A client that has
+  // sent more is refused unread until the next round (CallAllowance): an
+  // admitted token cannot flood.
+  struct Allowance {
+    std::uint64_t round = 0;  // the open round, as the schedule counts
+    std::uint64_t users = 0;  // the client's (0: it has not joined)
+    std::uint64_t bytes = 0;
+  };
+  Allowance AllowanceOf(std::string_view token) const;
+
  protected:
   RoundCoordinator(const RoundPolicy& policy, ServerState state, std::uint64_t users, Log log);
   virtual ~RoundCoordinator() = default;
@@ -154,6 +165,9 @@ class RoundCoordinator {
   // pieces each.
   virtual bool Shuffled() const { return true; }
   virtual std::size_t Chunks() const { return 1; }
+  // The most bytes one user's report of the open round takes in a call to
+  // the server (0: reports go to the shuffler).
+  virtual std::uint64_t ReportBytes() const { return 0; }
 
   // ---- For the protocols, under mu_.
   // Reads the withdrawn users and the snapshot back (check: whether it fits
