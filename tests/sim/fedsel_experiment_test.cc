@@ -50,7 +50,8 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
             "a label column applies to a CSV data file only");
   EXPECT_EQ(wrong([](auto& c) { c.grid = FedSelGrid{}; }), "a grid needs tuning");
   EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1; }), "folds must be >= 2");
-  EXPECT_EQ(wrong([](auto& c) { c.cv.repeats = 0; }), "repeats must be >= 1");
+  EXPECT_EQ(wrong([](auto& c) { c.cv.repeats = 0; }),
+            "repeats must be a whole number from 1 to 1000, got 0");
   // A fixed split (MNIST's test set) has no folds to check.
   EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1, c.cv.test_from = 100; }), "ok");
   EXPECT_EQ(wrong([](auto& c) { c.reference_lr = 0; }),
