@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "sqlite_util.h"
@@ -96,27 +97,53 @@ Status Stored(std::string why) {
   return Error{std::move(why), ErrorCode::kIo};
 }
 
-// The tables, created if absent. BEGIN IMMEDIATE takes the write lock even
-// when the tables exist (and nothing is written), and exclusive mode keeps
-// it. A new file draws its deployment identity; an existing one keeps its
-// own.
+// The tables of a state file. A file holds all of them (a new file gets them
+// in one transaction) or none (then it is new): a file missing some was
+// edited or damaged, and re-creating the missing ones would start its task
+// again under the same deployment identity, a fresh schedule whose rounds
+// the clients' ledgers already hold.
+constexpr const char* kTables[] = {"task",    "tokens",    "snapshot",
+                                   "reports", "withdrawn", "deployment"};
+
+// A new file's tables, created in the caller's IMMEDIATE transaction (which
+// takes the write lock even when nothing is written; exclusive mode keeps
+// it), with the file's deployment identity.
 std::string SchemaSql() {
-  return "BEGIN IMMEDIATE;"
-         "CREATE TABLE IF NOT EXISTS task (id INTEGER PRIMARY KEY CHECK (id = 1),"
+  return "CREATE TABLE task (id INTEGER PRIMARY KEY CHECK (id = 1),"
          " bytes BLOB NOT NULL);"
-         "CREATE TABLE IF NOT EXISTS tokens (hash BLOB PRIMARY KEY, first INTEGER,"
+         "CREATE TABLE tokens (hash BLOB PRIMARY KEY, first INTEGER,"
          " users INTEGER);"
-         "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
+         "CREATE TABLE snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
          " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
          " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
          " counted INTEGER NOT NULL);"
-         "CREATE TABLE IF NOT EXISTS reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
+         "CREATE TABLE reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
          " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
-         "CREATE TABLE IF NOT EXISTS withdrawn (user INTEGER PRIMARY KEY);"
-         "CREATE TABLE IF NOT EXISTS deployment (id INTEGER PRIMARY KEY CHECK (id = 1),"
+         "CREATE TABLE withdrawn (user INTEGER PRIMARY KEY);"
+         "CREATE TABLE deployment (id INTEGER PRIMARY KEY CHECK (id = 1),"
          " value TEXT NOT NULL);"
-         "INSERT OR IGNORE INTO deployment (id, value) VALUES (1, '" +
-         RandomHex(kDeploymentBytes) + "'); COMMIT;";
+         "INSERT INTO deployment (id, value) VALUES (1, '" +
+         RandomHex(kDeploymentBytes) + "');";
+}
+
+// True if the file is new (no table), false if it holds every table, or an
+// error naming the missing ones.
+Result<bool> IsNewState(sqlite3* db, const std::string& path) {
+  Statement names(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+  if (!names.ok()) return Error{Message(db, path + " is not a usable server state")};
+  std::set<std::string, std::less<>> present;
+  while (names.Step() == SQLITE_ROW) present.emplace(names.Blob(0));
+  std::string missing;
+  for (const char* table : kTables) {
+    if (!present.contains(std::string_view(table))) {
+      missing += std::string(missing.empty() ? "" : ", ") + table;
+    }
+  }
+  if (present.empty()) return true;
+  if (missing.empty()) return false;
+  return Error{"server state " + path + " is damaged: its table(s) " + missing +
+               " are missing (a state file is written whole; restore it from a copy, or "
+               "start a new deployment with a new --state file)"};
 }
 
 // A damaged page is found at open, not when a round closes (or, worse, read
@@ -158,16 +185,27 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
                                    " is in use by another process (a state file is held by "
                                    "one server, or one enrolment, at a time)";
   if (in_use()) return Error{in_use_error};
-  const std::string schema = SchemaSql();
-  if (!configured || !Exec(db, schema.c_str())) {
+  if (!configured || !Exec(db, "BEGIN IMMEDIATE")) {
     if (in_use()) return Error{in_use_error};
     return Error{Message(db, path + " is not a usable server state")};
+  }
+  const Result<bool> fresh = IsNewState(db, path);
+  if (!fresh.ok()) {
+    Exec(db, "ROLLBACK");
+    return Error{fresh.error()};
+  }
+  const std::string schema = (*fresh ? SchemaSql() : "") + "COMMIT;";
+  if (!Exec(db, schema.c_str())) {
+    const std::string why = Message(db, path + " is not a usable server state");
+    Exec(db, "ROLLBACK");
+    return Error{why};
   }
   FEDLDP_RETURN_IF_ERROR(CheckIntact(db, path));
   {
     Statement find(db, "SELECT value FROM deployment WHERE id = 1");
-    if (!find.ok() || find.Step() != SQLITE_ROW) {
-      return Error{Message(db, path + " is not a usable server state")};
+    if (!find.ok()) return Error{Message(db, path + " is not a usable server state")};
+    if (find.Step() != SQLITE_ROW) {
+      return Error{"server state " + path + " is damaged: its deployment identity is missing"};
     }
     state.deployment_ = std::string(find.Blob(0));
     if (!IsDeploymentId(state.deployment_)) {
@@ -200,6 +238,11 @@ ServerState& ServerState::operator=(ServerState&& o) noexcept {
 }
 
 namespace {
+// The file's header says a snapshot was committed (PRAGMA user_version,
+// written in the snapshot's transaction): a missing snapshot is then a
+// deleted one, never a fresh start.
+constexpr std::int64_t kStartedVersion = 1;
+constexpr const char* kStartedMark = "PRAGMA user_version = 1";
 constexpr const char* kAnotherTask =
     "this state file belongs to another task (or another configuration of it); use a new "
     "--state file";
@@ -297,12 +340,37 @@ std::uint64_t ServerState::joined_users() const {
   return sum.ok() && sum.Step() == SQLITE_ROW ? static_cast<std::uint64_t>(sum.Int(0)) : 0;
 }
 
+Result<std::vector<ServerState::Client>> ServerState::Clients() const {
+  std::vector<Client> out;
+  Statement all(db_,
+                "SELECT first, users FROM tokens WHERE first IS NOT NULL OR users IS NOT NULL"
+                " ORDER BY first");
+  if (!all.ok()) return Error{Message(db_, "server state: cannot read the clients")};
+  int step;
+  while ((step = all.Step()) == SQLITE_ROW) {
+    for (int column : {0, 1}) {
+      if (sqlite3_column_type(all.get(), column) != SQLITE_INTEGER || all.Int(column) < 0) {
+        return Error{"server state: a client's users are damaged (not a count)"};
+      }
+    }
+    out.push_back({static_cast<std::uint64_t>(all.Int(0)), static_cast<std::uint64_t>(all.Int(1))});
+  }
+  if (step != SQLITE_DONE) return Error{Message(db_, "server state: cannot read the clients")};
+  return out;
+}
+
 Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
   Statement load(
       db_,
       "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
   if (!load.ok()) return Error{Message(db_, "server state: cannot read the model")};
   const int step = load.Step();
+  if (step == SQLITE_DONE && Started()) {
+    return Error{
+        "server state: the model is missing, but a round has closed (the snapshot was "
+        "deleted); restore the file from a copy, or start a new deployment with a new "
+        "--state file"};
+  }
   if (step == SQLITE_DONE) return std::optional<Snapshot>();
   if (step != SQLITE_ROW) return Error{Message(db_, "server state: cannot read the model")};
   for (int column : {0, 1, 2, 5, 6}) {
@@ -329,7 +397,7 @@ Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
 }
 
 Status ServerState::Commit(const Snapshot& s) {
-  return Stored(Transaction([&]() -> std::string {
+  const Status committed = Stored(Transaction([&]() -> std::string {
     Statement put(db_,
                   "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
                   " finished, counted) VALUES (1, ?, ?, ?, ?, ?, ?, ?)");
@@ -344,8 +412,25 @@ Status ServerState::Commit(const Snapshot& s) {
     if (put.Step() != SQLITE_DONE) return Message(db_, "server state");
     Statement forget(db_, "DELETE FROM reports WHERE round < ?");
     forget.Bind(1, static_cast<std::int64_t>(s.round));
-    return forget.ok() && forget.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
+    if (!forget.ok() || forget.Step() != SQLITE_DONE) return Message(db_, "server state");
+    return Exec(db_, kStartedMark) ? "" : Message(db_, "server state");
   }));
+  if (!committed.ok()) return committed;
+  // Commits are not synced (synchronous=NORMAL), but each round's is
+  // checkpointed into the file, synced: a disk that cannot sync stops the
+  // server at the round's close instead of going unnoticed (SQLite's own
+  // checkpoints drop their errors) while the log grows without end.
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) !=
+      SQLITE_OK) {
+    return Error{Message(db_, "server state: the round's commit cannot be synced to disk"),
+                 ErrorCode::kIo};
+  }
+  return {};
+}
+
+bool ServerState::Started() const {
+  Statement version(db_, "PRAGMA user_version");
+  return version.ok() && version.Step() == SQLITE_ROW && version.Int(0) >= kStartedVersion;
 }
 
 Status ServerState::RecordReports(std::uint64_t round,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "testing/failing_sync_vfs.h"
 #include "testing/temp_dir.h"
 
 namespace fedldp {
@@ -122,6 +123,19 @@ TEST_F(PrivacyLedgerTest, AccountsHaveTheirOwnBudgetsAndOneCallChargesMany) {
   EXPECT_EQ(ledger.Find("u3", "t", 1), "d");
   EXPECT_EQ(ledger.Find("u1", "t", 0), "a");
   EXPECT_EQ(ledger.reports(), 3u);
+}
+
+// A disk whose fdatasync starts failing: no charge returns as made (a
+// charge that returned is on disk, synchronous=FULL).
+TEST_F(PrivacyLedgerTest, ADiskThatStopsSyncingRefusesEveryCharge) {
+  testing::FailingSyncVfs disk(/*failing=*/false);
+  auto ledger = PrivacyLedger::Open(path_, 1.0).value();
+  ASSERT_TRUE(ledger.Charge("t", 0, 0.1, "r").ok());
+  disk.fail(true);
+  for (std::uint64_t round = 1; round < 4; ++round) {
+    EXPECT_EQ(ledger.Charge("t", round, 0.1, "r").code(), ErrorCode::kIo) << round;
+  }
+  EXPECT_GE(disk.failed(), 3);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/edit_sqlite.h"
+#include "testing/failing_sync_vfs.h"
 #include "testing/temp_dir.h"
 
 namespace fedldp {
@@ -130,6 +132,84 @@ TEST_F(ServerStateTest, ADamagedFileIsAClearErrorNotAFreshState) {
   ASSERT_FALSE(page.ok());
   EXPECT_NE(page.error().find(path_), std::string::npos) << page.error();
   EXPECT_EQ(page.error().find('\n'), std::string::npos) << page.error();
+}
+
+// A file missing part of what fedldp wrote is damaged, never a new start:
+// re-creating a dropped table, or taking a deleted snapshot or identity for
+// none, would start the task again under the same deployment identity
+// (issue 41: a dropped snapshot table did).
+TEST_F(ServerStateTest, AFileMissingPartOfItIsDamagedNotStartedAgain) {
+  auto write_state = [&](bool started) {
+    std::filesystem::remove(path_);
+    auto state = ServerState::Open(path_).value();
+    ASSERT_TRUE(state.BindTask("task-A").ok());
+    ASSERT_TRUE(state.IssueTokens(2).ok());
+    if (started) {
+      ASSERT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, {0.5}, false}).ok());
+    }
+  };
+  struct Case {
+    std::string sql;
+    std::string expected;  // in the error; "" for a file that opens and loads
+  };
+  const std::vector<Case> cases = {
+      {"DROP TABLE snapshot", "table(s) snapshot are missing"},
+      {"DROP TABLE task", "table(s) task are missing"},
+      {"DROP TABLE tokens", "table(s) tokens are missing"},
+      {"DROP TABLE reports", "table(s) reports are missing"},
+      {"DROP TABLE withdrawn", "table(s) withdrawn are missing"},
+      {"DROP TABLE deployment; DROP TABLE snapshot", "table(s) snapshot, deployment are missing"},
+      {"DELETE FROM snapshot", "the model is missing, but a round has closed"},
+      {"DELETE FROM deployment", "its deployment identity is missing"},
+      {"SELECT 1", ""},  // untouched
+  };
+  for (const auto& c : cases) {
+    write_state(true);
+    testing::EditSqlite(path_, c.sql);
+    auto opened = ServerState::Open(path_);
+    const Status outcome = !opened.ok()          ? Status(Error{opened.error()})
+                           : opened->Load().ok() ? Status()
+                                                 : Status(Error{opened->Load().error()});
+    if (c.expected.empty()) {
+      EXPECT_TRUE(outcome.ok()) << c.sql << ": " << outcome.error();
+      continue;
+    }
+    if (outcome.ok()) {
+      ADD_FAILURE() << c.sql << ": accepted";
+      continue;
+    }
+    EXPECT_NE(outcome.error().find(c.expected), std::string::npos)
+        << c.sql << ": " << outcome.error();
+  }
+  // A task that has not started has no snapshot, and that is no damage; an
+  // empty file is a new state.
+  write_state(false);
+  EXPECT_FALSE(ServerState::Open(path_).value().Load().value());
+  std::filesystem::remove(path_);
+  { std::ofstream empty(path_); }
+  EXPECT_TRUE(ServerState::Open(path_).ok());
+}
+
+// A disk whose fdatasync starts failing while the server runs is found at
+// the next round's close (issue 41: a server ran on, unnoticed: commits are
+// not synced once the log's header is, and SQLite's own checkpoints drop
+// their errors, while the log grows without end).
+TEST_F(ServerStateTest, ADiskThatStopsSyncingStopsTheNextRoundsClose) {
+  testing::FailingSyncVfs disk(/*failing=*/false);
+  auto state = ServerState::Open(path_).value();
+  ASSERT_TRUE(state.BindTask("task-A").ok());
+  ASSERT_TRUE(state.Commit({0, 0, 0, {1, 0}, {0.5}, false}).ok());
+  disk.fail(true);
+  // The round's reports and its close: one of them is refused.
+  const std::vector<std::pair<std::uint64_t, std::string>> reports = {{1, "r"}};
+  const Status recorded = state.RecordReports(0, reports);
+  const Status closed = recorded.ok() ? state.Commit({1, 0, 1, {1, 0}, {0.5}, false}) : recorded;
+  EXPECT_EQ(closed.code(), ErrorCode::kIo);
+  EXPECT_NE(closed.error().find("disk I/O error"), std::string::npos) << closed.error();
+  EXPECT_GT(disk.failed(), 0);
+  disk.fail(false);  // the disk is back: the file holds a round, whole
+  state = ServerState::Open(Path("other.sqlite")).value();
+  EXPECT_LE(ServerState::Open(path_).value().Load().value()->round, 1u);
 }
 
 }  // namespace

@@ -11,7 +11,14 @@
 //   admitted again, so a client that resends one is told it is counted.
 // Commits use synchronous=NORMAL: they survive the process being killed; an
 // operating-system crash may lose the last commits (then clients resend what
-// their own ledgers recorded). Tokens are stored only as BLAKE2b hashes.
+// their own ledgers recorded). Each round's commit is then checkpointed into
+// the file and synced, so a disk that cannot sync stops the server at a
+// round's close. Tokens are stored only as BLAKE2b hashes.
+//
+// A file is trusted no further than a report: it holds every table or none
+// (a new file), a deleted snapshot is not taken for a fresh start, and the
+// coordinator checks the joined clients' user ranges and the snapshot
+// against its task before it serves.
 #ifndef FEDLDP_STORE_SERVER_STATE_H_
 #define FEDLDP_STORE_SERVER_STATE_H_
 
@@ -77,6 +84,9 @@ class ServerState {
   std::optional<Client> FindClient(std::string_view token) const;
   Result<Client> Join(std::string_view token, std::uint64_t users);
   std::uint64_t joined_users() const;
+  // Every joined client, by first user (an error if a range is not two
+  // counts: a damaged file).
+  Result<std::vector<Client>> Clients() const;
 
   // The model after the last closed round, and where the schedule stands.
   struct Snapshot {
@@ -106,6 +116,7 @@ class ServerState {
 
  private:
   static Result<ServerState> OpenAt(const std::string& path, bool temporary);
+  bool Started() const;  // a snapshot was committed
   explicit ServerState(sqlite3* db);
   template <typename Body>
   std::string Transaction(Body body);
