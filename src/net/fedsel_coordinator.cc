@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "fedldp/base/checked.h"
 #include "fedldp/random/secure_rng.h"
 #include "fedsel_method.h"
 
@@ -14,9 +15,40 @@ namespace fedldp {
 
 namespace {
 
+Status CheckSchedule(const ServerState::Snapshot& s, const FedSelTaskSpec& spec,
+                     const FedSelPlan& plan) {
+  const auto epochs = static_cast<std::uint64_t>(spec.config.epochs);
+  const std::uint64_t per_epoch = plan.rounds_per_epoch;
+  const std::string at = "round " + std::to_string(s.round) + " (epoch " + std::to_string(s.epoch) +
+                         ", position " + std::to_string(s.position) + ")";
+  if (s.finished) {
+    if (s.round == plan.rounds && s.epoch == epochs) return {};
+    return Error{"the schedule ends after " + std::to_string(plan.rounds) + " rounds (" +
+                 std::to_string(epochs) + " epochs), not at " + at};
+  }
+  if (s.position >= spec.users || s.epoch >= epochs) {
+    return Error{"the schedule (epoch " + std::to_string(s.epoch) + ", position " +
+                 std::to_string(s.position) + ") is outside the task's " + std::to_string(epochs) +
+                 " epochs of " + std::to_string(spec.users) + " users"};
+  }
+  const std::uint64_t start = plan.sampled ? 0 : plan.Round(s.round % per_epoch, spec.users).first;
+  if (s.round >= plan.rounds || s.epoch != s.round / per_epoch || s.position != start) {
+    return Error{at + " is not a place in the task's schedule of " + std::to_string(plan.rounds) +
+                 " rounds, " + std::to_string(per_epoch) + " per epoch"};
+  }
+  const auto most = CheckedMul(s.round, std::uint64_t{spec.users});
+  if (!most || s.counted > *most) {
+    return Error{std::to_string(s.counted) + " reports counted in " + std::to_string(s.round) +
+                 " rounds of " + std::to_string(spec.users) + " users"};
+  }
+  return {};
+}
+
 // A snapshot read back is trusted no further than a report: a damaged or
-// edited state file must stop the server, not index past the user order.
-Status CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec) {
+// edited state file must stop the server, not index past the user order or
+// run a schedule the task does not have.
+Status CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec,
+                     const FedSelPlan& plan) {
   if (s.weights.size() != spec.dimension) {
     return Error{std::to_string(s.weights.size()) + " weights for dimension " +
                  std::to_string(spec.dimension)};
@@ -34,13 +66,7 @@ Status CheckSnapshot(const ServerState::Snapshot& s, const FedSelTaskSpec& spec)
   for (double w : s.weights) {
     if (!std::isfinite(w)) return Error{"a weight is not finite"};
   }
-  const auto epochs = static_cast<std::uint64_t>(spec.config.epochs);
-  if (!s.finished && (s.position >= spec.users || s.epoch >= epochs)) {
-    return Error{"the schedule (epoch " + std::to_string(s.epoch) + ", position " +
-                 std::to_string(s.position) + ") is outside the task's " + std::to_string(epochs) +
-                 " epochs of " + std::to_string(spec.users) + " users"};
-  }
-  return {};
+  return CheckSchedule(s, spec, plan);
 }
 
 }  // namespace
@@ -99,7 +125,8 @@ Result<std::unique_ptr<FedSelCoordinator>> FedSelCoordinator::Create(const FedSe
                                                              std::move(method), std::move(log),
                                                              std::move(on_epoch), std::move(keys)));
   std::lock_guard lock(c->mu_);
-  auto resumed = c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec); });
+  auto resumed =
+      c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec, c->plan_); });
   if (!resumed.ok()) return Error{resumed.error(), resumed.code()};
   if (*resumed) {
     c->stats_.round = c->snap_.round;

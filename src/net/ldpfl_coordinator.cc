@@ -80,8 +80,13 @@ Status CheckSnapshot(const ServerState::Snapshot& s, const LdpFlTaskSpec& spec) 
   for (double w : s.weights) {
     if (!std::isfinite(w)) return Error{"a weight is not finite"};
   }
+  const auto rounds = static_cast<std::uint64_t>(spec.config.rounds);
+  if (s.finished && s.round != rounds) {
+    return Error{"the task finishes after round " + std::to_string(rounds) + ", not " +
+                 std::to_string(s.round)};
+  }
   if (s.finished) return {};
-  if (s.round >= static_cast<std::uint64_t>(spec.config.rounds)) {
+  if (s.round >= rounds) {
     return Error{"round " + std::to_string(s.round + 1) + " is past the task's " +
                  std::to_string(spec.config.rounds)};
   }

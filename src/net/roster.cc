@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fedldp/base/checked.h"
 #include "fedldp/random/secure_rng.h"
 
 namespace fedldp {
@@ -75,6 +76,23 @@ Status LoadWithdrawn(const ServerState& state, std::uint64_t task_users,
   for (const std::uint64_t u : *loaded) {
     if (u >= task_users) return Error{"the state file's withdrawn users are not the task's"};
     withdrawn.insert(u);
+  }
+  return {};
+}
+
+Status CheckJoined(const ServerState& state, std::uint64_t task_users) {
+  auto clients = state.Clients();
+  if (!clients.ok()) return Error{clients.error(), clients.code()};
+  std::uint64_t next = 0;
+  for (const ServerState::Client& c : *clients) {
+    const auto end = CheckedAdd(c.first, c.users);
+    if (c.users == 0 || c.first != next || !end || *end > task_users) {
+      return Error{"the state file's clients are not the task's: a client holds users " +
+                   std::to_string(c.first) + " and " + std::to_string(c.users) +
+                   " more, where joining gives users " + std::to_string(next) +
+                   " onward of the task's " + std::to_string(task_users)};
+    }
+    next = *end;
   }
   return {};
 }

@@ -147,6 +147,7 @@ std::vector<double> RoundCoordinator::weights() const {
 
 Result<bool> RoundCoordinator::Resume(
     const std::function<Status(const ServerState::Snapshot&)>& check) {
+  FEDLDP_RETURN_IF_ERROR(CheckJoined(state_, users_));
   FEDLDP_RETURN_IF_ERROR(LoadWithdrawn(state_, users_, withdrawn_));
   auto loaded = state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};

@@ -19,6 +19,7 @@
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/net/ldpfl_deploy.h"
 #include "fedldp/net/services.h"
+#include "testing/edit_sqlite.h"
 #include "testing/golden.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
@@ -609,6 +610,15 @@ TEST_F(FedSelDeployTest, ADamagedSnapshotIsRefusedWithItsReason) {
       {{0, 0, 0, {1, 0}, good_weights, false, 0}, "a user order of 2 for"},
       {{5, 0, spec_.users, order, good_weights, false, 0}, "outside the task's 2 epochs"},
       {{5, 2, 0, order, good_weights, false, 0}, "(epoch 2, position 0) is outside"},
+      // Inside the bounds, but not a place the schedule reaches (issue 41:
+      // a round far past the schedule was served).
+      {{1000000, 0, 0, order, good_weights, false, 0},
+       "round 1000000 (epoch 0, position 0) is not a place in the task's schedule of 40"},
+      {{25, 0, 500, order, good_weights, false, 0}, "round 25 (epoch 0, position 500) is not"},
+      {{5, 0, 300, order, good_weights, false, 0}, "round 5 (epoch 0, position 300) is not"},
+      {{5, 0, 500, order, good_weights, false, 1000000}, "1000000 reports counted in 5 rounds"},
+      {{0, 0, 0, order, good_weights, true, 0}, "the schedule ends after 40 rounds (2 epochs)"},
+      {{40, 1, 0, order, good_weights, true, 0}, "not at round 40 (epoch 1"},
   };
   for (const auto& c : cases) {
     std::filesystem::remove(Path("server.sqlite"));
@@ -620,12 +630,58 @@ TEST_F(FedSelDeployTest, ADamagedSnapshotIsRefusedWithItsReason) {
     ASSERT_FALSE(made.ok()) << c.expected;
     EXPECT_NE(made.error().find(c.expected), std::string::npos) << made.error();
   }
-  // A finished task's snapshot may stand anywhere in the schedule.
-  std::filesystem::remove(Path("server.sqlite"));
-  {
-    auto state = State();
-    ASSERT_TRUE(state.Commit({40, 2, spec_.users, order, good_weights, true, 0}).ok());
+  // Places the schedule reaches: a round of either epoch, and its end.
+  const std::vector<ServerState::Snapshot> reached = {
+      {5, 0, 500, order, good_weights, false, 500},
+      {25, 1, 500, order, good_weights, false, 2500},
+      {40, 2, spec_.users, order, good_weights, true, 4000}};
+  for (const auto& snapshot : reached) {
+    std::filesystem::remove(Path("server.sqlite"));
+    {
+      auto state = State();
+      ASSERT_TRUE(state.Commit(snapshot).ok());
+    }
+    const auto made = FedSelCoordinator::Create(spec_, {}, State());
+    EXPECT_TRUE(made.ok()) << snapshot.round << ": " << made.error();
   }
+}
+
+// The joined clients' users read back are checked like a snapshot (issue
+// 41: a token's range edited past the task's users was served): ranges one
+// after another from user 0, within the task.
+TEST_F(FedSelDeployTest, AStateFilesClientsMustBeWhatJoiningGives) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"UPDATE tokens SET first = 2000 WHERE users = 7", "a client holds users 2000 and 7 more"},
+      {"UPDATE tokens SET users = 1996 WHERE users = 7", "a client holds users 5 and 1996 more"},
+      {"UPDATE tokens SET first = 3 WHERE users = 7", "where joining gives users 5 onward"},
+      {"UPDATE tokens SET first = 6 WHERE users = 7", "where joining gives users 5 onward"},
+      {"UPDATE tokens SET users = 0 WHERE users = 7", "a client holds users 5 and 0 more"},
+      {"UPDATE tokens SET first = 1 WHERE users = 5", "a client holds users 1 and 5 more"},
+      {"UPDATE tokens SET first = -1 WHERE users = 5", "a client's users are damaged"},
+      {"UPDATE tokens SET users = 'x' WHERE users = 7", "a client's users are damaged"},
+      {"UPDATE tokens SET first = 9223372036854775807 WHERE users = 7",
+       "a client holds users 9223372036854775807"},
+      {"UPDATE tokens SET first = 0, users = 0 WHERE first IS NULL",
+       "a client holds users 0 and 0 more"},
+  };
+  auto write_state = [&] {
+    std::filesystem::remove(Path("server.sqlite"));
+    auto state = State();
+    const auto tokens = state.IssueTokens(3).value();
+    ASSERT_TRUE(state.Join(tokens[0], 5).ok());
+    ASSERT_TRUE(state.Join(tokens[1], 7).ok());
+  };
+  for (const auto& [sql, expected] : cases) {
+    write_state();
+    testing::EditSqlite(Path("server.sqlite"), sql);
+    const auto made = FedSelCoordinator::Create(spec_, {}, State());
+    if (made.ok()) {
+      ADD_FAILURE() << sql << ": accepted";
+      continue;
+    }
+    EXPECT_NE(made.error().find(expected), std::string::npos) << sql << ": " << made.error();
+  }
+  write_state();
   EXPECT_TRUE(FedSelCoordinator::Create(spec_, {}, State()).ok());
 }
 

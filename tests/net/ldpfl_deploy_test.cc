@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -381,6 +382,47 @@ TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
             "already delivered");
   EXPECT_FALSE(server->Vouch(tokens_[0], sessions_[0], 5, round).ok());  // not this client's user
   EXPECT_FALSE(server->Vouch(tokens_[0], "", 0, round).ok());            // no session
+}
+
+// A snapshot read back is checked against the task (issue 41: a finished
+// snapshot was trusted at any round): its weights, its round within the
+// schedule, and a finished task at the schedule's end only.
+TEST_F(LdpFlDeployTest, ASnapshotOutsideTheScheduleIsRefusedWithItsReason) {
+  ASSERT_FALSE(spec_.config.disjoint_rounds);
+  std::vector<std::uint64_t> drawn(spec_.per_round());
+  std::iota(drawn.begin(), drawn.end(), std::uint64_t{0});
+  const std::vector<double> w(initial_.begin(), initial_.end());
+  auto nan = w;
+  nan[7] = std::nan("");
+  auto twice = drawn;
+  twice[1] = 0;
+  auto made = [&](const ServerState::Snapshot& snapshot) {
+    std::filesystem::remove(Path("server.sqlite"));
+    {
+      auto state = ServerState::Open(Path("server.sqlite")).value();
+      EXPECT_TRUE(state.Commit(snapshot).ok());
+    }
+    return LdpFlCoordinator::Create(spec_, policy_,
+                                    ServerState::Open(Path("server.sqlite")).value(), keys_, w);
+  };
+  const std::vector<std::pair<ServerState::Snapshot, std::string>> cases = {
+      {{0, 0, 0, drawn, {1.0, 2.0}, false, 0}, "2 weights for a model of"},
+      {{0, 0, 0, drawn, nan, false, 0}, "a weight is not finite"},
+      {{1000000, 0, 0, drawn, w, false, 0}, "round 1000001 is past the task's 2"},
+      {{0, 0, 0, drawn, w, true, 0}, "the task finishes after round 2, not 0"},
+      {{1000000, 0, 0, drawn, w, true, 0}, "the task finishes after round 2, not 1000000"},
+      {{1, 0, 0, twice, w, false, 0}, "distinct users of the task"},
+  };
+  for (const auto& [snapshot, expected] : cases) {
+    const auto c = made(snapshot);
+    if (c.ok()) {
+      ADD_FAILURE() << expected << ": accepted";
+      continue;
+    }
+    EXPECT_NE(c.error().find(expected), std::string::npos) << c.error();
+  }
+  EXPECT_TRUE(made({1, 0, 0, drawn, w, false, 0}).ok());
+  EXPECT_TRUE(made({2, 0, 0, drawn, w, true, 0}).ok());
 }
 
 TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {

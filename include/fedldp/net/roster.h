@@ -60,6 +60,11 @@ struct Access {
   bool ok() const { return status.ok(); }
 };
 
+// OK if the joined clients' users are what joining gives them: ranges of
+// one or more users, one after another from user 0, within the task's
+// `task_users` (a range past them, or two that overlap, is an edited file).
+Status CheckJoined(const ServerState& state, std::uint64_t task_users);
+
 // A client's answer to Withdraw.
 struct Withdrawal {
   Status status;
