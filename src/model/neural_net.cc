@@ -90,6 +90,22 @@ torch::Tensor Labels(const Dataset& data, std::span<const std::size_t> rows) {
   return y;
 }
 
+// An exception from libtorch or the TorchScript interpreter as one line:
+// c10::Error's message without its C++ stack trace, the interpreter's
+// last line (after its Python-like traceback).
+std::string OneLine(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
+    std::string what = c10->what_without_backtrace();
+    return what.substr(0, what.find('\n'));
+  }
+  std::string what = e.what();
+  what.erase(what.find_last_not_of("\n ") + 1);
+  if (const auto last = what.find_last_of('\n'); last != std::string::npos) {
+    what = what.substr(last + 1);
+  }
+  return what;
+}
+
 }  // namespace
 
 struct NeuralNet::Impl {
@@ -277,6 +293,15 @@ void NeuralNet::SetInputStandardization(double mean, double sd) {
 
 double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                         std::size_t batch, double lr, std::uint64_t seed) {
+  try {
+    return TrainSteps(data, rows, epochs, batch, lr, seed);
+  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
+    throw std::runtime_error(impl_->arch + ": training failed: " + OneLine(e));
+  }
+}
+
+double NeuralNet::TrainSteps(const Dataset& data, std::span<const std::size_t> rows, int epochs,
+                             std::size_t batch, double lr, std::uint64_t seed) {
   if (impl_->generator != nullptr) {
     std::lock_guard lock(impl_->generator->mutex());
     impl_->generator->set_current_seed(seed);  // dropout
@@ -310,6 +335,14 @@ double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, 
 }
 
 double NeuralNet::Accuracy(const Dataset& data) const {
+  try {
+    return CountCorrect(data);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(impl_->arch + ": evaluation failed: " + OneLine(e));
+  }
+}
+
+double NeuralNet::CountCorrect(const Dataset& data) const {
   torch::NoGradGuard no_grad;
   impl_->SetTraining(false);
   std::size_t correct = 0;
@@ -325,6 +358,41 @@ double NeuralNet::Accuracy(const Dataset& data) const {
   return data.size() ? static_cast<double>(correct) / static_cast<double>(data.size()) : 0;
 }
 
+namespace {
+
+// One training step's work on `rows`, without the step: what a TorchScript
+// model must survive before a run starts, or a run would fail (or train
+// NaN) after its header, with libtorch's stack trace.
+Status ProbeStep(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows) {
+  impl.SetTraining(false);
+  const auto out = impl.forward(impl.Input(data, rows));
+  const std::string returned = impl.arch + ": for a batch of one row of " +
+                               std::to_string(data.dimension) + " features the model ";
+  if (out.dim() != 2 || out.size(0) != 1 || out.size(1) < data.classes) {
+    return Error{returned + "must return 1 x (at least " + std::to_string(data.classes) +
+                 " classes) scores, it returned " + c10::str(out.sizes())};
+  }
+  if (!out.is_floating_point()) {
+    return Error{returned + "returned scores of type " +
+                 std::string(c10::toString(out.scalar_type())) +
+                 "; return floating-point logits or log-probabilities"};
+  }
+  if (!torch::isfinite(out).all().item<bool>()) {
+    return Error{returned + "returned a score that is not finite (NaN or inf)"};
+  }
+  const auto loss = impl.Loss(out, Labels(data, rows));
+  if (!loss.requires_grad()) {
+    return Error{returned +
+                 "returned scores that do not depend on its parameters (detached?): "
+                 "it cannot train"};
+  }
+  loss.backward();
+  for (auto& p : impl.params) p.mutable_grad() = torch::Tensor();
+  return {};
+}
+
+}  // namespace
+
 Status NeuralNet::CheckInput(const Dataset& data) const {
   if (data.size() == 0) return Error{"no rows to check the model's input against"};
   if (impl_->input != 0) {
@@ -332,28 +400,13 @@ Status NeuralNet::CheckInput(const Dataset& data) const {
     return Error{"architecture " + impl_->arch + " expects " + std::to_string(impl_->input) +
                  " features, the data has " + std::to_string(data.dimension)};
   }
-  torch::NoGradGuard no_grad;
-  impl_->SetTraining(false);
   const std::size_t rows[] = {0};
   try {
-    const auto out = impl_->forward(impl_->Input(data, rows));
-    if (out.dim() != 2 || out.size(0) != 1 || out.size(1) < data.classes) {
-      return Error{impl_->arch + ": for a batch of one row of " + std::to_string(data.dimension) +
-                   " features the model must return 1 x (at least " + std::to_string(data.classes) +
-                   " classes) scores, it returned " + c10::str(out.sizes())};
-    }
+    return ProbeStep(*impl_, data, rows);
   } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
-    std::string what = e.what();
-    // The interpreter's message ends with the failing line, after a traceback.
-    if (const auto last = what.find_last_of('\n', what.find_last_not_of("\n "));
-        last != std::string::npos) {
-      what = what.substr(last + 1);
-    }
-    what.erase(what.find_last_not_of("\n ") + 1);
     return Error{impl_->arch + ": the model fails on a batch of " + std::to_string(data.dimension) +
-                 "-feature rows (" + what + ")"};
+                 "-feature rows (" + OneLine(e) + ")"};
   }
-  return {};
 }
 
 void NeuralNet::SetThreads(int threads) { torch::set_num_threads(threads); }

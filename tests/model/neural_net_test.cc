@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "fedldp/data/loaders.h"
@@ -183,6 +184,48 @@ TEST_F(TorchScriptTest, AModelWithANonFiniteParameterIsRefused) {
               std::string::npos)
         << refused.error();
   }
+}
+
+// A model that cannot train is refused at its probe, in one line, before a
+// run starts (issue 41: a tuple or an int showed a C++ stack frame as the
+// reason; integer scores, NaN scores or a detached output printed the
+// header, then failed mid-run with libtorch's stack trace, or trained NaN).
+TEST_F(TorchScriptTest, AModelThatCannotTrainIsRefusedAtItsProbeInOneLine) {
+  const std::string y = "y = self.fc(x.reshape(x.shape[0], -1))\n        ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {y + "return (y, y)", "(Expected Tensor but got Tuple)"},
+      {"return 3", "(Expected Tensor but got Int)"},
+      {y + "return {\"a\": y}", "(Expected Tensor but got GenericDict)"},
+      {y + "return y.long()", "returned scores of type Long"},
+      {y + "return y.unsqueeze(2)", "it returned [1, 10, 1]"},
+      {y + "return y * float(\"nan\")", "returned a score that is not finite"},
+      {y + "return y.detach()", "do not depend on its parameters"},
+      {"raise RuntimeError(\"boom\")", "(builtins.RuntimeError: boom)"},
+      {y + "return y[:, :3]", "at least 10 classes"},
+  };
+  std::vector<std::pair<std::string, std::string>> models;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    models.emplace_back(Path("broken" + std::to_string(i) + ".pt"), cases[i].first);
+  }
+  models.emplace_back(Path("double.pt"), y + "return y.double()");
+  ASSERT_EQ(testing::WriteTorchScriptForwards(models), "");
+  const Dataset rows = Noise(3, 784, 1);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& [body, expected] = cases[i];
+    const Status probed = NeuralNet::Create(models[i].first, 1).value().CheckInput(rows);
+    if (probed.ok()) {
+      ADD_FAILURE() << body << ": accepted";
+      continue;
+    }
+    EXPECT_NE(probed.error().find(expected), std::string::npos) << probed.error();
+    EXPECT_EQ(probed.error().find('\n'), std::string::npos) << probed.error();
+    EXPECT_EQ(probed.error().find("frame #"), std::string::npos) << probed.error();
+  }
+  // Double-precision scores train (the loss follows them).
+  NeuralNet fine = NeuralNet::Create(Path("double.pt"), 1).value();
+  EXPECT_TRUE(fine.CheckInput(rows).ok());
+  const std::vector<std::size_t> all = {0, 1, 2};
+  EXPECT_TRUE(std::isfinite(fine.Train(rows, all, 1, 3, 0.1, 1)));
 }
 
 }  // namespace

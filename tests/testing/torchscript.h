@@ -4,8 +4,12 @@
 #ifndef FEDLDP_TESTS_TESTING_TORCHSCRIPT_H_
 #define FEDLDP_TESTS_TESTING_TORCHSCRIPT_H_
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fedldp::testing {
 
@@ -25,6 +29,33 @@ inline std::string WriteTorchScriptMlp(const std::string& path, int hidden,
   if (std::system(command.c_str()) != 0) {
     return "could not write a TorchScript model with /usr/bin/python3 and torch";
   }
+  return {};
+}
+
+// "" once each path holds a model of one layer (fc, 784 -> 10) whose
+// forward is its body, Python statements over the input x (a user's model
+// that is wrong in its own way), else why not. One Python run writes all.
+inline std::string WriteTorchScriptForwards(
+    const std::vector<std::pair<std::string, std::string>>& path_and_body) {
+  std::string script = "import sys, torch\n";
+  for (std::size_t i = 0; i < path_and_body.size(); ++i) {
+    const auto& [path, body] = path_and_body[i];
+    std::string name = std::to_string(i);
+    name.insert(name.begin(), 'M');
+    script.append("class ").append(name).append("(torch.nn.Module):\n");
+    script.append("    def __init__(self):\n        super().__init__()\n");
+    script.append("        self.fc = torch.nn.Linear(784, 10)\n");
+    script.append("    def forward(self, x):\n        ").append(body).append("\n");
+    script.append("torch.jit.script(").append(name).append("()).save(\"").append(path);
+    script.append("\")\n");
+  }
+  // From a file: torch.jit.script reads a class's source, which -c has not.
+  const std::string source = path_and_body.at(0).first + ".py";
+  std::ofstream(source) << script;
+  const std::string command = "/usr/bin/python3 '" + source + "' > /dev/null 2>&1";
+  const bool written = std::system(command.c_str()) == 0;
+  std::remove(source.c_str());
+  if (!written) return "could not script the models of " + source;
   return {};
 }
 

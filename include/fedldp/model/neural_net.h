@@ -125,6 +125,10 @@ class NeuralNet {
 
  private:
   explicit NeuralNet(std::unique_ptr<Impl> impl);
+  // Train's and Accuracy's work; they turn libtorch's errors into one line.
+  double TrainSteps(const Dataset& data, std::span<const std::size_t> rows, int epochs,
+                    std::size_t batch, double lr, std::uint64_t seed);
+  double CountCorrect(const Dataset& data) const;
   std::unique_ptr<Impl> impl_;
 };
 
