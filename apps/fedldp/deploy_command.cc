@@ -1,5 +1,6 @@
 // fedldp enrol / serve / client: the FedSel deployment as separate processes.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -32,7 +33,23 @@ namespace fedldp::cli {
 
 std::atomic<bool> g_stop{false};
 namespace {
-extern "C" void OnSignal(int) { g_stop.store(true); }
+std::atomic<int> g_signal{0};
+extern "C" void OnSignal(int signo) {
+  g_signal.store(signo);
+  g_stop.store(true);
+}
+
+// The stop was not heard within `grace`: end now, saying why (write(2) and
+// _Exit: another thread may hold the streams).
+[[noreturn]] void EndUnstopped(std::chrono::seconds grace) {
+  const int signo = g_signal.load() == SIGINT ? SIGINT : SIGTERM;
+  const std::string line = "fedldp: still running " + std::to_string(grace.count()) + " s after " +
+                           (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                           " (a model's forward that does not return, or a call that hangs?); "
+                           "ending now, without the work in progress\n";
+  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());
+  std::_Exit(128 + signo);
+}
 }  // namespace
 
 // SIGTERM and SIGINT end the process cleanly: the loops below poll g_stop.
@@ -44,17 +61,22 @@ void CatchSignals() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-StopOnSignal::StopOnSignal() {
+StopOnSignal::StopOnSignal(std::optional<std::chrono::seconds> grace) {
   CatchSignals();
-  watcher_ = std::jthread([this](std::stop_token done) {
+  watcher_ = std::jthread([this, grace](std::stop_token done) {
+    constexpr auto kPoll = std::chrono::milliseconds(50);
+    while (!g_stop.load()) {
+      if (done.stop_requested()) return;
+      std::this_thread::sleep_for(kPoll);
+    }
+    source_.request_stop();
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (!grace) return;
+    const auto deadline = std::chrono::steady_clock::now() + *grace;
     while (!done.stop_requested()) {
-      if (g_stop.load()) {
-        source_.request_stop();
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (std::chrono::steady_clock::now() >= deadline) EndUnstopped(*grace);
+      std::this_thread::sleep_for(kPoll);
     }
   });
 }
@@ -359,7 +381,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   const Dataset data = LoadData(o.dataset, o.data_dir);
   const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
 
-  StopOnSignal stop;
+  StopOnSignal stop(kStopGrace);
   auto served = ServeFedSel(config, data, eval, ServeLog(err), stop.token());
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
@@ -465,7 +487,7 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
   const auto rows = TakePart(
       ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);
   const FedSelClientOptions c = ToClientOptions(o, token, err);
-  StopOnSignal stop;
+  StopOnSignal stop(kStopGrace);
   c.log("hosting " + std::to_string(rows.size()) + " users (rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +
         (o.data_file.empty() ? o.dataset : o.data_file) + "); server " + o.server +

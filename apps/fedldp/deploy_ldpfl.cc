@@ -46,7 +46,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
 
-  StopOnSignal stop;
+  StopOnSignal stop(kStopGrace);
   auto served = ServeLdpFl(config, split->train, train_rows, test, ServeLog(err), stop.token());
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
@@ -101,7 +101,7 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
   NeuralNet::SetThreads(o.threads);
   LdpFlClientOptions c;
   static_cast<FedSelClientOptions&>(c) = ToClientOptions(o, token, err);
-  StopOnSignal stop;
+  StopOnSignal stop(kStopGrace);
   c.log("hosting " + std::to_string(o.users) + " users on rows " + std::to_string(rows.front()) +
         ".." + std::to_string(rows.back()) + " of " +
         (o.data_file.empty() ? dataset + " (training split)" : o.data_file) + "; server " +
@@ -166,7 +166,7 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   s.shuffler_token = ReadToken(o.token_file, "--token-file");
   s.log = log;
   // Ctrl-C (or SIGTERM) shuts the shuffler down; it says what it forwarded.
-  StopOnSignal stop;
+  StopOnSignal stop(kStopGrace);
   auto summary = RunShuffler(
       s, {.min_batch = o.min_batch, .flush_before = std::chrono::milliseconds(o.flush_before_ms)},
       stop.token());

@@ -3,8 +3,10 @@
 #define FEDLDP_APPS_FEDLDP_DEPLOY_UTIL_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <stop_token>
 #include <string>
@@ -23,13 +25,20 @@ namespace fedldp::cli {
 extern std::atomic<bool> g_stop;
 void CatchSignals();
 
+// How long a process may take to stop once a signal asked it to, when its
+// work can hang where no stop is heard: a user's model whose forward never
+// returns, a deployment's call (a deployment is safe to end at any point:
+// its state and ledgers are durable).
+inline constexpr std::chrono::seconds kStopGrace{30};
+
 // g_stop as a std::stop_token for the library's runners: the constructor
 // catches the signals (CatchSignals), a thread watches g_stop and requests
 // the stop; it then restores the default handlers, so a second Ctrl-C ends
-// the process at once.
+// the process at once. With a `grace`, a process still running that long
+// after the signal ends (exit 128 + the signal), saying so on stderr.
 class StopOnSignal {
  public:
-  StopOnSignal();
+  explicit StopOnSignal(std::optional<std::chrono::seconds> grace = std::nullopt);
   std::stop_token token() const { return source_.get_token(); }
 
  private:

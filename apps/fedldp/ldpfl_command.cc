@@ -12,6 +12,7 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/fl/ldpfl_options.h"
+#include "fedldp/model/neural_net.h"
 #include "fedldp/sim/ldpfl_experiment.h"
 #include "progress.h"
 
@@ -148,8 +149,11 @@ int RunLdpFl(const LdpFlRunOptions& o, std::ostream& out, std::ostream& err, Clu
   const LdpFlExperimentConfig config = ToConfig(o);
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
   // Ctrl-C (or SIGTERM) stops after the current round; what ran is printed
-  // and recorded. A second one ends the process.
-  StopOnSignal stop;
+  // and recorded. A second one ends the process, and so does the first
+  // after kStopGrace when the network is the user's (its forward may never
+  // return).
+  StopOnSignal stop(IsTorchScriptFile(config.training.arch) ? std::optional(kStopGrace)
+                                                            : std::nullopt);
   std::optional<ProgressBar> bar;
   LdpFlObserver observer;
   observer.started = [&](const LdpFlExperiment& e) { PrintHeader(e, out); };
