@@ -170,6 +170,12 @@ def test_bad_runs_raise_with_a_reason(adult):
         ("train_ldpfl", dict(local_epochs=5000), ValueError,
          "local epochs must be a whole number from 1 to 1000"),
         ("train_ldpfl", dict(batch=0), ValueError, "batch size must be a whole number from 1"),
+        # A learning rate that overflows the weights (lr=1e308 trained inf
+        # without a word; LDP-FL took inf).
+        ("train_fedsel", dict(learning_rate=1e308), ValueError,
+         r"learning rate must be a finite number in \(0, 1e\+06\], got 1e\+308"),
+        ("train_ldpfl", dict(learning_rate=math.inf), ValueError,
+         "learning rate must be a finite number in"),
     ],
 )
 def test_arguments_have_the_cli_bounds_and_sentences(adult, function, arguments, error, sentence):

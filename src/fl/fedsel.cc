@@ -62,8 +62,7 @@ Status FedSelConfig::Validate() const {
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};
-  if (!(c.learning_rate > 0 && std::isfinite(c.learning_rate)))
-    return Error{"learning rate must be > 0"};
+  FEDLDP_RETURN_IF_ERROR(CheckLearningRate(c.learning_rate));
   if (!(c.momentum >= 0 && c.momentum < 1)) return Error{"momentum eta must be in [0, 1)"};
   if (!(c.lambda >= 0 && std::isfinite(c.lambda))) return Error{"lambda must be >= 0"};
   if (!(c.theta >= 0 && c.theta < 1)) return Error{"theta must be in [0, 1)"};

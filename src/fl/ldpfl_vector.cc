@@ -16,7 +16,7 @@ Status LdpFlConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(CheckCount(kLocalEpochs, config.local_epochs));
   FEDLDP_RETURN_IF_ERROR(CheckCount(kBatch, config.batch));
   if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
-  if (!(config.learning_rate > 0)) return Error{"learning rate must be > 0"};
+  FEDLDP_RETURN_IF_ERROR(CheckLearningRate(config.learning_rate));
   if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};
   if (!(config.fixed_range.radius > 0 && std::isfinite(config.fixed_range.radius))) {
     return Error{"radius must be > 0"};

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "fedldp/base/checked.h"
+
 namespace fedldp {
 namespace {
 
@@ -64,11 +66,14 @@ Result<TwoPointMechanism> TwoPointMechanism::CreateDuchi(double epsilon) {
 
 Status TwoPointMechanism::CheckRepresentable() const {
   const auto finite = [](double v) { return std::isfinite(v); };
-  if (!finite(high_) || !finite(low_) || !finite(in_lo_) || !finite(in_hi_) || !finite(slope_)) {
+  const auto summable = [](double v) { return std::abs(v) <= kLargestReport; };
+  if (!summable(high_) || !summable(low_) || !finite(in_lo_) || !finite(in_hi_) ||
+      !finite(slope_)) {
     std::ostringstream s;
     s << name() << ": its outputs c -+ r (e^eps + 1) / (e^eps - 1) (c = " << center_
       << ", r = " << radius_ << ", eps = " << epsilon_
-      << ") do not fit a double: raise epsilon or narrow the range";
+      << ") exceed 2^450, past which sums of reports overflow a double: raise epsilon or "
+         "narrow the range";
     return Error{s.str()};
   }
   if (!(low_ < high_) || !(in_lo_ < in_hi_)) {

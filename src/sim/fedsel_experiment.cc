@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
@@ -92,10 +93,7 @@ Status FedSelExperimentConfig::Validate() const {
   if (grid && !tune) return Error{"a grid needs tuning"};
   FEDLDP_RETURN_IF_ERROR(tuning.Validate());
   FEDLDP_RETURN_IF_ERROR(cv.Validate());
-  if (!(reference_lr > 0 && std::isfinite(reference_lr))) {
-    return Error{"the reference's learning rate must be > 0"};
-  }
-  return {};
+  return CheckLearningRate(reference_lr, "the reference's learning rate");
 }
 
 bool FedSelExperiment::learned() const {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "fedldp/base/checked.h"
 #include "fedldp/base/names.h"
 
 namespace fedldp {
@@ -114,7 +115,21 @@ Status VectorRandomizerConfig::Validate() const {
 
 Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRandomizerConfig& c) {
   FEDLDP_RETURN_IF_ERROR(c.Validate());
-  return c.mechanism.kind().make(c);
+  auto made = c.mechanism.kind().make(c);
+  if (!made.ok()) return made;
+  // A report's size is checked by what the parameters imply: its error's
+  // square root bounds how far it strays, and sums of reports must not
+  // overflow (issue 41: PrivUnitG at eps 1e-300 reported 1e304).
+  const double error = (*made)->WorstCaseSquaredError();
+  if (!(error <= kLargestReport * kLargestReport)) {
+    std::ostringstream e;
+    e << c.mechanism.name() << ": at eps = " << c.epsilon << " and clip " << c.clip
+      << " a report strays " << std::sqrt(error)
+      << " from its input (root mean square, at worst), past 2^450, where sums of reports "
+         "overflow a double: raise epsilon or lower the clip";
+    return Error{e.str()};
+  }
+  return made;
 }
 
 const VectorRandomizerKind& VectorMechanism::kind() const { return *Find(name_); }

@@ -645,6 +645,12 @@ TEST(Subcommands, BadInputIsOneStderrLineAndNothingElse) {
       {"enrol", "--state", state, "--count", "0"},
       {"load", "--epochs", "0"},
       {"sample", "--mechanism", "pm", "--epsilon", "1", "--input", "0", "--count", "0"},
+      // Parameters refused by what they imply (issue 41): a learning rate
+      // that overflows the weights, reports whose sums overflow.
+      {"train", "--lr", "1e308"},
+      {"ldpfl", "--lr", "inf"},
+      {"sample", "--mechanism", "duchi", "--epsilon", "1e-200", "--input", "0", "--count", "1"},
+      {"sample", "--vector-mechanism", "privunitg", "--epsilon", "1e-300", "--input", "0.6,0.8"},
       {"account"},
       {"account", "shuffle", "--local-epsilon", "0", "--reports", "10", "--delta", "1e-6"},
       {"account", "shuffle", "--local-epsilon", "nan", "--reports", "10", "--delta", "1e-6"},

@@ -71,22 +71,29 @@ TEST(TwoPoint, ImplementedProbabilitiesMeetTheBoundExactly) {
 
 // Parameters are checked by what they imply (issue 41): an accepted eps,
 // centre and radius whose outputs overflow a double (before: eps 1e-10 and
-// r = 1e300 printed -inf and inf), or whose range a double cannot tell
-// apart, are refused naming the cure; extreme but representable ones work.
+// r = 1e300 printed -inf and inf), or whose sums do (kLargestReport), or
+// whose range a double cannot tell apart, are refused naming the cure;
+// extreme ones within those bounds work.
 TEST(TwoPoint, ParametersWhoseOutputsDoNotFitADoubleAreRefused) {
   struct Case {
     double eps, c, r;
     const char* expected;  // in the refusal; nullptr = accepted
   };
   const std::vector<Case> cases = {
-      {1e-10, 0, 1e300, "do not fit a double"},
-      {1, 1e308, 1e308, "do not fit a double"},
-      {1, -1.7e308, 1e307, "do not fit a double"},
-      {1e-310, 0, 1, "do not fit a double"},
+      {1e-10, 0, 1e300, "exceed 2^450"},
+      {1, 1e308, 1e308, "exceed 2^450"},
+      {1, -1.7e308, 1e307, "exceed 2^450"},
+      {1e-310, 0, 1, "exceed 2^450"},
+      // Finite outputs that sums of reports would overflow (a mean of 2^40
+      // printed inf): 2e290, and 1e300 at any eps.
+      {1e-10, 0, 1e290, "exceed 2^450"},
+      {500, 1e300, 1e300, "exceed 2^450"},
+      {1e-300, 0, 1, "exceed 2^450"},
       {1, 1e20, 1e-6, "too narrow for a double"},
-      {1e-10, 0, 1e290, nullptr},
+      {1e-10, 0, 1e120, nullptr},
       {1, 1e6, 1e-6, nullptr},
-      {500, 1e300, 1e300, nullptr},
+      {500, 1e130, 1e130, nullptr},
+      {1e-130, 0, 1, nullptr},
   };
   for (const Case& c : cases) {
     const auto m = TwoPointMechanism::Create(c.eps, c.c, c.r);
@@ -98,8 +105,8 @@ TEST(TwoPoint, ParametersWhoseOutputsDoNotFitADoubleAreRefused) {
       EXPECT_NE(m.error().find(c.expected), std::string::npos) << m.error();
     }
   }
-  EXPECT_FALSE(TwoPointMechanism::CreateDuchi(1e-310).ok());
-  EXPECT_TRUE(TwoPointMechanism::CreateDuchi(1e-300).ok());
+  EXPECT_FALSE(TwoPointMechanism::CreateDuchi(1e-300).ok());
+  EXPECT_TRUE(TwoPointMechanism::CreateDuchi(1e-130).ok());
 }
 
 TEST(TwoPoint, FarFromZeroRangesKeepTheirProbabilities) {

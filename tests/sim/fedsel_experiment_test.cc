@@ -55,7 +55,7 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
   // A fixed split (MNIST's test set) has no folds to check.
   EXPECT_EQ(wrong([](auto& c) { c.cv.folds = 1, c.cv.test_from = 100; }), "ok");
   EXPECT_EQ(wrong([](auto& c) { c.reference_lr = 0; }),
-            "the reference's learning rate must be > 0");
+            "the reference's learning rate must be a finite number in (0, 1e+06], got 0");
   // What needs the data is refused by the run, before it trains.
   FedSelExperimentConfig missing = Small();
   missing.dataset = "no-such-set";

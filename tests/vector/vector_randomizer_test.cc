@@ -134,6 +134,55 @@ TEST(VectorRandomizer, ClipsNonFiniteAndHugeInputsAndReportsStayFinite) {
   }
 }
 
+// Parameters are checked by what they imply (issue 41): a randomizer is
+// made only if its reports stay within 2^450 of their input, so sums and
+// squares of reports stay finite (before: PrivUnitG at eps 1e-300 reported
+// 1e304, FastProjUnit 4e303, Duchi 4e300). At every eps and clip, each
+// registered randomizer is refused saying so, or its draws are that small.
+TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
+  std::size_t refused = 0, made = 0;
+  for (const auto& name : VectorMechanismNames()) {
+    for (const double eps : {1e-300, 1e-100, 1e-20, 1.0, 30.0}) {
+      for (const double clip : {1e-100, 1.0, 1e100}) {
+        VectorRandomizerConfig c;
+        c.mechanism = ParseVectorMechanism(name).value();
+        c.dimension = 4;
+        c.epsilon = eps;
+        c.clip = clip;
+        if (c.mechanism.traits().needs_delta) c.delta = 1e-6;
+        const auto r = MakeVectorRandomizer(c);
+        if (!r.ok()) {
+          ++refused;
+          const bool said = r.error().find("2^450") != std::string::npos ||
+                            r.error().find("too small") != std::string::npos ||
+                            r.error().find("the Gaussian's sigma") != std::string::npos;
+          EXPECT_TRUE(said) << name << " " << eps << " " << clip << ": " << r.error();
+          continue;
+        }
+        ++made;
+        EXPECT_LE((*r)->WorstCaseSquaredError(), 0x1p900) << name << " " << eps << " " << clip;
+        CounterRng rng(7);
+        const std::vector<double> x = {clip, 0, 0, 0};
+        for (int draw = 0; draw < 20; ++draw) {
+          for (const double v : (*r)->Randomize(x, rng)) {
+            EXPECT_LE(std::abs(v), 0x1p450) << name << " " << eps << " " << clip;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(made, 0u);
+  VectorRandomizerConfig tiny;
+  tiny.dimension = 4;
+  tiny.epsilon = 1e-300;
+  const auto privunitg = MakeVectorRandomizer(tiny);
+  ASSERT_FALSE(privunitg.ok());
+  EXPECT_NE(privunitg.error().find("privunitg: at eps = 1e-300 and clip 1 a report strays"),
+            std::string::npos)
+      << privunitg.error();
+}
+
 TEST(VectorRandomizer, ValidatesReports) {
   const auto r = DuchiVectorRandomizer::Create(4, 2, 1).value();
   const double b = r.coordinate().bound();

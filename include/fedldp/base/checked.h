@@ -15,6 +15,12 @@
 
 namespace fedldp {
 
+// The largest magnitude a report's value may have: past it, the sum of
+// 2^40 reports or the sum of their squares (a mean, a variance) overflows a
+// double, and a model printed as inf. A mechanism whose parameters imply
+// larger outputs (eps near 0, a huge range or clip) is refused when made.
+inline constexpr double kLargestReport = 0x1p450;
+
 // a + b and a * b, or nullopt when the result does not fit a size_t.
 constexpr std::optional<std::size_t> CheckedAdd(std::size_t a, std::size_t b) {
   std::size_t sum = 0;

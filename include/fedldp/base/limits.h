@@ -8,6 +8,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,18 @@ Status CheckCount(const CountLimit& limit, T value) {
                std::to_string(limit.min) + " to " + std::to_string(limit.max) +
                (limit.note.empty() ? "" : " (" + std::string(limit.note) + ")") + ", got " +
                std::to_string(value)};
+}
+
+// A learning rate is finite and in (0, kLargestLearningRate]: with reports
+// within kLargestReport (checked.h) and the work within kEpochs or kRounds,
+// a model's weights stay finite (before, FedSel's lr = 1e308 overflowed the
+// weights without a word, and LDP-FL took lr = inf).
+inline constexpr double kLargestLearningRate = 1e6;
+inline Status CheckLearningRate(double lr, std::string_view name = "learning rate") {
+  if (lr > 0 && lr <= kLargestLearningRate) return {};
+  std::ostringstream e;
+  e << name << " must be a finite number in (0, " << kLargestLearningRate << "], got " << lr;
+  return Error{e.str()};
 }
 
 // A seed's range, as the command line and Python say it.
