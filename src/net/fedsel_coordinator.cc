@@ -227,29 +227,10 @@ void FedSelCoordinator::OpenRound(Clock::time_point now) {
   ResetRound(now);
 }
 
-void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
-  const Tally tally = TallyRound(received_.size());
-  const std::size_t m = tally.users, got = tally.got, active = tally.active;
-  const bool update = tally.update;
-  if (update) {
-    snap_.counted += got;
-    const std::vector<double> mean = method_->Mean();
-    const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
-    for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
-  } else {
-    ++stats_.rounds_without_update;
-  }
-  ++stats_.rounds_closed;
-  if (got < m) {
-    std::ostringstream line;
-    line << "round " << snap_.round << " closed (" << why << ") with " << got << " of " << m
-         << " reports";
-    if (active < m) line << " (" << m - active << " withdrawn)";
-    line << "; "
-         << (update ? "model updated"
-                    : "below the minimum of " + std::to_string(tally.needed) + ": no update");
-    Say(line.str());
-  }
+// The schedule's next place after a round of m users: the round, and a
+// new epoch (a new order, or a sampled round's draw) or the end; true if an
+// epoch ended.
+bool FedSelCoordinator::NextPlace(std::size_t m) {
   ++snap_.round;
   bool epoch_ended = false;
   if (plan_.sampled) {
@@ -273,6 +254,33 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
       }
     }
   }
+  return epoch_ended;
+}
+
+void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
+  const Tally tally = TallyRound(received_.size());
+  const std::size_t m = tally.users, got = tally.got, active = tally.active;
+  const bool update = tally.update;
+  if (update) {
+    snap_.counted += got;
+    const std::vector<double> mean = method_->Mean();
+    const double step = plan_.variant.scaled_accumulation ? 1.0 : spec_.config.learning_rate;
+    for (std::size_t j = 0; j < mean.size(); ++j) snap_.weights[j] -= step * mean[j];
+  } else {
+    ++stats_.rounds_without_update;
+  }
+  ++stats_.rounds_closed;
+  if (got < m) {
+    std::ostringstream line;
+    line << "round " << snap_.round << " closed (" << why << ") with " << got << " of " << m
+         << " reports";
+    if (active < m) line << " (" << m - active << " withdrawn)";
+    line << "; "
+         << (update ? "model updated"
+                    : "below the minimum of " + std::to_string(tally.needed) + ": no update");
+    Say(line.str());
+  }
+  const bool epoch_ended = NextPlace(m);
   Commit();
   stats_.round = snap_.round;
   stats_.epoch = snap_.epoch;

@@ -180,6 +180,7 @@ class FedSelCoordinator : public RoundCoordinator {
   bool Reported(std::uint64_t user) const override { return received_.contains(user); }
   bool Shuffled() const override { return spec_.config.shuffle; }
   void CloseRound(Clock::time_point now, const char* why) override;
+  bool NextPlace(std::size_t m);
   void NewOrder();
   void DrawSample();  // sampled rounds: the next round's users, first in the order
   void OpenRound(Clock::time_point now);
