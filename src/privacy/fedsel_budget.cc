@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fedldp/base/limits.h"
+
 namespace fedldp {
 
 Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, bool control) {
@@ -11,7 +13,7 @@ Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, boo
   // may spend 128 x 4.9 locally); each epoch's share is what the mechanisms
   // see, and CheckEpsilon bounds it.
   FEDLDP_RETURN_IF_ERROR(CheckPositive(epsilon, "epsilon"));
-  if (epochs < 1) return Error{"epochs must be >= 1, got " + std::to_string(epochs)};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kEpochs, epochs));
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon / epochs, "epsilon per epoch"));
   if (!(mu >= 0 && mu < 1)) return Error{"mu must be in [0, 1), got " + std::to_string(mu)};
   FedSelBudget b;

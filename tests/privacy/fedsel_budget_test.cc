@@ -18,7 +18,8 @@ TEST(FedSelBudget, SplitsAndComposesAsAlgorithmOne) {
   EXPECT_DOUBLE_EQ(c.TotalPerClient(), 2.2);  // -C spends eps1 on top
   EXPECT_NE(c.Statement().find("total 2.2 per client"), std::string::npos) << c.Statement();
   EXPECT_FALSE(MakeFedSelBudget(0, 1, 0.1, false).ok());
-  EXPECT_FALSE(MakeFedSelBudget(1, 0, 0.1, false).ok());
+  EXPECT_EQ(MakeFedSelBudget(1, 0, 0.1, false).error(),
+            "epochs must be a whole number from 1 to 10000, got 0");  // the shared sentence
   EXPECT_FALSE(MakeFedSelBudget(1, 1, 1.0, false).ok());
 }
 
