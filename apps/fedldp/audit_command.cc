@@ -32,17 +32,17 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       ->capture_default_str();
   app.add_option("--draws", o.draws, "Draws per statistical check")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1000}, std::size_t{100000000}));
+      ->check(Within(kAuditDraws));
   app.add_option("--seed", o.seed, "Seed of the draws")->capture_default_str();
   app.add_option("--d", o.d, "Dimension for the selectors")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{2}, std::size_t{100000}));
+      ->check(Within(kDimension));
   app.add_option("--k", o.k, "Top-k size for the selectors")->capture_default_str();
   app.add_option("--timing-calls", o.timing_calls,
                  "Draws at each end of a value mechanism's input domain (coordinates, for a "
                  "vector randomizer) for the timing check (0 skips it)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
+      ->check(Within(kTimingCalls));
   app.add_flag("--json", o.json, "One JSON object per line instead of a table");
 }
 

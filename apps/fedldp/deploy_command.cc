@@ -172,7 +172,7 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
   app.add_option("--state", o.state, "The server's state file (SQLite)")->required();
   app.add_option("--count", o.count, "How many tokens")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(Within(kTokens));
   app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
   app.add_flag("--force", o.force, "Replace an existing --out file");
 }
@@ -223,7 +223,9 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
                  "clients; more where the server has cores of its own")
       ->check(Within(kServiceThreads))
       ->capture_default_str();
-  app.add_option("--users", o.users, "N: users in the task (all must join)")->required();
+  app.add_option("--users", o.users, "N: users in the task (all must join)")
+      ->required()
+      ->check(Within(kUsers));
   app.add_option(
       "--dataset", o.dataset,
       "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
@@ -410,7 +412,7 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
   app.add_option("--shuffler", o.shuffler,
                  "The shuffler's address host:port (LDP-FL; FedSel tasks served with --shuffle)");
   app.add_option("--users", o.users, "LDP-FL: users hosted (equal shards of the rows)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->check(Within(kHostedUsers))
       ->capture_default_str();
   app.add_option("--shuffler-ca", o.shuffler_ca, "Trust this certificate for the shuffler");
   app.add_option("--threads", o.threads, "LDP-FL: Torch threads for local training")
@@ -429,7 +431,8 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
       ->check(CLI::ExistingFile);
   app.add_option("--features", o.features,
                  "With --data: the task's feature count (default: the file's largest index, "
-                 "which falls short when the last features are zero in every local row)");
+                 "which falls short when the last features are zero in every local row)")
+      ->check(Within(kDimension));
   app.add_option("--rows", o.rows,
                  "Rows FIRST:END of the local data that are used (default 0:32561 for adult; "
                  "LDP-FL: of the training split, default all; --data: the whole file)");

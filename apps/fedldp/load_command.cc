@@ -35,7 +35,7 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
                  "How often clients poll when the server does not hold the poll")
       ->capture_default_str();
   app.add_option("--server-threads", o.server_threads, "Threads answering the server's calls")
-      ->check(CLI::Range(1, 256))
+      ->check(Within(kServiceThreads))
       ->capture_default_str();
   app.add_option("--dir", o.dir, "Work folder (default: fresh in /dev/shm, removed after)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");

@@ -46,7 +46,7 @@ void SetupSample(CLI::App& app, SampleOptions& o) {
                  "the projected dimension, 1 <= k <= d (default min(d, 1000))");
   app.add_option("--count", o.count, "Number of draws")
       ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000000}));
+      ->check(Within(kDraws));
   auto* seed = app.add_option("--seed", o.seed,
                               "Seed of the counter-based generator (default: a fresh one, "
                               "printed on stderr)");

@@ -24,13 +24,14 @@ py::object Guarantee(const DpGuarantee& g) {
   return d;
 }
 
-RunPrivacyConfig MakeConfig(double local_epsilon, std::uint64_t rounds, bool shuffle,
+// rounds as Python gave it: an int within kReportRounds (base/limits.h).
+RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool shuffle,
                             std::uint64_t reports_per_round, double delta, double local_delta,
                             double sampling_rate, double report_deviation = 0) {
   RunPrivacyConfig c;
   c.local_epsilon = local_epsilon;
   c.local_delta = local_delta;
-  c.rounds = rounds;
+  c.rounds = static_cast<std::uint64_t>(CountArg(rounds, kReportRounds));
   c.shuffle = shuffle;
   c.reports_per_round = reports_per_round;
   c.delta = delta;
@@ -76,9 +77,9 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
 void BindAccounting(py::module_& m) {
   m.def(
       "account_run",
-      [](double local_epsilon, std::uint64_t rounds, bool shuffle, std::uint64_t reports_per_round,
-         double delta, double local_delta, double sampling_rate, const std::string& mechanism,
-         double report_deviation) {
+      [](double local_epsilon, const py::object& rounds, bool shuffle,
+         std::uint64_t reports_per_round, double delta, double local_delta, double sampling_rate,
+         const std::string& mechanism, double report_deviation) {
         const auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta,
                                   local_delta, sampling_rate, report_deviation);
         Check(c.Validate());
@@ -105,7 +106,7 @@ then includes (1 + e^eps) n times it for each step of n reports it composes,
 the total's as "allowance".)doc");
   m.def(
       "local_epsilon_for_central",
-      [](double central_epsilon, std::uint64_t rounds, std::uint64_t reports_per_round,
+      [](double central_epsilon, const py::object& rounds, std::uint64_t reports_per_round,
          double delta, double sampling_rate) {
         auto c = MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate);
         Check(c.Validate());

@@ -143,10 +143,13 @@ FedSel's private selection of one of the Top-k dimensions of a vector r of d
 entries (by |r|), eps-LDP with respect to r's ranking: exp, pe (calibrated: its
 published lemma does not hold as written), pe-published, ps; topk and uniform
 are the non-private and 0-LDP baselines.)doc")
-      .def(py::init([](const std::string& name, double epsilon, std::size_t d, std::size_t k) {
-             return std::const_pointer_cast<Selector>(Take(MakeSelector(name, epsilon, d, k)));
-           }),
-           py::arg("name"), py::arg("epsilon"), py::arg("d"), py::arg("k"))
+      .def(
+          py::init([](const std::string& name, double epsilon, const py::object& d, std::size_t k) {
+            const auto dimension = static_cast<std::size_t>(CountArg(d, kDimension));
+            return std::const_pointer_cast<Selector>(
+                Take(MakeSelector(name, epsilon, dimension, k)));
+          }),
+          py::arg("name"), py::arg("epsilon"), py::arg("d"), py::arg("k"))
       .def_property_readonly("name", &Selector::name)
       .def_property_readonly("epsilon", &Selector::epsilon)
       .def_property_readonly("d", &Selector::dimension)

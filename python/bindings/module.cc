@@ -76,7 +76,8 @@ shared between threads: each call locks it.)doc")
                              "Words drawn so far (seeded generators only).")
       .def(
           "integers",
-          [](const std::shared_ptr<PyRng>& self, std::size_t n) {
+          [](const std::shared_ptr<PyRng>& self, const py::object& count) {
+            const auto n = static_cast<std::size_t>(CountArg(count, kDraws));
             py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(n));
             std::span<std::uint64_t> view(out.mutable_data(), n);
             WithRng(self, [&](Rng& rng) { rng.Fill(view); });

@@ -56,11 +56,11 @@ void BindVectors(py::module_& m) {
   m.def("vector_randomizer_names", &VectorMechanismNames,
         "Names VectorRandomizer accepts, in the registry's order.");
   py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", VectorRandomizerDoc())
-      .def(py::init([](const std::string& name, std::size_t dimension, double epsilon, double clip,
-                       double delta, std::size_t k, std::uint64_t public_seed) {
+      .def(py::init([](const std::string& name, const py::object& dimension, double epsilon,
+                       double clip, double delta, std::size_t k, std::uint64_t public_seed) {
              VectorRandomizerConfig c;
              c.mechanism = Take(ParseVectorMechanism(name));
-             c.dimension = dimension;
+             c.dimension = static_cast<std::size_t>(CountArg(dimension, kDimension));
              c.epsilon = epsilon;
              c.clip = clip;
              c.delta = delta;

@@ -188,6 +188,38 @@ def test_arguments_have_the_cli_bounds_and_sentences(adult, function, arguments,
         call()
 
 
+# Dimensions and sample counts have the CLI's bounds and sentences too
+# (before: Selector took d = 10**10, where audit --d stopped at 10**5, and a
+# negative or float d raised a TypeError printing the whole signature).
+@pytest.mark.parametrize(
+    "call, error, sentence",
+    [
+        (lambda: fedldp.Selector("exp", 1.0, 10**10, 1), ValueError,
+         "dimension must be a whole number from 1 to 16777216, got 10000000000"),
+        (lambda: fedldp.Selector("exp", 1.0, 0, 1), ValueError, "dimension must be a whole number"),
+        (lambda: fedldp.Selector("exp", 1.0, -1, 1), ValueError,
+         "dimension must be a whole number"),
+        (lambda: fedldp.Selector("exp", 1.0, 5.0, 1), TypeError,
+         "dimension must be an int, not float"),
+        (lambda: fedldp.VectorRandomizer("privunitg", 2**30, 1.0), ValueError,
+         "dimension must be a whole number from 1 to 16777216"),
+        (lambda: fedldp.VectorRandomizer("privunitg", math.nan, 1.0), TypeError,
+         "dimension must be an int, not float"),
+        (lambda: fedldp.Rng(1).integers(10**12), ValueError,
+         "draws must be a whole number from 1 to 1000000000, got 1000000000000"),
+        (lambda: fedldp.Rng(1).integers(-1), ValueError, "draws must be a whole number"),
+        (lambda: fedldp.account_run(1.0, rounds=10**7), ValueError,
+         "rounds must be a whole number from 1 to 1000000, got 10000000"),
+        (lambda: fedldp.account_run(1.0, rounds=0), ValueError, "rounds must be a whole number"),
+        (lambda: fedldp.local_epsilon_for_central(1.0, "5", 100), TypeError,
+         "rounds must be an int, not str"),
+    ],
+)
+def test_sizes_have_the_cli_bounds_and_sentences(call, error, sentence):
+    with pytest.raises(error, match=sentence):
+        call()
+
+
 def test_ldpfl_runs_on_arrays_and_reports_every_round():
     train = fedldp.load_dataset("mnist")
     test = fedldp.load_dataset("mnist-test")

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/limits.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/fedsel_coordinator.h"
@@ -82,10 +83,8 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
   if (s.state.empty()) return Invalid("the server needs a state file (--state)");
   if (s.address.empty()) return Invalid("the server needs an address host:port");
   if (s.task.empty()) return Invalid("the task needs a name");
-  if (s.users == 0) return Invalid("the task needs at least one user (--users)");
-  if (s.threads < 1 || s.threads > 256) {
-    return Invalid("the server answers calls on 1 to 256 threads (--threads)");
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kUsers, s.users));
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kServiceThreads, s.threads));
   if (s.tls.certificate.empty() != s.tls.key.empty()) {
     return Invalid("a TLS certificate and its key go together (--tls-cert, --tls-key)");
   }

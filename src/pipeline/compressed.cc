@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -11,7 +12,7 @@ Result<CompressedRandomizer> CompressedRandomizer::Create(ValueMechanismKind mec
                                                           double epsilon, std::size_t d,
                                                           std::size_t q,
                                                           std::uint64_t projection_seed) {
-  if (d == 0) return Error{"the vector must have at least one dimension"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kDimension, d));
   if (q < 1 || q > d || q > 4096) {
     return Error{"q must be in [1, min(d, 4096)], got " + std::to_string(q)};
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "fedldp/base/limits.h"
+
 namespace fedldp {
 
 std::vector<std::uint32_t> SampleWithoutReplacement(std::size_t d, std::size_t k, Rng& rng) {
@@ -37,7 +39,7 @@ std::size_t FlatRandomizer::DefaultK(double epsilon, std::size_t d) {
 Result<FlatRandomizer> FlatRandomizer::Create(ValueMechanismKind mechanism, double epsilon,
                                               std::size_t d, std::optional<std::size_t> k) {
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon));
-  if (d == 0) return Error{"the vector must have at least one dimension"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kDimension, d));
   const std::size_t kk = k.value_or(DefaultK(epsilon, d));
   if (kk < 1 || kk > d) {
     return Error{"k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(kk)};

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/shuffle_pld.h"
 
@@ -20,8 +21,8 @@ Status RunPrivacyConfig::Validate() const {
     e << "the local epsilon must be a finite number in (0, 100], got " << local_epsilon;
   } else if (!(local_delta >= 0 && local_delta < 1)) {
     e << "the local delta must be in [0, 1), got " << local_delta;
-  } else if (rounds < 1 || rounds > 1'000'000) {
-    e << "the rounds a client reports in must be in [1, 10^6], got " << rounds;
+  } else if (Status bad = CheckCount(kReportRounds, rounds); !bad.ok()) {
+    e << bad.error();
   } else if (!(delta >= 1e-12 && delta < 1)) {
     e << "the total delta must be in [1e-12, 1), got " << delta;
   } else if (shuffle && reports_per_round < 1) {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/select/ranking.h"
 #include "fedldp/select/selectors.h"
@@ -54,7 +55,7 @@ double Selector::WorstCaseRatio() const {
 namespace {
 
 Status CheckShape(std::size_t d, std::size_t k) {
-  if (d == 0) return Error{"the vector must have at least one dimension"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kDimension, d));
   if (k < 1 || k > d) {
     return Error{"k must be in [1, d] = [1, " + std::to_string(d) + "], got " + std::to_string(k)};
   }

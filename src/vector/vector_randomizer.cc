@@ -92,10 +92,9 @@ std::size_t DefaultProjection(std::size_t dimension) {
 Status VectorRandomizerConfig::Validate() const {
   const std::string name(mechanism.name());
   const VectorRandomizerTraits& traits = mechanism.traits();
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kDimension, dimension));
   std::ostringstream e;
-  if (dimension < 1 || dimension > kMaxVectorDimension) {
-    e << "the dimension must be in [1, " << kMaxVectorDimension << "], got " << dimension;
-  } else if (!(std::isfinite(epsilon) && epsilon > 0 && epsilon <= 100)) {
+  if (!(std::isfinite(epsilon) && epsilon > 0 && epsilon <= 100)) {
     e << "epsilon must be a finite number in (0, 100], got " << epsilon;
   } else if (!(std::isfinite(clip) && clip > 0 && clip <= 1e100)) {
     e << "the clip norm must be a finite number in (0, 1e100], got " << clip;

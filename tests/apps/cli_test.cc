@@ -470,6 +470,23 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"ldpfl", "--batch", "0"}, "batch size must be a whole number from 1 to 100000, got 0"},
       {{"load", "--epochs", "20000"}, "epochs must be a whole number from 1 to 10000"},
       {{"train", "--repeats", "5000", "--tune"}, "repeats must be a whole number from 1 to 1000"},
+      // Dimensions and sample counts, from the same table (each had a range
+      // of its own, and serve --users none).
+      {{"audit", "--d", "0"}, "dimension must be a whole number from 1 to 16777216, got 0"},
+      {{"audit", "--draws", "10"}, "draws must be a whole number from 1000 to 100000000, got 10"},
+      {{"audit", "--timing-calls", "-1"}, "timing calls must be a whole number from 0"},
+      {{"sample", "--mechanism", "pm", "--epsilon", "1", "--count", "2000000000"},
+       "draws must be a whole number from 1 to 1000000000, got 2000000000"},
+      {{"client", "--data", config, "--features", "100000000"},
+       "dimension must be a whole number from 1 to 16777216, got 100000000"},
+      {{"client", "--protocol", "ldpfl", "--users", "0"}, "users must be a whole number from 1"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "0"},
+       "users must be a whole number from 1 to 1099511627776, got 0"},
+      {{"serve", "--state", Scratch("s.sqlite"), "--users", "99999999999999999"},
+       "users must be a whole number from 1 to 1099511627776"},
+      {{"enrol", "--state", Scratch("s.sqlite"), "--count", "0"},
+       "tokens must be a whole number from 1 to 1000000, got 0"},
+      {{"load", "--server-threads", "300"}, "threads must be a whole number from 1 to 256"},
       // A state SQLite would keep only until exit: tokens issued into it were lost.
       {{"enrol", "--state", "", "--count", "1", "--out", Scratch("lost.tokens")},
        "temporary database"},

@@ -98,7 +98,12 @@ TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
   refused(c, "state file");
   c = FedSel();
   c.serve.users = 0;
-  refused(c, "at least one user");
+  refused(c, "users must be a whole number from 1");
+  c.serve.users = std::uint64_t{1} << 41;
+  refused(c, "users must be a whole number from 1 to 1099511627776");
+  c = FedSel();
+  c.serve.threads = 0;
+  refused(c, "threads must be a whole number from 1 to 256");
   c = FedSel();
   c.config.tail_average = 0.5;
   refused(c, "last iterate");

@@ -40,6 +40,26 @@ inline constexpr CountLimit kLocalEpochs{"local epochs", 1, 1'000, ""};
 inline constexpr CountLimit kBatch{"batch size", 1, 100'000, ""};
 inline constexpr CountLimit kRepeats{"repeats", 1, 1'000, ""};
 
+// The size of what a run works on. A vector's dimension: a selector's d, a
+// vector randomizer's, a client's features (2^24 doubles is a 128 MB
+// report; before, Python's Selector took d = 10^10 where audit --d stopped
+// at 10^5). The users of a task, the users one client process hosts, and
+// the tokens one enrol issues.
+inline constexpr CountLimit kDimension{"dimension", 1, std::int64_t{1} << 24, ""};
+inline constexpr CountLimit kUsers{"users", 1, std::int64_t{1} << 40, ""};
+inline constexpr CountLimit kHostedUsers{"users", 1, std::int64_t{1} << 20, ""};
+inline constexpr CountLimit kTokens{"tokens", 1, 1'000'000, ""};
+// The rounds a client reports in, as the accountant takes them: FedSel's
+// E x rounds per epoch reaches past kRounds.
+inline constexpr CountLimit kReportRounds{"rounds", 1, 1'000'000, ""};
+
+// Sample counts: draws of a sampler (sample --count) or words of a
+// generator (Python's Rng.integers); an audit's draws per statistical check
+// (fewer than 1,000 cannot tell a wrong law) and its timing draws.
+inline constexpr CountLimit kDraws{"draws", 1, 1'000'000'000, ""};
+inline constexpr CountLimit kAuditDraws{"draws", 1'000, 100'000'000, ""};
+inline constexpr CountLimit kTimingCalls{"timing calls", 0, 100'000'000, "0 skips the check"};
+
 // OK if `value` is within `limit`, else "threads must be a whole number
 // from 0 to 1024 (0: one per core), got 1000000".
 template <std::integral T>

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/base/status.h"
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/random/rng.h"
@@ -176,9 +177,9 @@ Result<std::unique_ptr<VectorRandomizer>> Owned(Result<T> made) {
   return std::unique_ptr<VectorRandomizer>(std::make_unique<T>(std::move(made).value()));
 }
 
-// Largest dimension a vector randomizer accepts (2^24: a padded SRHT buffer of
-// 128 MiB).
-inline constexpr std::size_t kMaxVectorDimension = std::size_t{1} << 24;
+// Largest dimension a vector randomizer accepts: base/limits.h's kDimension
+// (2^24, a padded SRHT buffer of 128 MiB).
+inline constexpr std::size_t kMaxVectorDimension = static_cast<std::size_t>(kDimension.max);
 // FastProjUnit's default k: min(d, 1000).
 std::size_t DefaultProjection(std::size_t dimension);
 
