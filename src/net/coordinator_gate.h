@@ -35,6 +35,8 @@ class GatedService {
   virtual void Release(std::chrono::steady_clock::time_point) {}
   // Before the server shuts down: answer every call it holds.
   virtual void Drain() {}
+  // The largest call it takes (0: kMaxMessageBytes).
+  virtual std::uint64_t LargestCall() const { return 0; }
 
  protected:
   Gate gate_;
@@ -55,6 +57,8 @@ class CoordinatorGate : public GatedService {
       allowance_.Count(token, coordinator_.AllowanceOf(token).round, bytes);
     });
   }
+
+  std::uint64_t LargestCall() const override { return coordinator_.LargestCall(); }
 
   // A client's method answered at once by `handle(request, reply)`.
   template <typename Request, typename Reply, typename Handle>

@@ -172,6 +172,7 @@ FedSelCoordinator::FedSelCoordinator(const FedSelTaskSpec& spec, const RoundPoli
       spec_(spec),
       plan_(std::move(plan)),
       method_(std::move(method)),
+      report_bytes_(method_->Gate(0).max_bytes() + 16),
       on_epoch_(std::move(on_epoch)),
       keys_(std::move(keys)) {}
 

@@ -188,7 +188,9 @@ Result<BuiltServer> BuildServer(const Served& served, const std::string& address
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
   builder.AddListeningPort(address, credentials, port);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  const auto largest = static_cast<std::uint64_t>(kMaxMessageBytes);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      served.largest_call == 0 ? largest : std::min(served.largest_call, largest)));
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   if (served.service != nullptr) builder.RegisterService(served.service);
   if (served.gate != nullptr) {
@@ -532,7 +534,11 @@ HandOver HandToShuffler(v1::Shuffler::Stub& shuffler, const std::string& token,
   v1::ShuffleReply verdict;
   const grpc::Status status = shuffler.Shuffle(&context, request, &verdict);
   HandOver out;
-  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+  if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS) {
+    // Held or sent on already, answered without reading the pieces again.
+    out.reached = true;
+    out.accepted = true;
+  } else if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
     // Refused before the pieces were read: an answer, as `verdict` is.
     out.reached = true;
     out.reason = status.error_message();

@@ -232,13 +232,15 @@ class Retrier {
       }
       // Retried: a peer away (UNAVAILABLE), slow (DEADLINE_EXCEEDED) or
       // stopping (CANCELLED: a server shutting down cancels the calls it
-      // holds; this client cancels none). Anything else is an answer.
+      // holds; this client cancels none). A client told to slow down
+      // (RESOURCE_EXHAUSTED: past its pace or its round's bytes) backs off
+      // too, rather than exit. Anything else is an answer.
       const auto code = status.error_code();
       last_code_ = code;
       const bool away = code == grpc::StatusCode::UNAVAILABLE ||
                         code == grpc::StatusCode::DEADLINE_EXCEEDED ||
                         code == grpc::StatusCode::CANCELLED;
-      if (!away && code != also_retry) {
+      if (!away && code != grpc::StatusCode::RESOURCE_EXHAUSTED && code != also_retry) {
         return Error{std::string(what) + " refused: " + status.error_message()};
       }
       if (Clock::now() - start > give_up_) {
@@ -363,6 +365,9 @@ struct Served {
   // 2 cores shared with 1,000 load clients (docs/deploying.md); the
   // coordinators serialise their state on one mutex in any case.
   int queues = 1;
+  // Calls larger than this are refused unread (0: kMaxMessageBytes; never
+  // more).
+  std::uint64_t largest_call = 0;
   // Where the server says what it does to its connections (may be empty).
   std::function<void(const std::string&)> say;
 };

@@ -210,13 +210,19 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
           if (answer.ok()) return {};
           return Error{answer.reason().empty() ? "refused" : answer.reason()};
         });
-    // Refused before the pieces were read: say why, unread.
+    // Refused before the pieces were read: say why, unread (a token past its
+    // refusals: slow down).
     if (!read && !received.ok()) {
+      if (received.code() == ErrorCode::kResourceExhausted) return StatusOf(received);
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, received.error());
     }
-    // Taken unread (a retry of what this token's client sent): read it to
-    // answer.
-    if (!read) read_body();
+    // Taken unread (a retry of what this token's client sent): answered
+    // unread too. Before, every resend (once a second while the pieces
+    // waited for a batch) was read whole to answer it.
+    if (!read) {
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                          "held or sent on for this client already");
+    }
     if (!same) return StatusOf(DifferentCredentials());
     pb::ShuffleReply reply;
     reply.set_accepted(received.ok());

@@ -64,7 +64,17 @@ RoundCoordinator::Allowance RoundCoordinator::AllowanceOf(std::string_view token
   if (const auto client = state_.FindClient(token)) a.users = client->users;
   a.bytes = CheckedAdd(kCalls, CheckedMul(4 * ReportBytes(), a.users).value_or(UINT64_MAX))
                 .value_or(UINT64_MAX);
+  const auto retry = std::max<std::int64_t>(1, policy_.retry.count());
+  a.calls_per_second = std::max(8.0, 4000.0 / static_cast<double>(retry));
   return a;
+}
+
+std::uint64_t RoundCoordinator::LargestCall() const {
+  std::lock_guard lock(mu_);
+  const std::uint64_t report = ReportBytes();
+  if (report == 0) return 0;
+  return CheckedAdd(std::uint64_t{1} << 20, CheckedMul(report + 256, users_).value_or(UINT64_MAX))
+      .value_or(UINT64_MAX);
 }
 
 Withdrawal RoundCoordinator::Withdraw(std::string_view token, std::string_view session,

@@ -309,8 +309,11 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::StartWith(
   s->impl_->service = make(s->failed_);
   GatedService* raw = s->impl_->service.get();
   auto running = StartServer(
-      Served{.gate = raw->gate(), .queues = threads, .say = std::move(say)}, address, tls,
-      &s->port_,
+      Served{.gate = raw->gate(),
+             .queues = threads,
+             .largest_call = raw->LargestCall(),
+             .say = std::move(say)},
+      address, tls, &s->port_,
       [raw, tick = std::move(tick)] {
         tick();
         raw->Release(Clock::now());

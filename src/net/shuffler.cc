@@ -32,6 +32,7 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
     }
     pending_.clear();
     forwarded_.clear();
+    refusals_.clear();
     returned_.reset();
     warned_small_ = false;
   }
@@ -60,9 +61,10 @@ Status ShufflerCore::Shuffle(const std::string& token, std::uint64_t round, std:
 
 Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
                              const ReadPieces& read, const std::function<Status()>& vouch) {
+  // A refusal counted against the token (in the round it named).
   const auto refuse = [&](std::string why) -> Status {
     std::lock_guard lock(mu_);
-    ++stats_.refused;
+    if (known_ && round == info_.round) CountRefusal(token);
     return Error{std::move(why)};
   };
   {
@@ -77,6 +79,13 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
     if (!why.empty()) {
       ++stats_.refused;
       return Error{why};
+    }
+    if (const auto it = refusals_.find(token);
+        it != refusals_.end() && it->second >= kMaxRefusals) {
+      ++stats_.refused;
+      return Error{"this client was refused " + std::to_string(it->second) + " times in round " +
+                       std::to_string(round + 1) + "; its calls are refused until the next round",
+                   ErrorCode::kResourceExhausted};
     }
     const auto held = pending_.find(user);
     if (held != pending_.end()) {
@@ -99,7 +108,7 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   std::lock_guard lock(mu_);
   if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
   if (pieces->size() != info_.chunks) {
-    ++stats_.refused;
+    CountRefusal(token);
     return Error{"a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
                  std::to_string(info_.chunks) + " chunks"};
   }
@@ -107,6 +116,11 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   pending_[user] = Held{token, std::move(*pieces)};
   ++stats_.held;
   return {};
+}
+
+void ShufflerCore::CountRefusal(const std::string& token) {
+  ++stats_.refused;
+  if (refusals_.size() < kMaxTokensCounted || refusals_.contains(token)) ++refusals_[token];
 }
 
 bool ShufflerCore::Behind(std::uint64_t round) const {

@@ -37,6 +37,14 @@ class HeldPollTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
+    Start(7ms, "server.sqlite");
+  }
+
+  // A server (in place of the one before) asking for polls every `retry`,
+  // its state at `file`, with two tokens.
+  void Start(std::chrono::milliseconds retry, const std::string& file) {
+    server_.reset();
+    coordinator_.reset();
     FedSelTaskSpec spec;
     spec.id = "held-poll";
     spec.config.variant = ParseFedSelVariant("ps-pm").value();
@@ -45,10 +53,10 @@ class HeldPollTest : public testing::TempDirTest {
     spec.config.batch_fraction = 0.05;  // 100 of 2000 users per round
     spec.users = data_.size();
     spec.dimension = data_.dimension;
-    auto state = ServerState::Open(Path("server.sqlite")).value();
+    auto state = ServerState::Open(Path(file)).value();
     tokens_ = state.IssueTokens(2).value();
     RoundPolicy policy;
-    policy.retry = 7ms;
+    policy.retry = retry;
     coordinator_ = FedSelCoordinator::Create(spec, policy, std::move(state)).value();
     server_ = CoordinatorServer::Start(*coordinator_, "127.0.0.1:0").value();
     stub_ = pb::Coordinator::NewStub(grpc::CreateChannel(
@@ -263,11 +271,11 @@ TEST_F(HeldPollTest, EveryClientChannelHasAConnectionOfItsOwn) {
   EXPECT_EQ(ConnectionsTo(server_->port()), before + 3);
 }
 
-// An admitted client cannot flood: once what it sent in a round passes
-// what its users' reports can need (four times over, and 1 MiB for its
-// other calls), its calls are refused unread until the next round, and
-// no other client is. (Before, 40 sequential 60 MB Submits of one token
-// took a server from 191 to 551 MB.)
+// An admitted client cannot flood: once what it sent in a round (past 4 KiB
+// a call) passes what its users' reports can need (four times over, and 1
+// MiB more), its calls are refused unread until the next round, and no
+// other client is. (Before, 40 sequential 60 MB Submits of one token took a
+// server from 191 to 551 MB.)
 TEST_F(HeldPollTest, AClientPastItsRoundsAllowanceIsRefusedUnread) {
   Join(0, 1000);
   Join(1, 1000);
@@ -283,7 +291,7 @@ TEST_F(HeldPollTest, AClientPastItsRoundsAllowanceIsRefusedUnread) {
     s = Submit(0, junk, 0);
     if (s.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) break;
     EXPECT_TRUE(s.status.ok()) << s.status.error_message();  // read, its report refused
-    sent += 256 << 10;
+    sent += (256 << 10) - RoundCoordinator::kFreeCallBytes;
   }
   ASSERT_EQ(s.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(s.status.error_message().find("refused until the next round"), std::string::npos)
@@ -294,6 +302,83 @@ TEST_F(HeldPollTest, AClientPastItsRoundsAllowanceIsRefusedUnread) {
   EXPECT_EQ(Submit(0, junk, 0).status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(Poll(0, 0).status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(Poll(1, 0).status.ok());  // the other client is not
+}
+
+// Nor with one large call: a call larger than every user's report at once
+// (and 1 MiB) is refused by the transport, unread and uncounted. (Before,
+// any call of up to 64 MB was read whole.)
+TEST_F(HeldPollTest, ACallLargerThanTheTaskCanNeedIsRefusedUnread) {
+  Join(0, 1000);
+  const std::uint64_t largest = coordinator_->LargestCall();
+  EXPECT_GT(largest, (1u << 20) + 2000 * 256);
+  EXPECT_LT(largest, 2u << 20);  // 2,000 ps-pm reports of a few bytes
+  FedSelParticipant::Answer junk;
+  junk.reports.push_back({first_users_[0], std::string(largest, 'x')});
+  const auto s = Submit(0, junk, 0);
+  EXPECT_EQ(s.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << s.status.error_message();
+  EXPECT_TRUE(Poll(0, 0).status.ok());                 // nothing was counted
+  junk.reports[0].second.assign(largest - 4096, 'x');  // within: read, its report refused
+  EXPECT_TRUE(Submit(0, junk, 0).status.ok());
+}
+
+// Nor with small calls: a client polling faster than four times the pace
+// the server asks for (at least 8 a second; here polls every second) is
+// refused unread once its burst of 256 is spent, and no other client is.
+// (Before, any number of calls a second was answered, and a long round's
+// polls ran an honest client out of its round's bytes.)
+TEST_F(HeldPollTest, AClientCallingFasterThanItsPaceIsRefusedUntilItSlowsDown) {
+  EXPECT_NEAR(coordinator_->AllowanceOf(tokens_[0]).calls_per_second, 4000.0 / 7, 1e-9);
+  Start(1s, "paced.sqlite");
+  Join(0, 1000);
+  Join(1, 1000);
+  const auto allowance = coordinator_->AllowanceOf(tokens_[0]);
+  EXPECT_EQ(allowance.calls_per_second, 8);
+  Polled p;
+  int calls = 0;
+  for (; calls < 2000; ++calls) {
+    p = Poll(0, 0);
+    if (!p.status.ok()) break;
+  }
+  ASSERT_EQ(p.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << calls;
+  EXPECT_GE(calls, 255);  // the burst, less the Join
+  EXPECT_NE(p.status.error_message().find("calls faster than 8 times a second"), std::string::npos)
+      << p.status.error_message();
+  EXPECT_TRUE(Poll(1, 0).status.ok());  // the other client is not
+  std::this_thread::sleep_for(250ms);   // two calls' worth
+  EXPECT_TRUE(Poll(0, 0).status.ok());
+}
+
+// The bucket itself, on a clock of its own: `burst` calls at once, then
+// one per 1 / calls_per_second, never more than `burst` saved; bytes are
+// counted past the first 4 KiB of a call; each client's first refusal in a
+// round is told once.
+TEST(CallAllowanceTest, RefillsAtItsPaceAndCountsBytesPastTheFreeShare) {
+  std::vector<std::string> told;
+  net_internal::CallAllowance allowance([&](const std::string& line) { told.push_back(line); });
+  const RoundCoordinator::Allowance a{
+      .round = 3, .users = 1, .bytes = 1000, .calls_per_second = 10, .burst = 20};
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(allowance.Admit("a", a, t0).ok()) << i;
+  const Status refused = allowance.Admit("a", a, t0);
+  EXPECT_EQ(refused.code(), ErrorCode::kResourceExhausted);
+  EXPECT_NE(refused.error().find("calls faster than 10 times a second"), std::string::npos)
+      << refused.error();
+  EXPECT_TRUE(allowance.Admit("b", a, t0).ok());
+  EXPECT_TRUE(allowance.Admit("a", a, t0 + 110ms).ok());  // one refilled
+  EXPECT_FALSE(allowance.Admit("a", a, t0 + 120ms).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(allowance.Admit("a", a, t0 + 1h).ok()) << i;
+  EXPECT_FALSE(allowance.Admit("a", a, t0 + 1h).ok());  // at most `burst` saved
+  EXPECT_EQ(told.size(), 1u);
+  allowance.Count("b", 3, RoundCoordinator::kFreeCallBytes);  // free
+  EXPECT_TRUE(allowance.Admit("b", a, t0 + 1h).ok());
+  allowance.Count("b", 3, RoundCoordinator::kFreeCallBytes + 1000);
+  EXPECT_NE(allowance.Admit("b", a, t0 + 1h).error().find("sent 1000 bytes in round 4"),
+            std::string::npos);
+  auto next = a;
+  ++next.round;  // a new round: bytes afresh
+  EXPECT_TRUE(allowance.Admit("b", next, t0 + 1h).ok());
+  EXPECT_EQ(told.size(), 2u);
 }
 
 // One server per port: gRPC's default SO_REUSEPORT let a second server bind

@@ -678,6 +678,48 @@ TEST(ShufflerCore, ReadsPiecesOnlyOnceTheServerVouchedForTheirSender) {
                    .ok());
 }
 
+// An admitted token cannot flood the shuffler: once refused kMaxRefusals
+// times in a round (not vouched for, or pieces that are no report), its
+// calls are refused unread and unasked until the next round, and no other
+// token's are. (Before, each such call cost the server a Vouch, or this
+// process a body read whole, without end.)
+TEST(ShufflerCore, ATokenRefusedTooOftenIsRefusedUnreadUntilTheNextRound) {
+  ShufflerCore shuffler({.min_batch = 100, .flush_before = 0ms});
+  shuffler.Update(Round(4, 5, 10000));
+  int reads = 0, asked = 0;
+  const auto read = [&](std::vector<std::string> pieces) {
+    return [&reads, pieces]() -> std::optional<std::vector<std::string>> {
+      ++reads;
+      return pieces;
+    };
+  };
+  const auto yes = [&] {
+    ++asked;
+    return Status();
+  };
+  const auto no = [&] {
+    ++asked;
+    return Status(Error{"not this client's user"});
+  };
+  for (std::uint64_t i = 0; i < ShufflerCore::kMaxRefusals; ++i) {
+    ASSERT_FALSE(shuffler.Receive("a", 4, i, read(Pieces(i)), no).ok());
+    ASSERT_FALSE(shuffler.Receive("c", 4, i, read({"only one"}), yes).ok());  // no report
+  }
+  EXPECT_EQ(reads, static_cast<int>(ShufflerCore::kMaxRefusals));
+  const int asked_before = asked, read_before = reads;
+  for (const char* token : {"a", "c"}) {
+    const Status refused = shuffler.Receive(token, 4, 0, read(Pieces(0)), yes);
+    EXPECT_EQ(refused.code(), ErrorCode::kResourceExhausted) << token;
+    EXPECT_NE(refused.error().find("refused 64 times in round 5"), std::string::npos)
+        << refused.error();
+  }
+  EXPECT_EQ(asked, asked_before);                                       // the server was not asked
+  EXPECT_EQ(reads, read_before);                                        // nor the pieces read
+  EXPECT_TRUE(shuffler.Receive("b", 4, 0, read(Pieces(0)), yes).ok());  // another token
+  shuffler.Update(Round(5, 5, 10000));                                  // the next round: afresh
+  EXPECT_TRUE(shuffler.Receive("a", 5, 1, read(Pieces(1)), yes).ok());
+}
+
 TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {
   ShufflerCore shuffler({.min_batch = 3, .flush_before = 1000ms});
   const auto yes = [] { return Status(); };

@@ -175,8 +175,9 @@ class FedSelCoordinator : public RoundCoordinator {
   void Aggregate(const DecodedReport& report);
   void Start(Clock::time_point now) override;
   bool RoundOpen() const override { return gate_.has_value(); }
-  // A report's bytes and its user's number and framing in a SubmitRequest.
-  std::uint64_t ReportBytes() const override { return gate_ ? gate_->max_bytes() + 16 : 0; }
+  // A report's bytes and its user's number and framing in a SubmitRequest
+  // (the same in every round: the task's randomizer's).
+  std::uint64_t ReportBytes() const override { return report_bytes_; }
   bool Reported(std::uint64_t user) const override { return received_.contains(user); }
   bool Shuffled() const override { return spec_.config.shuffle; }
   void CloseRound(Clock::time_point now, const char* why) override;
@@ -189,6 +190,7 @@ class FedSelCoordinator : public RoundCoordinator {
   const FedSelPlan plan_;
   // The variant's reports: how they are gated, added and averaged.
   const std::unique_ptr<net_internal::FedSelMethod> method_;
+  const std::uint64_t report_bytes_;
   const OnEpoch on_epoch_;
   const ServerKeys keys_;  // config.shuffle
 

@@ -260,10 +260,15 @@ class ShufflerCore {
   // The same, reading the pieces (`read`; nullopt: they could not be read)
   // only once the server vouched for the caller: a refusal before that
   // never reads them. A retry of pieces held or sent on for the same token
-  // is answered OK without reading them.
+  // is answered OK without reading them. A token refused kMaxRefusals times
+  // in a round (the server did not vouch, or pieces read were no report)
+  // is refused unread and unasked, ResourceExhausted, until the next round:
+  // each refusal had cost the server a Vouch call, or this process a body
+  // of up to 64 MB, without end.
   using ReadPieces = std::function<std::optional<std::vector<std::string>>()>;
   Status Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
                  const ReadPieces& read, const std::function<Status()>& vouch);
+  static constexpr std::uint64_t kMaxRefusals = 64;
   // A batch to forward now, if the rule allows one; its users count as
   // forwarded. Put it back with Return if the server could not be reached.
   std::optional<LdpFlCoordinator::Delivery> TakeBatch();
@@ -276,6 +281,8 @@ class ShufflerCore {
 
  private:
   void Say(const std::string& line) const;
+  // Counts a refusal of `token`'s call in info_.round (under mu_).
+  void CountRefusal(const std::string& token);
   struct Held {
     std::string token;
     std::vector<std::string> pieces;
@@ -289,6 +296,9 @@ class ShufflerCore {
   // Users of info_.round sent on, with their token ("": delivered before
   // this process started).
   std::map<std::uint64_t, std::string> forwarded_;
+  // Refusals of each token in info_.round (at most kMaxTokensCounted).
+  std::unordered_map<std::string, std::uint64_t> refusals_;
+  static constexpr std::size_t kMaxTokensCounted = 1 << 16;
   std::optional<LdpFlCoordinator::Delivery> returned_;
   SecureRng rng_;
   bool warned_small_ = false;

@@ -134,16 +134,31 @@ class RoundCoordinator {
   // Says `line` in the task's log (the server's and its transport's).
   void Say(const std::string& line) const;
 
-  // What one client may send in the open round: its users' reports four
-  // times over (resends), and 1 MiB for its other calls. A client that has
-  // sent more is refused unread until the next round (CallAllowance): an
-  // admitted token cannot flood.
+  // What one client may send (CallAllowance): an admitted token cannot
+  // flood. Bytes: in the open round, its users' reports four times over
+  // (resends) and 1 MiB more, counting only what a call carries past
+  // kFreeCallBytes; a client that has sent more is refused unread until the
+  // next round. Calls: a bucket of `burst` calls refilled at
+  // `calls_per_second`, four times the pace the server asks polls at (and
+  // at least 8 a second); a client calling faster is refused unread until
+  // it slows down. Small calls are bounded by the pace, large ones by the
+  // bytes, and a long round (polls every retry) no longer runs a client out
+  // of its round's bytes.
   struct Allowance {
     std::uint64_t round = 0;  // the open round, as the schedule counts
     std::uint64_t users = 0;  // the client's (0: it has not joined)
     std::uint64_t bytes = 0;
+    double calls_per_second = 8;
+    double burst = 256;
   };
+  static constexpr std::uint64_t kFreeCallBytes = 4096;
   Allowance AllowanceOf(std::string_view token) const;
+  // The largest call a client or the shuffler can need to send: every
+  // user's report at once, with 256 bytes each for sealing and framing, and
+  // 1 MiB more; 0 where the task cannot say (its reports go to the
+  // shuffler, whose batches the server takes up to kMaxMessageBytes).
+  // Before, any call of up to 64 MB was read whole.
+  std::uint64_t LargestCall() const;
 
  protected:
   RoundCoordinator(const RoundPolicy& policy, ServerState state, std::uint64_t users, Log log);
