@@ -150,6 +150,7 @@ int RunAccountRun(const AccountRunOptions& options, std::ostream& out, std::ostr
 struct EnrolOptions {
   std::string state;
   std::size_t count = 1;
+  std::optional<std::uint64_t> replace_user;  // a lost token's: the client hosting this user
   std::string out;
   bool force = false;
 };

@@ -170,12 +170,43 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
       "Issue client tokens for a server's state file. Each token lets one client process\n"
       "join; the server keeps only their hashes. Hand each client its own token.");
   app.add_option("--state", o.state, "The server's state file (SQLite)")->required();
-  app.add_option("--count", o.count, "How many tokens")
-      ->capture_default_str()
-      ->check(Within(kTokens));
+  auto* count = app.add_option("--count", o.count, "How many tokens")
+                    ->capture_default_str()
+                    ->check(Within(kTokens));
+  app.add_option("--replace-user", o.replace_user,
+                 "A lost token: issue one token in place of the joined client's that hosts this "
+                 "user (from the server's \"client joined: users F..L\" line). The old token "
+                 "joins no more; the client's users, their reports and the task stay as they "
+                 "were. With the server stopped: start it again to resume")
+      ->excludes(count);
   app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
   app.add_flag("--force", o.force, "Replace an existing --out file");
 }
+
+namespace {
+
+// Writes `text` (tokens, one per line) to --out, or to `out` without it.
+void WriteTokens(const EnrolOptions& o, const std::string& text, std::size_t count,
+                 std::ostream& out) {
+  if (o.out.empty()) {
+    out << text;
+  } else if (Status s = WriteFileAtomically(o.out, text, 0600, o.force); !s.ok()) {
+    throw std::runtime_error(s.error() + " (the " + std::to_string(count) +
+                             " tokens just issued are lost; nobody can use them: enrol again)");
+  }
+}
+
+int ReplaceToken(ServerState& state, const EnrolOptions& o, std::ostream& out, std::ostream& err) {
+  auto replaced = state.ReplaceToken(*o.replace_user);
+  if (!replaced.ok()) throw UsageError(replaced.error());
+  WriteTokens(o, replaced->token + "\n", 1, out);
+  const auto& c = replaced->client;
+  err << "enrol: a new token for the client of users " << c.first << ".." << c.first + c.users - 1
+      << "; its old token joins no more\n";
+  return 0;
+}
+
+}  // namespace
 
 int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   // The output is checked before a token is issued.
@@ -186,16 +217,12 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   auto opened = ServerState::Open(o.state);
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
+  if (o.replace_user) return ReplaceToken(state, o, out, err);
   auto tokens = state.IssueTokens(o.count);
   if (!tokens.ok()) throw std::runtime_error(tokens.error());
   std::string lines;
   for (const auto& t : *tokens) lines += t + "\n";
-  if (o.out.empty()) {
-    out << lines;
-  } else if (Status s = WriteFileAtomically(o.out, lines, 0600, o.force); !s.ok()) {
-    throw std::runtime_error(s.error() + " (the " + std::to_string(tokens->size()) +
-                             " tokens just issued are lost; nobody can use them: enrol again)");
-  }
+  WriteTokens(o, lines, tokens->size(), out);
   err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens() << " in all for "
       << o.state << ")\n";
   return 0;

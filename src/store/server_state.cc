@@ -183,7 +183,8 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
   };
   const std::string in_use_error = "server state " + path +
                                    " is in use by another process (a state file is held by "
-                                   "one server, or one enrolment, at a time)";
+                                   "one server, or one enrolment, at a time: stop the server "
+                                   "to enrol or replace a token, and start it again to resume)";
   if (in_use()) return Error{in_use_error};
   if (!configured || !Exec(db, "BEGIN IMMEDIATE")) {
     if (in_use()) return Error{in_use_error};
@@ -307,6 +308,31 @@ std::optional<ServerState::Client> ServerState::FindClient(std::string_view toke
   find.BindBlob(1, TokenHash(token));
   if (!find.ok() || find.Step() != SQLITE_ROW) return std::nullopt;
   return Client{static_cast<std::uint64_t>(find.Int(0)), static_cast<std::uint64_t>(find.Int(1))};
+}
+
+Result<ServerState::Replaced> ServerState::ReplaceToken(std::uint64_t user) {
+  Replaced out;
+  const std::string why = Transaction([&]() -> std::string {
+    Statement find(db_,
+                   "SELECT hash, first, users FROM tokens WHERE users IS NOT NULL AND first <= ?1 "
+                   "AND ?1 - first < users");
+    if (!find.ok()) return Message(db_, "server state");
+    find.Bind(1, static_cast<std::int64_t>(std::min<std::uint64_t>(user, INT64_MAX)));
+    if (user > static_cast<std::uint64_t>(INT64_MAX) || find.Step() != SQLITE_ROW) {
+      return "no joined client hosts user " + std::to_string(user) +
+             " (a token that never joined holds no users: enrol another instead)";
+    }
+    const std::string old(find.Blob(0));
+    out.client = {static_cast<std::uint64_t>(find.Int(1)), static_cast<std::uint64_t>(find.Int(2))};
+    out.token = RandomHex(32);
+    Statement update(db_, "UPDATE tokens SET hash = ? WHERE hash = ?");
+    if (!update.ok()) return Message(db_, "server state");
+    update.BindBlob(1, TokenHash(out.token));
+    update.BindBlob(2, old);
+    return update.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
+  });
+  if (!why.empty()) return Error{why};
+  return out;
 }
 
 Result<ServerState::Client> ServerState::Join(std::string_view token, std::uint64_t users) {

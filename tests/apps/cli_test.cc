@@ -741,6 +741,51 @@ TEST(Subcommands, ARefusedCommandWritesNothing) {
   }
 }
 
+// A lost token is replaced (issue 41): enrol --replace-user gives the
+// joined client hosting that user a fresh token, in place of its old one,
+// with the same users; a user no joined client hosts, or --count beside
+// it, is refused and writes nothing.
+TEST(Subcommands, EnrolReplacesTheLostTokenOfAJoinedClient) {
+  const std::string state = Scratch("replace.sqlite"), tokens = Scratch("replace.tokens"),
+                    fresh = Scratch("replace.new");
+  std::filesystem::remove(state);
+  std::filesystem::remove(fresh);
+  ASSERT_EQ(Fedldp({"enrol", "--state", state, "--count", "2", "--out", tokens, "--force"}).code,
+            0);
+  std::vector<std::string> issued;
+  {
+    std::ifstream in(tokens);
+    for (std::string line; std::getline(in, line);) issued.push_back(line);
+    ASSERT_EQ(issued.size(), 2u);
+    auto s = ServerState::Open(state).value();
+    ASSERT_TRUE(s.Join(issued[0], 5).ok());
+    ASSERT_TRUE(s.Join(issued[1], 3).ok());
+  }
+  for (const auto& [args, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--replace-user", "8"}, "no joined client hosts user 8"},
+           {{"--replace-user", "1", "--count", "2"}, "excludes"},
+           {{"--replace-user", "-1"}, "--replace-user"}}) {
+    std::vector<std::string> call = {"enrol", "--state", state, "--out", fresh};
+    call.insert(call.end(), args.begin(), args.end());
+    const auto r = Fedldp(call);
+    EXPECT_EQ(r.code, 2) << why;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(fresh)) << why;
+  }
+  const auto r = Fedldp({"enrol", "--state", state, "--replace-user", "6", "--out", fresh});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("a new token for the client of users 5..7"), std::string::npos) << r.err;
+  std::string token;
+  std::getline(std::ifstream(fresh), token);
+  EXPECT_EQ(token.size(), 64u);
+  auto s = ServerState::Open(state).value();
+  EXPECT_FALSE(s.KnownToken(issued[1]));
+  ASSERT_TRUE(s.FindClient(token).has_value());
+  EXPECT_EQ(s.FindClient(token)->first, 5u);
+  EXPECT_EQ(s.FindClient(token)->users, 3u);
+  EXPECT_EQ(s.FindClient(issued[0])->first, 0u);  // the other client keeps its token
+}
+
 // audit --json: one JSON object per line, nulls where a figure does not
 // apply (was `"epsilon":nan` for topk and uniform, and 6 decimals).
 TEST(Audit, JsonLinesParseWithNullsForWhatDoesNotApply) {

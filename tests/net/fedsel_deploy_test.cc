@@ -946,6 +946,49 @@ TEST_F(FedSelDeployTest, AfterARestartAClientThatDoesNotComeBackIsQuiet) {
   EXPECT_EQ(resumed->stats().rounds_without_update, 0u);  // 3 of 4 clients: above 50 %
 }
 
+// A lost token is replaced while the task runs: with the server stopped,
+// the client hosting a user gets a fresh token in place of its old one
+// (fedldp enrol --replace-user); the resumed server takes the new token for
+// the same users and refuses the old one, and the task goes on with every
+// client. (Before, a lost token's users were lost to the task.)
+TEST_F(FedSelDeployTest, ALostTokenIsReplacedAndTheTaskGoesOnWithTheSameUsers) {
+  std::vector<std::string> tokens;
+  {
+    auto state = State();
+    tokens = state.IssueTokens(4).value();
+  }
+  RoundPolicy policy;
+  policy.deadline = 1h;
+  auto c = FedSelCoordinator::Create(spec_, policy, State()).value();
+  auto parties = Parties(*c, 4, spec_.config.epsilon, tokens, Clock::now());
+  for (std::uint64_t r = 0; r < 2; ++r) Pass(*c, parties, Clock::now(), ~std::size_t{0}, r);
+  ASSERT_EQ(c->stats().round, 2u);
+  c.reset();
+  std::string fresh;
+  {
+    auto state = State();
+    const std::uint64_t first = state.FindClient(tokens[3]).value().first;
+    const auto replaced = state.ReplaceToken(first + 1);
+    ASSERT_TRUE(replaced.ok()) << replaced.error();
+    EXPECT_EQ(replaced->client.first, first);
+    EXPECT_EQ(replaced->client.users, parties[3].participant->users());
+    fresh = replaced->token;
+    EXPECT_NE(fresh, tokens[3]);
+    EXPECT_FALSE(state.KnownToken(tokens[3]));
+    EXPECT_EQ(state.tokens(), 4u);
+    EXPECT_NE(state.ReplaceToken(data_.size()).error().find("no joined client hosts user"),
+              std::string::npos);
+  }
+  auto resumed = FedSelCoordinator::Create(spec_, policy, State()).value();
+  EXPECT_FALSE(resumed->Join(tokens[3], parties[3].participant->users(), Clock::now()).ok());
+  parties[3].token = fresh;
+  parties[3].session.clear();
+  const auto now = Clock::now();
+  EXPECT_EQ(Pass(*resumed, parties, now, ~std::size_t{0}, 2), resumed->spec().users / 20);
+  EXPECT_EQ(resumed->stats().round, 3u);  // closed with every client, the new token's too
+  EXPECT_EQ(resumed->stats().rounds_without_update, 0u);
+}
+
 TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
   auto state = State();
   const auto tokens = state.IssueTokens(1).value();

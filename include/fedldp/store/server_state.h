@@ -87,6 +87,16 @@ class ServerState {
   // Every joined client, by first user (an error if a range is not two
   // counts: a damaged file).
   Result<std::vector<Client>> Clients() const;
+  // A lost token's replacement: the joined client hosting `user` gets a
+  // fresh token (returned with its users) in place of its old one, which is
+  // no longer known. Its users, their reports and the task stay as they
+  // were. An error if no joined client hosts `user` (a token that never
+  // joined holds no users: enrol another).
+  struct Replaced {
+    std::string token;
+    Client client;
+  };
+  Result<Replaced> ReplaceToken(std::uint64_t user);
 
   // The model after the last closed round, and where the schedule stands.
   struct Snapshot {
