@@ -273,11 +273,15 @@ std::vector<std::thread> StartLoadClients(const LoadTestConfig& config, const st
 struct ChildEnd {
   int status = 0;
   rusage usage{};
-  bool stopped = false;  // a stop was asked for, and passed on to the child
+  bool stopped = false;        // a stop was asked for, and passed on to the child
+  bool client_failed = false;  // a client failed, and the child was stopped
 };
 
 // Waits for the server child, saying every 5 s how the clients are doing,
-// and passes a stop on to it (SIGTERM).
+// and passes a stop on to it (SIGTERM). A client that failed stops it too:
+// the run can no longer be measured as asked, and one that failed before
+// it joined left the server waiting for its users without end (the run
+// stalled, saying "4 failed" every 5 s).
 ChildEnd WaitForServer(pid_t child, const LoadTestConfig& config,
                        const net_internal::LoadClientsProgress& progress, const LogLine& say,
                        std::stop_token stop) {
@@ -286,9 +290,11 @@ ChildEnd WaitForServer(pid_t child, const LoadTestConfig& config,
   for (;;) {
     const pid_t got = ::wait4(child, &end.status, WNOHANG, &end.usage);
     if (got == child || (got < 0 && errno != EINTR)) return end;
-    if (stop.stop_requested() && !end.stopped) {
+    const bool failed = progress.failed.load() > 0;
+    if ((stop.stop_requested() || failed) && !end.stopped) {
       ::kill(child, SIGTERM);
       end.stopped = true;
+      end.client_failed = failed;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (std::chrono::steady_clock::now() - last_show > std::chrono::seconds(5)) {
@@ -416,11 +422,14 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   for (auto& t : threads) t.join();
   const ChildMessage last = Receive(from_child);
   ::close(from_child);
+  const std::string kept = " (the server's log and state are kept in " + dir.string() + ")";
+  if (end.client_failed) {
+    std::lock_guard lock(progress.mu);
+    return Error{"a client failed, so the run stopped: " + progress.first_error + kept,
+                 ErrorCode::kFailedPrecondition};
+  }
   if (last.tag != 'S' || !WIFEXITED(end.status) || WEXITSTATUS(end.status) != 0) {
-    if (end.stopped) {
-      return Error{"stopped (the server's log and state are kept in " + dir.string() + ")",
-                   ErrorCode::kFailedPrecondition};
-    }
+    if (end.stopped) return Error{"stopped" + kept, ErrorCode::kFailedPrecondition};
     return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
                         end.status);
   }
