@@ -6,9 +6,10 @@ namespace fedldp {
 
 Result<HybridMechanism> HybridMechanism::Create(double epsilon) {
   auto pm = PiecewiseMechanism::Create(epsilon);
-  if (!pm.ok()) return Error{pm.error()};
+  // Said as hm's (before, `sample --mechanism hm` was refused as "pm: ...").
+  if (!pm.ok()) return Error{"hm, of its PM part: " + pm.error()};
   auto duchi = TwoPointMechanism::CreateDuchi(epsilon);
-  if (!duchi.ok()) return Error{duchi.error()};
+  if (!duchi.ok()) return Error{"hm, of its Duchi part: " + duchi.error()};
   const double alpha = epsilon > kEpsilonStar ? -std::expm1(-epsilon / 2) : 0.0;
   return HybridMechanism(std::move(pm).value(), std::move(duchi).value(), alpha);
 }

@@ -98,7 +98,15 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   const double q = c.sampling_rate;
   const double delta_round = c.delta / (2 * r * q);
   auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round);
-  if (!round.ok()) return Error{round.error()};
+  if (!round.ok()) {
+    // Said as what the user gave (the total delta and the rounds): before,
+    // "delta must be in [1e-12, 1) ..., not 5e-13" named a delta nobody gave.
+    std::ostringstream e;
+    e << "each round's share of delta, delta / (2 x rounds"
+      << (c.sampled() ? " x sampling rate" : "") << ") = " << delta_round
+      << ", gives no shuffle bound: " << round.error() << " (give a larger delta or fewer rounds)";
+    return Error{e.str()};
+  }
   p.round = round->bound;
   p.closed_form = round->closed_form;
   std::string rule = p.closed_form

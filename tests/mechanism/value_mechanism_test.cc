@@ -29,6 +29,14 @@ TEST(Builders, RejectBadParametersWithASentence) {
   EXPECT_FALSE(TwoPointMechanism::Create(1, 0, -1).ok());
   EXPECT_FALSE(TwoPointMechanism::Create(1, kNaN, 1).ok());
   EXPECT_FALSE(TwoPointMechanism::Create(1, 0, kInf).ok());
+  // A mechanism's refusal names it, not the mechanism it is made of (hm
+  // was refused as "pm: ...").
+  for (const double eps : {1e-200, 1e-300}) {
+    for (const auto& name : ValueMechanismNames()) {
+      const auto m = MakeValueMechanism(name, eps);
+      if (!m.ok()) EXPECT_EQ(m.error().rfind(name, 0), 0u) << name << ": " << m.error();
+    }
+  }
   auto unknown = MakeValueMechanism("gauss", 1);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("unknown mechanism"), std::string::npos);

@@ -226,6 +226,17 @@ TEST(AccountRun, RefusesWhatIsNotProven) {
     c.delta = delta;
     EXPECT_FALSE(AccountRun(c).ok()) << delta;
   }
+  // A round's share of delta too small for any bound is said as what the
+  // user gave (before: "delta must be in [1e-12, 1) ..., not 5e-13").
+  c.delta = 1e-6;
+  c.shuffle = true;
+  c.reports_per_round = 1000;
+  c.rounds = 1'000'000;
+  const auto tiny = AccountRun(c);
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.error().rfind("each round's share of delta, delta / (2 x rounds) = 5e-13", 0), 0u)
+      << tiny.error();
+  EXPECT_NE(tiny.error().find("give a larger delta or fewer rounds"), std::string::npos);
 }
 
 // A report within total variation tau of the ideal law (PrivUnitG's
