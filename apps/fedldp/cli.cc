@@ -455,10 +455,10 @@ int RunCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   try {
     return ran->run(out, err, cluster != nullptr ? *cluster : OneProcess());
   } catch (const UsageError& e) {
-    err << "fedldp " << command << ": error: " << e.what() << "\n";
+    err << "fedldp " << command << ": error: " << OneLine(e.what()) << "\n";
     return kUsageExit;
   } catch (const std::exception& e) {
-    err << "fedldp " << command << ": failed: " << e.what() << "\n";
+    err << "fedldp " << command << ": failed: " << OneLine(e.what()) << "\n";
     return 1;
   }
 }

@@ -120,5 +120,15 @@ TEST(Checked, SumsAndProductsRefuseOverflowAndEmptyParts) {
   }
 }
 
+// A refusal is one line on a terminal and in a log, whatever its message
+// holds: lines joined with "; ", blank ones and trailing blanks dropped.
+TEST(OneLine, JoinsTheLinesOfAMessage) {
+  EXPECT_EQ(OneLine("one line"), "one line");
+  EXPECT_EQ(OneLine("first\nsecond\n"), "first; second");
+  EXPECT_EQ(OneLine("a  \r\n\n\t\nb\t"), "a; b");
+  EXPECT_EQ(OneLine("\n"), "");
+  EXPECT_EQ(OneLine(""), "");
+}
+
 }  // namespace
 }  // namespace fedldp

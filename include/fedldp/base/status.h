@@ -6,9 +6,11 @@
 #ifndef FEDLDP_BASE_STATUS_H_
 #define FEDLDP_BASE_STATUS_H_
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -142,6 +144,27 @@ Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
 Status CheckEpsilon(double epsilon, const char* name = "epsilon");
 Status CheckFinite(double value, const char* name);
 Status CheckPositive(double value, const char* name);
+
+// `message` as one line, as a refusal is said on a terminal or in a log:
+// its lines joined with "; ", blank ones and trailing blanks dropped (a
+// message of several lines printed a refusal over several lines).
+inline std::string OneLine(std::string_view message) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin <= message.size()) {
+    const std::size_t end = std::min(message.find('\n', begin), message.size());
+    std::string_view line = message.substr(begin, end - begin);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) {
+      line.remove_suffix(1);
+    }
+    if (!line.empty()) {
+      if (!out.empty()) out += "; ";
+      out += line;
+    }
+    begin = end + 1;
+  }
+  return out;
+}
 
 }  // namespace fedldp
 
