@@ -45,8 +45,8 @@ using fuzz::Require;
 using Clock = LdpFlCoordinator::Clock;
 namespace pb = ::fedldp::v1;
 
-constexpr std::size_t kUsers = 6, kClients = 3;
-constexpr int kRounds = 3;
+constexpr std::size_t kTaskUsers = 6, kClients = 3;
+constexpr int kTaskRounds = 3;
 constexpr char kShuffler[] = "fuzz-shufflers-token-0123456789";
 const std::vector<std::size_t> kLayers = {5, 3, 4};
 
@@ -59,13 +59,13 @@ LdpFlTaskSpec Spec(bool updates, bool adaptive) {
   LdpFlTaskSpec spec;
   spec.id = "fuzz";
   spec.config.arch = "cnn";  // not built: the coordinator needs only the layers
-  spec.config.rounds = kRounds;
+  spec.config.rounds = kTaskRounds;
   spec.config.epsilon = 1;
   spec.config.fraction = 0.5;  // 3 of the 6 users per round
   spec.config.adaptive = adaptive && !updates;
   spec.config.perturb_updates = updates;
   spec.config.fixed_range = {0, 0.5};
-  spec.users = kUsers;
+  spec.users = kTaskUsers;
   spec.chunk = 3;  // pieces: 3 + 2 | 3 | 3 + 1 weights
   spec.public_key = Keys().public_key;
   spec.layer_sizes = kLayers;
@@ -130,13 +130,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pb::JoinRequest request;
       if (!request.ParseFromString(bytes)) continue;  // gRPC refuses what does not parse
       if (who < kClients) request.set_token(tokens[who]);
-      if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
+      if (in.ConsumeBool())
+        request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kTaskUsers));
       pb::JoinReply reply;
       const bool admit = net_internal::AdmitClient(c, request.token(), std::nullopt).ok();
       const bool answered = net_internal::HandleJoin(c, task, request, &reply, now).ok();
       Require(admit || !answered, "a call the handler answers is admitted before it is read");
       if (answered) {
-        Require(reply.first_user() + reply.users() <= kUsers, "users exist");
+        Require(reply.first_user() + reply.users() <= kTaskUsers, "users exist");
         Require(who < kClients, "only an enrolled token joins");
         Require(!heard.contains(who) || now - heard[who] >= server.policy.stale_after,
                 "a token's live session is not taken over");
@@ -215,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Require(reply.chunks() == chunks.size(), "the pieces per report");
         Require(static_cast<std::uint64_t>(reply.delivered_size()) <= reply.expected(),
                 "no more delivered than expected");
-        for (const auto u : reply.delivered()) Require(u < kUsers, "delivered users exist");
+        for (const auto u : reply.delivered()) Require(u < kTaskUsers, "delivered users exist");
       }
     } else if (op == 4) {
       pb::DeliverRequest request;
@@ -235,12 +236,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         request.clear_chunks();
         for (std::size_t k = 0; k < chunks.size(); ++k) request.add_chunks();
         for (std::size_t i = in.ConsumeIntegralInRange<std::size_t>(0, 4); i > 0; --i) {
-          // A user offered in that round's polls, or any (kUsers: nobody).
+          // A user offered in that round's polls, or any (kTaskUsers: nobody).
           const auto& known = offered[round];
           const std::uint64_t user =
               !known.empty() && in.ConsumeBool()
                   ? known[in.ConsumeIntegralInRange<std::size_t>(0, known.size() - 1)]
-                  : in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers);
+                  : in.ConsumeIntegralInRange<std::uint64_t>(0, kTaskUsers);
           auto* contributor = request.add_contributors();
           contributor->set_user(user);
           for (const auto& [client, users] : joined) {
@@ -316,9 +317,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     Require(s.pieces_accepted == accepted_by_answers, "the server's tally is its answers'");
     Require(s.pieces_rejected == rejected_by_answers, "rejected pieces are counted");
-    Require(s.counted <= kUsers / 2 * static_cast<std::uint64_t>(kRounds),
+    Require(s.counted <= kTaskUsers / 2 * static_cast<std::uint64_t>(kTaskRounds),
             "no report counts twice");
-    Require(s.round <= static_cast<std::uint64_t>(kRounds), "no round beyond the task");
+    Require(s.round <= static_cast<std::uint64_t>(kTaskRounds), "no round beyond the task");
     for (const double w : c.weights()) Require(std::isfinite(w), "the model stays finite");
   }
   return 0;

@@ -38,7 +38,7 @@ using fuzz::Require;
 using Clock = FedSelCoordinator::Clock;
 namespace pb = ::fedldp::v1;
 
-constexpr std::size_t kUsers = 6, kDimension = 5, kClients = 3;
+constexpr std::size_t kTaskUsers = 6, kTaskDimension = 5, kClients = 3;
 
 FedSelTaskSpec Spec() {
   FedSelTaskSpec spec;
@@ -47,8 +47,8 @@ FedSelTaskSpec Spec() {
   spec.config.epsilon = 4;
   spec.config.epochs = 2;
   spec.config.batch_fraction = 0.5;  // 3 users per round, 2 rounds per epoch
-  spec.users = kUsers;
-  spec.dimension = kDimension;
+  spec.users = kTaskUsers;
+  spec.dimension = kTaskDimension;
   return spec;
 }
 
@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto created = FedSelCoordinator::Create(Spec(), server.policy, std::move(server.state));
   Require(created.ok(), "the coordinator starts");
   FedSelCoordinator& c = **created;
-  const FedSelRandomizer randomizer = MakeFedSelRandomizer(c.plan(), kDimension).value();
+  const FedSelRandomizer randomizer = MakeFedSelRandomizer(c.plan(), kTaskDimension).value();
   const std::string task = "task bytes";
   CounterRng rng(in.ConsumeIntegral<std::uint32_t>(), 7);
   auto now = Clock::time_point{} + std::chrono::hours(1);
@@ -109,14 +109,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pb::JoinRequest request;
       if (!request.ParseFromString(bytes)) continue;  // gRPC refuses what does not parse
       if (who < kClients) request.set_token(tokens[who]);
-      if (in.ConsumeBool()) request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
+      if (in.ConsumeBool())
+        request.set_users(in.ConsumeIntegralInRange<std::uint64_t>(0, kTaskUsers));
       pb::JoinReply reply;
       const bool admit = admitted(request);
       const auto outcome = net_internal::HandleJoin(c, task, request, &reply, now);
       unread_only_if_refused(admit, outcome);
       if (outcome.ok()) {
         // A rejoining client keeps the users it was given first.
-        Require(reply.first_user() + reply.users() <= kUsers, "users exist");
+        Require(reply.first_user() + reply.users() <= kTaskUsers, "users exist");
         Require(who < kClients, "only an enrolled token joins");
         Require(!heard.contains(who) || now - heard[who] >= server.policy.stale_after,
                 "a token's live session is not taken over");
@@ -135,10 +136,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       unread_only_if_refused(admit, outcome);
       if (outcome.ok()) answered(request);
       if (outcome.ok() && reply.state() == pb::PollReply::ROUND) {
-        Require(reply.weights_size() == static_cast<int>(kDimension), "the whole model is sent");
+        Require(reply.weights_size() == static_cast<int>(kTaskDimension),
+                "the whole model is sent");
         Require(reply.users_size() > 0, "a round names this client's users");
         for (const auto u : reply.users()) {
-          Require(u < kUsers, "polled users exist");
+          Require(u < kTaskUsers, "polled users exist");
           Require(!withdrawn.contains(u), "a withdrawn user is not asked again");
         }
       }
@@ -148,14 +150,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       token(request);
       if (in.ConsumeBool()) {
         // Valid reports for the open round (or one off), for users the
-        // fuzzer picks (kUsers is no user).
+        // fuzzer picks (kTaskUsers is no user).
         const auto round = c.stats().round + in.ConsumeIntegralInRange(-1, 1);
-        std::vector<double> r(kDimension), previous(kDimension, 0.0);
+        std::vector<double> r(kTaskDimension), previous(kTaskDimension, 0.0);
         request.clear_reports();
-        for (std::size_t i = in.ConsumeIntegralInRange<std::size_t>(0, kUsers); i > 0; --i) {
+        for (std::size_t i = in.ConsumeIntegralInRange<std::size_t>(0, kTaskUsers); i > 0; --i) {
           for (auto& v : r) v = Uniform01(rng) * 2 - 1;
           auto* report = request.add_reports();
-          report->set_user(in.ConsumeIntegralInRange<std::uint64_t>(0, kUsers));
+          report->set_user(in.ConsumeIntegralInRange<std::uint64_t>(0, kTaskUsers));
           report->set_report(EncodeReport(round, randomizer.Randomize(r, previous, 0.5, rng)));
         }
       }
@@ -198,7 +200,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       answered(request);
       withdrawn.insert(request.users().begin(), request.users().end());
       Require(after.withdrawn == withdrawn.size(), "the server withdrew exactly what it was told");
-      Require(reply.withdrawn() <= kUsers, "a client's withdrawn users exist");
+      Require(reply.withdrawn() <= kTaskUsers, "a client's withdrawn users exist");
     } else {
       now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));
       c.Tick(now);
@@ -206,7 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto s = c.stats();
     Require(s.accepted == counted_by_verdicts, "the server's tally is its verdicts'");
     Require(s.counted <= s.accepted, "only accepted reports reach the model");
-    Require(s.counted <= kUsers * 2, "no user counts twice in an epoch");
+    Require(s.counted <= kTaskUsers * 2, "no user counts twice in an epoch");
     for (const double w : c.weights()) Require(std::isfinite(w), "the model stays finite");
   }
   return 0;
