@@ -192,24 +192,7 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
           if (!read_body()) return std::nullopt;
           return std::vector<std::string>(request.pieces().begin(), request.pieces().end());
         },
-        [&]() -> Status {
-          pb::VouchRequest vouch;
-          vouch.set_shuffler_token(token_);
-          vouch.set_token(token);
-          vouch.set_session(session);
-          vouch.set_user(*user);
-          vouch.set_round(*round);
-          grpc::ClientContext ask;
-          ask.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-          SetShufflerCredentials(&ask, token_);
-          pb::VouchReply answer;
-          const auto status = server_.Vouch(&ask, vouch, &answer);
-          if (!status.ok()) {
-            return Error{"the server cannot be asked (" + status.error_message() + ")"};
-          }
-          if (answer.ok()) return {};
-          return Error{answer.reason().empty() ? "refused" : answer.reason()};
-        });
+        [&] { return Vouch(token, session, *user, *round); });
     // Refused before the pieces were read: say why, unread (a token past its
     // refusals: slow down).
     if (!read && !received.ok()) {
@@ -234,6 +217,26 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
   }
 
  private:
+  // OK if the server vouches that `token`'s client, in `session`, may
+  // report for `user` in `round`.
+  Status Vouch(const std::string& token, const std::string& session, std::uint64_t user,
+               std::uint64_t round) {
+    pb::VouchRequest vouch;
+    vouch.set_shuffler_token(token_);
+    vouch.set_token(token);
+    vouch.set_session(session);
+    vouch.set_user(user);
+    vouch.set_round(round);
+    grpc::ClientContext ask;
+    ask.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    SetShufflerCredentials(&ask, token_);
+    pb::VouchReply answer;
+    const auto status = server_.Vouch(&ask, vouch, &answer);
+    if (!status.ok()) return Error{"the server cannot be asked (" + status.error_message() + ")"};
+    if (answer.ok()) return {};
+    return Error{answer.reason().empty() ? "refused" : answer.reason()};
+  }
+
   ShufflerCore& core_;
   pb::Coordinator::Stub& server_;
   const std::string token_;

@@ -69,6 +69,17 @@ void ComposeRoundPlds(RunPrivacy& p) {
   }
 }
 
+// A round's share of delta that gives no shuffle bound, said as what the
+// user gave (the total delta and the rounds): before, "delta must be in
+// [1e-12, 1) ..., not 5e-13" named a delta nobody gave.
+Error NoRoundBound(const RunPrivacyConfig& c, double delta_round, const std::string& why) {
+  std::ostringstream e;
+  e << "each round's share of delta, delta / (2 x rounds" << (c.sampled() ? " x sampling rate" : "")
+    << ") = " << delta_round << ", gives no shuffle bound: " << why
+    << " (give a larger delta or fewer rounds)";
+  return Error{e.str()};
+}
+
 // The ideal mechanism's run: every report drawn from its law exactly.
 Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   RunPrivacy p;
@@ -98,15 +109,7 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   const double q = c.sampling_rate;
   const double delta_round = c.delta / (2 * r * q);
   auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round);
-  if (!round.ok()) {
-    // Said as what the user gave (the total delta and the rounds): before,
-    // "delta must be in [1e-12, 1) ..., not 5e-13" named a delta nobody gave.
-    std::ostringstream e;
-    e << "each round's share of delta, delta / (2 x rounds"
-      << (c.sampled() ? " x sampling rate" : "") << ") = " << delta_round
-      << ", gives no shuffle bound: " << round.error() << " (give a larger delta or fewer rounds)";
-    return Error{e.str()};
-  }
+  if (!round.ok()) return NoRoundBound(c, delta_round, round.error());
   p.round = round->bound;
   p.closed_form = round->closed_form;
   std::string rule = p.closed_form
