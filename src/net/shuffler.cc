@@ -64,7 +64,11 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   // A refusal counted against the token (in the round it named).
   const auto refuse = [&](std::string why) -> Status {
     std::lock_guard lock(mu_);
-    if (known_ && round == info_.round) CountRefusal(token);
+    if (known_ && round == info_.round) {
+      CountRefusal(token);
+    } else {
+      ++stats_.refused;  // a round that closed meanwhile: counted, not held against the token
+    }
     return Error{std::move(why)};
   };
   {
