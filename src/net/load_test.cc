@@ -368,13 +368,11 @@ fs::path LoadTestDir(const LoadTestConfig& config) {
   return base / ("fedldp-load-" + std::to_string(::getpid()));
 }
 
-}  // namespace
-
-Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
-                                    std::span<const std::size_t> rows_given, const LogLine& log,
-                                    std::stop_token stop) {
-  FEDLDP_RETURN_IF_ERROR(config.Validate());
-  std::vector<std::size_t> rows(rows_given.begin(), rows_given.end());
+// The rows the clients share: `given`, or every row of `data`; at least one
+// per client.
+Result<std::vector<std::size_t>> LoadTestRows(const LoadTestConfig& config, const Dataset& data,
+                                              std::span<const std::size_t> given) {
+  std::vector<std::size_t> rows(given.begin(), given.end());
   if (rows.empty()) {
     rows.resize(data.size());
     std::iota(rows.begin(), rows.end(), std::size_t{0});
@@ -384,6 +382,17 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
                      std::to_string(rows.size()) + ")",
                  ErrorCode::kInvalidArgument};
   }
+  return rows;
+}
+
+}  // namespace
+
+Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
+                                    std::span<const std::size_t> rows_given, const LogLine& log,
+                                    std::stop_token stop) {
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
+  FEDLDP_ASSIGN_OR_RETURN(const std::vector<std::size_t> rows,
+                          LoadTestRows(config, data, rows_given));
   const auto say = [&log](const std::string& line) {
     if (log) log(line);
   };
@@ -406,8 +415,6 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   };
   FEDLDP_ASSIGN_OR_RETURN(const ServerChild server,
                           ForkServer(serve, data, serve_log, child_failed));
-  const pid_t child = server.pid;
-  const int from_child = server.from;
   const std::string address = "127.0.0.1:" + std::to_string(server.port);
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
@@ -415,13 +422,13 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   std::stop_source stop_clients;
   std::vector<std::thread> threads =
       StartLoadClients(config, address, data, specs, progress, stop_clients.get_token());
-  const ChildEnd end = WaitForServer(child, config, progress, say, stop);
+  const ChildEnd end = WaitForServer(server.pid, config, progress, say, stop);
   // The server is gone: its clients would retry it until they give up
   // (minutes); they stop now.
   stop_clients.request_stop();
   for (auto& t : threads) t.join();
-  const ChildMessage last = Receive(from_child);
-  ::close(from_child);
+  const ChildMessage last = Receive(server.from);
+  ::close(server.from);
   const std::string kept = " (the server's log and state are kept in " + dir.string() + ")";
   if (end.client_failed) {
     std::lock_guard lock(progress.mu);
