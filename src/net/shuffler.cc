@@ -64,11 +64,8 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   // A refusal counted against the token (in the round it named).
   const auto refuse = [&](std::string why) -> Status {
     std::lock_guard lock(mu_);
-    if (known_ && round == info_.round) {
-      CountRefusal(token);
-    } else {
-      ++stats_.refused;  // a round that closed meanwhile: counted, not held against the token
-    }
+    ++stats_.refused;  // held against the token only in the round it named
+    if (known_ && round == info_.round) CountRefusal(token);
     return Error{std::move(why)};
   };
   {
@@ -112,6 +109,7 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   std::lock_guard lock(mu_);
   if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
   if (pieces->size() != info_.chunks) {
+    ++stats_.refused;
     CountRefusal(token);
     return Error{"a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
                  std::to_string(info_.chunks) + " chunks"};
@@ -123,7 +121,6 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
 }
 
 void ShufflerCore::CountRefusal(const std::string& token) {
-  ++stats_.refused;
   if (refusals_.size() < kMaxTokensCounted || refusals_.contains(token)) ++refusals_[token];
 }
 

@@ -281,7 +281,7 @@ class ShufflerCore {
 
  private:
   void Say(const std::string& line) const;
-  // Counts a refusal of `token`'s call in info_.round (under mu_).
+  // Holds a refusal in info_.round against `token` (under mu_).
   void CountRefusal(const std::string& token);
   struct Held {
     std::string token;
