@@ -28,6 +28,7 @@
 #include "fedldp/net/services.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/secure_rng.h"
+#include "fedldp/store/token_requests.h"
 
 namespace fedldp::cli {
 
@@ -176,8 +177,9 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
   app.add_option("--replace-user", o.replace_user,
                  "A lost token: issue one token in place of the joined client's that hosts this "
                  "user (from the server's \"client joined: users F..L\" line). The old token "
-                 "joins no more; the client's users, their reports and the task stay as they "
-                 "were. With the server stopped: start it again to resume")
+                 "joins no more (its live session ends at once); the client's users, their "
+                 "reports and the task stay as they were. Works with the server running (it "
+                 "answers within a second) or stopped")
       ->excludes(count);
   app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
   app.add_flag("--force", o.force, "Replace an existing --out file");
@@ -196,13 +198,19 @@ void WriteTokens(const EnrolOptions& o, const std::string& text, std::size_t cou
   }
 }
 
-int ReplaceToken(ServerState& state, const EnrolOptions& o, std::ostream& out, std::ostream& err) {
-  auto replaced = state.ReplaceToken(*o.replace_user);
-  if (!replaced.ok()) throw UsageError(replaced.error());
-  WriteTokens(o, replaced->token + "\n", 1, out);
-  const auto& c = replaced->client;
-  err << "enrol: a new token for the client of users " << c.first << ".." << c.first + c.users - 1
-      << "; its old token joins no more\n";
+// A lost token replaced: in `state` if this process holds it, else by the
+// server running on it (token_requests.h).
+int ReplaceToken(ServerState* state, const EnrolOptions& o, std::ostream& out, std::ostream& err) {
+  const ServerState::DrawnToken drawn = ServerState::DrawToken();
+  const auto replaced =
+      state != nullptr
+          ? state->ReplaceTokenHash(*o.replace_user, drawn.hash_hex)
+          : AskRunningServer(o.state, *o.replace_user, drawn.hash_hex, std::chrono::seconds(10));
+  if (!replaced.ok()) ThrowFailure(replaced.code(), replaced.error());
+  WriteTokens(o, drawn.token + "\n", 1, out);
+  err << "enrol: a new token for the client of users " << replaced->first << ".."
+      << replaced->first + replaced->users - 1 << "; its old token joins no more"
+      << (state != nullptr ? "" : " (the running server took it)") << "\n";
   return 0;
 }
 
@@ -215,9 +223,12 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
     throw UsageError("--out: " + o.out + " exists; pass --force to replace it");
   }
   auto opened = ServerState::Open(o.state);
+  if (o.replace_user && opened.code() == ErrorCode::kAlreadyExists) {
+    return ReplaceToken(nullptr, o, out, err);  // the server holds the state: ask it
+  }
   if (!opened.ok()) throw UsageError(opened.error());
   ServerState state = std::move(opened).value();
-  if (o.replace_user) return ReplaceToken(state, o, out, err);
+  if (o.replace_user) return ReplaceToken(&state, o, out, err);
   auto tokens = state.IssueTokens(o.count);
   if (!tokens.ok()) throw std::runtime_error(tokens.error());
   std::string lines;

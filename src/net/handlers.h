@@ -137,6 +137,7 @@ Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_t
   reply->set_open(info.open);
   reply->set_finished(info.finished);
   reply->set_chunks(info.chunks);
+  reply->set_piece_bytes(info.piece_bytes);
   return {};
 }
 

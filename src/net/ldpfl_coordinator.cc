@@ -246,6 +246,11 @@ Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
     return Error{"round " + std::to_string(snap_.round + 1) + ": " + e.error()};
   }
   ranges_ = std::move(ranges);
+  piece_bytes_ = 0;
+  for (std::size_t c = 0; c < chunks_.size(); ++c) {
+    piece_bytes_ = std::max<std::uint64_t>(piece_bytes_, method_->Gate(c).max_bytes());
+  }
+  piece_bytes_ += kSealedBoxOverhead;
   ResetRound(now);
   return {};
 }

@@ -149,6 +149,7 @@ std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const s
   view.open = info.open();
   view.finished = info.finished();
   view.chunks = info.chunks();
+  view.piece_bytes = info.piece_bytes();
   return view;
 }
 

@@ -186,6 +186,10 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
   return client;
 }
 
+void Roster::Forget(std::uint64_t first) {
+  std::erase_if(clients_, [first](const auto& c) { return c.second.client.first == first; });
+}
+
 std::size_t Roster::sessions() const {
   return static_cast<std::size_t>(std::count_if(
       clients_.begin(), clients_.end(), [](const auto& c) { return !c.second.session.empty(); }));

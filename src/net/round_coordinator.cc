@@ -51,6 +51,14 @@ Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users, Clock
   return out;
 }
 
+Result<ServerState::Client> RoundCoordinator::ReplaceToken(std::uint64_t user,
+                                                           std::string_view hash_hex) {
+  std::lock_guard lock(mu_);
+  auto client = state_.ReplaceTokenHash(user, hash_hex);
+  if (client.ok()) roster_.Forget(client->first);
+  return client;
+}
+
 Access RoundCoordinator::Admit(std::string_view token,
                                std::optional<std::string_view> session) const {
   std::lock_guard lock(mu_);
@@ -116,8 +124,10 @@ ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
     info.chunks = Chunks();
     return info;
   }
-  return OpenRoundInfo(snap_.round, Chunks(), round_users_, delivered_, withdrawn_, roster_,
-                       policy_.stale_after, opened_ + policy_.deadline, now);
+  ShuffleInfo info = OpenRoundInfo(snap_.round, Chunks(), round_users_, delivered_, withdrawn_,
+                                   roster_, policy_.stale_after, opened_ + policy_.deadline, now);
+  info.piece_bytes = PieceBytes();
+  return info;
 }
 
 void RoundCoordinator::Tick(Clock::time_point now) {

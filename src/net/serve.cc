@@ -26,6 +26,7 @@
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/secure_rng.h"
+#include "fedldp/store/token_requests.h"
 #include "ldpfl_method.h"
 
 namespace fedldp {
@@ -117,21 +118,27 @@ Result<ServerState> OpenEnrolled(const ServeConfig& s) {
 
 // The serving loop both protocols share: until the task finishes, the
 // server fails or a stop is requested; the pending models are evaluated as
-// they come. Fills the summary's timing and what both coordinators count;
-// an error if the state could not be saved.
+// they come, and the operator's requests (a token to replace) are answered
+// within a quarter second. Fills the summary's timing and what both
+// coordinators count; an error if the state could not be saved.
 template <typename Coordinator>
 Status RunRounds(Coordinator& coord, CoordinatorServer& server, PendingModels& pending,
                  const std::function<void(std::uint64_t, const std::vector<double>&)>& evaluate,
                  const std::function<void(const typename Coordinator::Stats&)>& progress,
-                 const RoundPolicy& policy, std::stop_token stop, ServeSummary& summary) {
+                 const std::function<void()>& answer_requests, const RoundPolicy& policy,
+                 std::stop_token stop, ServeSummary& summary) {
   std::optional<Clock::time_point> training_start;
   double cpu_at_start = 0;
-  auto last_show = Clock::now();
+  auto last_show = Clock::now(), last_asked = Clock::time_point{};
   while (!stop.stop_requested() && !server.failed() && !coord.stats().finished) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     pending.Drain(evaluate);
     const auto s = coord.stats();
     const auto now = Clock::now();
+    if (now - last_asked > std::chrono::milliseconds(250)) {
+      answer_requests();
+      last_asked = now;
+    }
     if (s.started && !training_start) {
       training_start = now;
       cpu_at_start = ProcessCpuSeconds();
@@ -522,8 +529,14 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
   const auto progress = [&](const typename Protocol::Coordinator::Stats& st) {
     p.Progress(st, observer);
   };
-  FEDLDP_RETURN_IF_ERROR(
-      RunRounds(coord, *server, pending, evaluate, progress, s.policy, stop, summary));
+  const auto answer_requests = [&] {
+    AnswerTokenRequests(
+        s.state,
+        [&](std::uint64_t user, std::string_view hash) { return coord.ReplaceToken(user, hash); },
+        log);
+  };
+  FEDLDP_RETURN_IF_ERROR(RunRounds(coord, *server, pending, evaluate, progress, answer_requests,
+                                   s.policy, stop, summary));
   p.Finish(coord, summary, observer);
   return summary;
 }

@@ -108,16 +108,31 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   if (!pieces) return refuse("the pieces could not be read");
   std::lock_guard lock(mu_);
   if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
-  if (pieces->size() != info_.chunks) {
+  if (std::string why = Misshapen(*pieces); !why.empty()) {
     ++stats_.refused;
     CountRefusal(token);
-    return Error{"a report of " + std::to_string(pieces->size()) + " pieces; the model has " +
-                 std::to_string(info_.chunks) + " chunks"};
+    return Error{std::move(why)};
   }
   if (pending_.contains(user) || forwarded_.contains(user)) return {};
   pending_[user] = Held{token, std::move(*pieces)};
   ++stats_.held;
   return {};
+}
+
+std::string ShufflerCore::Misshapen(const std::vector<std::string>& pieces) const {
+  if (pieces.size() != info_.chunks) {
+    return "a report of " + std::to_string(pieces.size()) + " pieces; the model has " +
+           std::to_string(info_.chunks) + " chunks";
+  }
+  // A piece larger than the server takes would only be held, then dropped
+  // there: the memory a token's calls take stays what its users' reports need.
+  for (const std::string& piece : pieces) {
+    if (info_.piece_bytes > 0 && piece.size() > info_.piece_bytes) {
+      return "a piece of " + std::to_string(piece.size()) + " bytes; the server takes " +
+             std::to_string(info_.piece_bytes) + " at most";
+    }
+  }
+  return "";
 }
 
 void ShufflerCore::CountRefusal(const std::string& token) {

@@ -184,10 +184,11 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
   const std::string in_use_error = "server state " + path +
                                    " is in use by another process (a state file is held by "
                                    "one server, or one enrolment, at a time: stop the server "
-                                   "to enrol or replace a token, and start it again to resume)";
-  if (in_use()) return Error{in_use_error};
+                                   "to enrol more clients, and start it again to resume; a "
+                                   "lost token is replaced with the server running)";
+  if (in_use()) return Error{in_use_error, ErrorCode::kAlreadyExists};
   if (!configured || !Exec(db, "BEGIN IMMEDIATE")) {
-    if (in_use()) return Error{in_use_error};
+    if (in_use()) return Error{in_use_error, ErrorCode::kAlreadyExists};
     return Error{Message(db, path + " is not a usable server state")};
   }
   const Result<bool> fresh = IsNewState(db, path);
@@ -310,8 +311,34 @@ std::optional<ServerState::Client> ServerState::FindClient(std::string_view toke
   return Client{static_cast<std::uint64_t>(find.Int(0)), static_cast<std::uint64_t>(find.Int(1))};
 }
 
+ServerState::DrawnToken ServerState::DrawToken() {
+  DrawnToken drawn;
+  drawn.token = RandomHex(32);
+  const std::string hash = TokenHash(drawn.token);
+  drawn.hash_hex.assign(2 * hash.size() + 1, '\0');
+  sodium_bin2hex(drawn.hash_hex.data(), drawn.hash_hex.size(),
+                 reinterpret_cast<const unsigned char*>(hash.data()), hash.size());
+  drawn.hash_hex.pop_back();
+  return drawn;
+}
+
 Result<ServerState::Replaced> ServerState::ReplaceToken(std::uint64_t user) {
-  Replaced out;
+  DrawnToken drawn = DrawToken();
+  FEDLDP_ASSIGN_OR_RETURN(const Client client, ReplaceTokenHash(user, drawn.hash_hex));
+  return Replaced{std::move(drawn.token), client};
+}
+
+Result<ServerState::Client> ServerState::ReplaceTokenHash(std::uint64_t user,
+                                                          std::string_view hash_hex) {
+  std::string hash(32, '\0');
+  std::size_t length = 0;
+  if (hash_hex.size() != 64 ||
+      sodium_hex2bin(reinterpret_cast<unsigned char*>(hash.data()), hash.size(), hash_hex.data(),
+                     hash_hex.size(), nullptr, &length, nullptr) != 0 ||
+      length != hash.size()) {
+    return Error{"a token's hash is 64 hex digits", ErrorCode::kInvalidArgument};
+  }
+  Client out;
   const std::string why = Transaction([&]() -> std::string {
     Statement find(db_,
                    "SELECT hash, first, users FROM tokens WHERE users IS NOT NULL AND first <= ?1 "
@@ -323,11 +350,10 @@ Result<ServerState::Replaced> ServerState::ReplaceToken(std::uint64_t user) {
              " (a token that never joined holds no users: enrol another instead)";
     }
     const std::string old(find.Blob(0));
-    out.client = {static_cast<std::uint64_t>(find.Int(1)), static_cast<std::uint64_t>(find.Int(2))};
-    out.token = RandomHex(32);
+    out = {static_cast<std::uint64_t>(find.Int(1)), static_cast<std::uint64_t>(find.Int(2))};
     Statement update(db_, "UPDATE tokens SET hash = ? WHERE hash = ?");
     if (!update.ok()) return Message(db_, "server state");
-    update.BindBlob(1, TokenHash(out.token));
+    update.BindBlob(1, hash);
     update.BindBlob(2, old);
     return update.Step() == SQLITE_DONE ? "" : Message(db_, "server state");
   });

@@ -989,6 +989,35 @@ TEST_F(FedSelDeployTest, ALostTokenIsReplacedAndTheTaskGoesOnWithTheSameUsers) {
   EXPECT_EQ(resumed->stats().rounds_without_update, 0u);
 }
 
+// The same while the coordinator runs (fedldp enrol asks the server,
+// token_requests.h): the old token's live session ends at once, its calls
+// and its joining are refused, and the new token joins as the same client.
+TEST_F(FedSelDeployTest, ATokenReplacedWhileTheServerRunsEndsTheOldSessionAtOnce) {
+  const auto tokens = State().IssueTokens(4).value();
+  RoundPolicy policy;
+  policy.deadline = 1h;
+  auto c = FedSelCoordinator::Create(spec_, policy, State()).value();
+  const auto now = Clock::now();
+  auto parties = Parties(*c, 4, spec_.config.epsilon, tokens, now);
+  Pass(*c, parties, now, ~std::size_t{0}, 0);
+  ASSERT_EQ(c->stats().round, 1u);
+  const ServerState::DrawnToken drawn = ServerState::DrawToken();
+  const auto first = c->Admit(tokens[2], parties[2].session).client.first;
+  const auto client = c->ReplaceToken(first + 1, drawn.hash_hex);
+  ASSERT_TRUE(client.ok()) << client.error();
+  EXPECT_EQ(client->first, first);
+  EXPECT_EQ(client->users, parties[2].participant->users());
+  EXPECT_EQ(c->Admit(tokens[2], parties[2].session).status.code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ(c->PollRound(tokens[2], parties[2].session, now).status.code(),
+            ErrorCode::kUnauthenticated);
+  EXPECT_FALSE(c->Join(tokens[2], client->users, now).ok());
+  EXPECT_FALSE(c->ReplaceToken(data_.size(), ServerState::DrawToken().hash_hex).ok());
+  parties[2].token = drawn.token;
+  parties[2].session.clear();
+  EXPECT_EQ(Pass(*c, parties, now, ~std::size_t{0}, 1), c->spec().users / 20);
+  EXPECT_EQ(c->stats().round, 2u);  // closed with every client, the new token's too
+}
+
 TEST_F(FedSelDeployTest, TheLedgerRefusesAReportBeyondTheClientsBudget) {
   auto state = State();
   const auto tokens = state.IssueTokens(1).value();

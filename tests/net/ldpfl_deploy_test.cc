@@ -162,9 +162,17 @@ TEST_F(LdpFlDeployTest, RoundsPassThroughTheShufflerAndLandOnTheMechanismsLattic
   ShufflerCore shuffler({.min_batch = 3});
   for (int round = 0; round < 2; ++round) {
     const auto before = server->weights();
-    shuffler.Update(server->RoundInfo(Clock::now()));
+    const auto info = server->RoundInfo(Clock::now());
+    shuffler.Update(info);
     std::uint64_t r = 0;
     for (auto& s : Answers(*server, &r)) {
+      // The server says how large a sealed piece can be, and means it: the
+      // largest chunk's piece is within a few dozen bytes of it (varints
+      // counted at their longest).
+      std::size_t largest = 0;
+      for (const std::string& piece : s.pieces) largest = std::max(largest, piece.size());
+      EXPECT_LE(largest, info.piece_bytes);
+      EXPECT_GE(largest + 64, info.piece_bytes);
       ASSERT_TRUE(shuffler
                       .Shuffle(s.token, r, s.user, s.pieces,
                                [&] { return server->Vouch(s.token, s.session, s.user, r); })
@@ -718,6 +726,27 @@ TEST(ShufflerCore, ATokenRefusedTooOftenIsRefusedUnreadUntilTheNextRound) {
   EXPECT_TRUE(shuffler.Receive("b", 4, 0, read(Pieces(0)), yes).ok());  // another token
   shuffler.Update(Round(5, 5, 10000));                                  // the next round: afresh
   EXPECT_TRUE(shuffler.Receive("a", 5, 1, read(Pieces(1)), yes).ok());
+}
+
+// A piece larger than the server says it takes is refused (and counted
+// against the token), never held: what an admitted token's calls leave in
+// the shuffler is what its users' reports can need. A server that says
+// nothing (0) leaves the size unchecked here.
+TEST(ShufflerCore, APieceLargerThanTheServerTakesIsRefusedNotHeld) {
+  ShufflerCore shuffler({.min_batch = 100, .flush_before = 0ms});
+  LdpFlCoordinator::Info info = Round(4, 5, 10000);
+  info.piece_bytes = 4;
+  shuffler.Update(info);
+  const auto yes = [] { return Status(); };
+  const Status big = shuffler.Shuffle("a", 4, 0, {"u0c0", "u0c1x"}, yes);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error(), "a piece of 5 bytes; the server takes 4 at most");
+  EXPECT_TRUE(shuffler.Shuffle("a", 4, 0, Pieces(0), yes).ok());  // 4 bytes each: held
+  EXPECT_EQ(shuffler.stats().held, 1u);
+  EXPECT_EQ(shuffler.stats().refused, 1u);
+  info.piece_bytes = 0;
+  shuffler.Update(info);
+  EXPECT_TRUE(shuffler.Shuffle("a", 4, 1, {"u1c0", "u1c1 and more"}, yes).ok());
 }
 
 TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {

@@ -98,10 +98,38 @@ TEST_F(ServerStateTest, AStateIsHeldByOneServerAtATime) {
     ASSERT_FALSE(second.ok());
     EXPECT_NE(second.error().find("is in use by another process"), std::string::npos)
         << second.error();
-    EXPECT_EQ(first.IssueTokens(1).value().size(), 1u);  // the first is unaffected
+    EXPECT_EQ(second.code(), ErrorCode::kAlreadyExists);  // enrol asks the server instead
+    EXPECT_EQ(first.IssueTokens(1).value().size(), 1u);   // the first is unaffected
   }
   auto again = ServerState::Open(path_).value();
   EXPECT_EQ(again.tokens(), 1u);
+}
+
+// A token drawn elsewhere replaces a joined client's by its hash alone; a
+// hash that is not 64 hex digits is refused, and nothing changes.
+TEST_F(ServerStateTest, ATokenIsReplacedByTheHashOfOneDrawnElsewhere) {
+  auto state = ServerState::Open(path_).value();
+  const auto tokens = state.IssueTokens(2).value();
+  ASSERT_TRUE(state.Join(tokens[0], 5).ok());
+  ASSERT_TRUE(state.Join(tokens[1], 3).ok());
+  const ServerState::DrawnToken drawn = ServerState::DrawToken();
+  EXPECT_EQ(drawn.token.size(), 64u);
+  EXPECT_EQ(drawn.hash_hex.size(), 64u);
+  for (const std::string& bad :
+       {std::string(63, 'a'), std::string(64, 'g'), std::string(65, 'a'), std::string("")}) {
+    const auto refused = state.ReplaceTokenHash(6, bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(state.KnownToken(tokens[1]));
+  const auto client = state.ReplaceTokenHash(6, drawn.hash_hex);
+  ASSERT_TRUE(client.ok()) << client.error();
+  EXPECT_EQ(client->first, 5u);
+  EXPECT_EQ(client->users, 3u);
+  EXPECT_FALSE(state.KnownToken(tokens[1]));
+  ASSERT_TRUE(state.FindClient(drawn.token).has_value());  // the token, not its hash, joins
+  EXPECT_EQ(state.FindClient(drawn.token)->first, 5u);
+  EXPECT_FALSE(state.KnownToken(drawn.hash_hex));
 }
 
 // Damage found at open or on reading the model: never a fresh start.

@@ -178,6 +178,7 @@ class FedSelCoordinator : public RoundCoordinator {
   // A report's bytes and its user's number and framing in a SubmitRequest
   // (the same in every round: the task's randomizer's).
   std::uint64_t ReportBytes() const override { return report_bytes_; }
+  std::uint64_t PieceBytes() const override { return report_bytes_ + kSealedBoxOverhead; }
   bool Reported(std::uint64_t user) const override { return received_.contains(user); }
   bool Shuffled() const override { return spec_.config.shuffle; }
   void CloseRound(Clock::time_point now, const char* why) override;

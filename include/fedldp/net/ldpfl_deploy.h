@@ -162,6 +162,7 @@ class LdpFlCoordinator : public RoundCoordinator {
   bool RoundOpen() const override { return !ranges_.empty(); }
   bool Reported(std::uint64_t user) const override { return delivered_.contains(user); }
   std::size_t Chunks() const override { return chunks_.size(); }
+  std::uint64_t PieceBytes() const override { return piece_bytes_; }
   void CloseRound(Clock::time_point now, const char* why) override;
   std::uint64_t ShownRound() const override { return snap_.round + 1; }
   void DrawUsers();
@@ -178,6 +179,7 @@ class LdpFlCoordinator : public RoundCoordinator {
   // rounds the epoch's order of all users, the round's from `position` on.
   // The open round (its users, delivered set and times: the base's).
   std::vector<LayerRange> ranges_;  // the open round's (empty: no round open)
+  std::uint64_t piece_bytes_ = 0;   // the open round's largest sealed piece
   Stats stats_;
 };
 
@@ -283,6 +285,10 @@ class ShufflerCore {
   void Say(const std::string& line) const;
   // Holds a refusal in info_.round against `token` (under mu_).
   void CountRefusal(const std::string& token);
+  // Why `pieces` are no report of the open round ("" if they may be one),
+  // under mu_: a count other than its chunks, or a piece larger than the
+  // server takes.
+  std::string Misshapen(const std::vector<std::string>& pieces) const;
   struct Held {
     std::string token;
     std::vector<std::string> pieces;

@@ -92,7 +92,8 @@ struct ShuffleInfo {
   std::uint64_t waiting = 0;             // users not delivered whose clients still poll
   std::uint32_t deadline_ms = 0;
   bool open = false, finished = false;
-  std::uint64_t chunks = 0;  // pieces per report
+  std::uint64_t chunks = 0;       // pieces per report
+  std::uint64_t piece_bytes = 0;  // the largest sealed piece the server takes (0: not said)
 };
 
 // A batch the shuffler forwards: who contributed (sorted), never which
@@ -140,6 +141,9 @@ class Roster {
   // A client that joined (in this process, or before a restart), whatever
   // its session: for what the shuffler names.
   std::optional<ServerState::Client> Find(ServerState& state, std::string_view token);
+  // The client whose users begin at `first` got a new token: whatever this
+  // process knows of it under its old one (its live session) is gone.
+  void Forget(std::uint64_t first);
   // The client hosting `user` has not polled for `stale_after`. A client
   // not heard from since this process started (after a restart) is quiet
   // once the process has listened for stale_after + kReconnectAllowance: a

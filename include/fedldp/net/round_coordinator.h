@@ -90,6 +90,10 @@ class RoundCoordinator {
   // waits for them. `withdrawn` counts the client's withdrawn users.
   Withdrawal Withdraw(std::string_view token, std::string_view session,
                       std::span<const std::uint64_t> users, Clock::time_point now);
+  // A lost token replaced while the server runs (token_requests.h): the
+  // client hosting `user` is known by the token whose hash is `hash_hex`
+  // from now on, and its old token's live session ends at once.
+  Result<ServerState::Client> ReplaceToken(std::uint64_t user, std::string_view hash_hex);
 
   // The shuffler's questions. Vouch: OK if the client's live session may
   // hand over this user's report for this round, else why not.
@@ -183,6 +187,9 @@ class RoundCoordinator {
   // The most bytes one user's report of the open round takes in a call to
   // the server (0: reports go to the shuffler).
   virtual std::uint64_t ReportBytes() const { return 0; }
+  // The most bytes one sealed piece of a user's report in the open round
+  // takes (0: not said); the shuffler holds no larger one.
+  virtual std::uint64_t PieceBytes() const { return 0; }
 
   // ---- For the protocols, under mu_.
   // Reads the withdrawn users and the snapshot back (check: whether it fits

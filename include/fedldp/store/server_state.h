@@ -43,6 +43,8 @@ bool IsDeploymentId(std::string_view id);
 
 class ServerState {
  public:
+  // A state held by another process (a running server, or an enrolment)
+  // is refused with kAlreadyExists.
   static Result<ServerState> Open(const std::string& path);
   // A state in memory that ends with the process, for fuzzers and tests
   // (Open refuses the names SQLite reads so: a user's tokens would be lost).
@@ -97,6 +99,14 @@ class ServerState {
     Client client;
   };
   Result<Replaced> ReplaceToken(std::uint64_t user);
+  // The same, with a new token drawn elsewhere (DrawToken) of which only
+  // the hash comes here: how a running server replaces a token for
+  // `fedldp enrol` (token_requests.h) without a token passing through a file.
+  struct DrawnToken {
+    std::string token, hash_hex;  // the token, and its hash as the state keeps it, in hex
+  };
+  static DrawnToken DrawToken();
+  Result<Client> ReplaceTokenHash(std::uint64_t user, std::string_view hash_hex);
 
   // The model after the last closed round, and where the schedule stands.
   struct Snapshot {
