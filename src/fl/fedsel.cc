@@ -166,6 +166,12 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   plan.budget = *budget;
   if (!variant->is_private()) plan.budget.select_epsilon = plan.budget.value_epsilon = 0;
   FEDLDP_RETURN_IF_ERROR(family.Complete(config, plan));
+  // What a run builds from the plan must build (an eps too small to sample
+  // exactly, reports that would stray past 2^450): refused here, before the
+  // plan is stated or printed (issue 41: a header came first, then the
+  // error; with the shuffler the statement threw).
+  const fl_internal::SlotShape one{.d = d, .slots = 1, .rows = 1, .owned = {0, 1}};
+  if (auto made = family.Reports(plan, config, one, 0); !made.ok()) return Error{made.error()};
   return plan;
 }
 

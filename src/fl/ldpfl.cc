@@ -403,6 +403,10 @@ Status LdpFlTrainer::Prepare() {
     if (!ranges.ok()) return Error{"the initial model: " + ranges.error()};
     ranges_ = std::move(ranges).value();
   }
+  if (config_.is_private && !vector_) {  // round 1's two-point mechanism
+    auto usable = LdpFlRandomizer::Create(config_.epsilon, net_.layer_sizes(), ranges_);
+    if (!usable.ok()) return Error{"round 1: " + usable.error()};
+  }
   // Each client trains on a net of its own (the nets are reused): their
   // weights are set from the global model before training.
   pool_ = std::make_unique<NetPool>([this]() -> NeuralNet {
@@ -507,10 +511,15 @@ Result<LdpFlRun> LdpFlTrainer::Run(const std::function<void(const LdpFlRound&)>&
 
 }  // namespace
 
-Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
-                            std::uint64_t seed,
-                            const std::function<void(const LdpFlRound&)>& on_round,
-                            std::stop_token stop, const ParallelFor& parallel, Cluster& cluster) {
+namespace {
+
+// A trainer of `config` on the data, prepared (TrainLdpFl's checks), or why
+// TrainLdpFl would refuse.
+Result<std::unique_ptr<LdpFlTrainer>> PreparedTrainer(const LdpFlConfig& config,
+                                                      const Dataset& train, const Dataset& test,
+                                                      std::uint64_t seed,
+                                                      const ParallelFor& parallel,
+                                                      Cluster& cluster) {
   if (Status s = CheckLdpFlConfig(config, train.size()); !s.ok()) return Error{s.error()};
   auto net = NeuralNet::Create(config.arch, seed);
   if (!net.ok()) return Error{net.error()};
@@ -519,9 +528,28 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                  " features, the training rows " + std::to_string(train.dimension)};
   }
   if (const Status s = net->CheckInput(train); !s.ok()) return Error{s.error()};
-  LdpFlTrainer trainer(config, train, test, seed, std::move(net).value(), parallel, cluster);
-  if (Status s = trainer.Prepare(); !s.ok()) return Error{s.error()};
-  return trainer.Run(on_round, stop);
+  auto trainer = std::make_unique<LdpFlTrainer>(config, train, test, seed, std::move(net).value(),
+                                                parallel, cluster);
+  FEDLDP_RETURN_IF_ERROR(trainer->Prepare());
+  return trainer;
+}
+
+}  // namespace
+
+Status CheckLdpFlRun(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
+                     std::uint64_t seed) {
+  const auto trainer = PreparedTrainer(config, train, test, seed, RunSequentially, OneProcess());
+  if (!trainer.ok()) return Error{trainer.error(), trainer.code()};
+  return {};
+}
+
+Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
+                            std::uint64_t seed,
+                            const std::function<void(const LdpFlRound&)>& on_round,
+                            std::stop_token stop, const ParallelFor& parallel, Cluster& cluster) {
+  FEDLDP_ASSIGN_OR_RETURN(auto trainer,
+                          PreparedTrainer(config, train, test, seed, parallel, cluster));
+  return trainer->Run(on_round, stop);
 }
 
 }  // namespace fedldp

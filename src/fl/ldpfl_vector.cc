@@ -27,6 +27,12 @@ Status LdpFlConfig::Validate() const {
   }
   if (config.is_private) {
     FEDLDP_RETURN_IF_ERROR(CheckEpsilon(config.epsilon));
+    // A fixed range is the same every round: one the two-point mechanism
+    // cannot serve at this eps is refused now, not at round 1.
+    if (!config.vector && !config.adaptive) {
+      auto usable = LdpFlRandomizer::Create(config.epsilon, {1}, {config.fixed_range});
+      if (!usable.ok()) return Error{"the fixed range: " + usable.error()};
+    }
   }
   if (config.clients == 0) return Error{"clients must be >= 1"};
   if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "fedldp/base/bisect.h"
+
 namespace fedldp {
 
 DpGuarantee AdvancedComposition(double epsilon, double delta, double k, double delta_slack) {
@@ -50,10 +52,10 @@ Result<DpGuarantee> OptimalComposition(double epsilon, double delta, std::uint64
   } else {
     double lo = 0, hi = static_cast<double>(k) * epsilon;
     if (ComposedDelta(epsilon, delta, k, 0) <= delta_total) return DpGuarantee{0, delta_total};
-    while (hi - lo > 1e-10 * hi) {
-      const double mid = 0.5 * (lo + hi);
-      (ComposedDelta(epsilon, delta, k, mid) <= delta_total ? hi : lo) = mid;
-    }
+    hi = Bisect(
+             lo, hi, [&](double e) { return ComposedDelta(epsilon, delta, k, e) <= delta_total; },
+             1e-10)
+             .hi;
     return DpGuarantee{hi, delta_total};
   }
   return Error{e.str()};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "binomial_window.h"
+#include "fedldp/base/bisect.h"
 
 namespace fedldp {
 
@@ -121,12 +122,7 @@ Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double ep
   const double tolerance = 1e-6 * delta;
   const auto bisect = [&](auto holds) {  // the smallest eps in [0, eps0] where holds(eps)
     if (holds(0.0)) return 0.0;
-    double lo = 0, hi = eps0;
-    while (hi - lo > 1e-7) {
-      const double mid = (lo + hi) / 2;
-      (holds(mid) ? hi : lo) = mid;
-    }
-    return hi;
+    return Bisect(0.0, eps0, holds, 0, 1e-7).hi;
   };
   NumericalShuffleBound b;
   b.delta = delta;

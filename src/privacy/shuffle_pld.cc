@@ -6,6 +6,7 @@
 #include <string>
 
 #include "binomial_window.h"
+#include "fedldp/base/bisect.h"
 
 namespace fedldp {
 
@@ -161,11 +162,9 @@ double PldEpsilon(const Pld& pld, double delta) {
   double lo = 0, hi = 200;
   if (PldDelta(pld, hi) > delta) return std::numeric_limits<double>::infinity();
   if (PldDelta(pld, lo) <= delta) return 0;
-  while (hi - lo > 1e-7) {
-    const double mid = (lo + hi) / 2;
-    (PldDelta(pld, mid) <= delta ? hi : lo) = mid;
-  }
-  return hi;
+  return Bisect(
+             lo, hi, [&](double eps) { return PldDelta(pld, eps) <= delta; }, 0, 1e-7)
+      .hi;
 }
 
 }  // namespace fedldp

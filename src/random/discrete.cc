@@ -172,6 +172,10 @@ std::uint64_t BinomialDyadic(Rng& rng, std::uint64_t n, std::uint64_t numerator,
 }
 
 Result<RationalRate> RationalRateBelow(double rate) {
+  // A rate derived from eps that underflowed (eps 5e-324) or overflowed is
+  // said as what the user can change.
+  if (rate == 0) return Error{"epsilon is too small to implement exactly"};
+  if (rate == HUGE_VAL) return Error{"epsilon is too large to implement exactly"};
   if (!(rate > 0) || !std::isfinite(rate)) return Error{"the rate must be positive and finite"};
   const int q = std::clamp(30 + static_cast<int>(std::ceil(-std::log2(rate))), 1, 52);
   const double s = std::floor(std::ldexp(rate, q) * (1 - 0x1.0p-50));

@@ -157,9 +157,12 @@ RoundedGaussian::RoundedGaussian(double sigma, std::uint64_t significand, int ex
       limit_(std::ldexp(kMaxCells, exponent)) {}
 
 Result<RoundedGaussian> RoundedGaussian::Create(double sigma) {
+  // Said without the value when it is none (an eps of 1e-300 gave sigma
+  // inf, and "got inf" told a user nothing they had typed).
   if (!(sigma > 0) || !std::isfinite(sigma)) {
     std::ostringstream e;
-    e << "the Gaussian's sigma must be positive and finite, got " << sigma;
+    e << "the Gaussian's sigma must be within 2^-889 and 2^900";
+    if (std::isfinite(sigma)) e << ", got " << sigma;
     return Error{e.str()};
   }
   int e = 0;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "fedldp/base/bisect.h"
 #include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/select/ranking.h"
@@ -176,10 +177,9 @@ Result<PerturbedEncoding> PerturbedEncoding::Create(double epsilon, std::size_t 
   if (RatioFor(hi, d, k) <= target) {
     lo = hi;  // only when k == d
   } else {
-    for (int i = 0; i < 200 && hi - lo > 1e-15 * epsilon; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      (RatioFor(mid, d, k) <= target ? lo : hi) = mid;
-    }
+    lo = Bisect(
+             lo, hi, [&](double e) { return RatioFor(e, d, k) > target; }, 0, 1e-15 * epsilon)
+             .lo;
   }
   PerturbedEncoding pe(lo, d, k, false);
   pe.guarantee_ = epsilon;

@@ -85,8 +85,9 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
     if (!net.ok()) return Error{"model: " + net.error()};
     if (const Status s = net->CheckInput(split.train); !s.ok()) return Error{"model: " + s.error()};
   }
-  if (Status s = CheckLdpFlConfig(e.config.training, e.train_rows); !s.ok())
-    return Error{s.error()};
+  LdpFlConfig first = e.config.training;  // the private run, the first to train
+  first.is_private = true;
+  FEDLDP_RETURN_IF_ERROR(CheckLdpFlRun(first, split.train, split.test, config.seed));
   // A round's clients train at once, one per thread, each Torch op on its
   // own thread; a TorchScript model's clients train one after another, with
   // the threads inside Torch's ops instead.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
+#include "fedldp/base/bisect.h"
 #include "fedldp/random/exact_normal.h"
 #include "fedldp/random/normal.h"
 
@@ -33,11 +35,11 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
   double lo = sensitivity, hi = sensitivity;
   while (GaussianDelta(lo, epsilon, sensitivity) <= delta) lo /= 2;
   while (GaussianDelta(hi, epsilon, sensitivity) > delta) hi *= 2;
-  while (hi - lo > 1e-13 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    (GaussianDelta(mid, epsilon, sensitivity) <= delta ? hi : lo) = mid;
-  }
-  return hi;
+  return Bisect(
+             lo, hi,
+             [&](double sigma) { return GaussianDelta(sigma, epsilon, sensitivity) <= delta; },
+             1e-13)
+      .hi;
 }
 
 double ClassicGaussianSigma(double epsilon, double delta, double sensitivity) {
@@ -102,7 +104,15 @@ void GaussianRandomizer::Randomize(std::span<const double> x, std::span<double> 
 Result<DuchiVectorRandomizer> DuchiVectorRandomizer::Create(std::size_t dimension, double epsilon,
                                                             double clip) {
   if (const Status s = CheckCommon(dimension, epsilon, clip); !s.ok()) return Error{s.error()};
-  auto m = TwoPointMechanism::Create(epsilon / static_cast<double>(dimension), 0.0, clip);
+  // eps / d may underflow to 0: said as the user's eps, not the share's.
+  const double share = epsilon / static_cast<double>(dimension);
+  if (!(share > 0)) {
+    std::ostringstream e;
+    e << "duchi: eps " << epsilon << " over " << dimension
+      << " coordinates is too small to implement exactly";
+    return Error{e.str()};
+  }
+  auto m = TwoPointMechanism::Create(share, 0.0, clip);
   if (!m.ok()) return Error{m.error()};
   return DuchiVectorRandomizer(dimension, clip, epsilon, std::move(m).value());
 }

@@ -122,9 +122,12 @@ Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRando
   const double error = (*made)->WorstCaseSquaredError();
   if (!(error <= kLargestReport * kLargestReport)) {
     std::ostringstream e;
+    // The error itself may not be a number there (eps 1e-300 gave inf,
+    // 5e-324 NaN): said only when it is one.
     e << c.mechanism.name() << ": at eps = " << c.epsilon << " and clip " << c.clip
-      << " a report strays " << std::sqrt(error)
-      << " from its input (root mean square, at worst), past 2^450, where sums of reports "
+      << " a report strays ";
+    if (std::isfinite(error)) e << std::sqrt(error) << " ";
+    e << "from its input (root mean square, at worst) past 2^450, where sums of reports "
          "overflow a double: raise epsilon or lower the clip";
     return Error{e.str()};
   }

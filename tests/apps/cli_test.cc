@@ -434,6 +434,13 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"train", "--seed", "18446744073709551616"}, "--seed"},
       {{"train", "--lr", "nan"}, "--lr"},
       {{"train", "--epsilon", "1e999"}, "--epsilon"},
+      // Refused by what they imply, before a header is printed (issue 41:
+      // the header came on stdout, then the error).
+      {{"train", "--epsilon", "1e-300"}, "too small to implement exactly"},
+      {{"train", "--variant", "exp-hm", "--mu", "4.9e-324"}, "exp: "},
+      {{"train", "--variant", "privunitg", "--epsilon", "1e-300"}, "past 2^450"},
+      {{"train", "--variant", "gaussian", "--clip", "4.9e-324"}, "the Gaussian's sigma"},
+      {{"ldpfl", "--center", "1e300"}, "the fixed range: "},
       {{"train", "--epochs", "99999999999999999999"}, "--epochs"},
       {{"train", "--mu", "0.1abc"}, "mu = 0.1abc"},
       {{"sample", "--selector", "ps", "--epsilon", "1", "--k", "-1", "--vector", "1,2"}, "--k"},

@@ -139,11 +139,14 @@ TEST(VectorRandomizer, ClipsNonFiniteAndHugeInputsAndReportsStayFinite) {
 // squares of reports stay finite (before: PrivUnitG at eps 1e-300 reported
 // 1e304, FastProjUnit 4e303, Duchi 4e300). At every eps and clip, each
 // registered randomizer is refused saying so, or its draws are that small.
+// The denormals too, and a refusal names no inf or NaN (the Gaussian's
+// calibration spun for ever at clip 4.9e-324; PrivUnitG's refusal at eps
+// 5e-324 said its report "strays -nan").
 TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
   std::size_t refused = 0, made = 0;
   for (const auto& name : VectorMechanismNames()) {
-    for (const double eps : {1e-300, 1e-100, 1e-20, 1.0, 30.0}) {
-      for (const double clip : {1e-100, 1.0, 1e100}) {
+    for (const double eps : {4.9e-324, 1e-300, 1e-100, 1e-20, 1.0, 30.0}) {
+      for (const double clip : {4.9e-324, 1e-300, 1e-100, 1.0, 1e100}) {
         VectorRandomizerConfig c;
         c.mechanism = ParseVectorMechanism(name).value();
         c.dimension = 4;
@@ -157,6 +160,9 @@ TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
                             r.error().find("too small") != std::string::npos ||
                             r.error().find("the Gaussian's sigma") != std::string::npos;
           EXPECT_TRUE(said) << name << " " << eps << " " << clip << ": " << r.error();
+          for (const char* word : {"inf", "nan"}) {
+            EXPECT_EQ(r.error().find(word), std::string::npos) << word << " in " << r.error();
+          }
           continue;
         }
         ++made;

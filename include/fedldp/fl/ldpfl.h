@@ -198,6 +198,13 @@ Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, con
                             std::stop_token stop = {},
                             const ParallelFor& parallel = RunSequentially,
                             Cluster& cluster = OneProcess());
+// What TrainLdpFl checks before its first round (the configuration against
+// the rows, the model against the data, the randomizer, the accountant's
+// statement, round 1's ranges), without training: OK, or why TrainLdpFl
+// would refuse. A run checks it before it prints anything, so a refusal is
+// one line, never a header and then the error.
+Status CheckLdpFlRun(const LdpFlConfig& config, const Dataset& train, const Dataset& test,
+                     std::uint64_t seed);
 
 }  // namespace fedldp
 
