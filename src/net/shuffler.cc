@@ -85,7 +85,9 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
         it != refusals_.end() && it->second >= kMaxRefusals) {
       ++stats_.refused;
       return Error{"this client was refused " + std::to_string(it->second) + " times in round " +
-                       std::to_string(round + 1) + "; its calls are refused until the next round",
+                       std::to_string(round + 1) +
+                       " (pieces that were no report counted once per report's worth of bytes); "
+                       "its calls are refused until the next round",
                    ErrorCode::kResourceExhausted};
     }
     const auto held = pending_.find(user);
@@ -110,7 +112,10 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
   if (std::string why = Misshapen(*pieces); !why.empty()) {
     ++stats_.refused;
-    CountRefusal(token);
+    std::uint64_t bytes = 0;
+    for (const std::string& piece : *pieces) bytes += piece.size();
+    const std::uint64_t report = info_.chunks * info_.piece_bytes;
+    CountRefusal(token, report == 0 ? 1 : 1 + bytes / report);
     return Error{std::move(why)};
   }
   if (pending_.contains(user) || forwarded_.contains(user)) return {};
@@ -135,8 +140,11 @@ std::string ShufflerCore::Misshapen(const std::vector<std::string>& pieces) cons
   return "";
 }
 
-void ShufflerCore::CountRefusal(const std::string& token) {
-  if (refusals_.size() < kMaxTokensCounted || refusals_.contains(token)) ++refusals_[token];
+void ShufflerCore::CountRefusal(const std::string& token, std::uint64_t weight) {
+  if (refusals_.size() < kMaxTokensCounted || refusals_.contains(token)) {
+    auto& count = refusals_[token];
+    count = std::min(kMaxRefusals, count + std::min(weight, kMaxRefusals));
+  }
 }
 
 bool ShufflerCore::Behind(std::uint64_t round) const {

@@ -744,9 +744,15 @@ TEST(ShufflerCore, APieceLargerThanTheServerTakesIsRefusedNotHeld) {
   EXPECT_TRUE(shuffler.Shuffle("a", 4, 0, Pieces(0), yes).ok());  // 4 bytes each: held
   EXPECT_EQ(shuffler.stats().held, 1u);
   EXPECT_EQ(shuffler.stats().refused, 1u);
+  // Junk of many reports' size counts once per report's worth (2 chunks
+  // of 4 bytes): one call of 66 reports' bytes ends the token's round, and
+  // no other token's.
+  EXPECT_FALSE(shuffler.Shuffle("a", 4, 2, {"u2c0", std::string(520, 'x')}, yes).ok());
+  EXPECT_EQ(shuffler.Shuffle("a", 4, 3, Pieces(3), yes).code(), ErrorCode::kResourceExhausted);
+  EXPECT_TRUE(shuffler.Shuffle("b", 4, 3, Pieces(3), yes).ok());
   info.piece_bytes = 0;
   shuffler.Update(info);
-  EXPECT_TRUE(shuffler.Shuffle("a", 4, 1, {"u1c0", "u1c1 and more"}, yes).ok());
+  EXPECT_TRUE(shuffler.Shuffle("b", 4, 1, {"u1c0", "u1c1 and more"}, yes).ok());
 }
 
 TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCannotGo) {

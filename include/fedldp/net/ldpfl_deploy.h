@@ -266,7 +266,11 @@ class ShufflerCore {
   // in a round (the server did not vouch, or pieces read were no report)
   // is refused unread and unasked, ResourceExhausted, until the next round:
   // each refusal had cost the server a Vouch call, or this process a body
-  // of up to 64 MB, without end.
+  // of up to 64 MB, without end. Pieces read that are no report count once
+  // for each report's worth of bytes they carry (the server's piece_bytes
+  // per chunk), so junk of many reports' size ends the token's round at
+  // once: what a token makes this process read in a round is about what
+  // its reports need, and one call.
   using ReadPieces = std::function<std::optional<std::vector<std::string>>()>;
   Status Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
                  const ReadPieces& read, const std::function<Status()>& vouch);
@@ -283,8 +287,8 @@ class ShufflerCore {
 
  private:
   void Say(const std::string& line) const;
-  // Holds a refusal in info_.round against `token` (under mu_).
-  void CountRefusal(const std::string& token);
+  // Holds `weight` refusals in info_.round against `token` (under mu_).
+  void CountRefusal(const std::string& token, std::uint64_t weight = 1);
   // Why `pieces` are no report of the open round ("" if they may be one),
   // under mu_: a count other than its chunks, or a piece larger than the
   // server takes.
