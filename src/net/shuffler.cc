@@ -112,10 +112,7 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
   if (!info_.open || round != info_.round) return Error{"the round closed meanwhile"};
   if (std::string why = Misshapen(*pieces); !why.empty()) {
     ++stats_.refused;
-    std::uint64_t bytes = 0;
-    for (const std::string& piece : *pieces) bytes += piece.size();
-    const std::uint64_t report = info_.chunks * info_.piece_bytes;
-    CountRefusal(token, report == 0 ? 1 : 1 + bytes / report);
+    CountRefusal(token, ReportsWorth(*pieces));
     return Error{std::move(why)};
   }
   if (pending_.contains(user) || forwarded_.contains(user)) return {};
@@ -138,6 +135,13 @@ std::string ShufflerCore::Misshapen(const std::vector<std::string>& pieces) cons
     }
   }
   return "";
+}
+
+std::uint64_t ShufflerCore::ReportsWorth(const std::vector<std::string>& pieces) const {
+  std::uint64_t bytes = 0;
+  for (const std::string& piece : pieces) bytes += piece.size();
+  const std::uint64_t report = info_.chunks * info_.piece_bytes;
+  return report == 0 ? 1 : 1 + bytes / report;
 }
 
 void ShufflerCore::CountRefusal(const std::string& token, std::uint64_t weight) {

@@ -293,6 +293,9 @@ class ShufflerCore {
   // under mu_: a count other than its chunks, or a piece larger than the
   // server takes.
   std::string Misshapen(const std::vector<std::string>& pieces) const;
+  // How many reports' worth of bytes `pieces` carry, at least 1 (1 when
+  // the server has not said its piece size), under mu_.
+  std::uint64_t ReportsWorth(const std::vector<std::string>& pieces) const;
   struct Held {
     std::string token;
     std::vector<std::string> pieces;
