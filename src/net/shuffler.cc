@@ -102,8 +102,7 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
                                         : "sent on for another client"};
     }
   }
-  // Asked without the lock: the server is another process.
-  if (Status vouched = vouch(); !vouched.ok()) {
+  if (Status vouched = vouch(); !vouched.ok()) {  // asked unlocked: the server is another process
     return refuse("the server does not vouch for it: " + vouched.error());
   }
   auto pieces = read();
