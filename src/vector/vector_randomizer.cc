@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "fedldp/base/checked.h"
@@ -112,14 +113,22 @@ Status VectorRandomizerConfig::Validate() const {
   return Error{e.str()};
 }
 
-Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRandomizerConfig& c) {
-  FEDLDP_RETURN_IF_ERROR(c.Validate());
-  auto made = c.mechanism.kind().make(c);
-  if (!made.ok()) return made;
-  // A report's size is checked by what the parameters imply: its error's
-  // square root bounds how far it strays, and sums of reports must not
-  // overflow (issue 41: PrivUnitG at eps 1e-300 reported 1e304).
-  const double error = (*made)->WorstCaseSquaredError();
+namespace {
+
+// A report's scale is checked by what the parameters imply (issue 41).
+Status CheckReportScale(const VectorRandomizerConfig& c, const VectorRandomizer& r) {
+  // A grid's step below the normal doubles loses the grid's exactness (the
+  // step of laplace-l1 at clip 4.9e-324 was 0, every report 0).
+  if (const auto grid = r.Grid(); grid && !std::isnormal(grid->step)) {
+    std::ostringstream e;
+    e << c.mechanism.name() << ": the clip " << c.clip
+      << " is too small: the reports' grid step falls below the smallest normal double "
+      << std::numeric_limits<double>::min() << "; raise the clip";
+    return Error{e.str()};
+  }
+  // Its error's square root bounds how far a report strays, and sums of
+  // reports must not overflow (PrivUnitG at eps 1e-300 reported 1e304).
+  const double error = r.WorstCaseSquaredError();
   if (!(error <= kLargestReport * kLargestReport)) {
     std::ostringstream e;
     // The error itself may not be a number there (eps 1e-300 gave inf,
@@ -131,6 +140,16 @@ Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRando
          "overflow a double: raise epsilon or lower the clip";
     return Error{e.str()};
   }
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<VectorRandomizer>> MakeVectorRandomizer(const VectorRandomizerConfig& c) {
+  FEDLDP_RETURN_IF_ERROR(c.Validate());
+  auto made = c.mechanism.kind().make(c);
+  if (!made.ok()) return made;
+  FEDLDP_RETURN_IF_ERROR(CheckReportScale(c, **made));
   return made;
 }
 

@@ -141,7 +141,9 @@ TEST(VectorRandomizer, ClipsNonFiniteAndHugeInputsAndReportsStayFinite) {
 // registered randomizer is refused saying so, or its draws are that small.
 // The denormals too, and a refusal names no inf or NaN (the Gaussian's
 // calibration spun for ever at clip 4.9e-324; PrivUnitG's refusal at eps
-// 5e-324 said its report "strays -nan").
+// 5e-324 said its report "strays -nan"). A grid's step is a normal double
+// (laplace-l1's step clip / 128 was 0 at clip 4.9e-324: every report 0, and
+// the level inf / 0 overflowed an integer under UBSan).
 TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
   std::size_t refused = 0, made = 0;
   for (const auto& name : VectorMechanismNames()) {
@@ -167,10 +169,14 @@ TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
         }
         ++made;
         EXPECT_LE((*r)->WorstCaseSquaredError(), 0x1p900) << name << " " << eps << " " << clip;
+        const auto grid = (*r)->Grid();
+        if (grid) EXPECT_TRUE(std::isnormal(grid->step)) << name << " " << eps << " " << clip;
         CounterRng rng(7);
         const std::vector<double> x = {clip, 0, 0, 0};
         for (int draw = 0; draw < 20; ++draw) {
-          for (const double v : (*r)->Randomize(x, rng)) {
+          const std::vector<double> report = (*r)->Randomize(x, rng);
+          EXPECT_TRUE((*r)->ValidateReport(report).ok()) << name << " " << eps << " " << clip;
+          for (const double v : report) {
             EXPECT_LE(std::abs(v), 0x1p450) << name << " " << eps << " " << clip;
           }
         }
