@@ -170,7 +170,9 @@ TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
         ++made;
         EXPECT_LE((*r)->WorstCaseSquaredError(), 0x1p900) << name << " " << eps << " " << clip;
         const auto grid = (*r)->Grid();
-        if (grid) EXPECT_TRUE(std::isnormal(grid->step)) << name << " " << eps << " " << clip;
+        if (grid) {
+          EXPECT_TRUE(std::isnormal(grid->step)) << name << " " << eps << " " << clip;
+        }
         CounterRng rng(7);
         const std::vector<double> x = {clip, 0, 0, 0};
         for (int draw = 0; draw < 20; ++draw) {
