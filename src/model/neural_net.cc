@@ -10,19 +10,53 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
 namespace {
 
+// What a batched pass over groups of rows (GroupGradients) supplies and
+// records: the groups' sizes (consecutive rows of the batch) and each
+// group's dropout generator; each Conv2d's and Linear's input and output.
+struct Tape {
+  std::vector<std::int64_t> sizes;
+  std::vector<at::Generator> generators;
+  struct Layer {
+    std::shared_ptr<torch::nn::Module> module;
+    torch::Tensor input, output;
+  };
+  std::vector<Layer> layers;
+};
+
+// layer->forward(x), recorded on the tape if there is one.
+template <typename Layer>
+torch::Tensor Taped(Layer& layer, const torch::Tensor& x, Tape* tape) {
+  torch::Tensor y = layer->forward(x);
+  if (tape != nullptr) tape->layers.push_back({layer.ptr(), x.detach(), y});
+  return y;
+}
+
 // Dropout that draws from `generator`, not Torch's global one, so that nets
 // trained at once on several threads each draw the same masks as alone.
 // channels: whole channels of an (N, C, H, W) input are dropped (Dropout2d).
-torch::Tensor Dropout(const torch::Tensor& x, double p, bool channels, at::Generator& generator) {
-  const auto shape =
-      channels ? std::vector<std::int64_t>{x.size(0), x.size(1), 1, 1} : x.sizes().vec();
-  const auto keep = torch::empty(shape, x.options()).bernoulli_(1 - p, generator);
+// On a tape each group draws its rows' masks from its own generator, as the
+// group alone draws them in Train.
+torch::Tensor Dropout(const torch::Tensor& x, double p, bool channels, at::Generator& generator,
+                      Tape* tape) {
+  auto shape = channels ? std::vector<std::int64_t>{x.size(0), x.size(1), 1, 1} : x.sizes().vec();
+  torch::Tensor keep;
+  if (tape == nullptr) {
+    keep = torch::empty(shape, x.options()).bernoulli_(1 - p, generator);
+  } else {
+    std::vector<torch::Tensor> parts;
+    for (std::size_t g = 0; g < tape->sizes.size(); ++g) {
+      shape[0] = tape->sizes[g];
+      parts.push_back(torch::empty(shape, x.options()).bernoulli_(1 - p, tape->generators[g]));
+    }
+    keep = torch::cat(parts);
+  }
   return x * keep / (1 - p);
 }
 
@@ -32,15 +66,15 @@ struct CnnImpl : torch::nn::Module {
         conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)))),
         fc1(register_module("fc1", torch::nn::Linear(320, 50))),
         fc2(register_module("fc2", torch::nn::Linear(50, 10))) {}
-  torch::Tensor forward(torch::Tensor x) {
+  torch::Tensor forward(torch::Tensor x, Tape* tape = nullptr) {
     x = x.view({-1, 1, 28, 28});
-    x = torch::relu(torch::max_pool2d(conv1->forward(x), 2));
-    x = conv2->forward(x);
-    if (is_training()) x = Dropout(x, 0.5, true, generator);
+    x = torch::relu(torch::max_pool2d(Taped(conv1, x, tape), 2));
+    x = Taped(conv2, x, tape);
+    if (is_training()) x = Dropout(x, 0.5, true, generator, tape);
     x = torch::relu(torch::max_pool2d(x, 2));
-    x = torch::relu(fc1->forward(x.view({-1, 320})));
-    if (is_training()) x = Dropout(x, 0.5, false, generator);
-    return torch::log_softmax(fc2->forward(x), 1);
+    x = torch::relu(Taped(fc1, x.view({-1, 320}), tape));
+    if (is_training()) x = Dropout(x, 0.5, false, generator, tape);
+    return torch::log_softmax(Taped(fc2, x, tape), 1);
   }
   torch::nn::Conv2d conv1, conv2;
   torch::nn::Linear fc1, fc2;
@@ -59,15 +93,15 @@ struct VggImpl : torch::nn::Module {
     fc1 = register_module("fc1", torch::nn::Linear(128 * 4 * 4, 256));
     fc2 = register_module("fc2", torch::nn::Linear(256, 10));
   }
-  torch::Tensor forward(torch::Tensor x) {
+  torch::Tensor forward(torch::Tensor x, Tape* tape = nullptr) {
     x = x.view({-1, 3, 32, 32});
-    x = torch::relu(convs[0]->forward(x));
-    x = torch::max_pool2d(torch::relu(convs[1]->forward(x)), 2);
-    x = torch::relu(convs[2]->forward(x));
-    x = torch::max_pool2d(torch::relu(convs[3]->forward(x)), 2);
-    x = torch::max_pool2d(torch::relu(convs[4]->forward(x)), 2);
-    x = torch::relu(fc1->forward(x.view({-1, 128 * 4 * 4})));
-    return torch::log_softmax(fc2->forward(x), 1);
+    x = torch::relu(Taped(convs[0], x, tape));
+    x = torch::max_pool2d(torch::relu(Taped(convs[1], x, tape)), 2);
+    x = torch::relu(Taped(convs[2], x, tape));
+    x = torch::max_pool2d(torch::relu(Taped(convs[3], x, tape)), 2);
+    x = torch::max_pool2d(torch::relu(Taped(convs[4], x, tape)), 2);
+    x = torch::relu(Taped(fc1, x.view({-1, 128 * 4 * 4}), tape));
+    return torch::log_softmax(Taped(fc2, x, tape), 1);
   }
   std::vector<torch::nn::Conv2d> convs;
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
@@ -81,6 +115,13 @@ torch::Tensor Rows(const Dataset& data, std::span<const std::size_t> rows) {
     std::copy(row.begin(), row.end(), dst + i * data.dimension);
   }
   return x;
+}
+
+// An epoch's order: Fisher-Yates on `rng` (CounterRng(seed, 1) in Train).
+void ShuffleRows(std::vector<std::size_t>& order, CounterRng& rng) {
+  for (std::size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[UniformIndex(rng, i)]);
+  }
 }
 
 torch::Tensor Labels(const Dataset& data, std::span<const std::size_t> rows) {
@@ -118,6 +159,9 @@ struct NeuralNet::Impl {
   at::Generator* generator = nullptr;
   std::shared_ptr<torch::jit::script::Module> script;
   std::function<torch::Tensor(torch::Tensor)> forward;
+  // The built-ins' forward on a tape (GroupGradients' batched pass); null
+  // for a TorchScript model.
+  std::function<torch::Tensor(torch::Tensor, Tape&)> taped;
   std::vector<torch::Tensor> params;
   std::vector<std::size_t> sizes;
   std::vector<std::string> names;
@@ -141,6 +185,13 @@ struct NeuralNet::Impl {
   torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& labels) const {
     return script ? torch::nn::functional::cross_entropy(out, labels)
                   : torch::nll_loss(out, labels);
+  }
+  // Each row's loss (no reduction).
+  torch::Tensor Losses(const torch::Tensor& out, const torch::Tensor& labels) const {
+    namespace F = torch::nn::functional;
+    return script
+               ? F::cross_entropy(out, labels, F::CrossEntropyFuncOptions().reduction(torch::kNone))
+               : F::nll_loss(out, labels, F::NLLLossFuncOptions().reduction(torch::kNone));
   }
 };
 
@@ -196,12 +247,14 @@ constexpr Builder kBuilders[] = {
        impl.module = m;
        impl.generator = &m->generator;
        impl.forward = [m](torch::Tensor x) { return m->forward(x); };
+       impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
      }},
     {"vgg",
      [](NeuralNet::Impl& impl) {
        auto m = std::make_shared<VggImpl>();
        impl.module = m;
        impl.forward = [m](torch::Tensor x) { return m->forward(x); };
+       impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
      }},
 };
 constexpr bool BuildersMatchTheRegistry() {
@@ -314,9 +367,7 @@ double NeuralNet::TrainSteps(const Dataset& data, std::span<const std::size_t> r
   CounterRng rng(seed, 1);
   double last = 0;
   for (int e = 0; e < epochs; ++e) {
-    for (std::size_t i = order.size(); i > 1; --i) {
-      std::swap(order[i - 1], order[UniformIndex(rng, i)]);
-    }
+    ShuffleRows(order, rng);
     double sum = 0;
     std::size_t batches = 0;
     for (std::size_t start = 0; start < order.size(); start += batch) {
@@ -359,6 +410,129 @@ double NeuralNet::CountCorrect(const Dataset& data) const {
 }
 
 namespace {
+
+// The per-example gradients of a taped Conv2d or Linear, from its input and
+// its output's gradient, as Opacus's grad samplers compute them: the
+// weight's (n, weight size) and the bias's (n, bias size; undefined if none).
+// A Linear's is the outer product of output gradient and input; a Conv2d's
+// the output gradient times the unfolded input patches (im2col).
+std::pair<torch::Tensor, torch::Tensor> PerExample(const Tape::Layer& layer,
+                                                   const torch::Tensor& grad) {
+  namespace F = torch::nn::functional;
+  const std::int64_t n = grad.size(0);
+  if (const auto* linear = dynamic_cast<const torch::nn::LinearImpl*>(layer.module.get())) {
+    const auto w = torch::bmm(grad.unsqueeze(2), layer.input.unsqueeze(1));
+    return {w.reshape({n, -1}), linear->options.bias() ? grad : torch::Tensor()};
+  }
+  const auto& o = dynamic_cast<const torch::nn::Conv2dImpl&>(*layer.module).options;
+  const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
+  if (padding == nullptr || o.groups() != 1 ||
+      !c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode())) {
+    throw std::logic_error("no per-example path for a Conv2d with named padding or groups");
+  }
+  const auto columns = F::unfold(layer.input, F::UnfoldFuncOptions(o.kernel_size())
+                                                  .padding(*padding)
+                                                  .stride(o.stride())
+                                                  .dilation(o.dilation()));
+  const auto g = grad.reshape({n, grad.size(1), -1});
+  const auto w = torch::bmm(g, columns.transpose(1, 2));
+  return {w.reshape({n, -1}), o.bias() ? g.sum(2) : torch::Tensor()};
+}
+
+// Adds each example's gradient of `p` (rows of per_example) to its group's
+// row of `sums`, at p's place in the flat weights.
+void AddToGroups(const NeuralNet::Impl& impl, const torch::Tensor& p, const torch::Tensor& groups,
+                 const torch::Tensor& per_example, torch::Tensor& sums) {
+  std::int64_t offset = 0;
+  for (std::size_t i = 0; i < impl.params.size(); ++i) {
+    if (impl.params[i].is_same(p)) {
+      sums.narrow(1, offset, per_example.size(1)).index_add_(0, groups, per_example);
+      return;
+    }
+    offset += static_cast<std::int64_t>(impl.sizes[i]);
+  }
+  throw std::logic_error("a taped layer's parameter is not the net's");
+}
+
+// GroupGradients' rows: each group's in the order Train takes them (its
+// seed's epoch order), every row's group and weight (1 / the group's rows:
+// a group's loss is its mean), and the tape with each group's dropout.
+struct GroupedRows {
+  std::vector<std::size_t> rows;
+  std::vector<std::int64_t> group;
+  std::vector<float> weight;
+  Tape tape;
+};
+GroupedRows GroupRows(std::span<const std::size_t> rows, std::span<const std::size_t> sizes,
+                      std::span<const std::uint64_t> seeds) {
+  GroupedRows out;
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    std::vector<std::size_t> part(rows.begin() + at, rows.begin() + at + sizes[g]);
+    at += sizes[g];
+    CounterRng rng(seeds[g], 1);
+    ShuffleRows(part, rng);
+    out.rows.insert(out.rows.end(), part.begin(), part.end());
+    out.group.insert(out.group.end(), sizes[g], static_cast<std::int64_t>(g));
+    out.weight.insert(out.weight.end(), sizes[g], 1.0f / static_cast<float>(sizes[g]));
+    out.tape.sizes.push_back(static_cast<std::int64_t>(sizes[g]));
+    out.tape.generators.push_back(at::detail::createCPUGenerator(seeds[g]));
+  }
+  return out;
+}
+
+// All groups' gradients in one batched pass (a built-in net).
+torch::Tensor BatchedGradients(NeuralNet::Impl& impl, const Dataset& data,
+                               std::span<const std::size_t> rows,
+                               std::span<const std::size_t> sizes,
+                               std::span<const std::uint64_t> seeds) {
+  GroupedRows batch = GroupRows(rows, sizes, seeds);
+  impl.SetTraining(true);
+  const auto out = impl.taped(impl.Input(data, batch.rows), batch.tape);
+  const auto loss =
+      (impl.Losses(out, Labels(data, batch.rows)) * torch::tensor(batch.weight)).sum();
+  std::vector<torch::Tensor> outputs;
+  for (const auto& layer : batch.tape.layers) outputs.push_back(layer.output);
+  const auto grads = torch::autograd::grad({loss}, outputs);
+  auto sums = torch::zeros(
+      {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl.total)});
+  const auto groups = torch::tensor(batch.group);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    const auto [w, b] = PerExample(batch.tape.layers[i], grads[i]);
+    const auto own = batch.tape.layers[i].module->named_parameters(/*recurse=*/false);
+    AddToGroups(impl, own["weight"], groups, w, sums);
+    if (b.defined()) AddToGroups(impl, own["bias"], groups, b, sums);
+  }
+  return sums;
+}
+
+// One pass per group (a TorchScript model: no per-example path), each as
+// Train's step takes it.
+torch::Tensor LoopGradients(NeuralNet::Impl& impl, const Dataset& data,
+                            std::span<const std::size_t> rows, std::span<const std::size_t> sizes,
+                            std::span<const std::uint64_t> seeds) {
+  auto sums = torch::zeros(
+      {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl.total)});
+  impl.SetTraining(true);
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    std::vector<std::size_t> part(rows.begin() + at, rows.begin() + at + sizes[g]);
+    at += sizes[g];
+    CounterRng rng(seeds[g], 1);
+    ShuffleRows(part, rng);
+    torch::manual_seed(seeds[g]);  // its dropout, as in Train
+    const auto loss = impl.Loss(impl.forward(impl.Input(data, part)), Labels(data, part));
+    const auto grads = torch::autograd::grad({loss}, impl.params, {}, false, false,
+                                             /*allow_unused=*/true);
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      const auto n = static_cast<std::int64_t>(impl.sizes[i]);
+      if (grads[i].defined()) sums[g].narrow(0, offset, n).copy_(grads[i].reshape({-1}));
+      offset += n;
+    }
+  }
+  return sums;
+}
 
 // One training step's work on `rows`, without the step: what a TorchScript
 // model must survive before a run starts, or a run would fail (or train
@@ -406,6 +580,29 @@ Status NeuralNet::CheckInput(const Dataset& data) const {
   } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
     return Error{impl_->arch + ": the model fails on a batch of " + std::to_string(data.dimension) +
                  "-feature rows (" + OneLine(e) + ")"};
+  }
+}
+
+bool NeuralNet::per_example_path() const { return static_cast<bool>(impl_->taped); }
+
+std::vector<float> NeuralNet::GroupGradients(const Dataset& data, std::span<const std::size_t> rows,
+                                             std::span<const std::size_t> sizes,
+                                             std::span<const std::uint64_t> seeds) {
+  const bool covered = seeds.size() == sizes.size() &&
+                       std::find(sizes.begin(), sizes.end(), 0) == sizes.end() &&
+                       std::accumulate(sizes.begin(), sizes.end(), std::size_t{0}) == rows.size();
+  if (!covered) {
+    throw std::invalid_argument(
+        "NeuralNet::GroupGradients: groups of at least one row that cover the rows, "
+        "one seed each");
+  }
+  try {
+    const torch::Tensor sums = impl_->taped ? BatchedGradients(*impl_, data, rows, sizes, seeds)
+                                            : LoopGradients(*impl_, data, rows, sizes, seeds);
+    const auto c = sums.contiguous();
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
+    throw std::runtime_error(impl_->arch + ": gradients failed: " + OneLine(e));
   }
 }
 

@@ -108,6 +108,64 @@ TEST(NeuralNet, OneVggTrainingStepOnCifarShapedFixtures) {
   EXPECT_LE(acc, 1.0);
 }
 
+// The largest difference between each group's step from GroupGradients
+// (-lr times its gradient) and the one Train takes on the group alone, from
+// the same weights, with the group's seed (train_seeds).
+double LargestStepDifference(NeuralNet& net, const std::string& arch, const Dataset& data,
+                             const std::vector<std::size_t>& sizes,
+                             const std::vector<std::uint64_t>& seeds,
+                             const std::vector<std::uint64_t>& train_seeds) {
+  constexpr double kLr = 0.1;
+  std::vector<std::size_t> rows(data.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const std::vector<float> weights = net.GetWeights();
+  const std::vector<float> grads = net.GroupGradients(data, rows, sizes, seeds);
+  EXPECT_EQ(grads.size(), sizes.size() * net.parameters());
+  EXPECT_EQ(net.GetWeights(), weights);  // the net's weights are left as they were
+  double largest = 0;
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    NeuralNet alone = NeuralNet::Create(arch, 1).value();
+    alone.SetWeights(weights);
+    alone.Train(data, std::span<const std::size_t>(rows).subspan(at, sizes[g]), 1, 64, kLr,
+                train_seeds[g]);
+    at += sizes[g];
+    const std::vector<float> after = alone.GetWeights();
+    for (std::size_t j = 0; j < weights.size(); ++j) {
+      const double step = -kLr * grads[g * weights.size() + j];
+      largest = std::max(largest, std::abs(step - (after[j] - weights[j])));
+    }
+  }
+  return largest;
+}
+
+// Issue 42: a round of one-step clients in one batched pass. Every group's
+// step equals the one Train takes on the group alone to 1e-6: groups of one
+// row and of several, the CNN's conv, linear, Dropout2d and dropout layers
+// and max-pooling, the VGG's padded convs. Seeds swapped between groups
+// (other dropout masks, other row orders) differ far past 1e-6: the check
+// sees the masks.
+TEST(NeuralNet, GroupGradientsAreEachGroupsOwnTrainingStep) {
+  const std::vector<std::size_t> sizes = {1, 3, 1, 2, 5, 1};
+  const std::vector<std::uint64_t> seeds = {11, 12, 13, 14, 15, 16};
+  const std::vector<std::uint64_t> swapped = {12, 11, 14, 13, 16, 15};
+  const Dataset mnist_like = Noise(13, 784, 7);
+  NeuralNet cnn = NeuralNet::Create("cnn", 3).value();
+  EXPECT_TRUE(cnn.per_example_path());
+  EXPECT_LT(LargestStepDifference(cnn, "cnn", mnist_like, sizes, seeds, seeds), 1e-6);
+  EXPECT_GT(LargestStepDifference(cnn, "cnn", mnist_like, sizes, seeds, swapped), 1e-4);
+  const std::vector<std::size_t> vgg_sizes = {1, 2, 1};
+  const Dataset cifar_like = Noise(4, 3072, 8);
+  NeuralNet vgg = NeuralNet::Create("vgg", 3).value();
+  EXPECT_LT(LargestStepDifference(vgg, "vgg", cifar_like, vgg_sizes, {1, 2, 3}, {1, 2, 3}), 1e-6);
+  EXPECT_THROW(cnn.GroupGradients(mnist_like, std::vector<std::size_t>{0, 1}, sizes, seeds),
+               std::invalid_argument);
+  const std::vector<std::size_t> rows = {0, 1};
+  EXPECT_THROW(cnn.GroupGradients(mnist_like, rows, std::vector<std::size_t>{2, 0},
+                                  std::vector<std::uint64_t>{1, 2}),
+               std::invalid_argument);
+}
+
 TEST(NeuralNet, CnnLearnsMnistBeyondTheMajorityClass) {
   auto split = LoadImageSplit("mnist", "");
   ASSERT_TRUE(split.ok()) << split.error();
@@ -164,6 +222,12 @@ TEST_F(TorchScriptTest, AUsersModelLoadsProbesAndTrains) {
   trained.Train(split->train, rows, 2, 10, 0.05, 1);
   const Dataset test = split->test.Subset(std::span<const std::size_t>(rows.data(), 2000));
   EXPECT_GT(trained.Accuracy(test), 0.8);
+
+  // No per-example path: GroupGradients takes one pass per group, each
+  // Train's own step.
+  NeuralNet script = NeuralNet::Create(path, 1).value();
+  EXPECT_FALSE(script.per_example_path());
+  EXPECT_LT(LargestStepDifference(script, path, Noise(4, 784, 2), {1, 3}, {5, 6}, {5, 6}), 1e-6);
 
   const auto garbage = NeuralNet::Create(Path("none.pt"), 1);
   ASSERT_FALSE(garbage.ok());

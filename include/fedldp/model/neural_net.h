@@ -115,6 +115,22 @@ class NeuralNet {
   // epoch.
   double Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                std::size_t batch, double lr, std::uint64_t seed);
+  // The gradient, at the current weights, of each group's mean loss: the
+  // step Train(data, group, 1, batch >= its rows, lr, seed) takes is -lr
+  // times it (the same order of the rows and dropout masks for the seed).
+  // The groups are consecutive runs of `rows`, of `sizes` rows (each >= 1),
+  // one seed each: a round's clients, each one local step. The built-ins
+  // compute every group in one batched pass, from per-example gradients of
+  // each Conv2d and Linear (its input and output gradient, as Opacus's grad
+  // samplers do) summed per group; a TorchScript model has no per-example
+  // path (per_example_path() false) and takes one pass per group. Returns
+  // sizes.size() x parameters() floats, a group's after another. Throws
+  // std::invalid_argument for groups that do not cover the rows.
+  std::vector<float> GroupGradients(const Dataset& data, std::span<const std::size_t> rows,
+                                    std::span<const std::size_t> sizes,
+                                    std::span<const std::uint64_t> seeds);
+  bool per_example_path() const;
+
   // Fraction of data's rows classified correctly (evaluation mode).
   double Accuracy(const Dataset& data) const;
 
