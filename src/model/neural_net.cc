@@ -440,13 +440,19 @@ std::pair<torch::Tensor, torch::Tensor> PerExample(const Tape::Layer& layer,
 }
 
 // Adds each example's gradient of `p` (rows of per_example) to its group's
-// row of `sums`, at p's place in the flat weights.
+// row of `sums`, at p's place in the flat weights (copies them when every
+// group is one example).
 void AddToGroups(const NeuralNet::Impl& impl, const torch::Tensor& p, const torch::Tensor& groups,
                  const torch::Tensor& per_example, torch::Tensor& sums) {
   std::int64_t offset = 0;
   for (std::size_t i = 0; i < impl.params.size(); ++i) {
     if (impl.params[i].is_same(p)) {
-      sums.narrow(1, offset, per_example.size(1)).index_add_(0, groups, per_example);
+      auto place = sums.narrow(1, offset, per_example.size(1));
+      if (per_example.size(0) == sums.size(0)) {
+        place.copy_(per_example);
+      } else {
+        place.index_add_(0, groups, per_example);
+      }
       return;
     }
     offset += static_cast<std::int64_t>(impl.sizes[i]);
@@ -481,11 +487,11 @@ GroupedRows GroupRows(std::span<const std::size_t> rows, std::span<const std::si
   return out;
 }
 
-// All groups' gradients in one batched pass (a built-in net).
-torch::Tensor BatchedGradients(NeuralNet::Impl& impl, const Dataset& data,
-                               std::span<const std::size_t> rows,
-                               std::span<const std::size_t> sizes,
-                               std::span<const std::uint64_t> seeds) {
+// All groups' gradients in one batched pass (a built-in net), into `sums`
+// (groups x parameters, zero).
+void BatchedGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows,
+                      std::span<const std::size_t> sizes, std::span<const std::uint64_t> seeds,
+                      torch::Tensor& sums) {
   GroupedRows batch = GroupRows(rows, sizes, seeds);
   impl.SetTraining(true);
   const auto out = impl.taped(impl.Input(data, batch.rows), batch.tape);
@@ -494,8 +500,6 @@ torch::Tensor BatchedGradients(NeuralNet::Impl& impl, const Dataset& data,
   std::vector<torch::Tensor> outputs;
   for (const auto& layer : batch.tape.layers) outputs.push_back(layer.output);
   const auto grads = torch::autograd::grad({loss}, outputs);
-  auto sums = torch::zeros(
-      {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl.total)});
   const auto groups = torch::tensor(batch.group);
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const auto [w, b] = PerExample(batch.tape.layers[i], grads[i]);
@@ -503,16 +507,13 @@ torch::Tensor BatchedGradients(NeuralNet::Impl& impl, const Dataset& data,
     AddToGroups(impl, own["weight"], groups, w, sums);
     if (b.defined()) AddToGroups(impl, own["bias"], groups, b, sums);
   }
-  return sums;
 }
 
 // One pass per group (a TorchScript model: no per-example path), each as
-// Train's step takes it.
-torch::Tensor LoopGradients(NeuralNet::Impl& impl, const Dataset& data,
-                            std::span<const std::size_t> rows, std::span<const std::size_t> sizes,
-                            std::span<const std::uint64_t> seeds) {
-  auto sums = torch::zeros(
-      {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl.total)});
+// Train's step takes it, into `sums`.
+void LoopGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows,
+                   std::span<const std::size_t> sizes, std::span<const std::uint64_t> seeds,
+                   torch::Tensor& sums) {
   impl.SetTraining(true);
   std::size_t at = 0;
   for (std::size_t g = 0; g < sizes.size(); ++g) {
@@ -531,7 +532,6 @@ torch::Tensor LoopGradients(NeuralNet::Impl& impl, const Dataset& data,
       offset += n;
     }
   }
-  return sums;
 }
 
 // One training step's work on `rows`, without the step: what a TorchScript
@@ -596,11 +596,18 @@ std::vector<float> NeuralNet::GroupGradients(const Dataset& data, std::span<cons
         "NeuralNet::GroupGradients: groups of at least one row that cover the rows, "
         "one seed each");
   }
+  std::vector<float> out(sizes.size() * impl_->total, 0.0f);
   try {
-    const torch::Tensor sums = impl_->taped ? BatchedGradients(*impl_, data, rows, sizes, seeds)
-                                            : LoopGradients(*impl_, data, rows, sizes, seeds);
-    const auto c = sums.contiguous();
-    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    auto sums = torch::from_blob(
+        out.data(),
+        {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl_->total)},
+        torch::kFloat);
+    if (impl_->taped) {
+      BatchedGradients(*impl_, data, rows, sizes, seeds, sums);
+    } else {
+      LoopGradients(*impl_, data, rows, sizes, seeds, sums);
+    }
+    return out;
   } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
     throw std::runtime_error(impl_->arch + ": gradients failed: " + OneLine(e));
   }
