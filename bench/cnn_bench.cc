@@ -34,5 +34,60 @@ BENCHMARK(BM_CnnLocalEpoch)
     ->Name("cnn/local-epoch/600-rows")
     ->Unit(benchmark::kMillisecond);
 
+// Issue 42: a round's single-example clients, each one local step from the
+// global model. The loop, as the simulator runs clients alone: set the
+// weights, one step of Train, read the weights. Items: clients.
+void BM_OneStepClientsAlone(benchmark::State& state) {
+  NeuralNet::SetThreads(1);
+  const auto clients = static_cast<std::size_t>(state.range(0));
+  const Dataset data = RandomImages(clients);
+  NeuralNet net = NeuralNet::Create("cnn", 1).value();
+  const std::vector<float> start = net.GetWeights();
+  for (auto _ : state) {
+    for (std::size_t c = 0; c < clients; ++c) {
+      net.SetWeights(start);
+      const std::size_t row[] = {c};
+      net.Train(data, row, 1, 1, 0.1, c);
+      benchmark::DoNotOptimize(net.GetWeights());
+    }
+  }
+  Declare(state, static_cast<std::int64_t>(clients), 0);
+}
+BENCHMARK(BM_OneStepClientsAlone)
+    ->Arg(64)
+    ->Name("cnn/one-step-clients/alone")
+    ->Unit(benchmark::kMillisecond);
+
+// The same clients in one batched pass of per-example gradients
+// (NeuralNet::GroupGradients), each client's model the global one plus its
+// step, as TrainLdpFl's passes make them.
+void BM_OneStepClientsBatched(benchmark::State& state) {
+  NeuralNet::SetThreads(1);
+  const auto clients = static_cast<std::size_t>(state.range(0));
+  const Dataset data = RandomImages(clients);
+  NeuralNet net = NeuralNet::Create("cnn", 1).value();
+  const std::vector<float> start = net.GetWeights();
+  std::vector<std::size_t> rows(clients), sizes(clients, 1);
+  std::vector<std::uint64_t> seeds(clients);
+  for (std::size_t c = 0; c < clients; ++c) rows[c] = seeds[c] = c;
+  std::vector<float> local(start.size());
+  for (auto _ : state) {
+    const std::vector<float> grads = net.GroupGradients(data, rows, sizes, seeds);
+    for (std::size_t c = 0; c < clients; ++c) {
+      for (std::size_t j = 0; j < start.size(); ++j) {
+        local[j] = start[j] - 0.1f * grads[c * start.size() + j];
+      }
+      benchmark::DoNotOptimize(local.data());
+    }
+  }
+  Declare(state, static_cast<std::int64_t>(clients), 0);
+}
+BENCHMARK(BM_OneStepClientsBatched)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->Name("cnn/one-step-clients/batched")
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace fedldp::bench

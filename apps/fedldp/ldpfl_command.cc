@@ -113,6 +113,7 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
     out << FloatingPointStatement(config.vector) << "\n";
   }
 
+  out << "clients: " << run.client_step << "\n";
   out << std::fixed;
   out.precision(2);
   double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;

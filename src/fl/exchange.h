@@ -54,16 +54,23 @@ struct Reader {
   }
 };
 
-// The exchange after each process computed the slots of the clients it
-// owns (slot k holds clients[k], one of n): write(out, k) writes slot k's
-// result for the other processes, read(in, k) reads it back into slot k
-// on each of them.
+// The rank that computes each slot when slot k holds clients[k], one of n:
+// the owner of its client.
+inline std::vector<int> ClientOwners(const Cluster& cluster, std::span<const std::size_t> clients,
+                                     std::size_t n) {
+  std::vector<int> owners;
+  for (const std::size_t c : clients) owners.push_back(Cluster::Owner(c, n, cluster.size()));
+  return owners;
+}
+
+// The exchange after each process computed the slots it owns (slot k is
+// owners[k]'s): write(out, k) writes slot k's result for the other
+// processes, read(in, k) reads it back into slot k on each of them.
 template <typename Write, typename Read>
-void ExchangeSlots(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
-                   Write write, Read read) {
+void ExchangeSlots(Cluster& cluster, std::span<const int> owners, Write write, Read read) {
   std::string mine;
-  for (std::size_t k = 0; k < clients.size(); ++k) {
-    if (Cluster::Owner(clients[k], n, cluster.size()) != cluster.rank()) continue;
+  for (std::size_t k = 0; k < owners.size(); ++k) {
+    if (owners[k] != cluster.rank()) continue;
     Put(mine, static_cast<std::uint64_t>(k));
     write(mine, k);
   }
@@ -73,7 +80,7 @@ void ExchangeSlots(Cluster& cluster, std::span<const std::size_t> clients, std::
     Reader in{all[static_cast<std::size_t>(rank)]};
     while (!in.bytes.empty()) {
       const auto k = in.Get<std::uint64_t>();
-      if (k >= clients.size()) throw std::logic_error("an exchange names no slot of the round");
+      if (k >= owners.size()) throw std::logic_error("an exchange names no slot of the round");
       read(in, static_cast<std::size_t>(k));
     }
   }

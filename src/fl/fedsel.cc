@@ -273,7 +273,7 @@ void ShareReports(Cluster& cluster, std::span<const std::size_t> clients, std::s
   using namespace fl_internal;
   const bool dense = reports.dense();
   ExchangeSlots(
-      cluster, clients, n,
+      cluster, ClientOwners(cluster, clients, n),
       [&](std::string& out, std::size_t k) {
         if (dense) {
           PutAll(out, gradients + k * d, d);

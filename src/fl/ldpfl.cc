@@ -98,14 +98,14 @@ class NetPool {
   std::vector<std::unique_ptr<NeuralNet>> free_;
 };
 
-// After each process trained the clients it owns (of the round's
-// `clients`, one per slot): every slot's outcome on every process. The
-// trained weights travel only for a noise-free run, which sums them.
-void ShareOutcomes(Cluster& cluster, std::span<const std::size_t> clients, std::size_t n,
-                   bool with_local, std::span<ClientOutcome> outcomes) {
+// After each process trained the round's slots it owns (owners[k] trains
+// slot k): every slot's outcome on every process. The trained weights
+// travel only for a noise-free run, which sums them.
+void ShareOutcomes(Cluster& cluster, std::span<const int> owners, bool with_local,
+                   std::span<ClientOutcome> outcomes) {
   using namespace fl_internal;
   ExchangeSlots(
-      cluster, clients, n,
+      cluster, owners,
       [&](std::string& bytes, std::size_t i) {
         const ClientOutcome& out = outcomes[i];
         Put(bytes, out.train_seconds);
@@ -345,6 +345,25 @@ class LdpFlTrainer {
   // own streams, in parallel; every process then has every outcome.
   void TrainClients(int round, std::size_t first, RoundReports& reports,
                     std::span<ClientOutcome> outcomes);
+  // The same for one-step clients, clients_per_pass_ of them in each batched
+  // pass (NeuralNet::GroupGradients): slots are the round's slots this
+  // process trains.
+  void TrainInPasses(int round, std::size_t first, std::span<const std::size_t> slots,
+                     RoundReports& reports, std::span<ClientOutcome> outcomes);
+  // The process that trains each of the round's slots: its client's owner,
+  // or with batched passes its pass's (dealt round-robin), so that a pass
+  // holds the same clients on any number of processes.
+  std::vector<int> SlotOwners(std::size_t first) const;
+  // How a client's training is seeded, and its report's random stream.
+  std::uint64_t Stream(int round, std::size_t client) const {
+    return static_cast<std::uint64_t>(round) * config_.clients + client;
+  }
+  std::uint64_t TrainSeed(std::uint64_t stream) const {
+    return seed_ ^ (stream * 0x9e3779b97f4a7c15ULL);
+  }
+  // One-step clients in batched passes, or each alone (0); and the run's
+  // client_step sentence.
+  void PlanClientSteps();
   Status RunRound(int round);
 
   const LdpFlConfig& config_;
@@ -362,6 +381,7 @@ class LdpFlTrainer {
   std::vector<float> global_;
   std::vector<LayerRange> ranges_;
   std::unique_ptr<NetPool> pool_;
+  std::size_t clients_per_pass_ = 0;
   std::vector<std::size_t> everyone_, picked_;
   LdpFlRun run_;
 };
@@ -417,7 +437,30 @@ Status LdpFlTrainer::Prepare() {
   everyone_.resize(config_.clients);
   std::iota(everyone_.begin(), everyone_.end(), std::size_t{0});
   picked_.assign(config_.clients, 0);
+  PlanClientSteps();
   return Status::Ok();
+}
+
+void LdpFlTrainer::PlanClientSteps() {
+  std::size_t largest = 0;
+  for (const auto& shard : shards_) largest = std::max(largest, shard.size());
+  const bool one_step = config_.local_epochs == 1 && config_.batch >= largest;
+  if (!one_step || config_.client_batch == 0) {
+    run_.client_step = "each client trains alone";
+    return;
+  }
+  // At most client_batch clients and 2^26 floats of gradients a pass, the
+  // round's clients in passes of equal size (the last may be smaller).
+  constexpr std::size_t kPassFloats = std::size_t{1} << 26;
+  const std::size_t most =
+      std::clamp<std::size_t>(kPassFloats / net_.parameters(), 1, config_.client_batch);
+  const std::size_t passes = (per_round_ + most - 1) / most;
+  clients_per_pass_ = (per_round_ + passes - 1) / passes;
+  run_.client_step =
+      "one local step per client, " + std::to_string(clients_per_pass_) +
+      " clients a batched pass" +
+      (net_.per_example_path() ? " of per-example gradients"
+                               : " (the model has no per-example path: one pass per client)");
 }
 
 std::size_t LdpFlTrainer::PickClients(int round) {
@@ -436,28 +479,81 @@ std::size_t LdpFlTrainer::PickClients(int round) {
   return 0;
 }
 
+std::vector<int> LdpFlTrainer::SlotOwners(std::size_t first) const {
+  if (clients_per_pass_ == 0) {
+    return fl_internal::ClientOwners(cluster_, {everyone_.data() + first, per_round_},
+                                     config_.clients);
+  }
+  std::vector<int> owners(per_round_);
+  const auto processes = static_cast<std::size_t>(cluster_.size());
+  for (std::size_t i = 0; i < per_round_; ++i) {
+    owners[i] = static_cast<int>((i / clients_per_pass_) % processes);
+  }
+  return owners;
+}
+
 void LdpFlTrainer::TrainClients(int round, std::size_t first, RoundReports& reports,
                                 std::span<ClientOutcome> outcomes) {
-  const int processes = cluster_.size(), me = cluster_.rank();
-  run_clients_(per_round_, [&](std::size_t i) {
-    const std::size_t client = everyone_[first + i];
-    if (processes > 1 && Cluster::Owner(client, config_.clients, processes) != me) return;
-    const std::uint64_t stream = static_cast<std::uint64_t>(round) * config_.clients + client;
-    ClientOutcome& out = outcomes[i];
-    NetPool::Lease lease = pool_->Acquire();
-    NeuralNet& own = lease.net();
-    const auto t = Clock::now();
-    own.SetWeights(global_);
-    own.Train(train_, shards_[client], config_.local_epochs, config_.batch, config_.learning_rate,
-              seed_ ^ (stream * 0x9e3779b97f4a7c15ULL));
-    out.local = own.GetWeights();
-    out.train_seconds = Since(t);
-    reports.Randomize(out, global_, stream);
-  });
-  if (processes > 1) {
-    ShareOutcomes(cluster_, {everyone_.data() + first, per_round_}, config_.clients,
-                  !config_.is_private, outcomes);
+  const std::vector<int> owners = SlotOwners(first);
+  std::vector<std::size_t> slots;  // this process's
+  for (std::size_t i = 0; i < per_round_; ++i) {
+    if (owners[i] == cluster_.rank()) slots.push_back(i);
   }
+  if (clients_per_pass_ > 0) {
+    TrainInPasses(round, first, slots, reports, outcomes);
+  } else {
+    run_clients_(slots.size(), [&](std::size_t k) {
+      const std::size_t client = everyone_[first + slots[k]];
+      ClientOutcome& out = outcomes[slots[k]];
+      NetPool::Lease lease = pool_->Acquire();
+      NeuralNet& own = lease.net();
+      const auto t = Clock::now();
+      own.SetWeights(global_);
+      own.Train(train_, shards_[client], config_.local_epochs, config_.batch, config_.learning_rate,
+                TrainSeed(Stream(round, client)));
+      out.local = own.GetWeights();
+      out.train_seconds = Since(t);
+      reports.Randomize(out, global_, Stream(round, client));
+    });
+  }
+  if (cluster_.size() > 1) ShareOutcomes(cluster_, owners, !config_.is_private, outcomes);
+}
+
+void LdpFlTrainer::TrainInPasses(int round, std::size_t first, std::span<const std::size_t> slots,
+                                 RoundReports& reports, std::span<ClientOutcome> outcomes) {
+  const std::size_t passes = (slots.size() + clients_per_pass_ - 1) / clients_per_pass_;
+  const auto step = static_cast<float>(-config_.learning_rate);
+  run_clients_(passes, [&](std::size_t p) {
+    const auto mine = slots.subspan(
+        p * clients_per_pass_, std::min(clients_per_pass_, slots.size() - p * clients_per_pass_));
+    std::vector<std::size_t> rows, sizes, stepping;  // a client without rows takes no step
+    std::vector<std::uint64_t> seeds;
+    for (const std::size_t slot : mine) {
+      const std::size_t client = everyone_[first + slot];
+      outcomes[slot].local = global_;
+      if (shards_[client].empty()) continue;
+      rows.insert(rows.end(), shards_[client].begin(), shards_[client].end());
+      sizes.push_back(shards_[client].size());
+      seeds.push_back(TrainSeed(Stream(round, client)));
+      stepping.push_back(slot);
+    }
+    NetPool::Lease lease = pool_->Acquire();
+    const auto t = Clock::now();
+    lease.net().SetWeights(global_);
+    const std::vector<float> grads = sizes.empty()
+                                         ? std::vector<float>()
+                                         : lease.net().GroupGradients(train_, rows, sizes, seeds);
+    const std::size_t d = global_.size();
+    for (std::size_t k = 0; k < stepping.size(); ++k) {
+      std::vector<float>& local = outcomes[stepping[k]].local;
+      for (std::size_t j = 0; j < d; ++j) local[j] += step * grads[k * d + j];
+    }
+    const double each = Since(t) / static_cast<double>(mine.size());
+    for (const std::size_t slot : mine) {
+      outcomes[slot].train_seconds = each;
+      reports.Randomize(outcomes[slot], global_, Stream(round, everyone_[first + slot]));
+    }
+  });
 }
 
 Status LdpFlTrainer::RunRound(int round) {

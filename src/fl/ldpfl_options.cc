@@ -158,6 +158,11 @@ std::vector<LdpFlOption> OtherOptions() {
           "Adaptive ranges: each layer's half-width times this factor, >= 1",
           Plain(&LdpFlConfig::adaptive_margin)),
       Row("delta", "delta", "", "The shuffle-model statement's delta", Plain(&LdpFlConfig::delta)),
+      SimulatedOnly(Row("client_batch", "client-batch", "",
+                        "One-step clients (local epochs 1, a batch >= every shard) train this "
+                        "many at a time in one batched pass of per-example gradients, each with "
+                        "the step it takes alone; 0: each client alone",
+                        Plain(&LdpFlConfig::client_batch))),
       SimulatedOnly(Row("vector_delta", "vector-delta", "",
                         "Gaussian randomizers: delta per report", Plain(&LdpFlConfig::vector_delta),
                         [](const LdpFlConfig& c) -> Status {

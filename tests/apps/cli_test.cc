@@ -1325,6 +1325,24 @@ TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {
   EXPECT_EQ(record["accuracy_per_round"][0], record["accuracy"]);
   EXPECT_EQ(record["accuracy_unit"], "percent");
   EXPECT_GT(record["accuracy"].get<double>(), 1);  // percent, not a fraction
+  EXPECT_EQ(record["client_step"], "each client trains alone");
+  // One-step clients (a batch of a whole shard): the built-in CNN takes them
+  // in batched passes of per-example gradients; a model file has no
+  // per-example path, and the run says so.
+  for (const std::string arch : {std::string("cnn"), model}) {
+    std::vector<std::string> args = {
+        "ldpfl", "--clients",    "20",   "--fraction",   "0.5",       "--rounds",
+        "1",     "--batch",      "100",  "--randomizer", "privunitg", "--epsilon",
+        "4",     "--train-rows", "2000", "--test-rows",  "500",       "--no-reference"};
+    if (arch != "cnn") args.insert(args.end(), {"--model", arch});
+    const auto one_step = Fedldp(args);
+    ASSERT_EQ(one_step.code, 0) << one_step.err;
+    const std::string said = arch == "cnn" ? "clients: one local step per client, 10 clients a "
+                                             "batched pass of per-example gradients"
+                                           : "(the model has no per-example path: one pass per "
+                                             "client)";
+    EXPECT_NE(one_step.out.find(said), std::string::npos) << one_step.out;
+  }
   const auto missing = Fedldp({"ldpfl", "--model", Scratch("none.pt")});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("not a TorchScript model"), std::string::npos) << missing.err;

@@ -120,6 +120,66 @@ TEST(TrainLdpFl, ClientsTrainedInParallelGiveTheSameModelAsOneAfterAnother) {
   }
 }
 
+double LargestDifference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double largest = 0;
+  for (std::size_t j = 0; j < std::min(a.size(), b.size()); ++j) {
+    largest = std::max(largest, std::abs(static_cast<double>(a[j]) - b[j]));
+  }
+  return largest;
+}
+
+// Issue 42: one-step clients (one local epoch, a batch of their whole
+// shard) train in batched passes of per-example gradients and take the
+// steps they take alone: the noise-free model (updates clipped as
+// PrivUnitG's clients clip them) within 1e-5 of the one-at-a-time run after
+// 3 rounds, passes of 64 or of 3 clients (a remainder pass), on one thread
+// or two, on one process or two (bit for bit against one process).
+TEST(TrainLdpFl, OneStepClientsInBatchedPassesTakeTheStepsTheyTakeAlone) {
+  NeuralNet::SetThreads(1);
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c;
+  c.clients = 40;  // 10 rows each
+  c.fraction = 0.5;
+  c.rounds = 3;
+  c.batch = 10;
+  c.learning_rate = 0.1;
+  c.is_private = false;
+  c.vector = VectorMechanism::kPrivUnitG;
+  c.clip = 0.5;
+  c.client_batch = 0;
+  const auto alone = TrainLdpFl(c, train, test, 9).value();
+  EXPECT_EQ(alone.client_step, "each client trains alone");
+  for (const std::size_t per_pass : {64, 3}) {
+    SCOPED_TRACE(per_pass);
+    c.client_batch = per_pass;
+    const auto batched = TrainLdpFl(c, train, test, 9).value();
+    // 20 clients a round: one pass of 20, or 7 passes of 3 (the last of 2).
+    EXPECT_NE(batched.client_step.find(std::to_string(per_pass == 64 ? 20 : 3) +
+                                       " clients a batched pass of per-example gradients"),
+              std::string::npos)
+        << batched.client_step;
+    EXPECT_LT(LargestDifference(batched.weights, alone.weights), 1e-5);
+    const auto parallel = TrainLdpFl(c, train, test, 9, {}, {}, RunOnTwoThreads).value();
+    EXPECT_EQ(parallel.weights, batched.weights);
+    testing::ThreadRanks ranks(2);
+    std::vector<LdpFlRun> runs(2);
+    ranks.Run([&](Cluster& cluster) {
+      auto run = TrainLdpFl(c, train, test, 9, {}, {}, RunSequentially, cluster);
+      if (run.ok()) runs[static_cast<std::size_t>(cluster.rank())] = std::move(run).value();
+      if (!run.ok()) ADD_FAILURE() << run.error();
+    });
+    for (const LdpFlRun& run : runs) EXPECT_EQ(run.weights, batched.weights);
+  }
+  // The check sees a client's step: a quarter of the learning rate moves
+  // the model far past the tolerance.
+  c.learning_rate = 0.025;
+  EXPECT_GT(LargestDifference(TrainLdpFl(c, train, test, 9).value().weights, alone.weights), 1e-3);
+  // Two local steps (a batch of 5 of 10 rows) are not one step: each alone.
+  c.batch = 5;
+  EXPECT_EQ(TrainLdpFl(c, train, test, 9).value().client_step, "each client trains alone");
+}
+
 // Clients spread over 2 or 3 processes (threads standing in for MPI ranks,
 // each training its block of clients): every process ends with one
 // process's model, bit for bit, with the shuffler on or off.

@@ -109,6 +109,7 @@ TEST(RunLdpFlExperiment, AStopKeepsTheRoundsDoneAndSkipsTheReference) {
   const auto j = nlohmann::json::parse(e.RecordJson());
   EXPECT_EQ(j["stopped"], true);
   EXPECT_EQ(j["rounds_done"], 2);
+  EXPECT_TRUE(j["client_step"].is_string());
   EXPECT_EQ(j["rounds"], 5);
   EXPECT_TRUE(j["noise_free"].is_null());
 }

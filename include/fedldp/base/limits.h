@@ -38,6 +38,8 @@ inline constexpr CountLimit kEpochs{"epochs", 1, 10'000, ""};
 inline constexpr CountLimit kRounds{"rounds", 1, 100'000, ""};
 inline constexpr CountLimit kLocalEpochs{"local epochs", 1, 1'000, ""};
 inline constexpr CountLimit kBatch{"batch size", 1, 100'000, ""};
+// One-step clients trained in one batched pass (0: each alone).
+inline constexpr CountLimit kClientBatch{"client batch", 0, 4'096, "0: each client alone"};
 inline constexpr CountLimit kRepeats{"repeats", 1, 1'000, ""};
 
 // The size of what a run works on. A vector's dimension: a selector's d, a

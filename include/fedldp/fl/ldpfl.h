@@ -92,6 +92,13 @@ struct LdpFlConfig {
   // epoch (LdpFlReportsPerClient), instead of a fresh uniform subset every
   // round, in which a client may report in every round.
   bool disjoint_rounds = false;
+  // One-step clients (local_epochs 1 and a batch >= every shard: a client's
+  // update is one gradient step) train in batched passes of per-example
+  // gradients (NeuralNet::GroupGradients), each client with the step it
+  // takes alone: a round's clients in passes of equal size, at most
+  // client_batch clients and 2^26 floats of gradients a pass, dealt to the
+  // threads and processes; 0 trains each client alone.
+  std::size_t client_batch = 64;
 
   // OK if the configuration is one TrainLdpFl runs, whatever the data; else
   // why not (CheckLdpFlConfig adds the client count against the rows).
@@ -121,6 +128,9 @@ struct LdpFlRun {
   std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
   std::vector<float> weights;                // the final global model
   bool stopped = false;                      // a stop was requested: fewer rounds than configured
+  // How the clients trained: "one at a time", or how many one-step clients
+  // a batched pass took, and whether the model has a per-example path.
+  std::string client_step;
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
 };
 
