@@ -77,13 +77,15 @@ class LaplaceL1 final : public VectorRandomizer {
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override {
     ClipInto(x, out);
     for (double& v : out) {
+      // The level's draw, then the noise's (the order seeded runs record).
       // |level| <= levels (step_ is normal: MakeVectorRandomizer): the noise
       // clamped to 2^62 first leaves the clamped sum as it was, and the sum
       // cannot overflow (a noise of 2^63 - 1 has probability below e^-2^11).
       constexpr std::int64_t kNoiseEnd = std::int64_t{1} << 62;
+      const std::int64_t level = RandomizedRound(v / step_, rng);
       const std::int64_t noise =
           std::clamp(DiscreteLaplace(rng, rate_.s, rate_.t), -kNoiseEnd, kNoiseEnd);
-      const std::int64_t j = RandomizedRound(v / step_, rng) + noise;
+      const std::int64_t j = level + noise;
       v = static_cast<double>(std::clamp(j, -kReportEnd, kReportEnd)) * step_;
     }
   }
