@@ -56,5 +56,44 @@ BENCHMARK(BM_LdpFlRound)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Issue 42: one round of 1,024 single-example clients of the CNN, each one
+// local step, on 2 threads (Torch's ops on one each): range(0) clients a
+// batched pass (0: each client alone, the loop), range(1) 1 for PrivUnitG
+// reports at eps 4 (0: noise-free, the updates clipped alike), so the
+// training's speed-up and the whole client step's are both measured.
+void BM_OneStepRound(benchmark::State& state) {
+  NeuralNet::SetThreads(1);
+  static const Dataset train = RandomImages(1024, 5), test = RandomImages(100, 6);
+  LdpFlConfig config;
+  config.clients = 1024;
+  config.rounds = 1;
+  config.batch = 1;
+  config.learning_rate = 0.1;
+  config.vector = VectorMechanism::kPrivUnitG;
+  config.epsilon = 4;
+  config.client_batch = static_cast<std::size_t>(state.range(0));
+  config.is_private = state.range(1) != 0;
+  ThreadPool pool(2);
+  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
+    pool.ParallelFor(n, f);
+  };
+  for (auto _ : state) {
+    auto run = TrainLdpFl(config, train, test, 1, {}, {}, parallel);
+    if (!run.ok()) state.SkipWithError(run.error().c_str());
+    benchmark::DoNotOptimize(run);
+  }
+  Declare(state, static_cast<std::int64_t>(config.clients), 0);
+}
+BENCHMARK(BM_OneStepRound)
+    ->ArgNames({"client-batch", "private"})
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({256, 0})
+    ->Args({0, 1})
+    ->Args({64, 1})
+    ->Name("ldpfl/one-step-round-of-1024/threads:2")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace fedldp::bench
