@@ -514,13 +514,12 @@ void BatchedGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<cons
 void LoopGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows,
                    std::span<const std::size_t> sizes, std::span<const std::uint64_t> seeds,
                    torch::Tensor& sums) {
+  const GroupedRows batch = GroupRows(rows, sizes, seeds);
   impl.SetTraining(true);
   std::size_t at = 0;
   for (std::size_t g = 0; g < sizes.size(); ++g) {
-    std::vector<std::size_t> part(rows.begin() + at, rows.begin() + at + sizes[g]);
+    const std::span<const std::size_t> part(batch.rows.data() + at, sizes[g]);
     at += sizes[g];
-    CounterRng rng(seeds[g], 1);
-    ShuffleRows(part, rng);
     torch::manual_seed(seeds[g]);  // its dropout, as in Train
     const auto loss = impl.Loss(impl.forward(impl.Input(data, part)), Labels(data, part));
     const auto grads = torch::autograd::grad({loss}, impl.params, {}, false, false,
