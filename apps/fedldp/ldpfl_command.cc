@@ -77,6 +77,7 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
       << e.config.seed;
   if (e.processes > 1) out << ", clients spread over " << e.processes << " MPI processes";
   out << "\n";
+  out << DescribeServer(c.server, c.averaging, c.rounds) << "\n";
   if (c.vector) {
     out << "randomizer: " << LdpFlRandomizerName(c) << " on the whole update W - W_global, l2 clip "
         << c.clip << ", eps " << c.epsilon << " per report\n";

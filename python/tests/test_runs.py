@@ -252,3 +252,10 @@ def test_ldpfl_options_are_the_library_rows_and_refuse_as_the_cli():
         fedldp.train_ldpfl(range="Fixed")
     with pytest.raises(ValueError, match="no adaptive ranges"):
         fedldp.train_ldpfl(range="adaptive", randomizer="privunitg")
+    # The server's optimiser and averaging (issue 42), from the same rows.
+    assert options["server_optimizer"]["choices"] == ["fedavg", "momentum", "adam", "yogi"]
+    assert options["average"]["choices"] == ["none", "ema", "tail"]
+    with pytest.raises(ValueError, match=r"server beta1 must be in \[0, 1\), got 1"):
+        fedldp.train_ldpfl(server_optimizer="adam", server_beta1=1.0)
+    with pytest.raises(ValueError, match="secret sampling takes a vector randomizer"):
+        fedldp.train_ldpfl(secret_sampling=True)

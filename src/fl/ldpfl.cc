@@ -383,6 +383,9 @@ class LdpFlTrainer {
   std::unique_ptr<NetPool> pool_;
   std::size_t clients_per_pass_ = 0;
   std::vector<std::size_t> everyone_, picked_;
+  std::optional<ServerOptimizer> optimizer_;
+  std::optional<IterateAverage> average_;
+  std::vector<float> released_;  // the model the rounds so far release
   LdpFlRun run_;
 };
 
@@ -397,8 +400,7 @@ Status LdpFlTrainer::Prepare() {
   auto shards = SplitClients(train_, config_.clients, config_.dirichlet_alpha, seed_);
   if (!shards.ok()) return Error{shards.error()};
   shards_ = std::move(shards).value();
-  per_round_ = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::llround(config_.fraction * config_.clients)));
+  per_round_ = LdpFlClientsPerRound(config_);
   const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
   rounds_per_epoch_ = std::max<std::size_t>(1, config_.clients / per_round_);
   run_.parameters = net_.parameters();
@@ -409,14 +411,20 @@ Status LdpFlTrainer::Prepare() {
   if (!vector_made.ok()) return Error{vector_made.error()};
   vector_ = std::move(vector_made).value();
   if (vector_) {
-    auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector_, reports_per_client, per_round_,
-                                                      config_.shuffle, config_.delta));
+    const double sampling_rate = config_.secret_sampling ? static_cast<double>(per_round_) /
+                                                               static_cast<double>(config_.clients)
+                                                         : 1.0;
+    auto accounted = AccountRun(LdpFlVectorRunPrivacy(
+        *vector_, reports_per_client, per_round_, config_.shuffle, config_.delta, sampling_rate));
     if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
     run_.vector_privacy = std::move(accounted).value();
     run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
     run_.float32_bytes = 4 * net_.parameters();
   }
   global_ = net_.GetWeights();
+  optimizer_.emplace(config_.server, global_.size());
+  average_.emplace(config_.averaging, config_.rounds);
+  released_ = global_;
   ranges_.assign(net_.layer_sizes().size(), config_.fixed_range);
   if (config_.adaptive) {
     auto ranges = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
@@ -578,14 +586,18 @@ Status LdpFlTrainer::RunRound(int round) {
   }
   const auto t = Clock::now();
   const double shuffling = stats.shuffle_seconds;
-  FEDLDP_RETURN_IF_ERROR(reports->Estimate(global_, stats));
+  std::vector<float> estimate = global_;
+  FEDLDP_RETURN_IF_ERROR(reports->Estimate(estimate, stats));
+  optimizer_->Step(global_, estimate);
+  const std::span<const float> released = average_->Add(round, global_);
+  released_.assign(released.begin(), released.end());
   if (config_.adaptive) {
     auto ranges = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
     if (!ranges.ok()) return Error{"round " + std::to_string(round + 1) + ": " + ranges.error()};
     ranges_ = std::move(ranges).value();
   }
   stats.aggregate_seconds += Since(t) - (stats.shuffle_seconds - shuffling);
-  net_.SetWeights(global_);
+  net_.SetWeights(released_);
   stats.accuracy = net_.Accuracy(test_);
   run_.rounds.push_back(std::move(stats));
   return Status::Ok();
@@ -601,7 +613,7 @@ Result<LdpFlRun> LdpFlTrainer::Run(const std::function<void(const LdpFlRound&)>&
     if (Status s = RunRound(round); !s.ok()) return Error{s.error()};
     if (on_round) on_round(run_.rounds.back());
   }
-  run_.weights = std::move(global_);
+  run_.weights = std::move(released_);
   return std::move(run_);
 }
 

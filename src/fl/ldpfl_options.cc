@@ -28,6 +28,24 @@ Field Choice(T LdpFlConfig::*field, std::vector<std::string> names, std::vector<
   return {std::move(set), std::move(get), std::move(names)};
 }
 
+// A field of one of the config's parts (the server optimiser's, say).
+template <typename Part, typename T>
+Field Member(Part LdpFlConfig::*part, T Part::*field) {
+  return {
+      [=, set = SetField(field)](LdpFlConfig& c, const OptionValue& v) { return set(c.*part, v); },
+      [=, get = GetField(field)](const LdpFlConfig& c) { return get(c.*part); },
+      {}};
+}
+
+template <typename Part, typename T>
+Field MemberChoice(Part LdpFlConfig::*part, T Part::*field, std::vector<std::string> names) {
+  std::vector<T> values;
+  for (std::size_t i = 0; i < names.size(); ++i) values.push_back(static_cast<T>(i));
+  auto [set, get] = ChoiceField(field, names, std::move(values));
+  return {[=](LdpFlConfig& c, const OptionValue& v) { return set(c.*part, v); },
+          [=](const LdpFlConfig& c) { return get(c.*part); }, std::move(names)};
+}
+
 // The fixed range's centre or radius.
 Field RangeEnd(double LayerRange::*end) {
   return {[end](LdpFlConfig& c, const OptionValue& v) -> Status {
@@ -143,7 +161,46 @@ std::vector<LdpFlOption> RecordedOptions() {
       SimulatedOnly(
           Row("standardize_inputs", "raw-inputs", "standardized",
               "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)",
-              Plain(&LdpFlConfig::standardize_inputs)))};
+              Plain(&LdpFlConfig::standardize_inputs))),
+      SimulatedOnly(Row("secret_sampling", "secret-sampling", "secret_sampling",
+                        "The shuffler draws each round's clients in secret from the server, and "
+                        "the statement amplifies each round by that sampling (vector randomizers "
+                        "of pure eps reports, with the shuffler; default: the server draws them, "
+                        "and no amplification is claimed)",
+                        Plain(&LdpFlConfig::secret_sampling)))};
+}
+
+// The server's optimiser and iterate averaging (fl/server_optimizer.h).
+std::vector<LdpFlOption> ServerOptions() {
+  using S = ServerOptimizerConfig;
+  using A = IterateAveragingConfig;
+  return {
+      SimulatedOnly(Row("server_optimizer", "server-optimizer", "server_optimizer",
+                        "The server's step on each round's estimate (Reddi et al. 2021): fedavg "
+                        "(lr 1: the estimate), momentum (FedAvgM), adam or yogi",
+                        MemberChoice(&LdpFlConfig::server, &S::kind, ServerOptimizerNames()))),
+      SimulatedOnly(Row("server_lr", "server-lr", "server_lr",
+                        "The server optimiser's learning rate",
+                        Member(&LdpFlConfig::server, &S::learning_rate))),
+      SimulatedOnly(Row("server_beta1", "server-beta1", "server_beta1",
+                        "Momentum's factor; Adam's and Yogi's first-moment decay",
+                        Member(&LdpFlConfig::server, &S::beta1))),
+      SimulatedOnly(Row("server_beta2", "server-beta2", "server_beta2",
+                        "Adam's and Yogi's second-moment decay",
+                        Member(&LdpFlConfig::server, &S::beta2))),
+      SimulatedOnly(Row("server_tau", "server-tau", "server_tau",
+                        "Adam's and Yogi's adaptivity tau (and sqrt of v's start)",
+                        Member(&LdpFlConfig::server, &S::tau))),
+      SimulatedOnly(Row("average", "average", "average",
+                        "Release the iterates' average: none, ema (moving average), or tail (the "
+                        "uniform mean of the last rounds)",
+                        MemberChoice(&LdpFlConfig::averaging, &A::kind, IterateAveragingNames()))),
+      SimulatedOnly(Row("average_decay", "average-decay", "average_decay",
+                        "ema: the weight of the average so far, in [0, 1)",
+                        Member(&LdpFlConfig::averaging, &A::decay))),
+      SimulatedOnly(Row("average_tail", "average-tail", "average_tail",
+                        "tail: the fraction of the run's rounds averaged, in (0, 1]",
+                        Member(&LdpFlConfig::averaging, &A::tail)))};
 }
 
 std::vector<LdpFlOption> OtherOptions() {
@@ -178,7 +235,8 @@ std::vector<LdpFlOption> OtherOptions() {
 }  // namespace
 
 std::span<const LdpFlOption> LdpFlOptions() {
-  static const std::vector<LdpFlOption> options = JoinedRows(RecordedOptions(), OtherOptions());
+  static const std::vector<LdpFlOption> options =
+      JoinedRows(JoinedRows(RecordedOptions(), ServerOptions()), OtherOptions());
   return options;
 }
 

@@ -9,6 +9,23 @@
 #include "fedldp/fl/ldpfl.h"
 
 namespace fedldp {
+namespace {
+
+// Secret sampling amplifies shuffled rounds of pure-eps reports, drawn
+// afresh every round.
+Status CheckSecretSampling(const LdpFlConfig& c) {
+  if (!c.secret_sampling) return {};
+  if (!c.vector || c.vector->traits().needs_delta || !c.shuffle) {
+    return Error{
+        "secret sampling takes a vector randomizer of pure eps reports (not twopoint or a "
+        "gaussian) and the shuffler"};
+  }
+  if (c.disjoint_rounds)
+    return Error{"secret sampling draws every round afresh: no disjoint rounds"};
+  return {};
+}
+
+}  // namespace
 
 Status LdpFlConfig::Validate() const {
   const LdpFlConfig& config = *this;
@@ -50,7 +67,9 @@ Status LdpFlConfig::Validate() const {
       return Error{"clip must be a number > 0"};
     }
   }
-  return {};
+  FEDLDP_RETURN_IF_ERROR(config.server.Validate());
+  FEDLDP_RETURN_IF_ERROR(config.averaging.Validate());
+  return CheckSecretSampling(config);
 }
 
 std::string LdpFlRandomizerName(const LdpFlConfig& config) {
@@ -92,7 +111,7 @@ Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfi
 
 RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
                                        std::size_t reports_per_client, std::size_t per_round,
-                                       bool shuffle, double delta) {
+                                       bool shuffle, double delta, double sampling_rate) {
   RunPrivacyConfig account;
   account.local_epsilon = randomizer.epsilon();
   account.local_delta = randomizer.delta();
@@ -100,6 +119,7 @@ RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
   account.shuffle = shuffle && randomizer.delta() == 0;
   account.reports_per_round = account.shuffle ? per_round : 0;
   account.delta = delta;
+  if (account.shuffle) account.sampling_rate = sampling_rate;
   account.report_deviation = randomizer.deviation();
   return account;
 }

@@ -1300,6 +1300,19 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
   EXPECT_NE(disjoint.out.find("--rounds 1 --shuffle --reports-per-round 2"), std::string::npos)
       << disjoint.out;
   EXPECT_NE(disjoint.out.find("at most 1 report(s) per client"), std::string::npos) << disjoint.out;
+  // Secret sampling (issue 42): 2 of 20 clients a round, drawn by the
+  // shuffler, and the statement is `account run`'s at sampling rate 0.1.
+  const auto secret =
+      Fedldp({"ldpfl", "--clients", "20", "--fraction", "0.1", "--rounds", "2", "--epsilon", "5",
+              "--randomizer", "privunitg", "--clip", "0.5", "--train-rows", "2000", "--test-rows",
+              "500", "--secret-sampling", "--no-reference"});
+  ASSERT_EQ(secret.code, 0) << secret.err;
+  const auto sampled =
+      Fedldp({"account", "run", "--local-epsilon", "5", "--rounds", "2", "--shuffle",
+              "--reports-per-round", "2", "--sampling-rate", "0.1", "--delta", "1e-05",
+              "--report-deviation", deviation, "--mechanism", "privunitg"});
+  ASSERT_EQ(sampled.code, 0) << sampled.err;
+  EXPECT_NE(secret.out.find(sampled.out), std::string::npos) << secret.out << sampled.out;
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "duchi"}).code, 2);
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
 }

@@ -377,6 +377,78 @@ TEST(InputMomentsOf, IsTheMeanAndSdOfEveryValueOfTheChosenRows) {
   EXPECT_EQ(none.sd, 1);
 }
 
+// Issue 42, item 2: the server optimiser steps from the round's model
+// towards its estimate, and iterate averaging releases a mean of the
+// iterates (each iterate is what a run of that many rounds ends with).
+TEST(TrainLdpFl, TheServerStepsTowardsEachEstimateAndReleasesTheAverage) {
+  const Dataset train = Stripes(200, 4), test = Stripes(50, 5);
+  LdpFlConfig c;
+  c.clients = 4;
+  c.rounds = 1;
+  c.is_private = false;
+  c.standardize_inputs = false;  // the accuracy below is of a plain net
+  const std::vector<float> start = NeuralNet::Create(c.arch, 3).value().GetWeights();
+  const std::vector<float> fedavg = TrainLdpFl(c, train, test, 3)->weights;
+  c.server.learning_rate = 0.25;
+  const std::vector<float> slow = TrainLdpFl(c, train, test, 3)->weights;
+  ASSERT_EQ(slow.size(), start.size());
+  for (std::size_t j = 0; j < start.size(); ++j) {
+    ASSERT_NEAR(slow[j], start[j] + 0.25 * (fedavg[j] - start[j]), 1e-6) << j;
+  }
+  c.server = {};
+  std::vector<std::vector<float>> iterates;
+  for (int rounds = 1; rounds <= 3; ++rounds) {
+    c.rounds = rounds;
+    iterates.push_back(TrainLdpFl(c, train, test, 3)->weights);
+  }
+  c.averaging = {IterateAveragingKind::kTail, 0.9, 1.0};
+  const LdpFlRun tail = TrainLdpFl(c, train, test, 3).value();
+  c.averaging = {IterateAveragingKind::kEma, 0.5, 1.0};
+  const std::vector<float> ema = TrainLdpFl(c, train, test, 3)->weights;
+  for (std::size_t j = 0; j < start.size(); ++j) {
+    const double w1 = iterates[0][j], w2 = iterates[1][j], w3 = iterates[2][j];
+    ASSERT_NEAR(tail.weights[j], (w1 + w2 + w3) / 3, 1e-6) << j;
+    ASSERT_NEAR(ema[j], 0.25 * w1 + 0.25 * w2 + 0.5 * w3, 1e-6) << j;
+  }
+  // Each round's accuracy is the released model's.
+  NeuralNet net = NeuralNet::Create(c.arch, 3).value();
+  net.SetWeights(tail.weights);
+  EXPECT_EQ(tail.final_accuracy(), net.Accuracy(test));
+}
+
+// Secret sampling: the same clients are drawn, and the statement is the
+// accountant's for rounds sampled at rate per round / clients.
+TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c;
+  c.clients = 40;
+  c.fraction = 0.25;
+  c.rounds = 2;
+  c.epsilon = 4;
+  c.vector = VectorMechanism::kPrivUnitG;
+  const LdpFlRun server = TrainLdpFl(c, train, test, 9).value();
+  c.secret_sampling = true;
+  const LdpFlRun secret = TrainLdpFl(c, train, test, 9).value();
+  EXPECT_EQ(secret.weights, server.weights);
+  const RunPrivacy& p = *secret.vector_privacy;
+  EXPECT_FALSE(server.vector_privacy->config.sampled());
+  EXPECT_EQ(p.config.sampling_rate, 0.25);
+  EXPECT_EQ(p.config.rounds, 2u);
+  EXPECT_EQ(p.config.reports_per_round, 10u);
+  const RunPrivacy expected = AccountRun(p.config).value();
+  EXPECT_EQ(p.total.epsilon, expected.total.epsilon);
+  EXPECT_LT(p.total.epsilon, server.vector_privacy->total.epsilon);
+  for (auto refuse : std::vector<std::function<void(LdpFlConfig&)>>{
+           [](LdpFlConfig& x) { x.vector.reset(); },
+           [](LdpFlConfig& x) { x.vector = VectorMechanism::kGaussian; },
+           [](LdpFlConfig& x) { x.shuffle = false; },
+           [](LdpFlConfig& x) { x.disjoint_rounds = true; }}) {
+    LdpFlConfig bad = c;
+    refuse(bad);
+    EXPECT_NE(TrainLdpFl(bad, train, test, 9).error().find("secret sampling"), std::string::npos);
+  }
+}
+
 TEST(TrainLdpFl, RejectsBadConfigurations) {
   const Dataset train = Stripes(100, 4), test = Stripes(20, 5);
   LdpFlConfig c;

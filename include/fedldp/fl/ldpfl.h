@@ -50,6 +50,7 @@
 #include "fedldp/data/dataset.h"
 #include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
+#include "fedldp/fl/server_optimizer.h"
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -99,6 +100,17 @@ struct LdpFlConfig {
   // client_batch clients and 2^26 floats of gradients a pass, dealt to the
   // threads and processes; 0 trains each client alone.
   std::size_t client_batch = 64;
+  // What the server does with a round's estimate (fl/server_optimizer.h):
+  // fedavg with lr 1 (the default) takes it as the new model.
+  ServerOptimizerConfig server;
+  IterateAveragingConfig averaging;
+  // Each round's clients (fraction n of the n, uniformly) are drawn by the
+  // shuffler in secret from the server, which sees only the shuffled
+  // reports: the statement amplifies each round by that sampling (vector
+  // randomizers of pure eps reports, with the shuffler; not with disjoint
+  // rounds). The clients drawn are the same either way; only who draws them,
+  // and so what the server can know, differs.
+  bool secret_sampling = false;
 
   // OK if the configuration is one TrainLdpFl runs, whatever the data; else
   // why not (CheckLdpFlConfig adds the client count against the rows).
@@ -109,6 +121,8 @@ struct LdpFlConfig {
 // disjoint rounds one per epoch begun. The privacy statements compose this
 // many reports.
 std::size_t LdpFlReportsPerClient(const LdpFlConfig& config);
+// The clients of a round: round(fraction n), at least 1.
+std::size_t LdpFlClientsPerRound(const LdpFlConfig& config);
 
 struct LdpFlRound {
   int round = 0;
@@ -126,8 +140,8 @@ struct LdpFlRun {
   std::size_t most_reports = 0;              // the most rounds one client took part in
   LdpFlPrivacy privacy;                      // two-point: per weight
   std::optional<RunPrivacy> vector_privacy;  // vector randomizers: per report, over the run
-  std::vector<float> weights;                // the final global model
-  bool stopped = false;                      // a stop was requested: fewer rounds than configured
+  std::vector<float> weights;  // the released model: the last, or the iterates' average
+  bool stopped = false;        // a stop was requested: fewer rounds than configured
   // How the clients trained: "one at a time", or how many one-step clients
   // a batched pass took, and whether the model has a per-example path.
   std::string client_step;
@@ -178,11 +192,13 @@ Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfi
 // and the deployment state it: reports_per_client reports, shuffled in
 // rounds of per_round when `shuffle` (not the Gaussian's: no amplification
 // is proven for (eps, delta) reports), with the randomizer's floating-point
-// allowance. No amplification by sampling: the server draws each round's
-// clients and knows who they are.
+// allowance. Amplification by sampling only with sampling_rate < 1: the
+// shuffler draws per_round of the clients in each of reports_per_client
+// rounds, in secret from the server (secret_sampling); a server that draws
+// them knows who took part, and its statement takes sampling_rate 1.
 RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
                                        std::size_t reports_per_client, std::size_t per_round,
-                                       bool shuffle, double delta);
+                                       bool shuffle, double delta, double sampling_rate = 1);
 
 // A client's whole-update report (vector randomizers): its update
 // local - global, l2-clipped and privatised by `randomizer`. TrainLdpFl and
