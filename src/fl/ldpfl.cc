@@ -333,6 +333,8 @@ class LdpFlTrainer {
         pick_(seed, 0x9e37) {}
   // The shards, the privacy statement, the first model and its ranges.
   Status Prepare();
+  // The two-point statement, or the vector randomizer and its statement.
+  Status MakeRandomizerAndAccount();
   Result<LdpFlRun> Run(const std::function<void(const LdpFlRound&)>& on_round,
                        std::stop_token stop);
 
@@ -389,6 +391,26 @@ class LdpFlTrainer {
   LdpFlRun run_;
 };
 
+Status LdpFlTrainer::MakeRandomizerAndAccount() {
+  const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
+  run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client, per_round_,
+                              config_.delta);
+  auto vector_made = LdpFlVectorRandomizer(config_, net_.parameters(), seed_);
+  if (!vector_made.ok()) return Error{vector_made.error()};
+  vector_ = std::move(vector_made).value();
+  if (!vector_) return Status::Ok();
+  const double sampling_rate = config_.secret_sampling ? static_cast<double>(per_round_) /
+                                                             static_cast<double>(config_.clients)
+                                                       : 1.0;
+  auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector_, reports_per_client, per_round_,
+                                                    config_.shuffle, config_.delta, sampling_rate));
+  if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
+  run_.vector_privacy = std::move(accounted).value();
+  run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
+  run_.float32_bytes = 4 * net_.parameters();
+  return Status::Ok();
+}
+
 Status LdpFlTrainer::Prepare() {
   if (config_.standardize_inputs) {
     std::vector<std::size_t> all(train_.size());
@@ -401,26 +423,10 @@ Status LdpFlTrainer::Prepare() {
   if (!shards.ok()) return Error{shards.error()};
   shards_ = std::move(shards).value();
   per_round_ = LdpFlClientsPerRound(config_);
-  const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
   rounds_per_epoch_ = std::max<std::size_t>(1, config_.clients / per_round_);
   run_.parameters = net_.parameters();
   run_.majority = test_.MajorityRate();
-  run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client, per_round_,
-                              config_.delta);
-  auto vector_made = LdpFlVectorRandomizer(config_, net_.parameters(), seed_);
-  if (!vector_made.ok()) return Error{vector_made.error()};
-  vector_ = std::move(vector_made).value();
-  if (vector_) {
-    const double sampling_rate = config_.secret_sampling ? static_cast<double>(per_round_) /
-                                                               static_cast<double>(config_.clients)
-                                                         : 1.0;
-    auto accounted = AccountRun(LdpFlVectorRunPrivacy(
-        *vector_, reports_per_client, per_round_, config_.shuffle, config_.delta, sampling_rate));
-    if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
-    run_.vector_privacy = std::move(accounted).value();
-    run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
-    run_.float32_bytes = 4 * net_.parameters();
-  }
+  FEDLDP_RETURN_IF_ERROR(MakeRandomizerAndAccount());
   global_ = net_.GetWeights();
   optimizer_.emplace(config_.server, global_.size());
   average_.emplace(config_.averaging, config_.rounds);
