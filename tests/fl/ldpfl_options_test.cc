@@ -85,6 +85,20 @@ TEST(LdpFlOptions, AnOptionTheRandomizerIgnoresIsRefusedUnlessLeftAtItsDefault) 
   EXPECT_TRUE(
       LdpFlConfigWith({}, Given{{"vector_delta", 1e-5}, {"randomizer", std::string("gaussian")}})
           .ok());
+  // The server's settings apply to the optimisers and averaging that use them.
+  EXPECT_EQ(Refusal({{"server_beta1", 0.5}}),
+            "server_beta1 applies to momentum, adam and yogi only");
+  EXPECT_EQ(
+      With({{"server_beta1", 0.5}, {"server_optimizer", std::string("momentum")}}).server.beta1,
+      0.5);
+  EXPECT_EQ(Refusal({{"server_tau", 0.1}, {"server_optimizer", std::string("momentum")}}),
+            "server_tau applies to adam and yogi only");
+  EXPECT_EQ(With({{"server_beta2", 0.9}, {"server_optimizer", std::string("yogi")}}).server.beta2,
+            0.9);
+  EXPECT_EQ(Refusal({{"average_decay", 0.5}, {"average", std::string("tail")}}),
+            "average_decay applies to average ema only");
+  EXPECT_EQ(Refusal({{"average_tail", 0.2}}), "average_tail applies to average tail only");
+  EXPECT_EQ(With({{"average_tail", 0.2}, {"average", std::string("tail")}}).averaging.tail, 0.2);
   EXPECT_EQ(Refusal({{"rounds", 2.5}}), "rounds = 2.5: an integer is needed, not a number");
   EXPECT_EQ(Refusal({{"clientz", std::int64_t{3}}}), "unknown option 'clientz'");
 }
