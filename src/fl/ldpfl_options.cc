@@ -42,9 +42,13 @@ template <typename Part, typename T>
 Field MemberChoice(Part LdpFlConfig::*part, T Part::*field, std::vector<std::string> names) {
   std::vector<T> values;
   for (std::size_t i = 0; i < names.size(); ++i) values.push_back(static_cast<T>(i));
-  auto [set, get] = ChoiceField(field, names, std::move(values));
-  return {[=](LdpFlConfig& c, const OptionValue& v) { return set(c.*part, v); },
-          [=](const LdpFlConfig& c) { return get(c.*part); }, std::move(names)};
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  auto accessors = ChoiceField(field, names, std::move(values));
+  return {[=, set = std::move(accessors.first)](LdpFlConfig& c, const OptionValue& v) {
+            return set(c.*part, v);
+          },
+          [=, get = std::move(accessors.second)](const LdpFlConfig& c) { return get(c.*part); },
+          std::move(names)};
 }
 
 // The fixed range's centre or radius.
