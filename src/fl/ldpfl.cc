@@ -385,8 +385,7 @@ class LdpFlTrainer {
   std::unique_ptr<NetPool> pool_;
   std::size_t clients_per_pass_ = 0;
   std::vector<std::size_t> everyone_, picked_;
-  std::optional<ServerOptimizer> optimizer_;
-  std::optional<IterateAverage> average_;
+  std::optional<ServerLearner> learner_;
   std::vector<float> released_;  // the model the rounds so far release
   LdpFlRun run_;
 };
@@ -428,8 +427,7 @@ Status LdpFlTrainer::Prepare() {
   run_.majority = test_.MajorityRate();
   FEDLDP_RETURN_IF_ERROR(MakeRandomizerAndAccount());
   global_ = net_.GetWeights();
-  optimizer_.emplace(config_.server, global_.size());
-  average_.emplace(config_.averaging, config_.rounds);
+  learner_.emplace(config_.server, config_.averaging, config_.rounds, global_.size());
   released_ = global_;
   ranges_.assign(net_.layer_sizes().size(), config_.fixed_range);
   if (config_.adaptive) {
@@ -594,9 +592,8 @@ Status LdpFlTrainer::RunRound(int round) {
   const double shuffling = stats.shuffle_seconds;
   std::vector<float> estimate = global_;
   FEDLDP_RETURN_IF_ERROR(reports->Estimate(estimate, stats));
-  optimizer_->Step(global_, estimate);
-  const std::span<const float> released = average_->Add(round, global_);
-  released_.assign(released.begin(), released.end());
+  learner_->Step<float>(round, global_, estimate);
+  learner_->Release<float>(global_, released_);
   if (config_.adaptive) {
     auto ranges = LayerRangesOf(global_, net_.layer_sizes(), config_.adaptive_margin);
     if (!ranges.ok()) return Error{"round " + std::to_string(round + 1) + ": " + ranges.error()};

@@ -197,40 +197,36 @@ std::vector<LdpFlOption> ServerOptions() {
   using A = IterateAveragingConfig;
   using enum ServerOptimizerKind;
   return {
-      SimulatedOnly(Row("server_optimizer", "server-optimizer", "server_optimizer",
-                        "The server's step on each round's estimate (Reddi et al. 2021): fedavg "
-                        "(lr 1: the estimate), momentum (FedAvgM), adam or yogi",
-                        MemberChoice(&LdpFlConfig::server, &S::kind, ServerOptimizerNames()))),
-      SimulatedOnly(Row("server_lr", "server-lr", "server_lr",
-                        "The server optimiser's learning rate",
-                        Member(&LdpFlConfig::server, &S::learning_rate))),
-      SimulatedOnly(Row("server_beta1", "server-beta1", "server_beta1",
-                        "Momentum's factor; Adam's and Yogi's first-moment decay",
-                        Member(&LdpFlConfig::server, &S::beta1),
-                        ForOptimizers("server_beta1 applies to momentum, adam and yogi only",
-                                      {kMomentum, kAdam, kYogi}))),
-      SimulatedOnly(
-          Row("server_beta2", "server-beta2", "server_beta2",
-              "Adam's and Yogi's second-moment decay", Member(&LdpFlConfig::server, &S::beta2),
-              ForOptimizers("server_beta2 applies to adam and yogi only", {kAdam, kYogi}))),
-      SimulatedOnly(Row("server_tau", "server-tau", "server_tau",
-                        "Adam's and Yogi's adaptivity tau (and sqrt of v's start)",
-                        Member(&LdpFlConfig::server, &S::tau),
-                        ForOptimizers("server_tau applies to adam and yogi only", {kAdam, kYogi}))),
-      SimulatedOnly(Row("average", "average", "average",
-                        "Release the iterates' average: none, ema (moving average), or tail (the "
-                        "uniform mean of the last rounds)",
-                        MemberChoice(&LdpFlConfig::averaging, &A::kind, IterateAveragingNames()))),
-      SimulatedOnly(Row(
-          "average_decay", "average-decay", "average_decay",
+      Row("server_optimizer", "server-optimizer", "server_optimizer",
+          "The server's step on each round's estimate (Reddi et al. 2021): fedavg "
+          "(lr 1: the estimate), momentum (FedAvgM), adam or yogi",
+          MemberChoice(&LdpFlConfig::server, &S::kind, ServerOptimizerNames())),
+      Row("server_lr", "server-lr", "server_lr", "The server optimiser's learning rate",
+          Member(&LdpFlConfig::server, &S::learning_rate)),
+      Row("server_beta1", "server-beta1", "server_beta1",
+          "Momentum's factor; Adam's and Yogi's first-moment decay",
+          Member(&LdpFlConfig::server, &S::beta1),
+          ForOptimizers("server_beta1 applies to momentum, adam and yogi only",
+                        {kMomentum, kAdam, kYogi})),
+      Row("server_beta2", "server-beta2", "server_beta2", "Adam's and Yogi's second-moment decay",
+          Member(&LdpFlConfig::server, &S::beta2),
+          ForOptimizers("server_beta2 applies to adam and yogi only", {kAdam, kYogi})),
+      Row("server_tau", "server-tau", "server_tau",
+          "Adam's and Yogi's adaptivity tau (and sqrt of v's start)",
+          Member(&LdpFlConfig::server, &S::tau),
+          ForOptimizers("server_tau applies to adam and yogi only", {kAdam, kYogi})),
+      Row("average", "average", "average",
+          "Release the iterates' average: none, ema (moving average), or tail (the "
+          "uniform mean of the last rounds)",
+          MemberChoice(&LdpFlConfig::averaging, &A::kind, IterateAveragingNames())),
+      Row("average_decay", "average-decay", "average_decay",
           "ema: the weight of the average so far, in [0, 1)",
           Member(&LdpFlConfig::averaging, &A::decay),
-          ForAveraging("average_decay applies to average ema only", IterateAveragingKind::kEma))),
-      SimulatedOnly(Row(
-          "average_tail", "average-tail", "average_tail",
+          ForAveraging("average_decay applies to average ema only", IterateAveragingKind::kEma)),
+      Row("average_tail", "average-tail", "average_tail",
           "tail: the fraction of the run's rounds averaged, in (0, 1]",
           Member(&LdpFlConfig::averaging, &A::tail),
-          ForAveraging("average_tail applies to average tail only", IterateAveragingKind::kTail)))};
+          ForAveraging("average_tail applies to average tail only", IterateAveragingKind::kTail))};
 }
 
 std::vector<LdpFlOption> OtherOptions() {

@@ -77,7 +77,8 @@ Status ServerOptimizerConfig::Validate() const {
 ServerOptimizer::ServerOptimizer(const ServerOptimizerConfig& config, std::size_t dimension)
     : config_(config), m_(dimension, 0.0), v_(dimension, config.tau * config.tau) {}
 
-void ServerOptimizer::Step(std::span<float> x, std::span<const float> estimate) {
+template <typename T>
+void ServerOptimizer::Step(std::span<T> x, std::span<const T> estimate) {
   if (config_.is_identity()) {
     std::copy(estimate.begin(), estimate.end(), x.begin());
     return;
@@ -86,8 +87,46 @@ void ServerOptimizer::Step(std::span<float> x, std::span<const float> estimate) 
   for (std::size_t j = 0; j < x.size(); ++j) {
     const double d = static_cast<double>(estimate[j]) - static_cast<double>(x[j]);
     const double step = direction(d, m_[j], v_[j], config_);
-    x[j] = static_cast<float>(static_cast<double>(x[j]) + config_.learning_rate * step);
+    x[j] = static_cast<T>(static_cast<double>(x[j]) + config_.learning_rate * step);
   }
+}
+template void ServerOptimizer::Step<float>(std::span<float>, std::span<const float>);
+template void ServerOptimizer::Step<double>(std::span<double>, std::span<const double>);
+
+std::size_t ServerOptimizer::moments() const {
+  switch (config_.kind) {
+    case ServerOptimizerKind::kFedAvg:
+      return 0;
+    case ServerOptimizerKind::kMomentum:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+std::vector<double> ServerOptimizer::State() const {
+  std::vector<double> out;
+  if (moments() >= 1) out.insert(out.end(), m_.begin(), m_.end());
+  if (moments() >= 2) out.insert(out.end(), v_.begin(), v_.end());
+  return out;
+}
+
+Status ServerOptimizer::Restore(std::span<const double> state) {
+  const std::size_t d = m_.size();
+  if (state.size() != moments() * d) {
+    return Error{"the server optimizer's state holds " + std::to_string(state.size()) +
+                 " numbers, not " + std::to_string(moments() * d)};
+  }
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    if (!std::isfinite(state[i]) || (i >= d && !(state[i] > 0))) {
+      return Error{
+          "the server optimizer's state is damaged (a moment is not finite, or a second "
+          "moment not positive)"};
+    }
+  }
+  if (moments() >= 1) std::copy(state.begin(), state.begin() + d, m_.begin());
+  if (moments() >= 2) std::copy(state.begin() + d, state.end(), v_.begin());
+  return {};
 }
 
 const std::vector<std::string>& IterateAveragingNames() {
@@ -136,28 +175,97 @@ std::string DescribeServer(const ServerOptimizerConfig& optimizer,
   return out.str();
 }
 
-IterateAverage::IterateAverage(const IterateAveragingConfig& config, int rounds) : config_(config) {
+IterateAverage::IterateAverage(const IterateAveragingConfig& config, int rounds)
+    : config_(config), rounds_(rounds) {
   if (config.kind == IterateAveragingKind::kTail) {
     const auto averaged = static_cast<int>(std::ceil(config.tail * rounds));
     first_ = std::max(1, rounds - averaged + 1);
   }
 }
 
-std::span<const float> IterateAverage::Add(int round, std::span<const float> x) {
-  released_.assign(x.begin(), x.end());
-  if (config_.kind == IterateAveragingKind::kNone || round < first_) return released_;
+template <typename T>
+void IterateAverage::Add(int round, std::span<const T> x) {
+  if (config_.kind == IterateAveragingKind::kNone || round < first_) return;
   if (count_++ == 0) {
     mean_.assign(x.begin(), x.end());
-    return released_;
+    return;
   }
   // ema weighs the new iterate 1 - decay; tail keeps the running mean.
   const double w = config_.kind == IterateAveragingKind::kEma ? 1 - config_.decay
                                                               : 1 / static_cast<double>(count_);
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    mean_[j] += w * (static_cast<double>(x[j]) - mean_[j]);
-    released_[j] = static_cast<float>(mean_[j]);
+  for (std::size_t j = 0; j < x.size(); ++j) mean_[j] += w * (static_cast<double>(x[j]) - mean_[j]);
+}
+template void IterateAverage::Add<float>(int, std::span<const float>);
+template void IterateAverage::Add<double>(int, std::span<const double>);
+
+template <typename T>
+void IterateAverage::Release(std::span<const T> x, std::span<T> out) const {
+  if (count_ == 0) {
+    std::copy(x.begin(), x.end(), out.begin());
+    return;
   }
-  return released_;
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = static_cast<T>(mean_[j]);
+}
+template void IterateAverage::Release<float>(std::span<const float>, std::span<float>) const;
+template void IterateAverage::Release<double>(std::span<const double>, std::span<double>) const;
+
+std::vector<double> IterateAverage::State() const {
+  if (config_.kind == IterateAveragingKind::kNone) return {};
+  std::vector<double> out = {static_cast<double>(count_)};
+  out.insert(out.end(), mean_.begin(), mean_.end());
+  return out;
+}
+
+Status IterateAverage::Restore(std::span<const double> state, std::size_t dimension) {
+  if (config_.kind == IterateAveragingKind::kNone) {
+    if (state.empty()) return {};
+    return Error{"the server's average holds numbers, but the task averages no models"};
+  }
+  const double count = state.empty() ? -1 : state[0];
+  if (!(count >= 0 && count <= rounds_ && count == std::floor(count))) {
+    return Error{"the server's average is damaged (its count of models is not one of 0 to " +
+                 std::to_string(rounds_) + ")"};
+  }
+  if (state.size() != 1 + (count > 0 ? dimension : 0)) {
+    return Error{"the server's average holds " + std::to_string(state.size() - 1) +
+                 " numbers, not " + std::to_string(count > 0 ? dimension : 0)};
+  }
+  for (double v : state.subspan(1)) {
+    if (!std::isfinite(v)) return Error{"the server's average is damaged (not finite)"};
+  }
+  count_ = static_cast<std::size_t>(count);
+  mean_.assign(state.begin() + 1, state.end());
+  return {};
+}
+
+ServerLearner::ServerLearner(const ServerOptimizerConfig& optimizer,
+                             const IterateAveragingConfig& averaging, int rounds,
+                             std::size_t dimension)
+    : optimizer_(optimizer, dimension), average_(averaging, rounds), dimension_(dimension) {}
+
+template <typename T>
+void ServerLearner::Step(int round, std::span<T> x, std::span<const T> estimate) {
+  if (!estimate.empty()) optimizer_.Step(x, estimate);
+  average_.Add(round, std::span<const T>(x));
+}
+template void ServerLearner::Step<float>(int, std::span<float>, std::span<const float>);
+template void ServerLearner::Step<double>(int, std::span<double>, std::span<const double>);
+
+std::vector<double> ServerLearner::State() const {
+  std::vector<double> out = optimizer_.State();
+  const std::vector<double> average = average_.State();
+  out.insert(out.end(), average.begin(), average.end());
+  return out;
+}
+
+Status ServerLearner::Restore(std::span<const double> state) {
+  const std::size_t moments = optimizer_.State().size();
+  if (state.size() < moments) {
+    return Error{"the server's learning state holds " + std::to_string(state.size()) +
+                 " numbers, fewer than its optimizer's " + std::to_string(moments)};
+  }
+  FEDLDP_RETURN_IF_ERROR(optimizer_.Restore(state.first(moments)));
+  return average_.Restore(state.subspan(moments), dimension_);
 }
 
 }  // namespace fedldp

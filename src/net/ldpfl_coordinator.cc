@@ -134,6 +134,10 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
   auto resumed = c->Resume([&](const ServerState::Snapshot& s) { return CheckSnapshot(s, spec); });
   if (!resumed.ok()) return Error{resumed.error(), resumed.code()};
   if (*resumed) {
+    if (Status e = c->learner_.Restore(c->snap_.server); !e.ok()) {
+      return Error{"server state: " + e.error()};
+    }
+    c->learner_.Release<double>(c->snap_.weights, c->released_);
     c->stats_.round = c->snap_.round;
     c->stats_.finished = c->snap_.finished;
     if (!c->snap_.finished) {
@@ -162,6 +166,7 @@ Result<std::unique_ptr<LdpFlCoordinator>> LdpFlCoordinator::Create(
     }
   } else {
     c->snap_.weights = std::move(initial);
+    c->released_ = c->snap_.weights;
   }
   return c;
 }
@@ -173,7 +178,9 @@ LdpFlCoordinator::LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy&
       keys_(std::move(keys)),
       on_round_(std::move(on_round)),
       chunks_(spec.chunks()),
-      method_(net_internal::LdpFlMethod::Make(spec).value()) {}
+      method_(net_internal::LdpFlMethod::Make(spec).value()),
+      learner_(spec.config.server, spec.config.averaging, spec.config.rounds, spec.weights()),
+      released_(spec.weights()) {}
 
 LdpFlCoordinator::~LdpFlCoordinator() = default;
 
@@ -255,21 +262,31 @@ Status LdpFlCoordinator::OpenRound(Clock::time_point now) {
   return {};
 }
 
+std::vector<double> LdpFlCoordinator::Estimate() const {
+  const std::vector<double> mean = method_->Mean();
+  const bool updates = method_->updates();
+  std::vector<double> estimate = snap_.weights;
+  for (std::size_t j = 0; j < mean.size(); ++j) {
+    if (std::isnan(mean[j])) continue;  // no piece of this chunk got through
+    estimate[j] = updates ? estimate[j] + mean[j] : mean[j];
+  }
+  return estimate;
+}
+
 void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   const Tally tally = TallyRound(delivered_.size());
   const std::size_t m = tally.users, got = tally.got, active = tally.active;
   const bool update = tally.update;
+  const std::vector<double> estimate = update ? Estimate() : std::vector<double>();
   if (update) {
     snap_.counted += got;
-    const std::vector<double> mean = method_->Mean();
-    const bool updates = method_->updates();
-    for (std::size_t j = 0; j < mean.size(); ++j) {
-      if (std::isnan(mean[j])) continue;  // no piece of this chunk got through
-      snap_.weights[j] = updates ? snap_.weights[j] + mean[j] : mean[j];
-    }
   } else {
     ++stats_.rounds_without_update;
   }
+  // Without an estimate the model stays; the average counts the round.
+  learner_.Step<double>(static_cast<int>(snap_.round + 1), snap_.weights, estimate);
+  learner_.Release<double>(snap_.weights, released_);
+  snap_.server = learner_.State();
   ++stats_.rounds_closed;
   std::ostringstream line;
   line << "round " << snap_.round + 1 << " of " << spec_.config.rounds << " closed (" << why
@@ -287,7 +304,7 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   Commit();
   stats_.round = snap_.round;
   stats_.finished = snap_.finished;
-  if (on_round_) on_round_(snap_.round, snap_.weights);
+  if (on_round_) on_round_(snap_.round, released_);
   if (snap_.finished) {
     snap_.order.clear();
     round_users_.clear();
@@ -354,6 +371,11 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   SayRejected(snap_.round + 1, "piece(s)", reasons);
   CloseIfComplete(now);
   return out;
+}
+
+std::vector<double> LdpFlCoordinator::released() const {
+  std::lock_guard lock(mu_);
+  return released_;
 }
 
 LdpFlCoordinator::Stats LdpFlCoordinator::stats() const {

@@ -405,6 +405,7 @@ Result<std::string> AnnounceLdpFl(const LdpFlTaskSpec& spec, const ServeObserver
   const auto method = net_internal::LdpFlMethod::Make(spec).value();
   FEDLDP_ASSIGN_OR_RETURN(auto announced, method->Announce());
   Say(observer, announced.line);
+  Say(observer, DescribeServer(spec.config.server, spec.config.averaging, spec.config.rounds));
   return announced.privacy;
 }
 
@@ -462,7 +463,7 @@ class LdpFlServing {
       // The last round's model was evaluated as it closed, unless this
       // start found the task already finished.
       summary.accuracy = evaluated_round_ == st.round ? last_accuracy_
-                                                      : NetAccuracy(spec_, coord.weights(), test_);
+                                                      : NetAccuracy(spec_, coord.released(), test_);
     } else {
       Say(observer, "stopped after " + std::to_string(st.round) + " rounds; start again to resume");
     }

@@ -116,7 +116,7 @@ std::string SchemaSql() {
          "CREATE TABLE snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
          " round INTEGER NOT NULL, epoch INTEGER NOT NULL, position INTEGER NOT NULL,"
          " ord BLOB NOT NULL, weights BLOB NOT NULL, finished INTEGER NOT NULL,"
-         " counted INTEGER NOT NULL);"
+         " counted INTEGER NOT NULL, server BLOB NOT NULL DEFAULT x'');"
          "CREATE TABLE reports (round INTEGER NOT NULL, user INTEGER NOT NULL,"
          " bytes BLOB NOT NULL, PRIMARY KEY (round, user));"
          "CREATE TABLE withdrawn (user INTEGER PRIMARY KEY);"
@@ -124,6 +124,16 @@ std::string SchemaSql() {
          " value TEXT NOT NULL);"
          "INSERT INTO deployment (id, value) VALUES (1, '" +
          RandomHex(kDeploymentBytes) + "');";
+}
+
+// What brings a file written by an earlier version up to the schema: the
+// snapshot's `server` column (empty: such a server kept nothing else).
+std::string MigrationSql(sqlite3* db) {
+  Statement columns(db, "SELECT name FROM pragma_table_info('snapshot')");
+  while (columns.ok() && columns.Step() == SQLITE_ROW) {
+    if (columns.Blob(0) == "server") return "";
+  }
+  return "ALTER TABLE snapshot ADD COLUMN server BLOB NOT NULL DEFAULT x'';";
 }
 
 // True if the file is new (no table), false if it holds every table, or an
@@ -196,7 +206,7 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
     Exec(db, "ROLLBACK");
     return Error{fresh.error()};
   }
-  const std::string schema = (*fresh ? SchemaSql() : "") + "COMMIT;";
+  const std::string schema = (*fresh ? SchemaSql() : MigrationSql(db)) + "COMMIT;";
   if (!Exec(db, schema.c_str())) {
     const std::string why = Message(db, path + " is not a usable server state");
     Exec(db, "ROLLBACK");
@@ -414,7 +424,8 @@ Result<std::vector<ServerState::Client>> ServerState::Clients() const {
 Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
   Statement load(
       db_,
-      "SELECT round, epoch, position, ord, weights, finished, counted FROM snapshot WHERE id = 1");
+      "SELECT round, epoch, position, ord, weights, finished, counted, server FROM snapshot "
+      "WHERE id = 1");
   if (!load.ok()) return Error{Message(db_, "server state: cannot read the model")};
   const int step = load.Step();
   if (step == SQLITE_DONE && Started()) {
@@ -431,10 +442,13 @@ Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
                    std::to_string(column + 1) + " is not a count)"};
     }
   }
-  for (int column : {3, 4}) {
+  for (int column : {3, 4, 7}) {
     if (sqlite3_column_type(load.get(), column) != SQLITE_BLOB || load.Blob(column).size() % 8) {
       return Error{"server state: the model's " +
-                   std::string(column == 3 ? "user order" : "weights") + " are damaged"};
+                   std::string(column == 3   ? "user order"
+                               : column == 4 ? "weights"
+                                             : "server state (optimiser, average)") +
+                   " are damaged"};
     }
   }
   Snapshot s;
@@ -445,6 +459,7 @@ Result<std::optional<ServerState::Snapshot>> ServerState::Load() const {
   s.weights = Unpack<double>(load.Blob(4));
   s.finished = load.Int(5) != 0;
   s.counted = static_cast<std::uint64_t>(load.Int(6));
+  s.server = Unpack<double>(load.Blob(7));
   return std::optional<Snapshot>(std::move(s));
 }
 
@@ -452,7 +467,7 @@ Status ServerState::Commit(const Snapshot& s) {
   const Status committed = Stored(Transaction([&]() -> std::string {
     Statement put(db_,
                   "INSERT OR REPLACE INTO snapshot (id, round, epoch, position, ord, weights,"
-                  " finished, counted) VALUES (1, ?, ?, ?, ?, ?, ?, ?)");
+                  " finished, counted, server) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)");
     if (!put.ok()) return Message(db_, "server state");
     put.Bind(1, static_cast<std::int64_t>(s.round));
     put.Bind(2, static_cast<std::int64_t>(s.epoch));
@@ -461,6 +476,7 @@ Status ServerState::Commit(const Snapshot& s) {
     put.BindBlob(5, Pack(s.weights));
     put.Bind(6, std::int64_t{s.finished});
     put.Bind(7, static_cast<std::int64_t>(s.counted));
+    put.BindBlob(8, Pack(s.server));
     if (put.Step() != SQLITE_DONE) return Message(db_, "server state");
     Statement forget(db_, "DELETE FROM reports WHERE round < ?");
     forget.Bind(1, static_cast<std::int64_t>(s.round));

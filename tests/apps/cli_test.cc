@@ -1342,7 +1342,7 @@ TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {
   // One-step clients (a batch of a whole shard): the built-in CNN takes them
   // in batched passes of per-example gradients; a model file has no
   // per-example path, and the run says so.
-  for (const std::string arch : {std::string("cnn"), model}) {
+  for (const std::string& arch : {std::string("cnn"), model}) {
     std::vector<std::string> args = {
         "ldpfl", "--clients",    "20",   "--fraction",   "0.5",       "--rounds",
         "1",     "--batch",      "100",  "--randomizer", "privunitg", "--epsilon",

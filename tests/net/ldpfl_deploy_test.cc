@@ -280,23 +280,32 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
 // client rebuilds every one exactly; one it does not know is refused.
 TEST_F(LdpFlDeployTest, TheAnnouncedTaskCarriesEveryDeployedOptionExactly) {
   using Given = std::vector<std::pair<std::string, OptionValue>>;
-  for (const Given& given : std::vector<Given>{{},
-                                               {{"perturb", std::string("weights")},
-                                                {"range", std::string("adaptive")},
-                                                {"adaptive_margin", 1.25},
-                                                {"epsilon", 0.1 + 0.2}},
-                                               {{"range", std::string("fixed")},
-                                                {"perturb", std::string("updates")},
-                                                {"center", 0.01},
-                                                {"radius", 1.0 / 3}},
-                                               {{"range", std::string("fixed")},
-                                                {"randomizer", std::string("privunitg")},
-                                                {"clip", 0.5},
-                                                {"disjoint_rounds", true}},
-                                               {{"fraction", 0.5},
-                                                {"batch", std::int64_t{20}},
-                                                {"learning_rate", 0.07},
-                                                {"delta", 1e-7}}}) {
+  for (const Given& given :
+       std::vector<Given>{{},
+                          {{"perturb", std::string("weights")},
+                           {"range", std::string("adaptive")},
+                           {"adaptive_margin", 1.25},
+                           {"epsilon", 0.1 + 0.2}},
+                          {{"range", std::string("fixed")},
+                           {"perturb", std::string("updates")},
+                           {"center", 0.01},
+                           {"radius", 1.0 / 3}},
+                          {{"range", std::string("fixed")},
+                           {"randomizer", std::string("privunitg")},
+                           {"clip", 0.5},
+                           {"disjoint_rounds", true}},
+                          {{"fraction", 0.5},
+                           {"batch", std::int64_t{20}},
+                           {"learning_rate", 0.07},
+                           {"delta", 1e-7}},
+                          {{"server_optimizer", std::string("yogi")},
+                           {"server_lr", 0.1 / 3},
+                           {"server_beta1", 0.8},
+                           {"server_beta2", 0.95},
+                           {"server_tau", 1e-2},
+                           {"average", std::string("ema")},
+                           {"average_decay", 0.7}},
+                          {{"average", std::string("tail")}, {"average_tail", 0.25}}}) {
     LdpFlTaskSpec spec = spec_;
     spec.config = LdpFlConfigWith(spec_.config, given).value();
     ASSERT_TRUE(spec.Check().ok()) << spec.Check().error();
@@ -420,6 +429,8 @@ TEST_F(LdpFlDeployTest, ASnapshotOutsideTheScheduleIsRefusedWithItsReason) {
       {{0, 0, 0, drawn, w, true, 0}, "the task finishes after round 2, not 0"},
       {{1000000, 0, 0, drawn, w, true, 0}, "the task finishes after round 2, not 1000000"},
       {{1, 0, 0, twice, w, false, 0}, "distinct users of the task"},
+      // fedavg at lr 1 without averaging keeps no state besides the model.
+      {{1, 0, 0, drawn, w, false, 0, {0.5}}, "the task averages no models"},
   };
   for (const auto& [snapshot, expected] : cases) {
     const auto c = made(snapshot);
@@ -431,6 +442,15 @@ TEST_F(LdpFlDeployTest, ASnapshotOutsideTheScheduleIsRefusedWithItsReason) {
   }
   EXPECT_TRUE(made({1, 0, 0, drawn, w, false, 0}).ok());
   EXPECT_TRUE(made({2, 0, 0, drawn, w, true, 0}).ok());
+  // Momentum's state is one moment per weight (ServerLearner's own refusals
+  // are server_optimizer_test's).
+  spec_.config.server = {ServerOptimizerKind::kMomentum, 0.5, 0.9, 0.99, 1e-3};
+  const auto short_state = made({1, 0, 0, drawn, w, false, 0, {0.5}});
+  ASSERT_FALSE(short_state.ok());
+  EXPECT_NE(short_state.error().find("server state: the server's learning state holds 1 numbers"),
+            std::string::npos)
+      << short_state.error();
+  EXPECT_TRUE(made({1, 0, 0, drawn, w, false, 0, std::vector<double>(w.size(), 0.1)}).ok());
 }
 
 TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
@@ -453,6 +473,59 @@ TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
   ASSERT_TRUE(server->Deliver(Batch(round, std::span(subs).subspan(3)), Clock::now()).accepted);
   EXPECT_EQ(server->stats().counted, 6u);
   EXPECT_EQ(server->weights(), Expected(before, subs, round));  // every piece, each once
+}
+
+// The server's optimiser (adam) and average (the mean of every round's
+// model) on the deployed rounds: each closed round's model and release are
+// a ServerLearner's from the pieces' estimate, across a restart (moments and
+// average restored from the state file), and a round closed without
+// reports keeps the model and still counts in the average.
+TEST_F(LdpFlDeployTest, TheServerOptimiserAndAverageGoOnAcrossARestart) {
+  spec_.config.rounds = 3;
+  spec_.config.server = {ServerOptimizerKind::kAdam, 0.01, 0.9, 0.99, 1e-3};
+  spec_.config.averaging = {IterateAveragingKind::kTail, 0.9, 1.0};
+  const LdpFlTaskSpec announced = DecodeLdpFlTask(EncodeLdpFlTask(spec_)).value();
+  EXPECT_EQ(announced.config.server.kind, ServerOptimizerKind::kAdam);
+  EXPECT_EQ(announced.config.averaging.tail, 1.0);
+  MakeClients(1e9);
+  ServerLearner reference(spec_.config.server, spec_.config.averaging, 3, spec_.weights());
+  std::vector<double> x(initial_.begin(), initial_.end()), released(x.size());
+  auto server = Coordinator();
+  for (int round = 1; round <= 2; ++round) {
+    if (round == 2) {  // a restart between the rounds
+      server.reset();
+      server = Coordinator();
+      EXPECT_EQ(server->weights(), x);
+      EXPECT_EQ(server->released(), released);
+    }
+    JoinAll(*server);
+    std::uint64_t r = 0;
+    const auto subs = Answers(*server, &r);
+    ASSERT_EQ(subs.size(), 6u);
+    ASSERT_TRUE(server->Deliver(Batch(r, subs), Clock::now()).accepted);
+    reference.Step<double>(round, x, Expected(x, subs, r));
+    reference.Release<double>(x, released);
+    EXPECT_EQ(server->weights(), x) << "round " << round;
+    EXPECT_EQ(server->released(), released) << "round " << round;
+    if (round == 2) {
+      ASSERT_NE(released, x);  // the mean of rounds 1 and 2
+    }
+  }
+  // Round 3 reaches its deadline with no report: no update.
+  auto t = Clock::now();
+  for (int c = 0; c < 3; ++c) (void)server->PollRound(tokens_[c], sessions_[c], t);
+  t += 61s;
+  for (int c = 0; c < 3; ++c) (void)server->PollRound(tokens_[c], sessions_[c], t);
+  server->Tick(t);
+  ASSERT_TRUE(server->stats().finished);
+  EXPECT_EQ(server->stats().rounds_without_update, 1u);
+  reference.Step<double>(3, x, {});
+  reference.Release<double>(x, released);
+  EXPECT_EQ(server->weights(), x);
+  EXPECT_EQ(server->released(), released);
+  server.reset();
+  server = Coordinator();  // a finished task still releases its average
+  EXPECT_EQ(server->released(), released);
 }
 
 TEST_F(LdpFlDeployTest, LedgerChargesDEpsilonPerReportAndResendsTheRecordedPieces) {

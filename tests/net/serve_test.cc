@@ -13,7 +13,9 @@
 #include <optional>
 #include <thread>
 
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/net/services.h"
+#include "fedldp/store/server_state.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -324,90 +326,146 @@ TEST_F(ServeTest, AStopEndsTheServerAndTheSameConfigResumes) {
   EXPECT_EQ(other.code(), ErrorCode::kInvalidArgument);
 }
 
-// LDP-FL through ServeLdpFl: clients -> shuffler (RunShuffler) -> server, to
-// the end; every round's model is evaluated on the test rows.
-TEST_F(ServeTest, LdpFlReportsPassTheShufflerToTheEnd) {
-  const Dataset train = testing::Stripes(120, 1), test = testing::Stripes(50, 2);
-  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+// An LDP-FL task of 4 users on 2 clients (2 users, 30 rows each), served
+// through ServeLdpFl: clients -> shuffler (RunShuffler) -> server, to the
+// end. `tokens`: the state file's, issued before.
+struct LdpFlServed {
+  std::optional<Result<ServeSummary>> served;
+  std::optional<Result<ShufflerSummary>> shuffled;
+  std::vector<Result<FedSelClientSummary>> clients;
+};
+
+LdpFlServeConfig LdpFlServe(const std::string& state) {
   LdpFlServeConfig c;
-  c.serve.state = Path("server.sqlite");
+  c.serve.state = state;
   c.serve.address = "127.0.0.1:0";
   c.serve.task = "serve-ldpfl";
   c.serve.users = 4;
   c.serve.policy.deadline = 60s;
   c.serve.policy.stale_after = 1s;
   c.serve.policy.retry = 5ms;
-  c.serve.shuffler_token_file = Path("shuffler.token");
+  c.serve.shuffler_token_file = state + ".shuffler-token";
   c.config.rounds = 2;
   c.config.perturb_updates = true;
   c.config.fixed_range = {0, 0.075};
   c.chunk = 4096;
+  return c;
+}
+
+class ServeLdpFlTest : public ServeTest {
+ protected:
+  LdpFlServed Run(const LdpFlServeConfig& c, const std::vector<std::string>& tokens) {
+    LdpFlServed out;
+    PortBox port;
+    std::thread server([&] { out.served = ServeLdpFl(c, train_, {}, test_, Observer(port)); });
+    const int p = port.Wait();
+    EXPECT_GT(p, 0);
+    ShufflerServerOptions s;
+    s.address = "127.0.0.1:0";
+    s.server = Local(p);
+    s.shuffler_token = ReadTokenFile(c.serve.shuffler_token_file).value();
+    std::stop_source shuffler_stop;
+    PortBox shuffler_port;
+    s.log = [&](const std::string& line) {
+      const std::string listening = "listening on 127.0.0.1:";
+      if (const auto at = line.find(listening); at != std::string::npos) {
+        shuffler_port.Set(std::stoi(line.substr(at + listening.size())));
+      }
+    };
+    std::thread shuffler(
+        [&] { out.shuffled = RunShuffler(s, {.min_batch = 2}, shuffler_stop.get_token()); });
+    const int sp = shuffler_port.Wait();
+    EXPECT_GT(sp, 0);
+    out.clients.assign(2, Error{"not run"});
+    std::vector<std::thread> clients;
+    for (std::size_t i = 0; i < 2; ++i) {
+      clients.emplace_back([&, i] {
+        LdpFlClientOptions o;
+        o.address = Local(p);
+        o.shuffler = Local(sp);
+        o.token = tokens[i];
+        o.ledger = Path("ledger" + std::to_string(i));
+        o.budget = 1e9;
+        std::vector<std::vector<std::size_t>> shards(2);
+        for (std::size_t u = 0; u < 2; ++u) {
+          shards[u].resize(30);
+          std::iota(shards[u].begin(), shards[u].end(), (2 * i + u) * 30);
+        }
+        out.clients[i] = RunLdpFlClient(o, train_, std::move(shards));
+      });
+    }
+    for (auto& t : clients) t.join();
+    server.join();
+    shuffler_stop.request_stop();
+    shuffler.join();
+    return out;
+  }
+  // Every user's report of every round counted, no piece rejected.
+  void ExpectEveryReport(const LdpFlServed& out, std::uint64_t rounds) {
+    for (const auto& r : out.clients) {
+      ASSERT_TRUE(r.ok()) << r.error();
+      EXPECT_EQ(r->reports, 2 * rounds);  // 2 users a client
+    }
+    ASSERT_TRUE(out.served && out.served->ok()) << (out.served ? out.served->error() : "none");
+    const ServeSummary& served = **out.served;
+    EXPECT_TRUE(served.finished);
+    EXPECT_EQ(served.rounds, rounds);
+    EXPECT_EQ(served.reports_counted, 4 * rounds);
+    EXPECT_EQ(served.pieces_rejected, 0u);
+    EXPECT_DOUBLE_EQ(served.majority, test_.MajorityRate());
+    ASSERT_TRUE(out.shuffled && out.shuffled->ok());
+    EXPECT_EQ((*out.shuffled)->stats.forwarded, 4 * rounds);
+  }
+
+  const Dataset train_ = testing::Stripes(120, 1), test_ = testing::Stripes(50, 2);
+};
+
+// Two-point reports, every round's model evaluated on the test rows.
+TEST_F(ServeLdpFlTest, LdpFlReportsPassTheShufflerToTheEnd) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  const LdpFlServeConfig c = LdpFlServe(Path("server.sqlite"));
   LdpFlServeConfig bad = c;
   bad.config.adaptive = true;
   EXPECT_NE(bad.Validate().error().find("takes a fixed range"), std::string::npos);
   bad = c;
   bad.serve.shuffler_token_file.clear();
   EXPECT_NE(bad.Validate().error().find("shuffler's token"), std::string::npos);
-
-  PortBox port;
-  std::optional<Result<ServeSummary>> served;
-  std::thread server([&] { served = ServeLdpFl(c, train, {}, test, Observer(port)); });
-  const int p = port.Wait();
-  ASSERT_GT(p, 0);
-  ShufflerServerOptions s;
-  s.address = "127.0.0.1:0";
-  s.server = Local(p);
-  s.shuffler_token = ReadTokenFile(Path("shuffler.token")).value();
-  std::stop_source shuffler_stop;
-  PortBox shuffler_port;
-  s.log = [&](const std::string& line) {
-    const std::string listening = "listening on 127.0.0.1:";
-    if (const auto at = line.find(listening); at != std::string::npos) {
-      shuffler_port.Set(std::stoi(line.substr(at + listening.size())));
-    }
-  };
-  std::optional<Result<ShufflerSummary>> shuffled;
-  std::thread shuffler(
-      [&] { shuffled = RunShuffler(s, {.min_batch = 2}, shuffler_stop.get_token()); });
-  const int sp = shuffler_port.Wait();
-  ASSERT_GT(sp, 0);
-  std::vector<std::thread> clients;
-  std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
-  for (std::size_t i = 0; i < 2; ++i) {
-    clients.emplace_back([&, i] {
-      LdpFlClientOptions o;
-      o.address = Local(p);
-      o.shuffler = Local(sp);
-      o.token = tokens[i];
-      o.ledger = Path("ledger" + std::to_string(i));
-      o.budget = 1e9;
-      std::vector<std::vector<std::size_t>> shards(2);
-      for (std::size_t u = 0; u < 2; ++u) {
-        shards[u].resize(30);
-        std::iota(shards[u].begin(), shards[u].end(), (2 * i + u) * 30);
-      }
-      results[i] = RunLdpFlClient(o, train, std::move(shards));
-    });
-  }
-  for (auto& t : clients) t.join();
-  server.join();
-  shuffler_stop.request_stop();
-  shuffler.join();
-  for (const auto& r : results) {
-    ASSERT_TRUE(r.ok()) << r.error();
-    EXPECT_EQ(r->reports, 4u);  // 2 users, 2 rounds
-  }
-  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
-  EXPECT_TRUE((*served)->finished);
-  EXPECT_EQ((*served)->rounds, 2u);
-  EXPECT_EQ((*served)->reports_counted, 8u);
-  EXPECT_EQ((*served)->pieces_rejected, 0u);
-  EXPECT_DOUBLE_EQ((*served)->majority, test.MajorityRate());
+  ExpectEveryReport(Run(c, tokens), 2);
   const std::string log = Log();
   EXPECT_NE(log.find("round 2 of 2: accuracy"), std::string::npos) << log;
   EXPECT_NE(privacy_.find("per weight"), std::string::npos) << privacy_;
-  ASSERT_TRUE(shuffled && shuffled->ok());
-  EXPECT_EQ((*shuffled)->stats.forwarded, 8u);
+}
+
+// Issue 42, item 7: a shuffled CNN task whose clients send PrivUnitG
+// reports of their whole update, and whose server steps with Adam and
+// releases the mean of its last two models, runs over gRPC to the end; the
+// state file keeps Adam's moments and the average.
+TEST_F(ServeLdpFlTest, AShuffledCnnTaskWithAdamAndAveragingRunsToTheEnd) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  LdpFlServeConfig c = LdpFlServe(Path("server.sqlite"));
+  const std::vector<std::pair<std::string, OptionValue>> given = {
+      {"randomizer", std::string("privunitg")},
+      {"clip", 1.0},
+      {"epsilon", 4.0},
+      {"rounds", std::int64_t{3}},
+      {"server_optimizer", std::string("adam")},
+      {"server_lr", 0.01},
+      {"average", std::string("tail")},
+      {"average_tail", 0.5}};
+  c.config = LdpFlConfigWith(c.config, given).value();
+  ASSERT_EQ(c.config.arch, "cnn");
+  ExpectEveryReport(Run(c, tokens), 3);
+  const std::string log = Log();
+  EXPECT_NE(log.find("server: adam (lr 0.01, beta1 0.9, beta2 0.99, tau 0.001); releases the "
+                     "mean of the models of rounds 2 to 3"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("round 3 of 3: accuracy"), std::string::npos) << log;
+  const auto snapshot = ServerState::Open(Path("server.sqlite")).value().Load().value().value();
+  EXPECT_TRUE(snapshot.finished);
+  const std::size_t d = snapshot.weights.size();
+  ASSERT_EQ(snapshot.server.size(), 2 * d + 1 + d);  // m, v; 2 models averaged, their mean
+  EXPECT_EQ(snapshot.server[2 * d], 2.0);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
     auto state = ServerState::Open(path_).value();
     EXPECT_TRUE(state.BindTask("task-A").ok());
     EXPECT_FALSE(state.Load().value());
-    ASSERT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false}).ok());
+    ASSERT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, {0.5, -1.25}, false, 0, {1.5, -2.0}}).ok());
     const std::vector<std::pair<std::uint64_t, std::string>> reports = {{2, "x"},
                                                                         {0, std::string(2, '\0')}};
     ASSERT_TRUE(state.RecordReports(3, reports).ok());
@@ -82,11 +82,30 @@ TEST_F(ServerStateTest, ACommitForgetsEarlierRoundsReportsAndSurvivesReopening) 
   EXPECT_EQ(s.position, 30u);
   EXPECT_EQ(s.order, (std::vector<std::uint64_t>{2, 0, 1}));
   EXPECT_EQ(s.weights, (std::vector<double>{0.5, -1.25}));
+  EXPECT_EQ(s.server, (std::vector<double>{1.5, -2.0}));
   const auto reports = state.Reports(3);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(reports[1].second, std::string(2, '\0'));
   ASSERT_TRUE(state.Commit({4, 0, 40, {2, 0, 1}, {0.0, 0.0}, false}).ok());
   EXPECT_TRUE(state.Reports(3).empty());
+}
+
+// A file written before the server kept its optimiser's state (no `server`
+// column) opens with none kept, and keeps one from its next commit on.
+TEST_F(ServerStateTest, AFileFromBeforeTheServersStateIsBroughtUpToDate) {
+  {
+    auto state = ServerState::Open(path_).value();
+    ASSERT_TRUE(state.Commit({3, 0, 30, {2, 0, 1}, {0.5}, false, 0, {7.0}}).ok());
+  }
+  testing::EditSqlite(path_, "ALTER TABLE snapshot DROP COLUMN server");
+  {
+    auto state = ServerState::Open(path_).value();
+    const auto s = state.Load().value().value();
+    EXPECT_EQ(s.weights, (std::vector<double>{0.5}));
+    EXPECT_TRUE(s.server.empty());
+    ASSERT_TRUE(state.Commit({4, 0, 40, {2, 0, 1}, {0.25}, false, 0, {8.0}}).ok());
+  }
+  EXPECT_EQ(ServerState::Open(path_).value().Load().value()->server, (std::vector<double>{8.0}));
 }
 
 TEST_F(ServerStateTest, AStateIsHeldByOneServerAtATime) {
@@ -189,7 +208,11 @@ TEST_F(ServerStateTest, AFileMissingPartOfItIsDamagedNotStartedAgain) {
       {"DROP TABLE deployment; DROP TABLE snapshot", "table(s) snapshot, deployment are missing"},
       {"DELETE FROM snapshot", "the model is missing, but a round has closed"},
       {"DELETE FROM deployment", "its deployment identity is missing"},
+      {"UPDATE snapshot SET server = x'0102'", "server state (optimiser, average) are damaged"},
+      {"UPDATE snapshot SET server = 1.5", "server state (optimiser, average) are damaged"},
       {"SELECT 1", ""},  // untouched
+      // A file of the version before the server's state was kept.
+      {"ALTER TABLE snapshot DROP COLUMN server", ""},
   };
   for (const auto& c : cases) {
     write_state(true);

@@ -20,6 +20,11 @@
 // average a_t = decay a_{t-1} + (1 - decay) x_t (a_1 = x_1), or the uniform
 // mean of the iterates of the run's last `tail` fraction of rounds (before
 // those rounds, x_t itself); none releases x_t.
+//
+// ServerLearner is the two in one, as the simulator's trainer and the
+// deployed server (net/ldpfl_deploy.h) both run them: on the simulator's
+// float models and the server's double ones alike, with State and Restore
+// to carry a deployed server's moments and average across a restart.
 #ifndef FEDLDP_FL_SERVER_OPTIMIZER_H_
 #define FEDLDP_FL_SERVER_OPTIMIZER_H_
 
@@ -55,10 +60,18 @@ class ServerOptimizer {
   // `config` must be valid (Validate()).
   ServerOptimizer(const ServerOptimizerConfig& config, std::size_t dimension);
   // x, the model the round began from, becomes the round's new model from
-  // its estimate; both have the optimiser's dimension.
-  void Step(std::span<float> x, std::span<const float> estimate);
+  // its estimate; both have the optimiser's dimension. T: float or double.
+  template <typename T>
+  void Step(std::span<T> x, std::span<const T> estimate);
+
+  // The moments (m, then v, as far as the optimiser keeps them; none for
+  // fedavg), and back: Restore refuses a state of another size, or with a
+  // moment not finite (or a v not positive).
+  std::vector<double> State() const;
+  Status Restore(std::span<const double> state);
 
  private:
+  std::size_t moments() const;  // 0, 1 (m) or 2 (m and v)
   ServerOptimizerConfig config_;
   std::vector<double> m_, v_;
 };
@@ -83,17 +96,55 @@ class IterateAverage {
  public:
   // Over a run of `rounds` rounds; `config` must be valid.
   IterateAverage(const IterateAveragingConfig& config, int rounds);
-  // After round t (1, 2, ...): its model x_t in, the model to release out.
-  std::span<const float> Add(int round, std::span<const float> x);
+  // After round t (1, 2, ...): its model x_t. T: float or double.
+  template <typename T>
+  void Add(int round, std::span<const T> x);
+  // The model to release when x is the last model added: x itself before
+  // the averaged rounds (or without averaging), else the average.
+  template <typename T>
+  void Release(std::span<const T> x, std::span<T> out) const;
   // The round from which tail averaging averages (1 for the others).
   int first_round() const { return first_; }
 
+  // Nothing without averaging, else the iterates averaged so far and their
+  // average (none before the first); Restore refuses a count past the run's
+  // rounds, a mean of another dimension, or one not finite.
+  std::vector<double> State() const;
+  Status Restore(std::span<const double> state, std::size_t dimension);
+
  private:
   IterateAveragingConfig config_;
+  int rounds_ = 0;
   int first_ = 1;
   std::size_t count_ = 0;
   std::vector<double> mean_;
-  std::vector<float> released_;
+};
+
+class ServerLearner {
+ public:
+  // Over a run of `rounds` rounds of models of `dimension` weights; both
+  // configs must be valid.
+  ServerLearner(const ServerOptimizerConfig& optimizer, const IterateAveragingConfig& averaging,
+                int rounds, std::size_t dimension);
+  // Round `round` (1, 2, ...) closes: x, the model it began from, steps
+  // towards the round's estimate (an empty estimate: x stays, as after a
+  // round without reports), and the average takes the new x.
+  template <typename T>
+  void Step(int round, std::span<T> x, std::span<const T> estimate);
+  // The model to release beside x, the model after the last Step.
+  template <typename T>
+  void Release(std::span<const T> x, std::span<T> out) const {
+    average_.Release(x, out);
+  }
+  // What a restart needs to go on exactly (the optimiser's state, then the
+  // average's; empty for fedavg at lr 1 without averaging), and back.
+  std::vector<double> State() const;
+  Status Restore(std::span<const double> state);
+
+ private:
+  ServerOptimizer optimizer_;
+  IterateAverage average_;
+  std::size_t dimension_;
 };
 
 }  // namespace fedldp

@@ -10,7 +10,11 @@
 //   LdpFlAggregator::AddPiece; a vector randomizer's pieces: their length and
 //   finiteness, then their mean per chunk), and records in ServerState before it
 //   acknowledges. Rounds close as FedSel's do (complete, clients gone quiet,
-//   deadline; minimum participation), and the state survives SIGKILL.
+//   deadline; minimum participation), and the state survives SIGKILL. A
+//   closed round's estimate steps the model through the simulator's server
+//   optimiser and average (ServerLearner, fl/server_optimizer.h), whose
+//   state the snapshot keeps; a chunk none of whose pieces got through
+//   keeps its weights (its pseudo-gradient is 0).
 // - LdpFlParticipant (a client): per user, the simulator's local training
 //   and LdpFlRandomizer::Randomize with SecureRng; the report is cut into
 //   chunks (ChunkModel), every piece sealed to the server's key; the cost,
@@ -111,7 +115,8 @@ class LdpFlMethod;  // the task's reports, both sides (src/net/ldpfl_method.h)
 class LdpFlCoordinator : public RoundCoordinator {
  public:
   ~LdpFlCoordinator() override;
-  // After every closed round (rounds closed so far, the model). It runs under
+  // After every closed round (rounds closed so far, the model released:
+  // the averaged one, with iterate averaging). It runs under
   // the coordinator's lock, where polls wait: keep it quick (copy the model;
   // evaluate elsewhere), or clients go unheard and are judged quiet.
   using OnRound = std::function<void(std::uint64_t, std::span<const double>)>;
@@ -154,6 +159,9 @@ class LdpFlCoordinator : public RoundCoordinator {
   };
   Stats stats() const;
   const LdpFlTaskSpec& spec() const { return spec_; }
+  // The model the rounds closed so far release (weights() is the one the
+  // clients train from: the same without iterate averaging).
+  std::vector<double> released() const;
 
  private:
   LdpFlCoordinator(const LdpFlTaskSpec& spec, const RoundPolicy& policy, ServerState state,
@@ -168,6 +176,8 @@ class LdpFlCoordinator : public RoundCoordinator {
   void DrawUsers();
   void SetRoundUsers();  // round_users_ from snap_
   Status OpenRound(Clock::time_point now);
+  // The closed round's estimate of the new model, from the pieces' mean.
+  std::vector<double> Estimate() const;
 
   const LdpFlTaskSpec spec_;
   const ServerKeys keys_;
@@ -180,6 +190,8 @@ class LdpFlCoordinator : public RoundCoordinator {
   // The open round (its users, delivered set and times: the base's).
   std::vector<LayerRange> ranges_;  // the open round's (empty: no round open)
   std::uint64_t piece_bytes_ = 0;   // the open round's largest sealed piece
+  ServerLearner learner_;           // its state: snap_.server
+  std::vector<double> released_;
   Stats stats_;
 };
 

@@ -117,6 +117,10 @@ class ServerState {
     std::vector<double> weights;
     bool finished = false;
     std::uint64_t counted = 0;  // reports aggregated into the model so far
+    // What the server keeps besides the model (LDP-FL: its optimiser's
+    // moments and its average, ServerLearner::State); empty in a file
+    // written before it was kept.
+    std::vector<double> server = {};
   };
   // nullopt: no round has closed yet. An error: the snapshot is unreadable
   // (a damaged file), never taken for a fresh start.
