@@ -80,7 +80,12 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
   out << DescribeServer(c.server, c.averaging, c.rounds) << "\n";
   if (c.vector) {
     out << "randomizer: " << LdpFlRandomizerName(c) << " on the whole update W - W_global, l2 clip "
-        << c.clip << ", eps " << c.epsilon << " per report\n";
+        << c.clip << ", eps " << c.epsilon << " per report";
+    if (c.central_epsilon > 0) {
+      out << " (the largest whose run meets central eps " << c.central_epsilon << ", delta "
+          << c.delta << ")";
+    }
+    out << "\n";
   } else {
     out << "ranges: "
         << (c.adaptive ? std::string("adaptive per layer")

@@ -342,8 +342,8 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
                       const py::kwargs& options) {
   const std::uint64_t seed = SeedArg(seed_arg);
   const auto threads = static_cast<std::size_t>(CountArg(threads_arg, kWorkerThreads));
-  const LdpFlConfig config =
-      Take(LdpFlConfigWith({}, GivenOptions(LdpFlOptions(), options, "train_ldpfl")));
+  const LdpFlConfig config = Take(ApplyCentralTarget(
+      Take(LdpFlConfigWith({}, GivenOptions(LdpFlOptions(), options, "train_ldpfl")))));
   const TrainTest split = ImagesOf(dataset, X, y, X_test, y_test);
   const Dataset &train = split.train, &test = split.test;
   Check(CheckLdpFlConfig(config, train.size()));

@@ -259,3 +259,19 @@ def test_ldpfl_options_are_the_library_rows_and_refuse_as_the_cli():
         fedldp.train_ldpfl(server_optimizer="adam", server_beta1=1.0)
     with pytest.raises(ValueError, match="secret sampling takes a vector randomizer"):
         fedldp.train_ldpfl(secret_sampling=True)
+    # A central target sets the budget per report, as fedldp ldpfl's does.
+    with pytest.raises(ValueError, match="give one of them, not both"):
+        fedldp.train_ldpfl(randomizer="privunitg", central_epsilon=3.0, epsilon=2.0)
+    with pytest.raises(ValueError, match="a central epsilon takes a vector randomizer"):
+        fedldp.train_ldpfl(central_epsilon=3.0)
+
+
+def test_ldpfl_central_target_sets_the_budget_per_report():
+    train = fedldp.load_dataset("mnist")
+    test = fedldp.load_dataset("mnist-test")
+    run = fedldp.train_ldpfl(
+        X=train["X"][:2000], y=train["y"][:2000], X_test=test["X"][:200], y_test=test["y"][:200],
+        clients=2000, rounds=1, fraction=0.5, randomizer="privunitg", clip=0.5,
+        central_epsilon=3.0, threads=1)
+    assert run["config"]["central_epsilon"] == 3.0
+    assert run["config"]["epsilon"] > 3.5  # 1,000 shuffled reports a round amplify

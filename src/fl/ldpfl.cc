@@ -398,13 +398,14 @@ Status LdpFlTrainer::MakeRandomizerAndAccount() {
   if (!vector_made.ok()) return Error{vector_made.error()};
   vector_ = std::move(vector_made).value();
   if (!vector_) return Status::Ok();
-  const double sampling_rate = config_.secret_sampling ? static_cast<double>(per_round_) /
-                                                             static_cast<double>(config_.clients)
-                                                       : 1.0;
-  auto accounted = AccountRun(LdpFlVectorRunPrivacy(*vector_, reports_per_client, per_round_,
-                                                    config_.shuffle, config_.delta, sampling_rate));
+  auto accounted = AccountRun(LdpFlRunPrivacyOf(config_, *vector_));
   if (!accounted.ok()) return Error{"the accountant: " + accounted.error()};
   run_.vector_privacy = std::move(accounted).value();
+  if (config_.central_epsilon > 0 && run_.vector_privacy->total.epsilon > config_.central_epsilon) {
+    return Error{"the run's central epsilon " + std::to_string(run_.vector_privacy->total.epsilon) +
+                 " exceeds its target " + std::to_string(config_.central_epsilon) +
+                 ": calibrate its epsilon per report (fedldp ldpfl --central-epsilon does)"};
+  }
   run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
   run_.float32_bytes = 4 * net_.parameters();
   return Status::Ok();
@@ -652,6 +653,13 @@ Status CheckLdpFlRun(const LdpFlConfig& config, const Dataset& train, const Data
   const auto trainer = PreparedTrainer(config, train, test, seed, RunSequentially, OneProcess());
   if (!trainer.ok()) return Error{trainer.error(), trainer.code()};
   return {};
+}
+
+Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config) {
+  if (config.central_epsilon == 0) return config;
+  auto net = NeuralNet::Create(config.arch, 0);
+  if (!net.ok()) return Error{"model: " + net.error()};
+  return CalibrateLdpFlToCentral(std::move(config), net->parameters());
 }
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,

@@ -166,13 +166,23 @@ std::vector<LdpFlOption> RecordedOptions() {
       SimulatedOnly(
           Row("standardize_inputs", "raw-inputs", "standardized",
               "Feed [0, 1] pixels (default: standardised by the training set's mean and sd)",
-              Plain(&LdpFlConfig::standardize_inputs))),
+              Plain(&LdpFlConfig::standardize_inputs)))};
+}
+
+// What the statement claims: who draws the clients, and a central target.
+std::vector<LdpFlOption> StatementOptions() {
+  return {
       SimulatedOnly(Row("secret_sampling", "secret-sampling", "secret_sampling",
                         "The shuffler draws each round's clients in secret from the server, and "
                         "the statement amplifies each round by that sampling (vector randomizers "
                         "of pure eps reports, with the shuffler; default: the server draws them, "
                         "and no amplification is claimed)",
-                        Plain(&LdpFlConfig::secret_sampling)))};
+                        Plain(&LdpFlConfig::secret_sampling))),
+      SimulatedOnly(Row("central_epsilon", "central-epsilon", "central_epsilon",
+                        "The central epsilon per client over the run (at --delta) that sets the "
+                        "epsilon per report: shuffled vector randomizers of pure eps reports "
+                        "(0: none; not beside --epsilon)",
+                        Plain(&LdpFlConfig::central_epsilon)))};
 }
 
 // A setting of some server optimisers only.
@@ -262,12 +272,19 @@ std::vector<LdpFlOption> OtherOptions() {
 
 std::span<const LdpFlOption> LdpFlOptions() {
   static const std::vector<LdpFlOption> options =
-      JoinedRows(JoinedRows(RecordedOptions(), ServerOptions()), OtherOptions());
+      JoinedRows(JoinedRows(JoinedRows(RecordedOptions(), StatementOptions()), ServerOptions()),
+                 OtherOptions());
   return options;
 }
 
 Result<LdpFlConfig> LdpFlConfigWith(LdpFlConfig config,
                                     std::span<const std::pair<std::string, OptionValue>> given) {
+  const auto has = [&](std::string_view key) {
+    return std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == key; });
+  };
+  if (has("central_epsilon") && has("epsilon")) {
+    return Error{"central_epsilon sets the epsilon per report: give one of them, not both"};
+  }
   FEDLDP_RETURN_IF_ERROR(ApplyOptions(LdpFlOptions(), given, config));
   return config;
 }

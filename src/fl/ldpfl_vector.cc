@@ -25,6 +25,18 @@ Status CheckSecretSampling(const LdpFlConfig& c) {
   return {};
 }
 
+// A central target sets the budget of shuffled pure-eps reports.
+Status CheckCentralTarget(const LdpFlConfig& c) {
+  if (c.central_epsilon == 0) return {};
+  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(c.central_epsilon, "central epsilon"));
+  if (!c.vector || c.vector->traits().needs_delta || !c.shuffle) {
+    return Error{
+        "a central epsilon takes a vector randomizer of pure eps reports (not twopoint or a "
+        "gaussian) and the shuffler"};
+  }
+  return {};
+}
+
 }  // namespace
 
 Status LdpFlConfig::Validate() const {
@@ -69,7 +81,8 @@ Status LdpFlConfig::Validate() const {
   }
   FEDLDP_RETURN_IF_ERROR(config.server.Validate());
   FEDLDP_RETURN_IF_ERROR(config.averaging.Validate());
-  return CheckSecretSampling(config);
+  FEDLDP_RETURN_IF_ERROR(CheckSecretSampling(config));
+  return CheckCentralTarget(config);
 }
 
 std::string LdpFlRandomizerName(const LdpFlConfig& config) {
@@ -122,6 +135,39 @@ RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
   if (account.shuffle) account.sampling_rate = sampling_rate;
   account.report_deviation = randomizer.deviation();
   return account;
+}
+
+RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandomizer& randomizer) {
+  const std::size_t per_round = LdpFlClientsPerRound(config);
+  const double sampling_rate =
+      config.secret_sampling ? static_cast<double>(per_round) / static_cast<double>(config.clients)
+                             : 1.0;
+  return LdpFlVectorRunPrivacy(randomizer, LdpFlReportsPerClient(config), per_round, config.shuffle,
+                               config.delta, sampling_rate);
+}
+
+Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d) {
+  if (config.central_epsilon == 0) return Error{"no central epsilon to calibrate to"};
+  FEDLDP_RETURN_IF_ERROR(config.Validate());
+  const double target = config.central_epsilon;
+  const auto run_at = [&](double epsilon) -> Result<RunPrivacyConfig> {
+    config.epsilon = epsilon;
+    FEDLDP_ASSIGN_OR_RETURN(const auto randomizer, LdpFlVectorRandomizer(config, d, 0));
+    return LdpFlRunPrivacyOf(config, *randomizer);
+  };
+  FEDLDP_ASSIGN_OR_RETURN(const RunPrivacyConfig shape, run_at(config.epsilon));
+  FEDLDP_ASSIGN_OR_RETURN(double epsilon, LocalEpsilonForCentral(shape, target));
+  // The search holds for the accountant's own eps0; the run's randomizer is
+  // made at the budget found, so its statement is checked again, the
+  // budget only ever lowered.
+  epsilon *= 1 - 1e-12;
+  for (int i = 0; i < 50; ++i, epsilon *= 0.999) {
+    FEDLDP_ASSIGN_OR_RETURN(const RunPrivacyConfig run, run_at(epsilon));
+    FEDLDP_ASSIGN_OR_RETURN(const RunPrivacy p, AccountRun(run));
+    if (p.total.epsilon <= target) return config;
+  }
+  return Error{"could not calibrate " + LdpFlRandomizerName(config) + " to central epsilon " +
+               std::to_string(target)};
 }
 
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,

@@ -88,6 +88,7 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
   LdpFlConfig first = e.config.training;  // the private run, the first to train
   first.is_private = true;
   FEDLDP_RETURN_IF_ERROR(CheckLdpFlRun(first, split.train, split.test, config.seed));
+  FEDLDP_ASSIGN_OR_RETURN(e.config.training, ApplyCentralTarget(e.config.training));
   // A round's clients train at once, one per thread, each Torch op on its
   // own thread; a TorchScript model's clients train one after another, with
   // the threads inside Torch's ops instead.

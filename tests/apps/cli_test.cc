@@ -1317,6 +1317,50 @@ TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
   EXPECT_EQ(Fedldp({"ldpfl", "--randomizer", "privunitg", "--range", "adaptive"}).code, 2);
 }
 
+// --central-epsilon (issue 42): the budget per report is the largest whose
+// shuffled run meets the target, and the header and record say so.
+TEST(LdpFl, ACentralTargetSetsTheBudgetPerReport) {
+  const std::string out_file = Scratch("central.jsonl");
+  std::filesystem::remove(out_file);
+  const auto r = Fedldp({"ldpfl",
+                         "--clients",
+                         "2000",
+                         "--fraction",
+                         "0.5",
+                         "--rounds",
+                         "2",
+                         "--disjoint-rounds",
+                         "--randomizer",
+                         "privunitg",
+                         "--clip",
+                         "0.5",
+                         "--central-epsilon",
+                         "3",
+                         "--train-rows",
+                         "2000",
+                         "--test-rows",
+                         "500",
+                         "--no-reference",
+                         "--out",
+                         out_file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("per report (the largest whose run meets central eps 3, delta 1e-05)"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(out_file);
+  const auto record = nlohmann::json::parse(in);
+  EXPECT_EQ(record["central_epsilon"], 3.0);
+  EXPECT_GT(record["epsilon"].get<double>(), 3.5);  // 1,000 shuffled reports a round amplify
+  const auto both =
+      Fedldp({"ldpfl", "--randomizer", "privunitg", "--central-epsilon", "3", "--epsilon", "2"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  const auto twopoint = Fedldp({"ldpfl", "--central-epsilon", "3"});
+  EXPECT_EQ(twopoint.code, 2);
+  EXPECT_NE(twopoint.err.find("a central epsilon takes a vector randomizer"), std::string::npos)
+      << twopoint.err;
+}
+
 // --model: a user's TorchScript network in place of the paper's CNN; each of
 // its tensors is a layer with its own adaptive range.
 TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {

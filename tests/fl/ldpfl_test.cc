@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/random/counter_rng.h"
 #include "testing/synthetic.h"
@@ -447,6 +448,66 @@ TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
     refuse(bad);
     EXPECT_NE(TrainLdpFl(bad, train, test, 9).error().find("secret sampling"), std::string::npos);
   }
+}
+
+// The central target: the budget found is the largest the accountant lets
+// the run spend (within 0.3 %: 0.3 % more breaks the target), for shuffled
+// disjoint rounds and for secret sampling; TrainLdpFl refuses a budget
+// above it; what cannot be calibrated is refused with the reason.
+TEST(CalibrateLdpFlToCentral, FindsTheLargestBudgetThatMeetsTheTarget) {
+  constexpr std::size_t d = 1000;
+  LdpFlConfig c;
+  c.clients = 60000;
+  c.fraction = 0.05;
+  c.rounds = 40;  // 2 epochs of 20 disjoint rounds: 2 reports per client
+  c.disjoint_rounds = true;
+  c.vector = VectorMechanism::kPrivUnitG;
+  c.delta = 1e-5;
+  c.central_epsilon = 2;
+  const auto central_at = [&](const LdpFlConfig& config) {
+    const auto randomizer = LdpFlVectorRandomizer(config, d, 0).value();
+    return AccountRun(LdpFlRunPrivacyOf(config, *randomizer)).value().total.epsilon;
+  };
+  for (const bool secret : {false, true}) {
+    LdpFlConfig target = c;
+    target.disjoint_rounds = !secret;
+    target.secret_sampling = secret;
+    const LdpFlConfig calibrated = CalibrateLdpFlToCentral(target, d).value();
+    EXPECT_LE(central_at(calibrated), 2.0) << secret;
+    LdpFlConfig more = calibrated;
+    more.epsilon *= 1.003;
+    EXPECT_GT(central_at(more), 2.0) << secret;
+    EXPECT_GT(calibrated.epsilon, 2.0) << secret;  // the shuffler amplifies
+  }
+  // TrainLdpFl states the same and refuses a budget above the target.
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig small = c;
+  small.clients = 40;
+  small.fraction = 0.25;
+  small.rounds = 2;
+  small.epsilon = 8;
+  EXPECT_NE(TrainLdpFl(small, train, test, 9).error().find("exceeds its target"),
+            std::string::npos);
+  small = CalibrateLdpFlToCentral(small, NeuralNet::Create("cnn", 0).value().parameters()).value();
+  const LdpFlRun run = TrainLdpFl(small, train, test, 9).value();
+  EXPECT_LE(run.vector_privacy->total.epsilon, 2.0);
+  for (auto refuse : std::vector<std::function<void(LdpFlConfig&)>>{
+           [](LdpFlConfig& x) { x.vector.reset(); },
+           [](LdpFlConfig& x) { x.vector = VectorMechanism::kGaussian; },
+           [](LdpFlConfig& x) { x.shuffle = false; }}) {
+    LdpFlConfig bad = c;
+    refuse(bad);
+    EXPECT_NE(CalibrateLdpFlToCentral(bad, d).error().find("a central epsilon takes"),
+              std::string::npos);
+  }
+  LdpFlConfig none = c;
+  none.central_epsilon = 0;
+  EXPECT_FALSE(CalibrateLdpFlToCentral(none, d).ok());
+  none.central_epsilon = -1;
+  EXPECT_NE(none.Validate().error().find("central epsilon"), std::string::npos);
+  const std::vector<std::pair<std::string, OptionValue>> both = {{"central_epsilon", 2.0},
+                                                                 {"epsilon", 4.0}};
+  EXPECT_NE(LdpFlConfigWith(c, both).error().find("not both"), std::string::npos);
 }
 
 TEST(TrainLdpFl, RejectsBadConfigurations) {

@@ -111,6 +111,11 @@ struct LdpFlConfig {
   // rounds). The clients drawn are the same either way; only who draws them,
   // and so what the server can know, differs.
   bool secret_sampling = false;
+  // The central epsilon per client over the run (at `delta`) the run must
+  // meet, 0 for none: with the shuffler and a vector randomizer of pure eps
+  // reports. CalibrateLdpFlToCentral sets `epsilon` from it (fedldp ldpfl
+  // --central-epsilon); TrainLdpFl refuses a run whose statement exceeds it.
+  double central_epsilon = 0;
 
   // OK if the configuration is one TrainLdpFl runs, whatever the data; else
   // why not (CheckLdpFlConfig adds the client count against the rows).
@@ -199,6 +204,15 @@ Result<std::unique_ptr<VectorRandomizer>> LdpFlVectorRandomizer(const LdpFlConfi
 RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
                                        std::size_t reports_per_client, std::size_t per_round,
                                        bool shuffle, double delta, double sampling_rate = 1);
+// The same for the run `config` describes (its reports per client, clients
+// per round, shuffler, delta, and secret sampling's rate): what TrainLdpFl
+// states.
+RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandomizer& randomizer);
+// `config` with the largest `epsilon` per report whose run, on a model of d
+// weights, stays within (config.central_epsilon, config.delta) per client in
+// total by the accountant (run_accounting.h; its floating-point allowance
+// adds to delta, as the statement says). Refused without a central target.
+Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d);
 
 // A client's whole-update report (vector randomizers): its update
 // local - global, l2-clipped and privatised by `randomizer`. TrainLdpFl and
@@ -206,6 +220,11 @@ RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
                                     std::span<const float> local, std::span<const float> global,
                                     Rng& rng);
+
+// `config` with its epsilon per report calibrated to its central target
+// (CalibrateLdpFlToCentral on its network's d); `config` itself without
+// one. What `fedldp ldpfl` and Python's train_ldpfl run.
+Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config);
 
 // Trains `config.rounds` rounds, calling on_round after each. A stop
 // requested on `stop` ends the run before the next round: the rounds done
