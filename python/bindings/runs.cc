@@ -419,9 +419,8 @@ std::vector<LayerRange> ToRanges(const std::vector<std::pair<double, double>>& r
   return out;
 }
 
-}  // namespace
-
-void BindRuns(py::module_& m) {
+// The datasets: by name, or a user's file.
+void BindData(py::module_& m) {
   m.def("load_dataset", &LoadDataset, py::arg("name"), py::arg("dir") = "", py::arg("pool") = 0,
         R"doc(
 A dataset fedldp carries or finds, as a dict: "X" (float32, rows x features),
@@ -440,7 +439,10 @@ test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
       py::arg("path"), py::arg("label_column") = "",
       "Your own file as load_dataset's dict: CSV (.csv, .csv.gz; label_column a header name "
       "or 0-based index, default the last column) or LIBSVM text.");
+}
 
+// The training runs and the options they take.
+void BindTraining(py::module_& m) {
   m.def(
       "fedsel_options",
       [] {
@@ -492,7 +494,10 @@ Returns a dict: the effective config, rounds (accuracy per round),
 final_accuracy, majority,
 privacy (per weight for twopoint, per report for a vector randomizer), the
 final weights and counts.)doc");
+}
 
+// LDP-FL's report pieces, for a client of one's own.
+void BindLdpFlReports(py::module_& m) {
   py::class_<PyLdpFlRandomizer, std::shared_ptr<PyLdpFlRandomizer>>(m, "LdpFlRandomizer", R"doc(
 LDP-FL's per-weight perturbation of a model cut into layers: every weight of
 layer l is clipped to [c_l - r_l, c_l + r_l] and replaced by c_l + r_l B or
@@ -541,7 +546,10 @@ layer, as the server announced them for the round.)doc")
           py::arg("weights"), py::arg("layer_sizes"), py::arg("margin") = 1.0,
           "LDP-FL's adaptive rule: per layer, the centre and half-width of its weights (times "
           "margin), from the global model the server announces.");
+}
 
+// A report, and the server's side of the reports.
+void BindAggregation(py::module_& m) {
   py::class_<PyLdpFlReport>(m, "LdpFlReport")
       .def_property_readonly(
           "bytes", [](const PyLdpFlReport& self) { return self.report.EncodedBytes(); },
@@ -589,7 +597,10 @@ of ones, so the order of the reports (shuffled or not) never matters.)doc")
             return py::array_t<float>(static_cast<py::ssize_t>(mean.size()), mean.data());
           },
           "The mean of the reports, per weight (unbiased for the mean of the clipped weights).");
+}
 
+// A client's whole-update report of a vector randomizer.
+void BindVectorReports(py::module_& m) {
   m.def(
       "privatize_update",
       [](const std::shared_ptr<VectorRandomizer>& randomizer, const py::array& local_arg,
@@ -612,6 +623,16 @@ of ones, so the order of the reports (shuffled or not) never matters.)doc")
       py::arg("randomizer"), py::arg("local"), py::arg("global_model"), py::arg("rng") = py::none(),
       "A client's whole-update report: (local - global_model) l2-clipped and privatised by a "
       "VectorRandomizer, as fedldp's simulated and deployed clients report.");
+}
+
+}  // namespace
+
+void BindRuns(py::module_& m) {
+  BindData(m);
+  BindTraining(m);
+  BindLdpFlReports(m);
+  BindAggregation(m);
+  BindVectorReports(m);
 }
 
 }  // namespace fedldp::python
