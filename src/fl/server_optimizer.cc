@@ -16,28 +16,33 @@ using Direction = double (*)(double d, double& m, double& v, const ServerOptimiz
 struct OptimizerEntry {
   std::string name;
   Direction direction;
+  std::size_t moments;  // what it keeps per weight: none, m, or m and v
 };
 
 const std::vector<OptimizerEntry>& Optimizers() {
   static const std::vector<OptimizerEntry> entries = {
-      {"fedavg", [](double d, double&, double&, const ServerOptimizerConfig&) { return d; }},
+      {"fedavg", [](double d, double&, double&, const ServerOptimizerConfig&) { return d; }, 0},
       {"momentum",
        [](double d, double& m, double&, const ServerOptimizerConfig& c) {
          m = c.beta1 * m + d;
          return m;
-       }},
+       },
+       1},
       {"adam",
        [](double d, double& m, double& v, const ServerOptimizerConfig& c) {
          m = c.beta1 * m + (1 - c.beta1) * d;
          v = c.beta2 * v + (1 - c.beta2) * d * d;
          return m / (std::sqrt(v) + c.tau);
-       }},
-      {"yogi", [](double d, double& m, double& v, const ServerOptimizerConfig& c) {
+       },
+       2},
+      {"yogi",
+       [](double d, double& m, double& v, const ServerOptimizerConfig& c) {
          m = c.beta1 * m + (1 - c.beta1) * d;
          const double d2 = d * d;
          v -= (1 - c.beta2) * d2 * (v > d2 ? 1.0 : v < d2 ? -1.0 : 0.0);
          return m / (std::sqrt(v) + c.tau);
-       }}};
+       },
+       2}};
   return entries;
 }
 
@@ -94,14 +99,7 @@ template void ServerOptimizer::Step<float>(std::span<float>, std::span<const flo
 template void ServerOptimizer::Step<double>(std::span<double>, std::span<const double>);
 
 std::size_t ServerOptimizer::moments() const {
-  switch (config_.kind) {
-    case ServerOptimizerKind::kFedAvg:
-      return 0;
-    case ServerOptimizerKind::kMomentum:
-      return 1;
-    default:
-      return 2;
-  }
+  return Optimizers()[static_cast<std::size_t>(config_.kind)].moments;
 }
 
 std::vector<double> ServerOptimizer::State() const {
