@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "fedldp/base/files.h"
 
@@ -17,6 +19,20 @@ std::string Field(std::string name) {
     if (c == ',' || c == '\'' || c == '"' || c == '\n') c = ' ';
   }
   return name;
+}
+
+// `text` as a gnuplot single-quoted string: a quote doubled (a title may
+// say "the paper's CNN"), a line break a space.
+std::string Quoted(std::string_view text) {
+  std::string s = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      s += "''";
+    } else {
+      s += c == '\n' ? ' ' : c;
+    }
+  }
+  return s + "'";
 }
 
 // Measured series take Okabe & Ito's colours (told apart with any colour
@@ -64,12 +80,12 @@ Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
        << "set encoding utf8\n"
        << "set terminal pngcairo size 900,600 font ',11'\n"
        << "set output '" << f.id << ".png'\n"
-       << "set title '" << f.title << "'\n"
+       << "set title " << Quoted(f.title) << "\n"
        << (f.error_bars.empty() ? ""
                                 : "set label 1 '" + Field(f.error_bars) +
                                       "' at screen 0.01, screen 0.02 left font ',9'\n"
                                       "set bmargin 5\n")
-       << "set xlabel '" << f.xlabel << "'\nset ylabel '" << f.ylabel << "'\n"
+       << "set xlabel " << Quoted(f.xlabel) << "\nset ylabel " << Quoted(f.ylabel) << "\n"
        << "set key outside right\nset grid\nset datafile separator ','\n"
        << (f.log_x ? "set logscale x\n" : "");
     gp << "plot ";
