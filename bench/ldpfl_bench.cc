@@ -29,9 +29,7 @@ void BM_LdpFlRound(benchmark::State& state) {
   config.rounds = 4;
   config.epsilon = 1;
   ThreadPool pool(threads);
-  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
-    pool.ParallelFor(n, f);
-  };
+  const ParallelFor parallel = pool.AsParallelFor();
   for (auto _ : state) {
     auto run = TrainLdpFl(config, train, test, 1, {}, {}, parallel);
     if (!run.ok()) state.SkipWithError(run.error().c_str());
@@ -74,9 +72,7 @@ void BM_OneStepRound(benchmark::State& state) {
   config.client_batch = static_cast<std::size_t>(state.range(0));
   config.is_private = state.range(1) != 0;
   ThreadPool pool(2);
-  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
-    pool.ParallelFor(n, f);
-  };
+  const ParallelFor parallel = pool.AsParallelFor();
   for (auto _ : state) {
     auto run = TrainLdpFl(config, train, test, 1, {}, {}, parallel);
     if (!run.ok()) state.SkipWithError(run.error().c_str());

@@ -6,7 +6,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <ostream>
 #include <string>
+
+#include "fedldp/base/format.h"
+#include "fedldp/sim/run_journal.h"
 
 namespace fedldp::cli {
 
@@ -37,6 +42,36 @@ class ProgressBar {
   std::string label_;
   bool enabled_, drawn_ = false;
   std::chrono::steady_clock::time_point start_, last_{};
+};
+
+// A journaled job's progress (sim/run_journal.h): a bar for the run in
+// progress (on a terminal), and a line on `out` as each run ends,
+// "  [3/10] label: 91.20 % (12.3 s)".
+class JournaledProgress {
+ public:
+  explicit JournaledProgress(std::ostream& out) : out_(out) {}
+  void Round(const JournaledRun& run, int round, int rounds) {
+    if (!bar_ || of_ != run.index) {
+      bar_.reset();
+      bar_.emplace("[" + std::to_string(run.index) + "/" + std::to_string(run.planned) + "] " +
+                   run.label);
+      of_ = run.index;
+    }
+    bar_->Update(static_cast<std::size_t>(round), static_cast<std::size_t>(rounds));
+  }
+  void Finished(const JournaledRun& run) {
+    bar_.reset();
+    out_ << "  [" << run.index << "/" << run.planned << "] " << run.label << ": "
+         << PercentText(run.accuracy) << " % (" << Fixed(run.seconds, 1) << " s)\n";
+    out_.flush();
+  }
+  // Clears the bar (the job ended or failed).
+  void Clear() { bar_.reset(); }
+
+ private:
+  std::ostream& out_;
+  std::optional<ProgressBar> bar_;
+  std::size_t of_ = 0;
 };
 
 }  // namespace fedldp::cli

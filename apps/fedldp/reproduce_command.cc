@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/base/format.h"
 #include "fedldp/sim/fedsel_reproduction.h"
 #include "progress.h"
 
@@ -50,16 +51,6 @@ void SetupReproduce(CLI::App& app, FedSelReproductionConfig& o) {
       ->check(CLI::IsMember({"clip", "normalize"}))
       ->default_str("clip");
 }
-
-namespace {
-
-std::string Fixed(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
-}  // namespace
 
 int RunReproduceFedSel(const FedSelReproductionConfig& given, std::ostream& out,
                        std::ostream& err) {

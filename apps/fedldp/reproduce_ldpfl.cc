@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/base/format.h"
 #include "fedldp/sim/ldpfl_reproduction.h"
 #include "progress.h"
 
@@ -67,16 +68,6 @@ void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& o) {
   app->add_option("--seed", o.seed, "First seed")->capture_default_str();
 }
 
-namespace {
-
-std::string Fixed(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
-}  // namespace
-
 int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, std::ostream& err) {
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
 
@@ -87,28 +78,16 @@ int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, 
       out << "resuming: " << resumed << " runs found in " << config.out << "/runs.jsonl\n";
     out.flush();
   };
-  std::optional<ProgressBar> bar;
-  std::size_t bar_of = 0;
+  JournaledProgress progress(out);
   observer.round = [&](const LdpFlReproductionRun& run, int round, int rounds) {
-    if (!bar || bar_of != run.index) {
-      bar.reset();
-      bar.emplace("[" + std::to_string(run.index) + "/" + std::to_string(run.planned) + "] " +
-                  run.label);
-      bar_of = run.index;
-    }
-    bar->Update(static_cast<std::size_t>(round), static_cast<std::size_t>(rounds));
+    progress.Round(run, round, rounds);
   };
-  observer.finished = [&](const LdpFlReproductionRun& run) {
-    bar.reset();
-    out << "  [" << run.index << "/" << run.planned << "] " << run.label << ": "
-        << Fixed(100 * run.accuracy) << " % (" << Fixed(run.seconds, 1) << " s)\n";
-    out.flush();
-  };
+  observer.finished = [&](const LdpFlReproductionRun& run) { progress.Finished(run); };
   // Ctrl-C (or SIGTERM) stops after the current round; the finished runs
   // stay in runs.jsonl for --resume.
   StopOnSignal stop;
   auto result = ReproduceLdpFl(config, observer, stop.token());
-  bar.reset();
+  progress.Clear();
   if (!result.ok()) ThrowFailure(result.code(), result.error());
   const LdpFlReproduction& r = *result;
   if (r.stopped) {

@@ -247,9 +247,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   const FedSelPlan plan = Take(PlanFedSel(config, train.size(), d));
   const FedSelRun run = Take(WithoutGil([&] {
     ThreadPool pool(threads);
-    const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
-      pool.ParallelFor(n, f);
-    };
+    const ParallelFor parallel = pool.AsParallelFor();
     return TrainFedSel(config, train, {}, seed, parallel);
   }));
 
@@ -351,9 +349,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   ThreadPool pool(threads);
   NeuralNet::SetThreads(NeuralNet::TrainsConcurrently(config.arch) ? 1
                                                                    : static_cast<int>(pool.size()));
-  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
-    pool.ParallelFor(n, f);
-  };
+  const ParallelFor parallel = pool.AsParallelFor();
   py::list rounds;
   const LdpFlRun run = Take(WithoutGil([&] {
     return TrainLdpFl(

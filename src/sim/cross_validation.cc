@@ -108,10 +108,7 @@ Result<CrossValidationResult> CrossValidateFedSel(
     }
     const Fold& f = folds[run_index];
     auto run = TrainFedSel(
-        config, data, f.train, f.seed,
-        [&pool](std::size_t n, const std::function<void(std::size_t)>& g) {
-          pool.ParallelFor(n, g);
-        },
+        config, data, f.train, f.seed, pool.AsParallelFor(),
         [&](std::size_t done, std::size_t total) {
           if (progress) progress(run_index * total + done, runs * total);
         },

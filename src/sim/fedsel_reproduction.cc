@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/sim/records.h"
@@ -33,12 +34,6 @@ const std::map<std::string, PaperRow>& PaperTable3() {
       {"adult/svm", {{5.5361, 5.6057, 5.1442}, {0.1949, 0.9550, 0.3852}}},
   };
   return table;
-}
-
-std::string Fixed(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
 }
 
 std::string Upper(std::string s) {

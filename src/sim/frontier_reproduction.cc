@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/limits.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
@@ -17,24 +18,12 @@ namespace fedldp {
 
 namespace {
 
-std::string Num(double v, int digits = 4) {
-  std::ostringstream s;
-  s << std::setprecision(digits) << v;
-  return s.str();
-}
-
-std::string Pct(double v) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << 100 * v;
-  return s.str();
-}
-
 std::string Chosen(const std::vector<FedSelConfig>& chosen, bool vector) {
   std::string s;
   for (const FedSelConfig& c : chosen) {
     if (!s.empty()) s += ";";
-    s += Num(c.learning_rate) + "/" + Num(c.batch_fraction) + (vector ? "/" + Num(c.clip) : "") +
-         "/" + std::to_string(c.epochs);
+    s += Significant(c.learning_rate) + "/" + Significant(c.batch_fraction) +
+         (vector ? "/" + Significant(c.clip) : "") + "/" + std::to_string(c.epochs);
   }
   return s;
 }
@@ -96,9 +85,9 @@ std::string Mode(const FrontierRow& r) {
 
 std::string CsvRow(const FrontierRow& r, const Frontier& f) {
   std::ostringstream csv;
-  csv << r.method << "," << Mode(r) << "," << Num(r.target_epsilon, 6) << ","
-      << Num(r.total_epsilon, 6) << "," << Num(r.total_delta, 6) << "," << Num(r.local_epsilon, 6)
-      << ",";
+  csv << r.method << "," << Mode(r) << "," << Significant(r.target_epsilon, 6) << ","
+      << Significant(r.total_epsilon, 6) << "," << Significant(r.total_delta, 6) << ","
+      << Significant(r.local_epsilon, 6) << ",";
   if (r.skipped.empty()) {
     csv << Percent(r.cv.MeanAccuracy()) << "," << Percent(r.cv.StdAccuracy()) << ","
         << r.cv.folds.size();
@@ -117,7 +106,7 @@ std::string CsvRow(const FrontierRow& r, const Frontier& f) {
 std::string MarkdownRow(const FrontierRow& r) {
   std::ostringstream md;
   md << "| " << r.method << " | " << Mode(r) << " | "
-     << (r.method == "np" ? "-" : Num(r.target_epsilon)) << " | ";
+     << (r.method == "np" ? "-" : Significant(r.target_epsilon)) << " | ";
   if (!r.skipped.empty()) {
     md << "| | skipped: " << r.skipped << " | |\n";
     return md.str();
@@ -125,10 +114,10 @@ std::string MarkdownRow(const FrontierRow& r) {
   if (r.method == "np") {
     md << "none | none | ";
   } else {
-    md << "(" << Num(r.total_epsilon) << ", " << Num(r.total_delta, 2) << ") | "
-       << Num(r.local_epsilon) << " | ";
+    md << "(" << Significant(r.total_epsilon) << ", " << Significant(r.total_delta, 2) << ") | "
+       << Significant(r.local_epsilon) << " | ";
   }
-  md << Pct(r.cv.MeanAccuracy()) << " +- " << Pct(r.cv.StdAccuracy()) << " | "
+  md << PercentText(r.cv.MeanAccuracy()) << " +- " << PercentText(r.cv.StdAccuracy()) << " | "
      << (r.method == "np" ? ""
          : r.learned      ? "yes"
                           : "**no: learned nothing**")
@@ -148,13 +137,14 @@ std::string Goals(const Frontier& f, const FrontierConfig& config) {
   };
   std::ostringstream goals;
   if (const FrontierRow* r = best_at(false, 2)) {
-    goals << "best local at total eps <= 2: " << r->method << " " << Pct(r->cv.MeanAccuracy())
-          << " % at eps " << Num(r->target_epsilon) << " (Adult goal >= 81 %)\n";
+    goals << "best local at total eps <= 2: " << r->method << " "
+          << PercentText(r->cv.MeanAccuracy()) << " % at eps " << Significant(r->target_epsilon)
+          << " (Adult goal >= 81 %)\n";
   }
   if (const FrontierRow* r = best_at(true, 1)) {
-    goals << "best shuffled at central eps <= 1, delta " << Num(config.delta, 2) << ": "
-          << r->method << " " << Pct(r->cv.MeanAccuracy()) << " % at eps " << Num(r->target_epsilon)
-          << " (Adult goal >= 83 %)\n";
+    goals << "best shuffled at central eps <= 1, delta " << Significant(config.delta, 2) << ": "
+          << r->method << " " << PercentText(r->cv.MeanAccuracy()) << " % at eps "
+          << Significant(r->target_epsilon) << " (Adult goal >= 83 %)\n";
   }
   std::size_t nothing = 0;
   for (const FrontierRow& r : f.rows) nothing += r.skipped.empty() && !r.learned;
@@ -170,9 +160,9 @@ Figure FrontierFigure(const FrontierReproductionConfig& c, const FrontierConfig&
   for (double e : config.epsilons) lo = std::min(lo, e), hi = std::max(hi, e);
   Figure fig;
   fig.id = shuffled ? "frontier-shuffled" : "frontier-local";
-  fig.title =
-      c.dataset + (shuffled ? ", shuffled: central (eps, " + Num(config.delta, 2) + ") per client"
-                            : ", local: total eps per client");
+  fig.title = c.dataset + (shuffled ? ", shuffled: central (eps, " + Significant(config.delta, 2) +
+                                          ") per client"
+                                    : ", local: total eps per client");
   fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
   fig.ylabel = "test accuracy (%)";
   fig.log_x = true;
@@ -214,8 +204,9 @@ Status WriteFrontier(const FrontierReproductionConfig& c, FrontierReproduction& 
   };
   add(f.nonprivate);
   for (const FrontierRow& r : f.rows) add(r);
-  md << "\nmajority class: " << Pct(f.majority) << " %. Accuracy: mean +- sd over "
-     << config.cv.repeats * config.cv.folds << " test folds. " << Num(f.seconds, 4) << " s.\n";
+  md << "\nmajority class: " << PercentText(f.majority) << " %. Accuracy: mean +- sd over "
+     << config.cv.repeats * config.cv.folds << " test folds. " << Significant(f.seconds, 4)
+     << " s.\n";
   md << "\n" << Goals(f, config);
   result.summary = md.str();
   for (const auto& [name, text] : {std::pair<const char*, std::string>{"frontier.csv", csv.str()},

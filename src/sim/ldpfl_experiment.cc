@@ -95,9 +95,7 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
   ThreadPool pool(static_cast<std::size_t>(config.threads));
   const bool concurrent = NeuralNet::TrainsConcurrently(e.config.training.arch);
   NeuralNet::SetThreads(concurrent ? 1 : static_cast<int>(pool.size()));
-  const ParallelFor parallel = [&pool](std::size_t n, const std::function<void(std::size_t)>& f) {
-    pool.ParallelFor(n, f);
-  };
+  const ParallelFor parallel = pool.AsParallelFor();
   if (observer.started) observer.started(e);
 
   auto train = [&](bool reference) -> Result<LdpFlRun> {

@@ -4,20 +4,22 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/limits.h"
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/sim/records.h"
+#include "fedldp/sim/run_journal.h"
 #include "fedldp/sim/thread_pool.h"
 
 namespace fedldp {
@@ -68,12 +70,6 @@ struct Stats {
   double mean = 0, sd = 0;
 };
 
-std::string Fixed(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
 std::string Cell(const Stats& s, int repeats) {
   return Fixed(100 * s.mean) + (repeats > 1 ? " ± " + Fixed(100 * s.sd) : "");
 }
@@ -109,28 +105,16 @@ class Runner {
         pool_(static_cast<std::size_t>(c.threads)),
         path_(c.out + "/runs.jsonl") {}
 
-  // Reads runs.jsonl (with resume) and replaces it with the runs kept, in
-  // their order: a torn or foreign line (no key, no accuracy, or accuracies
-  // not in percent, as earlier builds wrote them) is dropped and run again.
-  // A run killed from now on loses none of the kept ones.
+  // Opens runs.jsonl (sim/run_journal.h), keeping its runs with resume (a
+  // torn or foreign line, or one of accuracies not in percent as earlier
+  // builds wrote them, is run again). A run killed from now on loses none of
+  // the kept ones.
   void Open() {
-    std::string kept;
-    if (c_.resume) {
-      std::ifstream in(path_);
-      for (std::string line; std::getline(in, line);) {
-        const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (!j.is_object() || !j.contains("key") || !j["key"].is_string() ||
-            !j.contains("accuracy") || !j["accuracy"].is_number() ||
-            j.value("accuracy_unit", "") != kAccuracyUnit) {
-          continue;
-        }
-        done_[j["key"].get<std::string>()] = j["accuracy"].get<double>() / 100;
-        kept += line + "\n";
-      }
-    }
-    Check(WriteFileAtomically(path_, kept, 0644, /*overwrite=*/true));
+    auto journal = RunJournal::Open(path_, c_.resume);
+    if (!journal.ok()) throw Failed{{journal.error(), journal.code()}};
+    journal_.emplace(std::move(journal).value());
   }
-  std::size_t resumed() const { return done_.size(); }
+  std::size_t resumed() const { return journal_->size(); }
 
   // The progress counter's total: the runs of `settings` (each repeated)
   // that are not already in runs.jsonl.
@@ -139,7 +123,7 @@ class Runner {
     for (const Setting& s : settings) {
       for (int r = 0; r < c_.repeats; ++r) {
         const std::string key = KeyOf(s, c_.seed + r);
-        if (!done_.contains(key)) keys.insert(key);
+        if (!journal_->Find(key)) keys.insert(key);
       }
     }
     planned_ = keys.size();
@@ -188,14 +172,8 @@ class Runner {
            (Updates(s) ? " updates" : "") + " " + Shown(s, seed);
   }
 
-  double One(const Setting& s, std::uint64_t seed) {
-    const std::string key = KeyOf(s, seed);
-    if (auto it = done_.find(key); it != done_.end()) return it->second;
-    if (stop_.stop_requested()) throw Stopped{};
-    LdpFlReproductionRun progress;
-    progress.index = ++index_;
-    progress.planned = planned_;
-    progress.label = Shown(s, seed);
+  // The paper's CNN in setting `s`.
+  LdpFlConfig Training(const Setting& s) const {
     LdpFlConfig c;
     c.arch = "cnn";
     c.clients = s.clients;
@@ -209,16 +187,48 @@ class Runner {
     c.fixed_range = {0, paper_.radius};
     c.standardize_inputs = !c_.raw_inputs;
     c.perturb_updates = Updates(s);
+    return c;
+  }
+
+  // A run's line in runs.jsonl, before its results.
+  nlohmann::ordered_json Record(const std::string& key, const Setting& s, const LdpFlConfig& c,
+                                std::uint64_t seed) const {
+    nlohmann::ordered_json j;
+    j["key"] = key;
+    StartRecord(j);
+    j["dataset"] = ImageDatasetName(c_.dataset);
+    j["private"] = s.is_private;
+    j["range"] = s.adaptive ? "adaptive" : "fixed";
+    j["perturb"] = c.perturb_updates ? "updates" : "weights";
+    j["epsilon"] = c.epsilon;
+    j["clients"] = s.clients;
+    j["rounds"] = c.rounds;
+    j["local_epochs"] = c.local_epochs;
+    j["batch"] = c.batch;
+    j["lr"] = c.learning_rate;
+    j["standardized"] = c.standardize_inputs;
+    j["train_rows"] = train_.size();
+    j["seed"] = seed;
+    return j;
+  }
+
+  double One(const Setting& s, std::uint64_t seed) {
+    const std::string key = KeyOf(s, seed);
+    if (const nlohmann::json* done = journal_->Find(key))
+      return (*done)["accuracy"].get<double>() / 100;
+    if (stop_.stop_requested()) throw Stopped{};
+    LdpFlReproductionRun progress;
+    progress.index = ++index_;
+    progress.planned = planned_;
+    progress.label = Shown(s, seed);
+    const LdpFlConfig c = Training(s);
     const auto start = std::chrono::steady_clock::now();
     auto run = TrainLdpFl(
         c, train_, test_, seed,
         [&](const LdpFlRound& r) {
           if (observer_.round) observer_.round(progress, r.round, c.rounds);
         },
-        stop_,
-        [this](std::size_t n, const std::function<void(std::size_t)>& f) {
-          pool_.ParallelFor(n, f);
-        });
+        stop_, pool_.AsParallelFor());
     if (!run.ok()) throw Failed{{progress.label + ": " + run.error(), run.code()}};
     if (run->stopped) throw Stopped{};
     const double wall =
@@ -236,28 +246,12 @@ class Runner {
     }
     ++trained_;
     const double accuracy = run->final_accuracy();
-    nlohmann::ordered_json j;
-    j["key"] = key;
-    StartRecord(j);
-    j["dataset"] = ImageDatasetName(c_.dataset);
-    j["private"] = s.is_private;
-    j["range"] = s.adaptive ? "adaptive" : "fixed";
-    j["perturb"] = c.perturb_updates ? "updates" : "weights";
-    j["epsilon"] = c.epsilon;
-    j["clients"] = s.clients;
-    j["rounds"] = c.rounds;
-    j["local_epochs"] = c.local_epochs;
-    j["batch"] = c.batch;
-    j["lr"] = c.learning_rate;
-    j["standardized"] = c.standardize_inputs;
-    j["train_rows"] = train_.size();
-    j["seed"] = seed;
+    nlohmann::ordered_json j = Record(key, s, c, seed);
     j["accuracy"] = Percent(accuracy);
     j["accuracy_per_round"] = std::move(per_round);
     j["majority"] = Percent(run->majority);
     j["seconds"] = wall;
-    Check(AppendToFile(path_, j.dump() + "\n"));
-    done_[key] = accuracy;
+    Check(journal_->Append(j));
     progress.accuracy = accuracy;
     progress.seconds = wall;
     if (observer_.finished) observer_.finished(progress);
@@ -273,7 +267,7 @@ class Runner {
   ThreadPool pool_;  // a round's clients, trained at once
   std::string path_;
   std::size_t parameters_ = NeuralNet::Create("cnn", 0).value().parameters();
-  std::map<std::string, double> done_;
+  std::optional<RunJournal> journal_;  // runs.jsonl, once opened
   std::map<std::pair<double, std::size_t>, LdpFlPrivacy> privacy_;
   std::size_t index_ = 0, planned_ = 0, trained_ = 0, rounds_ = 0;
   double seconds_ = 0, perturb_ = 0, shuffle_ = 0;

@@ -37,6 +37,10 @@ void ThreadPool::Work() {
   }
 }
 
+::fedldp::ParallelFor ThreadPool::AsParallelFor() {
+  return [this](std::size_t n, const std::function<void(std::size_t)>& f) { ParallelFor(n, f); };
+}
+
 void ThreadPool::ParallelFor(std::size_t n, const std::function<void(std::size_t)>& f) {
   if (workers_.empty() || n < 2) {
     for (std::size_t i = 0; i < n; ++i) f(i);

@@ -261,12 +261,7 @@ Result<TunedCrossValidation> CrossValidateTuned(
       if (!prepared.ok()) return Error{prepared.error()};
       config = std::move(prepared).value();
     }
-    auto run = TrainFedSel(
-        config, data, fold.train, fold.seed,
-        [&pool](std::size_t n, const std::function<void(std::size_t)>& g) {
-          pool.ParallelFor(n, g);
-        },
-        {}, cluster);
+    auto run = TrainFedSel(config, data, fold.train, fold.seed, pool.AsParallelFor(), {}, cluster);
     if (!run.ok()) return Error{run.error()};
     out.result.folds.push_back({fold.repeat, fold.fold,
                                 LinearModel::Accuracy(run->weights, data, fold.test),

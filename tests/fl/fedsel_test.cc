@@ -197,12 +197,8 @@ TEST(TrainFedSel, SameResultOnOneOrSeveralThreads) {
     config.variant = ParseFedSelVariant(config.sample_clients ? name.substr(8) : name).value();
     config.epochs = 2;
     ThreadPool one(1), three(3);
-    auto a = TrainFedSel(
-        config, data, {}, 5,
-        [&](std::size_t n, const std::function<void(std::size_t)>& f) { one.ParallelFor(n, f); });
-    auto b = TrainFedSel(
-        config, data, {}, 5,
-        [&](std::size_t n, const std::function<void(std::size_t)>& f) { three.ParallelFor(n, f); });
+    auto a = TrainFedSel(config, data, {}, 5, one.AsParallelFor());
+    auto b = TrainFedSel(config, data, {}, 5, three.AsParallelFor());
     ASSERT_TRUE(a.ok() && b.ok()) << variant;
     EXPECT_EQ(a->weights, b->weights) << variant;
     EXPECT_EQ(a->rejected, 0u) << variant;

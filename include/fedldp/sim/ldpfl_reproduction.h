@@ -27,6 +27,7 @@
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/sim/figure.h"
 #include "fedldp/sim/ldpfl_experiment.h"
+#include "fedldp/sim/run_journal.h"
 
 namespace fedldp {
 
@@ -53,12 +54,7 @@ struct LdpFlReproductionConfig {
 };
 
 // One run trained now (not one reused from runs.jsonl).
-struct LdpFlReproductionRun {
-  std::size_t index = 0, planned = 0;  // "[index/planned]": the runs this call trains
-  std::string label;                   // e.g. "fixed n=100 eps=5 seed=1"
-  double accuracy = 0;                 // a fraction
-  double seconds = 0;
-};
+using LdpFlReproductionRun = JournaledRun;
 
 struct LdpFlReproductionObserver {
   // Before the first run: one line saying what runs (data, model, rounds,

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "fedldp/fl/parallel.h"
+
 namespace fedldp {
 
 class ThreadPool {
@@ -25,6 +27,9 @@ class ThreadPool {
 
   std::size_t size() const { return workers_.size() + 1; }
   void ParallelFor(std::size_t n, const std::function<void(std::size_t)>& f);
+  // The pool as the training loops take it (fl/parallel.h); valid while the
+  // pool lives.
+  ::fedldp::ParallelFor AsParallelFor();
 
  private:
   void Work();
