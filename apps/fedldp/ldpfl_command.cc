@@ -2,6 +2,7 @@
 // with the privacy statement, the accuracy per round beside the majority
 // class and the noise-free federated model, and where the time went.
 
+#include <cmath>
 #include <optional>
 
 #include "cli.h"
@@ -124,7 +125,9 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
   out.precision(2);
   double train_s = 0, perturb_s = 0, shuffle_s = 0, aggregate_s = 0;
   for (const auto& r : run.rounds) {
-    out << "  round " << r.round << ": accuracy " << Percent(r.accuracy) << " %\n";
+    if (!std::isnan(r.accuracy)) {
+      out << "  round " << r.round << ": accuracy " << Percent(r.accuracy) << " %\n";
+    }
     train_s += r.train_seconds, perturb_s += r.perturb_seconds, shuffle_s += r.shuffle_seconds;
     aggregate_s += r.aggregate_seconds;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -602,7 +603,9 @@ Status LdpFlTrainer::RunRound(int round) {
   }
   stats.aggregate_seconds += Since(t) - (stats.shuffle_seconds - shuffling);
   net_.SetWeights(released_);
-  stats.accuracy = net_.Accuracy(test_);
+  stats.accuracy = round % config_.evaluate_every == 0 || round == config_.rounds
+                       ? net_.Accuracy(test_)
+                       : std::numeric_limits<double>::quiet_NaN();
   run_.rounds.push_back(std::move(stats));
   return Status::Ok();
 }
@@ -616,6 +619,10 @@ Result<LdpFlRun> LdpFlTrainer::Run(const std::function<void(const LdpFlRound&)>&
     }
     if (Status s = RunRound(round); !s.ok()) return Error{s.error()};
     if (on_round) on_round(run_.rounds.back());
+  }
+  // A run stopped between tests: its model is tested now.
+  if (!run_.rounds.empty() && std::isnan(run_.rounds.back().accuracy)) {
+    run_.rounds.back().accuracy = net_.Accuracy(test_);
   }
   run_.weights = std::move(released_);
   return std::move(run_);
@@ -660,6 +667,12 @@ Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config) {
   auto net = NeuralNet::Create(config.arch, 0);
   if (!net.ok()) return Error{"model: " + net.error()};
   return CalibrateLdpFlToCentral(std::move(config), net->parameters());
+}
+
+DpGuarantee LdpFlRun::total() const {
+  if (vector_privacy) return vector_privacy->total;
+  if (privacy.shuffle_applies) return privacy.shuffled;
+  return {privacy.plain_composition, 0};
 }
 
 Result<LdpFlRun> TrainLdpFl(const LdpFlConfig& config, const Dataset& train, const Dataset& test,

@@ -256,6 +256,10 @@ std::vector<LdpFlOption> OtherOptions() {
                         "many at a time in one batched pass of per-example gradients, each with "
                         "the step it takes alone; 0: each client alone",
                         Plain(&LdpFlConfig::client_batch))),
+      SimulatedOnly(Row("evaluate_every", "evaluate-every", "",
+                        "Test the model after every k-th round and after the last (1: every "
+                        "round)",
+                        Plain(&LdpFlConfig::evaluate_every))),
       SimulatedOnly(Row("vector_delta", "vector-delta", "",
                         "Gaussian randomizers: delta per report", Plain(&LdpFlConfig::vector_delta),
                         [](const LdpFlConfig& c) -> Status {

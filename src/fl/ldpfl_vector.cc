@@ -45,6 +45,7 @@ Status LdpFlConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(CheckCount(kLocalEpochs, config.local_epochs));
   FEDLDP_RETURN_IF_ERROR(CheckCount(kBatch, config.batch));
   FEDLDP_RETURN_IF_ERROR(CheckCount(kClientBatch, config.client_batch));
+  if (config.evaluate_every < 1) return Error{"evaluate_every must be >= 1"};
   if (!(config.fraction > 0 && config.fraction <= 1)) return Error{"fraction must be in (0, 1]"};
   FEDLDP_RETURN_IF_ERROR(CheckLearningRate(config.learning_rate));
   if (!(config.adaptive_margin >= 1)) return Error{"adaptive margin must be >= 1"};

@@ -154,16 +154,8 @@ std::string LdpFlExperiment::RecordJson() const {
   j["per_round_ldp"] = run.privacy.per_round_ldp;
   j["plain_composition"] = run.privacy.plain_composition;
   j["shuffle_bound_applies"] = run.privacy.shuffle_applies;
-  if (run.vector_privacy) {
-    j["total_epsilon"] = run.vector_privacy->total.epsilon;
-    j["total_delta"] = run.vector_privacy->total.delta;
-  } else if (run.privacy.shuffle_applies) {
-    j["total_epsilon"] = run.privacy.shuffled.epsilon;
-    j["total_delta"] = run.privacy.shuffled.delta;
-  } else {
-    j["total_epsilon"] = run.privacy.plain_composition;
-    j["total_delta"] = 0;
-  }
+  j["total_epsilon"] = run.total().epsilon;
+  j["total_delta"] = run.total().delta;
   j["seconds"] = seconds;
   return j.dump();
 }

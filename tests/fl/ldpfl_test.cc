@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -508,6 +509,38 @@ TEST(CalibrateLdpFlToCentral, FindsTheLargestBudgetThatMeetsTheTarget) {
   const std::vector<std::pair<std::string, OptionValue>> both = {{"central_epsilon", 2.0},
                                                                  {"epsilon", 4.0}};
   EXPECT_NE(LdpFlConfigWith(c, both).error().find("not both"), std::string::npos);
+}
+
+TEST(TrainLdpFl, TestingEveryKthRoundLeavesTheTrainingAsItIs) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c = SmallRun();
+  c.rounds = 5;
+  const LdpFlRun every = TrainLdpFl(c, train, test, 9).value();
+  c.evaluate_every = 2;
+  const LdpFlRun some = TrainLdpFl(c, train, test, 9).value();
+  ASSERT_EQ(some.rounds.size(), 5u);
+  for (int r = 0; r < 5; ++r) {
+    SCOPED_TRACE(r + 1);
+    if (r == 1 || r == 3 || r == 4) {  // rounds 2 and 4, and the last
+      EXPECT_EQ(some.rounds[r].accuracy, every.rounds[r].accuracy);
+    } else {
+      EXPECT_TRUE(std::isnan(some.rounds[r].accuracy));
+    }
+  }
+  EXPECT_EQ(some.weights, every.weights);
+  // Stopped after round 3, which was not tested: its model is tested then.
+  std::stop_source stop;
+  const LdpFlRun stopped = TrainLdpFl(
+                               c, train, test, 9,
+                               [&](const LdpFlRound& r) {
+                                 if (r.round == 3) stop.request_stop();
+                               },
+                               stop.get_token())
+                               .value();
+  ASSERT_EQ(stopped.rounds.size(), 3u);
+  EXPECT_EQ(stopped.final_accuracy(), every.rounds[2].accuracy);
+  c.evaluate_every = 0;
+  EXPECT_EQ(c.Validate().error(), "evaluate_every must be >= 1");
 }
 
 TEST(TrainLdpFl, RejectsBadConfigurations) {

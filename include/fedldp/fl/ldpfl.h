@@ -100,6 +100,11 @@ struct LdpFlConfig {
   // client_batch clients and 2^26 floats of gradients a pass, dealt to the
   // threads and processes; 0 trains each client alone.
   std::size_t client_batch = 64;
+  // The model is tested after every evaluate_every-th round and after the
+  // last one; other rounds' accuracy is NaN (not measured). Testing 10,000
+  // MNIST images takes about a second on 2 cores, as long as training 2,000
+  // noise-free one-step clients.
+  int evaluate_every = 1;
   // What the server does with a round's estimate (fl/server_optimizer.h):
   // fedavg with lr 1 (the default) takes it as the new model.
   ServerOptimizerConfig server;
@@ -131,7 +136,7 @@ std::size_t LdpFlClientsPerRound(const LdpFlConfig& config);
 
 struct LdpFlRound {
   int round = 0;
-  double accuracy = 0;  // on the test set
+  double accuracy = 0;  // on the test set; NaN if not tested this round (evaluate_every)
   double train_seconds = 0, perturb_seconds = 0, shuffle_seconds = 0, aggregate_seconds = 0;
   std::vector<LayerRange> ranges;  // used in this round
 };
@@ -151,6 +156,10 @@ struct LdpFlRun {
   // a batched pass took, and whether the model has a per-example path.
   std::string client_step;
   double final_accuracy() const { return rounds.empty() ? 0 : rounds.back().accuracy; }
+  // What the run states per client over all its rounds: a vector
+  // randomizer's total; else the two-point's shuffled statement where one
+  // applies, or plain composition (delta 0). Records quote it.
+  DpGuarantee total() const;
 };
 
 // Splits `rows` of `data` into `clients` shards (IID, or Dirichlet(alpha)).
