@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fedldp/net/services.h"
@@ -17,6 +19,7 @@
 namespace fedldp {
 struct FedSelReproductionConfig;
 struct FrontierReproductionConfig;
+struct CnnFrontierConfig;
 struct LdpFlReproductionConfig;
 }  // namespace fedldp
 
@@ -116,10 +119,23 @@ int RunReproduceFedSel(const FedSelReproductionConfig& config, std::ostream& out
 void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& config);
 int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, std::ostream& err);
 
-// Adds `frontier` under the `reproduce` subcommand (reproduce_frontier.cc).
-void SetupReproduceFrontier(CLI::App& reproduce, FrontierReproductionConfig& config);
-int RunReproduceFrontier(const FrontierReproductionConfig& config, std::ostream& out,
-                         std::ostream& err);
+// `reproduce frontier` (reproduce_frontier.cc): the linear frontier
+// (sim/frontier_reproduction.h) or, with --model cnn, the CNN's
+// (sim/cnn_frontier.h). The options shared by both are bound to `linear`.
+struct FrontierOptions {
+  FrontierOptions();
+  ~FrontierOptions();
+  std::string model = "linear";
+  std::optional<std::string> dataset;  // default: adult (linear), mnist (cnn)
+  std::optional<double> delta;         // default: 1e-6 (linear), 1e-5 (cnn)
+  std::vector<std::string> grid;       // cnn: points "optimizer:lr:clip:per_round:epochs"
+  std::unique_ptr<FrontierReproductionConfig> linear;
+  std::unique_ptr<CnnFrontierConfig> cnn;
+};
+
+// Adds `frontier` under the `reproduce` subcommand.
+void SetupReproduceFrontier(CLI::App& reproduce, FrontierOptions& options);
+int RunReproduceFrontier(const FrontierOptions& options, std::ostream& out, std::ostream& err);
 
 // The deployment (deploy_command.cc).
 struct AccountShuffleOptions {

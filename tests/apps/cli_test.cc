@@ -725,6 +725,7 @@ TEST(Subcommands, ARefusedCommandWritesNothing) {
        "--clients", "100000000"},
       {"reproduce", "fedsel", "--data-dir", none, "--out", "@/out"},
       {"reproduce", "frontier", "--data-dir", none, "--out", "@/out"},
+      {"reproduce", "frontier", "--model", "cnn", "--data-dir", none, "--out", "@/out"},
       {"reproduce", "ldpfl", "--data-dir", none, "--out", "@/out"},
       {"enrol", "--state", "@/s.sqlite", "--count", "2", "--out", "@/no/such/tokens"},
       {"client", "--server", "127.0.0.1:1", "--token", "t", "--ledger", "@/l.sqlite", "--data-dir",
@@ -1269,6 +1270,60 @@ TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   std::filesystem::remove_all(dir);
   EXPECT_EQ(Fedldp({"reproduce", "frontier", "--out", dir, "--dataset", "mnist"}).code, 2);
   EXPECT_EQ(Fedldp({"reproduce", "frontier", "--out", dir, "--delta", "2"}).code, 2);
+}
+
+// `reproduce frontier --model cnn` on a few hundred images: the files and
+// the table; the options of the other model, or a bad grid, refused.
+TEST(Reproduce, CnnFrontierWritesItsTableAndRefusesTheLinearOptions) {
+  const std::string dir = Scratch("cnn-frontier");
+  std::filesystem::remove_all(dir);
+  const std::vector<std::string> small = {"reproduce",
+                                          "frontier",
+                                          "--model",
+                                          "cnn",
+                                          "--quick",
+                                          "--data-dir",
+                                          std::string(FEDLDP_DATASETS) + "/mnist",
+                                          "--train-rows",
+                                          "300",
+                                          "--validation-rows",
+                                          "50",
+                                          "--test-rows",
+                                          "100",
+                                          "--epsilons",
+                                          "8",
+                                          "--grid",
+                                          "fedavg:1:1:125:1",
+                                          "--threads",
+                                          "2",
+                                          "--out",
+                                          dir};
+  const auto r = Fedldp(small);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* text :
+       {"| noise-free | noise-free | - | none |", "| privunitg | shuffled | 8 | (",
+        "| twopoint | local, per weight | - | (",
+        "majority class:", "best private at central eps <= 3, delta 1e-05: none run"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  EXPECT_EQ(testing::LineCount(dir + "/runs.jsonl"), 5u);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/cnn-frontier.csv"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--model", "cnn", "--folds", "3"}, "--folds applies to --model linear only"},
+      {{"--resume"}, "--resume applies to --model cnn only"},
+      {{"--model", "cnn", "--grid", "adam:1:1"}, "give optimizer:lr:clip:per_round:epochs"},
+      {{"--model", "cnn", "--dataset", "adult"}, "dataset must be mnist, fmnist or cifar10"},
+      {{"--model", "cnn", "--dataset", "cifar10"}, "dataset must be mnist or fmnist"},
+      {{"--model", "cnn", "--randomizers", "gaussian"}, "no central target is proven"}};
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"reproduce", "frontier", "--out", Scratch("never")};
+    full.insert(full.end(), args.begin(), args.end());
+    const auto bad = Fedldp(full);
+    EXPECT_EQ(bad.code, 2) << args[0];
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(Scratch("never")));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LdpFl, VectorRandomizerRunStatesItsPerReportPrivacy) {
