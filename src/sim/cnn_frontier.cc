@@ -187,6 +187,7 @@ Status CnnFrontierConfig::Validate() const {
   if (epsilons.empty()) return Error{"give at least one central epsilon"};
   for (const double e : epsilons) FEDLDP_RETURN_IF_ERROR(CheckEpsilon(e));
   if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
+  if (randomizers.empty()) return Error{"give at least one randomizer"};
   for (const VectorMechanism& m : randomizers) {
     if (m.traits().needs_delta) {
       return Error{std::string(VectorMechanismName(m)) +

@@ -67,6 +67,7 @@ TEST_F(CnnFrontierTest, ValidateSaysWhatIsWrong) {
   EXPECT_EQ(wrong([](auto& c) { c.out.clear(); }), "out must name a folder");
   EXPECT_EQ(wrong([](auto& c) { c.epsilons.clear(); }), "give at least one central epsilon");
   EXPECT_EQ(wrong([](auto& c) { c.delta = 0; }), "delta must be in (0, 1)");
+  EXPECT_EQ(wrong([](auto& c) { c.randomizers.clear(); }), "give at least one randomizer");
   EXPECT_EQ(wrong([](auto& c) { c.randomizers = {VectorMechanism::kGaussian}; }),
             "gaussian reports are (eps, delta): no central target is proven for them");
   EXPECT_EQ(wrong([](auto& c) { c.validation_rows = 0; }), "validation rows must be >= 1");
