@@ -1,7 +1,7 @@
 // Deployment processes under test as a client or an attacker would meet
 // them: start `fedldp serve` or `fedldp shuffle`, wait until it says it is
 // ready, call any method with any body and metadata; every process started
-// is killed when the test ends.
+// is killed when the test ends, before its folder is removed.
 #ifndef FEDLDP_TESTS_TESTING_SERVICE_PROCESSES_H_
 #define FEDLDP_TESTS_TESTING_SERVICE_PROCESSES_H_
 
@@ -26,11 +26,14 @@ class ServiceProcessTest : public TempDirTest {
  protected:
   using Metadata = std::map<std::string, std::string>;
 
-  ~ServiceProcessTest() override {
+  // The processes are stopped before the folder they write in is removed.
+  void TearDown() override {
     for (const pid_t pid : pids_) {
       ::kill(pid, SIGKILL);
       processes::Wait(pid);
     }
+    pids_.clear();
+    TempDirTest::TearDown();
   }
 
   // Starts `args` and waits until its stderr holds `ready`.

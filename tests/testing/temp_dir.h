@@ -30,7 +30,13 @@ class TempDirTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // A fixture whose processes write into the folder stops them first; a
+  // folder that still cannot be removed fails the test, naming the error.
+  void TearDown() override {
+    std::error_code error;
+    std::filesystem::remove_all(dir_, error);
+    EXPECT_FALSE(error) << "cannot remove " << dir_ << ": " << error.message();
+  }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   std::filesystem::path dir_;
 };
