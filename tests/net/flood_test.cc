@@ -86,10 +86,9 @@ TEST_F(FloodTest, AFedSelServerHearsARealClientAfterAFlood) {
   ASSERT_EQ(Flood(port, std::chrono::seconds(3)), kFlood);
   std::string token;
   std::ifstream(Path("s.sqlite.tokens")) >> token;
-  pids_.push_back(
-      Spawn({FEDLDP_BINARY, "client", "--server", Address(port), "--token", token, "--data-dir",
-             FEDLDP_DATASETS, "--rows", "0:1", "--ledger", Path("ledger.sqlite")},
-            Path("client.out"), Path("client.err")));
+  Spawn({FEDLDP_BINARY, "client", "--server", Address(port), "--token", token, "--data-dir",
+         FEDLDP_DATASETS, "--rows", "0:1", "--ledger", Path("ledger.sqlite")},
+        Path("client.out"), Path("client.err"));
   EXPECT_TRUE(WaitFor("serve.err", "client joined", std::chrono::seconds(30)))
       << Read(Path("serve.err")) << Read(Path("client.err"));
 }

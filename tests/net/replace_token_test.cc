@@ -24,7 +24,6 @@ class ReplaceTokenTest : public testing::ServiceProcessTest {
                FEDLDP_DATASETS, "--rows", "0:200", "--part", std::to_string(part) + "/2",
                "--ledger", Path("ledger" + std::to_string(part) + ".sqlite")},
               Path(name + ".out"), Path(name + ".err"));
-    pids_.push_back(pid);
     return pid;
   }
   int port_ = FreePort();

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/children.h"
+
 extern char** environ;
 
 namespace fedldp::testing::processes {
@@ -34,12 +36,13 @@ inline pid_t Spawn(const std::vector<std::string>& args, const std::string& out,
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&files);
-  return rc == 0 ? pid : -1;
+  if (rc != 0) return -1;
+  children::Started(pid);  // stopped when the test ends if not waited for
+  return pid;
 }
 
 inline int Wait(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int status = children::Reap(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -1,7 +1,7 @@
 // Deployment processes under test as a client or an attacker would meet
 // them: start `fedldp serve` or `fedldp shuffle`, wait until it says it is
 // ready, call any method with any body and metadata; every process started
-// is killed when the test ends, before its folder is removed.
+// is killed when the test ends, before its folder is removed (TempDirTest).
 #ifndef FEDLDP_TESTS_TESTING_SERVICE_PROCESSES_H_
 #define FEDLDP_TESTS_TESTING_SERVICE_PROCESSES_H_
 
@@ -26,22 +26,11 @@ class ServiceProcessTest : public TempDirTest {
  protected:
   using Metadata = std::map<std::string, std::string>;
 
-  // The processes are stopped before the folder they write in is removed.
-  void TearDown() override {
-    for (const pid_t pid : pids_) {
-      ::kill(pid, SIGKILL);
-      processes::Wait(pid);
-    }
-    pids_.clear();
-    TempDirTest::TearDown();
-  }
-
   // Starts `args` and waits until its stderr holds `ready`.
   pid_t Start(const std::vector<std::string>& args, const std::string& ready,
               const std::string& name) {
     using processes::Read;
     const pid_t pid = processes::Spawn(args, Path(name + ".out"), Path(name + ".err"));
-    pids_.push_back(pid);
     EXPECT_TRUE(WaitFor(name + ".err", ready)) << Read(Path(name + ".err"));
     return pid;
   }
@@ -90,8 +79,6 @@ class ServiceProcessTest : public TempDirTest {
                                          Path("enrol.out"), Path("enrol.err"));
     ASSERT_EQ(processes::Wait(enrol), 0) << processes::Read(Path("enrol.err"));
   }
-
-  std::vector<pid_t> pids_;
 };
 
 }  // namespace fedldp::testing

@@ -1,5 +1,5 @@
 // A fresh folder per test (named after the process and the test), removed
-// when the test ends.
+// when the test ends, after the processes the test started are stopped.
 #ifndef FEDLDP_TESTS_TESTING_TEMP_DIR_H_
 #define FEDLDP_TESTS_TESTING_TEMP_DIR_H_
 
@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "testing/children.h"
 
 namespace fedldp::testing {
 
@@ -30,9 +32,11 @@ class TempDirTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
-  // A fixture whose processes write into the folder stops them first; a
-  // folder that still cannot be removed fails the test, naming the error.
+  // The processes the test started and did not wait for are stopped first
+  // (they may still write in the folder); a folder that still cannot be
+  // removed fails the test, naming the error.
   void TearDown() override {
+    children::StopAll();
     std::error_code error;
     std::filesystem::remove_all(dir_, error);
     EXPECT_FALSE(error) << "cannot remove " << dir_ << ": " << error.message();
