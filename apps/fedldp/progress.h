@@ -68,6 +68,30 @@ class JournaledProgress {
   // Clears the bar (the job ended or failed).
   void Clear() { bar_.reset(); }
 
+  // An observer that prints "`command`: summary" (and what --resume found
+  // in `dir`) as the job starts, then this progress.
+  JournaledObserver Observer(const std::string& command, const std::string& dir, bool resume) {
+    JournaledObserver observer;
+    observer.started = [this, command, dir, resume](const std::string& summary,
+                                                    std::size_t resumed) {
+      out_ << command << ": " << summary << "\n";
+      if (resume) out_ << "resuming: " << resumed << " runs found in " << dir << "/runs.jsonl\n";
+      out_.flush();
+    };
+    observer.round = [this](const JournaledRun& run, int round, int rounds) {
+      Round(run, round, rounds);
+    };
+    observer.finished = [this](const JournaledRun& run) { Finished(run); };
+    return observer;
+  }
+
+  // What a stopped job says (on `err`), and its exit code.
+  static int Stopped(std::ostream& err, std::size_t trained, const std::string& dir) {
+    err << "stopped: " << trained << " run(s) trained now, every finished run is in " << dir
+        << "/runs.jsonl; run the same command with --resume to continue\n";
+    return 1;
+  }
+
  private:
   std::ostream& out_;
   std::optional<ProgressBar> bar_;

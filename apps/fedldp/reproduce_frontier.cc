@@ -215,28 +215,14 @@ CnnFrontierConfig CnnConfig(const FrontierOptions& o) {
 
 int RunCnn(const FrontierOptions& o, std::ostream& out, std::ostream& err) {
   const CnnFrontierConfig config = CnnConfig(o);
-  CnnFrontierObserver observer;
-  observer.started = [&](const std::string& summary, std::size_t resumed) {
-    out << "fedldp reproduce frontier --model cnn: " << summary << "\n";
-    if (config.resume) {
-      out << "resuming: " << resumed << " runs found in " << config.out << "/runs.jsonl\n";
-    }
-    out.flush();
-  };
   JournaledProgress progress(out);
-  observer.round = [&](const JournaledRun& run, int round, int rounds) {
-    progress.Round(run, round, rounds);
-  };
-  observer.finished = [&](const JournaledRun& run) { progress.Finished(run); };
+  const auto observer =
+      progress.Observer("fedldp reproduce frontier --model cnn", config.out, config.resume);
   StopOnSignal stop;
   auto result = ReproduceCnnFrontier(config, observer, stop.token());
   progress.Clear();
   if (!result.ok()) ThrowFailure(result.code(), result.error());
-  if (result->stopped) {
-    err << "stopped: " << result->trained << " run(s) trained now, every finished run is in "
-        << config.out << "/runs.jsonl; run the same command with --resume to continue\n";
-    return 1;
-  }
+  if (result->stopped) return JournaledProgress::Stopped(err, result->trained, config.out);
   out << result->summary;
   for (const std::string& note : result->figure_notes) err << "  " << note << "\n";
   out << "wrote " << config.out << "/{runs.jsonl,cnn-frontier.csv,cnn-frontier.jsonl,summary.md"

@@ -71,18 +71,8 @@ void SetupReproduceLdpFl(CLI::App& reproduce, LdpFlReproductionConfig& o) {
 int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, std::ostream& err) {
   if (Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
 
-  LdpFlReproductionObserver observer;
-  observer.started = [&](const std::string& summary, std::size_t resumed) {
-    out << "fedldp reproduce ldpfl: " << summary << "\n";
-    if (config.resume)
-      out << "resuming: " << resumed << " runs found in " << config.out << "/runs.jsonl\n";
-    out.flush();
-  };
   JournaledProgress progress(out);
-  observer.round = [&](const LdpFlReproductionRun& run, int round, int rounds) {
-    progress.Round(run, round, rounds);
-  };
-  observer.finished = [&](const LdpFlReproductionRun& run) { progress.Finished(run); };
+  const auto observer = progress.Observer("fedldp reproduce ldpfl", config.out, config.resume);
   // Ctrl-C (or SIGTERM) stops after the current round; the finished runs
   // stay in runs.jsonl for --resume.
   StopOnSignal stop;
@@ -90,11 +80,7 @@ int RunReproduceLdpFl(const LdpFlReproductionConfig& config, std::ostream& out, 
   progress.Clear();
   if (!result.ok()) ThrowFailure(result.code(), result.error());
   const LdpFlReproduction& r = *result;
-  if (r.stopped) {
-    err << "stopped: " << r.trained << " run(s) trained now, every finished run is in "
-        << config.out << "/runs.jsonl; run the same command with --resume to continue\n";
-    return 1;
-  }
+  if (r.stopped) return JournaledProgress::Stopped(err, r.trained, config.out);
   out << "\n" << r.table1;
   for (const std::string& note : r.figure_notes) out << "  " << note << "\n";
   if (!r.figures.empty()) {

@@ -129,14 +129,7 @@ struct CnnFrontier {
   bool stopped = false;
 };
 
-struct CnnFrontierObserver {
-  // Before the first run: what runs, and how many runs were found to resume.
-  std::function<void(const std::string& summary, std::size_t resumed)> started;
-  // After each round of the run in progress.
-  std::function<void(const JournaledRun& run, int round, int rounds)> round;
-  // After each run, once its line is in runs.jsonl.
-  std::function<void(const JournaledRun& run)> finished;
-};
+using CnnFrontierObserver = JournaledObserver;
 
 // Errors: the configuration; the data (missing, or too few rows for the
 // grid), before anything in DIR is touched; a run refused (its reason); a

@@ -56,15 +56,9 @@ struct LdpFlReproductionConfig {
 // One run trained now (not one reused from runs.jsonl).
 using LdpFlReproductionRun = JournaledRun;
 
-struct LdpFlReproductionObserver {
-  // Before the first run: one line saying what runs (data, model, rounds,
-  // E, B, range, seeds, folder) and how many runs were found to resume.
-  std::function<void(const std::string& summary, std::size_t resumed)> started;
-  // After each round of the run in progress.
-  std::function<void(const LdpFlReproductionRun& run, int round, int rounds)> round;
-  // After each run, once its line is in runs.jsonl.
-  std::function<void(const LdpFlReproductionRun& run)> finished;
-};
+// Its `started` summary is one line: data, model, rounds, E, B, range,
+// seeds, folder.
+using LdpFlReproductionObserver = JournaledObserver;
 
 struct LdpFlReproduction {
   LdpFlReproductionConfig config;         // as run (--quick caps the rounds)

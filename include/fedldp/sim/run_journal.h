@@ -12,6 +12,7 @@
 #define FEDLDP_SIM_RUN_JOURNAL_H_
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,6 +28,16 @@ struct JournaledRun {
   std::string label;                   // what the run is, e.g. "fixed n=100 eps=5 seed=1"
   double accuracy = 0;                 // a fraction, once it ended
   double seconds = 0;
+};
+
+// What a journaled job tells its caller as it runs (each may be empty).
+struct JournaledObserver {
+  // Before the first run: what runs, and how many runs were found to resume.
+  std::function<void(const std::string& summary, std::size_t resumed)> started;
+  // After each round of the run in progress.
+  std::function<void(const JournaledRun& run, int round, int rounds)> round;
+  // After each run, once its line is in the journal.
+  std::function<void(const JournaledRun& run)> finished;
 };
 
 class RunJournal {
