@@ -20,6 +20,7 @@
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/fedsel_options.h"
@@ -153,12 +154,6 @@ Dataset LoadData(const std::string& name, const std::string& dir) {
 }
 
 std::string Stamp() { return LogStamp(); }
-
-std::string Pct(double x) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << 100 * x << " %";
-  return s.str();
-}
 
 std::string ReadToken(const std::string& path, const char* flag) {
   auto token = ReadTokenFile(path);
@@ -428,9 +423,9 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   if (!s.finished) return 0;
   const FedSelConfig& c = config.config;
   out << "deployed FedSel " << FedSelVariantName(c.variant) << " on " << o.dataset << ": accuracy "
-      << Pct(s.accuracy) << " (majority class " << Pct(s.majority) << "), " << s.rounds
-      << " rounds, " << s.rounds_without_update << " without update, " << s.reports_counted
-      << " reports counted\n";
+      << PercentText(s.accuracy) << " % (majority class " << PercentText(s.majority) << " %), "
+      << s.rounds << " rounds, " << s.rounds_without_update << " without update, "
+      << s.reports_counted << " reports counted\n";
   if (!o.out.empty()) AppendOut(o.out, ServeRecord(o, config, s) + "\n");
   return 0;
 }

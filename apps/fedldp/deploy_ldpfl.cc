@@ -16,6 +16,7 @@
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/version.h"
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl_options.h"
@@ -51,10 +52,10 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
-  out << "deployed LDP-FL on " << dataset << ": accuracy " << Pct(s.accuracy) << " (majority class "
-      << Pct(s.majority) << "), " << s.rounds << " rounds, " << s.rounds_without_update
-      << " without update, " << s.reports_counted << " reports counted, " << s.pieces_rejected
-      << " pieces rejected\n";
+  out << "deployed LDP-FL on " << dataset << ": accuracy " << PercentText(s.accuracy)
+      << " % (majority class " << PercentText(s.majority) << " %), " << s.rounds << " rounds, "
+      << s.rounds_without_update << " without update, " << s.reports_counted << " reports counted, "
+      << s.pieces_rejected << " pieces rejected\n";
   if (!o.out.empty()) {
     nlohmann::ordered_json f;
     f["command"] = "serve";

@@ -68,7 +68,6 @@ Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels);
 // What to add to a client's failure when its --data file has too few features.
 std::string FeaturesHint(const ClientOptions& o, const std::string& error);
 std::string Stamp();  // HH:MM:SS, for log lines
-std::string Pct(double x);
 // The first line of `path`; a usage error naming `flag` if there is none.
 std::string ReadToken(const std::string& path, const char* flag);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fedldp/base/files.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/limits.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/model/neural_net.h"
@@ -42,12 +43,6 @@ double ProcessCpuSeconds() {
   ::getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-std::string Pct(double x) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << 100 * x << " %";
-  return s.str();
 }
 
 // Models a coordinator hands over when a round closes, evaluated later by the
@@ -360,9 +355,9 @@ class FedSelServing {
   void Evaluate(std::uint64_t epoch, const std::vector<double>& w, double majority,
                 const ServeObserver& observer) {
     Say(observer, "epoch " + std::to_string(epoch) + ": accuracy " +
-                      Pct(LinearModel::Accuracy(w, data_, eval_)) + " on " +
+                      PercentText(LinearModel::Accuracy(w, data_, eval_)) + " % on " +
                       std::to_string(eval_.size()) + " evaluation rows (majority class " +
-                      Pct(majority) + ")");
+                      PercentText(majority) + " %)");
   }
   void Progress(const FedSelCoordinator::Stats& st, const ServeObserver& observer) {
     if (st.round == shown_round_) return;
@@ -450,9 +445,9 @@ class LdpFlServing {
     last_accuracy_ = NetAccuracy(spec_, w, test_);
     evaluated_round_ = round;
     Say(observer, "round " + std::to_string(round) + " of " +
-                      std::to_string(config_.config.rounds) + ": accuracy " + Pct(last_accuracy_) +
-                      " on " + std::to_string(test_.size()) + " test rows (majority class " +
-                      Pct(majority) + ")");
+                      std::to_string(config_.config.rounds) + ": accuracy " +
+                      PercentText(last_accuracy_) + " % on " + std::to_string(test_.size()) +
+                      " test rows (majority class " + PercentText(majority) + " %)");
   }
   void Progress(const LdpFlCoordinator::Stats&, const ServeObserver&) {}  // rounds say accuracy
   void Finish(const LdpFlCoordinator& coord, ServeSummary& summary,
