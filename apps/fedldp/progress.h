@@ -1,4 +1,7 @@
-// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+// Progress on stderr: a one-line bar redrawn in place when stderr is a
+// terminal; otherwise (a log file, nohup) a plain line at most once a
+// minute, so that a long job's log shows it is alive and how far it got,
+// and a short one's log stays clean.
 #ifndef FEDLDP_APPS_FEDLDP_PROGRESS_H_
 #define FEDLDP_APPS_FEDLDP_PROGRESS_H_
 
@@ -25,22 +28,33 @@ class ProgressBar {
     if (enabled_ && drawn_) std::fprintf(stderr, "\r\033[K");
   }
   void Update(std::size_t done, std::size_t total) {
-    if (!enabled_ || total == 0) return;
+    if (total == 0) return;
     const auto now = std::chrono::steady_clock::now();
+    const double f = static_cast<double>(done) / static_cast<double>(total);
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double left = f > 0 ? elapsed * (1 - f) / f : 0.0;
+    if (!enabled_) {
+      if (now - (drawn_ ? last_ : start_) < kLogEvery) return;
+      last_ = now;
+      drawn_ = true;
+      std::fprintf(stderr, "%s: %zu of %zu (%.0f%%), %.0fs elapsed, ~%.0fs left\n", label_.c_str(),
+                   done, total, 100 * f, elapsed, left);
+      std::fflush(stderr);
+      return;
+    }
     if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     drawn_ = true;
-    const double f = static_cast<double>(done) / static_cast<double>(total);
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
     const int width = 30, filled = static_cast<int>(f * width);
     std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %.0fs elapsed, ~%.0fs left\033[K", label_.c_str(),
                  filled, "##############################", width - filled, "", 100 * f, elapsed,
-                 f > 0 ? elapsed * (1 - f) / f : 0.0);
+                 left);
   }
 
  private:
+  static constexpr std::chrono::seconds kLogEvery{60};
   std::string label_;
-  bool enabled_, drawn_ = false;
+  bool enabled_, drawn_ = false;  // enabled_: stderr is a terminal
   std::chrono::steady_clock::time_point start_, last_{};
 };
 
