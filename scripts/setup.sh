@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  # Compiles each source once per content, in any clone (CMakeLists.txt).
+  ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libsodium-dev libgmp-dev libcli11-dev nlohmann-json3-dev zlib1g-dev gnuplot-nox
   libtorch-dev libopenblas-dev dataset-fashion-mnist
