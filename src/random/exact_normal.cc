@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "exact_sampling.h"
+#include "fedldp/random/counter_rng.h"
 #include "fedldp/random/discrete.h"
 #include "normal_boxes.h"
 
@@ -199,8 +200,33 @@ ExactNormalDraw DrawExactNormal(Rng& rng) {
   return {sign, box, first};
 }
 
+// The box the comparisons with F's bounds give for U's first two digits, from
+// the bucket's first candidate on (the path a bucket without kSure takes).
+std::uint32_t ComparedBox(std::uint32_t first, std::uint32_t second) {
+  const normal_boxes::Table& t = normal_boxes::Boxes();
+  CounterRng unused(0);
+  Digits bits(unused, 1);
+  Partial u;
+  u.d[0] = first, u.d[1] = second, u.n = 2;
+  int j = t.guide[first >> (32 - normal_boxes::kGuideBits)] & ~normal_boxes::kSure;
+  while (!exact_sampling::BelowCumulative(u, j, bits, t)) ++j;
+  return static_cast<std::uint32_t>(j);
+}
+
 ExactNormalTable InspectExactNormalTable() {
-  return {normal_boxes::BoxBaseLow(), normal_boxes::BoxBaseHigh(), normal_boxes::WidestInterval()};
+  const normal_boxes::Table& t = normal_boxes::Boxes();
+  constexpr int kLowBits = 32 - normal_boxes::kGuideBits;
+  double sure = 0;
+  int disagreements = 0;
+  for (std::uint32_t b = 0; b < t.guide.size(); ++b) {
+    if ((t.guide[b] & normal_boxes::kSure) == 0) continue;
+    sure += 0x1p-14;
+    const std::uint32_t box = t.guide[b] & ~normal_boxes::kSure;
+    const std::uint32_t low = b << kLowBits, high = low | ((1u << kLowBits) - 1);
+    disagreements += ComparedBox(low, 0) != box || ComparedBox(high, ~0u) != box;
+  }
+  return {normal_boxes::BoxBaseLow(), normal_boxes::BoxBaseHigh(), normal_boxes::WidestInterval(),
+          sure, disagreements};
 }
 
 }  // namespace fedldp

@@ -31,6 +31,16 @@ class Digits {
     const std::uint64_t w = words_[next_ / 2];
     return static_cast<std::uint32_t>((next_++ & 1) != 0 ? w : w >> 32);
   }
+  // Two digits as one word, the first in the high half: the same bits as
+  // (Next() << 32) | Next(), a whole word of the block when one is next.
+  std::uint64_t NextPair() {
+    if ((next_ & 1) == 0 && next_ < 2 * size_) {
+      next_ += 2;
+      return words_[next_ / 2 - 1];
+    }
+    const std::uint64_t high = Next();
+    return (high << 32) | Next();
+  }
 
  private:
   Rng& rng_;
@@ -49,6 +59,16 @@ struct Partial {
     while (n <= i) d[n++] = bits.Next();
     return d[i];
   }
+  // The first two digits as one word (high first), read as Digit(0) and
+  // Digit(1) would read them.
+  std::uint64_t FirstWord(Digits& bits) {
+    if (n == 0) {
+      const std::uint64_t w = bits.NextPair();
+      d[0] = static_cast<std::uint32_t>(w >> 32), d[1] = static_cast<std::uint32_t>(w), n = 2;
+      return w;
+    }
+    return (std::uint64_t{Digit(0, bits)} << 32) | Digit(1, bits);
+  }
 };
 
 // a < b, reading digits as needed; equal in all kDigits digits: a fair coin.
@@ -65,7 +85,7 @@ inline bool Less(Partial& a, Partial& b, Digits& bits) {
 // the bounds; a U inside F_j's interval (probability below 2^-230) counts as
 // below.
 inline bool BelowCumulative(Partial& u, int j, Digits& bits, const normal_boxes::Table& t) {
-  const std::uint64_t first = (std::uint64_t{u.Digit(0, bits)} << 32) | u.Digit(1, bits);
+  const std::uint64_t first = u.FirstWord(bits);
   if (first < t.top_lo[j]) return true;
   if (first > t.top_hi[j]) return false;
   normal_boxes::Fixed prefix{};  // U in [prefix, prefix + 2^-256)
@@ -76,25 +96,39 @@ inline bool BelowCumulative(Partial& u, int j, Digits& bits, const normal_boxes:
   return normal_boxes::Less(prefix, t.hi[j]);  // at or above hi: not below
 }
 
-// The box j of a table, P[j] = w_j / W, by inverting a fresh uniform.
-inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t) {
+// The box j of a table, P[j] = w_j / W, by inverting a fresh uniform U, and
+// 14 fresh bits in `spare`. U's first kGuideBits bits name a bucket; in a
+// bucket inside one box's interval (kSure) they decide the box alone, and
+// U's other bits, independent of them and read by nothing else, give spare.
+// Else U is compared with the bounds, and spare is a fresh digit's top bits.
+inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t, std::uint32_t& spare) {
+  constexpr int kSpareBits = 32 - normal_boxes::kGuideBits;
+  static_assert(kSpareBits >= 14);
+  const std::uint32_t first = bits.Next();
+  const std::uint16_t guide = t.guide[first >> kSpareBits];
+  if ((guide & normal_boxes::kSure) != 0) {
+    spare = first & 0x3fffu;
+    return guide & ~normal_boxes::kSure;
+  }
   Partial u;
-  int j = t.guide[u.Digit(0, bits) >> (32 - normal_boxes::kGuideBits)];
+  u.d[0] = first, u.n = 1;
+  int j = guide;
   while (!BelowCumulative(u, j, bits, t)) ++j;
+  spare = bits.Next() >> 18;
   return static_cast<std::uint32_t>(j);
 }
 
 // True with probability e^(-t), t = h^2 x (x + 2j) / 2 = x (x + 2j) 2^-13
 // (von Neumann, generalised as in Karney's algorithm N): the longest n with
 // x > U_1 > ... > U_n and V_i < (x + 2j) 2^-13 for i <= n is even. V_i's
-// test: 13 bits c of a digit, true below 2j, at 2j whether a fresh uniform
-// is below x, else false. Mostly decided by c alone: t <= 0.31.
-inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits) {
+// test: 13 bits c of a digit (the first V's given, the others drawn), true
+// below 2j, at 2j whether a fresh uniform is below x, else false. Mostly
+// decided by the first c alone: t <= 0.31.
+inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits, std::uint32_t c) {
   std::array<Partial, 2> run;
   Partial* previous = &x;
   bool even = true;
   for (int next = 0;; next ^= 1) {
-    const std::uint32_t c = bits.Next() >> 19;
     if (c > 2 * j) return even;
     if (c == 2 * j) {
       Partial v;
@@ -105,17 +139,20 @@ inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits) {
     if (!Less(u, *previous, bits)) return even;
     even = !even;
     previous = &u;
+    c = bits.Next() >> 19;
   }
 }
 
 // Z = sign (j + x) h: box j from the proposal, x uniform in it, accepted with
 // probability e^(-((j + x)^2 - j^2) h^2 / 2); x's digits read so far in `x`.
-inline int DrawNormal(Digits& bits, std::uint32_t& j, Partial& x) {
-  const normal_boxes::Table& boxes = normal_boxes::Boxes();
+// The box's spare bits give the first V's 13 bits and the sign.
+inline int DrawNormal(Digits& bits, std::uint32_t& j, Partial& x,
+                      const normal_boxes::Table& boxes = normal_boxes::Boxes()) {
   while (true) {
-    j = PickBox(bits, boxes);
+    std::uint32_t spare = 0;
+    j = PickBox(bits, boxes, spare);
     x.n = 0;
-    if (BoxAccepts(x, j, bits)) return (bits.Next() & 1) != 0 ? -1 : 1;
+    if (BoxAccepts(x, j, bits, spare >> 1)) return (spare & 1) != 0 ? -1 : 1;
   }
 }
 
@@ -124,11 +161,12 @@ inline int DrawNormal(Digits& bits, std::uint32_t& j, Partial& x) {
 inline int DrawFromSignedTable(Digits& bits, const normal_boxes::Table& t, std::uint32_t& j,
                                Partial& x) {
   while (true) {
-    const std::uint32_t b = PickBox(bits, t);
+    std::uint32_t spare = 0;
+    const std::uint32_t b = PickBox(bits, t, spare);
     const bool negative = b >= static_cast<std::uint32_t>(normal_boxes::kBoxes);
     j = negative ? b - normal_boxes::kBoxes : b;
     x.n = 0;
-    if (BoxAccepts(x, j, bits)) return negative ? -1 : 1;
+    if (BoxAccepts(x, j, bits, spare >> 1)) return negative ? -1 : 1;
   }
 }
 

@@ -109,6 +109,20 @@ std::array<std::vector<Fixed>, 2> BoxWeights() {
   return w;
 }
 
+// Whether bucket b, [b, b + 1) 2^-kGuideBits, lies inside box j's interval:
+// F_(j-1) <= hi_(j-1) <= b 2^-kGuideBits and (b + 1) 2^-kGuideBits <= lo_j <= F_j,
+// so every U in it inverts to j.
+bool BucketInside(const Table& t, int j, std::size_t b) {
+  const auto at = [](std::size_t k) {
+    Fixed f{};
+    if (k >> kGuideBits != 0) return kOne;
+    f[3] = static_cast<std::uint64_t>(k) << (64 - kGuideBits);
+    return f;
+  };
+  const bool above = j == 0 || !Less(at(b), t.hi[j - 1]);
+  return above && !Less(t.lo[j], at(b + 1));
+}
+
 // The table inverting the cumulative law of weights known as [lo, hi].
 Table FromWeights(const std::array<std::vector<Fixed>, 2>& w) {
   const int n = static_cast<int>(w[0].size());
@@ -128,11 +142,12 @@ Table FromWeights(const std::array<std::vector<Fixed>, 2>& w) {
                                     [](const Fixed& x, const Fixed& y) { return Less(x, y); });
     t.top_lo[j] = TopWord(t.lo[j]), t.top_hi[j] = TopWord(t.hi[j]);
   }
+  t.guide.resize(std::size_t{1} << kGuideBits);
   int j = 0;
   for (std::size_t b = 0; b < t.guide.size(); ++b) {
     const Uint128 start = static_cast<Uint128>(b) << (64 - kGuideBits);
     while (j + 1 < n && static_cast<Uint128>(t.top_hi[j]) < start) ++j;
-    t.guide[b] = static_cast<std::uint16_t>(j);
+    t.guide[b] = static_cast<std::uint16_t>(j | (BucketInside(t, j, b) ? kSure : 0));
   }
   return t;
 }

@@ -24,7 +24,10 @@ namespace fedldp::normal_boxes {
 
 inline constexpr int kBoxBits = 6;             // h = 2^-6
 inline constexpr int kBoxes = 20 << kBoxBits;  // z < 20
-inline constexpr int kGuideBits = 10;          // buckets of U's top bits
+inline constexpr int kGuideBits = 14;          // buckets of U's top bits
+// A guide entry's flag: the bucket lies inside its box's interval
+// [F_(j-1), F_j), so U's top kGuideBits bits alone decide the box.
+inline constexpr std::uint16_t kSure = 0x8000;
 
 // Unsigned fixed point, least significant limb first: limbs 0-3 the fraction
 // (units of 2^-256), limb 4 the integer part.
@@ -34,7 +37,9 @@ struct Table {
   std::vector<Fixed> lo, hi;          // F_j's bounds
   std::vector<std::uint64_t> top_lo;  // U's first word below it: U < F_j surely
   std::vector<std::uint64_t> top_hi;  // U's first word above it: U >= F_j surely
-  std::array<std::uint16_t, (1 << kGuideBits) + 1> guide;  // first candidate box per bucket
+  // Per bucket of U's top kGuideBits bits, the first candidate box, with
+  // kSure when it is the only one.
+  std::vector<std::uint16_t> guide;
 };
 
 // a + b modulo 2^(64 N), limbs least significant first (the fixed-point

@@ -224,9 +224,13 @@ TEST(VectorMutants, BaselinesAndFastProjUnitWithWrongConstantsAreCaught) {
     const auto s = audit::DrawVectorReports(Mutant(*r, 1.03), zero, 20000, 4);
     EXPECT_FALSE(audit::CheckSquaredError(s, mse, mse).pass) << r->name();
   }
-  // FastProjUnit's shrink check catches an output 3 % too long.
-  const auto s = audit::DrawVectorReports(Mutant(fpu, 1.03), x, 20000, 5, x, 0);
-  EXPECT_FALSE(audit::CheckMeanWithin(s.along, 1 - fpu.beta(), 1, "<R(x), x^>").pass);
+  // FastProjUnit's shrink check catches an output 3 % too long: its mean
+  // along x is about 1.03 against the bound 1, with a standard error of
+  // 0.0048 at 20,000 draws (z near 6, missed by some seeds), 0.0028 at 60,000
+  // (z near 11).
+  const auto s = audit::DrawVectorReports(Mutant(fpu, 1.03), x, 60000, 5, x, 0);
+  const auto along = audit::CheckMeanWithin(s.along, 1 - fpu.beta(), 1, "<R(x), x^>");
+  EXPECT_FALSE(along.pass) << along.reason;
   // A biased Gaussian (mean 20 % short) fails the mean check.
   const auto sharp = GaussianRandomizer::Create(8, 8, 1e-6, 1, false).value();
   const auto x8 = audit::TestDirection(8, 1.0, 3);

@@ -17,7 +17,10 @@
 //    inverting a uniform against the cumulative F_j, which
 //    src/random/normal_boxes.h computes once in 256-bit integer arithmetic as
 //    intervals no wider than 2^-231 (a uniform inside one is the only
-//    undecided case);
+//    undecided case). The uniform's first 14 bits name one of 2^14 buckets;
+//    in a bucket that lies inside one box's interval (about 98 % of draws)
+//    they decide the box with no comparison, and the digit's other 18 bits,
+//    independent of the box, give the first V's 13 bits and the sign below;
 //  - U uniform on [0, 1), accepted with probability e^(-((j + U)^2 - j^2) h^2
 //    / 2) = e^(-U (U + 2j) 2^-13) by von Neumann's generalised trial: the run
 //    U > U_1 > ... > U_n with V_i < (U + 2j) 2^-13 has even length, V_i's
@@ -28,8 +31,8 @@
 // Every step is a comparison of uniform numbers drawn digit by digit (32-bit
 // digits) or an exact integer choice, so U is known to a few digits (often
 // none) and its unread ones are uniform: Z is exact, and rounding reads
-// digits of U only until the grid cell is decided. About 3 random words a
-// draw.
+// digits of U only until the grid cell is decided. About 1.5 random words
+// a draw with U's two digits (PrivUnit's fast path), 1 with its first alone.
 //
 // The rounding, in integers. With sigma = S 2^q (S a 53-bit integer), g =
 // 2^(q + 42) and sigma / g = S 2^-42. The input is first rounded to the
@@ -119,9 +122,14 @@ struct ExactNormalDraw {
 ExactNormalDraw DrawExactNormal(Rng& rng);
 
 // For tests: the box table's e^(-2^-13) bounds and its widest interval for a
-// cumulative probability F_j (src/random/normal_boxes.h), as doubles.
+// cumulative probability F_j (src/random/normal_boxes.h), as doubles; the
+// share of uniforms whose bucket decides the box alone, and how many such
+// buckets the comparison with F's bounds sends elsewhere at either end
+// (U's first two digits at the bucket's least and greatest values).
 struct ExactNormalTable {
   double base_low, base_high, widest;
+  double sure_share;
+  int sure_disagreements;
 };
 ExactNormalTable InspectExactNormalTable();
 
