@@ -32,8 +32,7 @@ struct Draw {
 };
 
 Draw Finish(int sign, std::uint32_t box, Partial& u, Digits& bits) {
-  const std::uint64_t word = (std::uint64_t{u.Digit(0, bits)} << 32) | u.Digit(1, bits);
-  return {word, box, sign};
+  return {u.FirstWord(bits), box, sign};
 }
 
 // The draws of a report, packed while the fast path runs: U's two digits as
@@ -63,8 +62,22 @@ struct Direction {
   std::int64_t sign = 1, zero = 0;
 
   std::int64_t operator()(std::span<const double> v, std::size_t i) const {
-    const double x = std::isfinite(v[i]) ? v[i] : 0.0;
-    return sign * (std::llrint(x * f1 * f2) + (i == 0 ? zero : 0));
+    return sign * (RoundToInteger(FiniteOrZero(v[i]) * f1 * f2) + (i == 0 ? zero : 0));
+  }
+
+  // v, or +0 when v is not finite (every exponent bit set), by a mask.
+  static double FiniteOrZero(double v) {
+    constexpr std::uint64_t kExponent = std::uint64_t{0x7ff} << 52;
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    const std::uint64_t finite = 0 - static_cast<std::uint64_t>((bits & kExponent) != kExponent);
+    return std::bit_cast<double>(bits & finite);
+  }
+
+  // llrint(t) for |t| <= 2^52, inline and without a branch: |t| + 2^52 lies
+  // in [2^52, 2^53], where doubles are the integers, so the sum rounds |t| to
+  // the nearest integer (ties to even, as llrint) and the difference is exact.
+  static std::int64_t RoundToInteger(double t) {
+    return static_cast<std::int64_t>(std::copysign((std::fabs(t) + 0x1p52) - 0x1p52, t));
   }
 };
 
@@ -261,6 +274,46 @@ bool FastCell(const Draw& z, std::int64_t m, std::uint64_t s_r, Int128 q_lo, Int
   return (lo >> 64) == (hi >> 64);
 }
 
+// The cells in doubles first (exact_privunit.h, "The cells in doubles"): y =
+// (s_i R 2^-6 a_i + RK m_i) + 1/2 for a_i = box + U's first 42 bits, RK the
+// double nearest the centre of FastQ's bracket, is within 2^-23.5 cells of
+// scale w_i / G + 1/2; its cell is taken when y - kSlack and y + kSlack have
+// one floor, else FastCell decides.
+constexpr double kSlack = 0x1p-22;
+
+struct DoublePath {
+  double r6 = 0;        // R 2^-6 = s_r 2^-48, exact
+  double rk = 0;        // R K
+  bool usable = false;  // the bracket's half-width times 2^52 is at most 2^-31 cells
+};
+
+DoublePath MakeDoublePath(std::uint64_t s_r, Int128 q_lo, Int128 q_hi) {
+  DoublePath p;
+  p.r6 = std::ldexp(static_cast<double>(s_r), -48);
+  const Int128 width = q_hi - q_lo;  // R K 2^128 lies in [q_lo, q_hi]
+  p.usable = width >= 0 && width <= (Int128{1} << 46);
+  const long double centre = static_cast<long double>(q_lo >> 64) * 0x1p64L +
+                             static_cast<long double>(static_cast<std::uint64_t>(q_lo)) +
+                             static_cast<long double>(width / 2);
+  p.rk = static_cast<double>(std::ldexp(centre, -128));
+  return p;
+}
+
+// floor(t) for |t| < 2^62, without a branch or a library call.
+std::int64_t FloorOf(double t) {
+  const auto toward_zero = static_cast<std::int64_t>(t);
+  return toward_zero - static_cast<std::int64_t>(static_cast<double>(toward_zero) > t);
+}
+
+// The double path's cell of one coordinate; false when y's bracket
+// straddles a cell boundary (FastCell decides it then).
+bool DoubleCell(const Draw& z, std::int64_t m, const DoublePath& p, std::int64_t& index) {
+  const double a = static_cast<double>(z.box) + static_cast<double>(z.word >> 22) * 0x1p-42;
+  const double y = (static_cast<double>(z.sign) * (p.r6 * a) + p.rk * static_cast<double>(m)) + 0.5;
+  index = FloorOf(y - kSlack);
+  return index == FloorOf(y + kSlack);
+}
+
 struct Scale {
   std::uint64_t s_r;  // scale = s_r 2^(e - 53)
   double granularity;
@@ -414,10 +467,11 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   Packed draws{out, meta, cells};
   std::vector<std::pair<std::size_t, Partial>> extra;
   Sums sums;
+  const normal_boxes::Table& boxes = normal_boxes::Boxes();
   for (std::size_t i = 0; i < d; ++i) {
     std::uint32_t box = 0;
     Partial u;
-    const int s = DrawNormal(bits, box, u);  // before box is read
+    const int s = DrawNormal(bits, box, u, boxes);  // before box is read
     const Draw z = Finish(s, box, u, bits);
     draws.Put(i, z);
     if (u.n > kFastDigits) extra.emplace_back(i, u);
@@ -429,10 +483,14 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   const Draw a = Finish(a_sign, a_box, a_digits, bits);
   const Scale sc = ScaleOf(scale);
   const auto [ql, qh] = FastQ(sums, a, sc.s_r);
+  const DoublePath doubles = MakeDoublePath(sc.s_r, ql, qh);
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < d; ++i) {
+    const Draw z = draws.At(i);
+    const std::int64_t m = dir(v, i);
     std::int64_t index = 0;
-    if (!FastCell(draws.At(i), dir(v, i), sc.s_r, ql, qh, index) || wide) pending.push_back(i);
+    const bool sure = doubles.usable && !wide && DoubleCell(z, m, doubles, index);
+    if (!sure && (!FastCell(z, m, sc.s_r, ql, qh, index) || wide)) pending.push_back(i);
     cells[i] = static_cast<std::int32_t>(index);
   }
   if (!pending.empty()) {

@@ -32,6 +32,23 @@
 //    a report is undecided with probability of order d 2^-50. Then every Z_i
 //    and A read two more digits (fresh words) and the brackets are
 //    recomputed in GMP integers (||m|| by an integer square root), up to 8.
+//  - The cells in doubles, first. Most cells are decided before the 128-bit
+//    step, from y = (s_i (R 2^-6) a_i + rk m_i) + 1/2 in doubles, with a_i
+//    = box_i + U_i's first 42 bits 2^-42 (exact: below 2^53 units of
+//    2^-42), R 2^-6 = s_r 2^-48 exact, rk the double nearest the centre of
+//    the long-double bracket of R K (K = (A ||m|| - <Z, m>) / ||m||^2) and
+//    m_i exact (|m_i| <= 2^52). With |Z_i| < 20, |A| < 20, |<Z, u>| <=
+//    20 sqrt(d) <= 20 2^12 and R < 2^11, every term is bounded: R Z_i <
+//    2^15.33 cells and |R K m_i| = R |A - <Z, u>| |u_i| < 2^27.33. So y is
+//    within, in cells: R 2^-48 < 2^-37 (U past 42 bits), 2^-53 2^15.33 (the
+//    product), 2^-53 2^27.33 (rk's rounding, times |m_i| <= ||m||), the
+//    bracket's half-width times 2^52 (checked at most 2^-31, else this step
+//    is skipped), 2^-53 2^27.34 (rk m_i's rounding) and twice 2^-53 2^27.34
+//    (the two sums): below 2^-23.5 of scale w_i / G + 1/2 in all. y - 2^-22
+//    and y + 2^-22, each rounded by at most 2^-26 (|y| < 2^28), then still
+//    enclose it; when their floors agree that floor is the cell, else the
+//    128-bit step decides (probability about 2^-21 a coordinate, whatever
+//    the input: the fraction of y is spread over cells at any u).
 //
 // The allowance, proven. As RoundedGaussian: each exact normal is within
 // 2^-218 of the ideal law; A's table picks land in an interval of its
