@@ -2,6 +2,7 @@
 
 #include <gmpxx.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "exact_sampling.h"
+#include "fedldp/base/hot_loop.h"
 #include "fedldp/random/discrete.h"
 #include "normal_boxes.h"
 
@@ -62,8 +64,10 @@ struct Direction {
   std::int64_t sign = 1, zero = 0;
 
   std::int64_t operator()(std::span<const double> v, std::size_t i) const {
-    return sign * (RoundToInteger(FiniteOrZero(v[i]) * f1 * f2) + (i == 0 ? zero : 0));
+    return sign * (static_cast<std::int64_t>(Rounded(v[i])) + (i == 0 ? zero : 0));
   }
+  // m_i / sign for i > 0, as a double (exact: an integer below 2^53).
+  double Rounded(double v) const { return RoundToInteger(FiniteOrZero(v) * f1 * f2); }
 
   // v, or +0 when v is not finite (every exponent bit set), by a mask.
   static double FiniteOrZero(double v) {
@@ -76,8 +80,8 @@ struct Direction {
   // llrint(t) for |t| <= 2^52, inline and without a branch: |t| + 2^52 lies
   // in [2^52, 2^53], where doubles are the integers, so the sum rounds |t| to
   // the nearest integer (ties to even, as llrint) and the difference is exact.
-  static std::int64_t RoundToInteger(double t) {
-    return static_cast<std::int64_t>(std::copysign((std::fabs(t) + 0x1p52) - 0x1p52, t));
+  static double RoundToInteger(double t) {
+    return std::copysign((std::fabs(t) + 0x1p52) - 0x1p52, t);
   }
 };
 
@@ -136,23 +140,29 @@ struct Sums {
   Uint128 s2_lo = 0, dn_lo = 0, plus = 0, minus = 0;
   std::uint64_t s2_hi = 0;
   std::int64_t dn_hi = 0;
+  Uint128 total = 0;  // sum |m_i|; plus = total - minus once every term is in
 
+  // One coordinate. s_i m_i is a signed 64-bit integer (|m_i| <= 2^52), so
+  // the term s_i N_i m_i is the 128-bit product of word and s_i m_i (the
+  // unsigned product, less word 2^64 when s_i m_i < 0) plus box s_i m_i
+  // 2^64, below 2^127 in size; it is added sign-extended. No branch.
   void Add(std::int64_t m, const Draw& z) {
     const std::uint64_t am = Abs(m);
     const Uint128 sq = static_cast<Uint128>(am) * am;
     s2_lo += sq;
     s2_hi += s2_lo < sq ? 1 : 0;
-    const Uint128 product =
-        static_cast<Uint128>(z.word) * am + (static_cast<Uint128>(z.box * am) << 64);
-    // -0 has no sign: an m_i = 0 must not sign-extend.
-    const std::uint64_t negative =
-        (static_cast<std::uint64_t>(z.sign < 0) ^ (m < 0 ? 1 : 0)) & (am != 0 ? 1 : 0);
-    const Uint128 mask = 0 - static_cast<Uint128>(negative);
-    const Uint128 old = dn_lo;
-    dn_lo += (product ^ mask) - mask;
-    dn_hi += static_cast<std::int64_t>(dn_lo < old ? 1 : 0) - static_cast<std::int64_t>(negative);
-    plus += am & (negative - 1), minus += am & (0 - negative);
+    const std::int64_t sm = m * z.sign;
+    const auto negative = static_cast<std::uint64_t>(sm >> 63);  // all ones iff s_i m_i < 0
+    const Uint128 product = static_cast<Uint128>(z.word) * static_cast<std::uint64_t>(sm);
+    const std::uint64_t high = static_cast<std::uint64_t>(product >> 64) - (z.word & negative) +
+                               static_cast<std::uint64_t>(std::int64_t{z.box} * sm);
+    const Uint128 term = (static_cast<Uint128>(high) << 64) | static_cast<std::uint64_t>(product);
+    dn_lo += term;
+    dn_hi +=
+        static_cast<std::int64_t>(dn_lo < term ? 1 : 0) + (static_cast<std::int64_t>(high) >> 63);
+    total += am, minus += am & negative;
   }
+  void Close() { plus = total - minus; }
 };
 
 mpz_class ToMpz(Uint128 v) {
@@ -299,19 +309,50 @@ DoublePath MakeDoublePath(std::uint64_t s_r, Int128 q_lo, Int128 q_hi) {
   return p;
 }
 
-// floor(t) for |t| < 2^62, without a branch or a library call.
-std::int64_t FloorOf(double t) {
-  const auto toward_zero = static_cast<std::int64_t>(t);
-  return toward_zero - static_cast<std::int64_t>(static_cast<double>(toward_zero) > t);
+// floor(t) for |t| < 2^51, in doubles without a branch (vectorisable): the
+// nearest integer, less one (by a mask: a select on doubles stops GCC's
+// vectoriser) where it lies above t.
+double FloorOf(double t) {
+  const double nearest = Direction::RoundToInteger(t);
+  const std::uint64_t above = 0 - static_cast<std::uint64_t>(nearest > t);
+  return nearest - std::bit_cast<double>(above & std::bit_cast<std::uint64_t>(1.0));
+}
+
+// y's two ends, y -+ kSlack, floored: the cell when they agree. box and sign
+// (+-1) of Z_i, U's first word, m_i as a double.
+std::array<double, 2> CellEnds(double box, std::uint64_t word, double sign, double m,
+                               const DoublePath& p) {
+  // U's first 42 bits as a double, exactly: the bits of 2^52 + t, less 2^52.
+  const double t = std::bit_cast<double>((word >> 22) | 0x4330000000000000ULL) - 0x1p52;
+  const double a = box + t * 0x1p-42;
+  const double y = (sign * (p.r6 * a) + p.rk * m) + 0.5;
+  return {FloorOf(y - kSlack), FloorOf(y + kSlack)};
 }
 
 // The double path's cell of one coordinate; false when y's bracket
 // straddles a cell boundary (FastCell decides it then).
 bool DoubleCell(const Draw& z, std::int64_t m, const DoublePath& p, std::int64_t& index) {
-  const double a = static_cast<double>(z.box) + static_cast<double>(z.word >> 22) * 0x1p-42;
-  const double y = (static_cast<double>(z.sign) * (p.r6 * a) + p.rk * static_cast<double>(m)) + 0.5;
-  index = FloorOf(y - kSlack);
-  return index == FloorOf(y + kSlack);
+  const auto [lo, hi] = CellEnds(z.box, z.word, z.sign, static_cast<double>(m), p);
+  index = static_cast<std::int64_t>(lo);
+  return lo == hi;
+}
+
+// The double path over coordinates [begin, end), all above 0 (m_i by
+// Direction::Rounded), with no branch so that it vectorises: each cell from
+// y's lower end; false when some coordinate's ends had different floors.
+FEDLDP_HOT_LOOP
+bool DoubleBlock(const double* __restrict v, const double* __restrict words,
+                 const std::uint16_t* __restrict meta, std::int32_t* __restrict cells,
+                 std::size_t n, const Direction& dir, const DoublePath& p) {
+  std::int32_t straddled = 0;
+  const double sign = static_cast<double>(dir.sign);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [lo, hi] = CellEnds(meta[i] & 0x7fff, std::bit_cast<std::uint64_t>(words[i]),
+                                   1.0 - 2.0 * (meta[i] >> 15), sign * dir.Rounded(v[i]), p);
+    cells[i] = static_cast<std::int32_t>(lo);
+    straddled |= static_cast<std::int32_t>(hi) - static_cast<std::int32_t>(lo);
+  }
+  return straddled == 0;
 }
 
 struct Scale {
@@ -456,6 +497,46 @@ void RoundedPrivUnit::SampleWide(std::span<const double> v, int sign, double sca
   Run(v, sign, scale, out, rng, true);
 }
 
+namespace {
+
+constexpr std::size_t kBlock = 256;  // coordinates a vectorised step takes at once
+
+// m_i as doubles for n coordinates past the first (Direction::Rounded times
+// the sign; the first holds v = 0's direction too), vectorised.
+FEDLDP_HOT_LOOP
+void RoundBlock(const double* __restrict v, double* __restrict m, std::size_t n,
+                const Direction& dir) {
+  const double sign = static_cast<double>(dir.sign);
+  for (std::size_t i = 0; i < n; ++i) m[i] = sign * dir.Rounded(v[i]);
+}
+
+// Every Z_i, packed into `draws` (digits past two in `extra`), and the sums.
+Sums DrawCoordinates(std::span<const double> v, const Direction& dir, Packed& draws,
+                     std::vector<std::pair<std::size_t, Partial>>& extra, Digits& bits) {
+  const normal_boxes::Table& boxes = normal_boxes::Boxes();
+  Sums sums;  // a local, not the result: its sums stay in registers
+  std::array<double, kBlock> m;
+  for (std::size_t begin = 0; begin < v.size(); begin += kBlock) {
+    const std::size_t n = std::min(kBlock, v.size() - begin);
+    RoundBlock(&v[begin], m.data(), n, dir);
+    if (begin == 0) m[0] = static_cast<double>(dir(v, 0));  // v = 0's direction
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint32_t box = 0;
+      Partial u;
+      const int s = DrawNormal(bits, box, u, boxes);  // before box is read
+      const Draw z = Finish(s, box, u, bits);
+      draws.Put(begin + k, z);
+      if (u.n > kFastDigits) extra.emplace_back(begin + k, u);
+      sums.Add(static_cast<std::int64_t>(m[k]), z);
+    }
+  }
+  sums.Close();
+  Sums result = sums;
+  return result;
+}
+
+}  // namespace
+
 void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std::span<double> out,
                           Rng& rng, bool wide) const {
   const std::size_t d = v.size();
@@ -466,17 +547,7 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   meta.resize(d), cells.resize(d);
   Packed draws{out, meta, cells};
   std::vector<std::pair<std::size_t, Partial>> extra;
-  Sums sums;
-  const normal_boxes::Table& boxes = normal_boxes::Boxes();
-  for (std::size_t i = 0; i < d; ++i) {
-    std::uint32_t box = 0;
-    Partial u;
-    const int s = DrawNormal(bits, box, u, boxes);  // before box is read
-    const Draw z = Finish(s, box, u, bits);
-    draws.Put(i, z);
-    if (u.n > kFastDigits) extra.emplace_back(i, u);
-    sums.Add(dir(v, i), z);
-  }
+  const Sums sums = DrawCoordinates(v, dir, draws, extra, bits);
   Partial a_digits;
   std::uint32_t a_box = 0;
   const int a_sign = DrawFromSignedTable(bits, *cap_, a_box, a_digits);
@@ -485,13 +556,22 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   const auto [ql, qh] = FastQ(sums, a, sc.s_r);
   const DoublePath doubles = MakeDoublePath(sc.s_r, ql, qh);
   std::vector<std::size_t> pending;
-  for (std::size_t i = 0; i < d; ++i) {
+  // One coordinate by the double path, then FastCell (pending: GMP's).
+  const auto decide = [&](std::size_t i) {
     const Draw z = draws.At(i);
     const std::int64_t m = dir(v, i);
     std::int64_t index = 0;
     const bool sure = doubles.usable && !wide && DoubleCell(z, m, doubles, index);
     if (!sure && (!FastCell(z, m, sc.s_r, ql, qh, index) || wide)) pending.push_back(i);
     cells[i] = static_cast<std::int32_t>(index);
+  };
+  decide(0);  // m_0 holds v = 0's direction
+  for (std::size_t begin = 1; begin < d; begin += kBlock) {
+    const std::size_t end = std::min(d, begin + kBlock);
+    if (doubles.usable && !wide &&
+        DoubleBlock(&v[begin], &out[begin], &meta[begin], &cells[begin], end - begin, dir, doubles))
+      continue;
+    for (std::size_t i = begin; i < end; ++i) decide(i);  // a block with a straddling cell
   }
   if (!pending.empty()) {
     Report report{v, dir, draws, extra, sums, a, a_digits, sc};

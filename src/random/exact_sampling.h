@@ -18,33 +18,41 @@ __extension__ using Int128 = __int128;
 
 // 32-bit digits from the generator's words (high half first), drawn in
 // blocks of `block` words through Rng::Fill: the words are the generator's
-// stream in order, so draws are reproducible from a seed.
+// stream in order, so draws are reproducible from a seed. A block is kept as
+// its digits in reading order, so a digit is one load.
 class Digits {
  public:
   Digits(Rng& rng, std::size_t block) : rng_(rng), block_(block) {}
   std::uint32_t Next() {
-    if (next_ == 2 * size_) {
-      rng_.Fill(std::span(words_.data(), block_));
-      size_ = block_;
-      next_ = 0;
-    }
-    const std::uint64_t w = words_[next_ / 2];
-    return static_cast<std::uint32_t>((next_++ & 1) != 0 ? w : w >> 32);
+    if (next_ == size_) Refill();
+    return digits_[next_++];
   }
   // Two digits as one word, the first in the high half: the same bits as
-  // (Next() << 32) | Next(), a whole word of the block when one is next.
+  // (Next() << 32) | Next().
   std::uint64_t NextPair() {
-    if ((next_ & 1) == 0 && next_ < 2 * size_) {
-      next_ += 2;
-      return words_[next_ / 2 - 1];
+    if (size_ - next_ < 2) {
+      const std::uint64_t high = Next();
+      return (high << 32) | Next();
     }
-    const std::uint64_t high = Next();
-    return (high << 32) | Next();
+    const std::uint64_t high = digits_[next_];
+    const std::uint32_t low = digits_[next_ + 1];
+    next_ += 2;
+    return (high << 32) | low;
   }
 
  private:
+  void Refill() {
+    std::array<std::uint64_t, 64> words;
+    rng_.Fill(std::span(words.data(), block_));
+    for (std::size_t i = 0; i < block_; ++i) {
+      digits_[2 * i] = static_cast<std::uint32_t>(words[i] >> 32);
+      digits_[2 * i + 1] = static_cast<std::uint32_t>(words[i]);
+    }
+    size_ = 2 * block_;
+    next_ = 0;
+  }
   Rng& rng_;
-  std::array<std::uint64_t, 64> words_{};
+  std::array<std::uint32_t, 128> digits_{};
   std::size_t block_, size_ = 0, next_ = 0;
 };
 
@@ -125,6 +133,7 @@ inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t, std::ui
 // below 2j, at 2j whether a fresh uniform is below x, else false. Mostly
 // decided by the first c alone: t <= 0.31.
 inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits, std::uint32_t c) {
+  if (c > 2 * j) return true;  // most draws: decided before any run is made
   std::array<Partial, 2> run;
   Partial* previous = &x;
   bool even = true;
