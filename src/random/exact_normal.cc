@@ -220,7 +220,7 @@ ExactNormalTable InspectExactNormalTable() {
   int disagreements = 0;
   for (std::uint32_t b = 0; b < t.guide.size(); ++b) {
     if ((t.guide[b] & normal_boxes::kSure) == 0) continue;
-    sure += 0x1p-14;
+    sure += std::ldexp(1.0, -normal_boxes::kGuideBits);
     const std::uint32_t box = t.guide[b] & ~normal_boxes::kSure;
     const std::uint32_t low = b << kLowBits, high = low | ((1u << kLowBits) - 1);
     disagreements += ComparedBox(low, 0) != box || ComparedBox(high, ~0u) != box;

@@ -95,11 +95,21 @@ double PowerOfTwo(std::int64_t k) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 
-// max |x_i| over the finite entries (0 if none).
+// max |x_i| over the finite entries (0 if none), as the largest bit pattern
+// of |x_i| (non-negative doubles order as their bits, below 2^63: signed
+// 64-bit compares, which AVX2 has), non-finite ones masked to 0: integers,
+// so that it vectorises.
+FEDLDP_HOT_LOOP
 double MaxAbs(std::span<const double> x) {
-  double maxabs = 0;
-  for (double v : x) maxabs = std::max(maxabs, std::isfinite(v) ? std::fabs(v) : 0.0);
-  return maxabs;
+  constexpr std::int64_t kExponent = std::int64_t{0x7ff} << 52;
+  std::int64_t largest = 0;
+  for (const double v : x) {
+    const std::int64_t bits =
+        std::bit_cast<std::int64_t>(v) & std::numeric_limits<std::int64_t>::max();
+    const std::int64_t finite = bits < kExponent ? bits : 0;
+    largest = finite > largest ? finite : largest;
+  }
+  return std::bit_cast<double>(largest);
 }
 
 // UnitScale's two factors for a given max |x_i|.
@@ -140,17 +150,34 @@ struct Sums {
   Uint128 s2_lo = 0, dn_lo = 0, plus = 0, minus = 0;
   std::uint64_t s2_hi = 0;
   std::int64_t dn_hi = 0;
-  Uint128 total = 0;  // sum |m_i|; plus = total - minus once every term is in
+};
 
-  // One coordinate. s_i m_i is a signed 64-bit integer (|m_i| <= 2^52), so
-  // the term s_i N_i m_i is the 128-bit product of word and s_i m_i (the
-  // unsigned product, less word 2^64 when s_i m_i < 0) plus box s_i m_i
-  // 2^64, below 2^127 in size; it is added sign-extended. No branch.
-  void Add(std::int64_t m, const Draw& z) {
+// The sums of the directions alone: S2 and sum |m_i| (plus = that - minus).
+// Two small accumulators, not one Sums, so that the compiler keeps each in
+// registers through its loop (a Sums lived on the stack: adc on memory).
+struct DirectionSums {
+  Uint128 s2_lo = 0, total = 0;
+  std::uint64_t s2_hi = 0;
+
+  void Add(std::int64_t m) {
     const std::uint64_t am = Abs(m);
     const Uint128 sq = static_cast<Uint128>(am) * am;
     s2_lo += sq;
     s2_hi += s2_lo < sq ? 1 : 0;
+    total += am;
+  }
+};
+
+// The sums of the draws: Dn and minus. s_i m_i is a signed 64-bit integer
+// (|m_i| <= 2^52), so the term s_i N_i m_i is the 128-bit product of word
+// and s_i m_i (the unsigned product, less word 2^64 when s_i m_i < 0) plus
+// box s_i m_i 2^64, below 2^127 in size; it is added sign-extended. No
+// branch.
+struct DrawSums {
+  Uint128 dn_lo = 0, minus = 0;
+  std::int64_t dn_hi = 0;
+
+  void Add(std::int64_t m, const Draw& z) {
     const std::int64_t sm = m * z.sign;
     const auto negative = static_cast<std::uint64_t>(sm >> 63);  // all ones iff s_i m_i < 0
     const Uint128 product = static_cast<Uint128>(z.word) * static_cast<std::uint64_t>(sm);
@@ -160,9 +187,14 @@ struct Sums {
     dn_lo += term;
     dn_hi +=
         static_cast<std::int64_t>(dn_lo < term ? 1 : 0) + (static_cast<std::int64_t>(high) >> 63);
-    total += am, minus += am & negative;
+    minus += Abs(m) & negative;
   }
-  void Close() { plus = total - minus; }
+  void Merge(const DrawSums& o) {
+    const Uint128 old = dn_lo;
+    dn_lo += o.dn_lo;
+    dn_hi += o.dn_hi + static_cast<std::int64_t>(dn_lo < old ? 1 : 0);
+    minus += o.minus;
+  }
 };
 
 mpz_class ToMpz(Uint128 v) {
@@ -514,25 +546,32 @@ void RoundBlock(const double* __restrict v, double* __restrict m, std::size_t n,
 Sums DrawCoordinates(std::span<const double> v, const Direction& dir, Packed& draws,
                      std::vector<std::pair<std::size_t, Partial>>& extra, Digits& bits) {
   const normal_boxes::Table& boxes = normal_boxes::Boxes();
-  Sums sums;  // a local, not the result: its sums stay in registers
+  DirectionSums directions;
+  DrawSums sums;
   std::array<double, kBlock> m;
   for (std::size_t begin = 0; begin < v.size(); begin += kBlock) {
     const std::size_t n = std::min(kBlock, v.size() - begin);
     RoundBlock(&v[begin], m.data(), n, dir);
     if (begin == 0) m[0] = static_cast<double>(dir(v, 0));  // v = 0's direction
+    for (std::size_t k = 0; k < n; ++k) directions.Add(static_cast<std::int64_t>(m[k]));
+    DrawSums block;  // the block's, in registers; added to the report's after
     for (std::size_t k = 0; k < n; ++k) {
       std::uint32_t box = 0;
       Partial u;
       const int s = DrawNormal(bits, box, u, boxes);  // before box is read
       const Draw z = Finish(s, box, u, bits);
       draws.Put(begin + k, z);
-      if (u.n > kFastDigits) extra.emplace_back(begin + k, u);
-      sums.Add(static_cast<std::int64_t>(m[k]), z);
+      if (u.n > kFastDigits) [[unlikely]]
+        extra.emplace_back(begin + k, u);
+      block.Add(static_cast<std::int64_t>(m[k]), z);
     }
+    sums.Merge(block);
   }
-  sums.Close();
-  Sums result = sums;
-  return result;
+  Sums r;
+  r.s2_lo = directions.s2_lo, r.s2_hi = directions.s2_hi;
+  r.dn_lo = sums.dn_lo, r.dn_hi = sums.dn_hi;
+  r.minus = sums.minus, r.plus = directions.total - sums.minus;
+  return r;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "fedldp/random/rng.h"
@@ -18,41 +19,43 @@ __extension__ using Int128 = __int128;
 
 // 32-bit digits from the generator's words (high half first), drawn in
 // blocks of `block` words through Rng::Fill: the words are the generator's
-// stream in order, so draws are reproducible from a seed. A block is kept as
-// its digits in reading order, so a digit is one load.
+// stream in order, so draws are reproducible from a seed. In memory
+// (little-endian) a word's high half is the 32-bit unit after its low one,
+// so digit k is unit k ^ 1: a digit is one load, and an aligned pair is the
+// word itself.
 class Digits {
  public:
   Digits(Rng& rng, std::size_t block) : rng_(rng), block_(block) {}
   std::uint32_t Next() {
-    if (next_ == size_) Refill();
-    return digits_[next_++];
+    if (next_ == size_) [[unlikely]]
+      Refill();
+    std::uint32_t digit;
+    std::memcpy(&digit, Bytes() + 4 * (next_++ ^ 1), 4);
+    return digit;
   }
   // Two digits as one word, the first in the high half: the same bits as
   // (Next() << 32) | Next().
   std::uint64_t NextPair() {
-    if (size_ - next_ < 2) {
-      const std::uint64_t high = Next();
-      return (high << 32) | Next();
+    if ((next_ & 1) == 0 && next_ < size_) {
+      next_ += 2;
+      return words_[next_ / 2 - 1];
     }
-    const std::uint64_t high = digits_[next_];
-    const std::uint32_t low = digits_[next_ + 1];
-    next_ += 2;
-    return (high << 32) | low;
+    const std::uint64_t high = Next();
+    return (high << 32) | Next();
   }
 
  private:
-  void Refill() {
-    std::array<std::uint64_t, 64> words;
-    rng_.Fill(std::span(words.data(), block_));
-    for (std::size_t i = 0; i < block_; ++i) {
-      digits_[2 * i] = static_cast<std::uint32_t>(words[i] >> 32);
-      digits_[2 * i + 1] = static_cast<std::uint32_t>(words[i]);
-    }
+  static_assert(std::endian::native == std::endian::little);
+  const unsigned char* Bytes() const {
+    return reinterpret_cast<const unsigned char*>(words_.data());
+  }
+  [[gnu::noinline, gnu::cold]] void Refill() {  // off the hot loop's registers
+    rng_.Fill(std::span(words_.data(), block_));
     size_ = 2 * block_;
     next_ = 0;
   }
   Rng& rng_;
-  std::array<std::uint32_t, 128> digits_{};
+  std::array<std::uint64_t, 64> words_{};
   std::size_t block_, size_ = 0, next_ = 0;
 };
 
@@ -104,6 +107,21 @@ inline bool BelowCumulative(Partial& u, int j, Digits& bits, const normal_boxes:
   return normal_boxes::Less(prefix, t.hi[j]);  // at or above hi: not below
 }
 
+// PickBox's rare case, a bucket that holds a boundary: U (its first digit
+// `first`) compared with the bounds from the bucket's first candidate on;
+// spare from a fresh digit. Out of line, so that the hot loop's registers
+// need not survive it.
+[[gnu::noinline]] inline std::uint32_t PickBoxByBounds(Digits& bits, const normal_boxes::Table& t,
+                                                       std::uint32_t first, int guide,
+                                                       std::uint32_t& spare) {
+  Partial u;
+  u.d[0] = first, u.n = 1;
+  int j = guide;
+  while (!BelowCumulative(u, j, bits, t)) ++j;
+  spare = bits.Next() >> 18;
+  return static_cast<std::uint32_t>(j);
+}
+
 // The box j of a table, P[j] = w_j / W, by inverting a fresh uniform U, and
 // 14 fresh bits in `spare`. U's first kGuideBits bits name a bucket; in a
 // bucket inside one box's interval (kSure) they decide the box alone, and
@@ -114,16 +132,11 @@ inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t, std::ui
   static_assert(kSpareBits >= 14);
   const std::uint32_t first = bits.Next();
   const std::uint16_t guide = t.guide[first >> kSpareBits];
-  if ((guide & normal_boxes::kSure) != 0) {
+  if ((guide & normal_boxes::kSure) != 0) [[likely]] {
     spare = first & 0x3fffu;
     return guide & ~normal_boxes::kSure;
   }
-  Partial u;
-  u.d[0] = first, u.n = 1;
-  int j = guide;
-  while (!BelowCumulative(u, j, bits, t)) ++j;
-  spare = bits.Next() >> 18;
-  return static_cast<std::uint32_t>(j);
+  return PickBoxByBounds(bits, t, first, guide, spare);
 }
 
 // True with probability e^(-t), t = h^2 x (x + 2j) / 2 = x (x + 2j) 2^-13
@@ -132,8 +145,8 @@ inline std::uint32_t PickBox(Digits& bits, const normal_boxes::Table& t, std::ui
 // test: 13 bits c of a digit (the first V's given, the others drawn), true
 // below 2j, at 2j whether a fresh uniform is below x, else false. Mostly
 // decided by the first c alone: t <= 0.31.
-inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits, std::uint32_t c) {
-  if (c > 2 * j) return true;  // most draws: decided before any run is made
+[[gnu::noinline]] inline bool BoxAcceptsByRun(Partial& x, std::uint32_t j, Digits& bits,
+                                              std::uint32_t c) {
   std::array<Partial, 2> run;
   Partial* previous = &x;
   bool even = true;
@@ -150,6 +163,13 @@ inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits, std::uint32_t 
     previous = &u;
     c = bits.Next() >> 19;
   }
+}
+
+// The same, decided inline when the first V is (most draws).
+inline bool BoxAccepts(Partial& x, std::uint32_t j, Digits& bits, std::uint32_t c) {
+  if (c > 2 * j) [[likely]]
+    return true;
+  return BoxAcceptsByRun(x, j, bits, c);
 }
 
 // Z = sign (j + x) h: box j from the proposal, x uniform in it, accepted with
