@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -48,7 +49,16 @@ void SecureRng::Fill(std::span<std::uint64_t> out) {
     Keystream(out.data(), out.size());
     return;
   }
-  for (auto& word : out) word = (*this)();
+  // The buffer's next words, as operator() would give them one at a time,
+  // copied and wiped in runs (a word at a time cost 10 ns a word here, more
+  // than the keystream).
+  for (std::size_t done = 0; done < out.size();) {
+    if (next_ == kBufferWords) Refill();
+    const std::size_t n = std::min(out.size() - done, kBufferWords - next_);
+    std::memcpy(out.data() + done, buffer_.data() + next_, n * sizeof(std::uint64_t));
+    sodium_memzero(buffer_.data() + next_, n * sizeof(std::uint64_t));
+    next_ += n, done += n;
+  }
 }
 
 std::unique_ptr<Rng> DeploymentRng(std::optional<std::uint64_t> test_seed, std::uint64_t stream) {

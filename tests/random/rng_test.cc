@@ -110,6 +110,36 @@ TEST(SecureRng, UniformAndNeverRepeats) {
   a.Fill(big);
   std::sort(big.begin(), big.end());
   EXPECT_EQ(std::adjacent_find(big.begin(), big.end()), big.end());
+  // Small fills, one word and blocks of 64 and 100, across the buffer's
+  // refills: no word given twice (none left behind to be given again),
+  // none zero (a wiped word given out), and their top bits uniform.
+  std::vector<std::uint64_t> words;
+  for (int round = 0; round < 40; ++round) {
+    for (const std::size_t size : {std::size_t{1}, std::size_t{64}, std::size_t{100}}) {
+      std::vector<std::uint64_t> part(size);
+      a.Fill(part);
+      words.insert(words.end(), part.begin(), part.end());
+    }
+  }
+  EXPECT_EQ(std::count(words.begin(), words.end(), 0u), 0);
+  std::sort(words.begin(), words.end());
+  EXPECT_EQ(std::adjacent_find(words.begin(), words.end()), words.end());
+  class Fills final : public Rng {  // a's words through Fill(64), one at a time
+   public:
+    explicit Fills(SecureRng& r) : r_(r) {}
+    result_type operator()() override {
+      if (next_ == block_.size()) r_.Fill(block_), next_ = 0;
+      return block_[next_++];
+    }
+
+   private:
+    SecureRng& r_;
+    std::array<std::uint64_t, 64> block_{};
+    std::size_t next_ = 64;
+  };
+  Fills fills(a);
+  const auto f = TopBitsUniform(fills, 1 << 18);
+  EXPECT_TRUE(f.pass) << f.reason;
 }
 
 TEST(Distributions, UniformIndexIsExactlyUniform) {
