@@ -592,7 +592,10 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
   const int a_sign = DrawFromSignedTable(bits, *cap_, a_box, a_digits);
   const Draw a = Finish(a_sign, a_box, a_digits, bits);
   const Scale sc = ScaleOf(scale);
-  const auto [ql, qh] = FastQ(sums, a, sc.s_r);
+  // Not a structured binding: the lambda below captures the bounds, which
+  // clang before 16 refuses for bindings.
+  const std::pair<Int128, Int128> q = FastQ(sums, a, sc.s_r);
+  const Int128 ql = q.first, qh = q.second;
   const DoublePath doubles = MakeDoublePath(sc.s_r, ql, qh);
   std::vector<std::size_t> pending;
   // One coordinate by the double path, then FastCell (pending: GMP's).

@@ -62,8 +62,10 @@
 //
 // Timing. The words read depend on the random words alone; the fast path
 // has no branch on the input (the audit's timing check compares x = 0 with
-// ||x|| = C); the GMP path runs with probability of order d 2^-50 whatever
-// the input.
+// ||x|| = C); the double step runs over blocks of 256 coordinates, and a
+// block with a straddling cell (about 1 in 8,000, from y's fraction, spread
+// over cells whatever the input) is redone one coordinate at a time; the GMP
+// path runs with probability of order d 2^-50 whatever the input.
 #ifndef FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
 #define FEDLDP_RANDOM_EXACT_PRIVUNIT_H_
 
