@@ -39,7 +39,7 @@ using testing::Scratch;
 // cli_golden_test (testing/golden.h; FEDLDP_GOLDEN_PRINT=1 prints them for
 // the code as it is).
 constexpr std::uint64_t kFedSelQuick = 0x6bd39b1c6b4e2672ULL,
-                        kFrontierQuick = 0x4ff62edd074f8443ULL,
+                        kFrontierQuick = 0xe90621b78d7cf3fcULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's
