@@ -5,6 +5,7 @@
 #define FEDLDP_SRC_RANDOM_EXACT_SAMPLING_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
