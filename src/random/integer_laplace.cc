@@ -10,8 +10,6 @@ namespace {
 
 using Table = IntegerLaplace::Table;
 constexpr std::uint64_t kPass = IntegerLaplace::kPass;
-constexpr std::uint64_t kTail = IntegerLaplace::kTail;
-constexpr std::uint64_t kRedraw = IntegerLaplace::kRedraw;
 constexpr std::uint64_t kColumns = IntegerLaplace::kColumns;
 constexpr std::uint64_t kTotal = IntegerLaplace::kTotal;
 
