@@ -212,66 +212,88 @@ double TrimmedT(std::vector<double> d) {
 
 namespace {
 
+// A batch of one measurement: nanoseconds per call, and random words drawn.
+struct Batch {
+  double ns;
+  std::uint64_t words;
+};
+
+// One measurement's verdict on its paired batches (see MeasureTiming).
+Verdict JudgeTiming(std::span<const Batch> at_x0, std::span<const Batch> at_x1, double x0,
+                    double x1, std::size_t calls) {
+  const std::size_t n = at_x0.size();
+  std::ostringstream text;
+  text.precision(3);
+  for (std::size_t b = 0; b < n; ++b) {
+    if (at_x0[b].words != at_x1[b].words) {
+      text << "draws " << at_x0[b].words << " random words at " << x0 << ", " << at_x1[b].words
+           << " at " << x1 << " on one stream (batch " << b << ")";
+      return {false, text.str(), 0.0};
+    }
+  }
+  std::vector<double> diff(n);
+  double mean0 = 0, mean1 = 0;
+  for (std::size_t b = 0; b < n; ++b) {
+    diff[b] = at_x0[b].ns - at_x1[b].ns;
+    mean0 += at_x0[b].ns / static_cast<double>(n), mean1 += at_x1[b].ns / static_cast<double>(n);
+  }
+  const double t = TrimmedT(diff);
+  // Past a million calls, t finds any systematic difference, however small:
+  // the branch-free, vectorised two-point loop (0.58 ns a call) shows 1-5 ps
+  // between its ends with |t| up to 8 in some processes and not in others;
+  // PM, HM and Laplace (3-16 ns a call, every draw's words the same at both
+  // ends) show up to 4 % between their ends with |t| up to 25 on a shared
+  // 2-core VM (Xeon, AVX-512), and a sign that changes from one process to
+  // the next (an effect of the process and the machine, not of the input).
+  // So a difference below max(kFloorNs, kShare of the time a call) passes
+  // whatever t says: kFloorNs (10 ps, a thirtieth of a cycle) is twice the
+  // largest difference of the first kind, kShare (5 %) above the second.
+  // Work for one input only is caught either way: a loop that draws more
+  // words exactly, by the count above; a branch of 0.1 ns on 0.58 ns is 17 %.
+  constexpr double kFloorNs = 0.01, kShare = 0.05;
+  const double floor = std::max(kFloorNs, kShare * std::min(mean0, mean1));
+  const bool pass = std::fabs(t) < 4 || std::fabs(mean0 - mean1) < floor;
+  text << "per call " << mean0 << " ns at " << x0 << ", " << mean1 << " ns at " << x1
+       << ": trimmed paired t = " << t << " over " << n << " batches of " << calls
+       << " (bound 4, or a difference under " << floor << " ns); same random words at both";
+  return {pass, text.str(), t};
+}
+
 // One measurement of CheckTimingOf.
 Verdict MeasureTiming(const Sampler& m, double x0, double x1, std::size_t calls,
                       std::uint64_t seed) {
   constexpr std::size_t kBatches = 1000;
   constexpr double kBatchNs = 2e4;  // a batch of at least 20 us: far above the clock's grain
   std::vector<double> in(std::max<std::size_t>(1, calls / kBatches)), out(in.size());
-  // Nanoseconds per call of one batch at x, on the batch's own stream. The
-  // same buffers for both ends, so that only the input differs. Short
-  // batches, so that the two of a pair see the same machine: a batch an
-  // interrupt or another process lands in is an outlier, trimmed.
+  // One batch at x on the batch's own stream. The same buffers for both
+  // ends, so that only the input differs. Short batches, so that the two of
+  // a pair see the same machine: a batch an interrupt or another process
+  // lands in is an outlier, trimmed.
   auto time = [&](double x, std::uint64_t stream) {
     std::fill(in.begin(), in.end(), x);
     CounterRng rng(seed, stream);
     const auto start = std::chrono::steady_clock::now();
     m(in, out, rng);
     const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
-    return took.count() / static_cast<double>(in.size());
+    return Batch{took.count() / static_cast<double>(in.size()), rng.position()};
   };
   // Warm caches, branch predictors and the clock first; lengthen fast batches.
   double ns = 0;
-  for (std::uint64_t b = 0; b < 20; ++b) ns = time(x0, kBatches + b), time(x1, kBatches + b);
+  for (std::uint64_t b = 0; b < 20; ++b) ns = time(x0, kBatches + b).ns, time(x1, kBatches + b);
   if (ns * static_cast<double>(in.size()) < kBatchNs) {
     in.resize(static_cast<std::size_t>(std::ceil(kBatchNs / std::max(ns, 0.01))));
     out.resize(in.size());
   }
-  std::vector<double> diff(kBatches);
-  double at_x0 = 0, at_x1 = 0;
+  std::vector<Batch> at_x0(kBatches), at_x1(kBatches);
   for (std::size_t b = 0; b < kBatches; ++b) {
     // Alternate which end goes first, so a drift in speed cancels.
-    double a, c;
     if (b % 2 == 0) {
-      a = time(x0, b + 1), c = time(x1, b + 1);
+      at_x0[b] = time(x0, b + 1), at_x1[b] = time(x1, b + 1);
     } else {
-      c = time(x1, b + 1), a = time(x0, b + 1);
+      at_x1[b] = time(x1, b + 1), at_x0[b] = time(x0, b + 1);
     }
-    diff[b] = a - c, at_x0 += a / kBatches, at_x1 += c / kBatches;
   }
-  const double t = TrimmedT(diff);
-  // Past a million calls, t finds any systematic difference, however small:
-  // the branch-free, vectorised two-point loop (0.58 ns a call) shows 1-5 ps
-  // between its ends with |t| up to 8 in some processes and not in others,
-  // which failed the README's audit on a fresh clone; PM, HM and Laplace
-  // (3-16 ns a call) show 0.1-0.6 % between their ends with |t| from 4 to 8
-  // and a sign that changes from one process to the next (an effect of the
-  // process's layout, not of the input: the same ends give t of either
-  // sign), while identical inputs stay below |t| = 2.5 in 72 measurements.
-  // So a difference below max(kFloorNs, kShare of the time a call) passes
-  // whatever t says: kFloorNs (10 ps, a thirtieth of a cycle) is twice the
-  // largest difference of the first kind, kShare (1 %) above the second;
-  // the check's catches stay far above both (a branch of 0.1 ns on 0.58 ns,
-  // 17 %; one more random word, over 1 ns).
-  constexpr double kFloorNs = 0.01, kShare = 0.01;
-  const double floor = std::max(kFloorNs, kShare * std::min(at_x0, at_x1));
-  const bool pass = std::fabs(t) < 4 || std::fabs(at_x0 - at_x1) < floor;
-  std::ostringstream text;
-  text.precision(3);
-  text << "per call " << at_x0 << " ns at " << x0 << ", " << at_x1 << " ns at " << x1
-       << ": trimmed paired t = " << t << " over " << kBatches << " batches of " << in.size()
-       << " (bound 4, or a difference under " << floor << " ns)";
-  return {pass, text.str(), t};
+  return JudgeTiming(at_x0, at_x1, x0, x1, in.size());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // streams; a sampler that draws one more random word for one end is caught.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -47,18 +48,28 @@ TEST(Timing, ClippingAnInputTakesNoLonger) {
   }
 }
 
-// PM that draws one more random word when its input is positive: the kind of
-// input-dependent rejection loop the check exists for.
+// PM that does more for a positive input: draws one more random word (the
+// kind of input-dependent rejection loop the check exists for), or computes
+// an exponential it throws away (work that draws nothing).
 class SlowerAboveZero final : public ValueMechanism {
  public:
-  explicit SlowerAboveZero(std::shared_ptr<const ValueMechanism> m) : m_(std::move(m)) {}
+  enum class Extra { kWord, kExp };
+  SlowerAboveZero(std::shared_ptr<const ValueMechanism> m, Extra extra)
+      : m_(std::move(m)), extra_(extra) {}
   std::string name() const override { return "slower"; }
   double epsilon() const override { return m_->epsilon(); }
   Interval input_domain() const override { return m_->input_domain(); }
   Interval output_domain() const override { return m_->output_domain(); }
   bool CanOutput(double y) const override { return m_->CanOutput(y); }
   double Sample(double x, Rng& rng) const override {
-    if (Clip(x) > 0) rng();
+    if (Clip(x) > 0) {
+      if (extra_ == Extra::kWord) {
+        rng();
+      } else {
+        volatile double wasted = std::exp(x * 1e-3);
+        (void)wasted;
+      }
+    }
     return m_->Sample(x, rng);
   }
   double Variance(double x) const override { return m_->Variance(x); }
@@ -66,12 +77,22 @@ class SlowerAboveZero final : public ValueMechanism {
 
  private:
   std::shared_ptr<const ValueMechanism> m_;
+  Extra extra_;
 };
 
-TEST(Timing, CatchesASamplerThatWorksMoreForOneInput) {
+TEST(Timing, CatchesASamplerThatDrawsMoreForOneInput) {
   if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
-  const SlowerAboveZero m(MakeValueMechanism("pm", 1.0).value());
+  const SlowerAboveZero m(MakeValueMechanism("pm", 1.0).value(), SlowerAboveZero::Extra::kWord);
   const auto v = audit::CheckTimingOf(m, kCalls, 17);
+  EXPECT_FALSE(v.pass) << v.reason;
+  EXPECT_NE(v.reason.find("random words"), std::string::npos) << v.reason;
+}
+
+TEST(Timing, CatchesASamplerThatComputesMoreForOneInput) {
+  if (Sanitized()) GTEST_SKIP() << "times under sanitizers measure the instrumentation";
+  const SlowerAboveZero m(MakeValueMechanism("pm", 1.0).value(), SlowerAboveZero::Extra::kExp);
+  const auto v = audit::CheckTimingOf(m, kCalls, 17);
+  std::printf("pm with an exponential above 0: %s\n", v.reason.c_str());
   EXPECT_FALSE(v.pass) << v.reason;
   EXPECT_LT(v.value, -4) << v.reason;  // slower at the high end
 }
