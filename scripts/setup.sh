@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  # Links about three times as fast as GNU ld (CMakeLists.txt, FEDLDP_LLD).
+  lld
   # Compiles each source once per content, in any clone (CMakeLists.txt).
   ccache
   libgtest-dev libgmock-dev libbenchmark-dev
