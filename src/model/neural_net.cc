@@ -1,300 +1,124 @@
-// The only translation unit that includes Torch.
+// NeuralNet without Torch: the checks of its arguments, and the plugin that
+// does the work (torch_net.h), loaded when the first network is made.
 #include "fedldp/model/neural_net.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <torch/script.h>
-#include <torch/torch.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "fedldp/random/counter_rng.h"
+#include "torch_net.h"
 
 namespace fedldp {
 namespace {
 
-// What a batched pass over groups of rows (GroupGradients) supplies and
-// records: the groups' sizes (consecutive rows of the batch) and each
-// group's dropout generator; each Conv2d's and Linear's input and output.
-struct Tape {
-  std::vector<std::int64_t> sizes;
-  std::vector<at::Generator> generators;
-  struct Layer {
-    std::shared_ptr<torch::nn::Module> module;
-    torch::Tensor input, output;
-  };
-  std::vector<Layer> layers;
-};
-
-// layer->forward(x), recorded on the tape if there is one.
-template <typename Layer>
-torch::Tensor Taped(Layer& layer, const torch::Tensor& x, Tape* tape) {
-  torch::Tensor y = layer->forward(x);
-  if (tape != nullptr) tape->layers.push_back({layer.ptr(), x.detach(), y});
-  return y;
+// The folder of the program or shared object this code is linked into (the
+// fedldp binary, a test, the Python module), or "" if unknown.
+std::filesystem::path OwnFolder() {
+  Dl_info info{};
+  std::error_code ec;
+  if (dladdr(reinterpret_cast<void*>(&OwnFolder), &info) != 0 && info.dli_fname != nullptr &&
+      std::string_view(info.dli_fname).find('/') != std::string_view::npos) {
+    return std::filesystem::weakly_canonical(info.dli_fname, ec).parent_path();
+  }
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);  // the main program
+  return ec ? std::filesystem::path() : exe.parent_path();
 }
 
-// Dropout that draws from `generator`, not Torch's global one, so that nets
-// trained at once on several threads each draw the same masks as alone.
-// channels: whole channels of an (N, C, H, W) input are dropped (Dropout2d).
-// On a tape each group draws its rows' masks from its own generator, as the
-// group alone draws them in Train.
-torch::Tensor Dropout(const torch::Tensor& x, double p, bool channels, at::Generator& generator,
-                      Tape* tape) {
-  auto shape = channels ? std::vector<std::int64_t>{x.size(0), x.size(1), 1, 1} : x.sizes().vec();
-  torch::Tensor keep;
-  if (tape == nullptr) {
-    keep = torch::empty(shape, x.options()).bernoulli_(1 - p, generator);
-  } else {
-    std::vector<torch::Tensor> parts;
-    for (std::size_t g = 0; g < tape->sizes.size(); ++g) {
-      shape[0] = tape->sizes[g];
-      parts.push_back(torch::empty(shape, x.options()).bernoulli_(1 - p, tape->generators[g]));
+// Where the plugin may be, in order: FEDLDP_TORCH_PLUGIN if set (then only
+// there); beside this code's file (the Python package); where `cmake
+// --install` puts it relative to the binary, and under the prefix this build
+// was configured for (a program of one's own linking fedldp::nn); where this
+// build made it.
+std::vector<std::string> PluginPaths() {
+  if (const char* set = std::getenv("FEDLDP_TORCH_PLUGIN"); set != nullptr && *set != '\0') {
+    return {set};
+  }
+  std::vector<std::string> paths;
+  if (const auto own = OwnFolder(); !own.empty()) {
+    paths.push_back((own / torch_net::kFileName).string());
+    paths.push_back((own / FEDLDP_TORCH_PLUGIN_FROM_BINDIR).lexically_normal().string());
+  }
+  paths.push_back(FEDLDP_TORCH_PLUGIN_INSTALLED);
+  paths.push_back(FEDLDP_TORCH_PLUGIN_BUILT);
+  return paths;
+}
+
+Result<const torch_net::Plugin*> LoadPlugin() {
+  std::string missing, failed;  // paths; then "; " and why, for each that did not load
+  for (const std::string& path : PluginPaths()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      missing += (missing.empty() ? "" : ", ") + path;
+      continue;
     }
-    keep = torch::cat(parts);
-  }
-  return x * keep / (1 - p);
-}
-
-struct CnnImpl : torch::nn::Module {
-  CnnImpl()
-      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 10, 5)))),
-        conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)))),
-        fc1(register_module("fc1", torch::nn::Linear(320, 50))),
-        fc2(register_module("fc2", torch::nn::Linear(50, 10))) {}
-  torch::Tensor forward(torch::Tensor x, Tape* tape = nullptr) {
-    x = x.view({-1, 1, 28, 28});
-    x = torch::relu(torch::max_pool2d(Taped(conv1, x, tape), 2));
-    x = Taped(conv2, x, tape);
-    if (is_training()) x = Dropout(x, 0.5, true, generator, tape);
-    x = torch::relu(torch::max_pool2d(x, 2));
-    x = torch::relu(Taped(fc1, x.view({-1, 320}), tape));
-    if (is_training()) x = Dropout(x, 0.5, false, generator, tape);
-    return torch::log_softmax(Taped(fc2, x, tape), 1);
-  }
-  torch::nn::Conv2d conv1, conv2;
-  torch::nn::Linear fc1, fc2;
-  at::Generator generator = at::detail::createCPUGenerator();  // dropout's, seeded by Train
-};
-
-struct VggImpl : torch::nn::Module {
-  VggImpl() {
-    const int channels[][2] = {{3, 32}, {32, 32}, {32, 64}, {64, 64}, {64, 128}};
-    for (int i = 0; i < 5; ++i) {
-      convs.push_back(register_module(
-          "conv" + std::to_string(i + 1),
-          torch::nn::Conv2d(
-              torch::nn::Conv2dOptions(channels[i][0], channels[i][1], 3).padding(1))));
+    void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (module == nullptr) {
+      failed += "; " + std::string(dlerror());  // names the path
+      continue;
     }
-    fc1 = register_module("fc1", torch::nn::Linear(128 * 4 * 4, 256));
-    fc2 = register_module("fc2", torch::nn::Linear(256, 10));
+    using Entry = const torch_net::Plugin* (*)();
+    const auto entry = reinterpret_cast<Entry>(dlsym(module, torch_net::kEntry));
+    const torch_net::Plugin* plugin = entry != nullptr ? entry() : nullptr;
+    if (plugin != nullptr && plugin->abi == torch_net::kAbi) return plugin;  // kept loaded
+    failed += "; " + path + " is not a plugin of this build of fedldp";
+    dlclose(module);
   }
-  torch::Tensor forward(torch::Tensor x, Tape* tape = nullptr) {
-    x = x.view({-1, 3, 32, 32});
-    x = torch::relu(Taped(convs[0], x, tape));
-    x = torch::max_pool2d(torch::relu(Taped(convs[1], x, tape)), 2);
-    x = torch::relu(Taped(convs[2], x, tape));
-    x = torch::max_pool2d(torch::relu(Taped(convs[3], x, tape)), 2);
-    x = torch::max_pool2d(torch::relu(Taped(convs[4], x, tape)), 2);
-    x = torch::relu(Taped(fc1, x.view({-1, 128 * 4 * 4}), tape));
-    return torch::log_softmax(Taped(fc2, x, tape), 1);
-  }
-  std::vector<torch::nn::Conv2d> convs;
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  const std::string why = missing.empty() ? failed.substr(2) : "not found in " + missing + failed;
+  return Error{"neural networks run on Torch, which fedldp loads from its plugin " +
+               std::string(torch_net::kFileName) + ": " + why +
+               " (FEDLDP_TORCH_PLUGIN names its path)"};
+}
+
+// The plugin, loaded once; the thread count asked for before it was, or 0.
+struct Loader {
+  std::mutex mutex;
+  std::optional<Result<const torch_net::Plugin*>> plugin;
+  int threads = 0;
 };
-
-torch::Tensor Rows(const Dataset& data, std::span<const std::size_t> rows) {
-  auto x = torch::empty({static_cast<long>(rows.size()), static_cast<long>(data.dimension)});
-  float* dst = x.data_ptr<float>();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto row = data.row(rows[i]);
-    std::copy(row.begin(), row.end(), dst + i * data.dimension);
-  }
-  return x;
+Loader& TheLoader() {
+  static Loader loader;
+  return loader;
 }
 
-// An epoch's order: Fisher-Yates on `rng` (CounterRng(seed, 1) in Train).
-void ShuffleRows(std::vector<std::size_t>& order, CounterRng& rng) {
-  for (std::size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[UniformIndex(rng, i)]);
+Result<const torch_net::Plugin*> Plugin() {
+  Loader& l = TheLoader();
+  const std::lock_guard lock(l.mutex);
+  if (!l.plugin) {
+    l.plugin = LoadPlugin();
+    if (l.plugin->ok() && l.threads > 0) l.plugin->value()->set_threads(l.threads);
   }
-}
-
-torch::Tensor Labels(const Dataset& data, std::span<const std::size_t> rows) {
-  auto y = torch::empty({static_cast<long>(rows.size())}, torch::kLong);
-  auto* dst = y.data_ptr<std::int64_t>();
-  for (std::size_t i = 0; i < rows.size(); ++i) dst[i] = data.labels[rows[i]];
-  return y;
-}
-
-// An exception from libtorch or the TorchScript interpreter as one line:
-// c10::Error's message without its C++ stack trace, the interpreter's
-// last line (after its Python-like traceback).
-std::string OneLine(const std::exception& e) {
-  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
-    std::string what = c10->what_without_backtrace();
-    return what.substr(0, what.find('\n'));
-  }
-  std::string what = e.what();
-  what.erase(what.find_last_not_of("\n ") + 1);
-  if (const auto last = what.find_last_of('\n'); last != std::string::npos) {
-    what = what.substr(last + 1);
-  }
-  return what;
+  return *l.plugin;
 }
 
 }  // namespace
 
-struct NeuralNet::Impl {
-  std::string arch;
-  std::size_t input = 0;  // 0: any (a TorchScript model; CheckInput probes it)
-  // A built-in module, or a loaded TorchScript one.
-  std::shared_ptr<torch::nn::Module> module;
-  // The built-in's dropout generator (nullptr: none, or a TorchScript
-  // model's dropout, which draws from Torch's global generator).
-  at::Generator* generator = nullptr;
-  std::shared_ptr<torch::jit::script::Module> script;
-  std::function<torch::Tensor(torch::Tensor)> forward;
-  // The built-ins' forward on a tape (GroupGradients' batched pass); null
-  // for a TorchScript model.
-  std::function<torch::Tensor(torch::Tensor, Tape&)> taped;
-  std::vector<torch::Tensor> params;
-  std::vector<std::size_t> sizes;
-  std::vector<std::string> names;
-  std::size_t total = 0;
-  double input_mean = 0, input_sd = 1;
-  torch::Tensor Input(const Dataset& data, std::span<const std::size_t> rows) const {
-    auto x = Rows(data, rows);
-    if (input_mean != 0 || input_sd != 1) x.sub_(input_mean).div_(input_sd);
-    return x;
-  }
-  void SetTraining(bool on) {
-    if (script) {
-      script->train(on);
-    } else {
-      module->train(on);
-    }
-  }
-  // The built-ins end in log-softmax (negative log-likelihood); a user's
-  // model may return logits or log-probabilities, and cross-entropy, which
-  // applies log-softmax (idempotent on log-probabilities), fits both.
-  torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& labels) const {
-    return script ? torch::nn::functional::cross_entropy(out, labels)
-                  : torch::nll_loss(out, labels);
-  }
-  // Each row's loss (no reduction).
-  torch::Tensor Losses(const torch::Tensor& out, const torch::Tensor& labels) const {
-    namespace F = torch::nn::functional;
-    return script
-               ? F::cross_entropy(out, labels, F::CrossEntropyFuncOptions().reduction(torch::kNone))
-               : F::nll_loss(out, labels, F::NLLLossFuncOptions().reduction(torch::kNone));
-  }
-};
-
-namespace {
-
-// A TorchScript model from `path`, as torch.jit.save wrote it: its floating
-// parameters, in named_parameters() order, are the layers.
-Result<std::unique_ptr<NeuralNet::Impl>> LoadScript(const std::string& path) {
-  auto impl = std::make_unique<NeuralNet::Impl>();
-  impl->arch = path;
-  try {
-    auto m = std::make_shared<torch::jit::script::Module>(torch::jit::load(path));
-    impl->script = m;
-    impl->forward = [m](torch::Tensor x) {
-      return m->forward(std::vector<torch::jit::IValue>{std::move(x)}).toTensor();
-    };
-    for (const auto& p : m->named_parameters(/*recurse=*/true)) {
-      if (!p.value.is_floating_point() || p.value.scalar_type() != torch::kFloat) {
-        return Error{path + ": parameter " + p.name +
-                     " is not float32 (convert the model with "
-                     ".float() before saving)"};
-      }
-      if (!torch::isfinite(p.value).all().item<bool>()) {
-        return Error{path + ": parameter " + p.name +
-                     " holds a value that is not finite (NaN or inf): re-train or re-export "
-                     "the model"};
-      }
-      impl->params.push_back(p.value);
-      impl->params.back().requires_grad_(true);  // a model saved under no_grad trains too
-      impl->names.push_back(p.name);
-      impl->sizes.push_back(static_cast<std::size_t>(p.value.numel()));
-      impl->total += impl->sizes.back();
-    }
-  } catch (const c10::Error& e) {
-    return Error{path + ": not a TorchScript model torch.jit.load can read (" +
-                 std::string(e.what_without_backtrace()) + ")"};
-  } catch (const std::exception& e) {
-    return Error{path + ": not a TorchScript model torch.jit.load can read (" + e.what() + ")"};
-  }
-  if (impl->params.empty()) return Error{path + ": the model has no parameters to train"};
-  return impl;
-}
-
-// Each registered architecture's builder, in kArchitectures' order.
-struct Builder {
-  std::string_view name;
-  void (*build)(NeuralNet::Impl&);
-};
-constexpr Builder kBuilders[] = {
-    {"cnn",
-     [](NeuralNet::Impl& impl) {
-       auto m = std::make_shared<CnnImpl>();
-       impl.module = m;
-       impl.generator = &m->generator;
-       impl.forward = [m](torch::Tensor x) { return m->forward(x); };
-       impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
-     }},
-    {"vgg",
-     [](NeuralNet::Impl& impl) {
-       auto m = std::make_shared<VggImpl>();
-       impl.module = m;
-       impl.forward = [m](torch::Tensor x) { return m->forward(x); };
-       impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
-     }},
-};
-constexpr bool BuildersMatchTheRegistry() {
-  if (std::size(kBuilders) != std::size(kArchitectures)) return false;
-  for (std::size_t i = 0; i < std::size(kBuilders); ++i) {
-    if (kBuilders[i].name != kArchitectures[i].name) return false;
-  }
-  return true;
-}
-static_assert(BuildersMatchTheRegistry(), "every registered architecture has its builder");
-
-}  // namespace
+#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer: GCC 12's LeakSanitizer misreads glibc 2.36's
+// dynamic TLS blocks, which Torch's libraries get when the plugin is
+// dlopen'ed, and crashes at exit ("Tracer caught signal 11" on a bogus
+// "DTLS" range). Not intercepting __tls_get_addr keeps it to the static TLS
+// blocks, which it reads right; no leak is then reported in Torch's runs.
+// ASAN_OPTIONS still overrides it.
+extern "C" const char* __asan_default_options() { return "intercept_tls_get_addr=0"; }
+#endif
 
 Result<NeuralNet> NeuralNet::Create(const std::string& arch, std::uint64_t seed) {
-  // The initial weights come from Torch's global generator: nets made on
-  // several threads at once (the clients' nets, or simulated processes in
-  // one) each get the draws of their own seed, not an interleaving.
-  static std::mutex creating;
-  std::lock_guard lock(creating);
-  torch::manual_seed(seed);
-  if (IsTorchScriptFile(arch)) {
-    auto loaded = LoadScript(arch);
-    if (!loaded.ok()) return Error{loaded.error()};
-    return NeuralNet(std::move(loaded).value());
-  }
-  const Architecture* registered = FindArchitecture(arch);
-  if (registered == nullptr) {
+  if (!IsTorchScriptFile(arch) && FindArchitecture(arch) == nullptr) {
     return Error{"unknown architecture '" + arch + "' (" + ArchitectureNames() +
                  ", or a TorchScript file .pt)"};
   }
-  auto impl = std::make_unique<Impl>();
-  impl->arch = arch;
-  impl->input = registered->input;
-  kBuilders[registered - kArchitectures].build(*impl);
-  for (const auto& p : impl->module->named_parameters()) {
-    impl->params.push_back(p.value());
-    impl->names.push_back(p.key());
-    impl->sizes.push_back(static_cast<std::size_t>(p.value().numel()));
-    impl->total += impl->sizes.back();
-  }
+  FEDLDP_ASSIGN_OR_RETURN(const torch_net::Plugin* plugin, Plugin());
+  FEDLDP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, plugin->create(arch, seed));
   return NeuralNet(std::move(impl));
 }
 
@@ -310,279 +134,39 @@ std::size_t NeuralNet::input_dimension() const { return impl_->input; }
 std::size_t NeuralNet::parameters() const { return impl_->total; }
 const std::vector<std::size_t>& NeuralNet::layer_sizes() const { return impl_->sizes; }
 const std::vector<std::string>& NeuralNet::layer_names() const { return impl_->names; }
+bool NeuralNet::per_example_path() const { return impl_->per_example; }
 
-std::vector<float> NeuralNet::GetWeights() const {
-  std::vector<float> w(impl_->total);
-  std::size_t offset = 0;
-  for (const auto& p : impl_->params) {
-    const auto c = p.detach().contiguous();
-    std::copy_n(c.data_ptr<float>(), c.numel(), w.data() + offset);
-    offset += static_cast<std::size_t>(c.numel());
-  }
-  return w;
-}
+std::vector<float> NeuralNet::GetWeights() const { return impl_->GetWeights(); }
 
 void NeuralNet::SetWeights(std::span<const float> w) {
   if (w.size() != impl_->total) {
     throw std::invalid_argument("NeuralNet::SetWeights: " + std::to_string(w.size()) +
                                 " weights for a model of " + std::to_string(impl_->total));
   }
-  torch::NoGradGuard no_grad;
-  std::size_t offset = 0;
-  for (auto& p : impl_->params) {
-    auto src = torch::from_blob(const_cast<float*>(w.data() + offset), p.sizes(), torch::kFloat);
-    p.copy_(src);
-    offset += static_cast<std::size_t>(p.numel());
-  }
+  impl_->SetWeights(w);
 }
 
 void NeuralNet::SetInputStandardization(double mean, double sd) {
   if (!(sd > 0) || !std::isfinite(mean) || !std::isfinite(sd)) {
     throw std::invalid_argument("NeuralNet::SetInputStandardization: sd must be > 0");
   }
-  impl_->input_mean = mean;
-  impl_->input_sd = sd;
+  impl_->SetInputStandardization(mean, sd);
 }
 
 double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                         std::size_t batch, double lr, std::uint64_t seed) {
-  try {
-    return TrainSteps(data, rows, epochs, batch, lr, seed);
-  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
-    throw std::runtime_error(impl_->arch + ": training failed: " + OneLine(e));
-  }
+  return impl_->Train(data, rows, epochs, batch, lr, seed);
 }
 
-double NeuralNet::TrainSteps(const Dataset& data, std::span<const std::size_t> rows, int epochs,
-                             std::size_t batch, double lr, std::uint64_t seed) {
-  if (impl_->generator != nullptr) {
-    std::lock_guard lock(impl_->generator->mutex());
-    impl_->generator->set_current_seed(seed);  // dropout
-  } else if (impl_->script) {
-    torch::manual_seed(seed);  // a TorchScript model's dropout, if any
-  }
-  impl_->SetTraining(true);
-  torch::optim::SGD sgd(impl_->params, torch::optim::SGDOptions(lr));
-  std::vector<std::size_t> order(rows.begin(), rows.end());
-  CounterRng rng(seed, 1);
-  double last = 0;
-  for (int e = 0; e < epochs; ++e) {
-    ShuffleRows(order, rng);
-    double sum = 0;
-    std::size_t batches = 0;
-    for (std::size_t start = 0; start < order.size(); start += batch) {
-      const std::span<const std::size_t> b(order.data() + start,
-                                           std::min(batch, order.size() - start));
-      sgd.zero_grad();
-      auto loss = impl_->Loss(impl_->forward(impl_->Input(data, b)), Labels(data, b));
-      loss.backward();
-      sgd.step();
-      sum += loss.item<double>();
-      ++batches;
-    }
-    last = batches ? sum / static_cast<double>(batches) : 0;
-  }
-  return last;
-}
-
-double NeuralNet::Accuracy(const Dataset& data) const {
-  try {
-    return CountCorrect(data);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(impl_->arch + ": evaluation failed: " + OneLine(e));
-  }
-}
-
-double NeuralNet::CountCorrect(const Dataset& data) const {
-  torch::NoGradGuard no_grad;
-  impl_->SetTraining(false);
-  std::size_t correct = 0;
-  constexpr std::size_t kChunk = 1000;
-  std::vector<std::size_t> rows;
-  for (std::size_t start = 0; start < data.size(); start += kChunk) {
-    rows.resize(std::min(kChunk, data.size() - start));
-    std::iota(rows.begin(), rows.end(), start);
-    const auto predicted = impl_->forward(impl_->Input(data, rows)).argmax(1);
-    correct +=
-        static_cast<std::size_t>(predicted.eq(Labels(data, rows)).sum().item<std::int64_t>());
-  }
-  return data.size() ? static_cast<double>(correct) / static_cast<double>(data.size()) : 0;
-}
-
-namespace {
-
-// The per-example gradients of a taped Conv2d or Linear, from its input and
-// its output's gradient, as Opacus's grad samplers compute them: the
-// weight's (n, weight size) and the bias's (n, bias size; undefined if none).
-// A Linear's is the outer product of output gradient and input; a Conv2d's
-// the output gradient times the unfolded input patches (im2col).
-std::pair<torch::Tensor, torch::Tensor> PerExample(const Tape::Layer& layer,
-                                                   const torch::Tensor& grad) {
-  namespace F = torch::nn::functional;
-  const std::int64_t n = grad.size(0);
-  if (const auto* linear = dynamic_cast<const torch::nn::LinearImpl*>(layer.module.get())) {
-    const auto w = torch::bmm(grad.unsqueeze(2), layer.input.unsqueeze(1));
-    return {w.reshape({n, -1}), linear->options.bias() ? grad : torch::Tensor()};
-  }
-  const auto& o = dynamic_cast<const torch::nn::Conv2dImpl&>(*layer.module).options;
-  const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-  if (padding == nullptr || o.groups() != 1 ||
-      !c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode())) {
-    throw std::logic_error("no per-example path for a Conv2d with named padding or groups");
-  }
-  const auto columns = F::unfold(layer.input, F::UnfoldFuncOptions(o.kernel_size())
-                                                  .padding(*padding)
-                                                  .stride(o.stride())
-                                                  .dilation(o.dilation()));
-  const auto g = grad.reshape({n, grad.size(1), -1});
-  const auto w = torch::bmm(g, columns.transpose(1, 2));
-  return {w.reshape({n, -1}), o.bias() ? g.sum(2) : torch::Tensor()};
-}
-
-// Adds each example's gradient of `p` (rows of per_example) to its group's
-// row of `sums`, at p's place in the flat weights (copies them when every
-// group is one example).
-void AddToGroups(const NeuralNet::Impl& impl, const torch::Tensor& p, const torch::Tensor& groups,
-                 const torch::Tensor& per_example, torch::Tensor& sums) {
-  std::int64_t offset = 0;
-  for (std::size_t i = 0; i < impl.params.size(); ++i) {
-    if (impl.params[i].is_same(p)) {
-      auto place = sums.narrow(1, offset, per_example.size(1));
-      if (per_example.size(0) == sums.size(0)) {
-        place.copy_(per_example);
-      } else {
-        place.index_add_(0, groups, per_example);
-      }
-      return;
-    }
-    offset += static_cast<std::int64_t>(impl.sizes[i]);
-  }
-  throw std::logic_error("a taped layer's parameter is not the net's");
-}
-
-// GroupGradients' rows: each group's in the order Train takes them (its
-// seed's epoch order), every row's group and weight (1 / the group's rows:
-// a group's loss is its mean), and the tape with each group's dropout.
-struct GroupedRows {
-  std::vector<std::size_t> rows;
-  std::vector<std::int64_t> group;
-  std::vector<float> weight;
-  Tape tape;
-};
-GroupedRows GroupRows(std::span<const std::size_t> rows, std::span<const std::size_t> sizes,
-                      std::span<const std::uint64_t> seeds) {
-  GroupedRows out;
-  std::size_t at = 0;
-  for (std::size_t g = 0; g < sizes.size(); ++g) {
-    std::vector<std::size_t> part(rows.begin() + at, rows.begin() + at + sizes[g]);
-    at += sizes[g];
-    CounterRng rng(seeds[g], 1);
-    ShuffleRows(part, rng);
-    out.rows.insert(out.rows.end(), part.begin(), part.end());
-    out.group.insert(out.group.end(), sizes[g], static_cast<std::int64_t>(g));
-    out.weight.insert(out.weight.end(), sizes[g], 1.0f / static_cast<float>(sizes[g]));
-    out.tape.sizes.push_back(static_cast<std::int64_t>(sizes[g]));
-    out.tape.generators.push_back(at::detail::createCPUGenerator(seeds[g]));
-  }
-  return out;
-}
-
-// All groups' gradients in one batched pass (a built-in net), into `sums`
-// (groups x parameters, zero).
-void BatchedGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows,
-                      std::span<const std::size_t> sizes, std::span<const std::uint64_t> seeds,
-                      torch::Tensor& sums) {
-  GroupedRows batch = GroupRows(rows, sizes, seeds);
-  impl.SetTraining(true);
-  const auto out = impl.taped(impl.Input(data, batch.rows), batch.tape);
-  const auto loss =
-      (impl.Losses(out, Labels(data, batch.rows)) * torch::tensor(batch.weight)).sum();
-  std::vector<torch::Tensor> outputs;
-  for (const auto& layer : batch.tape.layers) outputs.push_back(layer.output);
-  const auto grads = torch::autograd::grad({loss}, outputs);
-  const auto groups = torch::tensor(batch.group);
-  for (std::size_t i = 0; i < grads.size(); ++i) {
-    const auto [w, b] = PerExample(batch.tape.layers[i], grads[i]);
-    const auto own = batch.tape.layers[i].module->named_parameters(/*recurse=*/false);
-    AddToGroups(impl, own["weight"], groups, w, sums);
-    if (b.defined()) AddToGroups(impl, own["bias"], groups, b, sums);
-  }
-}
-
-// One pass per group (a TorchScript model: no per-example path), each as
-// Train's step takes it, into `sums`.
-void LoopGradients(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows,
-                   std::span<const std::size_t> sizes, std::span<const std::uint64_t> seeds,
-                   torch::Tensor& sums) {
-  const GroupedRows batch = GroupRows(rows, sizes, seeds);
-  impl.SetTraining(true);
-  std::size_t at = 0;
-  for (std::size_t g = 0; g < sizes.size(); ++g) {
-    const std::span<const std::size_t> part(batch.rows.data() + at, sizes[g]);
-    at += sizes[g];
-    torch::manual_seed(seeds[g]);  // its dropout, as in Train
-    const auto loss = impl.Loss(impl.forward(impl.Input(data, part)), Labels(data, part));
-    const auto grads = torch::autograd::grad({loss}, impl.params, {}, false, false,
-                                             /*allow_unused=*/true);
-    std::int64_t offset = 0;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      const auto n = static_cast<std::int64_t>(impl.sizes[i]);
-      if (grads[i].defined()) sums[g].narrow(0, offset, n).copy_(grads[i].reshape({-1}));
-      offset += n;
-    }
-  }
-}
-
-// One training step's work on `rows`, without the step: what a TorchScript
-// model must survive before a run starts, or a run would fail (or train
-// NaN) after its header, with libtorch's stack trace.
-Status ProbeStep(NeuralNet::Impl& impl, const Dataset& data, std::span<const std::size_t> rows) {
-  impl.SetTraining(false);
-  const auto out = impl.forward(impl.Input(data, rows));
-  const std::string returned = impl.arch + ": for a batch of one row of " +
-                               std::to_string(data.dimension) + " features the model ";
-  if (out.dim() != 2 || out.size(0) != 1 || out.size(1) < data.classes) {
-    return Error{returned + "must return 1 x (at least " + std::to_string(data.classes) +
-                 " classes) scores, it returned " + c10::str(out.sizes())};
-  }
-  if (!out.is_floating_point()) {
-    return Error{returned + "returned scores of type " +
-                 std::string(c10::toString(out.scalar_type())) +
-                 "; return floating-point logits or log-probabilities"};
-  }
-  if (!torch::isfinite(out).all().item<bool>()) {
-    return Error{returned + "returned a score that is not finite (NaN or inf)"};
-  }
-  const auto loss = impl.Loss(out, Labels(data, rows));
-  if (!loss.requires_grad()) {
-    return Error{returned +
-                 "returned scores that do not depend on its parameters (detached?): "
-                 "it cannot train"};
-  }
-  loss.backward();
-  for (auto& p : impl.params) p.mutable_grad() = torch::Tensor();
-  return {};
-}
-
-}  // namespace
+double NeuralNet::Accuracy(const Dataset& data) const { return impl_->Accuracy(data); }
 
 Status NeuralNet::CheckInput(const Dataset& data) const {
   if (data.size() == 0) return Error{"no rows to check the model's input against"};
-  if (impl_->input != 0) {
-    if (data.dimension == impl_->input) return {};
-    return Error{"architecture " + impl_->arch + " expects " + std::to_string(impl_->input) +
-                 " features, the data has " + std::to_string(data.dimension)};
-  }
-  const std::size_t rows[] = {0};
-  try {
-    return ProbeStep(*impl_, data, rows);
-  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
-    return Error{impl_->arch + ": the model fails on a batch of " + std::to_string(data.dimension) +
-                 "-feature rows (" + OneLine(e) + ")"};
-  }
+  if (impl_->input == 0) return impl_->Probe(data);
+  if (data.dimension == impl_->input) return {};
+  return Error{"architecture " + impl_->arch + " expects " + std::to_string(impl_->input) +
+               " features, the data has " + std::to_string(data.dimension)};
 }
-
-bool NeuralNet::per_example_path() const { return static_cast<bool>(impl_->taped); }
 
 std::vector<float> NeuralNet::GroupGradients(const Dataset& data, std::span<const std::size_t> rows,
                                              std::span<const std::size_t> sizes,
@@ -595,23 +179,14 @@ std::vector<float> NeuralNet::GroupGradients(const Dataset& data, std::span<cons
         "NeuralNet::GroupGradients: groups of at least one row that cover the rows, "
         "one seed each");
   }
-  std::vector<float> out(sizes.size() * impl_->total, 0.0f);
-  try {
-    auto sums = torch::from_blob(
-        out.data(),
-        {static_cast<std::int64_t>(sizes.size()), static_cast<std::int64_t>(impl_->total)},
-        torch::kFloat);
-    if (impl_->taped) {
-      BatchedGradients(*impl_, data, rows, sizes, seeds, sums);
-    } else {
-      LoopGradients(*impl_, data, rows, sizes, seeds, sums);
-    }
-    return out;
-  } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
-    throw std::runtime_error(impl_->arch + ": gradients failed: " + OneLine(e));
-  }
+  return impl_->GroupGradients(data, rows, sizes, seeds);
 }
 
-void NeuralNet::SetThreads(int threads) { torch::set_num_threads(threads); }
+void NeuralNet::SetThreads(int threads) {
+  Loader& l = TheLoader();
+  const std::lock_guard lock(l.mutex);
+  l.threads = threads;  // applied when the plugin loads, if it has not yet
+  if (l.plugin && l.plugin->ok()) l.plugin->value()->set_threads(threads);
+}
 
 }  // namespace fedldp

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <numeric>
 
 #include "fedldp/data/loaders.h"
@@ -24,6 +27,52 @@ Dataset Noise(std::size_t rows, std::size_t dimension, std::uint64_t seed) {
     d.Append(row, static_cast<int>(i % 10));
   }
   return d;
+}
+
+// Whether this process has Torch's libraries mapped.
+bool TorchLoaded() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libtorch_cpu") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Torch is a plugin (src/model/torch_net.h): a process loads it with its
+// first network, not at start, nor for a name it refuses. In a fresh process
+// (the threadsafe death test re-runs this binary).
+TEST(NeuralNetDeathTest, TorchLoadsWithTheFirstNetworkOnly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const bool at_start = TorchLoaded();
+        const bool refused = !NeuralNet::Create("resnet", 1).ok();
+        const bool after_refusal = TorchLoaded();
+        const bool made = NeuralNet::Create("cnn", 1).ok();
+        const bool with_network = TorchLoaded();
+        std::fprintf(stderr,
+                     "Torch loaded: at start %d, after a refused name %d, with a network %d\n",
+                     at_start, after_refusal, with_network);
+        std::exit(refused && made && !at_start && !after_refusal && with_network ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "Torch loaded: at start 0, after a refused name 0, with a network 1");
+}
+
+// Without the plugin, Create says where it looked, and how to name it.
+TEST(NeuralNetDeathTest, AMissingPluginIsAnErrorThatSaysWhereItLooked) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("FEDLDP_TORCH_PLUGIN", "/nonexistent/libfedldp_torch.so", 1);
+        const auto net = NeuralNet::Create("cnn", 1);
+        std::fprintf(stderr, "%s\n", net.ok() ? "made" : net.error().c_str());
+        std::exit(net.ok() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0),
+      "plugin libfedldp_torch.so: not found in /nonexistent/libfedldp_torch.so "
+      "\\(FEDLDP_TORCH_PLUGIN names its path\\)");
 }
 
 TEST(NeuralNet, ArchitecturesHaveTheDocumentedShapes) {

@@ -1,8 +1,10 @@
 // Neural networks for LDP-FL, on LibTorch, behind a Torch-free interface: only
-// src/model/neural_net.cc includes Torch (a Torch header costs ~22 s and
-// ~1.3 GB to compile), and every caller sees weights as one flat float vector
-// in layer order. A "layer" is one parameter tensor (conv1.weight,
-// conv1.bias, ...): LDP-FL's per-layer ranges apply to each tensor.
+// src/model/torch_net.cc includes Torch (a Torch header costs ~22 s and
+// ~1.3 GB to compile), built as a plugin (libfedldp_torch.so) that the first
+// Create loads, so that a process that makes no network never loads Torch
+// (src/model/torch_net.h; FEDLDP_TORCH_PLUGIN names another path to it).
+// Every caller sees weights as one flat float vector in layer order. A "layer" is one parameter
+// tensor (conv1.weight, conv1.bias, ...): LDP-FL's per-layer ranges apply to each tensor.
 //
 // Architectures:
 //   cnn  the two-layer CNN for MNIST / Fashion-MNIST (1 x 28 x 28 inputs), as in
@@ -134,17 +136,14 @@ class NeuralNet {
   // Fraction of data's rows classified correctly (evaluation mode).
   double Accuracy(const Dataset& data) const;
 
-  // Torch's intra-op threads for this process.
+  // Torch's intra-op threads for this process (applied when Torch loads, if
+  // it has not yet).
   static void SetThreads(int threads);
 
-  struct Impl;  // opaque: defined where Torch is included
+  struct Impl;  // opaque: the Torch plugin's network (src/model/torch_net.h)
 
  private:
   explicit NeuralNet(std::unique_ptr<Impl> impl);
-  // Train's and Accuracy's work; they turn libtorch's errors into one line.
-  double TrainSteps(const Dataset& data, std::span<const std::size_t> rows, int epochs,
-                    std::size_t batch, double lr, std::uint64_t seed);
-  double CountCorrect(const Dataset& data) const;
   std::unique_ptr<Impl> impl_;
 };
 
