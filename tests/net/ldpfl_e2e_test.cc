@@ -6,10 +6,11 @@
 // clients retry, and every user's report of every round is counted once.
 //
 // One deployed run's accuracy varies too much (sd 0.46 points) to be held
-// within 1 point of the simulator on its own; the 1-point check is on the
-// mean of the process run and 5 more runs of the deployment's own task,
-// coordinator, shuffler core and participants in this process (SecureRng,
-// sealed pieces, ledgers, state file; only the network left out).
+// within 1 point of the simulator on its own: the process run is held within
+// 2.5 points (4 sd) of one simulator seed, and the 1-point check is on the
+// mean of 6 runs of the deployment's own task, coordinator, shuffler core
+// and participants in this process (SecureRng, sealed pieces, ledgers, state
+// file; only the network left out), a long test (FEDLDP_LONG_TESTS=1).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -22,6 +23,7 @@
 #include "fedldp/data/loaders.h"
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/net/ldpfl_deploy.h"
+#include "testing/long_tests.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -38,8 +40,7 @@ constexpr std::size_t kTrainRows = 6000;
 // the release build also holds the accuracy to the simulator's.
 constexpr bool kSanitized = FEDLDP_SANITIZED;
 constexpr int kRounds = kSanitized ? 3 : 5;
-// Deployed runs whose mean the release build holds to the simulator's:
-// the process run and 5 in this process.
+// Deployed runs whose mean the long test holds to the simulator's.
 constexpr int kDeployedRuns = 6;
 
 // The configuration of the process run's `fedldp serve` flags below.
@@ -129,6 +130,18 @@ class LdpFlE2eTest : public testing::TempDirTest {
     return net.Accuracy(split.test);
   }
 
+  // MNIST's first kTrainRows training rows, which the clients split.
+  static std::vector<std::size_t> TrainRows() {
+    std::vector<std::size_t> rows(kTrainRows);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    return rows;
+  }
+  // The simulator's final accuracy on the same rows and configuration.
+  static double Simulated(const TrainTest& split, std::uint64_t seed) {
+    const Dataset train = split.train.Subset(TrainRows());
+    return TrainLdpFl(Config(), train, split.test, seed).value().final_accuracy();
+  }
+
   std::vector<std::string> Serve(int port, int rounds, int local_epochs) const {
     return {FEDLDP_BINARY,
             "serve",
@@ -213,7 +226,7 @@ class LdpFlE2eTest : public testing::TempDirTest {
   int server_port_ = 0, shuffler_port_ = 0;
 };
 
-// One run for both claims (each process start costs seconds on 2 cores).
+// The protocol, and the process run beside the simulator.
 TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator) {
   const int port = server_port_;
   Enrol();
@@ -265,43 +278,46 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
     EXPECT_GT(deployed, majority + 0.5) << json;  // 3 rounds reach ~90 %
     return;
   }
-
-  // The simulator, same rows and configuration: the mean of 3 seeds.
-  std::vector<std::size_t> rows(kTrainRows);
-  std::iota(rows.begin(), rows.end(), std::size_t{0});
-  const Dataset train = split.train.Subset(rows);
-  double simulated = 0;
-  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-    simulated += TrainLdpFl(Config(), train, split.test, seed).value().final_accuracy() / 3;
-  }
-  // The deployment: this run and 5 more in this process (~19 s each).
-  double deployed_mean = deployed / kDeployedRuns;
-  std::printf("deployed runs: %.4f (processes)", deployed);
-  for (int run = 1; run < kDeployedRuns; ++run) {
-    const double a = DeployedInProcess(split, rows, run);
-    std::printf(", %.4f", a);
-    deployed_mean += a / kDeployedRuns;
-  }
-  // One run's spread here: sd 0.29 points over 14 simulator seeds (93.35 %
-  // mean); 0.48 over 7 process runs (93.40 %) and 0.46 over 10 in-process
-  // runs (93.36 %). A 1-point bound on one run against 3 seeds would fail a
-  // few percent of the time with identical code: that run keeps a bound of
-  // 3.5 sd of deployed minus simulated, taking sd 0.45,
-  // 3.5 x 0.45 x sqrt(1 + 1/3) = 1.8 points. The issue's 1 point holds the
-  // mean of the 6 deployed runs to the mean of the 3 seeds: sd of the
-  // difference sqrt(0.46^2 / 6 + 0.29^2 / 3) = 0.25 points, so 1 point is
-  // 4 sd. (Seeds 1-3 are fixed and give 93.13 %, 0.22 below the 14 seeds'
-  // mean: against them the deployed mean sits +0.23 on average with sd
-  // 0.46 / sqrt(6) = 0.19, and 1 point is still 4 sd.)
-  const double tolerance = 3.5 * 0.0045 * std::sqrt(1.0 + 1.0 / 3);
+  // The simulator, same rows and configuration, seed 1 (92.81 %; seeds 1-6
+  // give 92.78-93.35 %, mean 93.04 %). A deployed run's sd is 0.56 points,
+  // pooled over 16 runs (0.46 over 10 in-process runs when this test was
+  // written; 0.71 over 6, mean 93.14 %, in 2026-12), a seed's 0.29 over 14:
+  // this run is held within 4 sd of deployed minus simulated, 4 sqrt(0.56^2
+  // + 0.29^2) = 2.5 points. The issue's 1 point is held on means by the
+  // long test below.
+  const double simulated = Simulated(split, 1);
+  const double tolerance = 4 * std::sqrt(0.0056 * 0.0056 + 0.0029 * 0.0029);
   std::printf(
-      "\nprocess run %.4f, mean of %d deployed runs %.4f, simulated (mean of 3) %.4f, "
-      "difference of the means %+.2f points, majority %.4f\n",
-      deployed, kDeployedRuns, deployed_mean, simulated, 100 * (deployed_mean - simulated),
-      majority);
+      "\nprocess run %.4f, simulated (seed 1) %.4f, difference %+.2f points, majority %.4f\n",
+      deployed, simulated, 100 * (deployed - simulated), majority);
   EXPECT_NEAR(deployed, simulated, tolerance) << json;
-  EXPECT_NEAR(deployed_mean, simulated, 0.01);
   EXPECT_GT(deployed, majority) << json;
+}
+
+// Issue 6's 1 point on means: the deployment's own task, coordinator,
+// shuffler core and participants (only the network left out) in 6 runs,
+// against 3 simulator seeds. About 155 s of CPU, so a long test
+// (FEDLDP_LONG_TESTS=1; docs/testing.md). With one run's sd 0.56 points
+// (above), the sd of the difference of the means is sqrt(0.56^2 / 6 +
+// 0.29^2 / 3) = 0.28 points, so 1 point is 3.6 sd. Seeds 1-3 are fixed
+// (93.01 % in 2026-12, 0.03 below seeds 1-6): run then, the 6 deployed
+// runs' mean was 93.14 %, +0.13 points.
+TEST_F(LdpFlE2eTest, SixDeployedRunsMatchTheSimulatorWithinOnePointOnAverage) {
+  if (!testing::LongTests()) GTEST_SKIP() << testing::kLongTestsSkipped;
+  const auto split = LoadImageSplit("mnist", FEDLDP_MNIST_DIR).value();
+  double simulated = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) simulated += Simulated(split, seed) / 3;
+  double deployed = 0;
+  std::printf("deployed runs:");
+  for (int run = 0; run < kDeployedRuns; ++run) {
+    const double a = DeployedInProcess(split, TrainRows(), run);
+    std::printf(" %.4f", a);
+    deployed += a / kDeployedRuns;
+  }
+  std::printf(
+      "\nmean of %d deployed runs %.4f, simulated (mean of 3) %.4f, difference %+.2f points\n",
+      kDeployedRuns, deployed, simulated, 100 * (deployed - simulated));
+  EXPECT_NEAR(deployed, simulated, 0.01);
 }
 
 }  // namespace
