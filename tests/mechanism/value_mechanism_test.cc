@@ -34,7 +34,9 @@ TEST(Builders, RejectBadParametersWithASentence) {
   for (const double eps : {1e-200, 1e-300}) {
     for (const auto& name : ValueMechanismNames()) {
       const auto m = MakeValueMechanism(name, eps);
-      if (!m.ok()) EXPECT_EQ(m.error().rfind(name, 0), 0u) << name << ": " << m.error();
+      if (!m.ok()) {
+        EXPECT_EQ(m.error().rfind(name, 0), 0u) << name << ": " << m.error();
+      }
     }
   }
   auto unknown = MakeValueMechanism("gauss", 1);
