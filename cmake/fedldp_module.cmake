@@ -23,6 +23,11 @@ function(fedldp_test name)
   # Tests whose workload costs minutes under ASan + UBSan run a smaller one
   # there (if FEDLDP_SANITIZED), the same code on fewer draws, seeds or rounds.
   target_compile_definitions(${name} PRIVATE FEDLDP_SANITIZED=$<BOOL:${FEDLDP_SANITIZE}>)
+  # GoogleTest and the standard headers, parsed once for every test
+  # (tests/CMakeLists.txt's fedldp_test_headers), with its flags: -pthread
+  # (_REENTRANT), which gRPC's and Torch's targets add to some tests.
+  target_precompile_headers(${name} REUSE_FROM fedldp_test_headers)
+  target_compile_options(${name} PRIVATE -pthread)
   # COST: CTest starts higher-cost tests first when it has no timings yet (a
   # fresh clone), so the long ones run beside the short ones, not last.
   set(properties)
