@@ -1229,7 +1229,16 @@ TEST(Train, OwnCsvDataSplitAmongClients) {
 }
 
 // `reproduce frontier --quick`: the files, the references, the goal lines.
+// The whole quick reproductions with their recorded outputs cost a minute
+// of CPU each under ASan + UBSan: there the reproductions' code runs in the
+// library's tests on small grids (tests/sim/*_reproduction_test.cc), and
+// these end-to-end runs are the release build's.
+constexpr char kReleaseOnly[] =
+    "a whole quick reproduction: the release build's (the sanitizers run "
+    "tests/sim/*_reproduction_test.cc)";
+
 TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
+  if (FEDLDP_SANITIZED) GTEST_SKIP() << kReleaseOnly;
   const std::string dir = Scratch("frontier");
   std::filesystem::remove_all(dir);
   const auto r = Fedldp({"reproduce", "frontier", "--quick", "--dataset", "syn-L-0.1-0.6", "--out",
@@ -1487,6 +1496,7 @@ TEST(LdpFl, SmallMnistRunPrintsPrivacyReferencesAndTimes) {
 }
 
 TEST(Reproduce, QuickFedSelTableThreeWritesItsFiles) {
+  if (FEDLDP_SANITIZED) GTEST_SKIP() << kReleaseOnly;
   const std::string dir = Scratch("reproduce_test");
   std::filesystem::remove_all(dir);
   const auto r =

@@ -32,13 +32,17 @@ namespace {
 
 using namespace testing::processes;
 
+constexpr bool kSanitized = FEDLDP_SANITIZED;
 constexpr int kClients = 20;
 constexpr std::size_t kTrainRows = 6000;
-// Under ASan + UBSan a round costs ~30 s and the simulator's 3 seeds ~10
-// minutes: the sanitizer build runs 3 rounds and checks the protocol (every
+// Under ASan + UBSan the processes' local training took 109 s of CPU with
+// the quick setting's 5 epochs in 3 rounds, and the simulator's seeds
+// minutes more: the sanitizer build trains 2 epochs a round in 3 rounds
+// (the simulator's seed 1 reaches 82 % so) and checks the protocol (every
 // report counted, the shuffler's death survived) and that the model learned;
-// the release build also holds the accuracy to the simulator's.
-constexpr bool kSanitized = FEDLDP_SANITIZED;
+// the release build runs the quick setting and also holds the accuracy to
+// the simulator's.
+constexpr int kLocalEpochs = kSanitized ? 2 : 5;
 constexpr int kRounds = kSanitized ? 3 : 5;
 // Deployed runs whose mean the long test holds to the simulator's.
 constexpr int kDeployedRuns = 6;
@@ -48,7 +52,7 @@ LdpFlConfig Config() {
   LdpFlConfig config;
   config.clients = kClients;
   config.rounds = kRounds;
-  config.local_epochs = 5;
+  config.local_epochs = kLocalEpochs;
   config.perturb_updates = true;
   config.epsilon = 5;
   return config;
@@ -230,7 +234,8 @@ class LdpFlE2eTest : public testing::TempDirTest {
 TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator) {
   const int port = server_port_;
   Enrol();
-  const pid_t server = Spawn(Serve(port, kRounds, 5), Path("serve.out"), Path("serve.err"));
+  const pid_t server =
+      Spawn(Serve(port, kRounds, kLocalEpochs), Path("serve.out"), Path("serve.err"));
   AwaitToken();
   pid_t shuffler = Spawn(Shuffle(port), Path("shuffle1.out"), Path("shuffle1.err"));
   const auto pids = Clients(port);
@@ -275,7 +280,7 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   if (kSanitized) {
     std::printf("deployed %.4f, majority %.4f (sanitizer build: no simulator run)\n", deployed,
                 majority);
-    EXPECT_GT(deployed, majority + 0.5) << json;  // 3 rounds reach ~90 %
+    EXPECT_GT(deployed, majority + 0.5) << json;  // 3 rounds reach ~82 %
     return;
   }
   // The simulator, same rows and configuration, seed 1 (92.81 %; seeds 1-6
