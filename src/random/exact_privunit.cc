@@ -112,7 +112,30 @@ double MaxAbs(std::span<const double> x) {
   return std::bit_cast<double>(largest);
 }
 
-// UnitScale's two factors for a given max |x_i|.
+// sum (x_i s0 s1)^2 over the finite x_i, in kLanes sums of every kLanes-th
+// term added in a fixed order: no branch on x, the same double at any
+// vector width.
+FEDLDP_HOT_LOOP
+double ScaledSquaredNorm(const double* __restrict x, std::size_t n, double s0, double s1) {
+  constexpr std::size_t kLanes = 8;
+  std::array<double, kLanes> lanes{};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      const double y = Direction::FiniteOrZero(x[i + j]) * s0 * s1;
+      lanes[j] += y * y;
+    }
+  }
+  for (; i < n; ++i) {
+    const double y = Direction::FiniteOrZero(x[i]) * s0 * s1;
+    lanes[i % kLanes] += y * y;
+  }
+  double sum = 0;
+  for (const double lane : lanes) sum += lane;
+  return sum;
+}
+
+// UnitScaling's two factors for a given max |x_i|.
 std::array<double, 2> ScaleOfMax(double maxabs) {
   // frexp's e (maxabs = f 2^e, f in [1/2, 1)) from the exponent field, of
   // maxabs 2^64 for a subnormal; 0 for maxabs = 0; selected by masks.
@@ -124,13 +147,12 @@ std::array<double, 2> ScaleOfMax(double maxabs) {
   return {PowerOfTwo(half), PowerOfTwo(-e - half)};
 }
 
-Direction MakeDirection(std::span<const double> v, int sign) {
-  const double maxabs = MaxAbs(v);        // one pass gives the scale and v = 0
-  const auto scale = ScaleOfMax(maxabs);  // max |v_i| p in [1/2, 1): m in [2^51, 2^52]
+// One pass gave the scale and v = 0: max |v_i| p in [1/2, 1), so m in [2^51, 2^52].
+Direction MakeDirection(const UnitScaling& scaling, int sign) {
   Direction dir;
   dir.sign = 1 - 2 * static_cast<std::int64_t>(sign < 0);  // no branch on a sign
-  dir.f1 = scale[0] * 0x1p26, dir.f2 = scale[1] * 0x1p26;
-  dir.zero = static_cast<std::int64_t>(maxabs == 0) << 52;
+  dir.f1 = scaling.factors[0] * 0x1p26, dir.f2 = scaling.factors[1] * 0x1p26;
+  dir.zero = static_cast<std::int64_t>(scaling.max_abs == 0) << 52;
   return dir;
 }
 
@@ -494,7 +516,14 @@ std::pair<std::shared_ptr<const normal_boxes::Table>, double> SharedCapTable(int
 
 }  // namespace
 
-std::array<double, 2> UnitScale(std::span<const double> x) { return ScaleOfMax(MaxAbs(x)); }
+UnitScaling UnitScaling::Of(std::span<const double> x) {
+  const double max_abs = MaxAbs(x);
+  return {max_abs, ScaleOfMax(max_abs)};
+}
+
+double UnitScaling::SquaredNorm(std::span<const double> x) const {
+  return ScaledSquaredNorm(x.data(), x.size(), factors[0], factors[1]);
+}
 
 Result<RoundedPrivUnit> RoundedPrivUnit::Create(double gamma, double epsilon) {
   if (!(epsilon > 0 && epsilon <= 100)) {
@@ -521,12 +550,17 @@ double RoundedPrivUnit::Granularity(double scale) { return ScaleOf(scale).granul
 
 void RoundedPrivUnit::Sample(std::span<const double> v, int sign, double scale,
                              std::span<double> out, Rng& rng) const {
-  Run(v, sign, scale, out, rng, false);
+  Run(v, UnitScaling::Of(v), sign, scale, out, rng, false);
+}
+
+void RoundedPrivUnit::Sample(std::span<const double> v, const UnitScaling& scaling, int sign,
+                             double scale, std::span<double> out, Rng& rng) const {
+  Run(v, scaling, sign, scale, out, rng, false);
 }
 
 void RoundedPrivUnit::SampleWide(std::span<const double> v, int sign, double scale,
                                  std::span<double> out, Rng& rng) const {
-  Run(v, sign, scale, out, rng, true);
+  Run(v, UnitScaling::Of(v), sign, scale, out, rng, true);
 }
 
 namespace {
@@ -542,6 +576,24 @@ void RoundBlock(const double* __restrict v, double* __restrict m, std::size_t n,
   for (std::size_t i = 0; i < n; ++i) m[i] = sign * dir.Rounded(v[i]);
 }
 
+// out_i = cells_i G, vectorised (exact: |cells_i| < 2^31, G a power of two).
+FEDLDP_HOT_LOOP
+void ScaleCells(const std::int32_t* __restrict cells, double* __restrict out, std::size_t n,
+                double granularity) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(cells[i]) * granularity;
+}
+
+// The sums of a block's draws, in a function of their own so that the
+// accumulators stay in registers (in the draws' loop they lived on the
+// stack: adc on memory).
+[[gnu::noinline]] DrawSums SumDraws(const Packed& draws, std::size_t begin, const double* m,
+                                    std::size_t n) {
+  DrawSums block;
+  for (std::size_t k = 0; k < n; ++k)
+    block.Add(static_cast<std::int64_t>(m[k]), draws.At(begin + k));
+  return block;
+}
+
 // Every Z_i, packed into `draws` (digits past two in `extra`), and the sums.
 Sums DrawCoordinates(std::span<const double> v, const Direction& dir, Packed& draws,
                      std::vector<std::pair<std::size_t, Partial>>& extra, Digits& bits) {
@@ -554,18 +606,15 @@ Sums DrawCoordinates(std::span<const double> v, const Direction& dir, Packed& dr
     RoundBlock(&v[begin], m.data(), n, dir);
     if (begin == 0) m[0] = static_cast<double>(dir(v, 0));  // v = 0's direction
     for (std::size_t k = 0; k < n; ++k) directions.Add(static_cast<std::int64_t>(m[k]));
-    DrawSums block;  // the block's, in registers; added to the report's after
     for (std::size_t k = 0; k < n; ++k) {
       std::uint32_t box = 0;
       Partial u;
       const int s = DrawNormal(bits, box, u, boxes);  // before box is read
-      const Draw z = Finish(s, box, u, bits);
-      draws.Put(begin + k, z);
+      draws.Put(begin + k, Finish(s, box, u, bits));
       if (u.n > kFastDigits) [[unlikely]]
         extra.emplace_back(begin + k, u);
-      block.Add(static_cast<std::int64_t>(m[k]), z);
     }
-    sums.Merge(block);
+    sums.Merge(SumDraws(draws, begin, m.data(), n));
   }
   Sums r;
   r.s2_lo = directions.s2_lo, r.s2_hi = directions.s2_hi;
@@ -576,10 +625,10 @@ Sums DrawCoordinates(std::span<const double> v, const Direction& dir, Packed& dr
 
 }  // namespace
 
-void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std::span<double> out,
-                          Rng& rng, bool wide) const {
+void RoundedPrivUnit::Run(std::span<const double> v, const UnitScaling& scaling, int sign,
+                          double scale, std::span<double> out, Rng& rng, bool wide) const {
   const std::size_t d = v.size();
-  const Direction dir = MakeDirection(v, sign);
+  const Direction dir = MakeDirection(scaling, sign);
   Digits bits(rng, 64);
   thread_local std::vector<std::uint16_t> meta;
   thread_local std::vector<std::int32_t> cells;
@@ -619,7 +668,7 @@ void RoundedPrivUnit::Run(std::span<const double> v, int sign, double scale, std
     Report report{v, dir, draws, extra, sums, a, a_digits, sc};
     DecideWide(report, pending, bits);
   }
-  for (std::size_t i = 0; i < d; ++i) out[i] = static_cast<double>(cells[i]) * sc.granularity;
+  ScaleCells(cells.data(), out.data(), d, sc.granularity);
 }
 
 }  // namespace fedldp

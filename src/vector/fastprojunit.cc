@@ -100,7 +100,8 @@ ProjectedReport FastProjUnit::Encode(std::span<const double> x, Rng& rng) const 
   // Only the direction enters W: x scaled by a power of two (exact), the
   // non-finite entries read as 0, for every input alike (no branch on x).
   std::vector<double> clean(x.size());
-  const auto [s0, s1] = UnitScale(x);
+  const UnitScaling scaling = UnitScaling::Of(x);
+  const auto [s0, s1] = scaling.factors;
   for (std::size_t i = 0; i < x.size(); ++i) {
     clean[i] = (std::isfinite(x[i]) ? x[i] : 0.0) * s0 * s1;
   }
@@ -109,7 +110,7 @@ ProjectedReport FastProjUnit::Encode(std::span<const double> x, Rng& rng) const 
   double ny = 0;
   for (double v : y) ny += v * v;
   // y = 0 (x = 0 or in W's null space): e_1 with a fair sign.
-  const int sign = SphereSign(x, clip(), !(ny > 0), rng);
+  const int sign = SphereSign(x, scaling, clip(), !(ny > 0), rng);
   report.z.resize(k_);
   inner_->RandomizeUnit(y, sign, 1.0, report.z, rng);
   return report;

@@ -110,14 +110,10 @@ std::optional<OutputGrid> PrivUnitG::GridOfScale(double scale) {
   return OutputGrid{RoundedPrivUnit::Granularity(scale), -kIndex, kIndex};
 }
 
-int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng) {
-  const auto [s0, s1] = UnitScale(x);
-  double sumsq = 0;
-  for (double v : x) {
-    const double y = (std::isfinite(v) ? v : 0.0) * s0 * s1;
-    sumsq += y * y;
-  }
-  const double c = clip * s0 * s1, w = 2 * Uniform01(rng) - 1;
+int SphereSign(std::span<const double> x, const UnitScaling& scaling, double clip, bool fair,
+               Rng& rng) {
+  const double sumsq = scaling.SquaredNorm(x);
+  const double c = clip * scaling.factors[0] * scaling.factors[1], w = 2 * Uniform01(rng) - 1;
   // In arithmetic, not a branch: at x = 0 the sign is a fair coin a branch
   // mispredicts half the time, at ||x|| = C it is always + (6 ns apart).
   const int plus = static_cast<int>(w < 0) | (static_cast<int>(!fair) & (w * w * c * c < sumsq));
@@ -125,8 +121,9 @@ int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng) {
 }
 
 void PrivUnitG::Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const {
-  const int sign = SphereSign(x, clip(), false, rng);
-  sampler_.Sample(x, sign, clip() * parameters_.sigma, out, rng);
+  const UnitScaling scaling = UnitScaling::Of(x);  // one pass over x for both
+  const int sign = SphereSign(x, scaling, clip(), false, rng);
+  sampler_.Sample(x, scaling, sign, clip() * parameters_.sigma, out, rng);
 }
 
 void PrivUnitG::RandomizeUnit(std::span<const double> u, int sign, double scale,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -48,6 +49,39 @@ TEST(RoundedPrivUnit, RejectsBadParameters) {
   EXPECT_FALSE(RoundedPrivUnit::Create(0.5, 101).ok());
   EXPECT_FALSE(RoundedPrivUnit::Create(std::nan(""), 1).ok());
   EXPECT_TRUE(RoundedPrivUnit::Create(-2.25, 0.5).ok());
+}
+
+// UnitScaling: the factors put max |x_i| in [1/2, 1), non-finite entries read
+// as 0, and the lanes' squared norm is the serial one to rounding (any length,
+// not only multiples of the 8 lanes; exact where every square is).
+TEST(UnitScaling, ScalesToTheUnitBinadeAndSumsTheSquares) {
+  for (const auto& x : Inputs()) {
+    const UnitScaling s = UnitScaling::Of(x);
+    double serial = 0, largest = 0;
+    for (double v : x) {
+      const double y = std::isfinite(v) ? v * s.factors[0] * s.factors[1] : 0.0;
+      serial += y * y;
+      largest = std::max(largest, std::isfinite(v) ? std::fabs(v) : 0.0);
+    }
+    EXPECT_EQ(s.max_abs, largest);
+    const double scaled = largest * s.factors[0] * s.factors[1];
+    EXPECT_TRUE(largest == 0 ? scaled == 0 : scaled >= 0.5 && scaled < 1) << scaled;
+    EXPECT_NEAR(s.SquaredNorm(x), serial, 1e-15 * serial * static_cast<double>(x.size()));
+  }
+  const std::vector<double> halves(13, 0.5);  // 13 = one lane block and 5 more
+  EXPECT_EQ(UnitScaling::Of(halves).SquaredNorm(halves), 13 * 0.25);
+}
+
+// The scaling handed in is the one Sample computes itself: the same report.
+TEST(RoundedPrivUnit, AScalingHandedInGivesTheSameReport) {
+  const auto r = Make(1.5, 4);
+  for (const auto& v : Inputs()) {
+    std::vector<double> own(v.size()), given(v.size());
+    CounterRng a(5), b(5);
+    r.Sample(v, -1, 2.0, own, a);
+    r.Sample(v, UnitScaling::Of(v), -1, 2.0, given, b);
+    EXPECT_EQ(own, given);
+  }
 }
 
 TEST(RoundedPrivUnit, EveryReportLiesOnTheGrid) {

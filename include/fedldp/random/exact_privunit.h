@@ -82,12 +82,22 @@ namespace normal_boxes {
 struct Table;
 }
 
-// Two powers of two whose product p puts max |x_i| p in [1/2, 1) (p = 1 for
-// x = 0; non-finite entries read as 0), so that x p has x's direction
-// exactly; each factor is a double even when p is not. Without a branch on
-// x: frexp and ldexp take early exits on 0 and subnormals, which the audit's
-// timing check sees.
-std::array<double, 2> UnitScale(std::span<const double> x);
+// x's scale, from one pass over x (SphereSign and RoundedPrivUnit::Sample
+// read the same x; at d = 10^6 a pass is 8 MB): max |x_i| over the finite
+// entries (0 if none) and two powers of two whose product p puts max |x_i| p
+// in [1/2, 1) (p = 1 for x = 0), so that x p has x's direction exactly; each
+// factor is a double even when p is not. Without a branch on x: frexp and
+// ldexp take early exits on 0 and subnormals, which the audit's timing check
+// sees.
+struct UnitScaling {
+  double max_abs = 0;
+  std::array<double, 2> factors{1, 1};
+
+  static UnitScaling Of(std::span<const double> x);
+  // ||x p||^2 (non-finite entries read as 0), summed in 8 interleaved
+  // lanes: vectorised, the same double at any vector width.
+  double SquaredNorm(std::span<const double> x) const;
+};
 
 class RoundedPrivUnit {
  public:
@@ -104,6 +114,9 @@ class RoundedPrivUnit {
   // above); v and out of one size, at most 2^24; scale positive and finite.
   void Sample(std::span<const double> v, int sign, double scale, std::span<double> out,
               Rng& rng) const;
+  // The same with v's scaling already known (UnitScaling::Of(v)).
+  void Sample(std::span<const double> v, const UnitScaling& scaling, int sign, double scale,
+              std::span<double> out, Rng& rng) const;
   // For tests: the same with every coordinate decided by the GMP path.
   void SampleWide(std::span<const double> v, int sign, double scale, std::span<double> out,
                   Rng& rng) const;
@@ -111,8 +124,8 @@ class RoundedPrivUnit {
  private:
   RoundedPrivUnit(double gamma, std::shared_ptr<const normal_boxes::Table> cap, double width)
       : gamma_(gamma), cap_(std::move(cap)), cap_width_(width) {}
-  void Run(std::span<const double> v, int sign, double scale, std::span<double> out, Rng& rng,
-           bool wide) const;
+  void Run(std::span<const double> v, const UnitScaling& scaling, int sign, double scale,
+           std::span<double> out, Rng& rng, bool wide) const;
   double gamma_;
   std::shared_ptr<const normal_boxes::Table> cap_;
   double cap_width_;  // the cap table's total interval width

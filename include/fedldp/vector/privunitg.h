@@ -104,11 +104,12 @@ class PrivUnitG final : public VectorRandomizer {
 
 // The sign of the rounding of x to the sphere: +1 with probability (1 + t) /
 // 2, t = min(1, ||x|| / clip) (t = 0 if `fair`), non-finite entries read as
-// 0. In products on x scaled by UnitScale (random/exact_privunit.h), without a division, square
-// root or branch on x, whose time depends on the operands (the audit's
+// 0. In products on x scaled by `scaling` (UnitScaling::Of(x), random/exact_privunit.h), without
+// a division, square root or branch on x, whose time depends on the operands (the audit's
 // timing check saw 1 ns a coordinate between x = 0 and ||x|| = C): + iff w =
 // 2U - 1 < 0 or w^2 C^2 < ||x||^2.
-int SphereSign(std::span<const double> x, double clip, bool fair, Rng& rng);
+int SphereSign(std::span<const double> x, const UnitScaling& scaling, double clip, bool fair,
+               Rng& rng);
 
 // How PrivUnitG's and FastProjUnit's privacy statements hold on real
 // computers (their registry entries' floating_point).
