@@ -1,5 +1,6 @@
 #include "fedldp/model/neural_net.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,6 +74,23 @@ TEST(NeuralNetDeathTest, AMissingPluginIsAnErrorThatSaysWhereItLooked) {
       ::testing::ExitedWithCode(0),
       "plugin libfedldp_torch.so: not found in /nonexistent/libfedldp_torch.so "
       "\\(FEDLDP_TORCH_PLUGIN names its path\\)");
+}
+
+// SetThreads reaches the BLAS under Torch: OpenBLAS's own pool (one thread a
+// core) spun beside a round's client threads, each meant to run Torch on one.
+TEST(NeuralNet, SetThreadsReachesOpenBlas) {
+  ASSERT_TRUE(NeuralNet::Create("cnn", 1).ok());  // loads Torch, and its BLAS
+  void* blas = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (blas == nullptr) GTEST_SKIP() << "Torch runs on another BLAS than OpenBLAS";
+  using GetCount = int (*)();
+  const auto get = reinterpret_cast<GetCount>(dlsym(blas, "openblas_get_num_threads"));
+  ASSERT_NE(get, nullptr);
+  const int before = get();
+  NeuralNet::SetThreads(1);
+  EXPECT_EQ(get(), 1);
+  NeuralNet::SetThreads(before);
+  EXPECT_EQ(get(), before);
+  dlclose(blas);
 }
 
 TEST(NeuralNet, ArchitecturesHaveTheDocumentedShapes) {
