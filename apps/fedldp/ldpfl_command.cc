@@ -165,16 +165,22 @@ int RunLdpFl(const LdpFlRunOptions& o, std::ostream& out, std::ostream& err, Clu
   StopOnSignal stop(IsTorchScriptFile(config.training.arch) ? std::optional(kStopGrace)
                                                             : std::nullopt);
   std::optional<ProgressBar> bar;
+  std::string tested;  // the latest tested round's accuracy, shown while the run goes on
   LdpFlObserver observer;
   observer.started = [&](const LdpFlExperiment& e) { PrintHeader(e, out); };
   observer.round = [&](bool reference, const LdpFlRound& r, int rounds) {
     if (r.round == 1 || !bar) {
       bar.reset();
+      tested.clear();
       bar.emplace(reference                ? "noise-free"
                   : config.training.vector ? LdpFlRandomizerName(config.training)
-                                           : "ldp-fl");
+                                           : "ldp-fl",
+                  "rounds");
     }
-    bar->Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(rounds));
+    if (!std::isnan(r.accuracy)) {
+      tested = "round " + std::to_string(r.round) + ": " + PercentText(r.accuracy) + " %";
+    }
+    bar->Update(static_cast<std::size_t>(r.round), static_cast<std::size_t>(rounds), tested);
   };
   auto experiment = RunLdpFlExperiment(config, observer, stop.token(), cluster);
   bar.reset();

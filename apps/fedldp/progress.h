@@ -20,14 +20,19 @@ namespace fedldp::cli {
 
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string label)
+  // unit: what is counted ("rounds"), shown after the total when given.
+  explicit ProgressBar(std::string label, std::string unit = "")
       : label_(std::move(label)),
+        unit_(unit.empty() ? "" : " " + std::move(unit)),
         enabled_(isatty(STDERR_FILENO) == 1),
         start_(std::chrono::steady_clock::now()) {}
   ~ProgressBar() {
     if (enabled_ && drawn_) std::fprintf(stderr, "\r\033[K");
   }
-  void Update(std::size_t done, std::size_t total) {
+  // note: the latest result worth seeing while the job runs (a round's
+  // accuracy), after the times.
+  void Update(std::size_t done, std::size_t total, const std::string& note = "") {
+    const std::string tail = note.empty() ? "" : "; " + note;
     if (total == 0) return;
     const auto now = std::chrono::steady_clock::now();
     const double f = static_cast<double>(done) / static_cast<double>(total);
@@ -37,8 +42,9 @@ class ProgressBar {
       if (now - (drawn_ ? last_ : start_) < kLogEvery) return;
       last_ = now;
       drawn_ = true;
-      std::fprintf(stderr, "%s: %zu of %zu (%.0f%%), %.0fs elapsed, ~%.0fs left\n", label_.c_str(),
-                   done, total, 100 * f, elapsed, left);
+      std::fprintf(stderr, "%s: %zu of %zu%s (%.0f%%), %.0fs elapsed, ~%.0fs left%s\n",
+                   label_.c_str(), done, total, unit_.c_str(), 100 * f, elapsed, left,
+                   tail.c_str());
       std::fflush(stderr);
       return;
     }
@@ -46,14 +52,14 @@ class ProgressBar {
     last_ = now;
     drawn_ = true;
     const int width = 30, filled = static_cast<int>(f * width);
-    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %.0fs elapsed, ~%.0fs left\033[K", label_.c_str(),
-                 filled, "##############################", width - filled, "", 100 * f, elapsed,
-                 left);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %.0fs elapsed, ~%.0fs left%s\033[K",
+                 label_.c_str(), filled, "##############################", width - filled, "",
+                 100 * f, elapsed, left, tail.c_str());
   }
 
  private:
   static constexpr std::chrono::seconds kLogEvery{60};
-  std::string label_;
+  std::string label_, unit_;
   bool enabled_, drawn_ = false;  // enabled_: stderr is a terminal
   std::chrono::steady_clock::time_point start_, last_{};
 };
