@@ -27,6 +27,8 @@ packages=(
   # The Python module (python/) for Debian's /usr/bin/python3, its tests and
   # examples; numpy is also bench/privunitg_numpy.py's side of a comparison.
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+  # pip install . (pyproject.toml: setuptools drives CMake) into a venv.
+  python3-pip python3-venv python3-setuptools python3-wheel
 )
 
 missing=()
