@@ -89,5 +89,19 @@ BENCHMARK(BM_OneStepClientsBatched)
     ->Name("cnn/one-step-clients/batched")
     ->Unit(benchmark::kMillisecond);
 
+// The bound on the batched pass: the forward alone over the same images
+// (NeuralNet::Accuracy: no dropout, no gradients, the CNN's convolutions and
+// pooling as the pass runs them). A pass computes this forward and more, so
+// its clients a second stay below these images a second.
+void BM_CnnForwardOnly(benchmark::State& state) {
+  NeuralNet::SetThreads(1);
+  const auto images = static_cast<std::size_t>(state.range(0));
+  const Dataset data = RandomImages(images);
+  NeuralNet net = NeuralNet::Create("cnn", 1).value();
+  for (auto _ : state) benchmark::DoNotOptimize(net.Accuracy(data));
+  Declare(state, static_cast<std::int64_t>(images), 0);
+}
+BENCHMARK(BM_CnnForwardOnly)->Arg(64)->Name("cnn/forward-only")->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace fedldp::bench

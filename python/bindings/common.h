@@ -84,6 +84,24 @@ inline std::span<const float> View(const FloatArray& a) {
   return {a.data(), static_cast<std::size_t>(a.size())};
 }
 
+// An array argument: a numpy array, a torch tensor (any device, with or
+// without grad: detached and copied to the CPU) or a (nested) sequence of
+// numbers, as a numpy array of a numeric kind (bool, int or float). Anything
+// else raises TypeError naming the argument and its type, never the data.
+py::array ArrayArg(const py::handle& value, const char* name);
+// The same as a C-contiguous array of T.
+template <typename T>
+py::array_t<T, py::array::c_style | py::array::forcecast> ArrayArgOf(const py::handle& value,
+                                                                     const char* name) {
+  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(ArrayArg(value, name));
+}
+// A result for an array argument: a torch tensor when the input was one, on
+// its device; otherwise the array. Its dtype stays the result's (float64
+// reports, int64 indices): a report is a point of a float64 grid, which a
+// float32 copy would leave (ValidateReport and the audit's support check
+// would refuse it).
+py::object LikeInput(const py::array& result, const py::handle& input);
+
 // The library's errors are sentences a user can act on: ValueError carries
 // them to Python unchanged.
 [[noreturn]] inline void Raise(const std::string& message) { throw py::value_error(message); }

@@ -25,21 +25,19 @@ py::object Sample(const Mechanism& m, const py::object& x, const py::object& rng
     const double v = x.cast<double>();
     return py::float_(WithRng(rng, [&](Rng& r) { return m->Sample(v, r); }));
   }
-  DoubleArray in = DoubleArray::ensure(x);
-  if (!in) throw py::type_error("x must be a number or an array of numbers");
+  DoubleArray in = ArrayArgOf<double>(x, "x");
   DoubleArray out(std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
   auto out_view = MutableView(out);
   WithRng(rng, [&](Rng& r) {
     m->SampleMany(View(in), out_view, r);
     return 0;
   });
-  return out;
+  return LikeInput(out, x);
 }
 
 // Selects one index per row of r (1-D: one index, None for PE's "none").
-py::object Select(const SelectorPtr& s, const py::array& r_arg, const py::object& rng_arg) {
-  DoubleArray r = DoubleArray::ensure(r_arg);
-  if (!r) throw py::type_error("r must be an array of numbers");
+py::object Select(const SelectorPtr& s, const py::object& r_arg, const py::object& rng_arg) {
+  DoubleArray r = ArrayArgOf<double>(r_arg, "r");
   const Rows rows = CheckRows(r, s->dimension(), "r");
   auto rng = ResolveRng(rng_arg);
   const std::size_t d = s->dimension();
@@ -54,7 +52,8 @@ py::object Select(const SelectorPtr& s, const py::array& r_arg, const py::object
     if (picked[0] == Selector::kNone) return py::none();
     return py::int_(picked[0]);
   }
-  return py::array_t<std::int64_t>(static_cast<py::ssize_t>(rows.rows), picked.data());
+  return LikeInput(py::array_t<std::int64_t>(static_cast<py::ssize_t>(rows.rows), picked.data()),
+                   r_arg);
 }
 
 }  // namespace
@@ -166,13 +165,13 @@ are the non-private and 0-LDP baselines.)doc")
           py::arg("position"), "P[the selected rank position is `position`] (0 = largest |r|).")
       .def(
           "probabilities",
-          [](const Selector& self, const py::array& r_arg) {
-            DoubleArray r = DoubleArray::ensure(r_arg);
-            if (!r) throw py::type_error("r must be an array of numbers");
+          [](const Selector& self, const py::object& r_arg) {
+            DoubleArray r = ArrayArgOf<double>(r_arg, "r");
             const Rows rows = CheckRows(r, self.dimension(), "r");
             if (!rows.one) Raise("probabilities takes one vector r of d entries");
             const auto p = self.Probabilities(View(r));
-            return py::array_t<double>(static_cast<py::ssize_t>(p.size()), p.data());
+            return LikeInput(py::array_t<double>(static_cast<py::ssize_t>(p.size()), p.data()),
+                             r_arg);
           },
           py::arg("r"), "The exact P[select(r) = j] for every j.")
       .def("select", &Select, py::arg("r"), py::arg("rng") = py::none(),

@@ -36,6 +36,58 @@ std::shared_ptr<PyRng> ResolveRng(const py::object& rng) {
       std::string(py::str(py::type::of(rng).attr("__name__"))));
 }
 
+namespace {
+
+std::string TypeName(const py::handle& v) {
+  return std::string(py::str(py::type::of(v).attr("__name__")));
+}
+
+bool IsTorchTensor(const py::handle& v) {
+  const py::object module = py::type::of(v).attr("__module__");
+  return py::isinstance<py::str>(module) && module.cast<std::string>().rfind("torch", 0) == 0 &&
+         py::hasattr(v, "detach") && py::hasattr(v, "device");
+}
+
+}  // namespace
+
+py::array ArrayArg(const py::handle& value, const char* name) {
+  const std::string expected = std::string(name) +
+                               " must be an array of numbers (a numpy array, a torch tensor or a "
+                               "sequence), not ";
+  py::object plain = py::reinterpret_borrow<py::object>(value);
+  if (IsTorchTensor(value)) {
+    const py::object cpu = value.attr("detach")().attr("cpu")();
+    try {
+      plain = cpu.attr("numpy")();
+    } catch (py::error_already_set&) {  // a dtype numpy lacks: bfloat16, complex32
+      try {
+        plain = cpu.attr("double")().attr("numpy")();
+      } catch (py::error_already_set& e) {  // a sparse layout, a complex dtype
+        throw py::type_error(std::string(name) + ": the tensor cannot become a numpy array (" +
+                             std::string(py::str(e.value())).substr(0, 120) + ")");
+      }
+    }
+  }
+  if (py::isinstance<py::str>(plain) || py::isinstance<py::bytes>(plain)) {
+    throw py::type_error(expected + TypeName(value));
+  }
+  py::array a = py::array::ensure(plain);
+  if (!a) throw py::type_error(expected + TypeName(value));
+  const char kind = a.dtype().kind();
+  if (kind == 'O' && a.ndim() == 0) throw py::type_error(expected + TypeName(value));
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') {
+    throw py::type_error(std::string(name) + " must hold real numbers, not values of dtype " +
+                         std::string(py::str(a.dtype())));
+  }
+  return a;
+}
+
+py::object LikeInput(const py::array& result, const py::handle& input) {
+  if (!IsTorchTensor(input)) return result;
+  const py::module_ torch = py::module_::import("torch");
+  return torch.attr("from_numpy")(result).attr("to")(input.attr("device"));
+}
+
 Rows CheckRows(const py::array& a, std::size_t d, const char* what) {
   if (a.ndim() == 1 && static_cast<std::size_t>(a.shape(0)) == d) return {1, true};
   if (a.ndim() == 2 && static_cast<std::size_t>(a.shape(1)) == d) {

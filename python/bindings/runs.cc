@@ -49,10 +49,10 @@ py::dict DatasetDict(const Dataset& d) {
 // A Dataset from numpy: X of shape (n, d), y of n labels in 0..classes-1.
 Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std::string& name,
                     int classes) {
-  FloatArray X = FloatArray::ensure(X_arg);
-  if (!X || X.ndim() != 2) Raise(name + ": X must be a 2-D array of shape (rows, features)");
-  auto y = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(y_arg);
-  if (!y || y.ndim() != 1) Raise(name + ": y must be a 1-D array of integer labels");
+  FloatArray X = ArrayArgOf<float>(X_arg, "X");
+  if (X.ndim() != 2) Raise(name + ": X must be a 2-D array of shape (rows, features)");
+  auto y = ArrayArgOf<std::int64_t>(y_arg, "y");
+  if (y.ndim() != 1) Raise(name + ": y must be a 1-D array of integer labels");
   if (y.shape(0) != X.shape(0)) {
     Raise(name + ": X has " + std::to_string(X.shape(0)) + " rows but y has " +
           std::to_string(y.shape(0)) + " labels");
@@ -512,11 +512,10 @@ layer, as the server announced them for the round.)doc")
           "weights", [](const PyLdpFlRandomizer& self) { return self.randomizer.weights(); })
       .def(
           "randomize",
-          [](const std::shared_ptr<PyLdpFlRandomizer>& self, const py::array& weights_arg,
+          [](const std::shared_ptr<PyLdpFlRandomizer>& self, const py::object& weights_arg,
              const py::object& rng_arg) {
-            FloatArray w = FloatArray::ensure(weights_arg);
-            if (!w || w.ndim() != 1 ||
-                static_cast<std::size_t>(w.size()) != self->randomizer.weights()) {
+            FloatArray w = ArrayArgOf<float>(weights_arg, "weights");
+            if (w.ndim() != 1 || static_cast<std::size_t>(w.size()) != self->randomizer.weights()) {
               Raise("weights must be a 1-D array of " + std::to_string(self->randomizer.weights()) +
                     " values (every layer's, flattened, in order)");
             }
@@ -529,10 +528,10 @@ layer, as the server announced them for the round.)doc")
           "One client's report of its flattened weights: a bit per weight.")
       .def_static(
           "layer_ranges",
-          [](const py::array& weights_arg, const std::vector<std::size_t>& layer_sizes,
+          [](const py::object& weights_arg, const std::vector<std::size_t>& layer_sizes,
              double margin) {
-            FloatArray w = FloatArray::ensure(weights_arg);
-            if (!w || w.ndim() != 1) Raise("weights must be a 1-D array of float32 values");
+            FloatArray w = ArrayArgOf<float>(weights_arg, "weights");
+            if (w.ndim() != 1) Raise("weights must be a 1-D array of float32 values");
             std::vector<std::pair<double, double>> out;
             for (const auto& r : Take(LayerRangesOf(View(w), layer_sizes, margin))) {
               out.emplace_back(r.center, r.radius);
@@ -599,12 +598,12 @@ of ones, so the order of the reports (shuffled or not) never matters.)doc")
 void BindVectorReports(py::module_& m) {
   m.def(
       "privatize_update",
-      [](const std::shared_ptr<VectorRandomizer>& randomizer, const py::array& local_arg,
-         const py::array& global_arg, const py::object& rng_arg) {
-        FloatArray local = FloatArray::ensure(local_arg);
-        FloatArray global = FloatArray::ensure(global_arg);
+      [](const std::shared_ptr<VectorRandomizer>& randomizer, const py::object& local_arg,
+         const py::object& global_arg, const py::object& rng_arg) {
+        FloatArray local = ArrayArgOf<float>(local_arg, "local");
+        FloatArray global = ArrayArgOf<float>(global_arg, "global_model");
         const std::size_t d = randomizer->dimension();
-        if (!local || !global || local.ndim() != 1 || global.ndim() != 1 ||
+        if (local.ndim() != 1 || global.ndim() != 1 ||
             static_cast<std::size_t>(local.size()) != d ||
             static_cast<std::size_t>(global.size()) != d) {
           Raise("local and global_model must be 1-D arrays of the randomizer's dimension, " +
@@ -614,7 +613,8 @@ void BindVectorReports(py::module_& m) {
         const auto report = WithRng(rng, [&](Rng& r) {
           return PrivatizeUpdate(*randomizer, View(local), View(global), r);
         });
-        return py::array_t<double>(static_cast<py::ssize_t>(report.size()), report.data());
+        return LikeInput(
+            py::array_t<double>(static_cast<py::ssize_t>(report.size()), report.data()), local_arg);
       },
       py::arg("randomizer"), py::arg("local"), py::arg("global_model"), py::arg("rng") = py::none(),
       "A client's whole-update report: (local - global_model) l2-clipped and privatised by a "

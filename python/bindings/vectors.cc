@@ -13,9 +13,8 @@ namespace {
 // pybind11 does not take shared_ptr<const T> holders.
 using Randomizer = std::shared_ptr<VectorRandomizer>;
 
-py::array Randomize(const Randomizer& self, const py::array& x_arg, const py::object& rng_arg) {
-  DoubleArray x = DoubleArray::ensure(x_arg);
-  if (!x) throw py::type_error("x must be an array of numbers");
+py::object Randomize(const Randomizer& self, const py::object& x_arg, const py::object& rng_arg) {
+  DoubleArray x = ArrayArgOf<double>(x_arg, "x");
   const std::size_t d = self->dimension();
   const Rows rows = CheckRows(x, d, "x");
   auto rng = ResolveRng(rng_arg);
@@ -28,7 +27,7 @@ py::array Randomize(const Randomizer& self, const py::array& x_arg, const py::ob
     }
     return 0;
   });
-  return out;
+  return LikeInput(out, x_arg);
 }
 
 // VectorRandomizer's docstring: the registered randomizers, one a line.
@@ -89,9 +88,9 @@ void BindVectors(py::module_& m) {
            "each from its own draws; the GIL is released.")
       .def(
           "validate",
-          [](const VectorRandomizer& self, const py::array& report_arg) {
-            DoubleArray report = DoubleArray::ensure(report_arg);
-            if (!report || report.ndim() != 1) Raise("a report is a 1-D array");
+          [](const VectorRandomizer& self, const py::object& report_arg) {
+            DoubleArray report = ArrayArgOf<double>(report_arg, "report");
+            if (report.ndim() != 1) Raise("a report is a 1-D array");
             Check(self.ValidateReport(View(report)));
           },
           py::arg("report"),
