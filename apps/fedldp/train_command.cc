@@ -251,6 +251,7 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
 }
 
 void PrintHeader(const TrainOptions& o, const FedSelExperiment& e, std::ostream& out) {
+  for (const std::string& w : e.warnings) out << "warning: " << w << "\n";
   const Dataset& data = *e.data;
   out << "fedldp train: " << e.dataset_label << " (" << data.size()
       << " records, d = " << data.dimension;

@@ -238,6 +238,11 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
   const Dataset train = MakeDataset(X, y, "train", classes);
   const std::optional<Dataset> test = TestSetOf(X_test, y_test, train);
   const std::size_t d = LinearParameters(train);
+  py::list warnings;
+  if (const std::string w = FeatureScaleWarning(train); !w.empty()) {
+    warnings.append(w);
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+  }
   if (central_epsilon) {
     Check(CheckCentralTarget(config, *central_epsilon, options.contains("epsilon")));
     config = Take(WithoutGil([&] {
@@ -263,6 +268,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::stri
       test ? py::object(py::float_(Percent(LinearModel::Accuracy(run.weights, *test, {}))))
            : py::none();
   out["majority"] = Percent(test ? test->MajorityRate() : train.MajorityRate());
+  out["warnings"] = warnings;
   out["batch"] = run.batch;
   out["rounds"] = plan.rounds;
   out["smallest_round"] = run.smallest_round;

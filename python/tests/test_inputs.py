@@ -104,3 +104,15 @@ def test_runs_take_tensors_for_X_and_y():
     assert from_numpy["test_accuracy"] == from_torch["test_accuracy"]
     with pytest.raises(TypeError, match="^X must be an array of numbers"):
         fedldp.train_fedsel("not data", y, "np", **args)
+
+
+def test_features_far_from_unit_scale_draw_a_warning_with_the_fix():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0.5).astype(np.int64)
+    quiet = fedldp.train_fedsel(X, y, "np", epochs=1, seed=1)
+    assert quiet["warnings"] == []
+    X[:, 2] *= 50000  # an income in dollars
+    with pytest.warns(UserWarning, match=r"column 2 reaches \|x\| = 4\d{4}.*scale every column"):
+        loud = fedldp.train_fedsel(X, y, "np", epochs=1, seed=1)
+    assert len(loud["warnings"]) == 1 and "1 of 3 feature columns" in loud["warnings"][0]

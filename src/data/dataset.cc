@@ -1,7 +1,10 @@
 #include "fedldp/data/dataset.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <sstream>
+#include <vector>
 
 namespace fedldp {
 
@@ -38,6 +41,42 @@ Dataset Dataset::Subset(std::span<const std::size_t> indices) const {
 void Dataset::Append(std::span<const float> row, int label) {
   features.insert(features.end(), row.begin(), row.end());
   labels.push_back(label);
+}
+
+namespace {
+
+// How far a column's largest |x| is from the unit range, as a factor >= 1
+// (1 inside [kFeatureScaleLow, kFeatureScaleHigh] or for an all-zero column).
+double Offness(double largest) {
+  if (largest > kFeatureScaleHigh) return largest / kFeatureScaleHigh;
+  if (largest > 0 && largest < kFeatureScaleLow) return kFeatureScaleLow / largest;
+  return 1;
+}
+
+}  // namespace
+
+std::string FeatureScaleWarning(const Dataset& data) {
+  std::vector<double> largest(data.dimension, 0.0);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const auto row = data.row(i);
+    for (std::size_t j = 0; j < data.dimension; ++j) {
+      largest[j] = std::max(largest[j], static_cast<double>(std::fabs(row[j])));
+    }
+  }
+  std::size_t off = 0, worst = 0;
+  for (std::size_t j = 0; j < data.dimension; ++j) {
+    if (Offness(largest[j]) > 1) ++off;
+    if (Offness(largest[j]) > Offness(largest[worst])) worst = j;
+  }
+  if (off == 0) return "";
+  std::ostringstream w;
+  w << off << " of " << data.dimension << " feature columns are far from unit scale; column "
+    << worst;
+  if (worst < data.feature_names.size()) w << " ('" << data.feature_names[worst] << "')";
+  w << " reaches |x| = " << largest[worst]
+    << ". The linear models clip each gradient assuming features in about [-1, 1]: scale every "
+       "column first (to [0, 1], or subtract its mean and divide by its standard deviation)";
+  return w.str();
 }
 
 }  // namespace fedldp

@@ -31,6 +31,7 @@ Status Load(const FedSelExperimentConfig& c, FedSelExperiment& e) {
     if (!loaded.ok()) return Error{"data file: " + loaded.error()};
     data = std::move(loaded).value();
     e.dataset_label = c.data_file;
+    if (std::string w = FeatureScaleWarning(data); !w.empty()) e.warnings.push_back(std::move(w));
   } else if (IsImageDataset(c.dataset)) {
     auto split = LoadImageSplit(c.dataset, c.data_dir);
     if (!split.ok()) return Error{split.error()};

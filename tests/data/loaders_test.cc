@@ -118,6 +118,34 @@ TEST(Kdd, SeventyThousandReproducibleRows) {
   EXPECT_NE(a->features, c->features);
 }
 
+// A user's features far from unit scale are named with the fix; the
+// repository's datasets and scaled columns say nothing.
+TEST(FeatureScale, AColumnFarFromUnitScaleIsNamedWithTheFix) {
+  Dataset d;
+  d.dimension = 3;
+  d.feature_names = {"age", "income", "flag"};
+  d.Append(std::vector<float>{0.5f, 0.2f, 0.0f}, 0);
+  d.Append(std::vector<float>{-1.0f, 0.9f, 0.0f}, 1);
+  EXPECT_EQ(FeatureScaleWarning(d), "");  // an all-zero column is not off
+  d.Append(std::vector<float>{3.0f, 52000.0f, 0.0f}, 1);
+  const std::string w = FeatureScaleWarning(d);
+  EXPECT_NE(w.find("1 of 3 feature columns are far from unit scale; column 1 ('income') reaches "
+                   "|x| = 52000"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("scale every column first"), std::string::npos) << w;
+  d.Append(std::vector<float>{10.0f, 0.0f, 0.0f}, 0);  // 10 is within the bound, 12 is not
+  EXPECT_NE(FeatureScaleWarning(d).find("1 of 3"), std::string::npos);
+  d.Append(std::vector<float>{12.0f, 0.0f, 0.0f}, 0);
+  EXPECT_NE(FeatureScaleWarning(d).find("2 of 3"), std::string::npos);
+  Dataset tiny;  // a column whose largest |x| is 1e-5: also off, and unnamed
+  tiny.dimension = 2;
+  tiny.Append(std::vector<float>{1e-5f, 1.0f}, 0);
+  EXPECT_NE(FeatureScaleWarning(tiny).find("column 0 reaches |x| = 1e-05"), std::string::npos)
+      << FeatureScaleWarning(tiny);
+  EXPECT_EQ(FeatureScaleWarning(LoadNamed("bank", kShared).value()), "");
+}
+
 TEST(Libsvm, DimensionAndLabels) {
   TempDir dir;
   auto d = LoadLibsvm(dir.Write("ok.svm", "+1 1:0.5 3:-1\n-1 2:1\n\n0 3:0.25\n"));

@@ -32,6 +32,14 @@ struct Dataset {
   void Append(std::span<const float> row, int label);
 };
 
+// What a user's features say about their scale: empty when every |x| is
+// within [kFeatureScaleLow, kFeatureScaleHigh] at its column's largest (or the
+// column is all 0), else one sentence naming the column furthest off and the
+// fix. The linear models clip each gradient to a norm that assumes features in
+// about [-1, 1]: an unscaled column (an age, an income) swamps the others.
+inline constexpr double kFeatureScaleHigh = 10, kFeatureScaleLow = 1e-3;
+std::string FeatureScaleWarning(const Dataset& data);
+
 }  // namespace fedldp
 
 #endif  // FEDLDP_DATA_DATASET_H_

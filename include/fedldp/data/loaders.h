@@ -78,8 +78,8 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
 // text; labels that mix numbers and text, name one class, are numbers that
 // are not whole, or leave fewer than 10 rows per class (over 100 classes)
 // are refused as the wrong label column. Features are
-// taken as they are: scale them to about [-1, 1] first, as the linear
-// models' gradient clip assumes. Fields may be quoted ("..."), not span lines.
+// taken as they are (train and train_fedsel warn, FeatureScaleWarning): scale them to about [-1, 1]
+// first, as the linear models' gradient clip assumes. Fields may be quoted ("..."), not span lines.
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column = "",
                         const LoadLimits& limits = {});
 // A user's own file: CSV if its name ends in .csv or .csv.gz, else LIBSVM

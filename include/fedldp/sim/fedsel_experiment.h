@@ -84,6 +84,9 @@ struct FedSelExperiment {
   // `account run` takes to state it again.
   std::optional<RunPrivacy> privacy;
   std::optional<RunPrivacyConfig> accounting;
+  // What the data say before training (a user's file far from unit scale:
+  // FeatureScaleWarning); printed with the header.
+  std::vector<std::string> warnings;
 
   bool stopped() const { return result.stopped || (reference && reference->stopped); }
   // The mean minus 2 standard errors is above the majority class.
