@@ -84,6 +84,24 @@ inline std::span<const float> View(const FloatArray& a) {
   return {a.data(), static_cast<std::size_t>(a.size())};
 }
 
+// The name of v's type ("dict", "ndarray"), for a TypeError.
+inline std::string TypeName(const py::handle& v) {
+  return std::string(py::str(py::type::of(v).attr("__name__")));
+}
+
+// A non-array argument of a call that takes arrays, cast to T; else a
+// TypeError naming the argument and what it must be. (pybind11's own
+// message for a mistyped argument prints every argument of the call, the
+// arrays' data included.)
+template <typename T>
+T ScalarArg(const py::handle& value, const char* name, const char* expected) {
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(name) + " must be " + expected + ", not " + TypeName(value));
+  }
+}
+
 // An array argument: a numpy array, a torch tensor (any device, with or
 // without grad: detached and copied to the CPU) or a (nested) sequence of
 // numbers, as a numpy array of a numeric kind (bool, int or float). Anything

@@ -38,10 +38,6 @@ std::shared_ptr<PyRng> ResolveRng(const py::object& rng) {
 
 namespace {
 
-std::string TypeName(const py::handle& v) {
-  return std::string(py::str(py::type::of(v).attr("__name__")));
-}
-
 bool IsTorchTensor(const py::handle& v) {
   const py::object module = py::type::of(v).attr("__module__");
   return py::isinstance<py::str>(module) && module.cast<std::string>().rfind("torch", 0) == 0 &&

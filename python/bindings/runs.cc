@@ -224,11 +224,15 @@ void AddFedSelPrivacy(const FedSelVariant& variant, const FedSelRun& run, const 
                                   FedSelVariantName(variant));
 }
 
-py::dict TrainFedSelPy(const py::object& X, const py::object& y, const std::string& variant,
+py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::object& variant_arg,
                        const py::object& X_test, const py::object& y_test,
                        const py::object& seed_arg, const py::object& threads_arg,
-                       std::optional<double> central_epsilon, double central_delta,
+                       const py::object& central_epsilon_arg, const py::object& central_delta_arg,
                        const py::object& classes_arg, const py::kwargs& options) {
+  const auto variant = ScalarArg<std::string>(variant_arg, "variant", "a str");
+  const auto central_epsilon =
+      ScalarArg<std::optional<double>>(central_epsilon_arg, "central_epsilon", "a number or None");
+  const auto central_delta = ScalarArg<double>(central_delta_arg, "central_delta", "a number");
   const std::uint64_t seed = SeedArg(seed_arg);
   const auto threads = static_cast<std::size_t>(CountArg(threads_arg, kWorkerThreads));
   const int classes = static_cast<int>(CountArg(classes_arg, kClasses));
@@ -534,8 +538,11 @@ layer, as the server announced them for the round.)doc")
           "One client's report of its flattened weights: a bit per weight.")
       .def_static(
           "layer_ranges",
-          [](const py::object& weights_arg, const std::vector<std::size_t>& layer_sizes,
-             double margin) {
+          [](const py::object& weights_arg, const py::object& layer_sizes_arg,
+             const py::object& margin_arg) {
+            const auto layer_sizes = ScalarArg<std::vector<std::size_t>>(
+                layer_sizes_arg, "layer_sizes", "a sequence of whole numbers >= 0");
+            const auto margin = ScalarArg<double>(margin_arg, "margin", "a number");
             FloatArray w = ArrayArgOf<float>(weights_arg, "weights");
             if (w.ndim() != 1) Raise("weights must be a 1-D array of float32 values");
             std::vector<std::pair<double, double>> out;
@@ -604,8 +611,10 @@ of ones, so the order of the reports (shuffled or not) never matters.)doc")
 void BindVectorReports(py::module_& m) {
   m.def(
       "privatize_update",
-      [](const std::shared_ptr<VectorRandomizer>& randomizer, const py::object& local_arg,
+      [](const py::object& randomizer_arg, const py::object& local_arg,
          const py::object& global_arg, const py::object& rng_arg) {
+        const auto randomizer = ScalarArg<std::shared_ptr<VectorRandomizer>>(
+            randomizer_arg, "randomizer", "a fedldp.VectorRandomizer");
         FloatArray local = ArrayArgOf<float>(local_arg, "local");
         FloatArray global = ArrayArgOf<float>(global_arg, "global_model");
         const std::size_t d = randomizer->dimension();

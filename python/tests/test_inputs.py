@@ -116,3 +116,25 @@ def test_features_far_from_unit_scale_draw_a_warning_with_the_fix():
     with pytest.warns(UserWarning, match=r"column 2 reaches \|x\| = 4\d{4}.*scale every column"):
         loud = fedldp.train_fedsel(X, y, "np", epochs=1, seed=1)
     assert len(loud["warnings"]) == 1 and "1 of 3 feature columns" in loud["warnings"][0]
+
+
+def test_a_mistyped_argument_beside_an_array_never_prints_the_array():
+    big = np.full(D, 0.123456789)
+    vector = fedldp.VectorRandomizer("privunitg", D, 4.0, 1.0)
+    calls = [
+        (lambda: fedldp.privatize_update("privunitg", big, big),
+         "randomizer must be a fedldp.VectorRandomizer, not str"),
+        (lambda: fedldp.LdpFlRandomizer.layer_ranges(big, "x"),
+         "layer_sizes must be a sequence of whole numbers >= 0, not str"),
+        (lambda: fedldp.LdpFlRandomizer.layer_ranges(big, [D], "wide"),
+         "margin must be a number, not str"),
+        (lambda: fedldp.train_fedsel(big.reshape(2, 8), [0, 1], 3),
+         "variant must be a str, not int"),
+        (lambda: fedldp.train_fedsel(big.reshape(2, 8), [0, 1], central_epsilon="3"),
+         "central_epsilon must be a number or None, not str"),
+    ]
+    for call, said in calls:
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == said
+    assert fedldp.privatize_update(vector, big, big, rng=1).shape == (D,)
