@@ -56,12 +56,13 @@ py::object Select(const SelectorPtr& s, const py::object& r_arg, const py::objec
                    r_arg);
 }
 
-}  // namespace
+using ValueClass = py::class_<ValueMechanism, Mechanism>;
 
-void BindMechanisms(py::module_& m) {
+// ValueMechanism: its construction, description and sampling.
+ValueClass DefineValueMechanism(py::module_& m) {
   m.def("value_mechanism_names", &ValueMechanismNames,
         "Names ValueMechanism accepts: duchi, pm, hm, laplace, twopoint.");
-  py::class_<ValueMechanism, Mechanism>(m, "ValueMechanism", R"doc(
+  return py::class_<ValueMechanism, Mechanism>(m, "ValueMechanism", R"doc(
 A scalar eps-LDP mechanism: duchi, pm (Piecewise), hm (Hybrid), laplace, or
 twopoint (LDP-FL's, on [center - radius, center + radius]; the others take
 inputs in [-1, 1]). Inputs outside the domain are clipped to it first (NaN to
@@ -90,36 +91,57 @@ estimates of the clipped input.)doc")
           "(step, lo, hi): the public grid of outputs m * step, lo <= m <= hi, fixed before\n"
           "any input is seen (pm, hm, laplace), or None.")
       .def("sample", &Sample, py::arg("x"), py::arg("rng") = py::none(),
-           "M(x) for every entry of x (a number or an array, same shape), the GIL released.")
-      .def(
-          "clip",
-          [](const ValueMechanism& self, const py::object& x) {
-            return py::vectorize([&self](double v) { return self.Clip(v); })(x);
-          },
-          py::arg("x"), "x as the mechanism sees it: clipped to the input domain.")
+           "M(x) for every entry of x (a number or an array, same shape), the GIL released.");
+}
+
+// f over the entries of x (a number, array, tensor or sequence: ArrayArg),
+// numpy-vectorised; a tensor's result as a tensor on its device.
+template <typename F>
+py::object Elementwise(F f, const py::object& x, const char* name) {
+  py::object r = py::vectorize(f)(ArrayArg(x, name));
+  return py::isinstance<py::array>(r) ? LikeInput(py::reinterpret_borrow<py::array>(r), x) : r;
+}
+// The same over y and x, broadcast together; a tensor when either was one.
+template <typename F>
+py::object Elementwise2(F f, const py::object& y, const py::object& x) {
+  py::object r = py::vectorize(f)(ArrayArg(y, "y"), ArrayArg(x, "x"));
+  if (!py::isinstance<py::array>(r)) return r;
+  const auto a = py::reinterpret_borrow<py::array>(r);
+  py::object as_y = LikeInput(a, y);
+  return as_y.is(a) ? LikeInput(a, x) : as_y;
+}
+
+// ValueMechanism's exact law, elementwise in x (and y).
+void AddExactLaw(ValueClass& cls) {
+  cls.def(
+         "clip",
+         [](const ValueMechanism& self, const py::object& x) {
+           return Elementwise([&self](double v) { return self.Clip(v); }, x, "x");
+         },
+         py::arg("x"), "x as the mechanism sees it: clipped to the input domain.")
       .def(
           "mean",
           [](const ValueMechanism& self, const py::object& x) {
-            return py::vectorize([&self](double v) { return self.Mean(v); })(x);
+            return Elementwise([&self](double v) { return self.Mean(v); }, x, "x");
           },
           py::arg("x"), "The exact E[M(x)].")
       .def(
           "variance",
           [](const ValueMechanism& self, const py::object& x) {
-            return py::vectorize([&self](double v) { return self.Variance(v); })(x);
+            return Elementwise([&self](double v) { return self.Variance(v); }, x, "x");
           },
           py::arg("x"), "The exact Var[M(x)].")
       .def(
           "cdf",
           [](const ValueMechanism& self, const py::object& y, const py::object& x) {
-            return py::vectorize([&self](double a, double b) { return self.Cdf(a, b); })(y, x);
+            return Elementwise2([&self](double a, double b) { return self.Cdf(a, b); }, y, x);
           },
           py::arg("y"), py::arg("x"), "P[M(x) <= y].")
       .def(
           "likelihood",
           [](const ValueMechanism& self, const py::object& y, const py::object& x) {
-            return py::vectorize([&self](double a, double b) { return self.Likelihood(a, b); })(y,
-                                                                                                x);
+            return Elementwise2([&self](double a, double b) { return self.Likelihood(a, b); }, y,
+                                x);
           },
           py::arg("y"), py::arg("x"),
           "The probability of y given x if y is an atom or a grid point, else the density\n"
@@ -127,14 +149,16 @@ estimates of the clipped input.)doc")
       .def(
           "can_output",
           [](const ValueMechanism& self, const py::object& y) {
-            return py::vectorize([&self](double v) { return self.CanOutput(v); })(y);
+            return Elementwise([&self](double v) { return self.CanOutput(v); }, y, "y");
           },
           py::arg("y"))
       .def("__repr__", [](const ValueMechanism& self) {
         return "fedldp.ValueMechanism('" + self.name() +
                "', epsilon=" + py::repr(py::float_(self.epsilon())).cast<std::string>() + ")";
       });
+}
 
+void BindSelectors(py::module_& m) {
   m.def("selector_names", &SelectorNames,
         "Names Selector accepts: exp, pe, pe-published, ps, topk, uniform.");
   py::class_<Selector, SelectorPtr>(m, "Selector", R"doc(
@@ -181,6 +205,14 @@ are the non-private and 0-LDP baselines.)doc")
         return "fedldp.Selector('" + self.name() + "', d=" + std::to_string(self.dimension()) +
                ", k=" + std::to_string(self.k()) + ")";
       });
+}
+
+}  // namespace
+
+void BindMechanisms(py::module_& m) {
+  ValueClass value = DefineValueMechanism(m);
+  AddExactLaw(value);
+  BindSelectors(m);
 }
 
 }  // namespace fedldp::python

@@ -224,6 +224,38 @@ void AddFedSelPrivacy(const FedSelVariant& variant, const FedSelRun& run, const 
                                   FedSelVariantName(variant));
 }
 
+// The data's FeatureScaleWarning, raised as a UserWarning and listed for the
+// run's dict (empty when the features are near unit scale).
+py::list WarnOfScale(const Dataset& train) {
+  py::list warnings;
+  if (const std::string w = FeatureScaleWarning(train); !w.empty()) {
+    warnings.append(w);
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+  }
+  return warnings;
+}
+
+// What a run did: its batches, rounds, updates, and the selector's k.
+void AddFedSelCounts(const FedSelVariant& variant, const FedSelRun& run, const FedSelPlan& plan,
+                     py::dict& out) {
+  out["batch"] = run.batch;
+  out["rounds"] = plan.rounds;
+  out["smallest_round"] = run.smallest_round;
+  out["iterations"] = run.iterations;
+  out["updates"] = run.updates;
+  out["rejected"] = run.rejected;
+  out["most_reports"] = run.most_reports;
+  out["declined"] = run.declined;
+  if (TraitsOf(variant).selects) {
+    out["k"] = run.k;
+    out["selector"] = run.selector ? py::object(py::str(std::string(SelectorName(*run.selector))))
+                                   : py::object(py::none());
+  } else {
+    out["k"] = py::none();
+    out["selector"] = py::none();
+  }
+}
+
 py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::object& variant_arg,
                        const py::object& X_test, const py::object& y_test,
                        const py::object& seed_arg, const py::object& threads_arg,
@@ -242,11 +274,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::objec
   const Dataset train = MakeDataset(X, y, "train", classes);
   const std::optional<Dataset> test = TestSetOf(X_test, y_test, train);
   const std::size_t d = LinearParameters(train);
-  py::list warnings;
-  if (const std::string w = FeatureScaleWarning(train); !w.empty()) {
-    warnings.append(w);
-    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
-  }
+  const py::list warnings = WarnOfScale(train);
   if (central_epsilon) {
     Check(CheckCentralTarget(config, *central_epsilon, options.contains("epsilon")));
     config = Take(WithoutGil([&] {
@@ -273,22 +301,7 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::objec
            : py::none();
   out["majority"] = Percent(test ? test->MajorityRate() : train.MajorityRate());
   out["warnings"] = warnings;
-  out["batch"] = run.batch;
-  out["rounds"] = plan.rounds;
-  out["smallest_round"] = run.smallest_round;
-  out["iterations"] = run.iterations;
-  out["updates"] = run.updates;
-  out["rejected"] = run.rejected;
-  out["most_reports"] = run.most_reports;
-  out["declined"] = run.declined;
-  if (TraitsOf(parsed).selects) {
-    out["k"] = run.k;
-    out["selector"] = run.selector ? py::object(py::str(std::string(SelectorName(*run.selector))))
-                                   : py::object(py::none());
-  } else {
-    out["k"] = py::none();
-    out["selector"] = py::none();
-  }
+  AddFedSelCounts(parsed, run, plan, out);
   AddFedSelPrivacy(parsed, run, plan, config, central_delta, out);
   return out;
 }

@@ -10,6 +10,7 @@ import torch
 import fedldp
 
 D = 16
+CALLS = 11  # len(calls())
 
 
 def calls():
@@ -28,6 +29,9 @@ def calls():
         ("weights", lambda x: fedldp.LdpFlRandomizer.layer_ranges(x, [D])),
         ("local", lambda x: fedldp.privatize_update(vector, x, zeros, rng=1)),
         ("global_model", lambda x: fedldp.privatize_update(vector, zeros, x, rng=1)),
+        ("x", lambda x: value.mean(x)),
+        ("y", lambda x: value.cdf(x, 0.25)),
+        ("y", lambda x: value.can_output(x)),
     ]
 
 
@@ -50,8 +54,9 @@ SAME_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(CALLS))
 def test_every_array_form_gives_the_numpy_result(index):
+    assert len(calls()) == CALLS
     name, call = calls()[index]
     want = as_numpy(call(X.astype(np.float32)))
     for x in SAME_INPUTS:
@@ -69,6 +74,9 @@ def test_a_tensor_comes_back_as_a_tensor_on_its_device():
     picked = fedldp.Selector("exp", 1.0, D, 4).select(torch.tensor(np.stack([X, X])), rng=1)
     assert isinstance(picked, torch.Tensor) and picked.dtype == torch.int64
     assert isinstance(fedldp.ValueMechanism("pm", 1.0).sample(X, rng=1), np.ndarray)
+    mean = fedldp.ValueMechanism("pm", 1.0).mean(x)
+    assert isinstance(mean, torch.Tensor) and torch.allclose(mean, x.detach().double())
+    assert isinstance(fedldp.ValueMechanism("pm", 1.0).mean(0.25), float)
 
 
 BAD = [
@@ -81,7 +89,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(CALLS))
 @pytest.mark.parametrize("bad, said", BAD)
 def test_bad_input_names_the_argument_not_the_data(index, bad, said):
     name, call = calls()[index]
