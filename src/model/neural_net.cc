@@ -182,6 +182,12 @@ std::vector<float> NeuralNet::GroupGradients(const Dataset& data, std::span<cons
   return impl_->GroupGradients(data, rows, sizes, seeds);
 }
 
+Status NeuralNet::LoadTorch() {
+  const auto plugin = Plugin();
+  if (!plugin.ok()) return Error{plugin.error()};
+  return Status::Ok();
+}
+
 void NeuralNet::SetThreads(int threads) {
   Loader& l = TheLoader();
   const std::lock_guard lock(l.mutex);

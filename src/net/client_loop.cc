@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -24,6 +25,43 @@ using Clock = std::chrono::steady_clock;
 void WaitToRetry(const pb::PollReply& reply) {
   std::this_thread::sleep_for(
       std::chrono::milliseconds(std::max<std::uint32_t>(1, reply.retry_ms())));
+}
+
+// While it lives, a thread polls the server twice a second, marked as a
+// heartbeat (answered at once, without the model), so that a client busy
+// with local work (creating its model, which loads Torch; training; handing
+// pieces to a slow shuffler) is not taken for one that dropped out.
+class Heartbeat {
+ public:
+  Heartbeat(pb::Coordinator::Stub& server, const std::string& token, const std::string& session)
+      : thread_([&server, token, session](std::stop_token stop) {
+          Beat(server, token, session, stop);
+        }) {}
+
+ private:
+  static void Beat(pb::Coordinator::Stub& server, const std::string& token,
+                   const std::string& session, std::stop_token stop);
+  std::jthread thread_;  // stopped and joined when the heartbeat goes
+};
+
+void Heartbeat::Beat(pb::Coordinator::Stub& server, const std::string& token,
+                     const std::string& session, std::stop_token stop) {
+  pb::PollRequest beat;
+  beat.set_token(token);
+  beat.set_session(session);
+  beat.set_heartbeat(true);
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  std::unique_lock lock(mutex);
+  while (!wake.wait_for(lock, stop, std::chrono::milliseconds(500), [] { return false; }) &&
+         !stop.stop_requested()) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    SetClientCredentials(&context, token, session);
+    const std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
+    pb::PollReply ignored;
+    (void)server.Poll(&context, beat, &ignored);
+  }
 }
 
 class ClientLoop {
@@ -55,10 +93,6 @@ class ClientLoop {
   // to the shuffler whose reports have not arrived, which a shuffler that
   // died had held.
   std::vector<std::uint64_t> UsersToAsk(const pb::PollReply& reply) const;
-  // Local training takes seconds: the loop keeps polling meanwhile (the
-  // reply is small, the model known), so that the server does not take
-  // this client for one that dropped out.
-  ClientAnswer RespondPolling(std::uint64_t round, std::span<const std::uint64_t> users);
   // Spent for good: tells the server, so that no round waits for them.
   // Every hosted user spent so far, not only this round's, but those whose
   // (last) report this round is still to be delivered. True: all withdrawn.
@@ -108,20 +142,6 @@ std::vector<std::uint64_t> ClientLoop::UsersToAsk(const pb::PollReply& reply) co
     if (it == sent_.end() || now - it->second > std::chrono::seconds(1)) users.push_back(u);
   }
   return users;
-}
-
-ClientAnswer ClientLoop::RespondPolling(std::uint64_t round, std::span<const std::uint64_t> users) {
-  auto job = std::async(std::launch::async, [&] { return protocol_.Respond(round, users); });
-  pb::PollRequest beat = poll_;
-  beat.clear_wait_ms();  // answered at once
-  while (job.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-    SetClientCredentials(&context, o_.token, session_.session());
-    pb::PollReply ignored;
-    (void)server_.Poll(&context, beat, &ignored);
-  }
-  return job.get();
 }
 
 Result<bool> ClientLoop::Withdraw(const ClientAnswer& answer) {
@@ -215,7 +235,10 @@ Result<FedSelClientSummary> ClientLoop::Run() {
       continue;
     }
     asked_.insert(users.begin(), users.end());
-    ClientAnswer answer = RespondPolling(round, users);
+    // Local training takes seconds, a hand-over to a shuffler that went
+    // away seconds more: the client beats meanwhile.
+    std::optional<Heartbeat> beating(std::in_place, server_, o_.token, session_.session());
+    ClientAnswer answer = protocol_.Respond(round, users);
     for (const auto& line : answer.refusals) {
       connection_.Say("round " + std::to_string(protocol_.ShownRound(round)) + ": " + line);
     }
@@ -228,7 +251,9 @@ Result<FedSelClientSummary> ClientLoop::Run() {
     }
     if (shuffler_ != nullptr) {
       HandToShuffler(round, answer);
+      beating.reset();
     } else if (!answer.reports.empty()) {
+      beating.reset();
       const Status submitted = Submit(round, answer);
       if (!submitted.ok()) return Failed(submitted.error());
       continue;  // the reply to the submit brought the next poll, or none
@@ -284,7 +309,13 @@ Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uin
                  " takes reports directly, not through a shuffler: start the client without "
                  "--shuffler"};
   }
-  FEDLDP_ASSIGN_OR_RETURN(const std::string line, protocol.Open(*joined));
+  // Opening creates the model (loading Torch, seconds on a busy machine):
+  // the server hears from the client meanwhile.
+  auto opened = [&] {
+    const Heartbeat beating(*server, o.token, session.session());
+    return protocol.Open(*joined);
+  }();
+  FEDLDP_ASSIGN_OR_RETURN(const std::string line, std::move(opened));
   connection.Say(line);
   std::unique_ptr<pb::Shuffler::Stub> shuffler;
   if (protocol.shuffled()) shuffler = pb::Shuffler::NewStub(to_shuffler);

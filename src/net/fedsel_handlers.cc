@@ -28,15 +28,16 @@ Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
 
 Status HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
                   pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
-  return AnswerPoll(coordinator, request.token(), request.session(), reply, now);
+  return AnswerPoll(coordinator, request.token(), request.session(), reply, now,
+                    !request.heartbeat());
 }
 
 Status AnswerPoll(FedSelCoordinator& coordinator, std::string_view token, std::string_view session,
-                  pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
+                  pb::PollReply* reply, FedSelCoordinator::Clock::time_point now, bool model) {
   auto poll = coordinator.PollRound(token, session, now);
   if (!poll.ok()) return Refused(poll.status, ErrorCode::kUnauthenticated);
   SetPollReply(poll, reply);
-  reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
+  if (model) reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
   return {};
 }
 

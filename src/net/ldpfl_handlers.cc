@@ -22,6 +22,7 @@ Status HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,
   const auto& p = poll.round;
   if (!p.ok()) return Refused(p.status, ErrorCode::kUnauthenticated);
   SetPollReply(p, reply);
+  if (request.heartbeat()) return {};
   if (request.has_known_round() && request.known_round() == p.round) return {};
   reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
   for (const auto& r : poll.ranges) {

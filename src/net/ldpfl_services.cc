@@ -8,6 +8,7 @@
 #include "client_loop.h"
 #include "coordinator_gate.h"
 #include "fedldp/fl/ldpfl_options.h"
+#include "fedldp/model/neural_net.h"
 #include "fedldp/net/services.h"
 #include "fedldp/v1/service.grpc.pb.h"
 #include "grpc_util.h"
@@ -419,6 +420,7 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
                                            std::vector<std::vector<std::size_t>> shards,
                                            std::stop_token stop) {
   FEDLDP_RETURN_IF_ERROR(o.Validate());
+  FEDLDP_RETURN_IF_ERROR(NeuralNet::LoadTorch());  // before joining: a round then waits for no one
   const std::uint64_t users = shards.size();
   LdpFlClient protocol(o, data, std::move(shards));
   return RunClientLoop(o, users, protocol, stop);

@@ -170,7 +170,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     std::vector<Held> again;
     for (Held& h : due) {
       h.reply->Clear();
-      const grpc::Status status = Answer(h.token, h.session, h.reply, now);
+      const grpc::Status status = Answer(h, now);
       if (status.ok() && h.reply->state() == pb::PollReply::WAITING && now < h.until &&
           !h.finish.gone()) {
         h.changes = changes;  // a round opened without this client's users
@@ -225,6 +225,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     pb::SubmitReply* submit = nullptr;  // a submit's, whose `next` is `reply`
     std::uint64_t changes = 0;          // the coordinator's changes() when last answered
     Clock::time_point until{};
+    bool model = true;  // false for a heartbeat
   };
 
   void Poll(grpc::ServerContextBase& context, const pb::PollRequest& request, pb::PollReply* reply,
@@ -234,7 +235,8 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     AnswerOrHold({.finish = std::move(finish),
                   .token = request.token(),
                   .session = request.session(),
-                  .reply = reply},
+                  .reply = reply,
+                  .model = !request.heartbeat()},
                  request.wait_ms(), Clock::now());
   }
 
@@ -242,7 +244,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
   // (wait_ms > 0), holds it for Release.
   void AnswerOrHold(Held h, std::uint32_t wait_ms, Clock::time_point now) {
     h.changes = coordinator_.changes();
-    const grpc::Status status = Answer(h.token, h.session, h.reply, now);
+    const grpc::Status status = Answer(h, now);
     if (status.ok() && h.reply->state() == pb::PollReply::WAITING && wait_ms > 0) {
       h.until = now + std::chrono::milliseconds(std::min(wait_ms, kMaxHoldMs));
       std::lock_guard lock(mu_);
@@ -262,10 +264,10 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     h.finish(grpc::Status::OK);
   }
 
-  grpc::Status Answer(std::string_view token, std::string_view session, pb::PollReply* reply,
-                      Clock::time_point now) {
-    return Guard(*failed_,
-                 [&] { return StatusOf(AnswerPoll(coordinator_, token, session, reply, now)); });
+  grpc::Status Answer(const Held& h, Clock::time_point now) {
+    return Guard(*failed_, [&] {
+      return StatusOf(AnswerPoll(coordinator_, h.token, h.session, h.reply, now, h.model));
+    });
   }
 
   const std::string task_;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "client_loop.h"
 #include "coordinator_gate.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/fedsel_participant.h"
@@ -41,8 +42,10 @@ class HeldPollTest : public testing::TempDirTest {
   }
 
   // A server (in place of the one before) asking for polls every `retry`,
-  // its state at `file`, with two tokens.
-  void Start(std::chrono::milliseconds retry, const std::string& file) {
+  // its state at `file`, with two tokens; a client quiet for `stale_after`
+  // counts as gone.
+  void Start(std::chrono::milliseconds retry, const std::string& file,
+             std::chrono::milliseconds stale_after = RoundPolicy{}.stale_after) {
     server_.reset();
     coordinator_.reset();
     FedSelTaskSpec spec;
@@ -57,6 +60,7 @@ class HeldPollTest : public testing::TempDirTest {
     tokens_ = state.IssueTokens(2).value();
     RoundPolicy policy;
     policy.retry = retry;
+    policy.stale_after = stale_after;
     coordinator_ = FedSelCoordinator::Create(spec, policy, std::move(state)).value();
     server_ = CoordinatorServer::Start(*coordinator_, "127.0.0.1:0").value();
     stub_ = pb::Coordinator::NewStub(grpc::CreateChannel(
@@ -491,6 +495,90 @@ TEST(GateTest, ARebuiltServerServesAgainAndReleasesWhatItHeld) {
   std::lock_guard lock(mu);
   ASSERT_FALSE(said.empty());
   EXPECT_NE(said.front().find("rebuilt the listener 1 time"), std::string::npos) << said.front();
+}
+
+// A protocol whose participant is slow to create and to answer: it records
+// the round it is first asked for and what the server had closed by the
+// time it answered, then spends every user's budget.
+class SlowProtocol final : public net_internal::ClientProtocol {
+ public:
+  SlowProtocol(const FedSelCoordinator& server, std::size_t dimension, std::uint64_t users,
+               std::chrono::milliseconds slow)
+      : server_(server), dimension_(dimension), users_(users), slow_(slow) {}
+  Participation Brings() const override { return {"fedsel", dimension_, std::nullopt}; }
+  Status Accept(const pb::JoinReply&) override { return Status::Ok(); }
+  Result<std::string> Open(const pb::JoinReply& joined) override {
+    first_user_ = joined.first_user();
+    std::this_thread::sleep_for(slow_);  // as Torch loads on a busy machine
+    return std::string("joined");
+  }
+  const std::string& task_id() const override { return id_; }
+  bool shuffled() const override { return false; }
+  void Prepare(pb::PollRequest&) const override {}
+  bool StartRound(const pb::PollReply& reply, pb::PollRequest&) override {
+    if (!first_round) first_round = reply.round();
+    return true;
+  }
+  net_internal::ClientAnswer Respond(std::uint64_t, std::span<const std::uint64_t>) override {
+    std::this_thread::sleep_for(slow_);  // as a local epoch trains
+    closed_while_answering = server_.stats().rounds_closed;
+    net_internal::ClientAnswer spent;
+    spent.exhausted = true;
+    return spent;
+  }
+  std::vector<std::uint64_t> Exhausted() const override {
+    std::vector<std::uint64_t> all(users_);
+    std::iota(all.begin(), all.end(), first_user_);
+    return all;
+  }
+  std::uint64_t users() const override { return users_; }
+  std::uint64_t ShownRound(std::uint64_t round) const override { return round + 1; }
+
+  std::optional<std::uint64_t> first_round;
+  std::uint64_t closed_while_answering = ~std::uint64_t{0};
+
+ private:
+  const FedSelCoordinator& server_;
+  const std::size_t dimension_;
+  const std::uint64_t users_;
+  const std::chrono::milliseconds slow_;
+  const std::string id_ = "held-poll";
+  std::uint64_t first_user_ = 0;
+};
+
+// The server takes a client quiet for 1.2 s for gone (while another is
+// heard from); this one spends 3 s creating its participant after joining
+// and 3 s answering. It beats meanwhile: the first round waits for it and
+// is answered, not closed as quiet (on CI, 20 clients loading Torch at once
+// had lost a round's report).
+TEST_F(HeldPollTest, AClientBusyLongerThanTheStaleTimeBeatsAndKeepsItsRound) {
+  Start(7ms, "stale.sqlite", 1200ms);
+  Join(1, 1000);
+  pb::WithdrawRequest spent;  // the other client's users are done: only this one's are awaited
+  spent.set_token(tokens_[1]);
+  spent.set_session(sessions_[1]);
+  for (std::uint64_t u = 0; u < 1000; ++u) spent.add_users(first_users_[1] + u);
+  pb::WithdrawReply withdrawn;
+  grpc::ClientContext context;
+  net_internal::SetClientCredentials(&context, tokens_[1], sessions_[1]);
+  ASSERT_TRUE(stub_->Withdraw(&context, spent, &withdrawn).ok());
+  const std::jthread other([this](std::stop_token stop) {
+    while (!stop.stop_requested()) {
+      (void)Poll(1, 0);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  SlowProtocol slow(*coordinator_, data_.dimension, 1000, 3s);
+  FedSelClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(server_->port());
+  options.token = tokens_[0];
+  options.ledger = Path("ledger.sqlite");
+  const auto summary = net_internal::RunClientLoop(options, 1000, slow, {});
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_TRUE(summary->exhausted);
+  ASSERT_TRUE(slow.first_round.has_value());
+  EXPECT_EQ(*slow.first_round, 0u);
+  EXPECT_EQ(slow.closed_while_answering, 0u);
 }
 
 }  // namespace

@@ -233,6 +233,25 @@ TEST_F(ServeTest, AClientsOptionsAreCheckedBeforeItConnects) {
   EXPECT_FALSE(std::filesystem::exists(Path("ledger")));
 }
 
+// An LDP-FL client that cannot load Torch says so before it connects: it
+// would otherwise join, count toward the roster, and leave its rounds empty.
+TEST_F(ServeTest, AnLdpFlClientWithoutTorchFailsBeforeItConnects) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("FEDLDP_TORCH_PLUGIN", "/nonexistent/libfedldp_torch.so", 1);
+        LdpFlClientOptions o;
+        o.address = "127.0.0.1:1";  // nothing listens: a connection attempt would retry
+        o.token = "t";
+        o.ledger = Path("ledger");
+        o.give_up = std::chrono::seconds(1);
+        const auto r = RunLdpFlClient(o, data_, {{0}});
+        std::fprintf(stderr, "%s\n", r.ok() ? "ran" : r.error().c_str());
+        std::exit(!r.ok() && !std::filesystem::exists(Path("ledger")) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "plugin libfedldp_torch.so: not found");
+}
+
 // The whole FedSel task through ServeFedSel: two clients train it to the
 // end, every epoch's model is evaluated, and the summary counts every report
 // once; the same call on the finished state says so at once.

@@ -139,6 +139,10 @@ class NeuralNet {
   // Torch's intra-op threads for this process (applied when Torch loads, if
   // it has not yet).
   static void SetThreads(int threads);
+  // Loads Torch (its plugin) now rather than with the first network, or
+  // says why it cannot: seconds on a busy machine, which a deployed client
+  // spends before it joins, not once a round waits for it.
+  static Status LoadTorch();
 
   struct Impl;  // opaque: the Torch plugin's network (src/model/torch_net.h)
 
