@@ -162,6 +162,9 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   }
   j["total"] = pair(p->total);
   j["rule"] = p->rule;
+  const std::string warning = MeaninglessWarning(p->total);
+  j["warning"] =
+      warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(warning);
   j["total_advanced"] = pair(p->total_advanced);
   j["report_deviation"] = o.report_deviation;
   j["allowance"] = p->allowance;

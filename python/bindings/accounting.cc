@@ -47,6 +47,8 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
   py::dict d;
   d["total"] = Guarantee(p.total);
   d["rule"] = p.rule;
+  const std::string warning = MeaninglessWarning(p.total);
+  d["warning"] = warning.empty() ? py::none() : py::object(py::str(warning));
   d["local"] = Guarantee(p.local);
   d["local_reports"] = p.local_reports;
   d["local_basic"] = Guarantee(p.local_basic);

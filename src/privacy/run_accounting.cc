@@ -17,8 +17,8 @@ namespace fedldp {
 
 Status RunPrivacyConfig::Validate() const {
   std::ostringstream e;
-  if (!(std::isfinite(local_epsilon) && local_epsilon > 0 && local_epsilon <= 100)) {
-    e << "the local epsilon must be a finite number in (0, 100], got " << local_epsilon;
+  if (!(std::isfinite(local_epsilon) && local_epsilon > 0)) {
+    e << "the local epsilon must be a finite number > 0, got " << local_epsilon;
   } else if (!(local_delta >= 0 && local_delta < 1)) {
     e << "the local delta must be in [0, 1), got " << local_delta;
   } else if (Status bad = CheckCount(kReportRounds, rounds); !bad.ok()) {
@@ -130,7 +130,11 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   if (!c.sampled() && !p.closed_form) ComposeRoundPlds(p);
   // Shuffling never makes a report less private than it is locally (when
   // the number of reports is fixed; a sampled client's is not).
-  if (!c.sampled() && p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
+  if (c.sampled()) return p;
+  if (p.local_basic.epsilon <= p.total.epsilon) {  // as private, with delta 0 (eps0 past reach)
+    p.total = p.local_basic;
+    p.rule = "basic composition of the local reports (the shuffler adds nothing here)";
+  } else if (p.local_optimal.epsilon < p.total.epsilon && optimal.ok()) {
     p.total = p.local_optimal;
     p.rule = "optimal composition of the local reports (the shuffler adds nothing here)";
   }
@@ -153,9 +157,12 @@ void AddFloatingPointAllowance(RunPrivacy& p) {
     g.delta = std::min(1.0, g.delta + added);
     return added;
   };
-  // The claim is the local optimal composition when the shuffler adds nothing.
-  const bool own_total = !p.shuffled || (p.total.epsilon == p.local_optimal.epsilon &&
-                                         p.total.delta == p.local_optimal.delta);
+  // The claim is the local composition when the shuffler adds nothing.
+  const auto same = [](const DpGuarantee& a, const DpGuarantee& b) {
+    return a.epsilon == b.epsilon && a.delta == b.delta;
+  };
+  const bool own_total =
+      !p.shuffled || same(p.total, p.local_optimal) || same(p.total, p.local_basic);
   const double own = static_cast<double>(p.local_reports) * coupling(c.local_epsilon, 1);
   raise(p.local, coupling(c.local_epsilon, 1));
   raise(p.local_basic, own);
@@ -195,16 +202,20 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
 
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon) {
   if (!config.shuffle) return Error{"a central target needs the shuffler"};
+  return LocalEpsilonForTotal(config, central_epsilon);
+}
+
+Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsilon) {
   if (!(central_epsilon > 0 && std::isfinite(central_epsilon))) {
-    return Error{"central epsilon must be a finite number > 0"};
+    return Error{"the target epsilon must be a finite number > 0"};
   }
   // A pure function of four numbers that tuning asks for again and again
   // (every grid point of every fold): remembered, bounded, thread-safe.
-  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double>;
+  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
-  const Key key{config.rounds, config.reports_per_round, config.delta, config.sampling_rate,
-                central_epsilon};
+  const Key key{config.rounds,        config.reports_per_round, config.delta,
+                config.sampling_rate, config.local_delta,       central_epsilon};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -231,7 +242,9 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
   // R eps0 = target meets it by basic composition (the shuffler never makes
   // a report less private), so the search starts there.
   // (Sampled rounds start there too: each amplified round is at most eps0.)
-  double lo = central_epsilon / static_cast<double>(config.rounds), hi = 30;
+  // Without the shuffler one report costs its eps0: the target bounds it.
+  double lo = central_epsilon / static_cast<double>(config.rounds),
+         hi = config.shuffle ? 30 : central_epsilon;
   if (lo < 1e-3) {
     lo = 1e-3;
     auto at_lo = total(lo);
@@ -274,12 +287,23 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   return s.str();
 }
 
+std::string MeaninglessWarning(const DpGuarantee& g) {
+  if (!(g.epsilon > kMeaningfulEpsilon)) return "";
+  std::ostringstream s;
+  s.precision(6);
+  s << "warning: eps " << g.epsilon << " bounds a likelihood ratio of e^" << g.epsilon
+    << ", beyond e^" << kMeaningfulEpsilon
+    << " = 22,026: stated as proven, but not a meaningful protection";
+  return s.str();
+}
+
 std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_point) {
   const auto& c = p.config;
   std::ostringstream s;
   s.precision(6);
   s << "per client over the run: (" << p.total.epsilon << ", " << p.total.delta << ")-DP ("
     << p.rule << ")\n";
+  if (const std::string w = MeaninglessWarning(p.total); !w.empty()) s << "  " << w << "\n";
   s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; ";
   if (c.sampled()) {
     s << "a client sampled in " << c.sampling_rate << " of " << c.rounds << " rounds sends about "

@@ -78,6 +78,31 @@ TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
   EXPECT_FALSE(LocalEpsilonForCentral(c, 1.0).ok());
 }
 
+// Without the shuffler, the local total: the eps0 found meets it and 0.1 %
+// more does not; one report is the target itself, and a Gaussian's delta0
+// counts.
+TEST(LocalEpsilonForTotal, CalibratesARunWithoutTheShufflerToo) {
+  RunPrivacyConfig c;
+  c.delta = 1e-6;
+  for (const auto& [rounds, local_delta, target] :
+       {std::tuple{1, 0.0, 2.0}, std::tuple{10, 0.0, 4.0}, std::tuple{400, 0.0, 8.0},
+        std::tuple{50, 1e-9, 3.0}}) {
+    c.rounds = rounds;
+    c.local_delta = local_delta;
+    const double eps0 = LocalEpsilonForTotal(c, target).value();
+    c.local_epsilon = eps0;
+    EXPECT_LE(AccountRun(c)->total.epsilon, target) << rounds;
+    c.local_epsilon = eps0 * 1.001;
+    EXPECT_GT(AccountRun(c)->total.epsilon, target) << rounds;
+    if (rounds == 1) {
+      EXPECT_EQ(eps0, target);
+    } else if (rounds == 400) {
+      EXPECT_GT(eps0, 1.5 * target / rounds);  // optimal beats basic by far
+    }
+  }
+  EXPECT_FALSE(LocalEpsilonForTotal(c, 0).ok());
+}
+
 // Many rounds: the composed distribution stays the claim, and the total
 // grows with eps0. Each round's leftover mass (infinite loss) adds up over
 // the rounds; when every round could leave out 1e-3 delta, 512 rounds of
@@ -214,7 +239,7 @@ TEST(AccountRun, RefusesWhatIsNotProven) {
   c.reports_per_round = 10;
   EXPECT_FALSE(AccountRun(c).ok());
   c.reports_per_round = 0;
-  for (double eps : {0.0, -1.0, std::nan(""), 101.0}) {
+  for (double eps : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
     c.local_epsilon = eps;
     EXPECT_FALSE(AccountRun(c).ok()) << eps;
   }
@@ -291,6 +316,40 @@ TEST(AccountRun, AReportsDeviationRaisesEachDeltaByItsCoupling) {
     c.report_deviation = tau;
     EXPECT_FALSE(AccountRun(c).ok()) << tau;
   }
+}
+
+}  // namespace
+}  // namespace fedldp
+
+namespace fedldp {
+namespace {
+
+// No cap on eps0: LDP-FL's per-weight report (21,840 weights at eps 5) is
+// stated, with or without the shuffler, and a total beyond e^10 says it
+// protects little; a total within it says nothing of the kind.
+TEST(AccountRun, ALargeLocalEpsilonIsStatedWithAWarning) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 21840 * 5.0;
+  c.rounds = 5;
+  c.delta = 1e-5;
+  const RunPrivacy p = AccountRun(c).value();
+  EXPECT_EQ(p.total.epsilon, 546000);
+  EXPECT_EQ(p.total.delta, 0);
+  EXPECT_EQ(MeaninglessWarning(p.total).rfind("warning: eps 546000 bounds", 0), 0u);
+  EXPECT_NE(DescribeRunPrivacy(p).find("not a meaningful protection"), std::string::npos);
+  c.shuffle = true;
+  c.reports_per_round = 20;
+  const auto shuffled = AccountRun(c);
+  ASSERT_TRUE(shuffled.ok()) << shuffled.error();
+  EXPECT_LE(shuffled->total.epsilon, 546000);
+  EXPECT_TRUE(std::isfinite(shuffled->total.epsilon));
+  c.local_epsilon = 150;
+  c.shuffle = false;
+  c.reports_per_round = 0;
+  EXPECT_EQ(AccountRun(c)->total.epsilon, 750);
+  c.local_epsilon = 2;
+  EXPECT_EQ(MeaninglessWarning(AccountRun(c)->total), "");  // 10: at the line, not past it
+  EXPECT_EQ(DescribeRunPrivacy(AccountRun(c).value()).find("warning"), std::string::npos);
 }
 
 }  // namespace

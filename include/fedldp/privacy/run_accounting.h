@@ -105,12 +105,23 @@ Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 // eps0 = 1e-3 exceeds the target, or without the shuffler.
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon);
 
+// The same for any run, shuffled or not (then in [target / R, target]):
+// the largest eps0 whose total is at most `target` at `config.delta`.
+Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double target);
+
 // The `fedldp account run` options that state `config`, with `--mechanism
 // NAME` for a run of that mechanism's reports (none if empty).
 std::string AccountRunArguments(const RunPrivacyConfig& config, std::string_view mechanism = {});
 
-// Several lines, the claim first, then `floating_point` (whether the budget
-// holds in floating point: fl/fedsel.h's FloatingPointStatementFor), if given.
+// Any finite eps0 is accounted (LDP-FL's per-weight reports state 10^5 per
+// report); a total above kMeaningfulEpsilon is stated with a warning: it
+// bounds a likelihood ratio of e^10 = 22,026 or more, which protects little.
+inline constexpr double kMeaningfulEpsilon = 10;
+// "warning: ..." if g's eps is above kMeaningfulEpsilon, else empty.
+std::string MeaninglessWarning(const DpGuarantee& g);
+
+// Several lines, the claim first (and MeaninglessWarning's, if any), then `floating_point` (whether
+// the budget holds in floating point: fl/fedsel.h's FloatingPointStatementFor), if given.
 std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_point = {});
 
 }  // namespace fedldp
