@@ -43,7 +43,15 @@ void Trim(Pld& p, double budget) {
   p.first += static_cast<std::int64_t>(begin);
 }
 
-Pld Convolve(const Pld& a, const Pld& b, double trim) {
+}  // namespace
+
+Pld ConvolvePld(const Pld& x, const Pld& y, double trim) {
+  const auto nonzero = [](const Pld& p) {
+    return std::count_if(p.mass.begin(), p.mass.end(), [](double m) { return m != 0; });
+  };
+  const bool swap = nonzero(x) > nonzero(y);
+  const Pld& a = swap ? y : x;
+  const Pld& b = swap ? x : y;
   Pld out;
   out.grid = a.grid;
   out.first = a.first + b.first;
@@ -59,8 +67,6 @@ Pld Convolve(const Pld& a, const Pld& b, double trim) {
   Trim(out, trim);
   return out;
 }
-
-}  // namespace
 
 Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid) {
   Pld p;
@@ -82,6 +88,39 @@ Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid) 
   }
   p.first = lo;
   p.mass = std::move(acc.mass);
+  return p;
+}
+
+Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
+                       std::size_t max_support) {
+  if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
+  if (!(delta0 >= 0 && delta0 < 1)) return Error{"the local delta must be in [0, 1)"};
+  if (k < 1) return Error{"at least one report"};
+  const double kd = static_cast<double>(k);
+  if (!(2 * kd * eps0 / grid + 1 <= static_cast<double>(max_support))) {
+    return Error{"the reports' losses span too many grid points"};
+  }
+  // log P(j of the k reports at -eps0): j ~ Binomial(k, 1 / (1 + e^eps0)).
+  const double log_low = -std::log1p(std::exp(eps0)), log_high = -std::log1p(std::exp(-eps0));
+  const double kept = std::exp(kd * std::log1p(-delta0));  // no report's delta0 event
+  std::vector<std::pair<double, double>> atoms;
+  atoms.reserve(k + 2);
+  double lost = 0;
+  for (std::uint64_t j = 0; j <= k; ++j) {
+    const double jd = static_cast<double>(j);
+    const double log_mass = std::lgamma(kd + 1) - std::lgamma(jd + 1) - std::lgamma(kd - jd + 1) +
+                            jd * log_low + (kd - jd) * log_high;
+    const double mass = kept * std::exp(log_mass);
+    if (mass < 1e-300) {
+      lost += mass;
+      continue;
+    }
+    atoms.emplace_back((kd - 2 * jd) * eps0, mass);
+  }
+  if (atoms.empty()) return Pld{.grid = grid, .first = 0, .mass = {}, .infinite = 1};
+  atoms.emplace_back(std::numeric_limits<double>::infinity(), 1 - kept + lost);
+  Pld p = PldFromAtoms(atoms, grid);
+  Trim(p, 0);  // zero ends only
   return p;
 }
 
@@ -141,10 +180,10 @@ Pld ComposePld(const Pld& round, std::uint64_t times, double trim) {
   bool first = true;
   for (std::uint64_t t = times; t > 0; t >>= 1) {
     if (t & 1) {
-      result = first ? base : Convolve(result, base, each);
+      result = first ? base : ConvolvePld(result, base, each);
       first = false;
     }
-    if (t > 1) base = Convolve(base, base, each);
+    if (t > 1) base = ConvolvePld(base, base, each);
   }
   return result;
 }

@@ -47,6 +47,20 @@ Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid);
 // sum is beyond reach (as NumericalShuffleEpsilon).
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance);
 
+// k reports, each (eps0, delta0)-DP, composed: the k-fold product of Kairouz,
+// Oh & Viswanath's canonical pair (composition.h), which dominates any such
+// reports. Loss +inf with probability 1 - (1 - delta0)^k, else (k - 2j) eps0
+// with j ~ Binomial(k, 1 / (1 + e^eps0)), each rounded up once to the grid
+// (mass below 1e-300 per atom counted as infinite). Refused where the
+// support would exceed `max_support` grid points.
+Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
+                       std::size_t max_support);
+
+// The PLD of a and b composed (independent, losses added); tail mass of at
+// most `trim` moved to infinite loss. Runs in (nonzero masses of the
+// sparser) x (support of the other).
+Pld ConvolvePld(const Pld& a, const Pld& b, double trim);
+
 // The PLD of `times` independent rounds of `round`. Tail mass of at most
 // `trim` in all is moved to infinite loss to keep the support small.
 Pld ComposePld(const Pld& round, std::uint64_t times, double trim);
