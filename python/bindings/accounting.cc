@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "fedldp/fl/fedsel.h"
+#include "fedldp/privacy/accountant.h"
 #include "fedldp/privacy/composition.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
@@ -39,6 +40,71 @@ RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool
   c.report_deviation = report_deviation;
   return c;
 }
+
+py::dict StepDict(const AccountedGroup& g) {
+  py::dict d;
+  d["local_epsilon"] = g.step.local_epsilon;
+  d["local_delta"] = g.step.local_delta;
+  d["reports_per_round"] = g.step.reports_per_round;
+  d["sampling_rate"] = g.step.sampling_rate;
+  d["report_deviation"] = g.step.report_deviation;
+  d["times"] = g.times;
+  return d;
+}
+
+py::list StepList(const Accountant& a) {
+  py::list steps;
+  for (const AccountedGroup& g : a.groups()) steps.append(StepDict(g));
+  return steps;
+}
+
+// One layout whatever was recorded: the claim, its rule and warning, the
+// kinds of step; "run" is account_run's dict when one kind was recorded.
+py::dict AccountedDict(const Accountant& a, const AccountedTotal& t) {
+  py::dict d;
+  d["total"] = Guarantee(t.total);
+  d["rule"] = t.rule;
+  const std::string warning = MeaninglessWarning(t.total);
+  d["warning"] = warning.empty() ? py::none() : py::object(py::str(warning));
+  d["allowance"] = t.allowance;
+  d["steps"] = StepList(a);
+  d["run"] = t.run ? py::object(RunPrivacyDict(*t.run, "")) : py::none();
+  const bool mixed = a.groups().size() > 1;
+  d["basic"] = mixed ? Guarantee(t.basic) : py::none();
+  d["pld"] = t.pld ? Guarantee(*t.pld) : py::none();
+  d["description"] = DescribeAccountedTotal(a, t);
+  return d;
+}
+
+// A randomizer's cost per report: eps (LdpFlRandomizer: eps per weight,
+// composed over its weights), delta0 and floating-point deviation if it
+// has them.
+AccountedStep StepOf(const py::object& randomizer) {
+  if (!py::hasattr(randomizer, "epsilon")) {
+    throw py::type_error(
+        "randomizer must be a VectorRandomizer, ValueMechanism or LdpFlRandomizer, not " +
+        TypeName(randomizer));
+  }
+  AccountedStep s;
+  s.local_epsilon = randomizer.attr("epsilon").cast<double>();
+  if (py::hasattr(randomizer, "weights")) {
+    s.local_epsilon *= randomizer.attr("weights").cast<double>();
+  }
+  if (py::hasattr(randomizer, "delta")) s.local_delta = randomizer.attr("delta").cast<double>();
+  if (py::hasattr(randomizer, "deviation")) {
+    s.report_deviation = randomizer.attr("deviation").cast<double>();
+  }
+  return s;
+}
+
+void Record(Accountant& a, AccountedStep step, const py::object& times,
+            std::uint64_t reports_per_round, double sampling_rate) {
+  step.reports_per_round = reports_per_round;
+  step.sampling_rate = sampling_rate;
+  Check(a.Record(step, static_cast<std::uint64_t>(CountArg(times, kReportRounds))));
+}
+
+void BindAccountant(py::module_& m);
 
 }  // namespace
 
@@ -77,6 +143,7 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
 }
 
 void BindAccounting(py::module_& m) {
+  BindAccountant(m);
   m.def(
       "account_run",
       [](double local_epsilon, const py::object& rounds, bool shuffle,
@@ -119,6 +186,25 @@ the total's as "allowance".)doc");
       "The largest eps0 per report whose shuffled run stays within (central_epsilon, delta) "
       "per client in total.");
   m.def(
+      "calibrate",
+      [](double target_epsilon, const py::object& rounds, double delta, bool shuffle,
+         std::uint64_t reports_per_round, double sampling_rate, double local_delta) {
+        auto c =
+            MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta, sampling_rate);
+        Check(c.Validate());
+        return Take(WithoutGil([&] { return LocalEpsilonForTotal(c, target_epsilon); }));
+      },
+      py::arg("target_epsilon"), py::arg("rounds"), py::arg("delta") = 1e-6,
+      py::arg("shuffle") = false, py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
+      py::arg("local_delta") = 0.0,
+      R"doc(
+The largest eps0 per report (within a relative 1e-4) whose planned run stays
+within (target_epsilon, delta) per client in total, as account_run states
+it: without the shuffler `rounds` reports (eps0 in [target / rounds,
+target]; local_delta is a Gaussian's delta0), with it (shuffle=True)
+`rounds` rounds of reports_per_round reports (eps0 at most 30). Build the
+randomizer at it, e.g. VectorRandomizer("privunitg", d, eps0, clip).)doc");
+  m.def(
       "shuffle_epsilon",
       [](std::uint64_t n, double local_epsilon, double delta) {
         const auto b =
@@ -134,5 +220,71 @@ the total's as "allowance".)doc");
       "(Feldman, McMillan & Talwar's numerical bound), with the least epsilon the analysis "
       "could prove (epsilon_lower).");
 }
+
+namespace {
+
+void BindAccountant(py::module_& m) {
+  py::class_<Accountant>(m, "Accountant", R"doc(
+What a run actually spent, per client, recorded as it goes, and its total at
+any moment. record() a client's reports sent directly (each (eps0,
+delta0)-LDP) or, with reports_per_round n > 0, shuffled rounds of n reports
+(sampling_rate q: every round of the run counts, as in account_run);
+record_randomizer() reads eps0, delta0 and the floating-point deviation from
+a randomizer. get_epsilon(delta) and statement(delta) compose everything
+recorded: one kind of step exactly as account_run (and `fedldp account run`)
+states it; several by the smaller of basic composition (each kind at
+delta / kinds) and their privacy-loss distributions convolved.)doc")
+      .def(py::init<>())
+      .def(
+          "record",
+          [](Accountant& a, double local_epsilon, const py::object& times, double local_delta,
+             std::uint64_t reports_per_round, double sampling_rate, double report_deviation) {
+            Record(a,
+                   {.local_epsilon = local_epsilon,
+                    .local_delta = local_delta,
+                    .report_deviation = report_deviation},
+                   times, reports_per_round, sampling_rate);
+          },
+          py::arg("local_epsilon"), py::arg("times") = 1, py::kw_only(),
+          py::arg("local_delta") = 0.0, py::arg("reports_per_round") = 0,
+          py::arg("sampling_rate") = 1.0, py::arg("report_deviation") = 0.0,
+          "`times` more reports sent directly, or shuffled rounds of reports_per_round reports.")
+      .def(
+          "record_randomizer",
+          [](Accountant& a, const py::object& randomizer, const py::object& times,
+             std::uint64_t reports_per_round, double sampling_rate) {
+            Record(a, StepOf(randomizer), times, reports_per_round, sampling_rate);
+          },
+          py::arg("randomizer"), py::arg("times") = 1, py::kw_only(),
+          py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
+          "As record(), the report's eps0 (an LdpFlRandomizer's eps times its weights: its "
+          "per-weight shuffling is not credited here), delta0 and deviation read from "
+          "`randomizer`.")
+      .def(
+          "get_epsilon",
+          [](const Accountant& a, double delta) {
+            return Take(WithoutGil([&] { return a.Total(delta); })).total.epsilon;
+          },
+          py::arg("delta"), "The total eps per client at total delta, over what was recorded.")
+      .def(
+          "statement",
+          [](const Accountant& a, double delta) {
+            return AccountedDict(a, Take(WithoutGil([&] { return a.Total(delta); })));
+          },
+          py::arg("delta"),
+          "The whole statement at total delta: \"total\" (the claim), \"rule\", \"warning\" "
+          "(None, or why the eps protects little), \"allowance\", \"steps\", \"run\" "
+          "(account_run's dict for one kind of step), \"basic\" and \"pld\" (several kinds), "
+          "\"description\".")
+      .def_property_readonly("steps", &StepList, "One dict per kind of step, with its times.")
+      .def("__repr__", [](const Accountant& a) {
+        const std::size_t kinds = a.groups().size();
+        return "fedldp.Accountant(" + std::to_string(kinds) +
+               (kinds == 1 ? " kind of step, " : " kinds of step, ") + std::to_string(a.steps()) +
+               (a.steps() == 1 ? " step)" : " steps)");
+      });
+}
+
+}  // namespace
 
 }  // namespace fedldp::python

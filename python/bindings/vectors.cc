@@ -74,6 +74,9 @@ void BindVectors(py::module_& m) {
       .def_property_readonly("clip", &VectorRandomizer::clip)
       .def_property_readonly("epsilon", &VectorRandomizer::epsilon)
       .def_property_readonly("delta", &VectorRandomizer::delta)
+      .def_property_readonly("deviation", &VectorRandomizer::deviation,
+                             "Each report's total variation from the ideal law (0: exact), "
+                             "which the accountant charges to delta.")
       .def_property_readonly("unbiased", &VectorRandomizer::unbiased,
                              "True iff E[report] = x for every x in the ball.")
       .def_property_readonly("worst_case_squared_error", &VectorRandomizer::WorstCaseSquaredError)

@@ -6,7 +6,10 @@ calls the same functions on numpy arrays:
 - ValueMechanism: scalar eps-LDP mechanisms (duchi, pm, hm, laplace, twopoint).
 - Selector: FedSel's private Top-k dimension selection (exp, pe, ps, ...).
 - VectorRandomizer: PrivUnitG, FastProjUnit and baselines on whole vectors.
-- account_run, local_epsilon_for_central, shuffle_epsilon: the accountant.
+- account_run, local_epsilon_for_central, shuffle_epsilon: the accountant's
+  statements of a planned run; Accountant: what a run actually spent, recorded
+  as it goes (get_epsilon(delta) at any moment); calibrate: the eps0 that meets
+  a target (eps, delta) for a planned run, local or shuffled.
 - load_dataset, load_file (CSV or LIBSVM), train_fedsel, train_ldpfl: data
   as numpy, runs that return dicts.
 - LdpFlRandomizer, LdpFlAggregator, privatize_update: the client's and the
@@ -19,6 +22,7 @@ Arrays are processed with the GIL released.
 """
 
 from ._fedldp import (
+    Accountant,
     LdpFlAggregator,
     LdpFlRandomizer,
     LdpFlReport,
@@ -28,6 +32,7 @@ from ._fedldp import (
     VectorRandomizer,
     __version__,
     account_run,
+    calibrate,
     dataset_names,
     fedsel_options,
     ldpfl_options,
@@ -44,6 +49,7 @@ from ._fedldp import (
 )
 
 __all__ = [
+    "Accountant",
     "LdpFlAggregator",
     "LdpFlRandomizer",
     "LdpFlReport",
@@ -53,6 +59,7 @@ __all__ = [
     "VectorRandomizer",
     "__version__",
     "account_run",
+    "calibrate",
     "dataset_names",
     "fedsel_options",
     "ldpfl_options",

@@ -12,6 +12,14 @@ announces, so clients and server derive the same ranges and sizes):
   default) on the client's whole update, local - global, l2-clipped: eps per
   report, not per weight.
 
+Either takes accountant=fedldp.Accountant(): its aggregator's state_dict()
+(the round's close) records the round there once, as one report per client
+(shuffled=False: each client sends one report a round) or, with
+shuffled=True, as a shuffled round of the reports aggregated (sampling_rate:
+the share of the clients sampled per round, in secret from the server), so
+that accountant.get_epsilon(delta) follows the run. A per-weight report is
+charged eps times its weights (its per-weight shuffling is not credited).
+
 Only floating-point tensors are privatised (by default every one of the
 state_dict, buffers included); the others (e.g. BatchNorm's step counter)
 are taken from the global state. The noise comes from the C++ core (the GIL
@@ -54,6 +62,29 @@ def unflatten(vector, like, keys):
     return out
 
 
+class _Charge:
+    """What a round's close records in an accountant (if any), once."""
+
+    def __init__(self, accountant, shuffled, sampling_rate):
+        if accountant is not None and not hasattr(accountant, "record_randomizer"):
+            raise TypeError(
+                f"accountant must be a fedldp.Accountant, not {type(accountant).__name__}"
+            )
+        self.accountant = accountant
+        self.shuffled = bool(shuffled)
+        self.sampling_rate = float(sampling_rate)
+
+    def round(self, randomizer, reports, done):
+        """Records the round of `reports` unless `done`; returns True."""
+        if self.accountant is not None and not done:
+            self.accountant.record_randomizer(
+                randomizer,
+                reports_per_round=reports if self.shuffled else 0,
+                sampling_rate=self.sampling_rate,
+            )
+        return True
+
+
 def _check_keys(state_dict, keys, what):
     missing = [k for k in keys if k not in state_dict]
     if missing:
@@ -72,7 +103,9 @@ class PerWeightPerturber:
     each tensor, times margin).
     """
 
-    def __init__(self, global_state, epsilon, ranges=None, margin=1.0, keys=None):
+    def __init__(self, global_state, epsilon, ranges=None, margin=1.0, keys=None,
+                 accountant=None, shuffled=False, sampling_rate=1.0):
+        self.charge = _Charge(accountant, shuffled, sampling_rate)
         self.keys = list(keys) if keys is not None else float_keys(global_state)
         if not self.keys:
             raise ValueError("the state_dict has no floating-point tensor to perturb")
@@ -104,6 +137,7 @@ class PerWeightAggregator:
     def __init__(self, perturber):
         self._perturber = perturber
         self._aggregator = _fedldp.LdpFlAggregator(perturber.randomizer)
+        self._charged = False
 
     def add(self, report):
         self._aggregator.add(report)
@@ -113,9 +147,11 @@ class PerWeightAggregator:
         return self._aggregator.count
 
     def state_dict(self):
-        return unflatten(
-            self._aggregator.mean(), self._perturber.global_state, self._perturber.keys
-        )
+        """The round's model; the first call records the round's cost."""
+        mean = self._aggregator.mean()
+        p = self._perturber
+        self._charged = p.charge.round(p.randomizer, self.count, self._charged)
+        return unflatten(mean, p.global_state, p.keys)
 
 
 class UpdatePrivatizer:
@@ -125,7 +161,8 @@ class UpdatePrivatizer:
     options) at eps per report."""
 
     def __init__(self, global_state, randomizer="privunitg", epsilon=4.0, clip=1.0, keys=None,
-                 **options):
+                 accountant=None, shuffled=False, sampling_rate=1.0, **options):
+        self.charge = _Charge(accountant, shuffled, sampling_rate)
         self.keys = list(keys) if keys is not None else float_keys(global_state)
         if not self.keys:
             raise ValueError("the state_dict has no floating-point tensor to privatise")
@@ -155,6 +192,7 @@ class UpdateAggregator:
         self._privatizer = privatizer
         self._sum = np.zeros(privatizer.randomizer.dimension)
         self.count = 0
+        self._charged = False
 
     def add(self, report):
         report = np.asarray(report, dtype=np.float64)
@@ -163,7 +201,9 @@ class UpdateAggregator:
         self.count += 1
 
     def state_dict(self):
+        """The round's model; the first call records the round's cost."""
         if self.count == 0:
             raise ValueError("no report was added")
         p = self._privatizer
+        self._charged = p.charge.round(p.randomizer, self.count, self._charged)
         return unflatten(p._global + self._sum / self.count, p.global_state, p.keys)

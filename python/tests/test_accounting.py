@@ -2,6 +2,7 @@
 `fedldp account run` command, the inverse, and the published shuffle
 example."""
 
+import json
 import os
 import shlex
 import subprocess
@@ -79,3 +80,129 @@ def test_bad_configurations_raise():
         fedldp.account_run(1.0, mechanism="pmm")
     with pytest.raises(ValueError):
         fedldp.local_epsilon_for_central(1e-9, rounds=100, reports_per_round=10)
+
+
+# The Accountant (issue 43, item 3): what a run spent, recorded as it goes.
+
+def cli_json(arguments):
+    out = subprocess.run(
+        [cli(), "account", "run", *shlex.split(arguments), "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "step, times, delta",
+    [
+        (dict(local_epsilon=2.0), 4, 1e-6),
+        (dict(local_epsilon=0.5, local_delta=1e-8), 30, 1e-5),
+        (dict(local_epsilon=4.0, reports_per_round=20_000), 8, 1e-5),
+        (dict(local_epsilon=3.0, reports_per_round=5_000, sampling_rate=0.25), 20, 1e-6),
+        (dict(local_epsilon=4.0, reports_per_round=10_000, report_deviation=1e-12), 5, 1e-6),
+    ],
+)
+def test_one_kind_of_step_is_what_account_run_states(step, times, delta):
+    a = fedldp.Accountant()
+    for _ in range(times):  # round by round
+        a.record(**step)
+    s = a.statement(delta)
+    assert a.get_epsilon(delta) == s["total"]["epsilon"]
+    assert s["steps"] == [dict(dict(local_delta=0.0, reports_per_round=0, sampling_rate=1.0,
+                                    report_deviation=0.0), **step, times=times)]
+    shuffle = step.get("reports_per_round", 0) > 0
+    run = fedldp.account_run(step["local_epsilon"], rounds=times, shuffle=shuffle,
+                             reports_per_round=step.get("reports_per_round", 0), delta=delta,
+                             local_delta=step.get("local_delta", 0.0),
+                             sampling_rate=step.get("sampling_rate", 1.0),
+                             report_deviation=step.get("report_deviation", 0.0))
+    assert s["total"] == run["total"] and s["rule"] == run["rule"]
+    assert s["run"]["arguments"] == run["arguments"]
+    stated = cli_json(run["arguments"])  # the command, on the same configuration
+    assert stated["total"] == s["total"] and stated["rule"] == s["rule"]
+
+
+def test_mixed_steps_compose_no_looser_than_basic():
+    a = fedldp.Accountant()
+    a.record(4.0, 20, reports_per_round=60_000)
+    a.record(0.5, 2)
+    s = a.statement(1e-5)
+    assert s["run"] is None and len(s["steps"]) == 2
+    assert s["total"]["epsilon"] <= s["basic"]["epsilon"]
+    assert s["total"]["epsilon"] == s["pld"]["epsilon"]  # the convolved total is tighter here
+    assert s["total"]["delta"] == 1e-5
+    assert "20 shuffled rounds of 60000 reports" in s["description"]
+    # Each step alone costs less than both together.
+    alone = fedldp.Accountant()
+    alone.record(4.0, 20, reports_per_round=60_000)
+    assert alone.get_epsilon(1e-5) < a.get_epsilon(1e-5)
+
+
+def test_a_large_epsilon_is_stated_with_a_warning():
+    a = fedldp.Accountant()
+    a.record(21_840 * 5.0, 5)  # LDP-FL's per-weight report, 5 rounds
+    s = a.statement(1e-5)
+    assert s["total"]["epsilon"] == 546_000
+    assert "not a meaningful protection" in s["warning"]
+    assert fedldp.account_run(21_840 * 5.0, rounds=5)["warning"] == s["warning"]
+    small = fedldp.Accountant()
+    small.record(1.0, 2)
+    assert small.statement(1e-6)["warning"] is None
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_the_torch_privatizer_feeds_the_accountant(shuffled):
+    torch = pytest.importorskip("torch")
+    from fedldp.torch import UpdatePrivatizer
+
+    accountant = fedldp.Accountant()
+    model = torch.nn.Linear(4, 2)
+    for round_ in range(3):
+        privatizer = UpdatePrivatizer(model.state_dict(), epsilon=2.0, accountant=accountant,
+                                      shuffled=shuffled)
+        aggregator = privatizer.aggregator()
+        for client in range(5):
+            local = {k: v + 0.01 * (client + 1) for k, v in model.state_dict().items()}
+            aggregator.add(privatizer.report(local, rng=10 * round_ + client))
+        model.load_state_dict(aggregator.state_dict())
+        aggregator.state_dict()  # a second call records nothing more
+    deviation = privatizer.randomizer.deviation
+    assert accountant.steps == [dict(local_epsilon=2.0, local_delta=0.0,
+                                     reports_per_round=5 if shuffled else 0, sampling_rate=1.0,
+                                     report_deviation=deviation, times=3)]
+    run = fedldp.account_run(2.0, rounds=3, shuffle=shuffled,
+                             reports_per_round=5 if shuffled else 0,
+                             report_deviation=deviation)
+    assert accountant.statement(1e-6)["total"] == run["total"]
+    with pytest.raises(TypeError, match="accountant must be a fedldp.Accountant, not dict"):
+        UpdatePrivatizer(model.state_dict(), accountant={})
+
+
+def test_calibrate_meets_the_target_locally_and_shuffled():
+    for kwargs in [dict(rounds=10), dict(rounds=400), dict(rounds=8, shuffle=True,
+                                                           reports_per_round=20_000, delta=1e-5)]:
+        eps0 = fedldp.calibrate(4.0, **kwargs)
+        shuffle = kwargs.get("shuffle", False)
+        plan = dict(rounds=kwargs["rounds"], shuffle=shuffle,
+                    reports_per_round=kwargs.get("reports_per_round", 0),
+                    delta=kwargs.get("delta", 1e-6))
+        assert fedldp.account_run(eps0, **plan)["total"]["epsilon"] <= 4.0
+        assert fedldp.account_run(eps0 * 1.001, **plan)["total"]["epsilon"] > 4.0
+    assert fedldp.calibrate(3.0, 1) == 3.0
+
+
+def test_the_accountant_refuses_bad_steps_and_keeps_what_it_had():
+    a = fedldp.Accountant()
+    a.record(1.0, 2)
+    with pytest.raises(ValueError, match="local epsilon"):
+        a.record(-1.0)
+    with pytest.raises(ValueError, match="rounds must be a whole number"):
+        a.record(1.0, 0)
+    with pytest.raises(ValueError, match="sampling rate"):
+        a.record(1.0, reports_per_round=10, sampling_rate=2.0)
+    with pytest.raises(TypeError, match="not int"):
+        a.record_randomizer(3)
+    with pytest.raises(ValueError, match="total delta"):
+        a.get_epsilon(0.0)
+    assert a.steps[0]["times"] == 2 and len(a.steps) == 1
+    assert repr(a) == "fedldp.Accountant(1 kind of step, 2 steps)"
