@@ -11,6 +11,7 @@
 #include "fedldp/audit/vector_checks.h"
 #include "fedldp/select/selector.h"
 #include "fedldp/select/selectors.h"
+#include "fedldp/sim/records.h"
 #include "fedldp/vector/vector_randomizer.h"
 
 namespace fedldp::cli {
@@ -151,7 +152,7 @@ void Print(const Row& r, bool json, std::ostream& out) {
   };
   if (json) {
     // Not computed, or not finite (a non-private selector's ratio): null.
-    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+    const auto num = FiniteOrNull;
     nlohmann::ordered_json j;
     j["kind"] = r.kind;
     j["name"] = r.name;

@@ -394,6 +394,7 @@ std::string ServeRecord(const ServeOptions& o, const FedSelServeConfig& config,
   f["accepted_here"] = s.accepted_here;
   f["training_seconds"] = s.training_seconds;
   f["training_cpu_seconds"] = s.training_cpu_seconds;
+  f["privacy"] = PrivacyJson(s.privacy);
   return f.dump();
 }
 

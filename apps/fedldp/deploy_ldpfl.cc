@@ -72,6 +72,7 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     f["reports_counted"] = s.reports_counted;
     f["batches"] = s.batches;
     f["pieces_rejected"] = s.pieces_rejected;
+    f["privacy"] = PrivacyJson(s.privacy);
     AppendOut(o.out, f.dump() + "\n");
   }
   return 0;

@@ -11,6 +11,7 @@
 #include "fedldp/privacy/composition.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
+#include "fedldp/sim/records.h"
 
 namespace fedldp::python {
 namespace {
@@ -140,6 +141,10 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
   d["floating_point"] = floating_point;
   d["description"] = DescribeRunPrivacy(p, floating_point);
   return d;
+}
+
+py::object PrivacyObject(const std::optional<PrivacyRecord>& record) {
+  return py::module_::import("json").attr("loads")(PrivacyJson(record).dump());
 }
 
 void BindAccounting(py::module_& m) {

@@ -21,6 +21,7 @@
 
 #include "fedldp/base/limits.h"
 #include "fedldp/base/status.h"
+#include "fedldp/privacy/privacy_record.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/rng.h"
 
@@ -174,6 +175,10 @@ Rows CheckRows(const py::array& a, std::size_t d, const char* what);
 // account_run's dict for a statement (accounting.cc) of a run of
 // `mechanism`'s reports (fl/fedsel.h's FloatingPointStatementFor names).
 py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism);
+
+// A result's "privacy": the record's one layout (sim/records.h's
+// PrivacyJson, read back as Python objects), None without one.
+py::object PrivacyObject(const std::optional<PrivacyRecord>& record);
 
 // The module's parts, one per source file.
 void BindRandom(py::module_& m);

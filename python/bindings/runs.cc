@@ -220,8 +220,8 @@ void AddFedSelPrivacy(const FedSelVariant& variant, const FedSelRun& run, const 
   budget["total_per_client"] = run.budget.TotalPerClient();
   out["budget"] = budget;
   const RunPrivacyConfig accounted = FedSelRunPrivacy(plan, config, central_delta);
-  out["privacy"] = RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(accounted); })),
-                                  FedSelVariantName(variant));
+  const RunPrivacy stated = Take(WithoutGil([&] { return AccountRun(accounted); }));
+  out["privacy"] = PrivacyObject(FedSelPrivacyRecord(stated, variant));
 }
 
 // The data's FeatureScaleWarning, raised as a UserWarning and listed for the
@@ -308,28 +308,6 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::objec
 
 // ---- LDP-FL --------------------------------------------------------------
 
-py::dict LdpFlPrivacyDict(const LdpFlPrivacy& p) {
-  py::dict d;
-  d["per_weight_epsilon"] = p.per_weight_epsilon;
-  d["weights"] = p.weights;
-  d["rounds_joined"] = p.rounds_joined;
-  d["reports_per_round"] = p.reports_per_round;
-  d["per_round_ldp"] = p.per_round_ldp;
-  d["plain_composition"] = p.plain_composition;
-  if (p.shuffle_applies) {
-    py::dict s;
-    s["epsilon"] = p.shuffled.epsilon;
-    s["delta"] = p.shuffled.delta;
-    d["shuffled"] = s;
-    d["why_not_shuffled"] = py::none();
-  } else {
-    d["shuffled"] = py::none();
-    d["why_not_shuffled"] = p.why_not;
-  }
-  d["description"] = DescribeLdpFlPrivacy(p);
-  return d;
-}
-
 // train_ldpfl's data: all of X, y, X_test, y_test (784-pixel images), or
 // the image dataset named.
 TrainTest ImagesOf(const std::string& dataset, const py::object& X, const py::object& y,
@@ -401,14 +379,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   out["most_reports"] = run.most_reports;
   out["weights"] =
       py::array_t<float>(static_cast<py::ssize_t>(run.weights.size()), run.weights.data());
-  if (!config.is_private) {
-    out["privacy"] = py::none();
-  } else if (run.vector_privacy) {
-    out["privacy"] =
-        RunPrivacyDict(*run.vector_privacy, std::string(VectorMechanismName(*config.vector)));
-  } else {
-    out["privacy"] = LdpFlPrivacyDict(run.privacy);
-  }
+  out["privacy"] = PrivacyObject(LdpFlPrivacyRecord(config, run.privacy, run.vector_privacy));
   return out;
 }
 

@@ -1,7 +1,10 @@
 """Runs through the Python module: datasets as numpy, FedSel and LDP-FL
 runs as dicts, reproducible from a seed, beside the majority class."""
 
+import json
 import math
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -92,7 +95,9 @@ def test_shuffled_runs_are_calibrated_to_the_central_budget(adult):
     total = run["privacy"]["total"]
     assert total["epsilon"] <= 1.0 and total["delta"] <= 1e-6
     assert run["config"]["epsilon"] > 1.0  # the shuffler buys a larger local budget
-    assert run["privacy"]["shuffled"]
+    assert run["privacy"]["reports_per_round"] > 1  # shuffled
+    assert run["privacy"]["local"]["epsilon"] == run["config"]["epsilon"]
+    assert run["privacy"]["local_total"]["epsilon"] > total["epsilon"]
 
 
 def test_the_options_listed_are_the_config_returned(adult):
@@ -230,7 +235,11 @@ def test_ldpfl_runs_on_arrays_and_reports_every_round():
         on_round=seen.append)
     assert [r["round"] for r in run["rounds"]] == [1, 2]
     assert seen == run["rounds"]
-    assert run["privacy"]["per_weight_epsilon"] == 1.0
+    assert run["privacy"]["mechanism"] == "twopoint"
+    assert run["privacy"]["local"]["epsilon"] == run["parameters"] * 1.0  # d eps a report
+    # One layout for both protocols' results (issue 43, item 4).
+    fedsel = fedldp.train_fedsel(train["X"][:300], train["y"][:300], "ps-pm", epochs=1, threads=1)
+    assert fedsel["privacy"].keys() == run["privacy"].keys()
     assert run["parameters"] == run["weights"].size
     assert run["accuracy_unit"] == "percent"
     assert 0 < run["majority"] < 20
@@ -275,3 +284,18 @@ def test_ldpfl_central_target_sets_the_budget_per_report():
         central_epsilon=3.0, threads=1)
     assert run["config"]["central_epsilon"] == 3.0
     assert run["config"]["epsilon"] > 3.5  # 1,000 shuffled reports a round amplify
+
+
+def test_results_and_cli_records_share_the_privacy_layout(adult, tmp_path):
+    build = os.environ.get("FEDLDP_BINARY_DIR")
+    binary = os.path.join(build, "apps", "fedldp", "fedldp") if build else ""
+    if not os.path.exists(binary):
+        pytest.skip("the fedldp binary is not known (FEDLDP_BINARY_DIR)")
+    out = tmp_path / "train.jsonl"
+    subprocess.run([binary, "train", "--dataset", "syn-L-0.1-0.6", "--repeats", "1", "--folds",
+                    "2", "--no-reference", "--out", str(out)], check=True, capture_output=True)
+    record = json.loads(out.read_text().splitlines()[0])["privacy"]
+    train, _ = adult
+    run = fedldp.train_fedsel(train["X"][:300], train["y"][:300], "ps-pm", epochs=1, threads=1)
+    assert list(run["privacy"]) == list(record)  # the same keys, in the same order
+    assert record["mechanism"] == run["privacy"]["mechanism"] == "ps-pm"

@@ -233,6 +233,18 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
                std::to_string(central_epsilon)};
 }
 
+PrivacyRecord FedSelPrivacyRecord(const RunPrivacy& p, const FedSelVariant& variant) {
+  return PrivacyRecordOf(p, FedSelVariantName(variant), FloatingPointStatement(variant));
+}
+
+std::optional<PrivacyRecord> FedSelPrivacyRecordOf(const FedSelPlan& plan,
+                                                   const FedSelConfig& config, double delta) {
+  if (!config.variant.is_private()) return std::nullopt;
+  auto stated = AccountRun(FedSelRunPrivacy(plan, config, delta));
+  if (!stated.ok()) return std::nullopt;
+  return FedSelPrivacyRecord(*stated, config.variant);
+}
+
 RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config,
                                   double delta) {
   RunPrivacyConfig run;

@@ -90,6 +90,16 @@ std::string LdpFlRandomizerName(const LdpFlConfig& config) {
   return config.vector ? std::string(VectorMechanismName(*config.vector)) : "twopoint";
 }
 
+std::optional<PrivacyRecord> LdpFlPrivacyRecord(const LdpFlConfig& config,
+                                                const LdpFlPrivacy& per_weight,
+                                                const std::optional<RunPrivacy>& vector) {
+  if (!config.is_private) return std::nullopt;
+  const std::string name = LdpFlRandomizerName(config);
+  const std::string floating_point = FloatingPointStatement(config.vector);
+  if (vector) return PrivacyRecordOf(*vector, name, floating_point);
+  return PrivacyRecordOf(per_weight, name, floating_point);
+}
+
 std::vector<std::string> LdpFlRandomizerNames() {
   std::vector<std::string> names = {"twopoint"};
   for (const auto& n : VectorMechanismNames()) {

@@ -35,7 +35,8 @@ class TwoPointMethod final : public LdpFlMethod {
             std::to_string(chunks_.size()) + " sealed pieces per report; eps " +
             std::to_string(task_.config.epsilon) + " per weight, so d eps = " +
             std::to_string(report_epsilon()) + " per report without trusting the shuffler",
-        DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(std::nullopt) + "\n"};
+        DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(std::nullopt) + "\n",
+        LdpFlPrivacyRecord(task_.config, accounted, std::nullopt)};
   }
   Status Open(std::uint64_t round, std::span<const LayerRange> ranges) override;
   std::vector<std::string> Report(std::vector<float> local, std::span<const float> global,
@@ -171,11 +172,13 @@ Result<LdpFlMethod::Announcement> VectorMethod::Announce() const {
        << c.clip << "), " << task_.weights() << " weights in " << chunks_.size()
        << " sealed pieces per report; eps " << c.epsilon
        << " per report without trusting the shuffler";
-  return Announcement{
-      line.str(), "privacy (fedldp account run " +
-                      AccountRunArguments(account, VectorMechanismName(*c.vector)) + "; at most " +
-                      std::to_string(task_.reports_per_user()) + " report(s) per user):\n" +
-                      DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector))};
+  return Announcement{line.str(),
+                      "privacy (fedldp account run " +
+                          AccountRunArguments(account, VectorMechanismName(*c.vector)) +
+                          "; at most " + std::to_string(task_.reports_per_user()) +
+                          " report(s) per user):\n" +
+                          DescribeRunPrivacy(*accounted, FloatingPointStatement(c.vector)),
+                      LdpFlPrivacyRecord(c, {}, *accounted)};
 }
 
 std::vector<double> VectorMethod::Mean() const {

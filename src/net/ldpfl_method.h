@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class LdpFlMethod {
   // rounds of per_round shuffled reports).
   struct Announcement {
     std::string line, privacy;
+    std::optional<PrivacyRecord> record;  // the statement as records carry it
   };
   virtual Result<Announcement> Announce() const = 0;
 

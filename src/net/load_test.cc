@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 // What the server's child process tells its parent through a pipe: the port
 // it listens on ('P'), then its summary ('S') or its error ('E').
-static_assert(std::is_trivially_copyable_v<ServeSummary>);
+static_assert(std::is_trivially_copyable_v<ServeCounts>);
 
 bool WriteAll(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -72,7 +72,7 @@ void SendError(int fd, const Error& e) {
 struct ChildMessage {
   char tag = 0;
   std::int32_t port = 0;
-  ServeSummary summary;
+  ServeCounts summary;
   Error error;
 };
 ChildMessage Receive(int fd) {
@@ -136,7 +136,8 @@ ChildMessage Receive(int fd) {
   const auto served = ServeFedSel(config, data, {}, observer, stop.get_token());
   if (served.ok()) {
     const char tag = 'S';
-    (void)(WriteAll(fd, &tag, 1) && WriteAll(fd, &*served, sizeof(ServeSummary)));
+    const ServeCounts& counts = *served;
+    (void)(WriteAll(fd, &tag, 1) && WriteAll(fd, &counts, sizeof counts));
   } else {
     observer.log("failed: " + served.error());
     SendError(fd, {served.error(), served.code()});
@@ -340,7 +341,7 @@ Result<ServerChild> ForkServer(const FedSelServeConfig& serve, const Dataset& da
 }
 
 // What the run measured: the server's summary and peak memory, the clients'.
-LoadTestSummary Summarize(const LoadTestConfig& config, const ServeSummary& s, const ChildEnd& end,
+LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, const ChildEnd& end,
                           const net_internal::LoadClientsProgress& progress) {
   rusage self{};
   ::getrusage(RUSAGE_SELF, &self);

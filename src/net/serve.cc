@@ -370,6 +370,7 @@ class FedSelServing {
               const ServeObserver& observer) const {
     const auto st = coord.stats();
     summary.accepted_here = st.accepted;
+    summary.privacy = FedSelPrivacyRecordOf(coord.plan(), config_.config, config_.central_delta);
     if (summary.finished) {
       summary.accuracy = LinearModel::Accuracy(coord.weights(), data_, eval_);
     } else {
@@ -454,6 +455,11 @@ class LdpFlServing {
               const ServeObserver& observer) const {
     const auto st = coord.stats();
     summary.pieces_rejected = st.pieces_rejected;
+    // The task was checked (LdpFlCoordinator::Create): it has a method.
+    if (auto announced = net_internal::LdpFlMethod::Make(spec_).value()->Announce();
+        announced.ok()) {
+      summary.privacy = announced->record;
+    }
     if (summary.finished) {
       // The last round's model was evaluated as it closed, unless this
       // start found the task already finished.

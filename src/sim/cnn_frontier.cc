@@ -84,6 +84,7 @@ struct Outcome {
   double local_epsilon = 0;
   DpGuarantee total{kNone, 0};
   double seconds = 0;
+  nlohmann::json privacy;  // the run's record's (null: noise-free)
 };
 
 Outcome FromRecord(const nlohmann::json& j) {
@@ -93,12 +94,8 @@ Outcome FromRecord(const nlohmann::json& j) {
   return {number("accuracy", 0) / 100,
           number("local_epsilon", kNone),
           {number("total_epsilon", kNone), number("total_delta", 0)},
-          number("seconds", 0)};
-}
-
-// A finite number, or null.
-nlohmann::ordered_json Number(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+          number("seconds", 0),
+          j.contains("privacy") ? j["privacy"] : nlohmann::json()};
 }
 
 std::string PointKey(const CnnGridPoint& g) {
@@ -236,6 +233,7 @@ class CnnRunner {
     row.test_accuracy = tested.accuracy;
     row.local_epsilon = tested.local_epsilon;
     row.total = tested.total;
+    row.privacy = tested.privacy;
     row.seconds = tested.seconds;
     return row;
   }
@@ -249,6 +247,7 @@ class CnnRunner {
     row.test_accuracy = o.accuracy;
     row.local_epsilon = o.local_epsilon;
     row.total = o.total;
+    row.privacy = o.privacy;
     row.seconds = o.seconds;
     return row;
   }
@@ -377,7 +376,8 @@ class CnnRunner {
     if (!run.ok()) throw Failed{{s.label + ": " + run.error(), run.code()}};
     if (run->stopped) throw Stopped{};
     Outcome o{run->final_accuracy(), t.epsilon, run->total(),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              PrivacyJson(LdpFlPrivacyRecord(t, run->privacy, run->vector_privacy))};
     if (!t.is_private) o.local_epsilon = kNone, o.total = {kNone, 0};
     Check(journal_.Append(Record(s, t, *run, o)));
     ++trained_;
@@ -398,11 +398,12 @@ class CnnRunner {
     j["scored_rows"] = s.test->size();
     j["scored_on"] = s.test == &rows_.test ? "test" : "validation";
     j["randomizer"] = t.is_private ? LdpFlRandomizerName(t) : kNoiseFree;
-    j["target_epsilon"] = Number(s.target);
-    j["local_epsilon"] = Number(o.local_epsilon);
-    j["total_epsilon"] = Number(o.total.epsilon);
+    j["target_epsilon"] = FiniteOrNull(s.target);
+    j["local_epsilon"] = FiniteOrNull(o.local_epsilon);
+    j["total_epsilon"] = FiniteOrNull(o.total.epsilon);
     j["total_delta"] =
         t.is_private ? nlohmann::ordered_json(o.total.delta) : nlohmann::ordered_json();
+    j["privacy"] = o.privacy;
     j["clients"] = t.clients;
     j["per_round"] = LdpFlClientsPerRound(t);
     j["rounds"] = t.rounds;
@@ -463,14 +464,18 @@ nlohmann::ordered_json RowRecord(const CnnFrontierRow& r, const CnnFrontier& f) 
   o["seed"] = f.config.seed;
   o["method"] = r.method;
   o["mode"] = Mode(r);
-  o["target_epsilon"] = Number(r.target_epsilon);
-  o["total_epsilon"] = r.method == kNoiseFree ? nlohmann::ordered_json() : Number(r.total.epsilon);
-  o["total_delta"] = r.method == kNoiseFree ? nlohmann::ordered_json() : Number(r.total.delta);
-  o["local_epsilon"] = r.method == kNoiseFree ? nlohmann::ordered_json() : Number(r.local_epsilon);
+  o["target_epsilon"] = FiniteOrNull(r.target_epsilon);
+  o["total_epsilon"] =
+      r.method == kNoiseFree ? nlohmann::ordered_json() : FiniteOrNull(r.total.epsilon);
+  o["total_delta"] =
+      r.method == kNoiseFree ? nlohmann::ordered_json() : FiniteOrNull(r.total.delta);
+  o["local_epsilon"] =
+      r.method == kNoiseFree ? nlohmann::ordered_json() : FiniteOrNull(r.local_epsilon);
   o["local_epsilon_is"] = r.method == kTwoPoint ? "per weight" : "per report";
+  o["privacy"] = r.privacy;
   o["chosen"] = Chosen(r);
-  o["validation_accuracy"] =
-      r.method == kTwoPoint ? nlohmann::ordered_json() : Number(Percent(r.validation_accuracy));
+  o["validation_accuracy"] = r.method == kTwoPoint ? nlohmann::ordered_json()
+                                                   : FiniteOrNull(Percent(r.validation_accuracy));
   o["accuracy"] = Percent(r.test_accuracy);
   o["learned"] = r.learned;
   o["majority"] = Percent(f.majority);

@@ -110,7 +110,8 @@ std::string FedSelExperiment::RecordJson() const {
   auto j = CrossValidationRecord(
       config.data_file.empty() ? config.dataset : config.data_file, *data, effective, cv, result,
       reference && !reference->folds.empty() ? std::optional<double>(reference->MeanAccuracy())
-                                             : std::nullopt);
+                                             : std::nullopt,
+      privacy ? std::optional(FedSelPrivacyRecord(*privacy, effective.variant)) : std::nullopt);
   j["stopped"] = stopped();
   j["processes"] = processes;
   return j.dump();

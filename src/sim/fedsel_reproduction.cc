@@ -79,7 +79,9 @@ class Evaluator {
         stop_);
     if (!r.ok()) throw Failed{{label + ": " + r.error(), r.code()}};
     if (r->stopped) throw Stopped{};
-    const auto record = CrossValidationRecord(dataset, data, config, cv, *r, std::nullopt);
+    const auto record = CrossValidationRecord(
+        dataset, data, config, cv, *r, std::nullopt,
+        FedSelPrivacyRecordOf(r->last.plan, config, RunPrivacyConfig{}.delta));
     Check(AppendToFile(Runs(), record.dump() + "\n"));
     return std::move(r).value();
   }

@@ -84,6 +84,10 @@ Status StateSpent(const Points& p, bool shuffled, bool gaussian, FrontierRow& ro
     if (!plan.ok()) return Error{plan.error()};
     const double report = plan->ReportEpsilon();
     row.local_epsilon = std::min(row.local_epsilon, report);
+    auto record = FedSelPrivacyRecordOf(*plan, c, p.config.delta);
+    if (record && (!row.privacy || record->total.epsilon > row.privacy->total.epsilon)) {
+      row.privacy = std::move(record);
+    }
     if (shuffled) {
       auto spent = AccountRun(FedSelRunPrivacy(*plan, c, p.config.delta));
       if (!spent.ok()) return Error{spent.error()};

@@ -33,11 +33,6 @@ bool IsVector(const std::string& method) {
   return v.ok() && TraitsOf(*v).whole_vector;
 }
 
-// A finite number, or null (the non-private row's eps is infinite).
-nlohmann::ordered_json Number(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
-}
-
 std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& dataset,
                     std::uint64_t seed) {
   nlohmann::ordered_json o;
@@ -46,21 +41,22 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
   o["seed"] = seed;
   o["method"] = r.method;
   o["mode"] = r.method == "np" ? "non-private" : r.shuffled ? "shuffled" : "local";
-  o["target_epsilon"] = Number(r.target_epsilon);
-  o["total_epsilon"] = Number(r.total_epsilon);
-  o["total_delta"] = Number(r.total_delta);
-  o["local_epsilon"] = Number(r.local_epsilon);
+  o["target_epsilon"] = FiniteOrNull(r.target_epsilon);
+  o["total_epsilon"] = FiniteOrNull(r.total_epsilon);
+  o["total_delta"] = FiniteOrNull(r.total_delta);
+  o["local_epsilon"] = FiniteOrNull(r.local_epsilon);
+  o["privacy"] = PrivacyJson(r.privacy);
   if (!r.skipped.empty()) {
     o["accuracy_mean"] = nullptr;
     o["accuracy_sd"] = nullptr;
     o["fold_accuracies"] = nullptr;
     o["skipped"] = r.skipped;
   } else {
-    o["accuracy_mean"] = Number(Percent(r.cv.MeanAccuracy()));
-    o["accuracy_sd"] = Number(Percent(r.cv.StdAccuracy()));
+    o["accuracy_mean"] = FiniteOrNull(Percent(r.cv.MeanAccuracy()));
+    o["accuracy_sd"] = FiniteOrNull(Percent(r.cv.StdAccuracy()));
     o["fold_accuracies"] = nlohmann::ordered_json::array();
     for (const auto& fold : r.cv.folds)
-      o["fold_accuracies"].push_back(Number(Percent(fold.accuracy)));
+      o["fold_accuracies"].push_back(FiniteOrNull(Percent(fold.accuracy)));
     o["chosen"] = nlohmann::ordered_json::array();
     for (const FedSelConfig& c : r.chosen) {
       nlohmann::ordered_json point;
@@ -70,8 +66,8 @@ std::string RowJson(const FrontierRow& r, const Frontier& f, const std::string& 
     o["learned"] = r.learned;
     o["skipped"] = nullptr;
   }
-  o["majority_mean"] = Number(Percent(f.majority));
-  o["nonprivate_mean"] = Number(Percent(f.nonprivate.cv.MeanAccuracy()));
+  o["majority_mean"] = FiniteOrNull(Percent(f.majority));
+  o["nonprivate_mean"] = FiniteOrNull(Percent(f.nonprivate.cv.MeanAccuracy()));
   return o.dump();
 }
 

@@ -151,11 +151,7 @@ std::string LdpFlExperiment::RecordJson() const {
   j["noise_free"] =
       reference ? nlohmann::json(Percent(reference->final_accuracy())) : nlohmann::json();
   // The statement covers every configured round (an upper bound if stopped).
-  j["per_round_ldp"] = run.privacy.per_round_ldp;
-  j["plain_composition"] = run.privacy.plain_composition;
-  j["shuffle_bound_applies"] = run.privacy.shuffle_applies;
-  j["total_epsilon"] = run.total().epsilon;
-  j["total_delta"] = run.total().delta;
+  j["privacy"] = PrivacyJson(LdpFlPrivacyRecord(t, run.privacy, run.vector_privacy));
   j["seconds"] = seconds;
   return j.dump();
 }

@@ -251,6 +251,7 @@ class Runner {
     j["accuracy_per_round"] = std::move(per_round);
     j["majority"] = Percent(run->majority);
     j["seconds"] = wall;
+    j["privacy"] = PrivacyJson(LdpFlPrivacyRecord(c, run->privacy, run->vector_privacy));
     Check(journal_->Append(j));
     progress.accuracy = accuracy;
     progress.seconds = wall;

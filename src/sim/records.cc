@@ -20,11 +20,49 @@ void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config
   AddConfigFields(j, FedSelOptions(), config);
 }
 
+nlohmann::ordered_json FiniteOrNull(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+namespace {
+
+nlohmann::ordered_json GuaranteeJson(const DpGuarantee& g) {
+  return {{"epsilon", FiniteOrNull(g.epsilon)}, {"delta", g.delta}};
+}
+
+nlohmann::ordered_json TextOrNull(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+}
+
+}  // namespace
+
+nlohmann::ordered_json PrivacyJson(const std::optional<PrivacyRecord>& record) {
+  if (!record) return nullptr;
+  const PrivacyRecord& r = *record;
+  nlohmann::ordered_json j;
+  j["mechanism"] = r.mechanism;
+  j["local"] = GuaranteeJson(r.local);
+  j["per_round"] = GuaranteeJson(r.per_round);
+  j["total"] = GuaranteeJson(r.total);
+  j["local_total"] = GuaranteeJson(r.local_total);
+  j["rule"] = r.rule;
+  j["rounds"] = r.rounds;
+  j["reports_per_round"] =
+      r.reports_per_round > 0 ? nlohmann::ordered_json(r.reports_per_round) : nullptr;
+  j["sampling_rate"] = r.sampling_rate;
+  j["allowance"] = r.allowance;
+  j["warning"] = TextOrNull(r.warning);
+  j["arguments"] = TextOrNull(r.arguments);
+  j["floating_point"] = r.floating_point;
+  return j;
+}
+
 nlohmann::ordered_json CrossValidationRecord(const std::string& dataset, const Dataset& data,
                                              const FedSelConfig& config,
                                              const CrossValidationOptions& cv,
                                              const CrossValidationResult& result,
-                                             std::optional<double> nonprivate_mean) {
+                                             std::optional<double> nonprivate_mean,
+                                             const std::optional<PrivacyRecord>& privacy) {
   const FedSelRun& run = result.last;
   nlohmann::ordered_json j;
   StartRecord(j);
@@ -56,6 +94,7 @@ nlohmann::ordered_json CrossValidationRecord(const std::string& dataset, const D
   } else {
     j["nonprivate_mean"] = nullptr;
   }
+  j["privacy"] = PrivacyJson(privacy);
   j["seconds"] = result.seconds;
   j["client_updates"] = result.updates;
   // Each fold's (or fixed split's run's) figures, in run order.

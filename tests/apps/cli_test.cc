@@ -24,6 +24,7 @@
 #include "fedldp/vector/vector_randomizer.h"
 #include "testing/cli_run.h"
 #include "testing/golden.h"
+#include "testing/privacy_record.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 #include "testing/torchscript.h"
@@ -37,9 +38,11 @@ using testing::Scratch;
 
 // Issue 40, item 5: the reproduce commands' outputs, recorded with those of
 // cli_golden_test (testing/golden.h; FEDLDP_GOLDEN_PRINT=1 prints them for
-// the code as it is).
-constexpr std::uint64_t kFedSelQuick = 0x6bd39b1c6b4e2672ULL,
-                        kFrontierQuick = 0xe90621b78d7cf3fcULL,
+// the code as it is). Issue 43, item 4 added each record's "privacy"
+// (checked then: every .csv and .md identical to the build before, every
+// .jsonl line identical but for the new key).
+constexpr std::uint64_t kFedSelQuick = 0x1adae11449c51a87ULL,
+                        kFrontierQuick = 0x16a3768a37e81661ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's
@@ -979,6 +982,11 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   ASSERT_TRUE(std::getline(in, line));
   const auto record = nlohmann::json::parse(line);
   EXPECT_EQ(record["eps_total_per_client"], 4.0) << line;
+  // The privacy record (issue 43, item 4): one layout, the run's statement.
+  EXPECT_TRUE(testing::IsPrivacyRecord(record["privacy"]));
+  EXPECT_EQ(record["privacy"]["mechanism"], "ps-pm") << line;
+  EXPECT_EQ(record["privacy"]["total"]["epsilon"], 4.0) << line;
+  EXPECT_TRUE(record["privacy"]["reports_per_round"].is_null()) << line;
   EXPECT_EQ(record["version"], std::string(Version())) << line;
   EXPECT_EQ(record["seed"], 1) << line;
   EXPECT_EQ(record["variant"], "ps-pm") << line;
@@ -1056,13 +1064,26 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
       << sampled.out << sampled_account.out;
   EXPECT_NE(sampled.out.find("the most reports one client sent: "), std::string::npos);
   // A central target instead of --epsilon: the run meets it.
-  const auto central =
-      Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg", "--shuffle",
-              "--central-epsilon", "1", "--repeats", "1", "--folds", "2", "--no-reference"});
+  const std::string central_out = Scratch("central.jsonl");
+  std::filesystem::remove(central_out);
+  const auto central = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                               "--shuffle", "--central-epsilon", "1", "--repeats", "1", "--folds",
+                               "2", "--no-reference", "--out", central_out});
   ASSERT_EQ(central.code, 0) << central.err;
   const auto total_at = central.out.find("per client over the run: (");
   ASSERT_NE(total_at, std::string::npos) << central.out;
   EXPECT_LE(std::stod(central.out.substr(total_at + 26)), 1.0) << central.out;
+  // Its record holds the central claim with its delta, not only eps0 (the
+  // issue's "epsilon": 12.88 and nothing else).
+  std::ifstream central_in(central_out);
+  const auto central_record = nlohmann::json::parse(central_in);
+  const auto& stated = central_record["privacy"];
+  EXPECT_TRUE(testing::IsPrivacyRecord(stated));
+  EXPECT_LE(stated["total"]["epsilon"].get<double>(), 1.0) << stated;
+  EXPECT_NEAR(stated["total"]["delta"].get<double>(), 1e-6, 1e-12) << stated;
+  EXPECT_EQ(stated["local"]["epsilon"], central_record["epsilon"]) << stated;
+  EXPECT_GT(stated["reports_per_round"].get<double>(), 1) << stated;
+  EXPECT_GT(stated["local_total"]["epsilon"].get<double>(), 1.0) << stated;
   // Nested tuning says what each fold chose (with ps-pm: its grid trains in
   // 5.6 s, privunitg's exact sampler in 37 s, 130 s under the sanitizers).
   const auto tuned = Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm", "--tune",
@@ -1261,6 +1282,12 @@ TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
     if (row["method"] == "np") {
       EXPECT_TRUE(row["target_epsilon"].is_null()) << line;
     }
+    if (row["method"] == "np" || !row["skipped"].is_null()) {
+      EXPECT_TRUE(row["privacy"].is_null()) << line;
+    } else {
+      EXPECT_TRUE(testing::IsPrivacyRecord(row["privacy"]));
+      EXPECT_EQ(row["privacy"]["total"]["epsilon"], row["total_epsilon"]) << line;
+    }
     if (row["skipped"].is_null()) {
       EXPECT_EQ(row["chosen"].size(), 2u) << line;  // one point per fold
       EXPECT_EQ(row["chosen"][0]["epochs"], 1) << line;
@@ -1317,6 +1344,19 @@ TEST(Reproduce, CnnFrontierWritesItsTableAndRefusesTheLinearOptions) {
   }
   EXPECT_EQ(testing::LineCount(dir + "/runs.jsonl"), 5u);
   EXPECT_TRUE(std::filesystem::exists(dir + "/cnn-frontier.csv"));
+  for (const std::string file : {"/runs.jsonl", "/cnn-frontier.jsonl"}) {
+    std::ifstream in(dir + file);
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      const bool noise_free =
+          j.contains("randomizer") ? j["randomizer"] == "noise-free" : j["method"] == "noise-free";
+      if (noise_free) {
+        EXPECT_TRUE(j["privacy"].is_null()) << line;
+      } else {
+        EXPECT_TRUE(testing::IsPrivacyRecord(j["privacy"])) << file;
+      }
+    }
+  }
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"--model", "cnn", "--folds", "3"}, "--folds applies to --model linear only"},
       {{"--resume"}, "--resume applies to --model cnn only"},
@@ -1415,6 +1455,14 @@ TEST(LdpFl, ACentralTargetSetsTheBudgetPerReport) {
   const auto record = nlohmann::json::parse(in);
   EXPECT_EQ(record["central_epsilon"], 3.0);
   EXPECT_GT(record["epsilon"].get<double>(), 3.5);  // 1,000 shuffled reports a round amplify
+  // The record states the central claim it was calibrated to, with delta.
+  const auto& privacy = record["privacy"];
+  EXPECT_TRUE(testing::IsPrivacyRecord(privacy));
+  EXPECT_EQ(privacy["mechanism"], "privunitg");
+  EXPECT_LE(privacy["total"]["epsilon"].get<double>(), 3.0) << privacy;
+  EXPECT_EQ(privacy["total"]["delta"], 1e-5) << privacy;
+  EXPECT_EQ(privacy["local"]["epsilon"], record["epsilon"]) << privacy;
+  EXPECT_NE(privacy["arguments"].get<std::string>().find("--shuffle"), std::string::npos);
   const auto both =
       Fedldp({"ldpfl", "--randomizer", "privunitg", "--central-epsilon", "3", "--epsilon", "2"});
   EXPECT_EQ(both.code, 2);
@@ -1441,6 +1489,11 @@ TEST(LdpFl, AUsersTorchScriptModelTrainsPrivately) {
   const auto record = nlohmann::json::parse(in);
   EXPECT_EQ(record["arch"], model);
   EXPECT_EQ(record["version"], std::string(Version()));
+  // Per weight: one report is d eps, stated (and warned of).
+  EXPECT_TRUE(testing::IsPrivacyRecord(record["privacy"]));
+  EXPECT_EQ(record["privacy"]["mechanism"], "twopoint");
+  EXPECT_EQ(record["privacy"]["local"]["epsilon"], 12730 * 2.0);
+  EXPECT_FALSE(record["privacy"]["warning"].is_null());
   ASSERT_EQ(record["per_round"].size(), 1u);
   EXPECT_EQ(record["per_round"][0]["round"], 1);
   EXPECT_EQ(record["accuracy_per_round"][0], record["accuracy"]);
@@ -1570,6 +1623,11 @@ TEST(Reproduce, QuickLdpFlWritesTableFiguresAndResumes) {
       const auto j = nlohmann::json::parse(line);
       EXPECT_EQ(j["version"], std::string(Version()));
       EXPECT_EQ(j["accuracy_per_round"].size(), j["rounds"].get<std::size_t>());
+      if (j["private"].get<bool>()) {
+        EXPECT_TRUE(testing::IsPrivacyRecord(j["privacy"]));
+      } else {
+        EXPECT_TRUE(j["privacy"].is_null()) << line;
+      }
     }
   }
   // A run killed while writing leaves a torn line: --resume drops it.

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -33,6 +34,7 @@
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/fedsel_participant.h"
 #include "fedldp/store/privacy_ledger.h"
+#include "testing/privacy_record.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -167,6 +169,7 @@ TEST_F(DeployE2eTest, TwentyClientProcessesMatchTheSimulator) {
   const std::string json = Read(Path("result.json"));
   const double deployed = JsonNumber(json, "accuracy") / 100;  // the record says percent
   EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows)) << json;
+  EXPECT_TRUE(testing::IsPrivacyRecord(nlohmann::json::parse(json)["privacy"]));
   const std::string first = Read(Path("client1.err"));
   EXPECT_NE(first.find("hosting 1628 users (rows 0..1627 of " + Path("client1.svm")),
             std::string::npos)
@@ -322,7 +325,12 @@ TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
   const auto at = log.find(head);
   ASSERT_NE(at, std::string::npos) << log;
   const auto args_end = log.find(';', at);
-  std::istringstream args(log.substr(at + head.size(), args_end - at - head.size()));
+  const std::string stated_args = log.substr(at + head.size(), args_end - at - head.size());
+  // The record states the same run (issue 43, item 4).
+  const auto privacy = nlohmann::json::parse(json)["privacy"];
+  EXPECT_TRUE(testing::IsPrivacyRecord(privacy));
+  EXPECT_EQ(privacy["arguments"], stated_args) << privacy;
+  std::istringstream args(stated_args);
   std::vector<std::string> account = {FEDLDP_BINARY, "account", "run"};
   for (std::string a; args >> a;) account.push_back(a);
   const auto body = log.find('\n', at) + 1;

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/net/ldpfl_deploy.h"
 #include "testing/long_tests.h"
+#include "testing/privacy_record.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -271,6 +273,13 @@ TEST_F(LdpFlE2eTest, TwentyClientsThroughAShufflerKilledMidwayMatchTheSimulator)
   EXPECT_EQ(JsonNumber(json, "reports_counted"), double{kRounds * kClients})
       << json << Read(Path("serve.err"));
   EXPECT_EQ(JsonNumber(json, "pieces_rejected"), 0.0) << json;
+  // What the task spent per user, as the simulator states it: per weight,
+  // d eps a report, with the warning such a figure carries.
+  const auto privacy = nlohmann::json::parse(json)["privacy"];
+  EXPECT_TRUE(testing::IsPrivacyRecord(privacy));
+  EXPECT_EQ(privacy["mechanism"], "twopoint") << privacy;
+  EXPECT_EQ(privacy["local"]["epsilon"], 21840 * 5.0) << privacy;
+  EXPECT_FALSE(privacy["warning"].is_null()) << privacy;
   const std::string clients = clients_log();
   EXPECT_NE(clients.find("unavailable"), std::string::npos)
       << clients;  // they noticed, and retried

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "fedldp/privacy/ldpfl_accounting.h"
+#include "fedldp/privacy/privacy_record.h"
 
 namespace fedldp {
 namespace {
@@ -350,6 +351,52 @@ TEST(AccountRun, ALargeLocalEpsilonIsStatedWithAWarning) {
   c.local_epsilon = 2;
   EXPECT_EQ(MeaninglessWarning(AccountRun(c)->total), "");  // 10: at the line, not past it
   EXPECT_EQ(DescribeRunPrivacy(AccountRun(c).value()).find("warning"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fedldp
+
+namespace fedldp {
+namespace {
+
+// The record every result carries (issue 43, item 4): the accountant's
+// statement, each line in its place.
+TEST(PrivacyRecordOf, PutsEachLineOfTheStatementInItsPlace) {
+  RunPrivacyConfig c;
+  c.local_epsilon = 4;
+  c.rounds = 8;
+  c.shuffle = true;
+  c.reports_per_round = 20000;
+  c.delta = 1e-5;
+  const RunPrivacy p = AccountRun(c).value();
+  const PrivacyRecord r = PrivacyRecordOf(p, "privunitg", "floating point: x");
+  EXPECT_EQ(r.local.epsilon, 4);
+  EXPECT_EQ(r.per_round.epsilon, p.round.epsilon_upper);  // the shuffled round's bound
+  EXPECT_EQ(r.total.epsilon, p.total.epsilon);
+  EXPECT_EQ(r.total.delta, 1e-5);
+  EXPECT_EQ(r.local_total.epsilon, 32);  // 8 reports at 4, trusting no one
+  EXPECT_EQ(r.reports_per_round, 20000u);
+  EXPECT_EQ(r.rounds, 8u);
+  EXPECT_EQ(r.rule, p.rule);
+  EXPECT_EQ(r.arguments, AccountRunArguments(c, "privunitg"));
+  EXPECT_EQ(r.warning, "");
+  c.shuffle = false;
+  c.reports_per_round = 0;
+  const PrivacyRecord local = PrivacyRecordOf(AccountRun(c).value(), "pm", "");
+  EXPECT_EQ(local.per_round.epsilon, 4);
+  EXPECT_EQ(local.total.epsilon, local.local_total.epsilon);
+  EXPECT_EQ(local.reports_per_round, 0u);
+  EXPECT_NE(local.warning, "");  // 32 > 10
+  // LDP-FL per weight: a report is d eps; shuffled per column where it helps.
+  const LdpFlPrivacy w = AccountLdpFl(0.5, 100, 2, 50000, 1e-5);
+  const PrivacyRecord per_weight = PrivacyRecordOf(w, "twopoint", "");
+  EXPECT_EQ(per_weight.local.epsilon, 50);
+  EXPECT_EQ(per_weight.local_total.epsilon, 100);
+  EXPECT_EQ(per_weight.total.epsilon, w.shuffled.epsilon);
+  EXPECT_LT(per_weight.total.epsilon, 100);
+  EXPECT_NE(per_weight.rule.find("shuffle bound per parameter column"), std::string::npos)
+      << per_weight.rule;
+  EXPECT_EQ(per_weight.arguments, "");
 }
 
 }  // namespace

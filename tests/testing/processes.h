@@ -53,14 +53,17 @@ inline std::string Read(const std::string& path) {
   return s.str();
 }
 
-// The number under the last `key` of `json` (one object, or JSON lines;
-// nested objects searched too, in document order), or -1 if there is none.
+// The number under the last `key` of `json` (one object, or JSON lines) at
+// an object's top level; where no line has it there, the last nested one
+// (in document order); -1 if there is none. (A record's "privacy" repeats
+// keys such as "rounds" and "epsilon": the record's own come first.)
 inline double JsonNumber(const std::string& json, const std::string& key) {
-  double found = -1;
+  double top = -1, nested = -1;
+  bool at_top = false;
   std::function<void(const nlohmann::ordered_json&)> visit = [&](const nlohmann::ordered_json& j) {
     if (j.is_object()) {
       for (const auto& [k, v] : j.items()) {
-        if (k == key && v.is_number()) found = v.get<double>();
+        if (k == key && v.is_number()) nested = v.get<double>();
         visit(v);
       }
     } else if (j.is_array()) {
@@ -70,9 +73,14 @@ inline double JsonNumber(const std::string& json, const std::string& key) {
   std::istringstream lines(json);
   for (std::string line; std::getline(lines, line);) {
     const auto j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded()) visit(j);
+    if (j.is_discarded()) continue;
+    if (j.is_object() && j.contains(key) && j[key].is_number()) {
+      top = j[key].get<double>();
+      at_top = true;
+    }
+    visit(j);
   }
-  return found;
+  return at_top ? top : nested;
 }
 
 // A loopback port that is free now (the kernel's pick for port 0), so that

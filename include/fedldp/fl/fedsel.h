@@ -57,6 +57,7 @@
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
+#include "fedldp/privacy/privacy_record.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/vector/vector_randomizer.h"
 
@@ -244,6 +245,14 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
 // every round when sampled, with q), shuffled with the plan's smallest round,
 // and a vector variant's floating-point allowance.
 RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config, double delta);
+// The privacy record (privacy/privacy_record.h) of a private variant's run
+// that the accountant stated as `p`.
+PrivacyRecord FedSelPrivacyRecord(const RunPrivacy& p, const FedSelVariant& variant);
+// The record of a run of `plan` at total delta `delta` (FedSelRunPrivacy,
+// stated by the accountant); none for a variant that is not private, or
+// that the accountant refuses.
+std::optional<PrivacyRecord> FedSelPrivacyRecordOf(const FedSelPlan& plan,
+                                                   const FedSelConfig& config, double delta);
 // With the shuffler (config.shuffle): `config` with the largest epsilon whose
 // run on `clients` clients stays within (central_epsilon, delta) per client
 // in total, by the accountant of run_accounting.h on FedSelRunPrivacy, the

@@ -53,6 +53,7 @@
 #include "fedldp/fl/server_optimizer.h"
 #include "fedldp/pipeline/ldpfl.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
+#include "fedldp/privacy/privacy_record.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/rng.h"
 #include "fedldp/vector/vector_randomizer.h"
@@ -191,6 +192,12 @@ Status CheckLdpFlConfig(const LdpFlConfig& config, std::size_t train_rows);
 // fastprojunit-corr (nullptr for twopoint).
 // The randomizer's name: "twopoint", or the vector mechanism's.
 std::string LdpFlRandomizerName(const LdpFlConfig& config);
+// A run's privacy record (privacy/privacy_record.h): the vector randomizer's
+// statement if there is one, else the two-point's per weight; none for a
+// noise-free run. The simulator's and the deployment's, alike.
+std::optional<PrivacyRecord> LdpFlPrivacyRecord(const LdpFlConfig& config,
+                                                const LdpFlPrivacy& per_weight,
+                                                const std::optional<RunPrivacy>& vector);
 // "twopoint" (none) or a vector mechanism's name; an error naming the
 // choices otherwise.
 Result<std::optional<VectorMechanism>> ParseLdpFlRandomizer(std::string_view name);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -26,6 +27,7 @@
 #include "fedldp/fl/ldpfl.h"
 #include "fedldp/net/roster.h"
 #include "fedldp/net/services.h"
+#include "fedldp/privacy/privacy_record.h"
 #include "fedldp/store/server_state.h"
 
 namespace fedldp {
@@ -82,7 +84,9 @@ struct ServeObserver {
   std::function<void(int port)> listening;          // the server's port, once it listens
 };
 
-struct ServeSummary {
+// A finished (or stopped) serve's counts: plain numbers, which a load test's
+// server child passes up a pipe as bytes.
+struct ServeCounts {
   bool finished = false;  // the task is done (else: stopped; a restart resumes)
   std::uint64_t rounds = 0;
   std::uint64_t rounds_without_update = 0;
@@ -94,6 +98,10 @@ struct ServeSummary {
   double majority = 0;                // the majority class's on the same rows
   double training_seconds = 0;        // since the task started in this process
   double training_cpu_seconds = 0;    // this process's CPU time over the same span
+};
+
+struct ServeSummary : ServeCounts {
+  std::optional<PrivacyRecord> privacy;  // what the task spends per user (none: not private)
 };
 
 // FedSel: users are the clients' rows, each reporting once per epoch (or

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -108,8 +109,9 @@ struct CnnFrontierRow {
   double test_accuracy = 0;        // the final run's, a fraction
   double local_epsilon = 0;        // per report (twopoint: per weight) of the final run
   DpGuarantee total{std::numeric_limits<double>::infinity(), 0};  // its statement per client
-  bool learned = false;  // above the majority class by 2 standard errors
-  double seconds = 0;    // the final run's time
+  nlohmann::json privacy;  // the final run's privacy record (sim/records.h; null: noise-free)
+  bool learned = false;    // above the majority class by 2 standard errors
+  double seconds = 0;      // the final run's time
 };
 
 struct CnnFrontier {

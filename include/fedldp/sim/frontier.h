@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fedldp/privacy/privacy_record.h"
 #include "fedldp/sim/tuning.h"
 
 namespace fedldp {
@@ -45,7 +46,8 @@ struct FrontierRow {
   double target_epsilon = 0;  // the budget asked for (total per client)
   double total_epsilon = 0;   // what the runs spent, at most the target (largest over folds)
   double total_delta = 0;
-  double local_epsilon = 0;  // per report (smallest over folds)
+  double local_epsilon = 0;              // per report (smallest over folds)
+  std::optional<PrivacyRecord> privacy;  // the fold that spent the most (none: np, skipped)
   CrossValidationResult cv;
   std::vector<FedSelConfig> chosen;  // per fold
   bool learned = false;              // mean - 2 SE above the majority class
