@@ -71,7 +71,7 @@ void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
   const LdpFlConfig& c = e.config.training;
   out << "fedldp ldpfl: " << ImageDatasetName(e.config.dataset) << " (" << e.train_rows
       << " train, " << e.test_rows << " test), " << c.arch << ", n = " << c.clients << " clients ("
-      << (c.dirichlet_alpha > 0 ? "Dirichlet non-IID" : "IID") << "), fraction " << c.fraction
+      << c.partition().Describe() << "), fraction " << c.fraction
       << (c.disjoint_rounds ? " (disjoint rounds)" : "") << ", " << c.rounds
       << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr " << c.learning_rate
       << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs") << ", seed "

@@ -348,13 +348,7 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   }
   if (config.clients > 0) {
     out << "clients: " << config.clients << ", each the mean gradient of its share of a fold's "
-        << "training rows (";
-    if (config.dirichlet_alpha > 0) {
-      out << "Dirichlet(" << config.dirichlet_alpha << ") label skew";
-    } else {
-      out << "equal IID shards";
-    }
-    out << "); privacy is per client\n";
+        << "training rows (" << config.partition().Describe() << "); privacy is per client\n";
   }
   if (TraitsOf(variant).whole_vector) {
     out << "clients per iteration m = " << run.batch << ", " << run.iterations

@@ -47,24 +47,15 @@ py::dict DatasetDict(const Dataset& d) {
 }
 
 // A Dataset from numpy: X of shape (n, d), y of n labels in 0..classes-1.
-Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std::string& name,
-                    int classes) {
-  FloatArray X = ArrayArgOf<float>(X_arg, "X");
-  if (X.ndim() != 2) Raise(name + ": X must be a 2-D array of shape (rows, features)");
+// y (1-D integer labels, `rows` of them unless rows < 0) into d's labels
+// and classes (0: from the labels, at least 2).
+void SetLabels(Dataset& d, const py::object& y_arg, const std::string& name, int classes,
+               py::ssize_t rows) {
   auto y = ArrayArgOf<std::int64_t>(y_arg, "y");
   if (y.ndim() != 1) Raise(name + ": y must be a 1-D array of integer labels");
-  if (y.shape(0) != X.shape(0)) {
-    Raise(name + ": X has " + std::to_string(X.shape(0)) + " rows but y has " +
+  if (rows >= 0 && y.shape(0) != rows) {
+    Raise(name + ": X has " + std::to_string(rows) + " rows but y has " +
           std::to_string(y.shape(0)) + " labels");
-  }
-  if (X.shape(0) == 0 || X.shape(1) == 0) Raise(name + ": X is empty");
-  Dataset d;
-  d.name = name;
-  d.dimension = static_cast<std::size_t>(X.shape(1));
-  d.features.assign(X.data(), X.data() + X.size());
-  if (!std::all_of(d.features.begin(), d.features.end(),
-                   [](float v) { return std::isfinite(v); })) {
-    Raise(name + ": X has a non-finite value");
   }
   std::int64_t most = 0;
   d.labels.reserve(static_cast<std::size_t>(y.size()));
@@ -81,7 +72,51 @@ Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std:
     Raise(name + ": label " + std::to_string(most) +
           " is not below classes = " + std::to_string(d.classes));
   }
+}
+
+Dataset MakeDataset(const py::object& X_arg, const py::object& y_arg, const std::string& name,
+                    int classes) {
+  FloatArray X = ArrayArgOf<float>(X_arg, "X");
+  if (X.ndim() != 2) Raise(name + ": X must be a 2-D array of shape (rows, features)");
+  Dataset d;
+  SetLabels(d, y_arg, name, classes, X.shape(0));
+  if (X.shape(0) == 0 || X.shape(1) == 0) Raise(name + ": X is empty");
+  d.name = name;
+  d.dimension = static_cast<std::size_t>(X.shape(1));
+  d.features.assign(X.data(), X.data() + X.size());
+  if (!std::all_of(d.features.begin(), d.features.end(),
+                   [](float v) { return std::isfinite(v); })) {
+    Raise(name + ": X has a non-finite value");
+  }
   return d;
+}
+
+// fedldp.partition: the simulators' PartitionRows on labels alone.
+py::list PartitionPy(const py::object& y, const py::object& clients_arg, double dirichlet_alpha,
+                     const py::object& label_shards_arg, std::uint64_t seed,
+                     const py::object& run_arg) {
+  if (!run_arg.is_none() && !py::isinstance<py::str>(run_arg)) {
+    throw py::type_error("run must be \"fedsel\", \"ldpfl\" or None, not " + TypeName(run_arg));
+  }
+  const std::string run = run_arg.is_none() ? "" : run_arg.cast<std::string>();
+  Dataset d;
+  SetLabels(d, y, "y", 0, -1);
+  const auto clients = static_cast<std::size_t>(CountArg(clients_arg, kClientCount));
+  const Partition how{dirichlet_alpha,
+                      static_cast<std::size_t>(CountArg(label_shards_arg, kLabelShards))};
+  if (run != "" && run != "ldpfl" && run != "fedsel") {
+    Raise("run must be \"fedsel\", \"ldpfl\" or None, not \"" + run + "\"");
+  }
+  // LDP-FL partitions with the run's seed; FedSel with one of its own.
+  const std::uint64_t drawn = run == "fedsel" ? FedSelPartitionSeed(seed) : seed;
+  const auto shards = Take(WithoutGil([&] { return PartitionRows(d, {}, clients, how, drawn); }));
+  py::list out;
+  for (const auto& s : shards) {
+    py::array_t<std::int64_t> a(static_cast<py::ssize_t>(s.size()));
+    std::copy(s.begin(), s.end(), a.mutable_data());
+    out.append(a);
+  }
+  return out;
 }
 
 py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_t pool) {
@@ -450,6 +485,17 @@ a few words).)doc");
 train_ldpfl's keyword options, as the library describes them once (the rows
 `fedldp ldpfl` binds its flags from; flag None: Python's only), as
 fedsel_options() lists them; the defaults are MNIST's.)doc");
+  m.def("partition", &PartitionPy, py::arg("y"), py::arg("clients"), py::kw_only(),
+        py::arg("dirichlet_alpha") = 0.0, py::arg("label_shards") = 0, py::arg("seed") = 1,
+        py::arg("run") = py::none(), R"doc(
+The rows 0..len(y)-1 split among `clients` clients, as the simulators split
+them (data/partition.h): a list of int64 index arrays, one per client, for
+your own loop. Equal IID shards (the remainder left out) by default;
+dirichlet_alpha > 0 a Dirichlet(alpha) label skew (a client may get none);
+label_shards k > 0 each client k shards of the label-sorted rows (McMahan et
+al. 2017). seed as the run's: run="ldpfl" or None draws with it as
+train_ldpfl(seed=...) does, run="fedsel" as train_fedsel(seed=...) does
+for its clients.)doc");
   m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
         py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
         py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),

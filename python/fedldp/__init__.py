@@ -11,7 +11,8 @@ calls the same functions on numpy arrays:
   as it goes (get_epsilon(delta) at any moment); calibrate: the eps0 that meets
   a target (eps, delta) for a planned run, local or shuffled.
 - load_dataset, load_file (CSV or LIBSVM), train_fedsel, train_ldpfl: data
-  as numpy, runs that return dicts.
+  as numpy, runs that return dicts; partition: the simulators' split of rows
+  among clients (IID, Dirichlet, label shards) as index arrays.
 - LdpFlRandomizer, LdpFlAggregator, privatize_update: the client's and the
   server's side of one round, for your own training loop; fedldp.torch wraps
   them for PyTorch state_dicts.
@@ -39,6 +40,7 @@ from ._fedldp import (
     load_dataset,
     load_file,
     local_epsilon_for_central,
+    partition,
     privatize_update,
     selector_names,
     shuffle_epsilon,
@@ -66,6 +68,7 @@ __all__ = [
     "load_dataset",
     "load_file",
     "local_epsilon_for_central",
+    "partition",
     "privatize_update",
     "selector_names",
     "shuffle_epsilon",

@@ -299,3 +299,31 @@ def test_results_and_cli_records_share_the_privacy_layout(adult, tmp_path):
     run = fedldp.train_fedsel(train["X"][:300], train["y"][:300], "ps-pm", epochs=1, threads=1)
     assert list(run["privacy"]) == list(record)  # the same keys, in the same order
     assert record["mechanism"] == run["privacy"]["mechanism"] == "ps-pm"
+
+
+def test_partition_gives_the_simulators_shards_as_index_arrays():
+    y = np.repeat(np.arange(4), 150)
+    rng = np.random.default_rng(0)
+    y = y[rng.permutation(y.size)]
+    iid = fedldp.partition(y, 7, seed=3)
+    assert [a.dtype for a in iid] == [np.int64] * 7
+    assert [a.size for a in iid] == [600 // 7] * 7
+    assert np.unique(np.concatenate(iid)).size == 7 * (600 // 7)  # disjoint
+    shards = fedldp.partition(y, 10, label_shards=2, seed=5)
+    assert all(np.unique(y[a]).size <= 3 for a in shards)
+    assert np.concatenate(shards).size == 600 and np.unique(np.concatenate(shards)).size == 600
+    skew = fedldp.partition(y, 5, dirichlet_alpha=0.1, seed=2)
+    assert sum(a.size for a in skew) == 600  # every row, once
+    # The same draw for the same seed; FedSel's runs draw with a seed of their own.
+    again = fedldp.partition(y, 10, label_shards=2, seed=5)
+    assert all(np.array_equal(a, b) for a, b in zip(shards, again))
+    assert not all(np.array_equal(a, b) for a, b in
+                   zip(iid, fedldp.partition(y, 7, seed=3, run="fedsel")))
+    assert all(np.array_equal(a, b) for a, b in
+               zip(iid, fedldp.partition(y, 7, seed=3, run="ldpfl")))
+    with pytest.raises(ValueError, match="not both"):
+        fedldp.partition(y, 3, dirichlet_alpha=0.5, label_shards=2)
+    with pytest.raises(ValueError, match="clients"):
+        fedldp.partition(y, 601)
+    with pytest.raises(TypeError, match="run must be"):
+        fedldp.partition(y, 3, run=1)

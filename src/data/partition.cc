@@ -1,9 +1,12 @@
 #include "fedldp/data/partition.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <sstream>
 #include <string>
 
+#include "fedldp/base/limits.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -27,44 +30,32 @@ double Gamma(double shape, Rng& rng) {
   }
 }
 
-}  // namespace
+using Shards = std::vector<std::vector<std::size_t>>;
 
-Result<std::vector<std::vector<std::size_t>>> PartitionRows(const Dataset& data,
-                                                            std::span<const std::size_t> rows,
-                                                            std::size_t clients, double alpha,
-                                                            std::uint64_t seed) {
-  std::vector<std::size_t> all;
-  if (rows.empty()) {
-    all.resize(data.size());
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    rows = all;
+void Shuffle(std::vector<std::size_t>& v, Rng& rng) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[UniformIndex(rng, i)]);
+}
+
+Shards IidShards(std::span<const std::size_t> rows, std::size_t clients, Rng& rng) {
+  std::vector<std::size_t> order(rows.begin(), rows.end());
+  Shuffle(order, rng);
+  const std::size_t per = order.size() / clients;  // equal shards; the rest unused
+  Shards shards(clients);
+  for (std::size_t c = 0; c < clients; ++c) {
+    shards[c].assign(order.begin() + c * per, order.begin() + (c + 1) * per);
   }
-  if (clients == 0 || clients > rows.size()) {
-    return Error{"clients must be in [1, " + std::to_string(rows.size()) + "] (the rows), got " +
-                 std::to_string(clients)};
-  }
-  if (!(alpha >= 0) || !std::isfinite(alpha)) return Error{"Dirichlet alpha must be >= 0"};
-  CounterRng rng(seed, 0x5b11);
-  std::vector<std::vector<std::size_t>> shards(clients);
-  if (alpha == 0) {
-    std::vector<std::size_t> order(rows.begin(), rows.end());
-    for (std::size_t i = order.size(); i > 1; --i) {
-      std::swap(order[i - 1], order[UniformIndex(rng, i)]);
-    }
-    const std::size_t per = order.size() / clients;  // equal shards; the rest unused
-    for (std::size_t c = 0; c < clients; ++c) {
-      shards[c].assign(order.begin() + c * per, order.begin() + (c + 1) * per);
-    }
-    return shards;
-  }
+  return shards;
+}
+
+Shards DirichletShards(const Dataset& data, std::span<const std::size_t> rows, std::size_t clients,
+                       double alpha, Rng& rng) {
+  Shards shards(clients);
   for (int k = 0; k < data.classes; ++k) {
     std::vector<std::size_t> of_class;
     for (const std::size_t i : rows) {
       if (data.labels[i] == k) of_class.push_back(i);
     }
-    for (std::size_t i = of_class.size(); i > 1; --i) {
-      std::swap(of_class[i - 1], of_class[UniformIndex(rng, i)]);
-    }
+    Shuffle(of_class, rng);
     std::vector<double> p(clients);
     double total = 0;
     for (auto& v : p) total += (v = Gamma(alpha, rng));
@@ -82,6 +73,74 @@ Result<std::vector<std::vector<std::size_t>>> PartitionRows(const Dataset& data,
     }
   }
   return shards;
+}
+
+Shards LabelShards(const Dataset& data, std::span<const std::size_t> rows, std::size_t clients,
+                   std::size_t per_client, Rng& rng) {
+  std::vector<std::size_t> order(rows.begin(), rows.end());
+  Shuffle(order, rng);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return data.labels[a] < data.labels[b]; });
+  const std::size_t count = clients * per_client, size = order.size() / count;
+  std::vector<std::size_t> pieces(count);
+  std::iota(pieces.begin(), pieces.end(), std::size_t{0});
+  Shuffle(pieces, rng);
+  Shards shards(clients);
+  for (std::size_t c = 0; c < clients; ++c) {
+    for (std::size_t j = 0; j < per_client; ++j) {
+      const auto from =
+          order.begin() + static_cast<std::ptrdiff_t>(pieces[c * per_client + j] * size);
+      shards[c].insert(shards[c].end(), from, from + static_cast<std::ptrdiff_t>(size));
+    }
+  }
+  return shards;
+}
+
+}  // namespace
+
+std::string Partition::Describe() const {
+  if (label_shards > 0) return std::to_string(label_shards) + " label shards each";
+  if (dirichlet_alpha > 0) {
+    std::ostringstream s;
+    s << "Dirichlet(" << dirichlet_alpha << ") label skew";
+    return s.str();
+  }
+  return "equal IID shards";
+}
+
+Status Partition::Validate() const {
+  if (!(dirichlet_alpha >= 0) || !std::isfinite(dirichlet_alpha)) {
+    return Error{"Dirichlet alpha must be a finite number >= 0"};
+  }
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kLabelShards, label_shards));
+  if (dirichlet_alpha > 0 && label_shards > 0) {
+    return Error{"give a Dirichlet alpha or label shards, not both"};
+  }
+  return {};
+}
+
+Result<Shards> PartitionRows(const Dataset& data, std::span<const std::size_t> rows,
+                             std::size_t clients, const Partition& how, std::uint64_t seed) {
+  FEDLDP_RETURN_IF_ERROR(how.Validate());
+  std::vector<std::size_t> all;
+  if (rows.empty()) {
+    all.resize(data.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    rows = all;
+  }
+  if (clients == 0 || clients > rows.size()) {
+    return Error{"clients must be in [1, " + std::to_string(rows.size()) + "] (the rows), got " +
+                 std::to_string(clients)};
+  }
+  if (how.label_shards > 0 && clients * how.label_shards > rows.size()) {
+    return Error{std::to_string(clients) + " clients x " + std::to_string(how.label_shards) +
+                 " label shards exceed the " + std::to_string(rows.size()) + " rows"};
+  }
+  CounterRng rng(seed, 0x5b11);
+  if (how.label_shards > 0) return LabelShards(data, rows, clients, how.label_shards, rng);
+  if (how.dirichlet_alpha > 0)
+    return DirichletShards(data, rows, clients, how.dirichlet_alpha, rng);
+  return IidShards(rows, clients, rng);
 }
 
 }  // namespace fedldp

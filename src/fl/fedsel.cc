@@ -71,11 +71,9 @@ Status FedSelConfig::Validate() const {
   if (!(std::isfinite(c.clip) && c.clip > 0)) return Error{"clip norm must be a finite number > 0"};
   if (!(c.delta > 0 && c.delta < 1)) return Error{"delta must be in (0, 1)"};
   if (!(c.tail_average >= 0 && c.tail_average < 1)) return Error{"tail average must be in [0, 1)"};
-  if (!(c.dirichlet_alpha >= 0 && std::isfinite(c.dirichlet_alpha))) {
-    return Error{"Dirichlet alpha must be a finite number >= 0"};
-  }
-  if (c.dirichlet_alpha > 0 && c.clients == 0) {
-    return Error{"a Dirichlet partition needs clients (rows are split among them)"};
+  FEDLDP_RETURN_IF_ERROR(c.partition().Validate());
+  if (!c.partition().iid() && c.clients == 0) {
+    return Error{"a non-IID partition needs clients (rows are split among them)"};
   }
   return {};
 }
@@ -233,6 +231,12 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
                std::to_string(central_epsilon)};
 }
 
+std::uint64_t FedSelPartitionSeed(std::uint64_t seed) {
+  // A seed of its own: PartitionRows draws stream 0x5b11 of it, which a
+  // client's noise stream (client x epochs + epoch) of `seed` could reuse.
+  return CounterRng::Mix(seed ^ 0x7061727469746e73ULL);
+}
+
 PrivacyRecord FedSelPrivacyRecord(const RunPrivacy& p, const FedSelVariant& variant) {
   return PrivacyRecordOf(p, FedSelVariantName(variant), FloatingPointStatement(variant));
 }
@@ -328,10 +332,8 @@ Result<Shards> ShardRows(const FedSelConfig& config, const Dataset& data,
     std::iota(s.start.begin(), s.start.end(), std::size_t{0});
     return s;
   }
-  // A seed of its own: PartitionRows draws stream 0x5b11 of it, which a
-  // client's noise stream (client x epochs + epoch) of `seed` could reuse.
-  auto shards = PartitionRows(data, s.rows, config.clients, config.dirichlet_alpha,
-                              CounterRng::Mix(seed ^ 0x7061727469746e73ULL));
+  auto shards =
+      PartitionRows(data, s.rows, config.clients, config.partition(), FedSelPartitionSeed(seed));
   if (!shards.ok()) return Error{shards.error()};
   s.rows.clear();
   for (std::size_t c = 0; c < n; ++c) {

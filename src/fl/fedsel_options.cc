@@ -47,9 +47,10 @@ FedSelOption Row(std::string_view key, std::string_view flag, std::string_view r
           varies, word, {}};
 }
 
-Status DirichletNeedsClients(const FedSelConfig& c) {
-  if (c.dirichlet_alpha != 0 && c.clients == 0) {
-    return Error{"dirichlet_alpha needs clients (the rows are split among them)"};
+Status PartitionNeedsClients(const FedSelConfig& c) {
+  if (!c.partition().iid() && c.clients == 0) {
+    return Error{std::string(c.label_shards > 0 ? "label_shards" : "dirichlet_alpha") +
+                 " needs clients (the rows are split among them)"};
   }
   return {};
 }
@@ -115,7 +116,13 @@ std::vector<FedSelOption> RecordedOptions() {
               "With clients: 0 gives equal IID shards; alpha > 0 a Dirichlet(alpha) label skew per "
               "client (small alpha: few classes each)",
               SetField(&FedSelConfig::dirichlet_alpha), GetField(&FedSelConfig::dirichlet_alpha),
-              DirichletNeedsClients))};
+              PartitionNeedsClients)),
+      SimulatedOnly(
+          Row("label_shards", "label-shards", "label_shards",
+              "With clients: give each client K shards of the label-sorted rows (McMahan et al. "
+              "2017: at most about K labels each; 0: off)",
+              SetField(&FedSelConfig::label_shards), GetField(&FedSelConfig::label_shards),
+              PartitionNeedsClients))};
 }
 
 std::vector<FedSelOption> OtherOptions() {

@@ -28,11 +28,6 @@ double Since(Clock::time_point t) {
 
 }  // namespace
 
-Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
-                                                           double alpha, std::uint64_t seed) {
-  return PartitionRows(data, {}, clients, alpha, seed);
-}
-
 InputMoments InputMomentsOf(const Dataset& data, std::span<const std::size_t> rows) {
   double sum = 0, sum_sq = 0;
   for (const std::size_t r : rows) {
@@ -420,7 +415,7 @@ Status LdpFlTrainer::Prepare() {
     if (!(input_.sd > 0)) input_ = {};
     net_.SetInputStandardization(input_.mean, input_.sd);
   }
-  auto shards = SplitClients(train_, config_.clients, config_.dirichlet_alpha, seed_);
+  auto shards = PartitionRows(train_, {}, config_.clients, config_.partition(), seed_);
   if (!shards.ok()) return Error{shards.error()};
   shards_ = std::move(shards).value();
   per_round_ = LdpFlClientsPerRound(config_);

@@ -148,6 +148,10 @@ std::vector<LdpFlOption> RecordedOptions() {
       SimulatedOnly(Row("dirichlet_alpha", "dirichlet", "dirichlet_alpha",
                         "Non-IID: Dirichlet alpha per class (0: IID)",
                         Plain(&LdpFlConfig::dirichlet_alpha))),
+      SimulatedOnly(Row("label_shards", "label-shards", "label_shards",
+                        "Non-IID: K shards of the label-sorted rows per client (McMahan et al. "
+                        "2017; 0: off)",
+                        Plain(&LdpFlConfig::label_shards))),
       Row("disjoint_rounds", "disjoint-rounds", "disjoint_rounds",
           "Cut each epoch of floor(1 / fraction) rounds from one random order, so a client "
           "reports at most once per epoch (default: a fresh subset every round, and the "

@@ -66,9 +66,7 @@ Status LdpFlConfig::Validate() const {
     }
   }
   if (config.clients == 0) return Error{"clients must be >= 1"};
-  if (!(config.dirichlet_alpha >= 0) || !std::isfinite(config.dirichlet_alpha)) {
-    return Error{"Dirichlet alpha must be >= 0"};
-  }
+  FEDLDP_RETURN_IF_ERROR(config.partition().Validate());
   if (config.vector) {
     if (*config.vector == VectorMechanism::kDuchi) {
       return Error{"randomizer must be " + Listed(LdpFlRandomizerNames(), " or ")};

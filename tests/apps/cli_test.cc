@@ -39,10 +39,10 @@ using testing::Scratch;
 // Issue 40, item 5: the reproduce commands' outputs, recorded with those of
 // cli_golden_test (testing/golden.h; FEDLDP_GOLDEN_PRINT=1 prints them for
 // the code as it is). Issue 43, item 4 added each record's "privacy"
-// (checked then: every .csv and .md identical to the build before, every
-// .jsonl line identical but for the new key).
-constexpr std::uint64_t kFedSelQuick = 0x1adae11449c51a87ULL,
-                        kFrontierQuick = 0x16a3768a37e81661ULL,
+// and then "label_shards" (checked each time: every .csv and .md identical
+// to the build before, every .jsonl line identical but for the new key).
+constexpr std::uint64_t kFedSelQuick = 0x135d637b41d87c59ULL,
+                        kFrontierQuick = 0xe41d10c8dbdeb8d9ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's
@@ -1231,11 +1231,21 @@ TEST(Train, OwnCsvDataSplitAmongClients) {
   for (const auto& fold : record["per_fold"]) sum += fold["accuracy"].get<double>();
   EXPECT_NEAR(sum / 2, record["accuracy_mean"].get<double>(), 1e-12);
   EXPECT_EQ(record["per_fold"][1]["fold"], 1);
+  // Label shards (McMahan et al.): the simulator's third partition.
+  const auto shards =
+      Fedldp({"train", "--data", csv, "--label-column", "label", "--variant", "np", "--clients",
+              "50", "--label-shards", "2", "--repeats", "1", "--folds", "2", "--no-reference"});
+  ASSERT_EQ(shards.code, 0) << shards.err;
+  EXPECT_NE(shards.out.find("(2 label shards each); privacy is per client"), std::string::npos)
+      << shards.out;
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--data", csv, "--label-column", "nope"}, "no column is named 'nope'"},
            {{"--label-column", "label"}, "--label-column applies to --data FILE.csv only"},
            // FedSelConfig's rules, in the sentences Python raises (fedsel_options.h).
            {{"--data", csv, "--dirichlet-alpha", "1"}, "dirichlet_alpha needs clients"},
+           {{"--data", csv, "--label-shards", "2"}, "label_shards needs clients"},
+           {{"--data", csv, "--clients", "20", "--label-shards", "2", "--dirichlet-alpha", "1"},
+            "give a Dirichlet alpha or label shards, not both"},
            {{"--data", csv, "--clip", "0.5"}, "clip applies to the vector variants only"},
            {{"--data", csv, "--epochs", "1.5"}, "--epochs: '1.5' is not a whole number"},
            {{"--data", csv, "--mu", "x"}, "mu = x: mu must be in [0, 1), or auto"},

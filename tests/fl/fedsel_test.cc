@@ -570,7 +570,7 @@ TEST(PartitionRows, SplitsOnlyTheRowsGiven) {
   const Dataset data = Synthetic(1000);
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < 1000; i += 2) rows.push_back(i);  // the even rows
-  const auto iid = PartitionRows(data, rows, 7, 0, 3).value();
+  const auto iid = PartitionRows(data, rows, 7, {}, 3).value();
   std::vector<std::size_t> seen;
   for (const auto& shard : iid) {
     EXPECT_EQ(shard.size(), 500u / 7);
@@ -579,12 +579,12 @@ TEST(PartitionRows, SplitsOnlyTheRowsGiven) {
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());  // disjoint
   EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](std::size_t r) { return r % 2 == 0; }));
-  const auto skewed = PartitionRows(data, rows, 7, 0.3, 3).value();
+  const auto skewed = PartitionRows(data, rows, 7, {.dirichlet_alpha = 0.3}, 3).value();
   std::size_t total = 0;
   for (const auto& shard : skewed) total += shard.size();
   EXPECT_EQ(total, 500u);  // every given row, once
-  EXPECT_FALSE(PartitionRows(data, rows, 501, 0, 3).ok());
-  EXPECT_FALSE(PartitionRows(data, rows, 3, -1, 3).ok());
+  EXPECT_FALSE(PartitionRows(data, rows, 501, {}, 3).ok());
+  EXPECT_FALSE(PartitionRows(data, rows, 3, {.dirichlet_alpha = -1}, 3).ok());
 }
 
 // A client of several rows reports the mean of its rows' gradients: with one

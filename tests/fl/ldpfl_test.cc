@@ -23,23 +23,23 @@ namespace {
 
 using testing::Stripes;
 
-TEST(SplitClients, IidShardsAreEqualAndDisjoint) {
+TEST(PartitionRows, IidShardsAreEqualAndDisjoint) {
   const Dataset d = Stripes(1003, 1);
-  const auto shards = SplitClients(d, 10, 0, 7).value();
+  const auto shards = PartitionRows(d, {}, 10, {}, 7).value();
   std::set<std::size_t> seen;
   for (const auto& s : shards) {
     EXPECT_EQ(s.size(), 100u);
     seen.insert(s.begin(), s.end());
   }
   EXPECT_EQ(seen.size(), 1000u);
-  EXPECT_EQ(shards, SplitClients(d, 10, 0, 7).value());
-  EXPECT_FALSE(SplitClients(d, 0, 0, 7).ok());
-  EXPECT_FALSE(SplitClients(d, 5000, 0, 7).ok());
+  EXPECT_EQ(shards, PartitionRows(d, {}, 10, {}, 7).value());
+  EXPECT_FALSE(PartitionRows(d, {}, 0, {}, 7).ok());
+  EXPECT_FALSE(PartitionRows(d, {}, 5000, {}, 7).ok());
 }
 
-TEST(SplitClients, DirichletShardsCoverEveryRowOnceAndSkewTheClasses) {
+TEST(PartitionRows, DirichletShardsCoverEveryRowOnceAndSkewTheClasses) {
   const Dataset d = Stripes(2000, 2);
-  const auto shards = SplitClients(d, 20, 0.1, 3).value();
+  const auto shards = PartitionRows(d, {}, 20, {.dirichlet_alpha = 0.1}, 3).value();
   std::vector<int> count(d.size(), 0);
   double top_share = 0;
   std::size_t nonempty = 0;

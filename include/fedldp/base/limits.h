@@ -54,6 +54,10 @@ inline constexpr CountLimit kTokens{"tokens", 1, 1'000'000, ""};
 // The rounds a client reports in, as the accountant takes them: FedSel's
 // E x rounds per epoch reaches past kRounds.
 inline constexpr CountLimit kReportRounds{"rounds", 1, 1'000'000, ""};
+// A partition of rows among clients (data/partition.h): the clients (at
+// most the rows, checked there) and the label shards each client gets.
+inline constexpr CountLimit kClientCount{"clients", 1, std::int64_t{1} << 32, ""};
+inline constexpr CountLimit kLabelShards{"label shards", 0, 1'000, "0: off"};
 
 // Sample counts: draws of a sampler (sample --count) or words of a
 // generator (Python's Rng.integers); an audit's draws per statistical check

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "fedldp/data/dataset.h"
+#include "fedldp/data/partition.h"
 #include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
 #include "fedldp/model/linear.h"
@@ -173,13 +174,16 @@ struct FedSelConfig {
   bool sample_clients = false;
   // Clients holding several rows each. 0: one client per training row, the
   // papers' setting. Otherwise the training rows are split into `clients`
-  // shards (data/partition.h): equal IID shards when dirichlet_alpha is 0
-  // (the remainder left out), a Dirichlet(alpha) label skew when it is > 0.
+  // shards (data/partition.h): equal IID shards (the remainder left out),
+  // a Dirichlet(alpha) label skew when dirichlet_alpha > 0, or label_shards
+  // shards of the label-sorted rows each when that is > 0.
   // A client's gradient is the mean of its rows' clipped gradients, so a
   // report's sensitivity is unchanged and the privacy unit is the client,
   // all its rows together.
   std::size_t clients = 0;
   double dirichlet_alpha = 0;
+  std::size_t label_shards = 0;
+  Partition partition() const { return {dirichlet_alpha, label_shards}; }
 
   // OK if the variant's parts make a variant and every setting is in its
   // range (the clients against the rows are checked by PlanFedSel); else why
@@ -245,6 +249,9 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
 // every round when sampled, with q), shuffled with the plan's smallest round,
 // and a vector variant's floating-point allowance.
 RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& config, double delta);
+// The seed a run of `seed` partitions its rows among clients with
+// (PartitionRows): fedldp.partition(..., run="fedsel") draws the same.
+std::uint64_t FedSelPartitionSeed(std::uint64_t seed);
 // The privacy record (privacy/privacy_record.h) of a private variant's run
 // that the accountant stated as `p`.
 PrivacyRecord FedSelPrivacyRecord(const RunPrivacy& p, const FedSelVariant& variant);

@@ -48,6 +48,7 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/data/dataset.h"
+#include "fedldp/data/partition.h"
 #include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
 #include "fedldp/fl/server_optimizer.h"
@@ -74,8 +75,10 @@ struct LdpFlConfig {
   LayerRange fixed_range{0, 0.075};
   bool perturb_updates = false;  // false: weights (see above)
   double adaptive_margin = 1.0;
-  double dirichlet_alpha = 0;  // 0: IID shards
-  bool shuffle = true;         // through the ParameterShuffler (same model either way)
+  double dirichlet_alpha = 0;    // > 0: a Dirichlet label skew (data/partition.h)
+  std::size_t label_shards = 0;  // > 0: shards of the label-sorted rows per client
+  Partition partition() const { return {dirichlet_alpha, label_shards}; }
+  bool shuffle = true;  // through the ParameterShuffler (same model either way)
   ShuffleSchedule schedule = ShuffleSchedule::kPermutation;
   double delta = 1e-5;  // for the shuffle-model statement
   // Inputs standardised by the training set's pixel mean and standard
@@ -162,10 +165,6 @@ struct LdpFlRun {
   // applies, or plain composition (delta 0). Records quote it.
   DpGuarantee total() const;
 };
-
-// Splits `rows` of `data` into `clients` shards (IID, or Dirichlet(alpha)).
-Result<std::vector<std::vector<std::size_t>>> SplitClients(const Dataset& data, std::size_t clients,
-                                                           double alpha, std::uint64_t seed);
 
 // The adaptive rule: per layer, the centre and half-width of the layer's
 // weights, the half-width times `margin` (at least 1e-6). Refused: a layer
