@@ -62,11 +62,14 @@ struct TrainOptions {
   int pool = 1;              // image datasets: average-pool pool x pool pixel blocks
   std::string data;          // the user's own file (CSV or LIBSVM) instead of --dataset
   std::string label_column;  // CSV: the label's column name or index (default: the last)
-  std::string variant = "ps-pm";
+  std::string variant{kDefaultFedSelVariant};
   // The FedSelConfig options given (fl/fedsel_options.h), as typed; the
   // rest keep the variant's defaults (DefaultFedSelConfig).
   std::map<std::string, std::string> config;
-  double reference_lr = 1.0;              // the non-private reference's learning rate
+  double reference_lr = 1.0;  // the non-private reference's learning rate
+  // Its m / N (nullopt: np's own default, whatever the private run's).
+  std::optional<double> reference_batch_fraction;
+  bool allow_weak_reference = false;      // a reference below the majority class still exits 0
   double central_delta = 1e-6;            // with shuffle: the total delta per client
   std::optional<double> central_epsilon;  // with shuffle: the target that sets the local eps
   bool tune = false;                      // nested: hyper-parameters chosen per fold
@@ -183,7 +186,7 @@ struct ServeOptions {
   std::string data_dir;
   std::string eval_rows;  // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
-  std::string variant = "ps-pm";  // FedSel
+  std::string variant{kDefaultFedSelVariant};  // FedSel
   // FedSelConfig's or LdpFlConfig's deployed options given, by flag
   // (config_options.h: BindServedOptions); the rest keep the variant's or
   // the dataset's defaults.

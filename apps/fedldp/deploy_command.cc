@@ -281,8 +281,7 @@ void AddServeProtocolOptions(CLI::App& app, ServeOptions& o) {
                  "FedSel --shuffle: the statement's total delta per user, in [1e-12, 1)")
       ->check(CLI::Range(1e-12, 0.999999))
       ->capture_default_str();
-  BindServedOptions(app, FedSelOptions(), "FedSel",
-                    DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()), LdpFlOptions(),
+  BindServedOptions(app, FedSelOptions(), "FedSel", DefaultFedSelVariantConfig(), LdpFlOptions(),
                     "LDP-FL", LdpFlConfig{}, o.config);
   app.add_option("--chunk", o.chunk, "LDP-FL: weights per sealed piece, at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))

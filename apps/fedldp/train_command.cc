@@ -52,11 +52,10 @@ void AddDataOptions(CLI::App& app, TrainOptions& o) {
 }
 
 // The variant, then FedSelConfig's options, each bound from its row
-// (fl/fedsel_options.h), with ps-pm's defaults shown.
+// (fl/fedsel_options.h), with the default variant's defaults shown.
 void AddMethodOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--variant", o.variant, "FedSel variant or baseline")->capture_default_str();
-  BindOptions(app, FedSelOptions(), DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()),
-              o.config);
+  BindOptions(app, FedSelOptions(), DefaultFedSelVariantConfig(), o.config);
 }
 
 // The central budget of a shuffled run.
@@ -137,6 +136,13 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
                  "Learning rate of the non-private reference (the private default diverges "
                  "on Bank without noise)")
       ->capture_default_str();
+  app.add_option("--reference-batch-fraction", o.reference_batch_fraction,
+                 "m / N of the non-private reference (default: np's own, not the private "
+                 "run's --batch-fraction)")
+      ->check(CLI::Range(1e-9, 1.0));
+  app.add_flag("--allow-weak-reference", o.allow_weak_reference,
+               "Exit 0 even if the non-private reference does not beat the majority class "
+               "(otherwise: its results are printed and recorded, and train exits 1)");
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
@@ -234,9 +240,7 @@ FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
   c.cv = {o.repeats, o.folds, o.seed};
   c.reference = !o.no_reference;
   c.reference_lr = o.reference_lr;
-  if (o.config.contains("batch_fraction")) {
-    c.reference_batch_fraction = c.training.batch_fraction;
-  }
+  c.reference_batch_fraction = o.reference_batch_fraction;
   c.threads = o.threads;
   if (Status s = c.Validate(); !s.ok()) throw UsageError(s.error());
   return c;
@@ -410,7 +414,17 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluste
   if (!experiment.ok()) Refuse(experiment.error());
   PrintResults(o, *experiment, out);
   if (cluster.rank() == 0) AppendOut(o.out, experiment->RecordJson() + "\n");
-  (void)err;
+  if (experiment->weak_reference() && !o.allow_weak_reference) {
+    // Every figure above is printed and recorded; the exit status says the
+    // comparison is not one to report.
+    err << "fedldp train: error: the non-private reference ("
+        << PercentText(experiment->reference->MeanAccuracy())
+        << " %) does not beat the majority class ("
+        << PercentText(experiment->result.MeanMajority())
+        << " %): its settings do not fit these data; give it a smaller --reference-lr (now "
+        << o.reference_lr << ") or a --reference-batch-fraction, or --allow-weak-reference\n";
+    return 1;
+  }
   return experiment->stopped() ? 1 : 0;
 }
 

@@ -469,14 +469,12 @@ test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
 // The training runs and the options they take.
 void BindTraining(py::module_& m) {
   m.def(
-      "fedsel_options",
-      [] {
-        return OptionsPy(FedSelOptions(), DefaultFedSelConfig(Take(ParseFedSelVariant("ps-pm"))));
-      },
+      "fedsel_options", [] { return OptionsPy(FedSelOptions(), DefaultFedSelVariantConfig()); },
       R"doc(
 train_fedsel's keyword options, as the library describes them once (the rows
 `fedldp train` binds its flags from): a list of dicts with name, flag, record
-(the JSON record's key, or None), help, default (ps-pm's; None where it
+(the JSON record's key, or None), help, default (the default variant's,
+privunitg's; None where it
 varies by variant), default_varies and choices (empty unless it takes one of
 a few words).)doc");
   m.def(
@@ -496,14 +494,15 @@ label_shards k > 0 each client k shards of the label-sorted rows (McMahan et
 al. 2017). seed as the run's: run="ldpfl" or None draws with it as
 train_ldpfl(seed=...) does, run="fedsel" as train_fedsel(seed=...) does
 for its clients.)doc");
-  m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"), py::arg("variant") = "ps-pm",
-        py::kw_only(), py::arg("X_test") = py::none(), py::arg("y_test") = py::none(),
-        py::arg("seed") = 1, py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
+  m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"),
+        py::arg("variant") = std::string(kDefaultFedSelVariant), py::kw_only(),
+        py::arg("X_test") = py::none(), py::arg("y_test") = py::none(), py::arg("seed") = 1,
+        py::arg("threads") = 0, py::arg("central_epsilon") = py::none(),
         py::arg("central_delta") = 1e-6, py::arg("classes") = 0, R"doc(
 Trains a linear model (logistic, or softmax for more than two classes) with
 FedSel or a baseline, one client per row of X, as `fedldp train` does:
-variant is one of fedldp train's (ps-pm, exp-hm, pm (flat), privunitg,
-fastprojunit, gaussian, np, ...); options are FedSelConfig's fields by name
+variant is one of fedldp train's (privunitg, the default; fastprojunit,
+ps-pm, exp-hm, pm (flat), gaussian, np, ...); options are FedSelConfig's fields by name
 (fedsel_options() lists them: epsilon, epochs, batch_fraction, learning_rate,
 clip, shuffle, clients, dirichlet_alpha, ...); unset ones take the variant's
 defaults, and an option the variant ignores raises ValueError with the

@@ -102,7 +102,9 @@ def test_shuffled_runs_are_calibrated_to_the_central_budget(adult):
 
 def test_the_options_listed_are_the_config_returned(adult):
     train, _ = adult
-    run = fedldp.train_fedsel(train["X"][:200], train["y"][:200], "ps-pm", epochs=1, threads=1)
+    # The listed defaults are the default variant's (privunitg, README's choice).
+    run = fedldp.train_fedsel(train["X"][:200], train["y"][:200], epochs=1, threads=1)
+    assert run["config"]["variant"] == "privunitg"
     options = fedldp.fedsel_options()
     assert [o["name"] for o in options] == [k for k in run["config"] if k != "variant"]
     by_name = {o["name"]: o for o in options}
@@ -298,7 +300,8 @@ def test_results_and_cli_records_share_the_privacy_layout(adult, tmp_path):
     train, _ = adult
     run = fedldp.train_fedsel(train["X"][:300], train["y"][:300], "ps-pm", epochs=1, threads=1)
     assert list(run["privacy"]) == list(record)  # the same keys, in the same order
-    assert record["mechanism"] == run["privacy"]["mechanism"] == "ps-pm"
+    assert record["mechanism"] == "privunitg"  # the default variant
+    assert run["privacy"]["mechanism"] == "ps-pm"
 
 
 def test_partition_gives_the_simulators_shards_as_index_arrays():

@@ -479,6 +479,10 @@ FedSelConfig DefaultFedSelConfig(const FedSelVariant& variant) {
   return c;
 }
 
+FedSelConfig DefaultFedSelVariantConfig() {
+  return DefaultFedSelConfig(ParseFedSelVariant(kDefaultFedSelVariant).value());
+}
+
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d) {
   const FedSelVariant& v = plan.variant;
   if (!TraitsOf(v).selects || !plan.selector) {

@@ -104,6 +104,11 @@ bool FedSelExperiment::learned() const {
          result.MeanMajority();
 }
 
+bool FedSelExperiment::weak_reference() const {
+  return reference && !reference->folds.empty() &&
+         reference->MeanAccuracy() <= reference->MeanMajority();
+}
+
 std::string FedSelExperiment::RecordJson() const {
   CrossValidationOptions cv = config.cv;
   cv.test_from = test_from;
@@ -112,6 +117,7 @@ std::string FedSelExperiment::RecordJson() const {
       reference && !reference->folds.empty() ? std::optional<double>(reference->MeanAccuracy())
                                              : std::nullopt,
       privacy ? std::optional(FedSelPrivacyRecord(*privacy, effective.variant)) : std::nullopt);
+  j["reference_weak"] = weak_reference();
   j["stopped"] = stopped();
   j["processes"] = processes;
   return j.dump();

@@ -439,7 +439,7 @@ TEST(Options, NumbersAddressesAndConfigKeysAreCheckedStrictly) {
       {{"train", "--epsilon", "1e999"}, "--epsilon"},
       // Refused by what they imply, before a header is printed (issue 41:
       // the header came on stdout, then the error).
-      {{"train", "--epsilon", "1e-300"}, "too small to implement exactly"},
+      {{"train", "--variant", "ps-pm", "--epsilon", "1e-300"}, "too small to implement exactly"},
       {{"train", "--variant", "exp-hm", "--mu", "4.9e-324"}, "exp: "},
       {{"train", "--variant", "privunitg", "--epsilon", "1e-300"}, "past 2^450"},
       {{"train", "--variant", "gaussian", "--clip", "4.9e-324"}, "the Gaussian's sigma"},
@@ -995,6 +995,34 @@ TEST(Train, PrintsPrivacyStatementAccuracyAndReferences) {
   EXPECT_GT(record["nonprivate_mean"].get<double>(), 50) << line;
   EXPECT_LE(record["nonprivate_mean"].get<double>(), 100) << line;
   EXPECT_NE(r.out.find("misclassification"), std::string::npos);
+  // A reference that does not beat the majority class (lr 1e5 diverges)
+  // fails the run, its figures printed and recorded; allowed, it exits 0.
+  const std::string weak_out = Scratch("weak.jsonl");
+  std::filesystem::remove(weak_out);
+  const std::vector<std::string> weak_args = {"train",
+                                              "--dataset",
+                                              "syn-L-0.1-0.6",
+                                              "--variant",
+                                              "ps-pm",
+                                              "--repeats",
+                                              "1",
+                                              "--folds",
+                                              "2",
+                                              "--reference-lr",
+                                              "100000",
+                                              "--reference-batch-fraction",
+                                              "0.05",
+                                              "--out",
+                                              weak_out};
+  const auto weak = Fedldp(weak_args);
+  EXPECT_EQ(weak.code, 1) << weak.err;
+  EXPECT_NE(weak.err.find("does not beat the majority class"), std::string::npos) << weak.err;
+  EXPECT_NE(weak.out.find("np (non-private)"), std::string::npos) << weak.out;
+  std::ifstream weak_in(weak_out);
+  EXPECT_EQ(nlohmann::json::parse(weak_in)["reference_weak"], true);
+  auto allowed_args = weak_args;
+  allowed_args.push_back("--allow-weak-reference");
+  EXPECT_EQ(Fedldp(allowed_args).code, 0);
   // The same options from a config file.
   const std::string config = Scratch("train_test.toml");
   std::ofstream(config) << "[train]\ndataset = \"syn-L-0.1-0.6\"\nvariant = \"pe-duchi\"\n"
@@ -1246,7 +1274,8 @@ TEST(Train, OwnCsvDataSplitAmongClients) {
            {{"--data", csv, "--label-shards", "2"}, "label_shards needs clients"},
            {{"--data", csv, "--clients", "20", "--label-shards", "2", "--dirichlet-alpha", "1"},
             "give a Dirichlet alpha or label shards, not both"},
-           {{"--data", csv, "--clip", "0.5"}, "clip applies to the vector variants only"},
+           {{"--data", csv, "--variant", "ps-pm", "--clip", "0.5"},
+            "clip applies to the vector variants only"},
            {{"--data", csv, "--epochs", "1.5"}, "--epochs: '1.5' is not a whole number"},
            {{"--data", csv, "--mu", "x"}, "mu = x: mu must be in [0, 1), or auto"},
            {{"--data", csv, "--clients", "5000"}, "must not exceed the rows"},

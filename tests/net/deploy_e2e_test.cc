@@ -101,6 +101,7 @@ class DeployE2eTest : public testing::TempDirTest {
             "--address",     "127.0.0.1:" + std::to_string(port),
             "--users",       std::to_string(kTrainRows),
             "--data-dir",    FEDLDP_DATASETS,
+            "--variant",     "ps-pm",  // FedSel's own, which the simulator runs beside
             "--epsilon",     "8",
             "--out",         Path("result.json"),
             "--stale-ms",    "5000",

@@ -89,6 +89,9 @@ struct FedSelExperiment {
   std::vector<std::string> warnings;
 
   bool stopped() const { return result.stopped || (reference && reference->stopped); }
+  // The non-private reference ran and does not beat the majority class:
+  // its settings do not fit the data (train refuses to exit 0 on it).
+  bool weak_reference() const;
   // The mean minus 2 standard errors is above the majority class.
   bool learned() const;
   // One JSON object (no newline): CrossValidationRecord (records.h).
