@@ -40,6 +40,8 @@ void CheckModelOnlyOptions(const FrontierOptions& o) {
       {"--repeats", "linear", l.repeats != l0.repeats},
       {"--folds", "linear", l.folds != l0.folds},
       {"--tuning-splits", "linear", l.tuning_splits != l0.tuning_splits},
+      {"--data", "linear", !l.data_file.empty()},
+      {"--label-column", "linear", !l.label_column.empty()},
       {"--resume", "cnn", c.resume},
       {"--epsilons", "cnn", c.epsilons != c0.epsilons},
       {"--randomizers", "cnn", c.randomizers != c0.randomizers},
@@ -125,6 +127,12 @@ void SetupReproduceFrontier(CLI::App& reproduce, FrontierOptions& o) {
                   "linear: a binary dataset (see train; default adult); cnn: mnist (default) or "
                   "fmnist");
   app->add_option("--data-dir", l.data_dir, "Folder of the dataset files");
+  app->add_option("--data", l.data_file,
+                  "linear: your own binary file instead of --dataset (CSV with a header, or "
+                  "LIBSVM, as train --data)");
+  app->add_option("--label-column", l.label_column,
+                  "linear, with --data FILE.csv: the label's column name or index (default: the "
+                  "last)");
   app->add_option("--repeats", l.repeats, "linear: cross-validation repeats")
       ->capture_default_str()
       ->check(Within(kRepeats));
@@ -152,6 +160,8 @@ int RunLinear(const FrontierOptions& o, std::ostream& out, std::ostream& err) {
   FrontierReproductionConfig config = *o.linear;
   config.data_dir = DataDir(config.data_dir);
   if (o.dataset) config.dataset = *o.dataset;
+  if (o.dataset && !config.data_file.empty())
+    throw UsageError("give --dataset or --data, not both");
   if (o.delta) config.delta = *o.delta;
   if (const Status s = config.Validate(); !s.ok()) throw UsageError(s.error());
   FrontierReproductionObserver observer;

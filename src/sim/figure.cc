@@ -1,10 +1,13 @@
 #include "fedldp/sim/figure.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fedldp/base/files.h"
 
@@ -46,6 +49,10 @@ constexpr const char* kReferenceColours[] = {"#000000", "#999999", "#8C510A", "#
 // Filled circle, square, triangles, diamond, then the open shapes: a series
 // stays recognisable in grey print too.
 constexpr int kPoints[] = {7, 5, 9, 11, 13, 6, 4, 8, 10, 12, 1, 2, 3};
+// And a dash pattern of its own (the first solid), so that two series whose
+// lines coincide still show both; references keep the long dash "2".
+constexpr const char* kDashes[] = {"1",      "(8,3)", "(2,2)",        "(8,3,2,3)",
+                                   "(14,4)", "(4,4)", "(8,3,2,3,2,3)"};
 
 // The i-th measured series' style, or the i-th reference's.
 std::string Style(std::size_t i, bool reference) {
@@ -54,7 +61,56 @@ std::string Style(std::size_t i, bool reference) {
     << (reference ? kReferenceColours[i % std::size(kReferenceColours)]
                   : kColours[i % std::size(kColours)])
     << "'";
-  if (!reference) s << " pt " << kPoints[i % std::size(kPoints)] << " ps 1.2";
+  if (!reference) {
+    s << " dt " << kDashes[i % std::size(kDashes)] << " pt " << kPoints[i % std::size(kPoints)]
+      << " ps 1.2";
+  }
+  return s.str();
+}
+
+// Every x a measured series has (at most 12 of them): a tick at each, so a
+// reader finds each budget plotted (a log axis ticked only 0.1, 1, 10).
+std::vector<double> PlottedX(const Figure& f) {
+  std::vector<double> xs;
+  for (const Series& s : f.series) {
+    if (s.reference) continue;
+    for (const Point& p : s.points) xs.push_back(p.x);
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  return xs;
+}
+
+std::string XTics(const Figure& f) {
+  const std::vector<double> xs = PlottedX(f);
+  if (xs.empty() || xs.size() > 12) return "";
+  std::ostringstream s;
+  s << "set xtics (";
+  for (std::size_t i = 0; i < xs.size(); ++i) s << (i ? ", " : "") << "'" << xs[i] << "' " << xs[i];
+  s << ")\n";
+  // Room on either side for the dodged points (below) and the ticks' labels.
+  if (f.log_x && xs.front() > 0) {
+    s << "set xrange [" << xs.front() / 1.6 << ":" << xs.back() * 1.6 << "]\n";
+  } else if (xs.size() > 1) {
+    const double pad = 0.08 * (xs.back() - xs.front());
+    s << "set xrange [" << xs.front() - pad << ":" << xs.back() + pad << "]\n";
+  }
+  return s.str();
+}
+
+// The x column for the i-th of n measured series: shifted a little to the
+// side (a few percent on a log axis, a share of the range on a linear one)
+// so that no series' error bars hide another's; the ticks mark the true x.
+std::string DodgedX(const Figure& f, std::size_t i, std::size_t n) {
+  const double offset = static_cast<double>(i) - (static_cast<double>(n) - 1) / 2;
+  std::ostringstream s;
+  if (f.log_x) {
+    s << "($2*" << std::exp(0.025 * offset) << ")";
+  } else {
+    const std::vector<double> xs = PlottedX(f);
+    const double range = xs.size() > 1 ? xs.back() - xs.front() : 1;
+    s << "($2+" << 0.006 * range * offset << ")";
+  }
   return s.str();
 }
 
@@ -87,15 +143,18 @@ Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
                                       "set bmargin 5\n")
        << "set xlabel " << Quoted(f.xlabel) << "\nset ylabel " << Quoted(f.ylabel) << "\n"
        << "set key outside right\nset grid\nset datafile separator ','\n"
-       << (f.log_x ? "set logscale x\n" : "");
+       << (f.log_x ? "set logscale x\n" : "") << XTics(f);
     gp << "plot ";
     std::size_t measured = 0, references = 0;
+    const std::size_t all_measured = static_cast<std::size_t>(std::count_if(
+        f.series.begin(), f.series.end(), [](const Series& s) { return !s.reference; }));
     for (std::size_t i = 0; i < f.series.size(); ++i) {
       const auto& s = f.series[i];
-      gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using 2:(stringcolumn(1) eq '"
+      const std::size_t k = s.reference ? references++ : measured++;
+      gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using "
+         << (s.reference ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
          << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
-         << Style(s.reference ? references++ : measured++, s.reference) << " title '"
-         << Field(s.name) << "'";
+         << Style(k, s.reference) << " title '" << Field(s.name) << "'";
     }
     // The same plot as SVG and PDF, for papers and slides.
     gp << "\nset terminal svg size 900,600 dynamic font 'sans,11'\n"

@@ -156,9 +156,9 @@ Figure FrontierFigure(const FrontierReproductionConfig& c, const FrontierConfig&
   for (double e : config.epsilons) lo = std::min(lo, e), hi = std::max(hi, e);
   Figure fig;
   fig.id = shuffled ? "frontier-shuffled" : "frontier-local";
-  fig.title = c.dataset + (shuffled ? ", shuffled: central (eps, " + Significant(config.delta, 2) +
-                                          ") per client"
-                                    : ", local: total eps per client");
+  fig.title = c.data_label() + (shuffled ? ", shuffled: central (eps, " +
+                                               Significant(config.delta, 2) + ") per client"
+                                         : ", local: total eps per client");
   fig.xlabel = shuffled ? "central eps per client, total" : "eps per client, total";
   fig.ylabel = "test accuracy (%)";
   fig.log_x = true;
@@ -194,7 +194,7 @@ Status WriteFrontier(const FrontierReproductionConfig& c, FrontierReproduction& 
   md << "| method | mode | target eps | spent (eps, delta) | local eps per report | accuracy % "
         "| learned |\n|---|---|---|---|---|---|---|\n";
   const auto add = [&](const FrontierRow& r) {
-    jsonl << RowJson(r, f, c.dataset, c.seed) << "\n";
+    jsonl << RowJson(r, f, c.data_label(), c.seed) << "\n";
     csv << CsvRow(r, f);
     md << MarkdownRow(r);
   };
@@ -245,6 +245,9 @@ FrontierConfig FrontierReproductionConfig::Frontier() const {
 
 Status FrontierReproductionConfig::Validate() const {
   if (out.empty()) return Error{"out must name a folder"};
+  if (!label_column.empty() && data_file.empty()) {
+    return Error{"a label column applies to a CSV data file only"};
+  }
   FEDLDP_RETURN_IF_ERROR(CheckCount(kRepeats, repeats));
   if (folds < 2 || folds > 100) return Error{"folds must be in [2, 100]"};
   if (tuning_splits < 1 || tuning_splits > 100) return Error{"tuning splits must be in [1, 100]"};
@@ -259,9 +262,14 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
   FrontierReproduction result;
   result.config = c.Frontier();
   const FrontierConfig& config = result.config;
-  auto data = LoadNamed(c.dataset, c.data_dir);
+  auto data = c.data_file.empty() ? LoadNamed(c.dataset, c.data_dir)
+                                  : LoadDataFile(c.data_file, c.label_column);
   if (!data.ok()) return Error{data.error(), data.code()};
-  if (data->classes != 2) return Error{"dataset " + c.dataset + " is not a binary task"};
+  const std::string& named = c.data_label();
+  if (data->classes != 2) {
+    return Error{named + " has " + std::to_string(data->classes) +
+                 " classes: the linear frontier compares methods on a binary task"};
+  }
   std::error_code ec;
   std::filesystem::create_directories(c.out, ec);
   if (ec) return Error{"cannot create " + c.out + ": " + ec.message()};
@@ -273,10 +281,11 @@ Result<FrontierReproduction> ReproduceFrontier(const FrontierReproductionConfig&
   ThreadPool pool(static_cast<std::size_t>(c.threads));
   if (observer.started) {
     std::ostringstream s;
-    s << c.dataset << " (" << data->size() << " records, d = " << data->dimension << "), "
+    s << named << " (" << data->size() << " records, d = " << data->dimension << "), "
       << config.cv.repeats << " x " << config.cv.folds << "-fold CV, " << config.tuning.splits
       << " validation split(s) per grid point, seed " << c.seed << ", " << pool.size()
       << " threads";
+    if (const std::string w = FeatureScaleWarning(*data); !w.empty()) s << "\nwarning: " << w;
     observer.started(s.str());
   }
   auto frontier = RunFrontier(config, *data, pool, observer.progress, std::move(stop));

@@ -1297,6 +1297,46 @@ constexpr char kReleaseOnly[] =
     "a whole quick reproduction: the release build's (the sanitizers run "
     "tests/sim/*_reproduction_test.cc)";
 
+// The frontier on the user's own file (issue 43, item 7): the same nested
+// comparison, every output naming the file, its label column chosen; the
+// options that do not fit it are refused before any work.
+TEST(Reproduce, FrontierRunsOnAUsersOwnFile) {
+  if (FEDLDP_SANITIZED) GTEST_SKIP() << kReleaseOnly;
+  const std::string csv = Scratch("frontier_own.csv"), dir = Scratch("frontier_own");
+  {
+    std::ofstream f(csv);
+    f << "label,a,b\n";  // the label first: named, not the last column
+    CounterRng rng(5);
+    for (int i = 0; i < 1500; ++i) {
+      const double a = 2 * Uniform01(rng) - 1, b = 2 * Uniform01(rng) - 1;
+      f << (a - 0.5 * b > 0 ? 1 : 0) << "," << a << "," << b << "\n";
+    }
+  }
+  std::filesystem::remove_all(dir);
+  const auto r = Fedldp({"reproduce", "frontier", "--quick", "--data", csv, "--label-column",
+                         "label", "--out", dir, "--no-figures"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(csv + " (1500 records, d = 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| np | non-private |"), std::string::npos) << r.out;
+  std::ifstream jsonl(dir + "/frontier.jsonl");
+  std::size_t rows = 0;
+  for (std::string line; std::getline(jsonl, line); ++rows) {
+    EXPECT_EQ(nlohmann::json::parse(line)["dataset"], csv) << line;
+  }
+  EXPECT_GT(rows, 4u);
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--data", csv, "--dataset", "adult"}, "give --dataset or --data, not both"},
+           {{"--label-column", "label"}, "a label column applies to a CSV data file only"},
+           {{"--model", "cnn", "--data", csv}, "--data applies to --model linear only"}}) {
+    std::vector<std::string> argv = {"reproduce", "frontier", "--out", Scratch("frontier_bad")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto bad = Fedldp(argv);
+    EXPECT_EQ(bad.code, 2) << args[0];
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Reproduce, FrontierQuickWritesTablesAndPlots) {
   if (FEDLDP_SANITIZED) GTEST_SKIP() << kReleaseOnly;
   const std::string dir = Scratch("frontier");

@@ -6,6 +6,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
 
 #include "testing/temp_dir.h"
 
@@ -29,6 +33,46 @@ TEST_F(FigureTest, QuotesInTitlesAndNamesAreDrawn) {
   EXPECT_EQ(*drawn, "");
   EXPECT_TRUE(std::filesystem::exists(dir_ / "quotes.png"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "quotes.svg"));
+}
+
+// As a reviewer reads a figure (issue 43, item 7): a tick at every x a
+// series has (a log axis ticked only 0.1, 1, 10), each measured series its
+// own marker and dash, drawn a little to the side of the others so that no
+// error bar hides another, while the data file keeps the true x.
+TEST_F(FigureTest, EveryBudgetIsTickedAndNoSeriesHidesAnother) {
+  Figure f;
+  f.id = "budgets";
+  f.title = "frontier";
+  f.xlabel = "eps per client, total";
+  f.ylabel = "test accuracy (%)";
+  f.log_x = true;
+  for (const char* name : {"a", "b", "c"}) {
+    f.series.push_back(
+        {name, {{0.5, 60, 2}, {1, 70, 2}, {2, 75, 2}, {4, 78, 1}, {8, 80, 1}}, false});
+  }
+  f.series.push_back({"majority class", {{0.5, 50, 0}, {8, 50, 0}}, true});
+  ASSERT_TRUE(WriteFigure(f, dir_.string()).ok());
+  std::ifstream in(dir_ / "budgets.gp");
+  const std::string gp((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(gp.find("set xtics ('0.5' 0.5, '1' 1, '2' 2, '4' 4, '8' 8)"), std::string::npos) << gp;
+  std::set<std::string> dashes, points, xs;
+  for (std::size_t at = gp.find("yerrorlines"); at != std::string::npos;
+       at = gp.find("yerrorlines", at + 1)) {
+    const std::string line = gp.substr(at, gp.find('\n', at) - at);
+    dashes.insert(line.substr(line.find(" dt "), line.find(" pt ") - line.find(" dt ")));
+    points.insert(line.substr(line.find(" pt "), 6));
+  }
+  for (std::size_t at = gp.find("using ($2*"); at != std::string::npos;
+       at = gp.find("using ($2*", at + 1)) {
+    xs.insert(gp.substr(at, gp.find(')', at) - at));
+  }
+  EXPECT_EQ(dashes.size(), 3u) << gp;
+  EXPECT_EQ(points.size(), 3u) << gp;
+  EXPECT_EQ(xs.size(), 3u) << gp;  // three different shifts; the middle one is x itself
+  EXPECT_NE(gp.find("using ($2*1)"), std::string::npos) << gp;
+  std::ifstream csv(dir_ / "budgets.csv");
+  const std::string data((std::istreambuf_iterator<char>(csv)), {});
+  EXPECT_NE(data.find("a,0.5,60,2"), std::string::npos) << data;  // the true x
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // A figure as data: series of (x, mean, sd) points. Written as DIR/ID.csv,
 // DIR/ID.gp (a gnuplot script) and, when gnuplot is installed, DIR/ID.png,
 // DIR/ID.svg and DIR/ID.pdf. Every series has its own colour (Okabe & Ito's
-// palette for colour-blind readers, then greys) and its own point shape;
-// reference lines are dashed. Accuracies are drawn in percent.
+// palette for colour-blind readers, then greys), its own point shape and its
+// own dash pattern, and is drawn a little to the side of the others (a few
+// percent of x) so that no error bar hides another; the x axis has a tick
+// at every x plotted (up to 12), the data file the true x. Reference lines
+// are dashed. Accuracies are drawn in percent.
 #ifndef FEDLDP_SIM_FIGURE_H_
 #define FEDLDP_SIM_FIGURE_H_
 

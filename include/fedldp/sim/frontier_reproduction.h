@@ -26,7 +26,13 @@ namespace fedldp {
 struct FrontierReproductionConfig {
   std::string dataset = "adult";  // a binary dataset LoadNamed knows
   std::string data_dir;           // "": DefaultDataDir()
-  std::string out;                // the folder written (created if missing)
+  // The user's own file instead (CSV or LIBSVM, as `train --data`), with a
+  // CSV's label column ("": the last); its path names it in every output.
+  std::string data_file;
+  std::string label_column;
+  // What names the data in the outputs: the file, else the dataset.
+  const std::string& data_label() const { return data_file.empty() ? dataset : data_file; }
+  std::string out;  // the folder written (created if missing)
   // A smoke run: eps in {1, 4}, 1 x 2-fold CV, one validation split, a
   // 4-point grid.
   bool quick = false;
