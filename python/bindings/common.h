@@ -186,6 +186,7 @@ void BindMechanisms(py::module_& m);
 void BindVectors(py::module_& m);
 void BindAccounting(py::module_& m);
 void BindRuns(py::module_& m);
+void BindReproduce(py::module_& m);
 
 }  // namespace fedldp::python
 

@@ -150,4 +150,5 @@ PYBIND11_MODULE(_fedldp, m) {
   fp::BindVectors(m);
   fp::BindAccounting(m);
   fp::BindRuns(m);
+  fp::BindReproduce(m);
 }

@@ -12,7 +12,8 @@ calls the same functions on numpy arrays:
   a target (eps, delta) for a planned run, local or shuffled.
 - load_dataset, load_file (CSV or LIBSVM), train_fedsel, train_ldpfl: data
   as numpy, runs that return dicts; partition: the simulators' split of rows
-  among clients (IID, Dirichlet, label shards) as index arrays.
+  among clients (IID, Dirichlet, label shards) as index arrays;
+  reproduce_frontier: every method at every budget on a dataset or your file.
 - LdpFlRandomizer, LdpFlAggregator, privatize_update: the client's and the
   server's side of one round, for your own training loop; fedldp.torch wraps
   them for PyTorch state_dicts.
@@ -42,6 +43,7 @@ from ._fedldp import (
     local_epsilon_for_central,
     partition,
     privatize_update,
+    reproduce_frontier,
     selector_names,
     shuffle_epsilon,
     train_fedsel,
@@ -70,6 +72,7 @@ __all__ = [
     "local_epsilon_for_central",
     "partition",
     "privatize_update",
+    "reproduce_frontier",
     "selector_names",
     "shuffle_epsilon",
     "train_fedsel",

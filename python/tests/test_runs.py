@@ -330,3 +330,29 @@ def test_partition_gives_the_simulators_shards_as_index_arrays():
         fedldp.partition(y, 601)
     with pytest.raises(TypeError, match="run must be"):
         fedldp.partition(y, 3, run=1)
+
+
+def test_the_frontier_runs_on_your_own_file(tmp_path):
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(-1, 1, 1500), rng.uniform(-1, 1, 1500)
+    csv = tmp_path / "own.csv"
+    with open(csv, "w") as f:
+        f.write("label,a,b\n")
+        for x, z in zip(a, b):
+            f.write(f"{int(x - 0.5 * z > 0)},{x},{z}\n")
+    seen = []
+    out = tmp_path / "frontier"
+    result = fedldp.reproduce_frontier(str(out), data=csv, label_column="label", quick=True,
+                                       figures=False, on_row=lambda *row: seen.append(row))
+    assert result["data"] == str(csv) and result["accuracy_unit"] == "percent"
+    rows = result["rows"]
+    assert len(rows) == 25 and seen[-1][:2] == (25, 25)
+    assert [json.loads(line) for line in (out / "frontier.jsonl").read_text().splitlines()] == rows
+    np_row = next(r for r in rows if r["method"] == "np")
+    assert np_row["privacy"] is None and np_row["accuracy_mean"] > 90
+    private = [r for r in rows if r["privacy"] is not None]
+    assert all(r["privacy"]["total"]["epsilon"] <= r["target_epsilon"] + 1e-9 for r in private)
+    with pytest.raises(TypeError, match="data must be a path"):
+        fedldp.reproduce_frontier(str(out), data=3)
+    with pytest.raises(ValueError, match="folds must be a whole number"):
+        fedldp.reproduce_frontier(str(out), folds=1)

@@ -249,7 +249,7 @@ Status FrontierReproductionConfig::Validate() const {
     return Error{"a label column applies to a CSV data file only"};
   }
   FEDLDP_RETURN_IF_ERROR(CheckCount(kRepeats, repeats));
-  if (folds < 2 || folds > 100) return Error{"folds must be in [2, 100]"};
+  FEDLDP_RETURN_IF_ERROR(CheckCount(kFolds, folds));
   if (tuning_splits < 1 || tuning_splits > 100) return Error{"tuning splits must be in [1, 100]"};
   if (threads < 0 || threads > 1024) return Error{"threads must be in [0, 1024]"};
   return Frontier().Validate();

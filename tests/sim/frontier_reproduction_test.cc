@@ -32,7 +32,8 @@ TEST_F(FrontierReproductionTest, ValidateSaysWhatIsWrongAndQuickIsSmall) {
     change(w);
     return w.Validate().error();
   };
-  EXPECT_EQ(wrong([](auto& w) { w.folds = 1; }), "folds must be in [2, 100]");
+  EXPECT_EQ(wrong([](auto& w) { w.folds = 1; }),
+            "folds must be a whole number from 2 to 100, got 1");
   EXPECT_EQ(wrong([](auto& w) { w.delta = 1; }), "delta must be in (0, 1)");
   EXPECT_EQ(wrong([](auto& w) { w.out.clear(); }), "out must name a folder");
   // Data it cannot load is refused before anything is written.

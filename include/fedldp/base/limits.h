@@ -41,6 +41,7 @@ inline constexpr CountLimit kBatch{"batch size", 1, 100'000, ""};
 // One-step clients trained in one batched pass (0: each alone).
 inline constexpr CountLimit kClientBatch{"client batch", 0, 4'096, "0: each client alone"};
 inline constexpr CountLimit kRepeats{"repeats", 1, 1'000, ""};
+inline constexpr CountLimit kFolds{"folds", 2, 100, ""};
 
 // The size of what a run works on. A vector's dimension: a selector's d, a
 // vector randomizer's, a client's features (2^24 doubles is a 128 MB
