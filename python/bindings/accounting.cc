@@ -107,6 +107,41 @@ void Record(Accountant& a, AccountedStep step, const py::object& times,
 
 void BindAccountant(py::module_& m);
 
+// The inverse of the statement: the eps0 that meets a target.
+void BindCalibration(py::module_& m) {
+  m.def(
+      "local_epsilon_for_central",
+      [](double central_epsilon, const py::object& rounds, std::uint64_t reports_per_round,
+         double delta, double sampling_rate) {
+        auto c = MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate);
+        Check(c.Validate());
+        return Take(WithoutGil([&] { return LocalEpsilonForCentral(c, central_epsilon); }));
+      },
+      py::arg("central_epsilon"), py::arg("rounds"), py::arg("reports_per_round"),
+      py::arg("delta") = 1e-6, py::arg("sampling_rate") = 1.0,
+      "The largest eps0 per report whose shuffled run stays within (central_epsilon, delta) "
+      "per client in total.");
+  m.def(
+      "calibrate",
+      [](double target_epsilon, const py::object& rounds, double delta, bool shuffle,
+         std::uint64_t reports_per_round, double sampling_rate, double local_delta) {
+        auto c =
+            MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta, sampling_rate);
+        Check(c.Validate());
+        return Take(WithoutGil([&] { return LocalEpsilonForTotal(c, target_epsilon); }));
+      },
+      py::arg("target_epsilon"), py::arg("rounds"), py::arg("delta") = 1e-6,
+      py::arg("shuffle") = false, py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
+      py::arg("local_delta") = 0.0,
+      R"doc(
+The largest eps0 per report (within a relative 1e-4) whose planned run stays
+within (target_epsilon, delta) per client in total, as account_run states
+it: without the shuffler `rounds` reports (eps0 in [target / rounds,
+target]; local_delta is a Gaussian's delta0), with it (shuffle=True)
+`rounds` rounds of reports_per_round reports (eps0 at most 30). Build the
+randomizer at it, e.g. VectorRandomizer("privunitg", d, eps0, clip).)doc");
+}
+
 }  // namespace
 
 py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
@@ -149,6 +184,7 @@ py::object PrivacyObject(const std::optional<PrivacyRecord>& record) {
 
 void BindAccounting(py::module_& m) {
   BindAccountant(m);
+  BindCalibration(m);
   m.def(
       "account_run",
       [](double local_epsilon, const py::object& rounds, bool shuffle,
@@ -178,37 +214,6 @@ report_deviation is a report's total variation from the ideal law (PrivUnitG's
 and FastProjUnit's proven allowance, VectorRandomizer.deviation): every delta
 then includes (1 + e^eps) n times it for each step of n reports it composes,
 the total's as "allowance".)doc");
-  m.def(
-      "local_epsilon_for_central",
-      [](double central_epsilon, const py::object& rounds, std::uint64_t reports_per_round,
-         double delta, double sampling_rate) {
-        auto c = MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate);
-        Check(c.Validate());
-        return Take(WithoutGil([&] { return LocalEpsilonForCentral(c, central_epsilon); }));
-      },
-      py::arg("central_epsilon"), py::arg("rounds"), py::arg("reports_per_round"),
-      py::arg("delta") = 1e-6, py::arg("sampling_rate") = 1.0,
-      "The largest eps0 per report whose shuffled run stays within (central_epsilon, delta) "
-      "per client in total.");
-  m.def(
-      "calibrate",
-      [](double target_epsilon, const py::object& rounds, double delta, bool shuffle,
-         std::uint64_t reports_per_round, double sampling_rate, double local_delta) {
-        auto c =
-            MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta, sampling_rate);
-        Check(c.Validate());
-        return Take(WithoutGil([&] { return LocalEpsilonForTotal(c, target_epsilon); }));
-      },
-      py::arg("target_epsilon"), py::arg("rounds"), py::arg("delta") = 1e-6,
-      py::arg("shuffle") = false, py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
-      py::arg("local_delta") = 0.0,
-      R"doc(
-The largest eps0 per report (within a relative 1e-4) whose planned run stays
-within (target_epsilon, delta) per client in total, as account_run states
-it: without the shuffler `rounds` reports (eps0 in [target / rounds,
-target]; local_delta is a Gaussian's delta0), with it (shuffle=True)
-`rounds` rounds of reports_per_round reports (eps0 at most 30). Build the
-randomizer at it, e.g. VectorRandomizer("privunitg", d, eps0, clip).)doc");
   m.def(
       "shuffle_epsilon",
       [](std::uint64_t n, double local_epsilon, double delta) {

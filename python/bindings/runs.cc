@@ -467,7 +467,22 @@ test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
 }
 
 // The training runs and the options they take.
+void BindPartition(py::module_& m) {
+  m.def("partition", &PartitionPy, py::arg("y"), py::arg("clients"), py::kw_only(),
+        py::arg("dirichlet_alpha") = 0.0, py::arg("label_shards") = 0, py::arg("seed") = 1,
+        py::arg("run") = py::none(), R"doc(
+The rows 0..len(y)-1 split among `clients` clients, as the simulators split
+them (data/partition.h): a list of int64 index arrays, one per client, for
+your own loop. Equal IID shards (the remainder left out) by default;
+dirichlet_alpha > 0 a Dirichlet(alpha) label skew (a client may get none);
+label_shards k > 0 each client k shards of the label-sorted rows (McMahan et
+al. 2017). seed as the run's: run="ldpfl" or None draws with it as
+train_ldpfl(seed=...) does, run="fedsel" as train_fedsel(seed=...) does
+for its clients.)doc");
+}
+
 void BindTraining(py::module_& m) {
+  BindPartition(m);
   m.def(
       "fedsel_options", [] { return OptionsPy(FedSelOptions(), DefaultFedSelVariantConfig()); },
       R"doc(
@@ -483,17 +498,6 @@ a few words).)doc");
 train_ldpfl's keyword options, as the library describes them once (the rows
 `fedldp ldpfl` binds its flags from; flag None: Python's only), as
 fedsel_options() lists them; the defaults are MNIST's.)doc");
-  m.def("partition", &PartitionPy, py::arg("y"), py::arg("clients"), py::kw_only(),
-        py::arg("dirichlet_alpha") = 0.0, py::arg("label_shards") = 0, py::arg("seed") = 1,
-        py::arg("run") = py::none(), R"doc(
-The rows 0..len(y)-1 split among `clients` clients, as the simulators split
-them (data/partition.h): a list of int64 index arrays, one per client, for
-your own loop. Equal IID shards (the remainder left out) by default;
-dirichlet_alpha > 0 a Dirichlet(alpha) label skew (a client may get none);
-label_shards k > 0 each client k shards of the label-sorted rows (McMahan et
-al. 2017). seed as the run's: run="ldpfl" or None draws with it as
-train_ldpfl(seed=...) does, run="fedsel" as train_fedsel(seed=...) does
-for its clients.)doc");
   m.def("train_fedsel", &TrainFedSelPy, py::arg("X"), py::arg("y"),
         py::arg("variant") = std::string(kDefaultFedSelVariant), py::kw_only(),
         py::arg("X_test") = py::none(), py::arg("y_test") = py::none(), py::arg("seed") = 1,

@@ -114,6 +114,41 @@ std::string DodgedX(const Figure& f, std::size_t i, std::size_t n) {
   return s.str();
 }
 
+// The gnuplot script drawing `f` from ID.csv into ID.png, .svg and .pdf.
+std::string GnuplotScript(const Figure& f) {
+  std::ostringstream gp;
+  gp << "# " << f.title << "\n"
+     << "set encoding utf8\n"
+     << "set terminal pngcairo size 900,600 font ',11'\n"
+     << "set output '" << f.id << ".png'\n"
+     << "set title " << Quoted(f.title) << "\n"
+     << (f.error_bars.empty() ? ""
+                              : "set label 1 '" + Field(f.error_bars) +
+                                    "' at screen 0.01, screen 0.02 left font ',9'\n"
+                                    "set bmargin 5\n")
+     << "set xlabel " << Quoted(f.xlabel) << "\nset ylabel " << Quoted(f.ylabel) << "\n"
+     << "set key outside right\nset grid\nset datafile separator ','\n"
+     << (f.log_x ? "set logscale x\n" : "") << XTics(f);
+  gp << "plot ";
+  std::size_t measured = 0, references = 0;
+  const std::size_t all_measured = static_cast<std::size_t>(std::count_if(
+      f.series.begin(), f.series.end(), [](const Series& s) { return !s.reference; }));
+  for (std::size_t i = 0; i < f.series.size(); ++i) {
+    const auto& s = f.series[i];
+    const std::size_t k = s.reference ? references++ : measured++;
+    gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using "
+       << (s.reference ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
+       << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
+       << Style(k, s.reference) << " title '" << Field(s.name) << "'";
+  }
+  // The same plot as SVG and PDF, for papers and slides.
+  gp << "\nset terminal svg size 900,600 dynamic font 'sans,11'\n"
+     << "set output '" << f.id << ".svg'\nreplot\n"
+     << "set terminal pdfcairo size 9in,6in font ',11'\n"
+     << "set output '" << f.id << ".pdf'\nreplot\nunset output\n";
+  return gp.str();
+}
+
 }  // namespace
 
 Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
@@ -130,38 +165,8 @@ Result<std::string> WriteFigure(const Figure& f, const std::string& dir) {
     }
     if (Status s = replace(stem + ".csv", csv.str()); !s.ok()) return Error{s.error(), s.code()};
   }
-  {
-    std::ostringstream gp;
-    gp << "# " << f.title << "\n"
-       << "set encoding utf8\n"
-       << "set terminal pngcairo size 900,600 font ',11'\n"
-       << "set output '" << f.id << ".png'\n"
-       << "set title " << Quoted(f.title) << "\n"
-       << (f.error_bars.empty() ? ""
-                                : "set label 1 '" + Field(f.error_bars) +
-                                      "' at screen 0.01, screen 0.02 left font ',9'\n"
-                                      "set bmargin 5\n")
-       << "set xlabel " << Quoted(f.xlabel) << "\nset ylabel " << Quoted(f.ylabel) << "\n"
-       << "set key outside right\nset grid\nset datafile separator ','\n"
-       << (f.log_x ? "set logscale x\n" : "") << XTics(f);
-    gp << "plot ";
-    std::size_t measured = 0, references = 0;
-    const std::size_t all_measured = static_cast<std::size_t>(std::count_if(
-        f.series.begin(), f.series.end(), [](const Series& s) { return !s.reference; }));
-    for (std::size_t i = 0; i < f.series.size(); ++i) {
-      const auto& s = f.series[i];
-      const std::size_t k = s.reference ? references++ : measured++;
-      gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using "
-         << (s.reference ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
-         << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
-         << Style(k, s.reference) << " title '" << Field(s.name) << "'";
-    }
-    // The same plot as SVG and PDF, for papers and slides.
-    gp << "\nset terminal svg size 900,600 dynamic font 'sans,11'\n"
-       << "set output '" << f.id << ".svg'\nreplot\n"
-       << "set terminal pdfcairo size 9in,6in font ',11'\n"
-       << "set output '" << f.id << ".pdf'\nreplot\nunset output\n";
-    if (Status s = replace(stem + ".gp", gp.str()); !s.ok()) return Error{s.error(), s.code()};
+  if (Status s = replace(stem + ".gp", GnuplotScript(f)); !s.ok()) {
+    return Error{s.error(), s.code()};
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     return "gnuplot not found: kept " + stem + ".csv and " + stem + ".gp (no images)";
