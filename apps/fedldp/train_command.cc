@@ -374,7 +374,7 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
   out << "  " << std::left << std::setw(24) << o.variant
       << MeanSd(result.MeanAccuracy(), result.StdAccuracy()) << "\n";
   if (e.reference) {
-    out << "  " << std::setw(24) << "np (non-private)"
+    out << "  " << std::setw(24) << (o.tune ? "np (non-private, tuned)" : "np (non-private)")
         << MeanSd(e.reference->MeanAccuracy(), e.reference->StdAccuracy()) << "\n";
   }
   out << "  " << std::setw(24) << "majority class" << MeanSd(result.MeanMajority(), 0) << "\n";

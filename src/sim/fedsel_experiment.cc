@@ -182,6 +182,31 @@ Status StatePrivacy(const FedSelExperimentConfig& config, FedSelExperiment& e) {
   return {};
 }
 
+// The non-private model as FedSel's paper trains it (m = 0.01 N, the last
+// iterate, lr reference_lr), whatever the private variant's batch and
+// averaging: a reference weakened by a private run's settings would flatter
+// it. With tuning, the reference is tuned too, on its own grid and the same
+// validation rows (never the test rows), as the private run is.
+Result<CrossValidationResult> RunReference(
+    const FedSelExperimentConfig& config, const FedSelConfig& effective, const Dataset& data,
+    const CrossValidationOptions& cv, ThreadPool& pool,
+    const std::function<void(std::size_t, std::size_t)>& progress, std::stop_token stop,
+    Cluster& cluster) {
+  const FedSelVariant np_variant = ParseFedSelVariant("np").value();
+  FedSelConfig np = DefaultFedSelConfig(np_variant);
+  np.loss = effective.loss;
+  np.epochs = effective.epochs;
+  np.lambda = effective.lambda;
+  np.gradient_scaling = effective.gradient_scaling;
+  if (config.reference_batch_fraction) np.batch_fraction = *config.reference_batch_fraction;
+  np.learning_rate = config.reference_lr;
+  if (!config.tune) return CrossValidateFedSel(np, data, cv, pool, progress, stop, cluster);
+  auto tuned = CrossValidateTuned(np, DefaultGrid(np_variant, false), data, cv, config.tuning, pool,
+                                  {}, progress, stop, cluster);
+  if (!tuned.ok()) return Error{tuned.error()};
+  return std::move(tuned->result);
+}
+
 }  // namespace
 
 Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& config,
@@ -225,17 +250,8 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
   FEDLDP_RETURN_IF_ERROR(StatePrivacy(config, e));
   if (config.reference && !TraitsOf(config.training.variant).is_reference &&
       !cluster.Any(stop.stop_requested())) {
-    // The non-private model as FedSel's paper trains it (m = 0.01 N, the
-    // last iterate), whatever the private variant's batch and averaging:
-    // a reference weakened by a private run's settings would flatter it.
-    FedSelConfig np = DefaultFedSelConfig(ParseFedSelVariant("np").value());
-    np.loss = e.effective.loss;
-    np.epochs = e.effective.epochs;
-    np.lambda = e.effective.lambda;
-    np.gradient_scaling = e.effective.gradient_scaling;
-    if (config.reference_batch_fraction) np.batch_fraction = *config.reference_batch_fraction;
-    np.learning_rate = config.reference_lr;
-    auto r = CrossValidateFedSel(np, data, cv, pool, progress("reference"), stop, cluster);
+    auto r =
+        RunReference(config, e.effective, data, cv, pool, progress("reference"), stop, cluster);
     if (!r.ok()) return Error{r.error()};
     if (!r->folds.empty()) e.reference = std::move(r).value();
   }

@@ -56,7 +56,8 @@ struct FedSelExperimentConfig {
   CrossValidationOptions cv;  // 10 x 5 folds, seed 1 (test_from: set from the data)
   // The non-private reference on the same folds: np at reference_lr, with
   // the private run's epochs, loss, lambda and scaling, and m / N from
-  // reference_batch_fraction (nullopt: np's default 0.01).
+  // reference_batch_fraction (nullopt: np's default 0.01); with tune, tuned
+  // on np's own grid and the same validation rows.
   bool reference = true;
   double reference_lr = 1.0;
   std::optional<double> reference_batch_fraction;
