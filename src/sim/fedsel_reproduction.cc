@@ -240,12 +240,12 @@ class Figures {
           true,
           {},
           {}};
-      f.series.push_back(Sweep("pm", eps, epochs, false));
+      f.series.push_back(Sweep("pm", eps, epochs));
       for (const auto& s : kSelectors) {
-        f.series.push_back(Sweep(s + "-pm", eps, epochs, false));
-        f.series.push_back(Sweep(s + "-pm-c", eps, epochs, false));
+        f.series.push_back(Sweep(s + "-pm", eps, epochs));
+        f.series.push_back(Sweep(s + "-pm-c", eps, epochs));
       }
-      AddReferences(f, eps, epochs, false);
+      AddReferences(f, eps, epochs);
       Finish(f);
     }
   }
@@ -255,14 +255,14 @@ class Figures {
     Figure f{"fig2h",
              "ADULT, logistic: flat HM and Duchi against PS-HM and PS-Duchi",
              "total epsilon per client",
-             "misclassification rate (%)",
+             "test accuracy (%)",
              true,
              {},
              {}};
     for (const std::string v : {"hm", "ps-hm", "duchi", "ps-duchi"}) {
-      f.series.push_back(Sweep(v, eps, 1, true));
+      f.series.push_back(Sweep(v, eps, 1));
     }
-    AddReferences(f, eps, 1, true);
+    AddReferences(f, eps, 1);
     Finish(f);
   }
 
@@ -275,9 +275,8 @@ class Figures {
              true,
              {},
              {}};
-    for (const std::string v : {"pm", "pm-rp", "ps-pm"})
-      f.series.push_back(Sweep(v, eps, 1, false));
-    AddReferences(f, eps, 1, false);
+    for (const std::string v : {"pm", "pm-rp", "ps-pm"}) f.series.push_back(Sweep(v, eps, 1));
+    AddReferences(f, eps, 1);
     Finish(f);
   }
 
@@ -286,15 +285,15 @@ class Figures {
     Figure f{"fig3a",
              "ADULT, logistic, 2 epochs: accumulation r += g against r += alpha g (-O)",
              "total epsilon per client",
-             "misclassification rate (%)",
+             "test accuracy (%)",
              true,
              {},
              {}};
     for (const auto& s : kSelectors) {
-      f.series.push_back(Sweep(s + "-pm", eps, 2, true));
-      f.series.push_back(Sweep(s + "-pm-o", eps, 2, true));
+      f.series.push_back(Sweep(s + "-pm", eps, 2));
+      f.series.push_back(Sweep(s + "-pm-o", eps, 2));
     }
-    AddReferences(f, eps, 2, true);
+    AddReferences(f, eps, 2);
     Finish(f);
   }
 
@@ -304,7 +303,7 @@ class Figures {
     const std::vector<double> mus =
         quick ? std::vector<double>{0.1, 0.6} : std::vector<double>{0.05, 0.1, 0.2, 0.4, 0.6, 0.8};
     Figure f{"fig3b", "ADULT, logistic: PS-PM against mu, flat PM as dashed lines",
-             "mu",    "misclassification rate (%)",
+             "mu",    "test accuracy (%)",
              false,   {},
              {}};
     for (double e : quick ? std::vector<double>{2} : std::vector<double>{1, 2, 4}) {
@@ -316,18 +315,18 @@ class Figures {
         config.variant = ParseFedSelVariant("ps-pm").value();
         config.epsilon = e;
         config.mu = mu;
-        s.points.push_back(Evaluate(config, mu, true));
+        s.points.push_back(Evaluate(config, mu));
       }
       f.series.push_back(s);
       FedSelConfig pm = Base();
       pm.variant = ParseFedSelVariant("pm").value();
       pm.epsilon = e;
-      const Point p = Evaluate(pm, 0, true);
+      const Point p = Evaluate(pm, 0);
       Series flat{"pm eps=" + label.str().substr(label.str().find('=') + 1), {}, true};
       for (double mu : mus) flat.points.push_back({mu, p.mean, 0});
       f.series.push_back(flat);
     }
-    AddReferences(f, mus, 1, true);
+    AddReferences(f, mus, 1);
     Finish(f);
   }
 
@@ -340,7 +339,7 @@ class Figures {
     Figure f{"fig3c",
              "ADULT, logistic, eps = 2, 50 iterations: hyper-parameter-free mu (theta = 0.2)",
              "batch size m / N",
-             "misclassification rate (%)",
+             "test accuracy (%)",
              true,
              {},
              {}};
@@ -352,11 +351,11 @@ class Figures {
         config.batch_fraction = fraction;
         config.max_iterations = 50;
         config.mu.reset();
-        s.points.push_back(Evaluate(config, fraction, true));
+        s.points.push_back(Evaluate(config, fraction));
       }
       f.series.push_back(s);
     }
-    AddReferences(f, fractions, 1, true);  // NP over all its epoch, for scale
+    AddReferences(f, fractions, 1);  // NP over all its epoch, for scale
     Finish(f);
   }
 
@@ -367,15 +366,17 @@ class Figures {
     return config;
   }
 
-  Point Evaluate(const FedSelConfig& config, double x, bool misclassification) {
+  // Every figure plots test accuracy, one metric across the set (the paper
+  // drew Fig. 2(h) and 3 as misclassification, 100 minus it).
+  Point Evaluate(const FedSelConfig& config, double x) {
     const auto r = evaluate_.Run(config, "adult", data_, r_.figure_cv,
                                  "adult " + FedSelVariantName(config.variant));
     const double mean = r.MeanAccuracy();
-    return {x, Percent(misclassification ? 1 - mean : mean), Percent(r.StdAccuracy())};
+    return {x, Percent(mean), Percent(r.StdAccuracy())};
   }
 
   // NP (alpha = 1) and the majority class as flat reference lines over xs.
-  void AddReferences(Figure& f, const std::vector<double>& xs, int epochs, bool misclassification) {
+  void AddReferences(Figure& f, const std::vector<double>& xs, int epochs) {
     FedSelConfig np = Base();
     np.variant = ParseFedSelVariant("np").value();
     np.learning_rate = 1.0;
@@ -384,22 +385,21 @@ class Figures {
     Series npl{"NP (non-private)", {}, true}, maj{"majority class", {}, true};
     for (double x : xs) {
       const double a = r.MeanAccuracy(), m = r.MeanMajority();
-      npl.points.push_back({x, Percent(misclassification ? 1 - a : a), 0});
-      maj.points.push_back({x, Percent(misclassification ? 1 - m : m), 0});
+      npl.points.push_back({x, Percent(a), 0});
+      maj.points.push_back({x, Percent(m), 0});
     }
     f.series.push_back(npl);
     f.series.push_back(maj);
   }
 
-  Series Sweep(const std::string& variant, const std::vector<double>& epsilons, int epochs,
-               bool misclassification) {
+  Series Sweep(const std::string& variant, const std::vector<double>& epsilons, int epochs) {
     Series s{variant, {}, false};
     for (double eps : epsilons) {
       FedSelConfig config = Base();
       config.variant = ParseFedSelVariant(variant).value();
       config.epsilon = eps;
       config.epochs = epochs;
-      s.points.push_back(Evaluate(config, eps, misclassification));
+      s.points.push_back(Evaluate(config, eps));
     }
     return s;
   }
