@@ -28,16 +28,19 @@ Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
 
 Status HandlePoll(FedSelCoordinator& coordinator, const pb::PollRequest& request,
                   pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
-  return AnswerPoll(coordinator, request.token(), request.session(), reply, now,
-                    !request.heartbeat());
+  if (request.heartbeat()) {
+    return Refused(coordinator.Heard(request.token(), request.session(), now),
+                   ErrorCode::kUnauthenticated);
+  }
+  return AnswerPoll(coordinator, request.token(), request.session(), reply, now);
 }
 
 Status AnswerPoll(FedSelCoordinator& coordinator, std::string_view token, std::string_view session,
-                  pb::PollReply* reply, FedSelCoordinator::Clock::time_point now, bool model) {
+                  pb::PollReply* reply, FedSelCoordinator::Clock::time_point now) {
   auto poll = coordinator.PollRound(token, session, now);
   if (!poll.ok()) return Refused(poll.status, ErrorCode::kUnauthenticated);
   SetPollReply(poll, reply);
-  if (model) reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
+  reply->mutable_weights()->Assign(poll.weights.begin(), poll.weights.end());
   return {};
 }
 

@@ -20,11 +20,10 @@ Status HandleJoin(FedSelCoordinator& coordinator, const std::string& task,
 Status HandlePoll(FedSelCoordinator& coordinator, const v1::PollRequest& request,
                   v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
 // What a poll with these credentials answers: HandlePoll's work, also
-// for a submit's `next` (SubmitRequest.wait_ms); without the model for a
-// heartbeat.
+// for a submit's `next` (SubmitRequest.wait_ms). A heartbeat is not
+// answered here (HandlePoll: RoundCoordinator::Heard).
 Status AnswerPoll(FedSelCoordinator& coordinator, std::string_view token, std::string_view session,
-                  v1::PollReply* reply, FedSelCoordinator::Clock::time_point now,
-                  bool model = true);
+                  v1::PollReply* reply, FedSelCoordinator::Clock::time_point now);
 // *ticket (if given): with group commit, the reply may go only once
 // coordinator.WhenDurable(*ticket) calls back.
 Status HandleSubmit(FedSelCoordinator& coordinator, const v1::SubmitRequest& request,

@@ -18,11 +18,14 @@ Status HandleJoin(LdpFlCoordinator& coordinator, const std::string& task,
 
 Status HandlePoll(LdpFlCoordinator& coordinator, const pb::PollRequest& request,
                   pb::PollReply* reply, LdpFlTime now) {
+  if (request.heartbeat()) {
+    return Refused(coordinator.Heard(request.token(), request.session(), now),
+                   ErrorCode::kUnauthenticated);
+  }
   const auto poll = coordinator.PollRound(request.token(), request.session(), now);
   const auto& p = poll.round;
   if (!p.ok()) return Refused(p.status, ErrorCode::kUnauthenticated);
   SetPollReply(p, reply);
-  if (request.heartbeat()) return {};
   if (request.has_known_round() && request.known_round() == p.round) return {};
   reply->mutable_weights()->Assign(p.weights.begin(), p.weights.end());
   for (const auto& r : poll.ranges) {

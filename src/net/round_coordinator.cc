@@ -198,6 +198,12 @@ RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) const {
   return t;
 }
 
+Status RoundCoordinator::Heard(std::string_view token, std::string_view session,
+                               Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  return roster_.Enter(state_, token, session, now).status;
+}
+
 RoundPoll RoundCoordinator::PollCommon(std::string_view token, std::string_view session,
                                        Clock::time_point now) {
   RoundPoll out;

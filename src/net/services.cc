@@ -225,18 +225,21 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     pb::SubmitReply* submit = nullptr;  // a submit's, whose `next` is `reply`
     std::uint64_t changes = 0;          // the coordinator's changes() when last answered
     Clock::time_point until{};
-    bool model = true;  // false for a heartbeat
   };
 
   void Poll(grpc::ServerContextBase& context, const pb::PollRequest& request, pb::PollReply* reply,
             Gate::Finish finish) {
     const grpc::Status status = Checked(context, request, [] { return Status{}; });
     if (!status.ok()) return finish(status);
+    if (request.heartbeat()) {  // heard from, never held, told nothing
+      return finish(Guard(*failed_, [&] {
+        return StatusOf(HandlePoll(coordinator_, request, reply, Clock::now()));
+      }));
+    }
     AnswerOrHold({.finish = std::move(finish),
                   .token = request.token(),
                   .session = request.session(),
-                  .reply = reply,
-                  .model = !request.heartbeat()},
+                  .reply = reply},
                  request.wait_ms(), Clock::now());
   }
 
@@ -266,7 +269,7 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
 
   grpc::Status Answer(const Held& h, Clock::time_point now) {
     return Guard(*failed_, [&] {
-      return StatusOf(AnswerPoll(coordinator_, h.token, h.session, h.reply, now, h.model));
+      return StatusOf(AnswerPoll(coordinator_, h.token, h.session, h.reply, now));
     });
   }
 

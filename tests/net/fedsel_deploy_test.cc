@@ -240,6 +240,12 @@ TEST_F(FedSelDeployTest, AllUsersReportEveryEpochAndTheModelLearns) {
     EXPECT_EQ(PollOf(*c, parties[p], now).state, FedSelCoordinator::Poll::State::kFinished);
   }
   EXPECT_FALSE(c->EveryoneKnowsItIsOver());
+  // A heartbeat (a client busy handing over, ignoring the reply) is heard,
+  // and tells nothing: the server still waits for party 0's poll (counted,
+  // it let the server go while the client retried for a day).
+  EXPECT_TRUE(c->Heard(parties[0].token, parties[0].session, now).ok());
+  EXPECT_FALSE(c->Heard(parties[0].token, "not its session", now).ok());
+  EXPECT_FALSE(c->EveryoneKnowsItIsOver());
   EXPECT_EQ(PollOf(*c, parties[0], now).state, FedSelCoordinator::Poll::State::kFinished);
   EXPECT_TRUE(c->EveryoneKnowsItIsOver());
 }

@@ -101,6 +101,13 @@ class RoundCoordinator {
                std::uint64_t round);
   ShuffleInfo RoundInfo(Clock::time_point now);
 
+  // A heartbeat (PollRequest.heartbeat): the client is heard from, its
+  // session checked, and nothing else. It learns nothing of the round and
+  // is not counted as told that the task is over (a client busy handing
+  // over pieces ignores the reply: counted, it let the server exit while
+  // the client, never told, retried for a day).
+  Status Heard(std::string_view token, std::string_view session, Clock::time_point now);
+
   // Closes the open round if it is complete, its missing users' clients
   // are quiet, or its deadline has passed. Called by a timer.
   void Tick(Clock::time_point now);
