@@ -233,8 +233,7 @@ the total's as "allowance".)doc");
 
 namespace {
 
-void BindAccountant(py::module_& m) {
-  py::class_<Accountant>(m, "Accountant", R"doc(
+constexpr char kAccountantDoc[] = R"doc(
 What a run actually spent, per client, recorded as it goes, and its total at
 any moment. record() a client's reports sent directly (each (eps0,
 delta0)-LDP) or, with reports_per_round n > 0, shuffled rounds of n reports
@@ -243,7 +242,10 @@ record_randomizer() reads eps0, delta0 and the floating-point deviation from
 a randomizer. get_epsilon(delta) and statement(delta) compose everything
 recorded: one kind of step exactly as account_run (and `fedldp account run`)
 states it; several by the smaller of basic composition (each kind at
-delta / kinds) and their privacy-loss distributions convolved.)doc")
+delta / kinds) and their privacy-loss distributions convolved.)doc";
+
+void BindAccountant(py::module_& m) {
+  py::class_<Accountant>(m, "Accountant", kAccountantDoc)
       .def(py::init<>())
       .def(
           "record",
