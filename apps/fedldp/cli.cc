@@ -348,6 +348,8 @@ std::vector<Command> Commands() {
        Bind(SetupEnrol, RunEnrol)},
       {"", "serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)", false,
        Bind(SetupServe, RunServe)},
+      {"", "export", "Write a deployment's model to a file numpy or torch loads", false,
+       Bind(SetupExport, RunExport)},
       {"", "load", "Load-test a FedSel server with many concurrent clients", false,
        Bind(SetupLoad, RunLoad)},
       {"", "shuffle", "Stand between LDP-FL clients and the server", false,

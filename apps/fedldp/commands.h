@@ -176,6 +176,15 @@ struct EnrolOptions {
 void SetupEnrol(CLI::App& app, EnrolOptions& options);
 int RunEnrol(const EnrolOptions& options, std::ostream& out, std::ostream& err);
 
+struct ExportOptions {
+  std::string state;
+  std::string out;
+  std::string format;  // "" from --out's name
+  bool force = false;
+};
+void SetupExport(CLI::App& app, ExportOptions& options);
+int RunExport(const ExportOptions& options, std::ostream& out, std::ostream& err);
+
 struct ServeOptions {
   std::string protocol = "fedsel";
   std::string state;

@@ -3,21 +3,13 @@
 example."""
 
 import json
-import os
 import shlex
 import subprocess
 
 import pytest
 
 import fedldp
-
-
-def cli():
-    build = os.environ.get("FEDLDP_BINARY_DIR")
-    path = os.path.join(build, "apps", "fedldp", "fedldp") if build else None
-    if not path or not os.path.exists(path):
-        pytest.skip("the fedldp binary is not known (FEDLDP_BINARY_DIR)")
-    return path
+from fedldp_cli import cli
 
 
 @pytest.mark.parametrize(

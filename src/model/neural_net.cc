@@ -160,6 +160,10 @@ double NeuralNet::Train(const Dataset& data, std::span<const std::size_t> rows, 
 
 double NeuralNet::Accuracy(const Dataset& data) const { return impl_->Accuracy(data); }
 
+Result<std::string> NeuralNet::TorchScript(const std::string& metadata) const {
+  return impl_->TorchScript(metadata);
+}
+
 Status NeuralNet::CheckInput(const Dataset& data) const {
   if (data.size() == 0) return Error{"no rows to check the model's input against"};
   if (impl_->input == 0) return impl_->Probe(data);

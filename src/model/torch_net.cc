@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -208,8 +210,10 @@ struct TorchImpl final : NeuralNet::Impl {
   std::vector<float> GroupGradients(const Dataset& data, std::span<const std::size_t> rows,
                                     std::span<const std::size_t> sizes,
                                     std::span<const std::uint64_t> seeds) override;
+  Result<std::string> TorchScript(const std::string& metadata) const override;
 
  private:
+  torch::jit::Module Scripted() const;
   double TrainSteps(const Dataset& data, std::span<const std::size_t> rows, int epochs,
                     std::size_t batch, double lr, std::uint64_t seed);
   double CountCorrect(const Dataset& data) const;
@@ -251,10 +255,13 @@ Result<std::unique_ptr<TorchImpl>> LoadScript(const std::string& path) {
   return impl;
 }
 
-// Each registered architecture's builder, in kArchitectures' order.
+// Each registered architecture's builder, in kArchitectures' order, and its
+// forward in evaluation mode as TorchScript over the same parameters (what
+// TorchScript() exports; tests/model/neural_net_test checks the two agree).
 struct Builder {
   std::string_view name;
   void (*build)(TorchImpl&);
+  std::string_view script;
 };
 constexpr Builder kBuilders[] = {
     {"cnn",
@@ -264,14 +271,36 @@ constexpr Builder kBuilders[] = {
        impl.generator = &m->generator;
        impl.forward = [m](torch::Tensor x) { return m->forward(x); };
        impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
-     }},
+     },
+     R"(
+def forward(self, x):
+    x = ((x - self.input_mean) / self.input_sd).view([-1, 1, 28, 28])
+    x = torch.relu(torch.max_pool2d(torch.conv2d(x, self.conv1.weight, self.conv1.bias), [2, 2]))
+    x = torch.relu(torch.max_pool2d(torch.conv2d(x, self.conv2.weight, self.conv2.bias), [2, 2]))
+    x = torch.relu(torch.linear(x.view([-1, 320]), self.fc1.weight, self.fc1.bias))
+    return torch.log_softmax(torch.linear(x, self.fc2.weight, self.fc2.bias), 1)
+)"},
     {"vgg",
      [](TorchImpl& impl) {
        auto m = std::make_shared<VggImpl>();
        impl.module = m;
        impl.forward = [m](torch::Tensor x) { return m->forward(x); };
        impl.taped = [m](torch::Tensor x, Tape& tape) { return m->forward(x, &tape); };
-     }},
+     },
+     R"(
+def conv(self, x, w, b):
+    return torch.relu(torch.conv2d(x, w, b, [1, 1], [1, 1]))
+
+def forward(self, x):
+    x = ((x - self.input_mean) / self.input_sd).view([-1, 3, 32, 32])
+    x = self.conv(x, self.conv1.weight, self.conv1.bias)
+    x = torch.max_pool2d(self.conv(x, self.conv2.weight, self.conv2.bias), [2, 2])
+    x = self.conv(x, self.conv3.weight, self.conv3.bias)
+    x = torch.max_pool2d(self.conv(x, self.conv4.weight, self.conv4.bias), [2, 2])
+    x = torch.max_pool2d(self.conv(x, self.conv5.weight, self.conv5.bias), [2, 2])
+    x = torch.relu(torch.linear(x.view([-1, 2048]), self.fc1.weight, self.fc1.bias))
+    return torch.log_softmax(torch.linear(x, self.fc2.weight, self.fc2.bias), 1)
+)"},
 };
 constexpr bool BuildersMatchTheRegistry() {
   if (std::size(kBuilders) != std::size(kArchitectures)) return false;
@@ -583,6 +612,48 @@ std::vector<float> TorchImpl::GroupGradients(const Dataset& data, std::span<cons
     return out;
   } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
     throw std::runtime_error(arch + ": gradients failed: " + OneLine(e));
+  }
+}
+
+// The exported module: the input standardisation as attributes; a
+// built-in's parameters in submodules named as its own (conv1.weight is
+// parameter weight of submodule conv1) under its script, or a copy of the
+// user's TorchScript model called on the standardised input.
+torch::jit::Module TorchImpl::Scripted() const {
+  torch::jit::Module out("__torch__.fedldp.Exported");
+  out.register_attribute("input_mean", c10::FloatType::get(), input_mean);
+  out.register_attribute("input_sd", c10::FloatType::get(), input_sd);
+  if (loaded) {
+    out.register_module("net", loaded->clone());
+    out.define(
+        "def forward(self, x):\n    return self.net.forward((x - self.input_mean) / "
+        "self.input_sd)\n");
+    return out;
+  }
+  std::map<std::string, torch::jit::Module> subs;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string& name = names[i];
+    const auto dot = name.find('.');
+    const std::string sub = name.substr(0, dot), field = name.substr(dot + 1);
+    auto [at, added] = subs.try_emplace(sub, "__torch__.fedldp." + arch + "." + sub);
+    at->second.register_parameter(field, params[i].detach().clone(), /*is_buffer=*/false);
+  }
+  for (auto& [name, sub] : subs) out.register_module(name, sub);
+  const Builder* b = std::find_if(std::begin(kBuilders), std::end(kBuilders),
+                                  [&](const Builder& x) { return x.name == arch; });
+  out.define(std::string(b->script));
+  return out;
+}
+
+Result<std::string> TorchImpl::TorchScript(const std::string& metadata) const {
+  try {
+    torch::jit::Module out = Scripted();
+    out.eval();
+    std::ostringstream bytes;
+    out.save(bytes, {{"fedldp.json", metadata}});
+    return bytes.str();
+  } catch (const std::exception& e) {  // c10::Error, or the compiler's
+    return Error{arch + ": cannot be written as TorchScript (" + OneLine(e) + ")"};
   }
 }
 

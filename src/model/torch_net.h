@@ -54,12 +54,14 @@ struct NeuralNet::Impl {
   virtual std::vector<float> GroupGradients(const Dataset& data, std::span<const std::size_t> rows,
                                             std::span<const std::size_t> sizes,
                                             std::span<const std::uint64_t> seeds) = 0;
+  // The network as a TorchScript file's bytes (NeuralNet::TorchScript).
+  virtual Result<std::string> TorchScript(const std::string& metadata) const = 0;
 };
 
 namespace torch_net {
 
 // Raised whenever the interface above changes.
-inline constexpr int kAbi = 1;
+inline constexpr int kAbi = 2;
 
 // The plugin's answer to fedldp_torch_net().
 struct Plugin {

@@ -333,6 +333,7 @@ class FedSelServing {
     spec_.config = config.config;
     spec_.users = config.serve.users;
     spec_.dimension = data.dimension;
+    if (config.config.shuffle) spec_.central_delta = config.central_delta;
   }
   bool shuffled() const { return config_.config.shuffle; }
   // The task with `key` (a stand-in, or the server's; none unshuffled).

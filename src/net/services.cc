@@ -34,6 +34,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   f.set_users(t.users);
   f.set_dimension(t.dimension);
   f.set_public_key(t.public_key);
+  if (t.config.shuffle) f.set_central_delta(t.central_delta);
   WriteTaskOptions(FedSelOptions(), t.config, *f.mutable_options());
   std::string bytes;
   task.SerializeToString(&bytes);
@@ -58,8 +59,12 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   t.users = f.users();
   t.dimension = f.dimension();
   t.public_key = f.public_key();
+  if (t.config.shuffle) t.central_delta = f.central_delta();  // else unused: the default
   if (t.config.shuffle && t.public_key.size() != 32) {
     return Error{"the announced task is shuffled but carries no 32-byte public key"};
+  }
+  if (t.config.shuffle && !(t.central_delta >= 1e-12 && t.central_delta < 1)) {
+    return Error{"the announced task is shuffled but states no central delta in [1e-12, 1)"};
   }
   if (t.config.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};

@@ -1,5 +1,6 @@
 #include "fedldp/privacy/privacy_record.h"
 
+#include <sstream>
 #include <utility>
 
 namespace fedldp {
@@ -50,6 +51,16 @@ PrivacyRecord PrivacyRecordOf(const LdpFlPrivacy& p, std::string mechanism,
   r.warning = MeaninglessWarning(r.total);
   r.floating_point = std::move(floating_point);
   return r;
+}
+
+std::string DescribePrivacyRecord(const PrivacyRecord& r) {
+  std::ostringstream s;
+  s << r.mechanism << ": eps " << r.local.epsilon;
+  if (r.local.delta > 0) s << " (delta " << r.local.delta << ")";
+  s << " per report; (" << r.total.epsilon << ", " << r.total.delta << ") per user in total over "
+    << r.rounds << " round(s), by " << r.rule;
+  if (!r.warning.empty()) s << "\n" << r.warning;
+  return s.str();
 }
 
 }  // namespace fedldp

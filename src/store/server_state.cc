@@ -269,6 +269,13 @@ Status ServerState::CanBindTask(std::string_view task) const {
   return {};
 }
 
+Result<std::optional<std::string>> ServerState::Task() const {
+  Statement find(db_, "SELECT bytes FROM task WHERE id = 1");
+  if (!find.ok()) return Error{Message(db_, "server state"), ErrorCode::kIo};
+  if (find.Step() != SQLITE_ROW) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(find.Blob(0)));
+}
+
 Status ServerState::BindTask(std::string_view task) {
   bool other = false;
   const std::string why = Transaction([&]() -> std::string {

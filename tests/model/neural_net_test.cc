@@ -359,5 +359,40 @@ TEST_F(TorchScriptTest, AModelThatCannotTrainIsRefusedAtItsProbeInOneLine) {
   EXPECT_TRUE(std::isfinite(fine.Train(rows, all, 1, 3, 0.1, 1)));
 }
 
+// The TorchScript a network exports (what `fedldp export` writes), loaded
+// back as a user's model, standardises its input itself and computes what
+// the network computes: the same weights and the same gradients (VGG and a
+// user's MLP have no dropout: training mode is evaluation mode). The CNN's
+// accuracy is checked in tests/net/model_export_test.
+TEST_F(TorchScriptTest, AnExportedNetworkComputesWhatTheNetworkComputes) {
+  const std::string mlp = Path("mlp.pt");
+  ASSERT_EQ(testing::WriteTorchScriptMlp(mlp, 16), "");
+  for (const std::string& arch : {std::string("vgg"), mlp}) {
+    NeuralNet net = NeuralNet::Create(arch, 1).value();
+    net.SetInputStandardization(0.4, 0.2);
+    const auto bytes = net.TorchScript(R"({"task": "t"})");
+    ASSERT_TRUE(bytes.ok()) << bytes.error();
+    const std::string path = Path("exported.pt");
+    std::ofstream(path, std::ios::binary) << *bytes;
+    auto made = NeuralNet::Create(path, 1);
+    ASSERT_TRUE(made.ok()) << made.error();
+    NeuralNet loaded = std::move(made).value();
+    EXPECT_EQ(loaded.GetWeights(), net.GetWeights()) << arch;
+    const Dataset data = Noise(4, arch == "vgg" ? 3 * 32 * 32 : 784, 3);
+    const std::vector<std::size_t> rows = {0, 1, 2, 3}, sizes = {4};
+    const std::vector<std::uint64_t> seeds = {1};
+    const auto want = net.GroupGradients(data, rows, sizes, seeds);
+    const auto got = loaded.GroupGradients(data, rows, sizes, seeds);
+    ASSERT_EQ(got.size(), want.size());
+    double largest = 0, scale = 0;
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      largest = std::max(largest, static_cast<double>(std::abs(got[j] - want[j])));
+      scale = std::max(scale, static_cast<double>(std::abs(want[j])));
+    }
+    EXPECT_LT(largest, 1e-5 * scale) << arch;
+    EXPECT_GT(scale, 1e-3) << arch;
+  }
+}
+
 }  // namespace
 }  // namespace fedldp

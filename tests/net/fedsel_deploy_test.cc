@@ -410,6 +410,13 @@ TEST_F(FedSelDeployTest, WhatTheDeploymentCannotServeIsRefusedWithAReason) {
   EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("public key"), std::string::npos);
   spec.public_key = std::string(32, 'k');
   EXPECT_TRUE(FedSelCoordinator::Check(spec, {}).ok());
+  // It states its central delta, which the task carries.
+  for (const double bad : {0.0, 1.0, -1e-6, std::nan("")}) {
+    spec.central_delta = bad;
+    EXPECT_NE(FedSelCoordinator::Check(spec, {}).error().find("central delta"), std::string::npos);
+  }
+  spec.central_delta = 1e-9;
+  EXPECT_EQ(DecodeTask(EncodeTask(spec)).value().central_delta, 1e-9);
   const auto shuffled = DecodeTask(EncodeTask(spec)).value();
   EXPECT_TRUE(shuffled.config.shuffle);
   EXPECT_EQ(shuffled.public_key, spec.public_key);

@@ -133,6 +133,15 @@ class NeuralNet {
                                     std::span<const std::uint64_t> seeds);
   bool per_example_path() const;
 
+  // The network at its current weights as a TorchScript file's bytes
+  // (torch.jit.save's format), for torch.jit.load without fedldp: forward
+  // takes (batch, features) float rows as fedldp's loaders give them,
+  // applies the input standardisation, and returns what this network's
+  // forward returns in evaluation mode (the built-ins: log-probabilities).
+  // Parameters keep their names (conv1.weight, ...); `metadata` is stored as
+  // the extra file "fedldp.json" (torch.jit.load(f, _extra_files=...)).
+  Result<std::string> TorchScript(const std::string& metadata) const;
+
   // Fraction of data's rows classified correctly (evaluation mode).
   double Accuracy(const Dataset& data) const;
 

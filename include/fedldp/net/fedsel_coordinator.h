@@ -88,6 +88,7 @@ struct FedSelTaskSpec {
   std::uint64_t users = 0;      // N
   std::uint64_t dimension = 0;  // d
   std::string public_key;       // config.shuffle: the server's, 32 bytes
+  double central_delta = 1e-6;  // config.shuffle: the statement's delta per user in total
 };
 
 // What a client's ledger files a task's reports under: its name and the

@@ -55,6 +55,10 @@ PrivacyRecord PrivacyRecordOf(const RunPrivacy& p, std::string mechanism,
 PrivacyRecord PrivacyRecordOf(const LdpFlPrivacy& p, std::string mechanism,
                               std::string floating_point);
 
+// The record in one line for people: "privunitg: eps 4 per report; (2.99, 1e-05)
+// per user in total by RULE over R rounds", and its warning if it has one.
+std::string DescribePrivacyRecord(const PrivacyRecord& r);
+
 }  // namespace fedldp
 
 #endif  // FEDLDP_PRIVACY_PRIVACY_RECORD_H_

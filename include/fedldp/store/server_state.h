@@ -63,6 +63,9 @@ class ServerState {
   // What BindTask would answer, writing nothing: OK if no task is bound or
   // `task` is the bound one.
   Status CanBindTask(std::string_view task) const;
+  // The bound task's bytes; nullopt if none is bound yet (a file enrol made,
+  // never served). An error if the file cannot be read.
+  Result<std::optional<std::string>> Task() const;
 
   // Drawn (libsodium's generator) when the file is created and never
   // changed: what makes the task's name unique to this deployment in every
