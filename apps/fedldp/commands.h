@@ -209,6 +209,7 @@ struct ServeOptions {
   int stale_ms = 2000;
   int poll_ms = 20;
   double min_participation = 0.5;
+  std::uint64_t min_users = 0;  // start with this many joined (0: all)
   std::string tls_cert, tls_key;
   std::string out;
   bool insecure = false;  // allow plaintext off loopback

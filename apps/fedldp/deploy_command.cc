@@ -309,6 +309,10 @@ void AddServeRoundOptions(CLI::App& app, ServeOptions& o) {
   app.add_option("--min-participation", o.min_participation,
                  "Share of a round's users that must report for an update")
       ->capture_default_str();
+  app.add_option("--min-users", o.min_users,
+                 "Start training once this many users have joined (default: all --users); "
+                 "later ones take part once they join, and no round waits for users whose "
+                 "client has not joined (unshuffled FedSel tasks)");
   app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): serve over TLS");
   app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
   app.add_flag("--insecure", o.insecure,
@@ -340,6 +344,7 @@ ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task) 
   s.policy.stale_after = std::chrono::milliseconds(o.stale_ms);
   s.policy.retry = std::chrono::milliseconds(o.poll_ms);
   s.policy.min_participation = o.min_participation;
+  s.policy.min_users = o.min_users;
   s.key_file = o.key_file;
   s.shuffler_token_file = o.shuffler_token_file;
   return s;

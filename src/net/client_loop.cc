@@ -262,6 +262,25 @@ Result<FedSelClientSummary> ClientLoop::Run() {
   }
 }
 
+// A client stopped by its operator tells the server once (WithdrawRequest.
+// leaving, within 2 s, not retried: the stop is what was asked), so that no
+// round waits for its users until it joins again.
+void Leave(pb::Coordinator::Stub& server, const std::string& token, const std::string& session,
+           Retrier& connection) {
+  pb::WithdrawRequest leave;
+  leave.set_token(token);
+  leave.set_session(session);
+  leave.set_leaving(true);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  SetClientCredentials(&context, token, session);
+  pb::WithdrawReply ignored;
+  const grpc::Status left = server.Withdraw(&context, leave, &ignored);
+  connection.Say(left.ok() ? "stopped; told the server, which no longer waits for this client"
+                           : "stopped; could not tell the server (" + left.error_message() +
+                                 "): its rounds wait --stale-ms for this client");
+}
+
 }  // namespace
 
 Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uint64_t users,
@@ -319,7 +338,11 @@ Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uin
   connection.Say(line);
   std::unique_ptr<pb::Shuffler::Stub> shuffler;
   if (protocol.shuffled()) shuffler = pb::Shuffler::NewStub(to_shuffler);
-  return ClientLoop(o, protocol, stop, connection, session, *server, shuffler.get()).Run();
+  auto ran = ClientLoop(o, protocol, stop, connection, session, *server, shuffler.get()).Run();
+  if (stop.stop_requested() && ran.ok() && !ran->finished && !ran->exhausted) {
+    Leave(*server, o.token, session.session(), connection);
+  }
+  return ran;
 }
 
 }  // namespace fedldp::net_internal

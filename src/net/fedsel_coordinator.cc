@@ -278,7 +278,7 @@ void FedSelCoordinator::CloseRound(Clock::time_point now, const char* why) {
     std::ostringstream line;
     line << "round " << snap_.round << " closed (" << why << ") with " << got << " of " << m
          << " reports";
-    if (active < m) line << " (" << m - active << " withdrawn)";
+    if (active < m) line << " (" << m - active << " withdrawn or away)";
     line << "; "
          << (update ? "model updated"
                     : "below the minimum of " + std::to_string(tally.needed) + ": no update");

@@ -84,6 +84,10 @@ Status HandleJoinWith(Coordinator& coordinator, const std::string& task,
 template <typename Coordinator>
 Status HandleWithdrawWith(Coordinator& coordinator, const v1::WithdrawRequest& request,
                           v1::WithdrawReply* reply, typename Coordinator::Clock::time_point now) {
+  if (request.leaving()) {
+    const Status left = coordinator.Leave(request.token(), request.session(), now);
+    return left.ok() ? left : Refused(left, ErrorCode::kUnauthenticated);
+  }
   const std::vector<std::uint64_t> users(request.users().begin(), request.users().end());
   const auto done = coordinator.Withdraw(request.token(), request.session(), users, now);
   if (!done.ok()) {

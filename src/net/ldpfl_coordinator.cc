@@ -291,7 +291,8 @@ void LdpFlCoordinator::CloseRound(Clock::time_point now, const char* why) {
   std::ostringstream line;
   line << "round " << snap_.round + 1 << " of " << spec_.config.rounds << " closed (" << why
        << ") with " << got << " of " << m << " users' reports"
-       << (active < m ? " (" + std::to_string(m - active) + " withdrawn)" : std::string()) << "; "
+       << (active < m ? " (" + std::to_string(m - active) + " withdrawn or away)" : std::string())
+       << "; "
        << (update ? "model updated"
                   : "below the minimum of " + std::to_string(tally.needed) + ": no update");
   Say(line.str());

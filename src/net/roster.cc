@@ -186,6 +186,22 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
   return client;
 }
 
+Access Roster::Leave(ServerState& state, std::string_view token, std::string_view session) {
+  Access out = Admit(state, token, session);
+  if (!out.ok()) return out;
+  Entry& entry = clients_.find(std::string(token))->second;
+  entry.session.clear();
+  entry.left = true;
+  return out;
+}
+
+bool Roster::Left(std::uint64_t user) const {
+  return std::any_of(clients_.begin(), clients_.end(), [user](const auto& c) {
+    const ServerState::Client& client = c.second.client;
+    return c.second.left && user >= client.first && user - client.first < client.users;
+  });
+}
+
 void Roster::Forget(std::uint64_t first) {
   std::erase_if(clients_, [first](const auto& c) { return c.second.client.first == first; });
 }
@@ -305,7 +321,7 @@ Status CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Ros
 ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
                           std::span<const std::uint64_t> assigned,
                           const std::set<std::uint64_t>& delivered,
-                          const std::set<std::uint64_t>& withdrawn, const Roster& roster,
+                          const std::function<bool(std::uint64_t)>& gone, const Roster& roster,
                           std::chrono::milliseconds stale_after,
                           std::chrono::steady_clock::time_point deadline,
                           std::chrono::steady_clock::time_point now) {
@@ -316,7 +332,7 @@ ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
   info.delivered.assign(delivered.begin(), delivered.end());
   for (const std::uint64_t user : assigned) {
     const bool in = delivered.contains(user);
-    if (!in && withdrawn.contains(user)) continue;  // withdrawn: not expected
+    if (!in && gone(user)) continue;  // withdrawn or away: not expected
     ++info.expected;
     if (!in && !roster.Quiet(user, now, stale_after)) ++info.waiting;
   }

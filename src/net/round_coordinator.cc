@@ -47,8 +47,32 @@ Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users, Clock
   Joined out = roster_.Join(state_, token, users, now, policy_.stale_after, &line);
   if (!out.ok()) return out;
   Say(line);
-  if (!started_ && state_.joined_users() >= users_) Start(now);
+  joined_ = state_.joined_users();
+  if (!started_ && joined_ >= StartsWith()) {
+    if (joined_ < users_) {
+      Say("training starts with " + std::to_string(joined_) + " of " + std::to_string(users_) +
+          " users joined (--min-users " + std::to_string(policy_.min_users) +
+          "); the others take part from the round after they join");
+    }
+    Start(now);
+  }
   return out;
+}
+
+Status RoundCoordinator::Leave(std::string_view token, std::string_view session,
+                               Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  const Access access = roster_.Leave(state_, token, session);
+  if (!access.ok()) return access.status;
+  const ServerState::Client& c = access.client;
+  Say("client of users " + std::to_string(c.first) + ".." + std::to_string(c.first + c.users - 1) +
+      " stopped; no round waits for its users until it joins again");
+  if (started_ && !snap_.finished) CloseIfComplete(now);
+  return {};
+}
+
+bool RoundCoordinator::Away(std::uint64_t user) const {
+  return user >= joined_ || roster_.Left(user);
 }
 
 Result<ServerState::Client> RoundCoordinator::ReplaceToken(std::uint64_t user,
@@ -124,8 +148,10 @@ ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
     info.chunks = Chunks();
     return info;
   }
-  ShuffleInfo info = OpenRoundInfo(snap_.round, Chunks(), round_users_, delivered_, withdrawn_,
-                                   roster_, policy_.stale_after, opened_ + policy_.deadline, now);
+  ShuffleInfo info = OpenRoundInfo(
+      snap_.round, Chunks(), round_users_, delivered_,
+      [&](std::uint64_t u) { return withdrawn_.contains(u) || Away(u); }, roster_,
+      policy_.stale_after, opened_ + policy_.deadline, now);
   info.piece_bytes = PieceBytes();
   return info;
 }
@@ -169,6 +195,7 @@ Result<bool> RoundCoordinator::Resume(
     const std::function<Status(const ServerState::Snapshot&)>& check) {
   FEDLDP_RETURN_IF_ERROR(CheckJoined(state_, users_));
   FEDLDP_RETURN_IF_ERROR(LoadWithdrawn(state_, users_, withdrawn_));
+  joined_ = state_.joined_users();
   auto loaded = state_.Load();
   if (!loaded.ok()) return Error{loaded.error()};
   if (!loaded->has_value()) return false;
@@ -192,7 +219,9 @@ RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) const {
   Tally t;
   t.users = round_users_.size();
   t.got = got;
-  for (const std::uint64_t u : round_users_) t.active += Reported(u) || !withdrawn_.contains(u);
+  for (const std::uint64_t u : round_users_) {
+    t.active += Reported(u) || (!withdrawn_.contains(u) && !Away(u));
+  }
   t.needed = static_cast<std::size_t>(std::ceil(policy_.min_participation * t.active));
   t.update = got > 0 && got >= t.needed;
   return t;

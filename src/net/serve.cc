@@ -85,6 +85,16 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
     return Invalid("a TLS certificate and its key go together (--tls-cert, --tls-key)");
   }
   FEDLDP_RETURN_IF_ERROR(CheckRoundPolicy(s.policy));
+  if (s.policy.min_users > s.users) {
+    return Invalid("--min-users " + std::to_string(s.policy.min_users) + " exceeds the task's " +
+                   std::to_string(s.users) + " users");
+  }
+  if (shuffled && s.policy.min_users != 0 && s.policy.min_users < s.users) {
+    return Invalid(
+        "--min-users with a shuffled task: its statement's shuffle bound counts every drawn "
+        "user's report in each round, and users not yet joined would leave rounds smaller "
+        "than stated; start with all users, or serve without the shuffler");
+  }
   if (shuffled && s.shuffler_token_file.empty()) {
     return Invalid(
         "a shuffled task needs the shuffler's token file (--shuffler-token-file, created if "

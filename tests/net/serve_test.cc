@@ -23,6 +23,7 @@ namespace fedldp {
 namespace {
 
 using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
 
 // The port a server thread listens on, once it does.
 class PortBox {
@@ -62,6 +63,15 @@ class ServeTest : public testing::TempDirTest {
     c.config.batch_fraction = 0.05;  // 20 rounds per epoch
     return c;
   }
+  // Three epochs of 20 rounds whose rounds would wait 3 s for a quiet
+  // client: a wait shows in their time.
+  FedSelServeConfig PatientFedSel() {
+    FedSelServeConfig c = FedSel();
+    c.config.epochs = 3;
+    c.serve.policy.stale_after = 3s;
+    c.serve.policy.deadline = 60s;
+    return c;
+  }
   ServeObserver Observer(PortBox& port) {
     ServeObserver o;
     o.log = [this](const std::string& line) {
@@ -78,6 +88,18 @@ class ServeTest : public testing::TempDirTest {
   std::string Log() {
     std::lock_guard lock(log_mu_);
     return log_;
+  }
+  // Client `i` of a FedSel task served on `port`, hosting `count` users
+  // from row count * i; its ledger is its own.
+  Result<FedSelClientSummary> FedSelClient(int port, const std::string& token, std::size_t i,
+                                           std::size_t count, std::stop_token stop = {}) {
+    FedSelClientOptions o;
+    o.address = Local(port);
+    o.token = token;
+    o.ledger = Path("ledger" + std::to_string(i));
+    std::vector<std::size_t> rows(count);
+    std::iota(rows.begin(), rows.end(), count * i);
+    return RunFedSelClient(o, data_, rows, stop);
   }
 
   const Dataset data_ = testing::SmallSynthetic(400);
@@ -265,15 +287,7 @@ TEST_F(ServeTest, FedSelClientsTrainToTheEndAndTheSummaryCountsEveryReport) {
   std::vector<std::thread> clients;
   std::vector<Result<FedSelClientSummary>> results(2, Error{"not run"});
   for (std::size_t i = 0; i < 2; ++i) {
-    clients.emplace_back([&, i] {
-      FedSelClientOptions o;
-      o.address = Local(p);
-      o.token = tokens[i];
-      o.ledger = Path("ledger" + std::to_string(i));
-      std::vector<std::size_t> rows(200);
-      std::iota(rows.begin(), rows.end(), 200 * i);
-      results[i] = RunFedSelClient(o, data_, rows);
-    });
+    clients.emplace_back([&, i] { results[i] = FedSelClient(p, tokens[i], i, 200); });
   }
   for (auto& t : clients) t.join();
   server.join();
@@ -302,6 +316,116 @@ TEST_F(ServeTest, FedSelClientsTrainToTheEndAndTheSummaryCountsEveryReport) {
   EXPECT_EQ(resumed->reports_counted, 800u);
   EXPECT_EQ(resumed->accepted_here, 0u);
   EXPECT_DOUBLE_EQ(resumed->accuracy, s.accuracy);
+}
+
+// Issue 44, item 2: a client stopped cleanly tells the server, and the
+// rounds after it take about as long as those before: none waits
+// --stale-ms for its users (as every round holding one of them did).
+TEST_F(ServeTest, AClientStoppedCleanlyIsNotWaitedFor) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(4).value();
+  FedSelServeConfig c = PatientFedSel();
+  PortBox port;
+  std::mutex mu;
+  std::vector<Clock::time_point> epochs;  // when each epoch's accuracy was said
+  Clock::time_point all_joined{};
+  ServeObserver o = Observer(port);
+  o.log = [&, log = o.log](const std::string& line) {
+    log(line);
+    std::lock_guard lock(mu);
+    if (line.find("(400 of 400)") != std::string::npos) all_joined = Clock::now();
+    if (line.starts_with("epoch ") && line.find(": accuracy") != std::string::npos) {
+      epochs.push_back(Clock::now());
+    }
+  };
+  std::optional<Result<ServeSummary>> served;
+  std::thread server([&] { served = ServeFedSel(c, data_, {}, o); });
+  const int p = port.Wait();
+  std::stop_source stop_last;
+  std::vector<std::thread> clients;
+  std::vector<Result<FedSelClientSummary>> results(4, Error{"not run"});
+  for (std::size_t i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] {
+      results[i] =
+          FedSelClient(p, tokens[i], i, 100, i == 3 ? stop_last.get_token() : std::stop_token());
+    });
+  }
+  while ([&] {
+    std::lock_guard lock(mu);
+    return epochs.empty();
+  }()) {
+    std::this_thread::sleep_for(5ms);
+  }
+  stop_last.request_stop();  // the operator stops one client after the first epoch
+  for (auto& t : clients) t.join();
+  server.join();
+  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+  EXPECT_TRUE((*served)->finished);
+  ASSERT_TRUE(results[3].ok()) << results[3].error();
+  EXPECT_FALSE(results[3]->finished);
+  const std::string log = Log();
+  EXPECT_NE(log.find("99 stopped; no round waits for its users until it joins again"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("went quiet"), std::string::npos) << log;
+  ASSERT_EQ(epochs.size(), 3u);
+  // 20 rounds an epoch, 15 or so of them holding the stopped client's users:
+  // waiting 3 s for them would take 45 s an epoch.
+  const auto before = epochs[0] - all_joined, after = (epochs[2] - epochs[0]) / 2;
+  EXPECT_LT(after, 2s) << log;
+  EXPECT_LT(after, 3 * before + 500ms) << log;
+}
+
+// Issue 44, item 2: --min-users starts training with the users who are
+// there; a client joining later takes part from then on, and no round waits
+// for users whose client never joined.
+TEST_F(ServeTest, MinUsersStartsWithWhoIsThereAndLaterJoinersTakePart) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(4).value();
+  FedSelServeConfig c = PatientFedSel();
+  c.serve.policy.min_users = 200;
+  PortBox port;
+  std::atomic<int> epochs_said{0};
+  ServeObserver o = Observer(port);
+  o.log = [&, log = o.log](const std::string& line) {
+    log(line);
+    if (line.starts_with("epoch ") && line.find(": accuracy") != std::string::npos) ++epochs_said;
+  };
+  std::optional<Result<ServeSummary>> served;
+  const auto started = Clock::now();
+  std::thread server([&] { served = ServeFedSel(c, data_, {}, o); });
+  const int p = port.Wait();
+  const auto client = [&](std::size_t i) { return FedSelClient(p, tokens[i], i, 100); };
+  std::vector<Result<FedSelClientSummary>> results(3, Error{"not run"});
+  std::thread first([&] { results[0] = client(0); }), second([&] { results[1] = client(1); });
+  while (epochs_said == 0) std::this_thread::sleep_for(5ms);
+  std::thread late([&] { results[2] = client(2); });  // after the first epoch
+  first.join(), second.join(), late.join();
+  server.join();
+  ASSERT_TRUE(served && served->ok()) << (served ? served->error() : "no summary");
+  const ServeSummary& s = **served;
+  EXPECT_TRUE(s.finished);
+  for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(results[0]->reports, 300u);  // 100 users, 3 epochs
+  EXPECT_EQ(results[1]->reports, 300u);
+  EXPECT_GE(results[2]->reports, 100u);  // at least the last epoch
+  EXPECT_LE(results[2]->reports, 200u);
+  EXPECT_EQ(s.reports_counted, 600u + results[2]->reports);
+  const std::string log = Log();
+  EXPECT_NE(log.find("training starts with 200 of 400 users joined (--min-users 200)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("went quiet"), std::string::npos) << log;
+  EXPECT_EQ(log.find("deadline"), std::string::npos) << log;
+  EXPECT_LT(Clock::now() - started, 30s) << log;
+
+  FedSelServeConfig bad = FedSel();
+  bad.serve.policy.min_users = 401;
+  EXPECT_NE(bad.Validate().error().find("exceeds the task's 400 users"), std::string::npos);
+  bad.serve.policy.min_users = 10;
+  bad.config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
+  bad.config.tail_average = 0;
+  bad.config.shuffle = true;
+  bad.serve.shuffler_token_file = Path("t");
+  EXPECT_NE(bad.Validate().error().find("--min-users with a shuffled task"), std::string::npos);
 }
 
 // A stop while the server waits for its users ends the call with a summary

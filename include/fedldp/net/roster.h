@@ -27,6 +27,10 @@ struct RoundPolicy {
   std::chrono::milliseconds stale_after{2000};
   std::chrono::milliseconds retry{20};  // how often clients poll
   double min_participation = 0.5;
+  // Training starts once this many users have joined (0: all the task's);
+  // later joiners take part from the round after they join. A user whose
+  // client has not joined is not waited for.
+  std::uint64_t min_users = 0;
   // Tests only (serve never sets it): the schedule (who is in which round)
   // from DeploymentRng(test_seed, ...) instead of SecureRng, so that an
   // in-process deployment with seeded participants replays bit for bit.
@@ -144,6 +148,12 @@ class Roster {
   // The client whose users begin at `first` got a new token: whatever this
   // process knows of it under its old one (its live session) is gone.
   void Forget(std::uint64_t first);
+  // A client that stops cleanly says so (WithdrawRequest.leaving): its
+  // session ends, and its users are away, not waited for, until it joins
+  // again. Refused as Enter refuses.
+  Access Leave(ServerState& state, std::string_view token, std::string_view session);
+  // The user's client left (Leave) and has not joined since.
+  bool Left(std::uint64_t user) const;
   // The client hosting `user` has not polled for `stale_after`. A client
   // not heard from since this process started (after a restart) is quiet
   // once the process has listened for stale_after + kReconnectAllowance: a
@@ -172,6 +182,7 @@ class Roster {
     ServerState::Client client;
     Clock::time_point seen{};  // {}: not heard from in this process
     std::string session;       // "": none open in this process
+    bool left = false;         // it stopped cleanly (Leave) and has not joined since
   };
   const std::uint64_t task_users_;
   const Clock::time_point started_;
@@ -198,12 +209,13 @@ Status CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Ros
                      const std::set<std::uint64_t>& delivered, std::size_t chunks,
                      std::set<std::uint64_t>* users);
 
-// The open round as the shuffler sees it: `done(u)` is true for users
-// delivered or withdrawn.
+// The open round as the shuffler sees it: of the `assigned` users, those
+// `delivered` and those not `gone` (withdrawn, or away: their client left
+// or never joined) are expected.
 ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
                           std::span<const std::uint64_t> assigned,
                           const std::set<std::uint64_t>& delivered,
-                          const std::set<std::uint64_t>& withdrawn, const Roster& roster,
+                          const std::function<bool(std::uint64_t)>& gone, const Roster& roster,
                           std::chrono::milliseconds stale_after,
                           std::chrono::steady_clock::time_point deadline,
                           std::chrono::steady_clock::time_point now);

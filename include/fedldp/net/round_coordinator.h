@@ -90,6 +90,10 @@ class RoundCoordinator {
   // waits for them. `withdrawn` counts the client's withdrawn users.
   Withdrawal Withdraw(std::string_view token, std::string_view session,
                       std::span<const std::uint64_t> users, Clock::time_point now);
+  // The client stops cleanly (WithdrawRequest.leaving): its session ends
+  // and its users are away, so the open round and the next ones do not wait
+  // for them, until it joins again; their budgets are untouched.
+  Status Leave(std::string_view token, std::string_view session, Clock::time_point now);
   // A lost token replaced while the server runs (token_requests.h): the
   // client hosting `user` is known by the token whose hash is `hash_hex`
   // from now on, and its old token's live session ends at once.
@@ -176,7 +180,8 @@ class RoundCoordinator {
   virtual ~RoundCoordinator() = default;
 
   // ---- The protocol's hooks, called under mu_.
-  // Starts training once every user has joined (started_ is false).
+  // Starts training once every user (or RoundPolicy::min_users) has joined
+  // (started_ is false).
   virtual void Start(Clock::time_point now) = 0;
   // True while a round takes reports.
   virtual bool RoundOpen() const = 0;
@@ -202,8 +207,15 @@ class RoundCoordinator {
   // Reads the withdrawn users and the snapshot back (check: whether it fits
   // the task). True if a snapshot was there (started_ is then true).
   Result<bool> Resume(const std::function<Status(const ServerState::Snapshot&)>& check);
+  // The user's client has not joined, or left (Leave) and has not joined
+  // again: no round waits for it.
+  bool Away(std::uint64_t user) const;
   // Nothing more to wait for from this user in the open round.
-  bool Done(std::uint64_t user) const { return Reported(user) || withdrawn_.contains(user); }
+  bool Done(std::uint64_t user) const {
+    return Reported(user) || withdrawn_.contains(user) || Away(user);
+  }
+  // How many joined users start training (RoundPolicy::min_users).
+  std::uint64_t StartsWith() const { return policy_.min_users == 0 ? users_ : policy_.min_users; }
   void CloseIfComplete(Clock::time_point now);
   // A closing round's count: `got` reports of its users, against the
   // policy's minimum share of those who might report (withdrawn users will
@@ -268,6 +280,7 @@ class RoundCoordinator {
   bool started_ = false;
   std::vector<std::uint64_t> round_users_;  // the open round's, sorted
   std::set<std::uint64_t> withdrawn_;
+  std::uint64_t joined_ = 0;           // users 0 .. joined_ - 1 have joined (state_.joined_users())
   std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
