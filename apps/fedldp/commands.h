@@ -171,6 +171,7 @@ struct EnrolOptions {
   std::size_t count = 1;
   std::optional<std::uint64_t> replace_user;  // a lost token's: the client hosting this user
   std::string out;
+  std::string out_dir;  // one file per token
   bool force = false;
 };
 void SetupEnrol(CLI::App& app, EnrolOptions& options);

@@ -176,7 +176,13 @@ void SetupEnrol(CLI::App& app, EnrolOptions& o) {
                  "reports and the task stay as they were. Works with the server running (it "
                  "answers within a second) or stopped")
       ->excludes(count);
-  app.add_option("--out", o.out, "Write the tokens here, one per line (mode 0600); else stdout");
+  auto* out = app.add_option("--out", o.out,
+                             "Write the tokens here, one per line (mode 0600); else stdout");
+  app.add_option("--out-dir", o.out_dir,
+                 "Write each token to a file of its own in this folder (made if absent), "
+                 "client-N.token (mode 0600), N after the files already there: one per client")
+      ->excludes(out)
+      ->excludes("--replace-user");
   app.add_flag("--force", o.force, "Replace an existing --out file");
 }
 
@@ -214,6 +220,9 @@ int ReplaceToken(ServerState* state, const EnrolOptions& o, std::ostream& out, s
 int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   // The output is checked before a token is issued.
   CheckOut(o.out);
+  if (!o.out_dir.empty()) {
+    if (Status s = CheckTokenDir(o.out_dir); !s.ok()) throw UsageError("--out-dir: " + s.error());
+  }
   if (!o.out.empty() && !o.force && std::filesystem::exists(o.out)) {
     throw UsageError("--out: " + o.out + " exists; pass --force to replace it");
   }
@@ -226,9 +235,19 @@ int RunEnrol(const EnrolOptions& o, std::ostream& out, std::ostream& err) {
   if (o.replace_user) return ReplaceToken(&state, o, out, err);
   auto tokens = state.IssueTokens(o.count);
   if (!tokens.ok()) throw std::runtime_error(tokens.error());
-  std::string lines;
-  for (const auto& t : *tokens) lines += t + "\n";
-  WriteTokens(o, lines, tokens->size(), out);
+  if (!o.out_dir.empty()) {
+    const auto written = WriteTokenFiles(o.out_dir, *tokens);
+    if (!written.ok()) {
+      throw std::runtime_error(written.error() + " (the " + std::to_string(tokens->size()) +
+                               " tokens just issued are lost: enrol again)");
+    }
+    err << "enrol: wrote " << written->front() << (written->size() > 1 ? " .. " : "")
+        << (written->size() > 1 ? written->back() : "") << "\n";
+  } else {
+    std::string lines;
+    for (const auto& t : *tokens) lines += t + "\n";
+    WriteTokens(o, lines, tokens->size(), out);
+  }
   err << "enrol: " << tokens->size() << " tokens issued (" << state.tokens() << " in all for "
       << o.state << ")\n";
   return 0;

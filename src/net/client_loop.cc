@@ -299,6 +299,7 @@ Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uin
   auto server = pb::Coordinator::NewStub(*channel);
   Retrier connection(
       "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
+  connection.Diagnose([&o] { return ProbeServer(o.address, o.tls, "--tls-ca"); });
   pb::JoinRequest join;
   join.set_token(o.token);
   join.set_users(users);

@@ -99,13 +99,8 @@ Status CheckTransport(const std::string& address, const TlsFiles& tls, const cha
 }
 
 Status CheckListenable(const std::string& address) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) return {};  // gRPC's own bind names the problem
-  std::string host = address.substr(0, colon);
-  const std::string port = address.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  if (address.rfind(':') == std::string::npos) return {};  // gRPC's own bind names the problem
+  const auto [host, port] = net_internal::SplitAddress(address);
   if (port == "0") return {};
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -136,6 +131,16 @@ Status CheckListenable(const std::string& address) {
 }  // namespace fedldp
 
 namespace fedldp::net_internal {
+
+std::pair<std::string, std::string> SplitAddress(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return {address, ""};
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return {host, address.substr(colon + 1)};
+}
 
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                    const TlsFiles& tls) {

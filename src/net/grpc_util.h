@@ -36,6 +36,20 @@ Result<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFile
 // A channel to `address`, trusting tls.ca when given.
 Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address, const TlsFiles& tls);
 
+// host:port as (host, port), brackets of [v6] removed; ("", "") parts
+// where absent.
+std::pair<std::string, std::string> SplitAddress(const std::string& address);
+
+// Why a channel to `address` with `tls` can never work, found by one TCP
+// connection (src/net/connection_probe.cc): a certificate that is not for
+// the name connected to, not trusted by tls.ca (`ca_flag` names the option
+// that gave it), expired or not yet valid; TLS on one side only; a peer
+// that is no gRPC server. Each is one sentence with the fix. OK when the
+// peer looks right or cannot be judged (nothing listens yet, a silent peer):
+// the caller keeps retrying then.
+Status ProbeServer(const std::string& address, const TlsFiles& tls, const char* ca_flag,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
 // A handler's status as a gRPC status.
 inline grpc::Status StatusOf(const Status& s) {
   switch (s.code()) {
@@ -208,6 +222,9 @@ class Retrier {
   Retrier(std::string peer, std::function<bool()> stop, std::function<void(const std::string&)> log,
           std::chrono::milliseconds give_up)
       : peer_(std::move(peer)), stop_(std::move(stop)), log_(std::move(log)), give_up_(give_up) {}
+  // Asked (at most every 5 s) when the peer cannot be reached: an error
+  // ends the call at once (ProbeServer: a mistake retrying cannot mend).
+  void Diagnose(std::function<Status()> diagnose) { diagnose_ = std::move(diagnose); }
 
   // `also_retry`: one more status code to retry like an absent peer (a
   // Join refused while another session holds the token).
@@ -240,8 +257,19 @@ class Retrier {
       const bool away = code == grpc::StatusCode::UNAVAILABLE ||
                         code == grpc::StatusCode::DEADLINE_EXCEEDED ||
                         code == grpc::StatusCode::CANCELLED;
+      if (code == grpc::StatusCode::UNIMPLEMENTED) {
+        return Error{std::string(what) + ": " + peer_ + " is a gRPC server without this call (" +
+                     status.error_message() +
+                     "): is it another fedldp service's port (the shuffler's, say)?"};
+      }
       if (!away && code != grpc::StatusCode::RESOURCE_EXHAUSTED && code != also_retry) {
         return Error{std::string(what) + " refused: " + status.error_message()};
+      }
+      if (code == grpc::StatusCode::UNAVAILABLE && diagnose_ &&
+          Clock::now() - last_diagnosis_ > std::chrono::seconds(5)) {
+        last_diagnosis_ = Clock::now();
+        if (Status why = diagnose_(); !why.ok())
+          return Error{std::string(what) + ": " + why.error()};
       }
       if (Clock::now() - start > give_up_) {
         return Error{std::string(what) + ": " + peer_ + (away ? " unreachable" : " refused") +
@@ -269,6 +297,8 @@ class Retrier {
   const std::function<void(const std::string&)> log_;
   const std::chrono::milliseconds give_up_;
   grpc::StatusCode last_code_ = grpc::StatusCode::OK;
+  std::function<Status()> diagnose_;
+  Clock::time_point last_diagnosis_{};
 };
 
 // A client's hold on its token: Join opens a session, and every later call

@@ -213,6 +213,35 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
+Status CheckTokenDir(const std::string& dir) {
+  if (dir.empty()) return Invalid("a token folder needs a name");
+  std::error_code e;
+  if (!std::filesystem::exists(dir, e)) return CheckOutputFile(dir);  // made in a writable folder
+  if (!std::filesystem::is_directory(dir, e)) return Invalid(dir + " exists and is not a folder");
+  return CheckOutputFile((std::filesystem::path(dir) / ".fedldp-token-check").string());
+}
+
+Result<std::vector<std::string>> WriteTokenFiles(const std::string& dir,
+                                                 std::span<const std::string> tokens) {
+  FEDLDP_RETURN_IF_ERROR(CheckTokenDir(dir));
+  std::error_code e;
+  if (std::filesystem::create_directory(dir, e)) {
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, e);
+  }
+  if (e) return Error{"cannot make " + dir + ": " + e.message(), ErrorCode::kIo};
+  std::vector<std::string> paths;
+  std::size_t n = 1;
+  for (const std::string& token : tokens) {
+    std::string path;
+    do {
+      path = (std::filesystem::path(dir) / ("client-" + std::to_string(n++) + ".token")).string();
+    } while (std::filesystem::exists(path, e));
+    FEDLDP_RETURN_IF_ERROR(WriteFileAtomically(path, token + "\n", 0600));
+    paths.push_back(path);
+  }
+  return paths;
+}
+
 namespace {
 
 // A shuffled task's secrets: the server's key pair and the shuffler's token,

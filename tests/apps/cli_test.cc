@@ -551,7 +551,7 @@ TEST(Config, EveryExampleFileParsesAndPrintConfigRoundTrips) {
   EXPECT_GE(files, 16u);
   for (const char* command : {"train", "tune", "ldpfl", "reproduce.fedsel", "reproduce.frontier",
                               "reproduce.ldpfl", "audit", "account.run", "account.shuffle",
-                              "sample", "enrol", "serve", "client", "shuffle", "load"}) {
+                              "sample", "enrol", "serve", "client", "shuffle", "load", "export"}) {
     EXPECT_TRUE(sections.count(command)) << "no example config for " << command;
   }
   // An unknown key in a config file is refused by --print-config too.
@@ -758,6 +758,37 @@ TEST(Subcommands, ARefusedCommandWritesNothing) {
 // joined client hosting that user a fresh token, in place of its old one,
 // with the same users; a user no joined client hosts, or --count beside
 // it, is refused and writes nothing.
+// Issue 44, item 4: enrol --out-dir writes one token file per client
+// (0600, in a folder made 0700), numbered on from files already there, and
+// a folder it cannot use is refused before any token is issued.
+TEST(Subcommands, EnrolWritesOneTokenFilePerClient) {
+  const std::string state = Scratch("dir.sqlite"), dir = Scratch("tokens.d");
+  std::filesystem::remove(state);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(Fedldp({"enrol", "--state", state, "--count", "3", "--out-dir", dir}).code, 0);
+  ASSERT_EQ(Fedldp({"enrol", "--state", state, "--count", "1", "--out-dir", dir}).code, 0);
+  namespace fs = std::filesystem;
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+  auto s = ServerState::Open(state).value();
+  EXPECT_EQ(s.tokens(), 4u);
+  for (int n = 1; n <= 4; ++n) {
+    const std::string file = dir + "/client-" + std::to_string(n) + ".token";
+    ASSERT_TRUE(fs::exists(file)) << file;
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+    std::string token;
+    std::getline(std::ifstream(file), token);
+    EXPECT_TRUE(s.KnownToken(token)) << file;
+  }
+  std::ofstream(Scratch("not-a-dir")) << "x";
+  const auto r =
+      Fedldp({"enrol", "--state", state, "--count", "1", "--out-dir", Scratch("not-a-dir")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("exists and is not a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(s.tokens(), 4u);  // nothing issued
+  EXPECT_EQ(Fedldp({"enrol", "--state", state, "--out-dir", dir, "--out", Scratch("t")}).code, 2);
+}
+
 TEST(Subcommands, EnrolReplacesTheLostTokenOfAJoinedClient) {
   const std::string state = Scratch("replace.sqlite"), tokens = Scratch("replace.tokens"),
                     fresh = Scratch("replace.new");

@@ -38,6 +38,13 @@ std::string LogStamp();
 
 // The first line of the file at `path` (a token); an error if there is none.
 Result<std::string> ReadTokenFile(const std::string& path);
+// One file per token in `dir` (made, mode 0700, if absent), each the token
+// and a newline, mode 0600, named client-N.token from the first N whose
+// file does not exist (an earlier enrol's files are kept); their paths.
+// CheckTokenDir says, before any token is issued, whether `dir` can take them.
+Status CheckTokenDir(const std::string& dir);
+Result<std::vector<std::string>> WriteTokenFiles(const std::string& dir,
+                                                 std::span<const std::string> tokens);
 
 // What both protocols' servers take.
 struct ServeConfig {
