@@ -21,6 +21,9 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc
   # OpenSSL reads the TLS certificates and keys before any connection.
   libssl-dev
+  # serve --monitor: the status page and Prometheus metrics over HTTP; its
+  # test loads the page in headless Chromium (python/tests/test_monitor.py).
+  libcpp-httplib-dev chromium
   # Simulation over several processes or machines (mpirun; optional at
   # configure time, FEDLDP_MPI).
   libopenmpi-dev openmpi-bin

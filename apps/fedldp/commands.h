@@ -187,6 +187,7 @@ void SetupExport(CLI::App& app, ExportOptions& options);
 int RunExport(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 struct ServeOptions {
+  std::string log_format = "text";  // or json (FormatLog)
   std::string protocol = "fedsel";
   std::string state;
   std::string address = "127.0.0.1:7070";
@@ -211,6 +212,7 @@ struct ServeOptions {
   int poll_ms = 20;
   double min_participation = 0.5;
   std::uint64_t min_users = 0;  // start with this many joined (0: all)
+  std::string monitor;          // host:port of the status page and metrics ("": none)
   std::string tls_cert, tls_key;
   std::string out;
   bool insecure = false;  // allow plaintext off loopback
@@ -219,6 +221,7 @@ void SetupServe(CLI::App& app, ServeOptions& options);
 int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 struct ClientOptions {
+  std::string log_format = "text";  // or json (FormatLog)
   std::string server = "127.0.0.1:7070";
   std::string protocol;   // fedsel or ldpfl; "": ldpfl with a shuffler, else fedsel
   std::string shuffler;   // LDP-FL, and FedSel tasks served with --shuffle
@@ -260,6 +263,7 @@ void SetupLoad(CLI::App& app, LoadOptions& options);
 int RunLoad(const LoadOptions& options, std::ostream& out, std::ostream& err);
 
 struct ShuffleOptions {
+  std::string log_format = "text";  // or json (FormatLog)
   std::string address = "127.0.0.1:7071";
   std::string server = "127.0.0.1:7070";
   std::string token_file;  // the shuffler's token (serve --shuffler-token-file)

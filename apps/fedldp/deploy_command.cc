@@ -155,6 +155,22 @@ Dataset LoadData(const std::string& name, const std::string& dir) {
 
 std::string Stamp() { return LogStamp(); }
 
+void AddLogFormatOption(CLI::App& app, std::string& format) {
+  app.add_option("--log-format", format,
+                 "text: lines for people (HH:MM:SS component: ...); json: one JSON object a "
+                 "line (time, component, message) for a log collector")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+LogLine LogTo(std::ostream& err, const std::string& format, const char* component) {
+  const auto parsed = ParseLogFormat(format);
+  const LogFormat f = parsed.ok() ? *parsed : LogFormat::kText;
+  return [&err, f, component](const std::string& line) {
+    err << FormatLog(f, component, line) << std::endl;
+  };
+}
+
 std::string ReadToken(const std::string& path, const char* flag) {
   auto token = ReadTokenFile(path);
   if (!token.ok()) throw UsageError(std::string(flag) + ": " + token.error());
@@ -332,12 +348,17 @@ void AddServeRoundOptions(CLI::App& app, ServeOptions& o) {
                  "Start training once this many users have joined (default: all --users); "
                  "later ones take part once they join, and no round waits for users whose "
                  "client has not joined (unshuffled FedSel tasks)");
+  app.add_option("--monitor", o.monitor,
+                 "Serve a status page (/) and Prometheus metrics (/metrics) over HTTP on this "
+                 "host:port, e.g. 127.0.0.1:9464 (default: none; keep it on loopback or behind "
+                 "a proxy: it has no TLS or login)");
   app.add_option("--tls-cert", o.tls_cert, "Certificate chain (PEM): serve over TLS");
   app.add_option("--tls-key", o.tls_key, "Private key (PEM) of --tls-cert");
   app.add_flag("--insecure", o.insecure,
                "Allow plaintext on a non-loopback address (tokens and reports cross the network "
                "in clear)");
   app.add_option("--out", o.out, "Append one JSON line with the result to this file");
+  AddLogFormatOption(app, o.log_format);
 }
 
 }  // namespace
@@ -364,17 +385,20 @@ ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task) 
   s.policy.retry = std::chrono::milliseconds(o.poll_ms);
   s.policy.min_participation = o.min_participation;
   s.policy.min_users = o.min_users;
+  s.monitor = o.monitor;
   s.key_file = o.key_file;
   s.shuffler_token_file = o.shuffler_token_file;
   return s;
 }
 
-ServeObserver ServeLog(std::ostream& err) {
+ServeObserver ServeLog(std::ostream& err, const std::string& log_format) {
   ServeObserver observer;
-  observer.log = [&err](const std::string& line) {
-    err << Stamp() << " serve: " << line << std::endl;
-  };
-  observer.privacy = [&err](const std::string& statement) { err << statement; };
+  observer.log = LogTo(err, log_format, "serve");
+  if (log_format == "json") {
+    observer.privacy = observer.log;  // the statement as one message
+  } else {
+    observer.privacy = [&err](const std::string& statement) { err << statement; };
+  }
   return observer;
 }
 
@@ -441,7 +465,7 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
 
   StopOnSignal stop(kStopGrace);
-  auto served = ServeFedSel(config, data, eval, ServeLog(err), stop.token());
+  auto served = ServeFedSel(config, data, eval, ServeLog(err, o.log_format), stop.token());
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
@@ -507,6 +531,7 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
   app.add_flag("--insecure", o.insecure,
                "Allow plaintext on a non-loopback address (tokens and reports cross the network "
                "in clear)");
+  AddLogFormatOption(app, o.log_format);
 }
 
 FedSelClientOptions ToClientOptions(const ClientOptions& o, const std::string& token,
@@ -522,7 +547,7 @@ FedSelClientOptions ToClientOptions(const ClientOptions& o, const std::string& t
   c.shuffler_tls.ca = o.shuffler_ca;
   c.shuffler_tls.insecure = o.insecure;
   c.give_up = std::chrono::milliseconds(std::llround(o.give_up_seconds * 1000));
-  c.log = [&err](const std::string& line) { err << Stamp() << " client: " << line << std::endl; };
+  c.log = LogTo(err, o.log_format, "client");
   return c;
 }
 

@@ -48,7 +48,8 @@ int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
 
   StopOnSignal stop(kStopGrace);
-  auto served = ServeLdpFl(config, split->train, train_rows, test, ServeLog(err), stop.token());
+  auto served =
+      ServeLdpFl(config, split->train, train_rows, test, ServeLog(err, o.log_format), stop.token());
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
@@ -145,15 +146,14 @@ void SetupShuffle(CLI::App& app, ShuffleOptions& o) {
   app.add_flag("--insecure", o.insecure,
                "Allow plaintext on a non-loopback address (tokens and reports cross the network "
                "in clear)");
+  AddLogFormatOption(app, o.log_format);
 }
 
 int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   if (o.tls_cert.empty() != o.tls_key.empty()) {
     throw UsageError("--tls-cert and --tls-key go together");
   }
-  auto log = [&err](const std::string& line) {
-    err << Stamp() << " shuffle: " << line << std::endl;
-  };
+  const LogLine log = LogTo(err, o.log_format, "shuffle");
   ShufflerServerOptions s;
   s.address = o.address;
   CheckTlsOptions(o.address, {o.tls_cert, o.tls_key, "", o.insecure}, "--tls-cert and --tls-key",

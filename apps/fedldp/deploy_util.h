@@ -68,13 +68,18 @@ Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels);
 // What to add to a client's failure when its --data file has too few features.
 std::string FeaturesHint(const ClientOptions& o, const std::string& error);
 std::string Stamp();  // HH:MM:SS, for log lines
+// --log-format on `app` (text or json), into `format`.
+void AddLogFormatOption(CLI::App& app, std::string& format);
+// A process's log on `err`: each line as --log-format `format` says
+// (FormatLog), from `component`.
+LogLine LogTo(std::ostream& err, const std::string& format, const char* component);
 // The first line of `path`; a usage error naming `flag` if there is none.
 std::string ReadToken(const std::string& path, const char* flag);
 
 // serve: the options both protocols share, as the library's config
 // (`default_task` when --task is not given), and the log on `err`.
 ServeConfig ServeCommon(const ServeOptions& o, const std::string& default_task);
-ServeObserver ServeLog(std::ostream& err);
+ServeObserver ServeLog(std::ostream& err, const std::string& log_format);
 
 }  // namespace fedldp::cli
 

@@ -1,8 +1,13 @@
 """The `fedldp` binary of the build under test, for tests that compare the
 module with the command or drive a deployment (ctest sets
-FEDLDP_BINARY_DIR); a test without it is skipped."""
+FEDLDP_BINARY_DIR); a test without it is skipped. Deployments run as the
+operator runs them: processes in a folder of the test's own."""
 
 import os
+import re
+import socket
+import subprocess
+import time
 
 import pytest
 
@@ -13,3 +18,39 @@ def cli():
     if not path or not os.path.exists(path):
         pytest.skip("the fedldp binary is not known (FEDLDP_BINARY_DIR)")
     return path
+
+
+def run(*args, cwd):
+    """`fedldp ARGS` in `cwd`, to the end; its output (an error fails)."""
+    return subprocess.run([cli(), *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def start(*args, cwd, name):
+    """`fedldp ARGS` started in `cwd`, its output in NAME.out and NAME.err."""
+    return subprocess.Popen([cli(), *args], cwd=cwd, stdout=open(cwd / f"{name}.out", "w"),
+                            stderr=open(cwd / f"{name}.err", "w"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(process, log, timeout=60):
+    """Waits until the process says it listens."""
+    until = time.time() + timeout
+    while time.time() < until and process.poll() is None:
+        if re.search(r"listening on 127\.0\.0\.1:\d+", log.read_text()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{log.name} never listened: {log.read_text()}")
+
+
+def finish(processes, cwd):
+    """Waits for each process to exit 0 (its stderr is the failure)."""
+    for name, p in processes.items():
+        try:
+            assert p.wait(timeout=300) == 0, (cwd / f"{name}.err").read_text()
+        finally:
+            p.kill()

@@ -4,49 +4,12 @@ scoring the server's evaluation rows to the accuracy the server reported.
 fedldp's module only loads the rows."""
 
 import json
-import re
-import socket
-import subprocess
-import time
 
 import numpy as np
 import pytest
 
 import fedldp
-from fedldp_cli import cli
-
-
-def run(*args, cwd):
-    return subprocess.run([cli(), *args], cwd=cwd, check=True, capture_output=True, text=True)
-
-
-def start(*args, cwd, name):
-    return subprocess.Popen([cli(), *args], cwd=cwd, stdout=open(cwd / f"{name}.out", "w"),
-                            stderr=open(cwd / f"{name}.err", "w"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(process, log, timeout=60):
-    """Waits until the process says it listens."""
-    until = time.time() + timeout
-    while time.time() < until and process.poll() is None:
-        if re.search(r"listening on 127\.0\.0\.1:\d+", log.read_text()):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{log.name} never listened: {log.read_text()}")
-
-
-def finish(processes, cwd):
-    for name, p in processes.items():
-        try:
-            assert p.wait(timeout=300) == 0, (cwd / f"{name}.err").read_text()
-        finally:
-            p.kill()
+from fedldp_cli import finish, free_port, listening, run, start
 
 
 def exported(tmp_path, out):

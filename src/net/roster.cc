@@ -202,6 +202,12 @@ bool Roster::Left(std::uint64_t user) const {
   });
 }
 
+std::uint64_t Roster::LeftUsers() const {
+  std::uint64_t n = 0;
+  for (const auto& [token, entry] : clients_) n += entry.left ? entry.client.users : 0;
+  return n;
+}
+
 void Roster::Forget(std::uint64_t first) {
   std::erase_if(clients_, [first](const auto& c) { return c.second.client.first == first; });
 }

@@ -71,6 +71,23 @@ Status RoundCoordinator::Leave(std::string_view token, std::string_view session,
   return {};
 }
 
+RoundCoordinator::Occupancy RoundCoordinator::occupancy() const {
+  std::lock_guard lock(mu_);
+  Occupancy o;
+  o.joined = joined_;
+  o.withdrawn = withdrawn_.size();
+  o.away = roster_.LeftUsers();
+  o.sessions = roster_.sessions();
+  o.tokens = state_.tokens();
+  o.refused = refused_;
+  for (std::uint64_t u = 0; u < reports_of_.size() && u < joined_; ++u) {
+    if (reports_of_[u] >= o.users_by_reports.size()) o.users_by_reports.resize(reports_of_[u] + 1);
+    ++o.users_by_reports[reports_of_[u]];
+  }
+  if (!reports_of_.empty() && o.users_by_reports.empty()) o.users_by_reports = {joined_};
+  return o;
+}
+
 bool RoundCoordinator::Away(std::uint64_t user) const {
   return user >= joined_ || roster_.Left(user);
 }
@@ -215,7 +232,11 @@ void RoundCoordinator::CloseIfComplete(Clock::time_point now) {
   CloseRound(now, "complete");
 }
 
-RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) const {
+RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) {
+  if (reports_of_.empty() && users_ <= kCountedUsers) reports_of_.assign(users_, 0);
+  for (const std::uint64_t u : round_users_) {
+    if (!reports_of_.empty() && Reported(u)) ++reports_of_[u];
+  }
   Tally t;
   t.users = round_users_.size();
   t.got = got;
@@ -295,11 +316,12 @@ std::optional<RoundCoordinator::Opened> RoundCoordinator::OpenDelivered(
 }
 
 void RoundCoordinator::SayRejected(std::uint64_t round_shown, const char* what,
-                                   const std::map<std::string, std::size_t>& rejected) const {
+                                   const std::map<std::string, std::size_t>& rejected) {
   if (rejected.empty()) return;
   std::size_t total = 0;
   std::string counts;
   for (const auto& [why, n] : rejected) {
+    refused_[why.substr(0, why.find(':'))] += n;
     total += n;
     counts += (counts.empty() ? "" : "; ") + std::to_string(n) + " " + why;
   }

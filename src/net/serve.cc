@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -24,6 +25,7 @@
 #include "fedldp/model/neural_net.h"
 #include "fedldp/net/fedsel_coordinator.h"
 #include "fedldp/net/ldpfl_deploy.h"
+#include "fedldp/net/monitor.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/secure_rng.h"
@@ -71,6 +73,70 @@ class PendingModels {
   std::deque<std::pair<std::uint64_t, std::vector<double>>> queue_;
 };
 
+// What the serving loop learns that the coordinator does not keep: the last
+// evaluation and the last round's duration, for the monitor's thread.
+class ServingStatus {
+ public:
+  void Evaluated(double accuracy) {
+    std::lock_guard lock(mu_);
+    accuracy_ = accuracy;
+  }
+  // Seen at `now`, the coordinator at round `round`.
+  void Saw(std::uint64_t round, Clock::time_point now) {
+    std::lock_guard lock(mu_);
+    if (round != round_) {
+      if (seen_ != Clock::time_point{})
+        last_round_ = std::chrono::duration<double>(now - seen_).count();
+      round_ = round;
+      seen_ = now;
+    }
+  }
+  void Fill(RunStatus& s) const {
+    std::lock_guard lock(mu_);
+    s.accuracy = accuracy_;
+    s.last_round_seconds = last_round_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<double> accuracy_;
+  std::uint64_t round_ = ~std::uint64_t{0};
+  Clock::time_point seen_{};
+  double last_round_ = 0;
+};
+
+// The status both protocols show (RunStatus): the coordinator's occupancy
+// and counts, the serving loop's, and the privacy statement.
+template <typename Coordinator>
+RunStatus StatusOf(const Coordinator& coord, const ServingStatus& serving,
+                   const std::optional<PrivacyRecord>& privacy) {
+  RunStatus s;
+  const auto st = coord.stats();
+  const auto o = coord.occupancy();
+  s.task = coord.spec().id;
+  s.started = st.started;
+  s.finished = st.finished;
+  s.reports_counted = st.counted;
+  s.joined = o.joined;
+  s.withdrawn = o.withdrawn;
+  s.away = o.away;
+  s.sessions = o.sessions;
+  s.enrolled = o.tokens;
+  s.refused = o.refused;
+  s.users_by_reports = o.users_by_reports;
+  s.users = coord.spec().users;
+  serving.Fill(s);
+  if (privacy) {
+    s.report_epsilon = s.local_epsilon = privacy->local.epsilon;
+    s.total_epsilon = privacy->total.epsilon;
+    s.total_delta = privacy->total.delta;
+    s.privacy = DescribePrivacyRecord(*privacy);
+  } else {
+    s.privacy = "none: the task is not private";
+  }
+  return s;
+}
+
 void Say(const ServeObserver& observer, const std::string& line) {
   if (observer.log) observer.log(line);
 }
@@ -81,6 +147,10 @@ Status CheckServe(const ServeConfig& s, bool shuffled) {
   if (s.task.empty()) return Invalid("the task needs a name");
   FEDLDP_RETURN_IF_ERROR(CheckCount(kUsers, s.users));
   FEDLDP_RETURN_IF_ERROR(CheckCount(kServiceThreads, s.threads));
+  if (!s.monitor.empty() && (s.monitor.find(':') == std::string::npos ||
+                             (s.monitor == s.address && !s.address.ends_with(":0")))) {
+    return Invalid("--monitor takes host:port, another port than the server's (" + s.address + ")");
+  }
   if (s.tls.certificate.empty() != s.tls.key.empty()) {
     return Invalid("a TLS certificate and its key go together (--tls-cert, --tls-key)");
   }
@@ -131,7 +201,7 @@ Status RunRounds(Coordinator& coord, CoordinatorServer& server, PendingModels& p
                  const std::function<void(std::uint64_t, const std::vector<double>&)>& evaluate,
                  const std::function<void(const typename Coordinator::Stats&)>& progress,
                  const std::function<void()>& answer_requests, const RoundPolicy& policy,
-                 std::stop_token stop, ServeSummary& summary) {
+                 std::stop_token stop, ServingStatus& serving, ServeSummary& summary) {
   std::optional<Clock::time_point> training_start;
   double cpu_at_start = 0;
   auto last_show = Clock::now(), last_asked = Clock::time_point{};
@@ -140,6 +210,7 @@ Status RunRounds(Coordinator& coord, CoordinatorServer& server, PendingModels& p
     pending.Drain(evaluate);
     const auto s = coord.stats();
     const auto now = Clock::now();
+    serving.Saw(s.round, now);
     if (now - last_asked > std::chrono::milliseconds(250)) {
       answer_requests();
       last_asked = now;
@@ -202,6 +273,32 @@ std::string LogStamp() {
   std::ostringstream s;
   s << std::put_time(&tm, "%H:%M:%S");
   return s.str();
+}
+
+Result<LogFormat> ParseLogFormat(const std::string& name) {
+  if (name == "text") return LogFormat::kText;
+  if (name == "json") return LogFormat::kJson;
+  return Invalid("no log format '" + name + "' (text, json)");
+}
+
+std::string FormatLog(LogFormat format, std::string_view component, std::string_view message) {
+  if (format == LogFormat::kText) {
+    return LogStamp() + " " + std::string(component) + ": " + std::string(message);
+  }
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream time;
+  time << std::put_time(&tm, "%Y-%m-%dT%H:%M:%S") << '.' << std::setw(3) << std::setfill('0')
+       << ms.count() << 'Z';
+  nlohmann::ordered_json j;
+  j["time"] = time.str();
+  j["component"] = component;
+  j["message"] = message;
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 Result<std::string> ReadTokenFile(const std::string& path) {
@@ -383,7 +480,10 @@ class FedSelServing {
   std::string& deployment() { return spec_.deployment; }
   std::string Encode() const { return EncodeTask(spec_); }
   const char* bound_hint() const { return ""; }
-  double Majority() const { return data_.Subset(eval_).MajorityRate(); }
+  double Majority() {
+    majority_ = data_.Subset(eval_).MajorityRate();
+    return majority_;
+  }
   auto Create(ServerState state, const ServerKeys& keys, const LogLine& log,
               FedSelCoordinator::OnEpoch on_model) {
     return FedSelCoordinator::Create(spec_, config_.serve.policy, std::move(state), log,
@@ -392,12 +492,24 @@ class FedSelServing {
   Status Announce(const FedSelCoordinator& coord, const ServeObserver& observer) const {
     return AnnounceFedSel(config_, spec_, coord.plan(), observer);
   }
-  void Evaluate(std::uint64_t epoch, const std::vector<double>& w, double majority,
-                const ServeObserver& observer) {
-    Say(observer, "epoch " + std::to_string(epoch) + ": accuracy " +
-                      PercentText(LinearModel::Accuracy(w, data_, eval_)) + " % on " +
-                      std::to_string(eval_.size()) + " evaluation rows (majority class " +
-                      PercentText(majority) + " %)");
+  double Evaluate(std::uint64_t epoch, const std::vector<double>& w, double majority,
+                  const ServeObserver& observer) {
+    const double accuracy = LinearModel::Accuracy(w, data_, eval_);
+    Say(observer, "epoch " + std::to_string(epoch) + ": accuracy " + PercentText(accuracy) +
+                      " % on " + std::to_string(eval_.size()) +
+                      " evaluation rows (majority class " + PercentText(majority) + " %)");
+    return accuracy;
+  }
+  std::optional<PrivacyRecord> Privacy(const FedSelCoordinator& coord) const {
+    return FedSelPrivacyRecordOf(coord.plan(), config_.config, config_.central_delta);
+  }
+  RunStatus StatusNow(const FedSelCoordinator& coord, const ServingStatus& serving) const {
+    RunStatus s = StatusOf(coord, serving, Privacy(coord));
+    s.protocol = "fedsel";
+    s.round = coord.stats().round;
+    s.rounds = coord.plan().rounds;
+    s.majority = majority_;
+    return s;
   }
   void Progress(const FedSelCoordinator::Stats& st, const ServeObserver& observer) {
     if (st.round == shown_round_) return;
@@ -410,7 +522,7 @@ class FedSelServing {
               const ServeObserver& observer) const {
     const auto st = coord.stats();
     summary.accepted_here = st.accepted;
-    summary.privacy = FedSelPrivacyRecordOf(coord.plan(), config_.config, config_.central_delta);
+    summary.privacy = Privacy(coord);
     if (summary.finished) {
       summary.accuracy = LinearModel::Accuracy(coord.weights(), data_, eval_);
     } else {
@@ -424,6 +536,7 @@ class FedSelServing {
   const std::vector<std::size_t> eval_;
   FedSelTaskSpec spec_;
   std::uint64_t shown_round_ = 0;
+  double majority_ = 0;
 };
 
 double NetAccuracy(const LdpFlTaskSpec& spec, std::span<const double> w, const Dataset& test) {
@@ -466,6 +579,19 @@ class LdpFlServing {
   std::string Encode() const { return EncodeLdpFlTask(spec_); }
   const char* bound_hint() const { return " (the state file was made for another task or key)"; }
   double Majority() const { return test_.MajorityRate(); }
+  std::optional<PrivacyRecord> Privacy(const LdpFlCoordinator&) const {
+    // The task was checked (LdpFlCoordinator::Create): it has a method.
+    auto announced = net_internal::LdpFlMethod::Make(spec_).value()->Announce();
+    return announced.ok() ? announced->record : std::nullopt;
+  }
+  RunStatus StatusNow(const LdpFlCoordinator& coord, const ServingStatus& serving) const {
+    RunStatus s = StatusOf(coord, serving, Privacy(coord));
+    s.protocol = "ldpfl";
+    s.round = coord.stats().round;
+    s.rounds = static_cast<std::uint64_t>(config_.config.rounds);
+    s.majority = test_.MajorityRate();
+    return s;
+  }
   Result<std::unique_ptr<LdpFlCoordinator>> Create(ServerState state, const ServerKeys& keys,
                                                    const LogLine& log,
                                                    LdpFlCoordinator::OnRound on_model) {
@@ -481,25 +607,22 @@ class LdpFlServing {
     if (observer.privacy) observer.privacy(privacy);
     return {};
   }
-  void Evaluate(std::uint64_t round, const std::vector<double>& w, double majority,
-                const ServeObserver& observer) {
+  double Evaluate(std::uint64_t round, const std::vector<double>& w, double majority,
+                  const ServeObserver& observer) {
     last_accuracy_ = NetAccuracy(spec_, w, test_);
     evaluated_round_ = round;
     Say(observer, "round " + std::to_string(round) + " of " +
                       std::to_string(config_.config.rounds) + ": accuracy " +
                       PercentText(last_accuracy_) + " % on " + std::to_string(test_.size()) +
                       " test rows (majority class " + PercentText(majority) + " %)");
+    return last_accuracy_;
   }
   void Progress(const LdpFlCoordinator::Stats&, const ServeObserver&) {}  // rounds say accuracy
   void Finish(const LdpFlCoordinator& coord, ServeSummary& summary,
               const ServeObserver& observer) const {
     const auto st = coord.stats();
     summary.pieces_rejected = st.pieces_rejected;
-    // The task was checked (LdpFlCoordinator::Create): it has a method.
-    if (auto announced = net_internal::LdpFlMethod::Make(spec_).value()->Announce();
-        announced.ok()) {
-      summary.privacy = announced->record;
-    }
+    summary.privacy = Privacy(coord);
     if (summary.finished) {
       // The last round's model was evaluated as it closed, unless this
       // start found the task already finished.
@@ -520,6 +643,18 @@ class LdpFlServing {
   double last_accuracy_ = 0;
 };
 
+// The monitor (net/monitor.h) on s.monitor, if asked for, answering from
+// `status`; said on the observer.
+Result<std::unique_ptr<Monitor>> StartMonitor(const ServeConfig& s, const ServeObserver& observer,
+                                              std::function<RunStatus()> status) {
+  if (s.monitor.empty()) return std::unique_ptr<Monitor>();
+  FEDLDP_ASSIGN_OR_RETURN(auto monitor, Monitor::Start(s.monitor, std::move(status)));
+  const std::string at = "http://" + BoundAddress(s.monitor, monitor->port());
+  Say(observer, "monitor: " + at + "/ (status page), " + at + "/metrics (Prometheus)");
+  if (observer.monitoring) observer.monitoring(monitor->port());
+  return monitor;
+}
+
 // The serving lifecycle both protocols share (serve.h): the task checked
 // with a stand-in key before any file is made, the key pair and token
 // loaded or created, the task bound, the server started, the privacy
@@ -530,6 +665,10 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
   const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
   FEDLDP_RETURN_IF_ERROR(p.Make(std::string(32, '\0')));
   FEDLDP_RETURN_IF_ERROR(CheckListenable(s.address));
+  if (!s.monitor.empty()) {
+    if (Status busy = CheckListenable(s.monitor); !busy.ok())
+      return Error{"--monitor: " + busy.error()};
+  }
   FEDLDP_ASSIGN_OR_RETURN(auto state, OpenEnrolled(s));
   p.deployment() = state.deployment();
   ServeSecrets secrets;
@@ -565,11 +704,11 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
   }
   if (observer.listening) observer.listening(server->port());
   Say(observer, Listening(s, server->port(), coord.stats().started));
+  ServingStatus serving;
+  FEDLDP_ASSIGN_OR_RETURN(const auto monitor,
+                          StartMonitor(s, observer, [&] { return p.StatusNow(coord, serving); }));
   const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
-    p.Evaluate(round, w, summary.majority, observer);
-  };
-  const auto progress = [&](const typename Protocol::Coordinator::Stats& st) {
-    p.Progress(st, observer);
+    serving.Evaluated(p.Evaluate(round, w, summary.majority, observer));
   };
   const auto answer_requests = [&] {
     AnswerTokenRequests(
@@ -577,8 +716,9 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
         [&](std::uint64_t user, std::string_view hash) { return coord.ReplaceToken(user, hash); },
         log);
   };
-  FEDLDP_RETURN_IF_ERROR(RunRounds(coord, *server, pending, evaluate, progress, answer_requests,
-                                   s.policy, stop, summary));
+  FEDLDP_RETURN_IF_ERROR(RunRounds(
+      coord, *server, pending, evaluate, [&](const auto& st) { p.Progress(st, observer); },
+      answer_requests, s.policy, stop, serving, summary));
   p.Finish(coord, summary, observer);
   return summary;
 }

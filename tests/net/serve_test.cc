@@ -3,19 +3,23 @@
 #include "fedldp/net/serve.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <thread>
 
 #include "fedldp/fl/ldpfl_options.h"
+#include "fedldp/net/monitor.h"
 #include "fedldp/net/services.h"
 #include "fedldp/store/server_state.h"
+#include "testing/prometheus.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
 
@@ -426,6 +430,103 @@ TEST_F(ServeTest, MinUsersStartsWithWhoIsThereAndLaterJoinersTakePart) {
   bad.config.shuffle = true;
   bad.serve.shuffler_token_file = Path("t");
   EXPECT_NE(bad.Validate().error().find("--min-users with a shuffled task"), std::string::npos);
+}
+
+// A FedSel task served with --monitor: read while its second epoch's model
+// is evaluated, the metrics say the round, the users, the reports, each
+// user's budget spent and the statement the server stated; the page and
+// the JSON say the same.
+TEST_F(ServeTest, ItsMonitorShowsTheRoundUsersReportsAndPrivacy) {
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  FedSelServeConfig c = PatientFedSel();
+  c.serve.monitor = "127.0.0.1:0";
+  std::mutex mu;
+  std::condition_variable listening;
+  int port = 0, monitor = 0;
+  std::string metrics, page, json, first_accuracy;
+  ServeObserver o;
+  o.listening = [&](int p) {
+    std::lock_guard lock(mu);
+    port = p;
+    listening.notify_all();
+  };
+  o.monitoring = [&](int p) {
+    std::lock_guard lock(mu);
+    monitor = p;
+    listening.notify_all();
+  };
+  o.log = [&](const std::string& line) {
+    if (line.starts_with("epoch 1: accuracy "))
+      first_accuracy = line.substr(18, line.find(' ', 18) - 18);
+    if (!line.starts_with("epoch 2: accuracy")) return;
+    httplib::Client http("127.0.0.1", monitor);
+    metrics = http.Get("/metrics")->body;
+    page = http.Get("/")->body;
+    json = http.Get("/status.json")->body;
+  };
+  std::optional<Result<ServeSummary>> served;
+  std::thread server([&] {
+    served = ServeFedSel(c, data_, {}, o);
+    std::lock_guard lock(mu);
+    port = -1;  // ended: wait no more
+    listening.notify_all();
+  });
+  {
+    std::unique_lock lock(mu);
+    listening.wait_for(lock, 60s, [&] { return port != 0 && monitor != 0; });
+  }
+  if (monitor <= 0) {
+    server.join();
+    FAIL() << (served && !served->ok() ? served->error() : "the monitor did not start");
+  }
+  {  // before anyone joined
+    httplib::Client http("127.0.0.1", monitor);
+    const auto waiting = testing::ParseMetrics(http.Get("/metrics")->body);
+    EXPECT_EQ(waiting.at("fedldp_started{task=\"serve-test\"}"), 0);
+    EXPECT_EQ(waiting.at("fedldp_users{task=\"serve-test\",state=\"joined\"}"), 0);
+    EXPECT_EQ(waiting.at("fedldp_tokens{task=\"serve-test\"}"), 2);
+    EXPECT_NE(http.Get("/")->body.find("waiting for users"), std::string::npos);
+  }
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < 2; ++i) {
+    clients.emplace_back([&, i] {
+      FedSelClientOptions f;
+      f.address = "127.0.0.1:" + std::to_string(port);
+      f.token = tokens[i];
+      f.ledger = Path("ledger" + std::to_string(i));
+      std::vector<std::size_t> rows(200);
+      std::iota(rows.begin(), rows.end(), 200 * i);
+      EXPECT_TRUE(RunFedSelClient(f, data_, rows).ok());
+    });
+  }
+  for (auto& t : clients) t.join();
+  server.join();
+  ASSERT_TRUE(served && served->ok());
+  const auto m = testing::ParseMetrics(metrics);
+  const std::string task = "task=\"serve-test\"";
+  const auto at = [&](const std::string& name, const std::string& labels = "") {
+    return m.at(name + "{" + task + (labels.empty() ? "" : "," + labels) + "}");
+  };
+  EXPECT_EQ(at("fedldp_started"), 1);
+  EXPECT_GE(at("fedldp_rounds_closed"), 40);
+  EXPECT_EQ(at("fedldp_rounds"), 60);
+  EXPECT_EQ(at("fedldp_users", "state=\"joined\""), 400);
+  EXPECT_EQ(at("fedldp_users", "state=\"active\""), 400);
+  EXPECT_EQ(at("fedldp_sessions"), 2);
+  EXPECT_GE(at("fedldp_reports_counted_total"), 800);
+  // Every user has had 2 or 3 reports received: none 1 or fewer.
+  const double eps = (*served)->privacy->local.epsilon;
+  EXPECT_EQ(at("fedldp_budget_spent_epsilon_bucket", "le=\"" + PrometheusNumber(eps) + "\""), 0);
+  EXPECT_EQ(at("fedldp_budget_spent_epsilon_count"), 400);
+  EXPECT_GE(at("fedldp_budget_spent_epsilon_sum"), 800 * eps * (1 - 1e-12));
+  EXPECT_NEAR(at("fedldp_privacy_epsilon", "scope=\"total\""), (*served)->privacy->total.epsilon,
+              1e-9);
+  EXPECT_NEAR(100 * at("fedldp_accuracy"), std::stod(first_accuracy), 0.005);
+  EXPECT_GT(at("fedldp_round_duration_seconds"), 0);
+  EXPECT_NE(page.find("serve-test (fedsel): training"), std::string::npos) << page;
+  EXPECT_NE(page.find("400 of 400 joined"), std::string::npos) << page;
+  EXPECT_NE(page.find("per user in total"), std::string::npos) << page;
+  EXPECT_EQ(nlohmann::json::parse(json)["users"]["joined"], 400);
 }
 
 // A stop while the server waits for its users ends the call with a summary

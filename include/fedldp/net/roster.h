@@ -154,6 +154,8 @@ class Roster {
   Access Leave(ServerState& state, std::string_view token, std::string_view session);
   // The user's client left (Leave) and has not joined since.
   bool Left(std::uint64_t user) const;
+  // How many users such clients host.
+  std::uint64_t LeftUsers() const;
   // The client hosting `user` has not polled for `stale_after`. A client
   // not heard from since this process started (after a restart) is quiet
   // once the process has listened for stale_after + kReconnectAllowance: a

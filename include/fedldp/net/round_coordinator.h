@@ -149,6 +149,19 @@ class RoundCoordinator {
   // Says `line` in the task's log (the server's and its transport's).
   void Say(const std::string& line) const;
 
+  // Who is there, for an operator (net/monitor.h): users joined, withdrawn
+  // and away (their client left), clients with a live session, reports and
+  // pieces refused by kind, and users by the reports of theirs received in
+  // closed rounds (index k: users with k), since this process started; the
+  // last is empty for a task of more than kCountedUsers users.
+  struct Occupancy {
+    std::uint64_t joined = 0, withdrawn = 0, away = 0, sessions = 0, tokens = 0;
+    std::map<std::string, std::uint64_t> refused;
+    std::vector<std::uint64_t> users_by_reports;
+  };
+  static constexpr std::uint64_t kCountedUsers = std::uint64_t{1} << 24;
+  Occupancy occupancy() const;
+
   // What one client may send (CallAllowance): an admitted token cannot
   // flood. Bytes: in the open round, its users' reports four times over
   // (resends) and 1 MiB more, counting only what a call carries past
@@ -219,12 +232,13 @@ class RoundCoordinator {
   void CloseIfComplete(Clock::time_point now);
   // A closing round's count: `got` reports of its users, against the
   // policy's minimum share of those who might report (withdrawn users will
-  // not: the minimum is of the others).
+  // not: the minimum is of the others). Called once as a round closes: each
+  // user who reported has one more report on record (occupancy()).
   struct Tally {
     std::size_t users = 0, got = 0, active = 0, needed = 0;
     bool update = false;  // got > 0 and at least the minimum
   };
-  Tally TallyRound(std::size_t got) const;
+  Tally TallyRound(std::size_t got);
   // A poll's answer for the client on `token` and `session`, but for what
   // the protocol adds to a kRound answer.
   RoundPoll PollCommon(std::string_view token, std::string_view session, Clock::time_point now);
@@ -247,8 +261,9 @@ class RoundCoordinator {
   // Says in one line, per reason, how many of a delivery's or a call's
   // `what` ("piece(s)") were rejected in the round people call
   // `round_shown` (a line per report let one call write 200,000 lines).
+  // Also counts them by kind (the reason up to its first ':').
   void SayRejected(std::uint64_t round_shown, const char* what,
-                   const std::map<std::string, std::size_t>& rejected) const;
+                   const std::map<std::string, std::size_t>& rejected);
   // The open round's state, reset as it opens.
   void ResetRound(Clock::time_point now);
   // True while the open round waits for absent clients (paused_), said once
@@ -289,7 +304,9 @@ class RoundCoordinator {
   // out untrained while the clients are away (issue 41).
   bool paused_ = false;
   Roster roster_;
-  std::set<std::string> told_over_;  // tokens whose poll was answered FINISHED
+  std::set<std::string> told_over_;               // tokens whose poll was answered FINISHED
+  std::map<std::string, std::uint64_t> refused_;  // by kind (SayRejected)
+  std::vector<std::uint32_t> reports_of_;         // per user, received (TallyRound)
   bool shuffler_told_over_ = false;
   std::atomic<std::uint64_t> changes_{0};
 

@@ -35,6 +35,13 @@ namespace fedldp {
 using LogLine = std::function<void(const std::string&)>;
 // The local time as HH:MM:SS, to begin a log line with.
 std::string LogStamp();
+// How the deployment's processes write their log (--log-format): lines for
+// people ("HH:MM:SS serve: ..."), or JSON lines for a log collector, one
+// object a line: {"time": UTC ISO 8601 with milliseconds, "component":
+// "serve", "message": ...}.
+enum class LogFormat { kText, kJson };
+Result<LogFormat> ParseLogFormat(const std::string& name);  // "text", "json"
+std::string FormatLog(LogFormat format, std::string_view component, std::string_view message);
 
 // The first line of the file at `path` (a token); an error if there is none.
 Result<std::string> ReadTokenFile(const std::string& path);
@@ -65,6 +72,9 @@ struct ServeConfig {
   std::string key_file;
   std::string shuffler_token_file;
   std::string KeyFile() const { return key_file.empty() ? state + ".key" : key_file; }
+  // HTTP status page and Prometheus metrics (net/monitor.h) on this
+  // host:port; "" (the default): none. Loopback unless the operator says.
+  std::string monitor;
 };
 
 struct FedSelServeConfig {
@@ -89,6 +99,7 @@ struct ServeObserver {
   LogLine log;                                      // progress, one line each
   std::function<void(const std::string&)> privacy;  // the privacy statement, once, before rounds
   std::function<void(int port)> listening;          // the server's port, once it listens
+  std::function<void(int port)> monitoring;         // the monitor's port, once it listens
 };
 
 // A finished (or stopped) serve's counts: plain numbers, which a load test's
