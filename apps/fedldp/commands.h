@@ -195,7 +195,9 @@ struct ServeOptions {
   std::uint64_t users = 0;
   std::string dataset;  // adult (FedSel), mnist (LDP-FL)
   std::string data_dir;
-  std::string eval_rows;  // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
+  std::string data_file;     // FedSel: the operator's own file (CSV or LIBSVM) instead of --dataset
+  std::string label_column;  // its CSV label column (default: the last)
+  std::string eval_rows;     // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
   std::string variant{kDefaultFedSelVariant};  // FedSel
   // FedSelConfig's or LdpFlConfig's deployed options given, by flag

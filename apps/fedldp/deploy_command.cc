@@ -147,6 +147,13 @@ std::string FeaturesHint(const ClientOptions& o, const std::string& error) {
                                        : "";
 }
 
+// serve --data: the operator's own file, read as train --data reads one.
+Dataset LoadServedFile(const ServeOptions& o) {
+  auto data = LoadDataFile(o.data_file, o.label_column);
+  if (!data.ok()) throw UsageError("--data: " + data.error());
+  return std::move(data).value();
+}
+
 Dataset LoadData(const std::string& name, const std::string& dir) {
   auto data = LoadNamed(name, DataDir(dir));
   if (!data.ok()) throw UsageError(data.error() + DataDirHint(data.error()));
@@ -298,9 +305,17 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
       "--dataset", o.dataset,
       "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
+  auto* file = app.add_option("--data", o.data_file,
+                              "FedSel: your own file instead of --dataset, CSV (.csv, .csv.gz) or "
+                              "LIBSVM, for the task's features and the evaluation rows (clients "
+                              "bring theirs: client --data)");
+  app.add_option("--label-column", o.label_column,
+                 "With a CSV --data: the label's column, by header name or 0-based index "
+                 "(default: the last)")
+      ->needs(file);
   app.add_option("--eval-rows", o.eval_rows,
                  "Rows FIRST:END the server evaluates the model on (default 32561:, adult.test; "
-                 "LDP-FL: of the test split, default all)");
+                 "--data: all; LDP-FL: of the test split, default all)");
   app.add_option("--task", o.task, "Task name in every client's ledger (default fedsel-DATASET)");
 }
 
@@ -428,7 +443,7 @@ std::string ServeRecord(const ServeOptions& o, const FedSelServeConfig& config,
   nlohmann::ordered_json f;
   f["command"] = "serve";
   StartRecord(f);
-  f["dataset"] = o.dataset;
+  f["dataset"] = o.data_file.empty() ? o.dataset : o.data_file;
   f["variant"] = FedSelVariantName(c.variant);
   f["epsilon"] = c.epsilon;
   f["epochs"] = c.epochs;
@@ -456,12 +471,13 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
                   "--tls-cert and --tls-key", err);
   if (given.protocol == "ldpfl") return RunServeLdpFl(given, out, err);
   ServeOptions o = given;
-  if (o.dataset.empty()) o.dataset = "adult";
-  if (o.eval_rows.empty()) o.eval_rows = "32561:";
+  if (!o.data_file.empty() && !o.dataset.empty()) throw UsageError("give --data or --dataset");
+  if (o.dataset.empty()) o.dataset = o.data_file.empty() ? "adult" : "file";
+  if (o.eval_rows.empty() && o.data_file.empty()) o.eval_rows = "32561:";
   const FedSelServeConfig config = FedSelServeFrom(o);
   // Bad options are refused before the data are read.
   if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
-  const Dataset data = LoadData(o.dataset, o.data_dir);
+  const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir) : LoadServedFile(o);
   const std::vector<std::size_t> eval = ParseRows(o.eval_rows, data.size(), "--eval-rows");
 
   StopOnSignal stop(kStopGrace);
@@ -470,10 +486,11 @@ int RunServe(const ServeOptions& given, std::ostream& out, std::ostream& err) {
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
   const FedSelConfig& c = config.config;
-  out << "deployed FedSel " << FedSelVariantName(c.variant) << " on " << o.dataset << ": accuracy "
-      << PercentText(s.accuracy) << " % (majority class " << PercentText(s.majority) << " %), "
-      << s.rounds << " rounds, " << s.rounds_without_update << " without update, "
-      << s.reports_counted << " reports counted\n";
+  out << "deployed FedSel " << FedSelVariantName(c.variant) << " on "
+      << (o.data_file.empty() ? o.dataset : o.data_file) << ": accuracy " << PercentText(s.accuracy)
+      << " % (majority class " << PercentText(s.majority) << " %), " << s.rounds << " rounds, "
+      << s.rounds_without_update << " without update, " << s.reports_counted
+      << " reports counted\n";
   if (!o.out.empty()) AppendOut(o.out, ServeRecord(o, config, s) + "\n");
   return 0;
 }

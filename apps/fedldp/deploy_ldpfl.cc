@@ -27,6 +27,11 @@
 
 namespace fedldp::cli {
 int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.data_file.empty()) {
+    throw UsageError(
+        "--data is FedSel's: an LDP-FL server reads mnist or fmnist (--dataset); its clients "
+        "may bring their own files (client --data)");
+  }
   const std::string dataset = o.dataset.empty() ? "mnist" : o.dataset;
   if (dataset != "mnist" && dataset != "fmnist") {
     throw UsageError("LDP-FL deployments run on mnist or fmnist, not " + dataset);

@@ -63,6 +63,7 @@ std::vector<std::size_t> ParseRows(const std::string& spec, std::size_t n, const
 // Part i of P ("i/P", i from 1): the i-th of P contiguous, near-equal chunks.
 std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const std::string& spec);
 Dataset LoadData(const std::string& name, const std::string& dir);
+Dataset LoadServedFile(const ServeOptions& o);  // serve --data, --label-column
 // A client's --data file (LIBSVM), with --features; labels as given.
 Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels);
 // What to add to a client's failure when its --data file has too few features.

@@ -245,12 +245,12 @@ std::vector<LdpFlOption> ServerOptions() {
 
 std::vector<LdpFlOption> OtherOptions() {
   return {
-      SimulatedOnly(Row(
-          "model", "model", "",
+      Row("model", "model", "",
           "Your own network, a TorchScript file (torch.jit.save): takes (batch, 784) rows, "
           "returns (batch, classes) logits or log-probabilities; each parameter tensor is a layer "
-          "with its own range (default: the paper's CNN; VGG for cifar10)",
-          ModelFile())),
+          "with its own range (default: the paper's CNN; VGG for cifar10). Served, the task "
+          "carries the file and every client runs it",
+          ModelFile()),
       Row("adaptive_margin", "adaptive-margin", "",
           "Adaptive ranges: each layer's half-width times this factor, >= 1",
           Plain(&LdpFlConfig::adaptive_margin)),

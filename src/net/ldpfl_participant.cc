@@ -1,4 +1,10 @@
+#include <sodium.h>
+
+#include <filesystem>
+
+#include "fedldp/base/files.h"
 #include "fedldp/net/ldpfl_deploy.h"
+#include "grpc_util.h"
 #include "ldpfl_method.h"
 #include "ledger_answers.h"
 
@@ -36,10 +42,7 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, s
   }
   auto net = NeuralNet::Create(config.arch, 0);
   if (!net.ok()) return Error{net.error()};
-  if (train.dimension != net->input_dimension()) {
-    return Error{"the data has " + std::to_string(train.dimension) + " features, " + config.arch +
-                 " expects " + std::to_string(net->input_dimension())};
-  }
+  if (Status fits = net->CheckInput(train); !fits.ok()) return Error{fits.error()};
   LdpFlTaskSpec spec;
   spec.id = std::move(id);
   spec.config = config;
@@ -51,8 +54,28 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, s
   spec.chunk = chunk;
   spec.public_key = std::move(public_key);
   spec.layer_sizes = net->layer_sizes();
+  if (IsTorchScriptFile(config.arch)) {
+    FEDLDP_ASSIGN_OR_RETURN(spec.model, net_internal::ReadFile(config.arch));
+  }
   if (Status e = spec.Check(); !e.ok()) return Error{e.error()};
   return spec;
+}
+
+Result<std::string> ModelFileOf(std::string_view model) {
+  unsigned char hash[16];
+  crypto_generichash(hash, sizeof hash, reinterpret_cast<const unsigned char*>(model.data()),
+                     model.size(), nullptr, 0);
+  std::string hex;
+  for (const unsigned char b : hash) {
+    static const char kDigits[] = "0123456789abcdef";
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("fedldp-model-" + hex + ".pt")).string();
+  if (auto there = net_internal::ReadFile(path); there.ok() && *there == model) return path;
+  FEDLDP_RETURN_IF_ERROR(WriteFileAtomically(path, model, 0600, /*overwrite=*/true));
+  return path;
 }
 
 Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, const Dataset& data,
@@ -66,9 +89,8 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
   if (net.layer_sizes() != task.layer_sizes) {
     return Error{"the announced model's layers do not match architecture " + task.config.arch};
   }
-  if (data.dimension != net.input_dimension()) {
-    return Error{"the local data has " + std::to_string(data.dimension) + " features, " +
-                 task.config.arch + " expects " + std::to_string(net.input_dimension())};
+  if (Status fits = net.CheckInput(data); !fits.ok()) {
+    return Error{"the local data does not fit the task's network: " + fits.error()};
   }
   for (const auto& shard : shards) {
     if (shard.empty()) return Error{"a user with no local rows"};

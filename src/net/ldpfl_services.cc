@@ -32,6 +32,7 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   f.set_chunk(t.chunk);
   f.set_public_key(t.public_key);
   for (const std::size_t n : t.layer_sizes) f.add_layer_sizes(n);
+  f.set_model(t.model);
   WriteTaskOptions(LdpFlOptions(), t.config, *f.mutable_options());
   std::string bytes;
   task.SerializeToString(&bytes);
@@ -54,6 +55,10 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   t.chunk = f.chunk();
   t.public_key = f.public_key();
   t.layer_sizes.assign(f.layer_sizes().begin(), f.layer_sizes().end());
+  t.model = f.model();
+  if (t.model.empty() != !IsTorchScriptFile(t.config.arch)) {
+    return Error{"the announced task's network and its model bytes disagree"};
+  }
   t.config.clients = t.users;
   if (Status e = t.Check(); !e.ok()) return Error{"the announced task is unusable: " + e.error()};
   return t;
@@ -352,6 +357,9 @@ class LdpFlClient final : public ClientProtocol {
                    " task, not LDP-FL: start the client with --protocol fedsel"};
     }
     FEDLDP_ASSIGN_OR_RETURN(task_, DecodeLdpFlTask(task_bytes));
+    if (!task_.model.empty()) {  // the operator's network: run the one announced
+      FEDLDP_ASSIGN_OR_RETURN(task_.config.arch, ModelFileOf(task_.model));
+    }
     return Status::Ok();
   }
   Result<std::string> Open(const pb::JoinReply& joined) override {

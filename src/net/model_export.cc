@@ -156,7 +156,13 @@ Result<Exported> LdpFlModel(const LdpFlTaskSpec& spec, const ServerState::Snapsh
   if (Status e = learner.Restore(snap.server); !e.ok()) return Error{"server state: " + e.error()};
   std::vector<double> w(spec.weights());
   learner.Release<double>(snap.weights, w);
-  FEDLDP_ASSIGN_OR_RETURN(NeuralNet net, NeuralNet::Create(spec.config.arch, 0));
+  // The operator's own network is the one the task carries, wherever its
+  // file was when the server started.
+  std::string arch = spec.config.arch;
+  if (!spec.model.empty()) {
+    FEDLDP_ASSIGN_OR_RETURN(arch, ModelFileOf(spec.model));
+  }
+  FEDLDP_ASSIGN_OR_RETURN(NeuralNet net, NeuralNet::Create(arch, 0));
   if (net.parameters() != w.size()) return Invalid("the state's model does not fit its network");
   net.SetWeights(std::vector<float>(w.begin(), w.end()));
   net.SetInputStandardization(spec.input_mean, spec.input_sd);

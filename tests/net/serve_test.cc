@@ -9,6 +9,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -22,6 +24,7 @@
 #include "testing/prometheus.h"
 #include "testing/synthetic.h"
 #include "testing/temp_dir.h"
+#include "testing/torchscript.h"
 
 namespace fedldp {
 namespace {
@@ -678,6 +681,32 @@ TEST_F(ServeLdpFlTest, LdpFlReportsPassTheShufflerToTheEnd) {
   const std::string log = Log();
   EXPECT_NE(log.find("round 2 of 2: accuracy"), std::string::npos) << log;
   EXPECT_NE(privacy_.find("per weight"), std::string::npos) << privacy_;
+}
+
+// Issue 44, item 5: the operator's own network (serve --model net.pt) is
+// announced with the task, bytes and all: every client runs the file it
+// received (kept by its hash in the temporary folder), not a file of its own.
+TEST_F(ServeLdpFlTest, TheOperatorsOwnNetworkIsAnnouncedAndTrainedByEveryClient) {
+  ASSERT_EQ(testing::WriteTorchScriptMlp(Path("mlp.pt"), 8), "");
+  const auto tokens = ServerState::Open(Path("server.sqlite")).value().IssueTokens(2).value();
+  LdpFlServeConfig c = LdpFlServe(Path("server.sqlite"));
+  c.config.arch = Path("mlp.pt");
+  ExpectEveryReport(Run(c, tokens), 2);
+  const auto task =
+      DecodeLdpFlTask(ServerState::Open(Path("server.sqlite")).value().Task().value().value());
+  ASSERT_TRUE(task.ok()) << task.error();
+  std::ifstream file(Path("mlp.pt"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), {});
+  EXPECT_EQ(task->model, bytes);
+  const std::string kept = ModelFileOf(task->model).value();
+  EXPECT_EQ(ModelFileOf(task->model).value(), kept);  // the same file, by its hash
+  EXPECT_NE(kept, Path("mlp.pt"));
+  std::ifstream copy(kept, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(copy)), {}), bytes);
+  // A task whose network is a file but carries none (or the reverse) is refused.
+  LdpFlTaskSpec wrong = *task;
+  wrong.model.clear();
+  EXPECT_NE(DecodeLdpFlTask(EncodeLdpFlTask(wrong)).error().find("disagree"), std::string::npos);
 }
 
 // Issue 42, item 7: a shuffled CNN task whose clients send PrivUnitG

@@ -83,6 +83,9 @@ struct LdpFlTaskSpec {
   std::uint64_t chunk = 256;  // weights per sealed piece, at most
   std::string public_key;     // the server's, 32 bytes
   std::vector<std::size_t> layer_sizes;
+  // config.arch a TorchScript file (the operator's network): its bytes,
+  // announced so that every client runs the same network (ModelFileOf).
+  std::string model;
 
   std::size_t weights() const;
   std::uint64_t per_round() const;  // users drawn per round
@@ -107,6 +110,11 @@ struct LdpFlTaskSpec {
 Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, std::uint64_t users,
                                     const Dataset& train, std::span<const std::size_t> rows,
                                     std::string public_key, std::uint64_t chunk = 256);
+
+// Where a client keeps an announced network (`model`, TorchScript bytes):
+// a file named by their BLAKE2b hash in the temporary folder, written
+// (0600) if absent or different; its path, for config.arch.
+Result<std::string> ModelFileOf(std::string_view model);
 
 namespace net_internal {
 class LdpFlMethod;  // the task's reports, both sides (src/net/ldpfl_method.h)
