@@ -140,6 +140,7 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
   out.users = client->users;
   out.session = hex;
   clients_[std::string(token)] = {*client, now, out.session};
+  Returned(client->first);
   *line = std::string(rejoin ? "client joined again" : "client joined") + ": users " +
           std::to_string(out.first) + ".." + std::to_string(out.first + out.users - 1) + " (" +
           std::to_string(state.joined_users()) + " of " + std::to_string(task_users_) + ")";
@@ -189,26 +190,28 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
 Access Roster::Leave(ServerState& state, std::string_view token, std::string_view session) {
   Access out = Admit(state, token, session);
   if (!out.ok()) return out;
-  Entry& entry = clients_.find(std::string(token))->second;
-  entry.session.clear();
-  entry.left = true;
+  clients_.find(std::string(token))->second.session.clear();
+  if (left_.emplace(out.client.first, out.client.users).second) left_users_ += out.client.users;
   return out;
 }
 
-bool Roster::Left(std::uint64_t user) const {
-  return std::any_of(clients_.begin(), clients_.end(), [user](const auto& c) {
-    const ServerState::Client& client = c.second.client;
-    return c.second.left && user >= client.first && user - client.first < client.users;
-  });
+void Roster::Returned(std::uint64_t first) {
+  if (const auto it = left_.find(first); it != left_.end()) {
+    left_users_ -= it->second;
+    left_.erase(it);
+  }
 }
 
-std::uint64_t Roster::LeftUsers() const {
-  std::uint64_t n = 0;
-  for (const auto& [token, entry] : clients_) n += entry.left ? entry.client.users : 0;
-  return n;
+bool Roster::Left(std::uint64_t user) const {
+  if (left_.empty()) return false;
+  auto it = left_.upper_bound(user);
+  if (it == left_.begin()) return false;
+  --it;
+  return user - it->first < it->second;
 }
 
 void Roster::Forget(std::uint64_t first) {
+  Returned(first);
   std::erase_if(clients_, [first](const auto& c) { return c.second.client.first == first; });
 }
 

@@ -52,7 +52,7 @@ Joined RoundCoordinator::Join(std::string_view token, std::uint64_t users, Clock
     if (joined_ < users_) {
       Say("training starts with " + std::to_string(joined_) + " of " + std::to_string(users_) +
           " users joined (--min-users " + std::to_string(policy_.min_users) +
-          "); the others take part from the round after they join");
+          "); the others take part once they join");
     }
     Start(now);
   }

@@ -1535,5 +1535,32 @@ TEST_F(FedSelDeployTest, OverGrpcAnExhaustedClientWithdrawsAndExits) {
   EXPECT_EQ(server_log.find("(deadline)"), std::string::npos) << server_log;
 }
 
+// The roster's record of clients that left (Leave): looked up by user in
+// the ranges of the clients that left, undone when one joins again or its
+// token is replaced; another session's leave is refused.
+TEST_F(FedSelDeployTest, TheRosterKnowsWhoseUsersAreAwayUntilTheyJoinAgain) {
+  auto state = ServerState::Open(Path("roster.sqlite")).value();
+  const auto tokens = state.IssueTokens(3).value();
+  Roster roster(30);
+  const auto now = Clock::now();
+  std::string line;
+  std::vector<Joined> joined;
+  for (std::size_t i = 0; i < 3; ++i) {
+    joined.push_back(roster.Join(state, tokens[i], 10, now, 2s, &line));
+    ASSERT_TRUE(joined.back().ok());
+  }
+  EXPECT_FALSE(roster.Leave(state, tokens[1], "not-its-session").ok());
+  ASSERT_TRUE(roster.Leave(state, tokens[1], joined[1].session).ok());
+  ASSERT_TRUE(roster.Leave(state, tokens[2], joined[2].session).ok());
+  EXPECT_EQ(roster.LeftUsers(), 20u);
+  for (std::uint64_t u = 0; u < 30; ++u) EXPECT_EQ(roster.Left(u), u >= 10) << u;
+  ASSERT_TRUE(roster.Join(state, tokens[1], 10, now, 2s, &line).ok());  // back
+  EXPECT_EQ(roster.LeftUsers(), 10u);
+  for (std::uint64_t u = 0; u < 30; ++u) EXPECT_EQ(roster.Left(u), u >= 20) << u;
+  roster.Forget(20);  // its token replaced
+  EXPECT_EQ(roster.LeftUsers(), 0u);
+  EXPECT_FALSE(roster.Left(25));
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -152,10 +153,12 @@ class Roster {
   // session ends, and its users are away, not waited for, until it joins
   // again. Refused as Enter refuses.
   Access Leave(ServerState& state, std::string_view token, std::string_view session);
-  // The user's client left (Leave) and has not joined since.
+  // The user's client left (Leave) and has not joined since: a lookup in
+  // the clients that left (Done asks it of every user of a round, on every
+  // report).
   bool Left(std::uint64_t user) const;
   // How many users such clients host.
-  std::uint64_t LeftUsers() const;
+  std::uint64_t LeftUsers() const { return left_users_; }
   // The client hosting `user` has not polled for `stale_after`. A client
   // not heard from since this process started (after a restart) is quiet
   // once the process has listened for stale_after + kReconnectAllowance: a
@@ -184,11 +187,15 @@ class Roster {
     ServerState::Client client;
     Clock::time_point seen{};  // {}: not heard from in this process
     std::string session;       // "": none open in this process
-    bool left = false;         // it stopped cleanly (Leave) and has not joined since
   };
   const std::uint64_t task_users_;
   const Clock::time_point started_;
   std::unordered_map<std::string, Entry> clients_;
+  // Clients that stopped cleanly (Leave) and have not joined since: first
+  // user -> users, and their users in all.
+  std::map<std::uint64_t, std::uint64_t> left_;
+  std::uint64_t left_users_ = 0;
+  void Returned(std::uint64_t first);  // a client that left is back (or forgotten)
 };
 
 // What both coordinators check under their lock before the shuffler may
