@@ -240,8 +240,9 @@ bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
       return now - entry.seen >= stale_after;
     }
   }
-  // Not heard from since this process started (training runs only once
-  // every user joined, so the user's client joined before a restart).
+  // Not heard from since this process started: the user's client joined
+  // before a restart (a user whose client never joined is away,
+  // RoundCoordinator::Away, and no round asks whether it is quiet).
   return now - started_ >= stale_after + kReconnectAllowance;
 }
 
