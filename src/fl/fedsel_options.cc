@@ -57,8 +57,8 @@ Status PartitionNeedsClients(const FedSelConfig& c) {
 
 bool IsVector(const FedSelVariant& v) { return TraitsOf(v).whole_vector; }
 
-// The options the JSON records write, in the records' order.
-std::vector<FedSelOption> RecordedOptions() {
+// The recorded options of the model and its steps, in the records' order.
+std::vector<FedSelOption> TrainingOptions() {
   const auto loss = Named(&FedSelConfig::loss, ParseLoss, LossName);
   const auto scaling =
       Named(&FedSelConfig::gradient_scaling, ParseGradientScaling, GradientScalingName);
@@ -91,7 +91,12 @@ std::vector<FedSelOption> RecordedOptions() {
           "tail_average", "tail-average", "tail_average",
           "Return the mean of the server's iterates over this final share of the iterations, in "
           "[0, 1) (0: the last iterate; post-processing, no privacy cost)",
-          SetField(&FedSelConfig::tail_average), GetField(&FedSelConfig::tail_average), {}, true)),
+          SetField(&FedSelConfig::tail_average), GetField(&FedSelConfig::tail_average), {}, true))};
+}
+
+// The recorded options of who reports in a round, in the records' order.
+std::vector<FedSelOption> RoundOptions() {
+  return {
       Row("shuffle", "shuffle", "shuffle",
           "Private variants with pure eps-LDP reports: each round's reports pass a shuffler "
           "(rounds of at least m); the statement adds the per-round central and total (eps, delta) "
@@ -123,6 +128,13 @@ std::vector<FedSelOption> RecordedOptions() {
               "2017: at most about K labels each; 0: off)",
               SetField(&FedSelConfig::label_shards), GetField(&FedSelConfig::label_shards),
               PartitionNeedsClients))};
+}
+
+// The options the JSON records write, in the records' order.
+std::vector<FedSelOption> RecordedOptions() {
+  std::vector<FedSelOption> rows = TrainingOptions();
+  for (FedSelOption& row : RoundOptions()) rows.push_back(std::move(row));
+  return rows;
 }
 
 std::vector<FedSelOption> OtherOptions() {

@@ -281,6 +281,34 @@ void Leave(pb::Coordinator::Stub& server, const std::string& token, const std::s
                                  "): its rounds wait --stale-ms for this client");
 }
 
+// What a client's Join says: its token, users, and what it brings.
+pb::JoinRequest JoinRequestOf(const FedSelClientOptions& o, std::uint64_t users,
+                              const Participation& brings, bool through_shuffler) {
+  pb::JoinRequest join;
+  join.set_token(o.token);
+  join.set_users(users);
+  join.set_protocol(brings.protocol);
+  join.set_dimension(brings.dimension);
+  join.set_through_shuffler(through_shuffler);
+  return join;
+}
+
+// OK if the client was started with a shuffler exactly when the task's
+// reports go through one, else what to change.
+Status CheckRoute(const ClientProtocol& protocol, bool has_shuffler) {
+  if (protocol.shuffled() && !has_shuffler) {
+    return Error{"task " + protocol.task_id() +
+                 " takes reports only through the shuffler: start the client with --shuffler "
+                 "HOST:PORT"};
+  }
+  if (!protocol.shuffled() && has_shuffler) {
+    return Error{"task " + protocol.task_id() +
+                 " takes reports directly, not through a shuffler: start the client without "
+                 "--shuffler"};
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uint64_t users,
@@ -300,35 +328,19 @@ Result<FedSelClientSummary> RunClientLoop(const FedSelClientOptions& o, std::uin
   Retrier connection(
       "server " + o.address, [stop] { return stop.stop_requested(); }, o.log, o.give_up);
   connection.Diagnose([&o] { return ProbeServer(o.address, o.tls, "--tls-ca"); });
-  pb::JoinRequest join;
-  join.set_token(o.token);
-  join.set_users(users);
-  const Participation brings = protocol.Brings();
-  join.set_protocol(brings.protocol);
-  join.set_dimension(brings.dimension);
-  join.set_through_shuffler(to_shuffler != nullptr);
   ClientSession session(
       connection,
       [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
         return server->Join(c, q, r);
       },
-      join);
+      JoinRequestOf(o, users, protocol.Brings(), to_shuffler != nullptr));
   auto joined = session.Join();
   if (!joined.ok()) {
     if (stop.stop_requested()) return FedSelClientSummary{};  // stopped before joining
     return Error{joined.error()};
   }
   FEDLDP_RETURN_IF_ERROR(protocol.Accept(*joined));
-  if (protocol.shuffled() && !to_shuffler) {
-    return Error{"task " + protocol.task_id() +
-                 " takes reports only through the shuffler: start the client with --shuffler "
-                 "HOST:PORT"};
-  }
-  if (!protocol.shuffled() && to_shuffler) {
-    return Error{"task " + protocol.task_id() +
-                 " takes reports directly, not through a shuffler: start the client without "
-                 "--shuffler"};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckRoute(protocol, to_shuffler != nullptr));
   // Opening creates the model (loading Torch, seconds on a busy machine):
   // the server hears from the client meanwhile.
   auto opened = [&] {

@@ -337,6 +337,15 @@ const char* FedSelCoordinator::Misplaced(const ServerState::Client& client, std:
   return nullptr;
 }
 
+namespace {
+// A call carries a report per hosted user at most.
+Status CheckReportCount(const ServerState::Client& client, std::size_t reports) {
+  if (reports <= client.users) return {};
+  return Error{"a call carries at most one report per user of its client (" +
+               std::to_string(client.users) + "), not " + std::to_string(reports)};
+}
+}  // namespace
+
 FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     std::string_view token, std::string_view session,
     std::span<const std::pair<std::uint64_t, std::string>> reports, Clock::time_point now) {
@@ -348,11 +357,7 @@ FedSelCoordinator::Submitted FedSelCoordinator::Submit(
     return out;
   }
   const auto* client = &access.client;
-  if (reports.size() > client->users) {  // a report per hosted user at most
-    out.status = Error{"a call carries at most one report per user of its client (" +
-                       std::to_string(client->users) + "), not " + std::to_string(reports.size())};
-    return out;
-  }
+  if (out.status = CheckReportCount(*client, reports.size()); !out.status.ok()) return out;
   std::vector<Verdict>& verdicts = out.verdicts;
   verdicts.resize(reports.size());
   std::vector<std::pair<std::uint64_t, std::string>> to_record;

@@ -257,6 +257,49 @@ struct ShufflerServer::Impl {
   std::unique_ptr<RunningServer> running;
 };
 
+namespace {
+
+// Hands a batch the core released to the server (kept, to be sent again,
+// if the server cannot take it), and says what became of it.
+void DeliverBatch(pb::Coordinator::Stub& stub, const std::string& token, ShufflerCore& core,
+                  LdpFlCoordinator::Delivery batch,
+                  const std::function<void(const std::string&)>& log) {
+  pb::DeliverRequest deliver;
+  deliver.set_shuffler_token(token);
+  deliver.set_round(batch.round);
+  for (const auto& [t, user] : batch.contributors) {
+    auto* c = deliver.add_contributors();
+    c->set_token(t);
+    c->set_user(user);
+  }
+  for (const auto& pieces : batch.pieces) {
+    auto* chunk = deliver.add_chunks();
+    for (const auto& p : pieces) chunk->add_pieces(p);
+  }
+  pb::DeliverReply reply;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  SetShufflerCredentials(&context, token);
+  const auto sent = stub.Deliver(&context, deliver, &reply);
+  if (!sent.ok()) {
+    if (log) {
+      log("could not deliver a batch of " + std::to_string(batch.contributors.size()) + " users (" +
+          sent.error_message() + "); it is kept and sent again");
+    }
+    core.Return(std::move(batch));
+    return;
+  }
+  if (log) {
+    log("round " + std::to_string(batch.round + 1) + ": delivered a batch of " +
+        std::to_string(batch.contributors.size()) + " users, " +
+        std::to_string(reply.pieces_accepted()) + " pieces accepted, " +
+        std::to_string(reply.pieces_rejected()) + " rejected" +
+        (reply.accepted() ? "" : "; the server refused it: " + reply.reason()));
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core,
                                                               const ShufflerServerOptions& o) {
   auto channel = MakeChannel(o.server, o.server_tls);
@@ -289,39 +332,7 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     const ShuffleInfo& view = *fetched;
     core.Update(view);
     if (view.finished) finished->store(true);
-    auto batch = core.TakeBatch();
-    if (!batch) return;
-    pb::DeliverRequest deliver;
-    deliver.set_shuffler_token(token);
-    deliver.set_round(batch->round);
-    for (const auto& [t, user] : batch->contributors) {
-      auto* c = deliver.add_contributors();
-      c->set_token(t);
-      c->set_user(user);
-    }
-    for (const auto& pieces : batch->pieces) {
-      auto* chunk = deliver.add_chunks();
-      for (const auto& p : pieces) chunk->add_pieces(p);
-    }
-    pb::DeliverReply reply;
-    grpc::ClientContext deliver_context;
-    deliver_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    SetShufflerCredentials(&deliver_context, token);
-    const auto sent = stub->Deliver(&deliver_context, deliver, &reply);
-    if (!sent.ok()) {
-      if (log)
-        log("could not deliver a batch of " + std::to_string(batch->contributors.size()) +
-            " users (" + sent.error_message() + "); it is kept and sent again");
-      core.Return(std::move(*batch));
-      return;
-    }
-    if (log) {
-      log("round " + std::to_string(batch->round + 1) + ": delivered a batch of " +
-          std::to_string(batch->contributors.size()) + " users, " +
-          std::to_string(reply.pieces_accepted()) + " pieces accepted, " +
-          std::to_string(reply.pieces_rejected()) + " rejected" +
-          (reply.accepted() ? "" : "; the server refused it: " + reply.reason()));
-    }
+    if (auto batch = core.TakeBatch()) DeliverBatch(*stub, token, core, std::move(*batch), log);
   };
   auto failed = std::make_shared<std::atomic<bool>>(false);
   auto running = StartServer(Served{.service = s->impl_->service.get(), .say = o.log}, o.address,

@@ -643,6 +643,17 @@ class LdpFlServing {
   double last_accuracy_ = 0;
 };
 
+// OK if the server's port, and the monitor's if any, are free now (a port
+// in use is refused before anything is written).
+Status CheckPorts(const ServeConfig& s) {
+  FEDLDP_RETURN_IF_ERROR(CheckListenable(s.address));
+  if (s.monitor.empty()) return {};
+  if (Status busy = CheckListenable(s.monitor); !busy.ok()) {
+    return Error{"--monitor: " + busy.error()};
+  }
+  return {};
+}
+
 // The monitor (net/monitor.h) on s.monitor, if asked for, answering from
 // `status`; said on the observer.
 Result<std::unique_ptr<Monitor>> StartMonitor(const ServeConfig& s, const ServeObserver& observer,
@@ -664,11 +675,7 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
                            std::stop_token stop) {
   const LogLine log = [&observer](const std::string& line) { Say(observer, line); };
   FEDLDP_RETURN_IF_ERROR(p.Make(std::string(32, '\0')));
-  FEDLDP_RETURN_IF_ERROR(CheckListenable(s.address));
-  if (!s.monitor.empty()) {
-    if (Status busy = CheckListenable(s.monitor); !busy.ok())
-      return Error{"--monitor: " + busy.error()};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckPorts(s));
   FEDLDP_ASSIGN_OR_RETURN(auto state, OpenEnrolled(s));
   p.deployment() = state.deployment();
   ServeSecrets secrets;

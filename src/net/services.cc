@@ -101,46 +101,8 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     gate_.Add<pb::SubmitRequest, pb::SubmitReply>(
         CoordinatorMethod("Submit"), Admit(true),
         [this](grpc::ServerContextBase& context, const pb::SubmitRequest& request,
-               pb::SubmitReply* reply, Gate::Finish finish) {
-          std::uint64_t ticket = 0;
-          const grpc::Status status = Guard(*failed_, [&] {
-            return Checked(context, request, [&] {
-              return HandleSubmit(coordinator_, request, reply, Clock::now(), &ticket);
-            });
-          });
-          if (!status.ok() || (ticket == 0 && request.wait_ms() == 0)) return finish(status);
-          std::function<void(bool)> done = [finish](bool durable) {
-            finish(durable ? grpc::Status::OK : Unsaved());
-          };
-          if (request.wait_ms() > 0) {
-            done = [this, &request, reply, finish](bool durable) {
-              if (!durable) return finish(Unsaved());
-              AnswerOrHold({.finish = finish,
-                            .token = request.token(),
-                            .session = request.session(),
-                            .reply = reply->mutable_next(),
-                            .submit = reply},
-                           request.wait_ms(), Clock::now());
-            };
-          }
-          if (ticket == 0) return done(true);
-          coordinator_.WhenDurable(ticket, std::move(done));
-          // Came while draining: the committer may have written its last
-          // queue before this one's, and the reply would never go (nor the
-          // server shut down, which waits for it). Write it now.
-          bool draining = false;
-          {
-            std::lock_guard lock(mu_);
-            draining = draining_;
-          }
-          if (draining) {
-            Guard(*failed_, [&] {
-              coordinator_.CommitQueued(std::chrono::milliseconds(0));
-              return grpc::Status::OK;
-            });
-            if (failed_->load()) coordinator_.AbandonWaiters();
-          }
-        });
+               pb::SubmitReply* reply,
+               Gate::Finish finish) { Submit(context, request, reply, std::move(finish)); });
     committer_ = std::jthread([this](std::stop_token stop) {
       while (!stop.stop_requested() && !failed_->load()) {
         Guard(*failed_, [&] {
@@ -231,6 +193,50 @@ class CoordinatorService final : public CoordinatorGate<FedSelCoordinator> {
     std::uint64_t changes = 0;          // the coordinator's changes() when last answered
     Clock::time_point until{};
   };
+
+  // A submit: answered once its reports are on disk (and, asked to, with
+  // the client's next poll).
+  void Submit(grpc::ServerContextBase& context, const pb::SubmitRequest& request,
+              pb::SubmitReply* reply, Gate::Finish finish) {
+    std::uint64_t ticket = 0;
+    const grpc::Status status = Guard(*failed_, [&] {
+      return Checked(context, request, [&] {
+        return HandleSubmit(coordinator_, request, reply, Clock::now(), &ticket);
+      });
+    });
+    if (!status.ok() || (ticket == 0 && request.wait_ms() == 0)) return finish(status);
+    std::function<void(bool)> done = [finish](bool durable) {
+      finish(durable ? grpc::Status::OK : Unsaved());
+    };
+    if (request.wait_ms() > 0) {
+      done = [this, &request, reply, finish](bool durable) {
+        if (!durable) return finish(Unsaved());
+        AnswerOrHold({.finish = finish,
+                      .token = request.token(),
+                      .session = request.session(),
+                      .reply = reply->mutable_next(),
+                      .submit = reply},
+                     request.wait_ms(), Clock::now());
+      };
+    }
+    if (ticket == 0) return done(true);
+    coordinator_.WhenDurable(ticket, std::move(done));
+    // Came while draining: the committer may have written its last
+    // queue before this one's, and the reply would never go (nor the
+    // server shut down, which waits for it). Write it now.
+    bool draining = false;
+    {
+      std::lock_guard lock(mu_);
+      draining = draining_;
+    }
+    if (draining) {
+      Guard(*failed_, [&] {
+        coordinator_.CommitQueued(std::chrono::milliseconds(0));
+        return grpc::Status::OK;
+      });
+      if (failed_->load()) coordinator_.AbandonWaiters();
+    }
+  }
 
   void Poll(grpc::ServerContextBase& context, const pb::PollRequest& request, pb::PollReply* reply,
             Gate::Finish finish) {
