@@ -65,14 +65,11 @@ Result<std::string> ModelFileOf(std::string_view model) {
   unsigned char hash[16];
   crypto_generichash(hash, sizeof hash, reinterpret_cast<const unsigned char*>(model.data()),
                      model.size(), nullptr, 0);
-  std::string hex;
-  for (const unsigned char b : hash) {
-    static const char kDigits[] = "0123456789abcdef";
-    hex += kDigits[b >> 4];
-    hex += kDigits[b & 15];
-  }
+  char hex[2 * sizeof hash + 1];
+  sodium_bin2hex(hex, sizeof hex, hash, sizeof hash);
   const std::string path =
-      (std::filesystem::temp_directory_path() / ("fedldp-model-" + hex + ".pt")).string();
+      (std::filesystem::temp_directory_path() / ("fedldp-model-" + std::string(hex) + ".pt"))
+          .string();
   if (auto there = net_internal::ReadFile(path); there.ok() && *there == model) return path;
   FEDLDP_RETURN_IF_ERROR(WriteFileAtomically(path, model, 0600, /*overwrite=*/true));
   return path;

@@ -3,7 +3,6 @@
 #include <zlib.h>
 
 #include <bit>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -119,9 +118,17 @@ Result<std::string> NpzBytes(const std::vector<NpyArray>& arrays) {
   return out;
 }
 
-// The model as it is exported: its arrays and its metadata's "model".
+// One named array of the model's weights (a linear model's all, or one
+// layer of a network), in the server's doubles.
+struct Weights {
+  std::string name;
+  std::vector<std::size_t> shape;
+  std::vector<double> values;
+};
+
+// The model as it is exported: its weights and its metadata's "model".
 struct Exported {
-  std::vector<NpyArray> arrays;
+  std::vector<Weights> weights;
   Json model;
   std::string summary;           // for people
   std::optional<NeuralNet> net;  // LDP-FL: the network at these weights
@@ -136,7 +143,7 @@ Result<Exported> FedSelModel(const FedSelTaskSpec& spec, const std::vector<doubl
   const std::size_t classes = w.size() == d ? 2 : w.size() / d;
   Exported e;
   std::vector<std::size_t> shape = w.size() == d ? std::vector{d} : std::vector{classes, d};
-  e.arrays.push_back(DoubleArray("weights", shape, w));
+  e.weights.push_back({"weights", shape, w});
   e.model = {{"kind", "linear"},
              {"loss", LossName(spec.config.loss)},
              {"features", d},
@@ -171,7 +178,7 @@ Result<Exported> LdpFlModel(const LdpFlTaskSpec& spec, const ServerState::Snapsh
   std::size_t at = 0;
   for (std::size_t i = 0; i < net.layer_sizes().size(); ++i) {
     const std::size_t n = net.layer_sizes()[i];
-    e.arrays.push_back(DoubleArray(net.layer_names()[i], {n}, std::span(w).subspan(at, n)));
+    e.weights.push_back({net.layer_names()[i], {n}, {w.begin() + at, w.begin() + at + n}});
     layers.push_back({{"name", net.layer_names()[i]}, {"size", n}});
     at += n;
   }
@@ -219,18 +226,15 @@ Result<std::pair<std::string, ServerState::Snapshot>> ReadState(const std::strin
 Result<std::string> FileBytes(ExportFormat format, const Exported& e, const Json& meta) {
   switch (format) {
     case ExportFormat::kNpz: {
-      std::vector<NpyArray> arrays = e.arrays;
+      std::vector<NpyArray> arrays;
+      for (const Weights& a : e.weights) arrays.push_back(DoubleArray(a.name, a.shape, a.values));
       arrays.push_back(TextArray("metadata", meta.dump()));
       return NpzBytes(arrays);
     }
     case ExportFormat::kJson: {
       Json j = meta;
       Json weights = Json::object();
-      for (const NpyArray& a : e.arrays) {
-        std::vector<double> v(a.data.size() / sizeof(double));
-        std::memcpy(v.data(), a.data.data(), a.data.size());
-        weights[a.name] = v;
-      }
+      for (const Weights& a : e.weights) weights[a.name] = a.values;
       j["weights"] = std::move(weights);
       return j.dump() + "\n";
     }
