@@ -126,13 +126,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = file.path();
   switch (loader) {
     case 0:
-      CheckDataset(LoadLibsvm(path, 0, LibsvmLabels::kRanked, kLimits));
+      CheckDataset(LoadLibsvm(path, 0, FileLabels::kRanked, kLimits));
       break;
     case 1:
-      CheckDataset(LoadLibsvm(path, 0, LibsvmLabels::kClassNumbers, kLimits));
+      CheckDataset(LoadLibsvm(path, 0, FileLabels::kShare, kLimits));
       break;
     case 2:
-      CheckDataset(LoadLibsvm(path, 123, LibsvmLabels::kRanked, kLimits));
+      CheckDataset(LoadLibsvm(path, 123, FileLabels::kRanked, kLimits));
       break;
     case 3:
       CheckDataset(LoadAdult({path}, kLimits));

@@ -195,7 +195,7 @@ struct ServeOptions {
   std::uint64_t users = 0;
   std::string dataset;  // adult (FedSel), mnist (LDP-FL)
   std::string data_dir;
-  std::string data_file;     // FedSel: the operator's own file (CSV or LIBSVM) instead of --dataset
+  std::string data_file;     // the operator's own file (CSV or LIBSVM) instead of --dataset
   std::string label_column;  // its CSV label column (default: the last)
   std::string eval_rows;     // FedSel: 32561: (adult.test); LDP-FL: rows of the test split
   std::string task;
@@ -233,8 +233,9 @@ struct ClientOptions {
   std::string token, token_file;
   std::string dataset = "adult";
   std::string data_dir;
-  std::string data_file;     // set: the local data is this LIBSVM file, not --dataset
-  std::size_t features = 0;  // with data_file: 0, the file's largest index
+  std::string data_file;     // set: the local data is this file (LIBSVM or CSV), not --dataset
+  std::string label_column;  // its CSV label column (default: the last)
+  std::size_t features = 0;  // with a LIBSVM data_file: 0, the file's largest index
   std::string rows;  // default: 0:32561 (adult.data within "adult"), the whole training split,
                      // or the whole file
   std::string part;

@@ -134,9 +134,9 @@ std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const st
           rows.begin() + static_cast<std::ptrdiff_t>(end)};
 }
 
-Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels) {
-  auto data = LoadLibsvm(o.data_file, o.features, labels);
-  if (!data.ok()) throw UsageError(data.error());
+Dataset LoadClientFile(const ClientOptions& o) {
+  auto data = LoadDataFile(o.data_file, o.label_column, FileLabels::kShare, o.features);
+  if (!data.ok()) throw UsageError("--data: " + data.error());
   return std::move(data).value();
 }
 
@@ -161,6 +161,28 @@ Dataset LoadData(const std::string& name, const std::string& dir) {
 }
 
 std::string Stamp() { return LogStamp(); }
+
+void AddServeCounts(const ServeSummary& s, std::uint64_t users, nlohmann::ordered_json& f) {
+  f["users"] = users;
+  f["accuracy"] = Percent(s.accuracy);
+  f["majority"] = Percent(s.majority);
+  f["rounds"] = s.rounds;
+  f["rounds_without_update"] = s.rounds_without_update;
+  f["reports_counted"] = s.reports_counted;
+  f["accepted_here"] = s.accepted_here;
+  f["batches"] = s.batches;
+  f["pieces_rejected"] = s.pieces_rejected;
+  f["training_seconds"] = s.training_seconds;
+  f["training_cpu_seconds"] = s.training_cpu_seconds;
+  f["privacy"] = PrivacyJson(s.privacy);
+}
+
+void AddLabelColumnOption(CLI::App& app, std::string& column, CLI::Option* data) {
+  app.add_option("--label-column", column,
+                 "With a CSV --data: the label's column, by header name or 0-based index "
+                 "(default: the last)")
+      ->needs(data);
+}
 
 void AddLogFormatOption(CLI::App& app, std::string& format) {
   app.add_option("--log-format", format,
@@ -306,13 +328,10 @@ void AddServeTaskOptions(CLI::App& app, ServeOptions& o) {
       "Dataset, for its dimension and the evaluation rows (default adult; LDP-FL: mnist)");
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
   auto* file = app.add_option("--data", o.data_file,
-                              "FedSel: your own file instead of --dataset, CSV (.csv, .csv.gz) or "
-                              "LIBSVM, for the task's features and the evaluation rows (clients "
-                              "bring theirs: client --data)");
-  app.add_option("--label-column", o.label_column,
-                 "With a CSV --data: the label's column, by header name or 0-based index "
-                 "(default: the last)")
-      ->needs(file);
+                              "Your own file instead of --dataset, CSV (.csv, .csv.gz) or LIBSVM: "
+                              "the task's features and classes, the evaluation rows (LDP-FL: and "
+                              "the input standardisation's); clients bring theirs (client --data)");
+  AddLabelColumnOption(app, o.label_column, file);
   app.add_option("--eval-rows", o.eval_rows,
                  "Rows FIRST:END the server evaluates the model on (default 32561:, adult.test; "
                  "--data: all; LDP-FL: of the test split, default all)");
@@ -338,7 +357,7 @@ void AddServeProtocolOptions(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--train-rows", o.train_rows,
                  "LDP-FL: training rows FIRST:END whose pixel mean and sd standardise inputs "
-                 "(default all)");
+                 "(default all; with --data, rows of that file)");
   app.add_option("--shuffler-token-file", o.shuffler_token_file,
                  "LDP-FL, FedSel --shuffle: the shuffler's secret token (created, mode 0600, if "
                  "absent)");
@@ -447,16 +466,7 @@ std::string ServeRecord(const ServeOptions& o, const FedSelServeConfig& config,
   f["variant"] = FedSelVariantName(c.variant);
   f["epsilon"] = c.epsilon;
   f["epochs"] = c.epochs;
-  f["users"] = config.serve.users;
-  f["accuracy"] = Percent(s.accuracy);
-  f["majority"] = Percent(s.majority);
-  f["rounds"] = s.rounds;
-  f["rounds_without_update"] = s.rounds_without_update;
-  f["reports_counted"] = s.reports_counted;
-  f["accepted_here"] = s.accepted_here;
-  f["training_seconds"] = s.training_seconds;
-  f["training_cpu_seconds"] = s.training_cpu_seconds;
-  f["privacy"] = PrivacyJson(s.privacy);
+  AddServeCounts(s, config.serve.users, f);
   return f.dump();
 }
 
@@ -521,15 +531,20 @@ void SetupClient(CLI::App& app, ClientOptions& o) {
   auto* dataset =
       app.add_option("--dataset", o.dataset, "Local data: a dataset name")->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
-  app.add_option("--data", o.data_file,
-                 "Local data: a LIBSVM file (label index:value ..., 1-based indices; plain or "
-                 ".gz) instead of --dataset. FedSel: labels -1/+1 or 0/1, the task's features "
-                 "(one-hot Adult: 123). LDP-FL: labels 0-9, 784 pixel values in [0, 1]")
-      ->excludes(dataset)
-      ->check(CLI::ExistingFile);
+  auto* file =
+      app.add_option("--data", o.data_file,
+                     "Local data instead of --dataset: CSV (.csv, .csv.gz; a label column and "
+                     "numeric features) or LIBSVM (label index:value ..., 1-based indices; plain "
+                     "or .gz), with the task's features (one-hot Adult: 123; LDP-FL's CNN: 784 "
+                     "pixel values in [0, 1]). Labels: as the server's file writes them (its "
+                     "task names its classes), or class numbers (0/1 or -1/+1; 0-9) for a "
+                     "built-in dataset's task; a file may hold some classes only")
+          ->excludes(dataset)
+          ->check(CLI::ExistingFile);
+  AddLabelColumnOption(app, o.label_column, file);
   app.add_option("--features", o.features,
-                 "With --data: the task's feature count (default: the file's largest index, "
-                 "which falls short when the last features are zero in every local row)")
+                 "With a LIBSVM --data: the task's feature count (default: the file's largest "
+                 "index, which falls short when the last features are zero in every local row)")
       ->check(Within(kDimension));
   app.add_option("--rows", o.rows,
                  "Rows FIRST:END of the local data that are used (default 0:32561 for adult; "
@@ -583,8 +598,7 @@ int RunClient(const ClientOptions& o, std::ostream& out, std::ostream& err) {
       throw UsageError("LDP-FL's reports go through the shuffler: give --shuffler");
     return RunClientLdpFl(o, token, out, err);
   }
-  const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir)
-                                           : LoadClientFile(o, LibsvmLabels::kRanked);
+  const Dataset data = o.data_file.empty() ? LoadData(o.dataset, o.data_dir) : LoadClientFile(o);
   const bool adult = o.data_file.empty() && o.dataset == "adult";
   const auto rows = TakePart(
       ParseRows(o.rows.empty() && adult ? "0:32561" : o.rows, data.size(), "--rows"), o.part);

@@ -26,61 +26,77 @@
 #include "fedldp/sim/ldpfl_experiment.h"
 
 namespace fedldp::cli {
-int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+namespace {
+
+// The served data's name: mnist or fmnist, or the operator's own file
+// (--data), whose rows give both the standardisation and the evaluation.
+std::string ServedName(const ServeOptions& o) {
   if (!o.data_file.empty()) {
-    throw UsageError(
-        "--data is FedSel's: an LDP-FL server reads mnist or fmnist (--dataset); its clients "
-        "may bring their own files (client --data)");
+    if (!o.dataset.empty()) throw UsageError("give --data or --dataset");
+    return o.data_file;
   }
-  const std::string dataset = o.dataset.empty() ? "mnist" : o.dataset;
-  if (dataset != "mnist" && dataset != "fmnist") {
-    throw UsageError("LDP-FL deployments run on mnist or fmnist, not " + dataset);
+  const std::string name = o.dataset.empty() ? "mnist" : o.dataset;
+  if (name != "mnist" && name != "fmnist") {
+    throw UsageError("LDP-FL deployments run on mnist, fmnist or --data FILE, not " + name);
   }
+  return name;
+}
+
+// The server's rows: the training split (for the standardisation) and the
+// test split, or the operator's file as both.
+std::pair<Dataset, Dataset> ServedRows(const ServeOptions& o, const std::string& name) {
+  if (!o.data_file.empty()) {
+    Dataset data = LoadServedFile(o);
+    return {data, data};
+  }
+  auto split = LoadImageSplit(name, o.data_dir);
+  if (!split.ok()) throw UsageError(split.error());
+  return {std::move(split->train), std::move(split->test)};
+}
+
+std::string LdpFlServeRecord(const LdpFlServeConfig& config, const std::string& name,
+                             const ServeSummary& s) {
+  nlohmann::ordered_json f;
+  f["command"] = "serve";
+  StartRecord(f);
+  f["protocol"] = "ldpfl";
+  f["dataset"] = name;
+  f["randomizer"] = LdpFlRandomizerName(config.config);
+  f["epsilon"] = config.config.epsilon;
+  AddServeCounts(s, config.serve.users, f);
+  return f.dump();
+}
+
+}  // namespace
+
+int RunServeLdpFl(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string name = ServedName(o);
   LdpFlServeConfig config;
-  config.serve = ServeCommon(o, "ldpfl-" + dataset);
+  config.serve = ServeCommon(o, "ldpfl-" + (o.data_file.empty() ? name : std::string("file")));
   config.chunk = o.chunk;
-  // The dataset's defaults (the paper's CNN and range), then the options.
-  auto c = LdpFlConfigWith(DefaultLdpFlExperiment(ParseImageDataset(dataset).value()).training,
+  // The dataset's defaults (the paper's CNN and range; a file: MNIST's), then the options.
+  const ImageDataset defaults = ParseImageDataset(o.data_file.empty() ? name : "mnist").value();
+  auto c = LdpFlConfigWith(DefaultLdpFlExperiment(defaults).training,
                            ServedOptions(LdpFlOptions(), o.config, "ldpfl"));
   if (!c.ok()) throw UsageError(c.error());
   config.config = std::move(c).value();
   // Bad options are refused before the images are read.
   if (Status why = config.Validate(); !why.ok()) ThrowFailure(why.code(), why.error());
-  auto split = LoadImageSplit(dataset, o.data_dir);
-  if (!split.ok()) throw UsageError(split.error());
-  const Dataset test =
-      split->test.Subset(ParseRows(o.eval_rows, split->test.size(), "--eval-rows"));
-  const auto train_rows = ParseRows(o.train_rows, split->train.size(), "--train-rows");
+  const auto [train, all_test] = ServedRows(o, name);
+  const Dataset test = all_test.Subset(ParseRows(o.eval_rows, all_test.size(), "--eval-rows"));
+  const auto train_rows = ParseRows(o.train_rows, train.size(), "--train-rows");
 
   StopOnSignal stop(kStopGrace);
   auto served =
-      ServeLdpFl(config, split->train, train_rows, test, ServeLog(err, o.log_format), stop.token());
+      ServeLdpFl(config, train, train_rows, test, ServeLog(err, o.log_format), stop.token());
   if (!served.ok()) ThrowFailure(served.code(), served.error());
   const ServeSummary& s = *served;
   if (!s.finished) return 0;
-  out << "deployed LDP-FL on " << dataset << ": accuracy " << PercentText(s.accuracy)
+  out << "deployed LDP-FL on " << name << ": accuracy " << PercentText(s.accuracy)
       << " % (majority class " << PercentText(s.majority) << " %), " << s.rounds << " rounds, "
       << s.rounds_without_update << " without update, " << s.reports_counted << " reports counted, "
       << s.pieces_rejected << " pieces rejected\n";
-  if (!o.out.empty()) {
-    nlohmann::ordered_json f;
-    f["command"] = "serve";
-    StartRecord(f);
-    f["protocol"] = "ldpfl";
-    f["dataset"] = dataset;
-    f["randomizer"] = LdpFlRandomizerName(config.config);
-    f["epsilon"] = config.config.epsilon;
-    f["rounds"] = s.rounds;
-    f["users"] = config.serve.users;
-    f["accuracy"] = Percent(s.accuracy);
-    f["majority"] = Percent(s.majority);
-    f["rounds_without_update"] = s.rounds_without_update;
-    f["reports_counted"] = s.reports_counted;
-    f["batches"] = s.batches;
-    f["pieces_rejected"] = s.pieces_rejected;
-    f["privacy"] = PrivacyJson(s.privacy);
-    AppendOut(o.out, f.dump() + "\n");
-  }
+  if (!o.out.empty()) AppendOut(o.out, LdpFlServeRecord(config, name, s) + "\n");
   return 0;
 }
 
@@ -93,7 +109,7 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
     if (!split.ok()) throw UsageError(split.error());
     data = std::move(split->train);
   } else {
-    data = LoadClientFile(o, LibsvmLabels::kClassNumbers);
+    data = LoadClientFile(o);
   }
   const auto rows = TakePart(ParseRows(o.rows, data.size(), "--rows"), o.part);
   if (o.users > rows.size()) {

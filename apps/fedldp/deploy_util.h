@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <stop_token>
@@ -65,7 +66,14 @@ std::vector<std::size_t> TakePart(const std::vector<std::size_t>& rows, const st
 Dataset LoadData(const std::string& name, const std::string& dir);
 Dataset LoadServedFile(const ServeOptions& o);  // serve --data, --label-column
 // A client's --data file (LIBSVM), with --features; labels as given.
-Dataset LoadClientFile(const ClientOptions& o, LibsvmLabels labels);
+// What every serve --out record holds after its task's fields: the users,
+// the counts, the times and the privacy record.
+void AddServeCounts(const ServeSummary& s, std::uint64_t users, nlohmann::ordered_json& record);
+// --label-column, which needs --data.
+void AddLabelColumnOption(CLI::App& app, std::string& column, CLI::Option* data);
+// A client's --data: its share of the task, labelled as the task names its
+// classes when it joins (TaskData).
+Dataset LoadClientFile(const ClientOptions& o);
 // What to add to a client's failure when its --data file has too few features.
 std::string FeaturesHint(const ClientOptions& o, const std::string& error);
 std::string Stamp();  // HH:MM:SS, for log lines

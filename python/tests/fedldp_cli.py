@@ -20,15 +20,25 @@ def cli():
     return path
 
 
-def run(*args, cwd):
-    """`fedldp ARGS` in `cwd`, to the end; its output (an error fails)."""
-    return subprocess.run([cli(), *args], cwd=cwd, check=True, capture_output=True, text=True)
+def run(*args, cwd, check=True):
+    """`fedldp ARGS` in `cwd`, to the end; its output (an error fails, if `check`)."""
+    return subprocess.run([cli(), *args], cwd=cwd, check=check, capture_output=True, text=True)
 
 
 def start(*args, cwd, name):
     """`fedldp ARGS` started in `cwd`, its output in NAME.out and NAME.err."""
     return subprocess.Popen([cli(), *args], cwd=cwd, stdout=open(cwd / f"{name}.out", "w"),
                             stderr=open(cwd / f"{name}.err", "w"))
+
+
+def start_clients(port, tokens, cwd, extra=lambda i: (), shuffler_port=None):
+    """A client per token file, of the server on `port` (and the shuffler),
+    each with its own ledger and `extra(i)`, started in `cwd` as clientI."""
+    through = ("--shuffler", f"127.0.0.1:{shuffler_port}") if shuffler_port else ()
+    return {f"client{i}": start("client", "--server", f"127.0.0.1:{port}", *through,
+                                "--token-file", token, "--ledger", f"ledger{i}.sqlite", *extra(i),
+                                cwd=cwd, name=f"client{i}")
+            for i, token in enumerate(tokens)}
 
 
 def free_port():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fedldp
-from fedldp_cli import finish, free_port, listening, run, start
+from fedldp_cli import finish, free_port, listening, run, start, start_clients
 
 
 def exported(tmp_path, out):
@@ -61,14 +61,9 @@ def test_a_cnn_scores_in_torch_as_the_server_said(tmp_path):
     shuffler = start("shuffle", "--server", f"127.0.0.1:{port}", "--address",
                      f"127.0.0.1:{shuffler_port}", "--token-file", "shuffler.token",
                      "--min-batch", "2", cwd=tmp_path, name="shuffle")
-    clients = {
-        f"client{i}": start("client", "--server", f"127.0.0.1:{port}", "--shuffler",
-                            f"127.0.0.1:{shuffler_port}", "--token-file", f"t{i}",
-                            "--dataset", "mnist", "--rows", "0:2000", "--part", f"{i + 1}/2",
-                            "--users", "2", "--ledger", f"ledger{i}.sqlite", cwd=tmp_path,
-                            name=f"client{i}")
-        for i in range(2)
-    }
+    clients = start_clients(port, ["t0", "t1"], tmp_path, shuffler_port=shuffler_port,
+                            extra=lambda i: ("--dataset", "mnist", "--rows", "0:2000", "--part",
+                                             f"{i + 1}/2", "--users", "2"))
     finish({"serve": server, "shuffle": shuffler, **clients}, tmp_path)
     said = json.loads((tmp_path / "result.json").read_text())
 
@@ -85,42 +80,3 @@ def test_a_cnn_scores_in_torch_as_the_server_said(tmp_path):
     z = np.load(exported(tmp_path, "model.npz"))
     # The npz keeps the server's doubles; the network runs on their floats.
     assert np.array_equal(z["fc2.bias"].astype(np.float32), model.fc2.bias.detach().numpy())
-
-
-def test_the_operators_own_file_is_served_and_its_model_scores_the_same(tmp_path):
-    """Issue 44, item 5: serve --data FILE.csv (the operator's own rows,
-    with a named label column), clients with their own LIBSVM files; the
-    exported model scores the file's rows as the server said."""
-    rng = np.random.default_rng(1)
-    x = rng.uniform(-1, 1, size=(2000, 6))
-    y = (x @ np.array([1.0, -2.0, 0.5, 0.0, 1.5, -1.0]) > 0).astype(int)
-    with open(tmp_path / "rows.csv", "w") as f:
-        f.write("a,b,c,d,outcome,e,g\n")
-        for row, label in zip(x, y):
-            f.write(",".join(f"{v:.6f}" for v in row[:4]) + f",{label}," +
-                    ",".join(f"{v:.6f}" for v in row[4:]) + "\n")
-    for part in (0, 1):
-        with open(tmp_path / f"local{part}.svm", "w") as f:
-            for row, label in zip(x[part::2], y[part::2]):
-                f.write(f"{label} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row)) + "\n")
-    run("enrol", "--state", "s.sqlite", "--count", "2", "--out-dir", "tokens", cwd=tmp_path)
-    port = free_port()
-    server = start("serve", "--state", "s.sqlite", "--users", "2000", "--epsilon", "8",
-                   "--epochs", "2", "--data", "rows.csv", "--label-column", "outcome",
-                   "--address", f"127.0.0.1:{port}", "--out", "result.json", cwd=tmp_path,
-                   name="serve")
-    listening(server, tmp_path / "serve.err")
-    clients = {
-        f"client{i}": start("client", "--server", f"127.0.0.1:{port}", "--token-file",
-                            f"tokens/client-{i + 1}.token", "--data", f"local{i}.svm",
-                            "--features", "6", "--ledger", f"l{i}.sqlite", cwd=tmp_path,
-                            name=f"client{i}")
-        for i in (0, 1)
-    }
-    finish({"serve": server, **clients}, tmp_path)
-    said = json.loads((tmp_path / "result.json").read_text())
-    assert said["dataset"] == "rows.csv" and said["accuracy"] > said["majority"] + 10, said
-    w = np.load(exported(tmp_path, "model.npz"))["weights"]
-    rows = np.loadtxt(tmp_path / "rows.csv", delimiter=",", skiprows=1, dtype=np.float32)
-    features, labels = np.delete(rows, 4, axis=1).astype(np.float64), rows[:, 4].astype(int)
-    assert 100 * np.mean((features @ w > 0).astype(int) == labels) == said["accuracy"]

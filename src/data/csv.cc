@@ -109,8 +109,10 @@ Status CheckClasses(const std::string& path, const std::map<double, int>& by_num
 }
 
 // The rows' classes, in increasing order of the label: numerically when
-// every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text.
-Status SetClasses(const std::string& path, const std::vector<std::string>& labels, Dataset& data) {
+// every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as text;
+// each named by its label as first written. A whole dataset's are checked.
+Status SetClasses(const std::string& path, const std::vector<std::string>& labels, FileLabels scope,
+                  Dataset& data) {
   const std::size_t numbers = std::count_if(labels.begin(), labels.end(), [](const std::string& l) {
     return internal::ParseNumber(l).has_value();
   });
@@ -125,17 +127,28 @@ Status SetClasses(const std::string& path, const std::vector<std::string>& label
   const bool numeric = numbers != 0;
   std::map<double, int> by_number;
   std::map<std::string, int> by_text;
+  std::map<double, std::string> written;
   for (const auto& l : labels) {
     if (numeric) {
-      by_number.emplace(*internal::ParseNumber(l), 0);
+      const double value = *internal::ParseNumber(l);
+      by_number.emplace(value, 0);
+      written.emplace(value, l);
     } else {
       by_text.emplace(l, 0);
     }
   }
   int next = 0;
-  for (auto& [unused, cls] : by_number) cls = next++;
-  for (auto& [unused, cls] : by_text) cls = next++;
-  FEDLDP_RETURN_IF_ERROR(CheckClasses(path, by_number, by_text, labels.size()));
+  for (auto& [value, cls] : by_number) {
+    cls = next++;
+    data.class_names.push_back(written.at(value));
+  }
+  for (auto& [text, cls] : by_text) {
+    cls = next++;
+    data.class_names.push_back(text);
+  }
+  if (scope == FileLabels::kRanked) {
+    FEDLDP_RETURN_IF_ERROR(CheckClasses(path, by_number, by_text, labels.size()));
+  }
   data.classes = next;
   for (const auto& l : labels) {
     data.labels.push_back(numeric ? by_number.at(*internal::ParseNumber(l)) : by_text.at(l));
@@ -146,7 +159,7 @@ Status SetClasses(const std::string& path, const std::vector<std::string>& label
 }  // namespace
 
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column,
-                        const LoadLimits& limits) {
+                        const LoadLimits& limits, FileLabels scope) {
   internal::LineReader in(path, limits.max_line_bytes);
   if (!in.open_status().ok()) return in.open_status();
   Dataset data;
@@ -202,22 +215,24 @@ Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column
   }
   if (!in.read_status().ok()) return in.read_status();
   if (labels.empty()) return Error{path + ": no rows"};
-  FEDLDP_RETURN_IF_ERROR(SetClasses(path, labels, data));
+  FEDLDP_RETURN_IF_ERROR(SetClasses(path, labels, scope, data));
   return data;
 }
 
-Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_column) {
+Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_column,
+                             FileLabels labels, std::size_t dimension) {
   const auto ends = [&](const std::string& suffix) {
     return path.size() >= suffix.size() &&
            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends(".csv") || ends(".csv.gz") || ends(".CSV")) return LoadCsv(path, label_column);
+  if (ends(".csv") || ends(".csv.gz") || ends(".CSV"))
+    return LoadCsv(path, label_column, {}, labels);
   if (!label_column.empty()) {
     return Error{path +
                  ": a label column applies to CSV files (.csv) only; LIBSVM's label is "
                  "the first field"};
   }
-  return LoadLibsvm(path);
+  return LoadLibsvm(path, dimension, labels);
 }
 
 }  // namespace fedldp

@@ -32,6 +32,7 @@ Dataset Dataset::Subset(std::span<const std::size_t> indices) const {
   out.dimension = dimension;
   out.classes = classes;
   out.feature_names = feature_names;
+  out.class_names = class_names;
   out.features.reserve(indices.size() * dimension);
   out.labels.reserve(indices.size());
   for (std::size_t i : indices) out.Append(row(i), labels[i]);

@@ -19,14 +19,14 @@ struct LibsvmRow {
 // A line's label: an integer (at most 2^53, the doubles that are exact
 // integers and fit a long); a class number (0 to 65535, -1 for 0) if
 // `labels` says so.
-Result<long> ParseLibsvmLabel(const std::string& token, LibsvmLabels labels,
+Result<long> ParseLibsvmLabel(const std::string& token, FileLabels labels,
                               const internal::LineReader& in) {
   const auto label = internal::ParseNumber(token);
   if (!label || std::fabs(*label) > 9007199254740992.0 || *label != std::trunc(*label)) {
     return Error{in.Where("label '" + token + "' is not an integer (at most 2^53 in size)")};
   }
   long value = static_cast<long>(*label);
-  if (labels == LibsvmLabels::kClassNumbers) {
+  if (labels == FileLabels::kShare) {
     if (value == -1) value = 0;
     if (value < 0 || value > 65535) {
       return Error{in.Where("label '" + token + "' is not a class number (0 to 65535)")};
@@ -65,24 +65,31 @@ Result<std::pair<std::size_t, float>> ParseLibsvmEntry(const std::string& token,
 }
 
 // The rows as a dataset. kRanked: {-1, +1} or {0, 1} -> {0, 1}; otherwise
-// ranks of the sorted values. kClassNumbers: each label is its class.
+// ranks of the sorted values. kShare: each label is its class. Classes are
+// named by their label (binary: "0" and "1"; a share: every class number).
 Dataset LibsvmDataset(const std::string& path, std::size_t dimension,
-                      const std::vector<LibsvmRow>& rows, LibsvmLabels labels) {
+                      const std::vector<LibsvmRow>& rows, FileLabels labels) {
   Dataset data;
   data.name = path;
   data.dimension = dimension;
   std::map<long, int> classes;
   for (const auto& r : rows) classes.emplace(r.label, 0);
-  if (labels == LibsvmLabels::kClassNumbers) {
+  if (labels == FileLabels::kShare) {
     for (auto& [label, cls] : classes) cls = static_cast<int>(label);
     data.classes = std::max(2, static_cast<int>(classes.rbegin()->first) + 1);
+    for (int c = 0; c < data.classes; ++c) data.class_names.push_back(std::to_string(c));
   } else {
     const bool binary = std::all_of(classes.begin(), classes.end(), [](const auto& c) {
       return c.first == -1 || c.first == 0 || c.first == 1;
     });
     int next = 0;
-    for (auto& [label, cls] : classes) cls = binary ? (label == 1 ? 1 : 0) : next++;
+    for (auto& [label, cls] : classes) {
+      cls = binary ? (label == 1 ? 1 : 0) : next++;
+      if (!binary) data.class_names.push_back(std::to_string(label));
+    }
     data.classes = binary ? 2 : std::max(2, next);  // one label value: still two classes
+    if (binary) data.class_names = {"0", "1"};
+    if (data.class_names.size() < 2) data.class_names.push_back("(none)");
   }
   data.features.assign(rows.size() * data.dimension, 0.0f);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -94,7 +101,7 @@ Dataset LibsvmDataset(const std::string& path, std::size_t dimension,
 
 }  // namespace
 
-Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, LibsvmLabels labels,
+Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension, FileLabels labels,
                            const LoadLimits& limits) {
   if (Status e = internal::CheckSize(1, dimension, limits); !e.ok())
     return Error{path + ": " + e.error()};

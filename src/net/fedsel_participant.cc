@@ -15,7 +15,8 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task, 
     return Error{"the task has dimension " + std::to_string(task.dimension) +
                  " but the local data has " + std::to_string(data.dimension)};
   }
-  if (data.classes != 2) return Error{"FedSel's linear models need a binary task"};
+  FEDLDP_ASSIGN_OR_RETURN(TaskData labelled, TaskData::Of(data, task.classes));
+  if (labelled.get().classes != 2) return Error{"FedSel's linear models need a binary task"};
   if (rows.empty()) return Error{"a client needs at least one local row"};
   for (const std::size_t r : rows) {
     if (r >= data.size()) return Error{"local row " + std::to_string(r) + " does not exist"};
@@ -28,16 +29,16 @@ Result<FedSelParticipant> FedSelParticipant::Create(const FedSelTaskSpec& task, 
   }
   auto method = net_internal::FedSelMethod::Make(*plan, task.config, task.dimension);
   if (!method.ok()) return Error{method.error()};
-  return FedSelParticipant(task, data, std::move(rows), ledger, std::move(plan).value(),
-                           std::move(method).value());
+  return FedSelParticipant(task, std::move(labelled), std::move(rows), ledger,
+                           std::move(plan).value(), std::move(method).value());
 }
 
-FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data,
+FedSelParticipant::FedSelParticipant(const FedSelTaskSpec& task, TaskData data,
                                      std::vector<std::size_t> rows, PrivacyLedger& ledger,
                                      FedSelPlan plan,
                                      std::unique_ptr<net_internal::FedSelMethod> method)
     : task_(task),
-      data_(&data),
+      data_(std::move(data)),
       rows_(std::move(rows)),
       ledger_(&ledger),
       plan_(std::move(plan)),
@@ -77,7 +78,7 @@ FedSelParticipant::Answer FedSelParticipant::Respond(std::uint64_t round,
   // A user's report: its row's gradient, privatised by the variant's method.
   const auto draw = [&](std::size_t local) {
     const std::size_t row = rows_[local];
-    model.Gradient(weights, data_->row(row), data_->labels[row], gradient);
+    model.Gradient(weights, data_.get().row(row), data_.get().labels[row], gradient);
     const std::span<double> accumulated =
         method_->keeps_state() ? std::span<double>(accumulated_.data() + local * d, d)
                                : std::span<double>();

@@ -54,6 +54,7 @@ Result<LdpFlTaskSpec> MakeLdpFlTask(std::string id, const LdpFlConfig& config, s
   spec.chunk = chunk;
   spec.public_key = std::move(public_key);
   spec.layer_sizes = net->layer_sizes();
+  spec.classes = train.class_names;
   if (IsTorchScriptFile(config.arch)) {
     FEDLDP_ASSIGN_OR_RETURN(spec.model, net_internal::ReadFile(config.arch));
   }
@@ -86,7 +87,8 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
   if (net.layer_sizes() != task.layer_sizes) {
     return Error{"the announced model's layers do not match architecture " + task.config.arch};
   }
-  if (Status fits = net.CheckInput(data); !fits.ok()) {
+  FEDLDP_ASSIGN_OR_RETURN(TaskData labelled, TaskData::Of(data, task.classes));
+  if (Status fits = net.CheckInput(labelled.get()); !fits.ok()) {
     return Error{"the local data does not fit the task's network: " + fits.error()};
   }
   for (const auto& shard : shards) {
@@ -97,15 +99,16 @@ Result<LdpFlParticipant> LdpFlParticipant::Create(const LdpFlTaskSpec& task, con
   }
   net.SetInputStandardization(task.input_mean, task.input_sd);
   FEDLDP_ASSIGN_OR_RETURN(auto method, net_internal::LdpFlMethod::Make(task));
-  return LdpFlParticipant(task, data, std::move(shards), ledger, std::move(net), std::move(method));
+  return LdpFlParticipant(task, std::move(labelled), std::move(shards), ledger, std::move(net),
+                          std::move(method));
 }
 
-LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
+LdpFlParticipant::LdpFlParticipant(const LdpFlTaskSpec& task, TaskData data,
                                    std::vector<std::vector<std::size_t>> shards,
                                    PrivacyLedger& ledger, NeuralNet net,
                                    std::unique_ptr<net_internal::LdpFlMethod> method)
     : task_(task),
-      data_(&data),
+      data_(std::move(data)),
       shards_(std::move(shards)),
       ledger_(&ledger),
       net_(std::move(net)),
@@ -158,7 +161,7 @@ LdpFlParticipant::Answer LdpFlParticipant::Respond(std::uint64_t round,
   // packed for the ledger.
   const auto draw = [&](std::size_t local) {
     net_.SetWeights(global);
-    net_.Train(*data_, shards_[local], task_.config.local_epochs, task_.config.batch,
+    net_.Train(data_.get(), shards_[local], task_.config.local_epochs, task_.config.batch,
                task_.config.learning_rate, (*rng_)());
     std::vector<std::string> pieces = method_->Report(net_.GetWeights(), global, *rng_);
     for (std::string& piece : pieces) piece = Seal(piece, task_.public_key);

@@ -25,6 +25,7 @@ std::string EncodeLdpFlTask(const LdpFlTaskSpec& t) {
   pb::Task task;
   task.set_id(t.id);
   task.set_deployment(t.deployment);
+  for (const std::string& name : t.classes) task.add_classes(name);
   pb::LdpFlTask& f = *task.mutable_ldpfl();
   f.set_input_mean(t.input_mean);
   f.set_input_sd(t.input_sd);
@@ -48,6 +49,7 @@ Result<LdpFlTaskSpec> DecodeLdpFlTask(std::string_view bytes) {
   LdpFlTaskSpec t;
   t.id = task.id();
   t.deployment = task.deployment();
+  t.classes.assign(task.classes().begin(), task.classes().end());
   FEDLDP_RETURN_IF_ERROR(ReadTaskOptions(LdpFlOptions(), f.options(), t.config));
   t.input_mean = f.input_mean();
   t.input_sd = f.input_sd();

@@ -469,6 +469,7 @@ class FedSelServing {
     spec_.config = config.config;
     spec_.users = config.serve.users;
     spec_.dimension = data.dimension;
+    spec_.classes = data.class_names;
     if (config.config.shuffle) spec_.central_delta = config.central_delta;
   }
   bool shuffled() const { return config_.config.shuffle; }

@@ -29,6 +29,7 @@ std::string EncodeTask(const FedSelTaskSpec& t) {
   pb::Task task;
   task.set_id(t.id);
   task.set_deployment(t.deployment);
+  for (const std::string& name : t.classes) task.add_classes(name);
   pb::FedSelTask& f = *task.mutable_fedsel();
   f.set_variant(FedSelVariantName(t.config.variant));
   f.set_users(t.users);
@@ -50,6 +51,11 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   FedSelTaskSpec t;
   t.id = task.id();
   t.deployment = task.deployment();
+  t.classes.assign(task.classes().begin(), task.classes().end());
+  if (!t.classes.empty() && t.classes.size() != 2) {
+    return Error{"the announced task names " + std::to_string(t.classes.size()) +
+                 " classes; FedSel's are two"};
+  }
   auto variant = ParseFedSelVariant(f.variant());
   if (!variant.ok()) return Error{"the announced task: " + variant.error()};
   // The rows a deployment does not serve keep FedSelConfig's defaults (no

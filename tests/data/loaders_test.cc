@@ -162,18 +162,16 @@ TEST(Libsvm, DimensionAndLabels) {
   EXPECT_EQ(one->classes, 2);
   EXPECT_EQ(one->labels, (std::vector<int>{0, 0}));
   // A client's share of a 10-class task: its labels are class numbers.
-  auto share =
-      LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784, LibsvmLabels::kClassNumbers);
+  auto share = LoadLibsvm(dir.Write("share.svm", "3 1:1\n7 2:2\n3 1:3\n"), 784, FileLabels::kShare);
   ASSERT_TRUE(share.ok()) << share.error();
   EXPECT_EQ(share->dimension, 784u);
   EXPECT_EQ(share->classes, 8);
   EXPECT_EQ(share->labels, (std::vector<int>{3, 7, 3}));
-  auto signs =
-      LoadLibsvm(dir.Write("signs.svm", "-1 1:1\n+1 1:2\n"), 0, LibsvmLabels::kClassNumbers);
+  auto signs = LoadLibsvm(dir.Write("signs.svm", "-1 1:1\n+1 1:2\n"), 0, FileLabels::kShare);
   ASSERT_TRUE(signs.ok());
   EXPECT_EQ(signs->classes, 2);
   EXPECT_EQ(signs->labels, (std::vector<int>{0, 1}));
-  auto negative = LoadLibsvm(dir.Write("neg.svm", "-2 1:1\n"), 0, LibsvmLabels::kClassNumbers);
+  auto negative = LoadLibsvm(dir.Write("neg.svm", "-2 1:1\n"), 0, FileLabels::kShare);
   EXPECT_NE(negative.error().find("neg.svm:1: label '-2' is not a class number"), std::string::npos)
       << negative.error();
 }
@@ -264,9 +262,9 @@ TEST(Loaders, RefuseWhatAFileAsksBeyondTheLimits) {
                  "dimension 1099511627776 exceeds the largest a loader accepts");
   expect_refused(LoadLibsvm(dir.Write("float.svm", "1 1:1e39\n")), "not a finite number a float");
   expect_refused(LoadLibsvm(dir.Write("label.svm", "1e300 1:1\n")), "is not an integer");
-  expect_refused(LoadLibsvm(dir.Write("label2.svm", "-9223372036854775809 1:1\n"), 0,
-                            LibsvmLabels::kClassNumbers),
-                 "is not an integer");
+  expect_refused(
+      LoadLibsvm(dir.Write("label2.svm", "-9223372036854775809 1:1\n"), 0, FileLabels::kShare),
+      "is not an integer");
   // Smaller limits, to show each bound with small files.
   const LoadLimits small{.max_dimension = 8, .max_cells = 16, .max_line_bytes = 64};
   const std::string rows = "1 1:1 4:1\n0 2:1\n1 3:1\n0 1:1\n1 2:1\n";  // 5 x 4
@@ -615,6 +613,60 @@ TEST(DataFile, PicksCsvOrLibsvmByName) {
   auto refused = LoadDataFile(dir.path() + "/a.svm", "label");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("applies to CSV files"), std::string::npos);
+}
+
+// Issue 44, item 5: a client's own file is a share of the task, which may
+// hold one class; its labels become the task's classes by name, as the
+// server's file wrote them, not by their rank in the share.
+TEST(TaskData, AClientsShareTakesTheTasksClassesByName) {
+  TempDir dir;
+  auto whole = LoadCsv(dir.Write("w.csv", "x,y\n0.5,yes\n1,no\n0,yes\n"), "y");
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  EXPECT_EQ(whole->class_names, (std::vector<std::string>{"no", "yes"}));
+  auto signs = LoadCsv(dir.Write("s.csv", "1,+1\n2,-1\n3,+1\n"));
+  EXPECT_EQ(signs.value().class_names, (std::vector<std::string>{"-1", "+1"}));
+  EXPECT_EQ(LoadCsv(dir.path() + "/s.csv").value().Subset(std::vector<std::size_t>{0}).class_names,
+            signs->class_names);
+  // One class is refused in a whole dataset, taken in a share.
+  const std::string yes = dir.Write("yes.csv", "x,y\n0.5,yes\n0.25,yes\n");
+  EXPECT_NE(LoadCsv(yes, "y").error().find("one class"), std::string::npos);
+  auto share = LoadCsv(yes, "y", {}, FileLabels::kShare);
+  ASSERT_TRUE(share.ok()) << share.error();
+  EXPECT_EQ(share->classes, 1);
+  EXPECT_EQ(share->labels, (std::vector<int>{0, 0}));
+  // Ranked in the share, "yes" is class 0; in the task it is class 1.
+  auto labelled = TaskData::Of(*share, whole->class_names);
+  ASSERT_TRUE(labelled.ok()) << labelled.error();
+  EXPECT_EQ(labelled->get().labels, (std::vector<int>{1, 1}));
+  EXPECT_EQ(labelled->get().classes, 2);
+  EXPECT_EQ(labelled->get().features, share->features);
+  auto unknown = TaskData::Of(*share, std::vector<std::string>{"no", "maybe"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("the label 'yes' is none of the task's classes ('no', 'maybe')"),
+            std::string::npos)
+      << unknown.error();
+  // Numbers are equal as numbers; -1 and 0 are one class of a numbered binary task.
+  auto numbers = LoadCsv(dir.Write("n.csv", "1,1.0\n2,0\n3,-1\n"), "", {}, FileLabels::kShare);
+  ASSERT_TRUE(numbers.ok()) << numbers.error();
+  EXPECT_EQ(TaskData::Of(*numbers, std::vector<std::string>{"-1", "+1"}).value().get().labels,
+            (std::vector<int>{1, 0, 0}));
+  EXPECT_EQ(TaskData::Of(*numbers, std::vector<std::string>{"0", "1"}).value().get().labels,
+            (std::vector<int>{1, 0, 0}));
+  EXPECT_FALSE(TaskData::Of(*numbers, std::vector<std::string>{"1", "2"}).ok());
+  // A task that names none (a built-in dataset's) numbers its classes.
+  EXPECT_EQ(TaskData::Of(*numbers, {}).value().get().labels, (std::vector<int>{1, 0, 0}));
+  EXPECT_NE(TaskData::Of(*share, {}).error().find("'yes' is not a class number"),
+            std::string::npos);
+  // A LIBSVM share names every class number below its largest; only those
+  // its rows hold must be the task's.
+  auto digits = LoadLibsvm(dir.Write("d.svm", "7 1:1\n9 1:2\n"), 0, FileLabels::kShare).value();
+  const std::vector<std::string> task = {"7", "8", "9"};
+  EXPECT_EQ(TaskData::Of(digits, task).value().get().labels, (std::vector<int>{0, 2}));
+  EXPECT_EQ(TaskData::Of(digits, task).value().get().classes, 3);
+  // Data without names (a built-in dataset's) is the data itself.
+  Dataset builtin = *share;
+  builtin.class_names.clear();
+  EXPECT_EQ(&TaskData::Of(builtin, task).value().get(), &builtin);
 }
 
 }  // namespace

@@ -5,9 +5,12 @@
 #define FEDLDP_DATA_DATASET_H_
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "fedldp/base/status.h"
 
 namespace fedldp {
 
@@ -18,6 +21,9 @@ struct Dataset {
   std::vector<float> features;  // size() * dimension, row-major
   std::vector<int> labels;
   std::vector<std::string> feature_names;  // empty or one per dimension
+  // Empty (a built-in dataset: its labels are the classes) or, for a file,
+  // one per class: the label as the file writes it ("-1", ">50K").
+  std::vector<std::string> class_names;
 
   std::size_t size() const { return labels.size(); }
   std::span<const float> row(std::size_t i) const {
@@ -39,6 +45,24 @@ struct Dataset {
 // about [-1, 1]: an unscaled column (an age, an income) swamps the others.
 inline constexpr double kFeatureScaleHigh = 10, kFeatureScaleLow = 1e-3;
 std::string FeatureScaleWarning(const Dataset& data);
+
+// A client's rows with a task's classes. A file's labels are named
+// (Dataset::class_names); the task names its classes as the server's file
+// did. Each local class becomes the task's class of the same name (numbers
+// equal as numbers, "1" = "1.0" = "+1"; in a binary task whose classes are
+// numbered -1 or 0 and 1, -1 and 0 are one class, as LIBSVM has it). A task
+// that names no classes (a built-in dataset) numbers them: a label is its
+// class number, -1 taken as 0. Data without class names (a built-in
+// dataset's) is used as it is, not copied.
+class TaskData {
+ public:
+  static Result<TaskData> Of(const Dataset& data, std::span<const std::string> task_classes);
+  const Dataset& get() const { return own_ ? *own_ : *data_; }
+
+ private:
+  const Dataset* data_ = nullptr;
+  std::shared_ptr<const Dataset> own_;  // the relabelled copy
+};
 
 }  // namespace fedldp
 

@@ -55,17 +55,20 @@ struct LoadLimits {
   std::size_t max_line_bytes = std::size_t{1} << 24;  // 16 MiB
 };
 
+// How a file's labels become classes. kRanked: the file is a whole dataset
+// (what a server or a simulation reads). kShare: the file is one client's
+// share of a task, which may hold one class or lack some; its classes are
+// matched to the task's by name when the client joins (TaskData).
+enum class FileLabels { kRanked, kShare };
+
 // LIBSVM text: "label idx:value ...", 1-based indices. kRanked: labels -1/+1
-// or 0/1 map to 0/1, other integer labels to classes in increasing order (a
-// whole dataset; at least 2 classes, even if one label value occurs). kClassNumbers: labels are the
-// class numbers themselves, integers >= 0 (a client's share of a multi-class task, which may lack
-// some classes), -1 taken as 0; classes = the largest + 1, at least 2. dimension 0: the largest
-// index seen (a9a needs 123 given explicitly: its last feature never occurs in a9a.t).
-enum class LibsvmLabels { kRanked, kClassNumbers };
-// Values must be finite and fit a float.
+// or 0/1 map to 0/1 (classes named "0" and "1"), other integer labels to classes in increasing
+// order, each named by its label (at least 2 classes, even if one label value occurs).
+// kShare: labels are class numbers, integers >= 0, -1 taken as 0; classes = the largest + 1, at
+// least 2, named "0", "1", .... dimension 0: the largest index seen (a9a needs 123 given
+// explicitly: its last feature never occurs in a9a.t). Values must be finite and fit a float.
 Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
-                           LibsvmLabels labels = LibsvmLabels::kRanked,
-                           const LoadLimits& limits = {});
+                           FileLabels labels = FileLabels::kRanked, const LoadLimits& limits = {});
 
 // CSV: comma-separated numeric features and one label column, named by its
 // header (`label_column`), by its 0-based index, or (empty) the last column.
@@ -77,14 +80,16 @@ Result<Dataset> LoadLibsvm(const std::string& path, std::size_t dimension = 0,
 // when every label is a number (so -1 / +1 and 0 / 1 give 0 / 1), else as
 // text; labels that mix numbers and text, name one class, are numbers that
 // are not whole, or leave fewer than 10 rows per class (over 100 classes)
-// are refused as the wrong label column. Features are
+// are refused as the wrong label column (kRanked). kShare: any labels, one
+// class included, each distinct label a class named as written (sorted the same way). Features are
 // taken as they are (train and train_fedsel warn, FeatureScaleWarning): scale them to about [-1, 1]
 // first, as the linear models' gradient clip assumes. Fields may be quoted ("..."), not span lines.
 Result<Dataset> LoadCsv(const std::string& path, const std::string& label_column = "",
-                        const LoadLimits& limits = {});
-// A user's own file: CSV if its name ends in .csv or .csv.gz, else LIBSVM
-// (kRanked labels). label_column applies to CSV only.
-Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_column = "");
+                        const LoadLimits& limits = {}, FileLabels labels = FileLabels::kRanked);
+// A user's own file: CSV if its name ends in .csv or .csv.gz, else LIBSVM.
+// label_column applies to CSV only; dimension (0: the file's) to LIBSVM only.
+Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_column = "",
+                             FileLabels labels = FileLabels::kRanked, std::size_t dimension = 0);
 
 Result<Dataset> LoadAdult(const std::vector<std::string>& paths, const LoadLimits& limits = {});
 Result<Dataset> LoadBank(const std::string& path, const LoadLimits& limits = {});

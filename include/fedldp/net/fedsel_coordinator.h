@@ -89,6 +89,9 @@ struct FedSelTaskSpec {
   std::uint64_t dimension = 0;  // d
   std::string public_key;       // config.shuffle: the server's, 32 bytes
   double central_delta = 1e-6;  // config.shuffle: the statement's delta per user in total
+  // The two classes as the server's file names them (TaskData); empty for a
+  // built-in dataset.
+  std::vector<std::string> classes;
 };
 
 // What a client's ledger files a task's reports under: its name and the

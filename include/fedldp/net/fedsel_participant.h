@@ -64,12 +64,12 @@ class FedSelParticipant {
   const FedSelPlan& plan() const { return plan_; }
 
  private:
-  FedSelParticipant(const FedSelTaskSpec& task, const Dataset& data, std::vector<std::size_t> rows,
+  FedSelParticipant(const FedSelTaskSpec& task, TaskData data, std::vector<std::size_t> rows,
                     PrivacyLedger& ledger, FedSelPlan plan,
                     std::unique_ptr<net_internal::FedSelMethod> method);
 
   FedSelTaskSpec task_;
-  const Dataset* data_;
+  TaskData data_;  // the local rows, labelled with the task's classes
   std::vector<std::size_t> rows_;
   PrivacyLedger* ledger_;
   FedSelPlan plan_;

@@ -86,6 +86,10 @@ struct LdpFlTaskSpec {
   // config.arch a TorchScript file (the operator's network): its bytes,
   // announced so that every client runs the same network (ModelFileOf).
   std::string model;
+  // The classes as the server's file names them (its labels as written), so
+  // that a client's file, which may hold some classes only, is labelled
+  // alike (TaskData); empty for a built-in dataset.
+  std::vector<std::string> classes;
 
   std::size_t weights() const;
   std::uint64_t per_round() const;  // users drawn per round
@@ -235,13 +239,13 @@ class LdpFlParticipant {
   ~LdpFlParticipant();
 
  private:
-  LdpFlParticipant(const LdpFlTaskSpec& task, const Dataset& data,
+  LdpFlParticipant(const LdpFlTaskSpec& task, TaskData data,
                    std::vector<std::vector<std::size_t>> shards, PrivacyLedger& ledger,
                    NeuralNet net, std::unique_ptr<net_internal::LdpFlMethod> method);
   std::string Account(std::size_t local) const;
 
   LdpFlTaskSpec task_;
-  const Dataset* data_;
+  TaskData data_;  // the local rows, labelled with the task's classes
   std::vector<std::vector<std::size_t>> shards_;
   PrivacyLedger* ledger_;
   NeuralNet net_;
