@@ -139,7 +139,7 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
   out.first = client->first;
   out.users = client->users;
   out.session = hex;
-  clients_[std::string(token)] = {*client, now, out.session};
+  Put(token, {*client, now, out.session});
   Returned(client->first);
   *line = std::string(rejoin ? "client joined again" : "client joined") + ": users " +
           std::to_string(out.first) + ".." + std::to_string(out.first + out.users - 1) + " (" +
@@ -183,7 +183,7 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
   const auto it = clients_.find(std::string(token));
   if (it != clients_.end()) return it->second.client;
   auto client = state.FindClient(token);  // joined before a restart
-  if (client) clients_[std::string(token)] = {*client, Clock::time_point{}, ""};
+  if (client) Put(token, {*client, Clock::time_point{}, ""});
   return client;
 }
 
@@ -213,6 +213,22 @@ bool Roster::Left(std::uint64_t user) const {
 void Roster::Forget(std::uint64_t first) {
   Returned(first);
   std::erase_if(clients_, [first](const auto& c) { return c.second.client.first == first; });
+  token_of_first_.erase(first);
+}
+
+void Roster::Put(std::string_view token, Entry entry) {
+  token_of_first_[entry.client.first] = std::string(token);
+  clients_[std::string(token)] = std::move(entry);
+}
+
+const Roster::Entry* Roster::EntryOf(std::uint64_t user) const {
+  auto it = token_of_first_.upper_bound(user);
+  if (it == token_of_first_.begin()) return nullptr;
+  --it;
+  const auto entry = clients_.find(it->second);
+  if (entry == clients_.end()) return nullptr;
+  const ServerState::Client& client = entry->second.client;
+  return user - client.first < client.users ? &entry->second : nullptr;
 }
 
 std::size_t Roster::sessions() const {
@@ -233,13 +249,11 @@ bool Roster::AllQuiet(Clock::time_point now, std::chrono::milliseconds stale_aft
 
 bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
                    std::chrono::milliseconds stale_after) const {
-  for (const auto& [token, entry] : clients_) {
-    const auto& client = entry.client;
-    if (user >= client.first && user < client.first + client.users) {
-      if (entry.seen == Clock::time_point{}) break;  // found again, not heard from yet
-      return now - entry.seen >= stale_after;
-    }
+  const Entry* entry = EntryOf(user);
+  if (entry != nullptr && entry->seen != Clock::time_point{}) {
+    return now - entry->seen >= stale_after;
   }
+  // else not found, or found again and not heard from yet
   // Not heard from since this process started: the user's client joined
   // before a restart (a user whose client never joined is away,
   // RoundCoordinator::Away, and no round asks whether it is quiet).
@@ -250,8 +264,6 @@ const char* Roster::CloseReason(Clock::time_point opened, const RoundPolicy& pol
                                 Clock::time_point now, std::span<const std::uint64_t> assigned,
                                 const std::function<bool(std::uint64_t)>& in) const {
   if (now >= opened + policy.deadline) return "deadline";
-  // A round just opened gives its clients stale_after to show up.
-  if (now < opened + policy.stale_after) return nullptr;
   for (const std::uint64_t user : assigned) {
     if (!in(user) && !Quiet(user, now, policy.stale_after)) return nullptr;
   }

@@ -180,7 +180,9 @@ void RoundCoordinator::Tick(Clock::time_point now) {
   CloseIfComplete(now);  // a round of withdrawn users only
   if (snap_.round != round || snap_.finished || !RoundOpen()) return;
   if (PausedForAbsence(now)) return;
-  if (const char* why = roster_.CloseReason(opened_, policy_, now, round_users_,
+  const std::span<const std::uint64_t> missing =
+      std::span<const std::uint64_t>(round_users_).subspan(FirstNotDone());
+  if (const char* why = roster_.CloseReason(opened_, policy_, now, missing,
                                             [&](std::uint64_t u) { return Done(u); })) {
     CloseRound(now, why);
   }
@@ -226,10 +228,19 @@ Result<bool> RoundCoordinator::Resume(
 
 void RoundCoordinator::CloseIfComplete(Clock::time_point now) {
   if (!RoundOpen() || snap_.finished) return;
-  for (const std::uint64_t u : round_users_) {
-    if (!Done(u)) return;
-  }
+  if (FirstNotDone() < round_users_.size()) return;
   CloseRound(now, "complete");
+}
+
+std::size_t RoundCoordinator::FirstNotDone() {
+  const std::size_t n = round_users_.size();
+  if (done_prefix_ > n) done_prefix_ = 0;  // a round of other users
+  while (done_prefix_ < n && Done(round_users_[done_prefix_])) ++done_prefix_;
+  if (done_prefix_ < n) return done_prefix_;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!Done(round_users_[i])) return done_prefix_ = i;
+  }
+  return n;
 }
 
 RoundCoordinator::Tally RoundCoordinator::TallyRound(std::size_t got) {
@@ -335,6 +346,7 @@ void RoundCoordinator::ResetRound(Clock::time_point now) {
   delivered_.clear();
   piece_records_ = 0;
   opened_ = now;
+  done_prefix_ = 0;
   ++changes_;
 }
 

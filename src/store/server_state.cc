@@ -126,14 +126,21 @@ std::string SchemaSql() {
          RandomHex(kDeploymentBytes) + "');";
 }
 
+// The index that finds the users joined so far (the largest first + users)
+// without reading every token: a Join read all of them, O(tokens) each,
+// 0.2 s a join with 1,000,000 enrolled.
+constexpr const char* kIndexSql = "CREATE INDEX IF NOT EXISTS tokens_first ON tokens (first);";
+
 // What brings a file written by an earlier version up to the schema: the
-// snapshot's `server` column (empty: such a server kept nothing else).
+// snapshot's `server` column (empty: such a server kept nothing else), the
+// tokens' index.
 std::string MigrationSql(sqlite3* db) {
   Statement columns(db, "SELECT name FROM pragma_table_info('snapshot')");
   while (columns.ok() && columns.Step() == SQLITE_ROW) {
-    if (columns.Blob(0) == "server") return "";
+    if (columns.Blob(0) == "server") return kIndexSql;
   }
-  return "ALTER TABLE snapshot ADD COLUMN server BLOB NOT NULL DEFAULT x'';";
+  return std::string("ALTER TABLE snapshot ADD COLUMN server BLOB NOT NULL DEFAULT x'';") +
+         kIndexSql;
 }
 
 // True if the file is new (no table), false if it holds every table, or an
@@ -206,7 +213,7 @@ Result<ServerState> ServerState::OpenAt(const std::string& path, bool temporary)
     Exec(db, "ROLLBACK");
     return Error{fresh.error()};
   }
-  const std::string schema = (*fresh ? SchemaSql() : MigrationSql(db)) + "COMMIT;";
+  const std::string schema = (*fresh ? SchemaSql() + kIndexSql : MigrationSql(db)) + "COMMIT;";
   if (!Exec(db, schema.c_str())) {
     const std::string why = Message(db, path + " is not a usable server state");
     Exec(db, "ROLLBACK");
@@ -405,8 +412,13 @@ Result<ServerState::Client> ServerState::Join(std::string_view token, std::uint6
 }
 
 std::uint64_t ServerState::joined_users() const {
-  Statement sum(db_, "SELECT COALESCE(SUM(users), 0) FROM tokens");
-  return sum.ok() && sum.Step() == SQLITE_ROW ? static_cast<std::uint64_t>(sum.Int(0)) : 0;
+  // Clients take consecutive users (Join): the last one's end is the sum,
+  // found by the index on `first` in O(log tokens).
+  Statement last(db_,
+                 "SELECT first + users FROM tokens WHERE first IS NOT NULL ORDER BY first DESC"
+                 " LIMIT 1");
+  if (!last.ok()) return 0;
+  return last.Step() == SQLITE_ROW ? static_cast<std::uint64_t>(last.Int(0)) : 0;
 }
 
 Result<std::vector<ServerState::Client>> ServerState::Clients() const {

@@ -1562,5 +1562,43 @@ TEST_F(FedSelDeployTest, TheRosterKnowsWhoseUsersAreAwayUntilTheyJoinAgain) {
   EXPECT_FALSE(roster.Left(25));
 }
 
+// A client that vanished without a word is waited for once, until it is
+// quiet (stale_after since it was last heard), not stale_after again in
+// every later round: a round opened after that closes at once when its
+// only missing users are the quiet client's. A client heard recently is
+// waited for, and a user is found by its client's range (the roster's
+// index by first user), each of 3 clients' users in turn.
+TEST_F(FedSelDeployTest, AQuietClientIsWaitedForOnceNotInEveryRound) {
+  auto state = ServerState::Open(Path("quiet.sqlite")).value();
+  const auto tokens = state.IssueTokens(3).value();
+  Roster roster(30);
+  RoundPolicy policy;
+  policy.stale_after = 2s;
+  policy.deadline = 60s;
+  const auto start = Clock::now();
+  std::string line;
+  std::vector<Joined> joined;
+  for (std::size_t i = 0; i < 3; ++i) {
+    joined.push_back(roster.Join(state, tokens[i], 10, start, policy.stale_after, &line));
+    ASSERT_TRUE(joined.back().ok());
+  }
+  const auto later = start + 5s;  // client 1 is heard then; 0 and 2 are quiet
+  ASSERT_TRUE(roster.Enter(state, tokens[1], joined[1].session, later).ok());
+  const auto reported = [](std::uint64_t) { return false; };
+  for (std::uint64_t u = 0; u < 30; ++u) {
+    EXPECT_EQ(roster.Quiet(u, later, policy.stale_after), u < 10 || u >= 20) << u;
+  }
+  // A round opened just now, missing only quiet clients' users: closes now.
+  const std::vector<std::uint64_t> quiet_only = {3, 25, 29};
+  EXPECT_STREQ(roster.CloseReason(later, policy, later, quiet_only, reported),
+               "the missing users' clients went quiet");
+  // Missing a user of the client heard from: it waits.
+  const std::vector<std::uint64_t> with_live = {3, 15, 25};
+  EXPECT_EQ(roster.CloseReason(later, policy, later, with_live, reported), nullptr);
+  EXPECT_STREQ(roster.CloseReason(later, policy, later + 2s, with_live, reported),
+               "the missing users' clients went quiet");
+  EXPECT_STREQ(roster.CloseReason(later, policy, later + 60s, with_live, reported), "deadline");
+}
+
 }  // namespace
 }  // namespace fedldp
