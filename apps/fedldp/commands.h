@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "fedldp/net/load_test.h"
 #include "fedldp/net/services.h"
 
 namespace fedldp {
@@ -250,16 +251,11 @@ void SetupClient(CLI::App& app, ClientOptions& options);
 int RunClient(const ClientOptions& options, std::ostream& out, std::ostream& err);
 
 struct LoadOptions {
-  std::size_t clients = 1000;
+  LoadTestConfig config;
   std::string driver = "callback";  // or threads
   std::string dataset = "adult";
   std::string data_dir;
   std::string rows = "0:32561";
-  int epochs = 3;
-  double batch_fraction = 0.1;
-  int poll_ms = 100;
-  int server_threads = 1;
-  std::string dir;  // work folder; default: a fresh one in /dev/shm (or /tmp)
   std::string out;  // JSON line, appended
 };
 void SetupLoad(CLI::App& app, LoadOptions& options);

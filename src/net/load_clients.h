@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -23,15 +24,28 @@
 namespace fedldp::net_internal {
 
 struct LoadClientsProgress {
-  std::atomic<std::size_t> finished{0}, failed{0};
+  std::atomic<std::size_t> finished{0}, failed{0}, dropped{0};
+  // Reports the server said it accepted, and reports a dropping client sent
+  // without waiting for the answer (the server may or may not have them).
+  std::atomic<std::uint64_t> accepted{0}, in_flight{0};
   std::mutex mu;
   std::string first_error;  // of the first client that failed
 };
 
+// How a client drops out: it vanishes (never calls again, its connection
+// left open, as a phone that lost its network) in the first round at or
+// after `round` in which its users are drawn: before it reports, or right
+// after it sent its reports, cancelling the call (in flight).
+struct LoadDropOut {
+  std::uint64_t round = 0;
+  bool in_flight = false;
+};
+
 struct LoadClientSpec {
   std::string token;
-  std::string ledger;             // its file
+  std::string ledger;             // its file; empty: in memory
   std::vector<std::size_t> rows;  // one user each
+  std::optional<LoadDropOut> drop_out;
 };
 
 // Joins every client to the FedSel server at `address` (from a few

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -147,16 +148,22 @@ ChildMessage Receive(int fd) {
 }
 
 // Raises the soft limit on open files to at least `needed`, within the
-// hard limit.
-Status AllowOpenFiles(std::size_t needed) {
+// hard limit (or the hard limit too, when privileged); the error names the
+// fixes, `memory_ledgers` whether ledgers in memory is one.
+Status AllowOpenFiles(std::size_t needed, bool memory_ledgers) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return Status::Ok();
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur >= needed) return Status::Ok();
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
-    return Error{"this many clients need about " + std::to_string(needed) +
-                     " open files, but the limit is " + std::to_string(limit.rlim_max) +
-                     " (ulimit -Hn): fewer clients, or a higher limit",
-                 ErrorCode::kInvalidArgument};
+    // A privileged process (CAP_SYS_RESOURCE) may raise the hard limit too.
+    const rlimit raised{needed, needed};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return Status::Ok();
+    return Error{
+        "this many clients need about " + std::to_string(needed) +
+            " open files, but the limit is " + std::to_string(limit.rlim_max) +
+            " (ulimit -Hn): fewer clients, a higher limit" +
+            (memory_ledgers ? "" : ", or ledgers in memory (one file per client, not three)"),
+        ErrorCode::kInvalidArgument};
   }
   limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? needed : limit.rlim_max;
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
@@ -167,6 +174,10 @@ Status AllowOpenFiles(std::size_t needed) {
 }
 
 double PeakMib(const rusage& u) { return static_cast<double>(u.ru_maxrss) / 1024.0; }
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -183,6 +194,13 @@ Status LoadTestConfig::Validate() const {
   if (server_threads < 1 || server_threads > 256) {
     return invalid("the server answers calls on 1 to 256 threads");
   }
+  if (!(drop_out >= 0 && drop_out <= 0.9)) return invalid("the drop-out fraction is in [0, 0.9]");
+  if ((drop_out > 0 || memory_ledgers) && driver != LoadDriver::kCallback) {
+    return invalid("clients drop out, and keep ledgers in memory, with the callback driver only");
+  }
+  if (drop_round < 1) return invalid("rounds count from 1");
+  if (users != 0 && users < clients) return invalid("fewer users than clients");
+  if (enrolled > (std::size_t{1} << 24)) return invalid("at most 16,777,216 enrolled clients");
   return Status::Ok();
 }
 
@@ -222,16 +240,25 @@ Result<std::vector<net_internal::LoadClientSpec>> LoadTestClients(const LoadTest
                                                                   const std::string& state,
                                                                   const fs::path& dir) {
   FEDLDP_ASSIGN_OR_RETURN(ServerState opened, ServerState::Open(state));
-  auto tokens = opened.IssueTokens(config.clients);
+  auto tokens = opened.IssueTokens(std::max(config.clients, config.enrolled));
   if (!tokens.ok()) return Error{tokens.error(), tokens.code()};
   std::vector<net_internal::LoadClientSpec> specs(config.clients);
   for (std::size_t i = 0; i < config.clients; ++i) {
     const std::size_t a = i * rows.size() / config.clients;
     const std::size_t b = (i + 1) * rows.size() / config.clients;
     specs[i].token = (*tokens)[i];
-    specs[i].ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
+    if (!config.memory_ledgers) {
+      specs[i].ledger = (dir / ("ledger" + std::to_string(i) + ".sqlite")).string();
+    }
     specs[i].rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(a),
                          rows.begin() + static_cast<std::ptrdiff_t>(b));
+    // Evenly spread: client i drops when floor((i + 1) p) > floor(i p).
+    const auto dropped = [&](std::size_t k) {
+      return static_cast<std::size_t>(std::floor(static_cast<double>(k) * config.drop_out));
+    };
+    if (dropped(i + 1) > dropped(i)) {
+      specs[i].drop_out = net_internal::LoadDropOut{config.drop_round, dropped(i) % 2 == 1};
+    }
   }
   return specs;
 }
@@ -264,6 +291,7 @@ std::vector<std::thread> StartLoadClients(const LoadTestConfig& config, const st
         if (progress.first_error.empty()) progress.first_error = done.error();
         return;
       }
+      progress.accepted += done->reports;  // accepted by the server, resends counted once
       ++progress.finished;
     });
   }
@@ -301,7 +329,9 @@ ChildEnd WaitForServer(pid_t child, const LoadTestConfig& config,
     if (std::chrono::steady_clock::now() - last_show > std::chrono::seconds(5)) {
       if (say) {
         say(std::to_string(progress.finished.load()) + " of " + std::to_string(config.clients) +
-            " clients finished, " + std::to_string(progress.failed.load()) + " failed");
+            " clients finished, " + std::to_string(progress.dropped.load()) + " dropped out, " +
+            std::to_string(progress.failed.load()) + " failed; " +
+            std::to_string(progress.accepted.load()) + " reports accepted");
       }
       last_show = std::chrono::steady_clock::now();
     }
@@ -347,6 +377,7 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   ::getrusage(RUSAGE_SELF, &self);
   LoadTestSummary summary;
   summary.clients = config.clients;
+  summary.enrolled = std::max(config.clients, config.enrolled);
   summary.driver = config.driver;
   summary.rounds = s.rounds;
   summary.reports = s.accepted_here;
@@ -357,6 +388,9 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   summary.clients_peak_mib = PeakMib(self);
   summary.finished_clients = progress.finished.load();
   summary.failed_clients = progress.failed.load();
+  summary.dropped_clients = progress.dropped.load();
+  summary.reports_seen_accepted = progress.accepted.load();
+  summary.reports_in_flight = progress.in_flight.load();
   summary.first_error = progress.first_error;
   return summary;
 }
@@ -377,6 +411,11 @@ Result<std::vector<std::size_t>> LoadTestRows(const LoadTestConfig& config, cons
   if (rows.empty()) {
     rows.resize(data.size());
     std::iota(rows.begin(), rows.end(), std::size_t{0});
+  }
+  if (config.users != 0) {
+    std::vector<std::size_t> cycled(config.users);
+    for (std::size_t u = 0; u < cycled.size(); ++u) cycled[u] = rows[u % rows.size()];
+    rows = std::move(cycled);
   }
   if (config.clients > rows.size()) {
     return Error{"there are more clients (" + std::to_string(config.clients) + ") than rows (" +
@@ -405,8 +444,13 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
                           LoadTestTask(config, data, rows.size(), dir));
   // Each client holds a connection and its ledger open (and the server
   // one connection per client): raise the soft limit on open files.
-  FEDLDP_RETURN_IF_ERROR(AllowOpenFiles(2 * config.clients + 256));
+  FEDLDP_RETURN_IF_ERROR(AllowOpenFiles((config.memory_ledgers ? 1 : 3) * config.clients + 256,
+                                        config.memory_ledgers));
+  const auto enrol_start = std::chrono::steady_clock::now();
   FEDLDP_ASSIGN_OR_RETURN(const auto specs, LoadTestClients(config, rows, serve.serve.state, dir));
+  const double enrol_seconds = SecondsSince(enrol_start);
+  std::error_code sized;
+  const auto state_bytes = fs::file_size(serve.serve.state, sized);
   const std::string serve_log = (dir / "serve.err").string();
   // Its failure: the reason it sent, with its log's place; the folder stays.
   const auto child_failed = [&](const Error& e, int status) -> Error {
@@ -414,8 +458,10 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
                      " (its log and state are kept in " + dir.string() + ")",
                  ErrorCode::kFailedPrecondition};
   };
+  const auto fork_start = std::chrono::steady_clock::now();
   FEDLDP_ASSIGN_OR_RETURN(const ServerChild server,
                           ForkServer(serve, data, serve_log, child_failed));
+  const double server_start_seconds = SecondsSince(fork_start);
   const std::string address = "127.0.0.1:" + std::to_string(server.port);
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
@@ -444,6 +490,18 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   LoadTestSummary summary = Summarize(config, last.summary, end, progress);
   summary.users = rows.size();
   summary.dir = dir.string();
+  summary.enrol_seconds = enrol_seconds;
+  summary.state_mib = sized ? 0 : static_cast<double>(state_bytes) / (1 << 20);
+  summary.server_start_seconds = server_start_seconds;
+  if (summary.reports < summary.reports_seen_accepted ||
+      summary.reports > summary.reports_seen_accepted + summary.reports_in_flight) {
+    return Error{"the server counted " + std::to_string(summary.reports) +
+                     " reports, but the clients saw " +
+                     std::to_string(summary.reports_seen_accepted) + " accepted and had " +
+                     std::to_string(summary.reports_in_flight) +
+                     " in flight: a report was lost or counted twice" + kept,
+                 ErrorCode::kFailedPrecondition};
+  }
   if (config.dir.empty()) fs::remove_all(dir, made);
   return summary;
 }

@@ -50,11 +50,20 @@ Status PrivacyLedger::CheckPath(const std::string& path) {
 }
 
 Result<PrivacyLedger> PrivacyLedger::Open(const std::string& path, double total_epsilon) {
+  return OpenAt(path, total_epsilon, /*temporary=*/false);
+}
+
+Result<PrivacyLedger> PrivacyLedger::OpenInMemory(double total_epsilon) {
+  return OpenAt("(in memory)", total_epsilon, /*temporary=*/true);
+}
+
+Result<PrivacyLedger> PrivacyLedger::OpenAt(const std::string& path, double total_epsilon,
+                                            bool temporary) {
   // Not CheckEpsilon's (0, 500]: LDP-FL's proven per-client cost is d eps per
   // round (21,840 eps for the CNN), so totals are large.
   FEDLDP_RETURN_IF_ERROR(CheckPositive(total_epsilon, "total epsilon"));
   sqlite3* db = nullptr;
-  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "privacy ledger"));
+  FEDLDP_RETURN_IF_ERROR(sqlite::OpenDatabase(path, &db, "privacy ledger", temporary));
   PrivacyLedger ledger(db, total_epsilon);
   // One holder at a time: in exclusive locking mode the file stays locked
   // from the first write until the ledger closes, so two clients cannot

@@ -39,6 +39,24 @@ struct LoadTestConfig {
   double batch_fraction = 0.1;  // m / N
   int poll_ms = 100;            // how often clients poll when the server does not hold the poll
   int server_threads = 1;       // the server's threads answering calls (ServeConfig::threads)
+  // Users: 0, one per row; more, the rows taken in turn (user u holds row
+  // u mod rows), to load a server with more users than the data has rows.
+  std::size_t users = 0;
+  // Clients enrolled in the server's state (tokens issued): at least
+  // `clients`; more, a registry of which only `clients` join.
+  std::size_t enrolled = 0;
+  // This fraction of the clients (spread evenly) drops out in round
+  // `drop_round`, or the first after it that draws their users (kCallback
+  // only): half before they report, half with their reports in flight. The
+  // server waits out their sessions (10 s) and closes the round without
+  // them; the run checks that it counted every report a client saw accepted
+  // and no more than were sent.
+  double drop_out = 0;
+  // Each client's privacy ledger in memory (SQLite's ":memory:"), not a file
+  // (with its write-ahead log): one open file per client (its connection),
+  // not three, for more clients than the limit on open files allows.
+  bool memory_ledgers = false;
+  std::uint64_t drop_round = 1;
   // Work folder for the state file and the ledgers; default: a fresh one in
   // /dev/shm (or the temporary folder), removed after a run that succeeded.
   std::string dir;
@@ -46,16 +64,23 @@ struct LoadTestConfig {
 };
 
 struct LoadTestSummary {
-  std::size_t clients = 0, users = 0;
+  std::size_t clients = 0, users = 0, enrolled = 0;
   LoadDriver driver = LoadDriver::kCallback;
   std::uint64_t rounds = 0;
   std::uint64_t reports = 0;  // counted by the server in this run
   double seconds = 0;         // the server's training time
   double reports_per_second = 0;
-  double server_cpu_seconds = 0;  // over its training time
-  double server_peak_mib = 0;     // the server process's maximum resident set
-  double clients_peak_mib = 0;    // this process's
-  std::size_t finished_clients = 0, failed_clients = 0;
+  double server_cpu_seconds = 0;    // over its training time
+  double server_peak_mib = 0;       // the server process's maximum resident set
+  double clients_peak_mib = 0;      // this process's
+  double enrol_seconds = 0;         // issuing the tokens into the state file
+  double state_mib = 0;             // its size then
+  double server_start_seconds = 0;  // from starting the server until it listened
+  std::size_t finished_clients = 0, failed_clients = 0, dropped_clients = 0;
+  // Reports the clients saw accepted, and those a dropping client sent
+  // without waiting for the answer: the server's count is between the first
+  // and their sum, else a report was lost or counted twice (an error).
+  std::uint64_t reports_seen_accepted = 0, reports_in_flight = 0;
   std::string first_error;  // of a failed client
   std::string dir;          // the work folder (kept when the run failed)
 };

@@ -47,6 +47,9 @@ class PrivacyLedger {
   // Opens the ledger at `path`, creating it with `total_epsilon` if it does
   // not exist; an existing ledger must have been created with the same total.
   static Result<PrivacyLedger> Open(const std::string& path, double total_epsilon);
+  // A ledger that ends with the process, holding no file: for load tests of
+  // many clients in one process, never for a client whose budget must last.
+  static Result<PrivacyLedger> OpenInMemory(double total_epsilon);
   // OK if Open could create or open a ledger at `path`, checked without
   // writing: a client checks its ledger before it joins a task (the total
   // comes with the task). Refuses a temporary database ("", ":memory:"), a
@@ -87,6 +90,8 @@ class PrivacyLedger {
   std::size_t reports() const;  // in all accounts
 
  private:
+  static Result<PrivacyLedger> OpenAt(const std::string& path, double total_epsilon,
+                                      bool temporary);
   // The statements every charge runs, prepared once (parsing them per call
   // was most of a small charge's cost); one caller at a time uses them.
   struct Statements;
