@@ -56,6 +56,10 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
                  "The round (or the first after it that draws their users) they vanish in")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--stale-ms", c.stale_ms,
+                 "The server's stale_after: how long a silent client holds a round open")
+      ->check(CLI::Range(1000, 600000))
+      ->capture_default_str();
   app.add_flag("--memory-ledgers", c.memory_ledgers,
                "Clients' ledgers in memory, not files: one open file per client, not three "
                "(for more clients than the limit on open files allows)");

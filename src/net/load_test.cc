@@ -199,6 +199,7 @@ Status LoadTestConfig::Validate() const {
     return invalid("clients drop out, and keep ledgers in memory, with the callback driver only");
   }
   if (drop_round < 1) return invalid("rounds count from 1");
+  if (stale_ms < 1000 || stale_ms > 600000) return invalid("stale-ms is in [1000, 600000]");
   if (users != 0 && users < clients) return invalid("fewer users than clients");
   if (enrolled > (std::size_t{1} << 24)) return invalid("at most 16,777,216 enrolled clients");
   return Status::Ok();
@@ -217,7 +218,7 @@ Result<FedSelServeConfig> LoadTestTask(const LoadTestConfig& config, const Datas
   serve.serve.task = "load-test";
   serve.serve.users = users;
   serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
-  serve.serve.policy.stale_after = std::chrono::milliseconds(10000);
+  serve.serve.policy.stale_after = std::chrono::milliseconds(config.stale_ms);
   serve.serve.policy.deadline = std::chrono::milliseconds(120000);
   serve.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
   serve.config.tail_average = 0;

@@ -380,6 +380,56 @@ TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
   }
 }
 
+// Issue 44, item 6: clients that vanish mid-round (--drop-out), half of
+// them with their reports in flight, over more users than rows (--users):
+// the server counts every report a client saw accepted and none twice, and
+// closes the round once the vanished clients are quiet.
+TEST_F(DeployE2eTest, LoadTestWithVanishingClientsLosesAndDoublesNothing) {
+  const std::string out = Path("drop.json");
+  const pid_t load = Spawn({FEDLDP_BINARY,
+                            "load",
+                            "--clients",
+                            "40",
+                            "--rows",
+                            "0:500",
+                            "--users",
+                            "2000",
+                            "--enrolled",
+                            "100",
+                            "--epochs",
+                            "1",
+                            "--batch-fraction",
+                            "1",
+                            "--drop-out",
+                            "0.3",
+                            "--stale-ms",
+                            "2000",
+                            "--memory-ledgers",
+                            "--data-dir",
+                            FEDLDP_DATASETS,
+                            "--dir",
+                            Path("drop"),
+                            "--out",
+                            out},
+                           Path("drop.out"), Path("drop.err"));
+  ASSERT_EQ(Wait(load), 0) << Read(Path("drop.err")) << Read(Path("drop/serve.err"));
+  const std::string json = Read(out);
+  EXPECT_EQ(JsonNumber(json, "users"), 2000.0) << json;
+  EXPECT_EQ(JsonNumber(json, "enrolled"), 100.0) << json;
+  EXPECT_EQ(JsonNumber(json, "dropped_clients"), 12.0) << json;  // floor(40 * 0.3)
+  // 28 clients report their 50 users; of the 12 that vanish, 6 send theirs
+  // first: each either seen accepted (the answer beat the cancel) or in flight.
+  const double seen = JsonNumber(json, "reports_seen_accepted");
+  const double in_flight = JsonNumber(json, "reports_in_flight");
+  EXPECT_EQ(seen + in_flight, 28 * 50.0 + 6 * 50) << json;
+  EXPECT_GE(seen, 28 * 50.0) << json;
+  EXPECT_GE(JsonNumber(json, "reports"), seen) << json;
+  EXPECT_LE(JsonNumber(json, "reports"), seen + in_flight) << json;
+  EXPECT_LT(JsonNumber(json, "seconds"), 15.0) << json;
+  EXPECT_NE(Read(Path("drop.out")).find("nothing lost or counted twice"), std::string::npos)
+      << Read(Path("drop.out"));
+}
+
 // Stopped mid-run (SIGINT), the callback driver cancels its clients' calls
 // in flight, waits for them to come back, and the load test ends at once,
 // saying so and keeping its work folder.

@@ -52,6 +52,10 @@ struct LoadTestConfig {
   // them; the run checks that it counted every report a client saw accepted
   // and no more than were sent.
   double drop_out = 0;
+  // The server's stale_after: how long a client may be silent before its
+  // missing users no longer hold a round open (and, halved, the longest a
+  // poll is held).
+  int stale_ms = 10000;
   // Each client's privacy ledger in memory (SQLite's ":memory:"), not a file
   // (with its write-ahead log): one open file per client (its connection),
   // not three, for more clients than the limit on open files allows.
