@@ -105,7 +105,7 @@ Joined Roster::Join(ServerState& state, std::string_view token, std::uint64_t us
     out.status = Error{kUnknownToken, ErrorCode::kUnauthenticated};
     return out;
   }
-  const auto it = clients_.find(std::string(token));
+  const auto it = clients_.find(token);
   if (it != clients_.end() && !it->second.session.empty() && now - it->second.seen < stale_after) {
     const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.seen);
     out.status =
@@ -156,7 +156,7 @@ Access Roster::Admit(const ServerState& state, std::string_view token,
     }
     return out;
   }
-  const auto it = clients_.find(std::string(token));
+  const auto it = clients_.find(token);
   if (it == clients_.end() && !state.FindClient(token)) {
     out.status = Error{"unknown client: join first", ErrorCode::kUnauthenticated};
     return out;
@@ -175,12 +175,18 @@ Access Roster::Admit(const ServerState& state, std::string_view token,
 Access Roster::Enter(ServerState& state, std::string_view token, std::string_view session,
                      Clock::time_point now) {
   Access out = Admit(state, token, session);
-  if (out.ok()) clients_.find(std::string(token))->second.seen = now;
+  if (out.ok()) clients_.find(token)->second.seen = now;
   return out;
 }
 
+std::optional<ServerState::Client> Roster::Cached(std::string_view token) const {
+  const auto it = clients_.find(token);
+  if (it == clients_.end()) return std::nullopt;
+  return it->second.client;
+}
+
 std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_view token) {
-  const auto it = clients_.find(std::string(token));
+  const auto it = clients_.find(token);
   if (it != clients_.end()) return it->second.client;
   auto client = state.FindClient(token);  // joined before a restart
   if (client) Put(token, {*client, Clock::time_point{}, ""});
@@ -190,7 +196,7 @@ std::optional<ServerState::Client> Roster::Find(ServerState& state, std::string_
 Access Roster::Leave(ServerState& state, std::string_view token, std::string_view session) {
   Access out = Admit(state, token, session);
   if (!out.ok()) return out;
-  clients_.find(std::string(token))->second.session.clear();
+  clients_.find(token)->second.session.clear();
   if (left_.emplace(out.client.first, out.client.users).second) left_users_ += out.client.users;
   return out;
 }

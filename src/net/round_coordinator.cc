@@ -110,7 +110,11 @@ RoundCoordinator::Allowance RoundCoordinator::AllowanceOf(std::string_view token
   constexpr std::uint64_t kCalls = 1 << 20;  // joins, polls, withdrawals
   std::lock_guard lock(mu_);
   Allowance a{.round = snap_.round};
-  if (const auto client = state_.FindClient(token)) a.users = client->users;
+  // Twice a call (its admission and its body): the roster's copy, not a
+  // prepared and parsed SQLite query each time (a tenth of the server's CPU).
+  auto client = roster_.Cached(token);
+  if (!client) client = state_.FindClient(token);
+  if (client) a.users = client->users;
   a.bytes = CheckedAdd(kCalls, CheckedMul(4 * ReportBytes(), a.users).value_or(UINT64_MAX))
                 .value_or(UINT64_MAX);
   const auto retry = std::max<std::int64_t>(1, policy_.retry.count());

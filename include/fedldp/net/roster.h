@@ -146,6 +146,8 @@ class Roster {
   // A client that joined (in this process, or before a restart), whatever
   // its session: for what the shuffler names.
   std::optional<ServerState::Client> Find(ServerState& state, std::string_view token);
+  // The client of `token` if this process has seen it join (no state read).
+  std::optional<ServerState::Client> Cached(std::string_view token) const;
   // The client whose users begin at `first` got a new token: whatever this
   // process knows of it under its old one (its live session) is gone.
   void Forget(std::uint64_t first);
@@ -192,7 +194,12 @@ class Roster {
   };
   const std::uint64_t task_users_;
   const Clock::time_point started_;
-  std::unordered_map<std::string, Entry> clients_;
+  // Looked up by a call's token as it is (a string_view), not a copy.
+  struct TokenHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Entry, TokenHash, std::equal_to<>> clients_;
   // The clients by their first user, to find a user's client in O(log n):
   // a round's close check asks for each of its users (a scan of every
   // client each was 10^10 steps a check with 1,000,000 users and 10,000
