@@ -197,7 +197,8 @@ int RunShuffle(const ShuffleOptions& o, std::ostream& out, std::ostream& err) {
   const auto& stats = summary->stats;
   out << "shuffle: " << (summary->finished ? "task finished" : "stopped") << "; " << stats.forwarded
       << " users' reports forwarded in " << stats.batches << " batches, " << stats.dropped
-      << " dropped (round closed first), " << stats.refused << " refused\n";
+      << " dropped (round closed first), " << stats.refused << " refused; the server vouched "
+      << summary->vouches_asked << " reports in " << summary->vouch_calls << " calls\n";
   return 0;
 }
 

@@ -102,6 +102,10 @@ class CoordinatorGate : public GatedService {
     ForShuffler<v1::VouchRequest, v1::VouchReply>("Vouch", [this](const auto& q, auto* r) {
       return HandleVouch(coordinator_, shuffler_token_, q, r);
     });
+    ForShuffler<v1::VouchManyRequest, v1::VouchManyReply>(
+        "VouchMany", [this](const auto& q, auto* r) {
+          return HandleVouchManyWith(coordinator_, shuffler_token_, q, r);
+        });
     ForShuffler<v1::RoundInfoRequest, v1::RoundInfoReply>("RoundInfo", [this](const auto& q,
                                                                               auto* r) {
       return HandleRoundInfo(coordinator_, shuffler_token_, q, r, std::chrono::steady_clock::now());

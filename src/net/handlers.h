@@ -127,6 +127,26 @@ Status HandleVouchWith(Coordinator& coordinator, std::string_view shuffler_token
   return {};
 }
 
+// At most this many asks in one VouchMany call.
+inline constexpr int kMaxVouchAsks = 4096;
+
+template <typename Coordinator>
+Status HandleVouchManyWith(Coordinator& coordinator, std::string_view shuffler_token,
+                           const v1::VouchManyRequest& request, v1::VouchManyReply* reply) {
+  if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
+  if (request.asks_size() > kMaxVouchAsks) {
+    return Error{"at most " + std::to_string(kMaxVouchAsks) + " asks a call",
+                 ErrorCode::kInvalidArgument};
+  }
+  for (const v1::VouchRequest& ask : request.asks()) {
+    const Status vouched = coordinator.Vouch(ask.token(), ask.session(), ask.user(), ask.round());
+    v1::VouchReply* answer = reply->add_answers();
+    answer->set_ok(vouched.ok());
+    answer->set_reason(vouched.error());
+  }
+  return {};
+}
+
 template <typename Coordinator>
 Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_token,
                            const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,

@@ -14,6 +14,7 @@
 #include "grpc_util.h"
 #include "ldpfl_handlers.h"
 #include "task_options.h"
+#include "vouch_batcher.h"
 
 namespace fedldp {
 
@@ -167,7 +168,7 @@ std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const s
 class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
  public:
   ShufflerService(ShufflerCore& core, pb::Coordinator::Stub& server, std::string token)
-      : core_(core), server_(server), token_(std::move(token)) {}
+      : core_(core), server_(server), token_(std::move(token)), vouches_(server_, token_) {}
 
   grpc::Status StreamedShuffle(
       grpc::ServerContext* context,
@@ -201,7 +202,7 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
           if (!read_body()) return std::nullopt;
           return std::vector<std::string>(request.pieces().begin(), request.pieces().end());
         },
-        [&] { return Vouch(token, session, *user, *round); });
+        [&] { return vouches_.Ask(token, session, *user, *round); });
     // Refused before the pieces were read: say why, unread (a token past its
     // refusals: slow down).
     if (!read && !received.ok()) {
@@ -226,29 +227,13 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
   }
 
  private:
-  // OK if the server vouches that `token`'s client, in `session`, may
-  // report for `user` in `round`.
-  Status Vouch(const std::string& token, const std::string& session, std::uint64_t user,
-               std::uint64_t round) {
-    pb::VouchRequest vouch;
-    vouch.set_shuffler_token(token_);
-    vouch.set_token(token);
-    vouch.set_session(session);
-    vouch.set_user(user);
-    vouch.set_round(round);
-    grpc::ClientContext ask;
-    ask.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-    SetShufflerCredentials(&ask, token_);
-    pb::VouchReply answer;
-    const auto status = server_.Vouch(&ask, vouch, &answer);
-    if (!status.ok()) return Error{"the server cannot be asked (" + status.error_message() + ")"};
-    if (answer.ok()) return {};
-    return Error{answer.reason().empty() ? "refused" : answer.reason()};
-  }
-
   ShufflerCore& core_;
   pb::Coordinator::Stub& server_;
   const std::string token_;
+  VouchBatcher vouches_;  // the server's word on each report, asked many at a time
+
+ public:
+  const VouchBatcher& vouches() const { return vouches_; }
 };
 
 }  // namespace
@@ -447,6 +432,9 @@ Result<FedSelClientSummary> RunLdpFlClient(const LdpFlClientOptions& o, const Da
   return RunClientLoop(o, users, protocol, stop);
 }
 
+std::uint64_t ShufflerServer::vouches_asked() const { return impl_->service->vouches().asks(); }
+std::uint64_t ShufflerServer::vouch_calls() const { return impl_->service->vouches().calls(); }
+
 Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
                                     const ShufflerPolicy& policy, std::stop_token stop) {
   ShufflerCore core(policy, options.log);
@@ -461,7 +449,8 @@ Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   (*server)->Shutdown();
-  return ShufflerSummary{(*server)->finished(), core.stats()};
+  return ShufflerSummary{(*server)->finished(), core.stats(), (*server)->vouches_asked(),
+                         (*server)->vouch_calls()};
 }
 
 }  // namespace fedldp

@@ -168,6 +168,10 @@ class ShufflerServer {
   ~ShufflerServer();
   int port() const { return port_; }
   bool finished() const { return finished_->load(); }  // the server said the task is over
+  // The server's vouches this shuffler asked for, and the calls they took
+  // (VouchMany: many a call).
+  std::uint64_t vouches_asked() const;
+  std::uint64_t vouch_calls() const;
   void Shutdown();
 
  private:
@@ -184,6 +188,7 @@ class ShufflerServer {
 struct ShufflerSummary {
   bool finished = false;  // the task is over (else: stopped)
   ShufflerCore::Stats stats;
+  std::uint64_t vouches_asked = 0, vouch_calls = 0;
 };
 Result<ShufflerSummary> RunShuffler(const ShufflerServerOptions& options,
                                     const ShufflerPolicy& policy, std::stop_token stop = {});
