@@ -143,3 +143,14 @@ def test_the_operators_own_file_is_served_and_its_model_scores_the_same(tmp_path
     rows = np.loadtxt(tmp_path / "rows.csv", delimiter=",", skiprows=1, dtype=np.float32)
     features, labels = np.delete(rows, 4, axis=1).astype(np.float64), rows[:, 4].astype(int)
     assert 100 * np.mean((features @ w > 0).astype(int) == labels) == said["accuracy"]
+
+
+def test_a_fedsel_server_refuses_a_file_of_three_classes_at_once(tmp_path):
+    write_csv(tmp_path / "rows.csv", ["a", "kind"], [[0.5], [0.1], [-0.5]] * 10,
+              ["low", "mid", "high"] * 10, 1)
+    run("enrol", "--state", "s.sqlite", "--count", "1", "--out", "token", cwd=tmp_path)
+    served = run("serve", "--state", "s.sqlite", "--users", "30", "--data", "rows.csv",
+                 "--address", f"127.0.0.1:{free_port()}", cwd=tmp_path, check=False)
+    assert served.returncode != 0
+    assert "FedSel's linear models need two classes; rows.csv has 3 (high, low, mid)" in \
+        served.stderr, served.stderr

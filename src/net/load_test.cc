@@ -175,6 +175,30 @@ Status AllowOpenFiles(std::size_t needed, bool memory_ledgers) {
 
 double PeakMib(const rusage& u) { return static_cast<double>(u.ru_maxrss) / 1024.0; }
 
+// The file's size in MiB, and its write-ahead log's (0 if absent).
+double FileMib(const std::string& path) {
+  double bytes = 0;
+  for (const std::string& f : {path, path + "-wal"}) {
+    std::error_code e;
+    const auto size = fs::file_size(f, e);
+    if (!e) bytes += static_cast<double>(size);
+  }
+  return bytes / (1 << 20);
+}
+
+// OK if the server counted every report a client saw accepted, and no more
+// than those and the ones in flight when a client vanished.
+Status CheckCountedOnce(const LoadTestSummary& s) {
+  if (s.reports >= s.reports_seen_accepted &&
+      s.reports <= s.reports_seen_accepted + s.reports_in_flight) {
+    return {};
+  }
+  return Error{"the server counted " + std::to_string(s.reports) +
+               " reports, but the clients saw " + std::to_string(s.reports_seen_accepted) +
+               " accepted and had " + std::to_string(s.reports_in_flight) +
+               " in flight: a report was lost or counted twice"};
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -396,6 +420,22 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   return summary;
 }
 
+// OK if the run ended with the server's summary; else why not: a client
+// failed, the run was stopped, or the server failed.
+Status EndedWell(const ChildEnd& end, const ChildMessage& last,
+                 net_internal::LoadClientsProgress& progress, const std::string& kept,
+                 const std::function<Error(const Error&, int)>& child_failed) {
+  if (end.client_failed) {
+    std::lock_guard lock(progress.mu);
+    return Error{"a client failed, so the run stopped: " + progress.first_error + kept,
+                 ErrorCode::kFailedPrecondition};
+  }
+  if (last.tag == 'S' && WIFEXITED(end.status) && WEXITSTATUS(end.status) == 0) return {};
+  if (end.stopped) return Error{"stopped" + kept, ErrorCode::kFailedPrecondition};
+  return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
+                      end.status);
+}
+
 // The working folder: config.dir, or a fresh one in /dev/shm (the temporary
 // folder without it).
 fs::path LoadTestDir(const LoadTestConfig& config) {
@@ -447,11 +487,11 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   // one connection per client): raise the soft limit on open files.
   FEDLDP_RETURN_IF_ERROR(AllowOpenFiles((config.memory_ledgers ? 1 : 3) * config.clients + 256,
                                         config.memory_ledgers));
+  LoadTestSummary timed;
   const auto enrol_start = std::chrono::steady_clock::now();
   FEDLDP_ASSIGN_OR_RETURN(const auto specs, LoadTestClients(config, rows, serve.serve.state, dir));
-  const double enrol_seconds = SecondsSince(enrol_start);
-  std::error_code sized;
-  const auto state_bytes = fs::file_size(serve.serve.state, sized);
+  timed.enrol_seconds = SecondsSince(enrol_start);
+  timed.state_mib = FileMib(serve.serve.state);
   const std::string serve_log = (dir / "serve.err").string();
   // Its failure: the reason it sent, with its log's place; the folder stays.
   const auto child_failed = [&](const Error& e, int status) -> Error {
@@ -462,7 +502,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   const auto fork_start = std::chrono::steady_clock::now();
   FEDLDP_ASSIGN_OR_RETURN(const ServerChild server,
                           ForkServer(serve, data, serve_log, child_failed));
-  const double server_start_seconds = SecondsSince(fork_start);
+  timed.server_start_seconds = SecondsSince(fork_start);
   const std::string address = "127.0.0.1:" + std::to_string(server.port);
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
@@ -478,30 +518,15 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   const ChildMessage last = Receive(server.from);
   ::close(server.from);
   const std::string kept = " (the server's log and state are kept in " + dir.string() + ")";
-  if (end.client_failed) {
-    std::lock_guard lock(progress.mu);
-    return Error{"a client failed, so the run stopped: " + progress.first_error + kept,
-                 ErrorCode::kFailedPrecondition};
-  }
-  if (last.tag != 'S' || !WIFEXITED(end.status) || WEXITSTATUS(end.status) != 0) {
-    if (end.stopped) return Error{"stopped" + kept, ErrorCode::kFailedPrecondition};
-    return child_failed(last.tag == 'E' ? last.error : Error{"it did not finish the task"},
-                        end.status);
-  }
+  FEDLDP_RETURN_IF_ERROR(EndedWell(end, last, progress, kept, child_failed));
   LoadTestSummary summary = Summarize(config, last.summary, end, progress);
   summary.users = rows.size();
   summary.dir = dir.string();
-  summary.enrol_seconds = enrol_seconds;
-  summary.state_mib = sized ? 0 : static_cast<double>(state_bytes) / (1 << 20);
-  summary.server_start_seconds = server_start_seconds;
-  if (summary.reports < summary.reports_seen_accepted ||
-      summary.reports > summary.reports_seen_accepted + summary.reports_in_flight) {
-    return Error{"the server counted " + std::to_string(summary.reports) +
-                     " reports, but the clients saw " +
-                     std::to_string(summary.reports_seen_accepted) + " accepted and had " +
-                     std::to_string(summary.reports_in_flight) +
-                     " in flight: a report was lost or counted twice" + kept,
-                 ErrorCode::kFailedPrecondition};
+  summary.enrol_seconds = timed.enrol_seconds;
+  summary.state_mib = timed.state_mib;
+  summary.server_start_seconds = timed.server_start_seconds;
+  if (Status counted = CheckCountedOnce(summary); !counted.ok()) {
+    return Error{counted.error() + kept, ErrorCode::kFailedPrecondition};
   }
   if (config.dir.empty()) fs::remove_all(dir, made);
   return summary;

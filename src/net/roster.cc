@@ -259,9 +259,8 @@ bool Roster::Quiet(std::uint64_t user, Clock::time_point now,
   if (entry != nullptr && entry->seen != Clock::time_point{}) {
     return now - entry->seen >= stale_after;
   }
-  // else not found, or found again and not heard from yet
-  // Not heard from since this process started: the user's client joined
-  // before a restart (a user whose client never joined is away,
+  // Not found, or found again and not heard from since this process
+  // started: the user's client joined before a restart (a user whose client never joined is away,
   // RoundCoordinator::Away, and no round asks whether it is quiet).
   return now - started_ >= stale_after + kReconnectAllowance;
 }

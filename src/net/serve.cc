@@ -737,6 +737,13 @@ Result<ServeSummary> ServeFedSel(const FedSelServeConfig& config, const Dataset&
                                  std::span<const std::size_t> eval_rows,
                                  const ServeObserver& observer, std::stop_token stop) {
   FEDLDP_RETURN_IF_ERROR(config.Validate());
+  if (data.classes != 2) {
+    std::string names;
+    for (const std::string& c : data.class_names) names += (names.empty() ? "" : ", ") + c;
+    return Invalid("FedSel's linear models need two classes; " + data.name + " has " +
+                   std::to_string(data.classes) + (names.empty() ? "" : " (" + names + ")") +
+                   " (is the label column right? --label-column names it)");
+  }
   std::vector<std::size_t> eval =
       eval_rows.empty() ? AllRows(data.size())
                         : std::vector<std::size_t>(eval_rows.begin(), eval_rows.end());
