@@ -68,8 +68,8 @@ void VouchBatcher::Run(std::stop_token stop) {
   }
 }
 
-// Fills every pending's answer (under no lock: each is this thread's until
-// answered_ is notified under mu_).
+// Fills every pending's answer, under mu_ (its caller reads it there once
+// answered_ is notified); the calls to the server are made without it.
 void VouchBatcher::Answer(std::deque<std::shared_ptr<Pending>>& batch) {
   bool one_by_one = false;
   {
