@@ -1,6 +1,6 @@
 // libFuzzer target: a fuzzed conversation with the LDP-FL server, through the
 // very handlers its gRPC service runs (src/net/ldpfl_handlers.h): the
-// clients' Join, Poll and Withdraw, the shuffler's Vouch, RoundInfo and
+// clients' Join, Poll and Withdraw, the shuffler's Vouch, VouchMany, RoundInfo and
 // Deliver as serialized messages, and time passing (Tick). A call uses one
 // of the enrolled tokens or the fuzzed one (with the client's session or the
 // fuzzed one), and the shuffler's calls its token or the fuzzed one; a Deliver may carry fuzzed
@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::set<std::uint64_t> withdrawn;
 
   while (in.remaining_bytes() > 0) {
-    const int op = in.ConsumeIntegralInRange(0, 6);
+    const int op = in.ConsumeIntegralInRange(0, 7);
     const std::size_t who =
         in.ConsumeIntegralInRange<std::size_t>(0, kClients);  // kClients: fuzzed
     const bool shuffler = in.ConsumeBool();
@@ -304,6 +304,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         withdrawn.insert(request.users().begin(), request.users().end());
         Require(after.withdrawn == withdrawn.size(),
                 "the server withdrew exactly what it was told");
+      }
+    } else if (op == 7) {
+      // Many vouches at once: each answer is what Vouch alone answers.
+      pb::VouchManyRequest request;
+      if (!request.ParseFromString(bytes)) continue;
+      for (auto& ask : *request.mutable_asks()) token(ask);
+      shuffler_token(request);
+      pb::VouchManyReply reply;
+      const auto outcome = net_internal::HandleVouchManyWith(c, kShuffler, request, &reply);
+      Require(outcome.ok() == (shuffler && request.asks_size() <= net_internal::kMaxVouchAsks),
+              "only the shuffler is answered, within the asks a call may carry");
+      if (outcome.ok()) {
+        Require(reply.answers_size() == request.asks_size(), "an answer per ask");
+        for (int i = 0; i < request.asks_size(); ++i) {
+          const auto& ask = request.asks(i);
+          const Status alone = c.Vouch(ask.token(), ask.session(), ask.user(), ask.round());
+          Require(reply.answers(i).ok() == alone.ok() && reply.answers(i).reason() == alone.error(),
+                  "each answer is the ask's own");
+          Require(!reply.answers(i).ok() || !withdrawn.contains(ask.user()),
+                  "a withdrawn user is not vouched for");
+        }
+        for (const auto& ask : request.asks()) {
+          if (live(ask)) heard[who] = now;
+        }
       }
     } else {
       now += std::chrono::milliseconds(in.ConsumeIntegralInRange(0, 8000));
