@@ -466,6 +466,28 @@ Result<std::vector<std::size_t>> LoadTestRows(const LoadTestConfig& config, cons
   return rows;
 }
 
+// What a run serves and who takes part: the task, the clients (enrolled
+// into the state file, timed), the limit on open files raised for them.
+struct Prepared {
+  FedSelServeConfig serve;
+  std::vector<net_internal::LoadClientSpec> specs;
+  double enrol_seconds = 0, state_mib = 0;
+};
+Result<Prepared> Prepare(const LoadTestConfig& config, const Dataset& data,
+                         std::span<const std::size_t> rows, const fs::path& dir) {
+  Prepared p;
+  FEDLDP_ASSIGN_OR_RETURN(p.serve, LoadTestTask(config, data, rows.size(), dir));
+  // Each client holds a connection and its ledger open (and the server
+  // one connection per client): raise the soft limit on open files.
+  FEDLDP_RETURN_IF_ERROR(AllowOpenFiles((config.memory_ledgers ? 1 : 3) * config.clients + 256,
+                                        config.memory_ledgers));
+  const auto enrol_start = std::chrono::steady_clock::now();
+  FEDLDP_ASSIGN_OR_RETURN(p.specs, LoadTestClients(config, rows, p.serve.serve.state, dir));
+  p.enrol_seconds = SecondsSince(enrol_start);
+  p.state_mib = FileMib(p.serve.serve.state);
+  return p;
+}
+
 }  // namespace
 
 Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset& data,
@@ -481,17 +503,9 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   std::error_code made;
   fs::create_directories(dir, made);
   if (made) return Error{"cannot make " + dir.string() + ": " + made.message(), ErrorCode::kIo};
-  FEDLDP_ASSIGN_OR_RETURN(const FedSelServeConfig serve,
-                          LoadTestTask(config, data, rows.size(), dir));
-  // Each client holds a connection and its ledger open (and the server
-  // one connection per client): raise the soft limit on open files.
-  FEDLDP_RETURN_IF_ERROR(AllowOpenFiles((config.memory_ledgers ? 1 : 3) * config.clients + 256,
-                                        config.memory_ledgers));
-  LoadTestSummary timed;
-  const auto enrol_start = std::chrono::steady_clock::now();
-  FEDLDP_ASSIGN_OR_RETURN(const auto specs, LoadTestClients(config, rows, serve.serve.state, dir));
-  timed.enrol_seconds = SecondsSince(enrol_start);
-  timed.state_mib = FileMib(serve.serve.state);
+  FEDLDP_ASSIGN_OR_RETURN(const Prepared prepared, Prepare(config, data, rows, dir));
+  const FedSelServeConfig& serve = prepared.serve;
+  const auto& specs = prepared.specs;
   const std::string serve_log = (dir / "serve.err").string();
   // Its failure: the reason it sent, with its log's place; the folder stays.
   const auto child_failed = [&](const Error& e, int status) -> Error {
@@ -502,7 +516,7 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   const auto fork_start = std::chrono::steady_clock::now();
   FEDLDP_ASSIGN_OR_RETURN(const ServerChild server,
                           ForkServer(serve, data, serve_log, child_failed));
-  timed.server_start_seconds = SecondsSince(fork_start);
+  const double server_start_seconds = SecondsSince(fork_start);
   const std::string address = "127.0.0.1:" + std::to_string(server.port);
   say("server on " + address + " (log " + serve_log + "); starting " +
       std::to_string(config.clients) + " clients over " + std::to_string(rows.size()) + " users");
@@ -522,9 +536,9 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   LoadTestSummary summary = Summarize(config, last.summary, end, progress);
   summary.users = rows.size();
   summary.dir = dir.string();
-  summary.enrol_seconds = timed.enrol_seconds;
-  summary.state_mib = timed.state_mib;
-  summary.server_start_seconds = timed.server_start_seconds;
+  summary.enrol_seconds = prepared.enrol_seconds;
+  summary.state_mib = prepared.state_mib;
+  summary.server_start_seconds = server_start_seconds;
   if (Status counted = CheckCountedOnce(summary); !counted.ok()) {
     return Error{counted.error() + kept, ErrorCode::kFailedPrecondition};
   }
