@@ -458,6 +458,22 @@ Status AnnounceFedSel(const FedSelServeConfig& config, const FedSelTaskSpec& spe
   return Status::Ok();
 }
 
+// A task's privacy record, worked out once: the accountant (a shuffled
+// task's numerical bound composed over rounds) ran on every status request,
+// every 2 s for each open status page and every Prometheus scrape.
+class StatedOnce {
+ public:
+  template <typename Compute>
+  const std::optional<PrivacyRecord>& Get(Compute compute) const {
+    std::call_once(once_, [&] { record_ = compute(); });
+    return record_;
+  }
+
+ private:
+  mutable std::once_flag once_;
+  mutable std::optional<PrivacyRecord> record_;
+};
+
 // One protocol's part in the serving lifecycle (Serve below): FedSel's.
 class FedSelServing {
  public:
@@ -501,8 +517,9 @@ class FedSelServing {
                       " evaluation rows (majority class " + PercentText(majority) + " %)");
     return accuracy;
   }
-  std::optional<PrivacyRecord> Privacy(const FedSelCoordinator& coord) const {
-    return FedSelPrivacyRecordOf(coord.plan(), config_.config, config_.central_delta);
+  const std::optional<PrivacyRecord>& Privacy(const FedSelCoordinator& coord) const {
+    return stated_.Get(
+        [&] { return FedSelPrivacyRecordOf(coord.plan(), config_.config, config_.central_delta); });
   }
   RunStatus StatusNow(const FedSelCoordinator& coord, const ServingStatus& serving) const {
     RunStatus s = StatusOf(coord, serving, Privacy(coord));
@@ -535,6 +552,7 @@ class FedSelServing {
   const FedSelServeConfig& config_;
   const Dataset& data_;
   const std::vector<std::size_t> eval_;
+  StatedOnce stated_;
   FedSelTaskSpec spec_;
   std::uint64_t shown_round_ = 0;
   double majority_ = 0;
@@ -580,10 +598,12 @@ class LdpFlServing {
   std::string Encode() const { return EncodeLdpFlTask(spec_); }
   const char* bound_hint() const { return " (the state file was made for another task or key)"; }
   double Majority() const { return test_.MajorityRate(); }
-  std::optional<PrivacyRecord> Privacy(const LdpFlCoordinator&) const {
-    // The task was checked (LdpFlCoordinator::Create): it has a method.
-    auto announced = net_internal::LdpFlMethod::Make(spec_).value()->Announce();
-    return announced.ok() ? announced->record : std::nullopt;
+  const std::optional<PrivacyRecord>& Privacy(const LdpFlCoordinator&) const {
+    return stated_.Get([&]() -> std::optional<PrivacyRecord> {
+      // The task was checked (LdpFlCoordinator::Create): it has a method.
+      auto announced = net_internal::LdpFlMethod::Make(spec_).value()->Announce();
+      return announced.ok() ? announced->record : std::nullopt;
+    });
   }
   RunStatus StatusNow(const LdpFlCoordinator& coord, const ServingStatus& serving) const {
     RunStatus s = StatusOf(coord, serving, Privacy(coord));
@@ -636,6 +656,7 @@ class LdpFlServing {
 
  private:
   const LdpFlServeConfig& config_;
+  StatedOnce stated_;
   const Dataset& train_;
   const std::vector<std::size_t> rows_;
   const Dataset& test_;
