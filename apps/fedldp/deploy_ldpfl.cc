@@ -143,12 +143,14 @@ int RunClientLdpFl(const ClientOptions& o, const std::string& token, std::ostrea
 
 void SetupShuffle(CLI::App& app, ShuffleOptions& o) {
   app.description(
-      "Stand between LDP-FL clients and the server, run by a party other than the server.\n"
+      "Stand between clients and the server, run by a party other than the server.\n"
       "Clients hand over their reports as pieces sealed to the server's key (the shuffler\n"
       "cannot read them). The shuffler keeps one submission per user and round (the server\n"
       "vouches for each), and forwards a batch only when it holds at least --min-batch users\n"
-      "and everyone the server still waits for, or the deadline nears: contributors sorted,\n"
-      "every chunk's pieces in an order of its own, so no piece can be linked to a client.");
+      "and the task's shuffle batch (its statement's n), and everyone the server still waits\n"
+      "for is held here or by another shuffler, or the deadline nears: contributors sorted,\n"
+      "every chunk's pieces in an order of its own, so no piece can be linked to a client.\n"
+      "Several shufflers may serve one task; each runs until the server says it is over.");
   app.add_option("--address", o.address, "host:port clients reach the shuffler on")
       ->capture_default_str();
   app.add_option("--server", o.server, "The server's address")->capture_default_str();

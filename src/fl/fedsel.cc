@@ -210,7 +210,7 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
   // most 9 % fewer): the bound only improves with more reports, so
   // the eps0 found holds for n, and runs of nearby sizes share one search
   // (each costs seconds; tuning asks for hundreds of sizes).
-  run.reports_per_round = RoundDownToPreferred(plan->smallest_round);
+  run.reports_per_round = RoundDownToPreferred(run.reports_per_round);
   auto eps0 = LocalEpsilonForCentral(run, central_epsilon);
   if (!eps0.ok()) return Error{eps0.error()};
   // Scale config.epsilon so one report costs at most eps0 (-c variants
@@ -259,7 +259,7 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
   fl_internal::FamilyOf(plan.variant).StatePrivacy(plan, config, run);
   if (config.shuffle) {
     run.shuffle = true;
-    run.reports_per_round = plan.smallest_round;
+    run.reports_per_round = ShuffleBatchOf(config.shuffle_batch, plan.smallest_round);
     if (plan.sampled && plan.sampling_rate < 1) {
       run.rounds = plan.rounds;
       run.sampling_rate = plan.sampling_rate;

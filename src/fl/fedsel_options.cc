@@ -105,6 +105,15 @@ std::vector<FedSelOption> RoundOptions() {
           "--tune, or on Adult the frontier's choice (privunitg: --epochs 4 --batch-fraction 0.2 "
           "--lr 8 --clip 1)",
           SetField(&FedSelConfig::shuffle), GetField(&FedSelConfig::shuffle)),
+      Row("shuffle_batch", "shuffle-batch", "",
+          "With --shuffle: the statement's n, each report shuffled among at least this many "
+          "(0: the smallest round). Served, the server refuses any smaller batch, so several "
+          "shufflers, or clients that drop out, are stated honestly by a smaller n",
+          SetField(&FedSelConfig::shuffle_batch), GetField(&FedSelConfig::shuffle_batch),
+          [](const FedSelConfig& c) -> Status {
+            if (c.shuffle) return {};
+            return Error{"shuffle_batch applies with the shuffler only"};
+          }),
       Row("sample_clients", "sample-clients", "sample_clients",
           "Each round samples m = (m / N) N clients uniformly, for E N / m rounds, instead of "
           "epochs of disjoint rounds; with --shuffle, the shuffler draws them in secret from the "

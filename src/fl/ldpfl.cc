@@ -388,8 +388,8 @@ class LdpFlTrainer {
 
 Status LdpFlTrainer::MakeRandomizerAndAccount() {
   const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
-  run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client, per_round_,
-                              config_.delta);
+  run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client,
+                              ShuffleBatchOf(config_.shuffle_batch, per_round_), config_.delta);
   auto vector_made = LdpFlVectorRandomizer(config_, net_.parameters(), seed_);
   if (!vector_made.ok()) return Error{vector_made.error()};
   vector_ = std::move(vector_made).value();

@@ -255,6 +255,11 @@ std::vector<LdpFlOption> OtherOptions() {
           "Adaptive ranges: each layer's half-width times this factor, >= 1",
           Plain(&LdpFlConfig::adaptive_margin)),
       Row("delta", "delta", "", "The shuffle-model statement's delta", Plain(&LdpFlConfig::delta)),
+      Row("shuffle_batch", "shuffle-batch", "",
+          "The shuffle-model statement's n: each report shuffled among at least this many (0: "
+          "a round's clients). Served, the server refuses any smaller batch, so several "
+          "shufflers, or clients that drop out, are stated honestly by a smaller n",
+          Plain(&LdpFlConfig::shuffle_batch)),
       SimulatedOnly(Row("client_batch", "client-batch", "",
                         "One-step clients (local epochs 1, a batch >= every shard) train this "
                         "many at a time in one batched pass of per-example gradients, each with "

@@ -151,7 +151,8 @@ RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandom
   const double sampling_rate =
       config.secret_sampling ? static_cast<double>(per_round) / static_cast<double>(config.clients)
                              : 1.0;
-  return LdpFlVectorRunPrivacy(randomizer, LdpFlReportsPerClient(config), per_round, config.shuffle,
+  return LdpFlVectorRunPrivacy(randomizer, LdpFlReportsPerClient(config),
+                               ShuffleBatchOf(config.shuffle_batch, per_round), config.shuffle,
                                config.delta, sampling_rate);
 }
 

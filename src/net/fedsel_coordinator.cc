@@ -416,9 +416,7 @@ ShuffleDelivered FedSelCoordinator::Deliver(const ShuffleDelivery& batch, Clock:
   if (!spec_.config.shuffle) return refuse("this task takes reports from clients, not a shuffler");
   if (!gate_) return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  if (Status s =
-          CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_, 1, &users);
-      !s.ok()) {
+  if (Status s = CheckBatch(batch, &users); !s.ok()) {
     return refuse(s.error());
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;

@@ -152,7 +152,7 @@ Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_t
                            const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
                            typename Coordinator::Clock::time_point now) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
-  const ShuffleInfo info = coordinator.RoundInfo(now);
+  const ShuffleInfo info = coordinator.RoundInfo(now, request.instance());
   reply->set_round(info.round);
   reply->set_expected(info.expected);
   reply->mutable_delivered()->Assign(info.delivered.begin(), info.delivered.end());
@@ -162,6 +162,8 @@ Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_t
   reply->set_finished(info.finished);
   reply->set_chunks(info.chunks);
   reply->set_piece_bytes(info.piece_bytes);
+  reply->set_batch(info.batch);
+  reply->set_unheld(info.unheld);
   return {};
 }
 

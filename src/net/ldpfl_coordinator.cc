@@ -37,6 +37,10 @@ std::uint64_t LdpFlTaskSpec::per_round() const {
       1, static_cast<std::uint64_t>(std::llround(config.fraction * static_cast<double>(users))));
 }
 
+std::uint64_t LdpFlTaskSpec::shuffle_batch() const {
+  return ShuffleBatchOf(config.shuffle_batch, per_round());
+}
+
 std::uint64_t LdpFlTaskSpec::rounds_per_epoch() const {
   if (!config.disjoint_rounds) return 1;
   return std::max<std::uint64_t>(1, users / per_round());
@@ -337,9 +341,7 @@ LdpFlCoordinator::Delivered LdpFlCoordinator::Deliver(const Delivery& batch,
   if (ranges_.empty() || snap_.finished)
     return refuse(snap_.finished ? "the task is finished" : "no round is open");
   std::set<std::uint64_t> users;
-  if (Status s = CheckDelivery(batch, snap_.round, roster_, state_, round_users_, delivered_,
-                               chunks_.size(), &users);
-      !s.ok()) {
+  if (Status s = CheckBatch(batch, &users); !s.ok()) {
     return refuse(s.error());
   }
   std::vector<std::pair<std::uint64_t, std::string>> records;

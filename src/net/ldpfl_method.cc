@@ -29,7 +29,7 @@ class TwoPointMethod final : public LdpFlMethod {
   }
   Result<Announcement> Announce() const override {
     const auto accounted = AccountLdpFl(task_.config.epsilon, task_.weights(),
-                                        task_.reports_per_user(), task_.per_round());
+                                        task_.reports_per_user(), task_.shuffle_batch());
     return Announcement{
         "task " + task_.id + ": " + std::to_string(task_.weights()) + " weights in " +
             std::to_string(chunks_.size()) + " sealed pieces per report; eps " +
@@ -162,7 +162,7 @@ class VectorMethod final : public LdpFlMethod {
 Result<LdpFlMethod::Announcement> VectorMethod::Announce() const {
   const LdpFlConfig& c = task_.config;
   const RunPrivacyConfig account = LdpFlVectorRunPrivacy(*randomizer_, task_.reports_per_user(),
-                                                         task_.per_round(), true, c.delta);
+                                                         task_.shuffle_batch(), true, c.delta);
   auto accounted = AccountRun(account);
   if (!accounted.ok()) {
     return Error{"the accountant: " + accounted.error(), ErrorCode::kInvalidArgument};

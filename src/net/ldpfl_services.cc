@@ -137,9 +137,10 @@ namespace {
 // The server's view of its round, for the shuffler; nullopt and *why if the
 // server cannot be asked.
 std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const std::string& token,
-                                          std::string* why) {
+                                          const ShufflerCore& core, std::string* why) {
   pb::RoundInfoRequest ask;
   ask.set_shuffler_token(token);
+  ask.set_instance(core.instance());
   pb::RoundInfoReply info;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
@@ -159,6 +160,8 @@ std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const s
   view.finished = info.finished();
   view.chunks = info.chunks();
   view.piece_bytes = info.piece_bytes();
+  view.batch = std::max<std::uint64_t>(1, info.batch());
+  view.unheld = info.unheld();
   return view;
 }
 
@@ -184,7 +187,7 @@ class ShufflerService final : public pb::Shuffler::StreamedUnaryService {
     if (core_.Behind(*round)) {
       // The client heard of a round this shuffler has not seen open yet.
       std::string why;
-      if (auto view = FetchRoundInfo(server_, token_, &why)) core_.Update(*view);
+      if (auto view = FetchRoundInfo(server_, token_, core_, &why)) core_.Update(*view);
     }
     pb::ShuffleRequest request;
     bool read = false;
@@ -308,7 +311,7 @@ Result<std::unique_ptr<ShufflerServer>> ShufflerServer::Start(ShufflerCore& core
     if (now - *last_pump < std::chrono::milliseconds(20)) return;
     *last_pump = now;
     std::string why;
-    const auto fetched = FetchRoundInfo(*stub, token, &why);
+    const auto fetched = FetchRoundInfo(*stub, token, core, &why);
     if (!fetched) {
       if (!*said_down && log) log("server " + server + " unavailable (" + why + "); retrying");
       *said_down = true;

@@ -351,7 +351,8 @@ ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
                           const std::function<bool(std::uint64_t)>& gone, const Roster& roster,
                           std::chrono::milliseconds stale_after,
                           std::chrono::steady_clock::time_point deadline,
-                          std::chrono::steady_clock::time_point now) {
+                          std::chrono::steady_clock::time_point now,
+                          const std::set<std::uint64_t>& vouched) {
   ShuffleInfo info;
   info.round = round;
   info.open = true;
@@ -361,7 +362,9 @@ ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
     const bool in = delivered.contains(user);
     if (!in && gone(user)) continue;  // withdrawn or away: not expected
     ++info.expected;
-    if (!in && !roster.Quiet(user, now, stale_after)) ++info.waiting;
+    if (in || roster.Quiet(user, now, stale_after)) continue;
+    ++info.waiting;
+    if (!vouched.contains(user)) ++info.unheld;
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
   info.deadline_ms = static_cast<std::uint32_t>(std::max<std::int64_t>(0, left.count()));

@@ -149,20 +149,34 @@ Status RoundCoordinator::Vouch(std::string_view token, std::string_view session,
   if (!Shuffled()) return Error{"this task takes reports from clients, not a shuffler"};
   const Access access = roster_.Enter(state_, token, session, Clock::now());
   const bool open = RoundOpen() && !snap_.finished;
-  return CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
-                    snap_.finished, round_users_, delivered_, withdrawn_);
+  Status vouched = CheckVouch(access, user, round, open ? std::optional(snap_.round) : std::nullopt,
+                              snap_.finished, round_users_, delivered_, withdrawn_);
+  if (vouched.ok()) vouched_.insert(user);
+  return vouched;
 }
 
 bool RoundCoordinator::EveryoneKnowsItIsOver() const {
   std::lock_guard lock(mu_);
-  return snap_.finished && told_over_.size() >= roster_.sessions() &&
-         (!Shuffled() || shuffler_told_over_);
+  if (!snap_.finished || told_over_.size() < roster_.sessions()) return false;
+  if (!Shuffled()) return true;
+  // Every shuffler heard from lately was told, and at least one was.
+  const auto lately = Clock::now() - policy_.stale_after;
+  bool told = false;
+  for (const auto& [instance, seen] : shufflers_) {
+    if (!seen.told_over && seen.heard >= lately) return false;
+    told = told || seen.told_over;
+  }
+  return told;
 }
 
-ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
+ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now, std::string_view instance) {
   std::lock_guard lock(mu_);
+  auto seen = shufflers_.find(instance);
+  if (seen == shufflers_.end())
+    seen = shufflers_.emplace(std::string(instance), ShufflerSeen{}).first;
+  seen->second.heard = std::max(seen->second.heard, now);
   if (!started_ || snap_.finished || !RoundOpen() || !Shuffled()) {
-    if (snap_.finished) shuffler_told_over_ = true;
+    if (snap_.finished) seen->second.told_over = true;
     ShuffleInfo info;
     info.round = snap_.round;
     info.finished = snap_.finished;
@@ -172,9 +186,21 @@ ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now) {
   ShuffleInfo info = OpenRoundInfo(
       snap_.round, Chunks(), round_users_, delivered_,
       [&](std::uint64_t u) { return withdrawn_.contains(u) || Away(u); }, roster_,
-      policy_.stale_after, opened_ + policy_.deadline, now);
+      policy_.stale_after, opened_ + policy_.deadline, now, vouched_);
   info.piece_bytes = PieceBytes();
+  info.batch = ShuffleBatch();
   return info;
+}
+
+Status RoundCoordinator::CheckBatch(const ShuffleDelivery& batch, std::set<std::uint64_t>* users) {
+  FEDLDP_RETURN_IF_ERROR(CheckDelivery(batch, snap_.round, roster_, state_, round_users_,
+                                       delivered_, Chunks(), users));
+  if (users->size() < ShuffleBatch()) {
+    return Error{"a batch of " + std::to_string(users->size()) +
+                 " users; the task's statement shuffles each report among at least " +
+                 std::to_string(ShuffleBatch())};
+  }
+  return {};
 }
 
 void RoundCoordinator::Tick(Clock::time_point now) {
@@ -348,6 +374,7 @@ void RoundCoordinator::ResetRound(Clock::time_point now) {
   if (paused_) Say("the paused round closed: a client is back");
   paused_ = false;
   delivered_.clear();
+  vouched_.clear();
   piece_records_ = 0;
   opened_ = now;
   done_prefix_ = 0;

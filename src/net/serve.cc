@@ -433,10 +433,12 @@ Status AnnounceFedSel(const FedSelServeConfig& config, const FedSelTaskSpec& spe
     const RunPrivacyConfig account = FedSelRunPrivacy(plan, c, config.central_delta);
     auto accounted = AccountRun(account);
     if (!accounted.ok()) return Invalid("the accountant: " + accounted.error());
-    Say(observer, "task " + spec.id + ": " + FedSelVariantName(c.variant) +
-                      ", each report sealed whole to the server's key and handed to the "
-                      "shuffler; rounds of at least " +
-                      std::to_string(plan.smallest_round) + " reports");
+    Say(observer,
+        "task " + spec.id + ": " + FedSelVariantName(c.variant) +
+            ", each report sealed whole to the server's key and handed to the "
+            "shuffler; rounds of at least " +
+            std::to_string(plan.smallest_round) + " reports, each shuffled among at least " +
+            std::to_string(account.reports_per_round) + " (the server refuses a smaller batch)");
     if (observer.privacy) {
       observer.privacy("privacy (fedldp account run " +
                        AccountRunArguments(account, FedSelVariantName(c.variant)) +

@@ -1,11 +1,26 @@
 #include <algorithm>
+#include <cstdio>
 
 #include "fedldp/net/ldpfl_deploy.h"
 
 namespace fedldp {
 
+namespace {
+std::string DrawInstance() {
+  SecureRng rng;
+  char text[33];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return text;
+}
+}  // namespace
+
 ShufflerCore::ShufflerCore(ShufflerPolicy policy, Log log)
-    : policy_(policy), log_(std::move(log)) {}
+    : policy_(policy), log_(std::move(log)), instance_(DrawInstance()) {}
+
+std::uint64_t ShufflerCore::SmallestBatch() const {
+  return std::max<std::uint64_t>(policy_.min_batch, info_.batch);
+}
 
 void ShufflerCore::Say(const std::string& line) const {
   if (log_) log_(line);
@@ -21,7 +36,7 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
     if (!pending_.empty()) {
       Say("round " + std::to_string(info_.round + 1) + " closed with " +
           std::to_string(pending_.size()) + " users' pieces still held (fewer than the batch of " +
-          std::to_string(policy_.min_batch) + " or too late): dropped");
+          std::to_string(SmallestBatch()) + " or too late): dropped");
       stats_.dropped += pending_.size();
     }
     if (returned_) {
@@ -44,10 +59,10 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
     pending_.erase(u);
     forwarded_.emplace(u, "");
   }
-  if (info_.open && info_.expected < policy_.min_batch && !warned_small_) {
+  if (info_.open && info_.expected < SmallestBatch() && !warned_small_) {
     warned_small_ = true;
     Say("round " + std::to_string(info_.round + 1) + " draws " + std::to_string(info_.expected) +
-        " users, fewer than the minimum batch of " + std::to_string(policy_.min_batch) +
+        " users, fewer than the minimum batch of " + std::to_string(SmallestBatch()) +
         ": nothing of it can be forwarded");
   }
 }
@@ -162,10 +177,11 @@ std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {
     returned_.reset();
     return batch;
   }
-  if (!known_ || !info_.open || pending_.size() < policy_.min_batch) return std::nullopt;
-  // Forward when everyone the server still waits for is here, or when the
-  // deadline nears; never fewer than min_batch users.
-  const bool all_in = pending_.size() >= info_.waiting;
+  if (!known_ || !info_.open || pending_.size() < SmallestBatch()) return std::nullopt;
+  // Forward when everyone the server still waits for is here, or held by
+  // another shuffler (none unheld), or when the deadline nears; never fewer
+  // than the smallest batch.
+  const bool all_in = pending_.size() >= info_.waiting || info_.unheld == 0;
   const bool late = info_.deadline_ms <= policy_.flush_before.count();
   if (!all_in && !late) return std::nullopt;
   LdpFlCoordinator::Delivery batch;

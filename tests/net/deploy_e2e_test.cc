@@ -264,34 +264,46 @@ TEST_F(DeployE2eTest, AServerKilledMidTrainingResumesAndCountsEveryReportOnce) {
 
 // Issue 20: a shuffled FedSel task as separate processes: `serve --shuffle`
 // (PrivUnitG on Adult's 32,561 training rows, eps 4 per report, one epoch),
-// `fedldp shuffle` and two clients with --protocol fedsel --shuffler. Every
-// report is counted once, the model beats the majority class, and the
-// privacy statement the server logs is, line for line, what `fedldp account
-// run` prints for the arguments it names.
+// two `fedldp shuffle` processes (issue 44, 6b) and two clients with
+// --protocol fedsel --shuffler, one through each. Every report is counted
+// once, every batch holds at least --shuffle-batch users, both shufflers
+// learn the end, the model beats the majority class, and the privacy
+// statement the server logs is, line for line, what `fedldp account run`
+// prints for the arguments it names: rounds of 1,200 shuffled reports (each
+// shuffler holds about half of a round's 3,256).
 TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
   const int port = Port();
-  int shuffler_port = Port();
-  while (shuffler_port == port) shuffler_port = Port();
+  std::vector<int> shuffler_ports;
+  while (shuffler_ports.size() < 2) {
+    const int p = Port();
+    if (p != port && (shuffler_ports.empty() || p != shuffler_ports[0]))
+      shuffler_ports.push_back(p);
+  }
   Enrol();
-  const pid_t server = Spawn(
-      {FEDLDP_BINARY, "serve", "--state", Path("server.sqlite"), "--address",
-       "127.0.0.1:" + std::to_string(port), "--users", std::to_string(kTrainRows), "--data-dir",
-       FEDLDP_DATASETS, "--variant", "privunitg", "--shuffle", "--shuffler-token-file",
-       Path("shuffler.token"), "--epsilon", "4", "--out", Path("result.json"), "--stale-ms", "5000",
-       // No round may close on its deadline before its
-       // reports are in, however slow a sanitizer
-       // build under load is.
-       "--deadline-ms", "600000"},
-      Path("serve.out"), Path("serve.err"));
+  const pid_t server =
+      Spawn({FEDLDP_BINARY, "serve", "--state", Path("server.sqlite"), "--address",
+             "127.0.0.1:" + std::to_string(port), "--users", std::to_string(kTrainRows),
+             "--data-dir", FEDLDP_DATASETS, "--variant", "privunitg", "--shuffle",
+             "--shuffler-token-file", Path("shuffler.token"), "--epsilon", "4", "--shuffle-batch",
+             "1200", "--out", Path("result.json"), "--stale-ms", "5000",
+             // No round may close on its deadline before its
+             // reports are in, however slow a sanitizer
+             // build under load is.
+             "--deadline-ms", "600000"},
+            Path("serve.out"), Path("serve.err"));
   const auto start = std::chrono::steady_clock::now();
   while (Read(Path("serve.err")).find("listening on") == std::string::npos &&
          std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const pid_t shuffler = Spawn(
-      {FEDLDP_BINARY, "shuffle", "--address", "127.0.0.1:" + std::to_string(shuffler_port),
-       "--server", "127.0.0.1:" + std::to_string(port), "--token-file", Path("shuffler.token")},
-      Path("shuffle.out"), Path("shuffle.err"));
+  std::vector<pid_t> shufflers;
+  for (int i = 0; i < 2; ++i) {
+    const std::string n = std::to_string(i + 1);
+    shufflers.push_back(Spawn(
+        {FEDLDP_BINARY, "shuffle", "--address", "127.0.0.1:" + std::to_string(shuffler_ports[i]),
+         "--server", "127.0.0.1:" + std::to_string(port), "--token-file", Path("shuffler.token")},
+        Path("shuffle" + n + ".out"), Path("shuffle" + n + ".err")));
+  }
   std::ifstream tokens(Path("tokens"));
   std::vector<pid_t> clients;
   for (int i = 1; i <= 2; ++i) {
@@ -301,24 +313,36 @@ TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
     clients.push_back(
         Spawn({FEDLDP_BINARY, "client", "--protocol", "fedsel", "--server",
                "127.0.0.1:" + std::to_string(port), "--shuffler",
-               "127.0.0.1:" + std::to_string(shuffler_port), "--token", token, "--data-dir",
+               "127.0.0.1:" + std::to_string(shuffler_ports[i - 1]), "--token", token, "--data-dir",
                FEDLDP_DATASETS, "--part", n + "/2", "--ledger", Path("ledger" + n + ".sqlite")},
               Path("client" + n + ".out"), Path("client" + n + ".err")));
   }
   ASSERT_EQ(Wait(server), 0) << Read(Path("serve.err"));
-  EXPECT_EQ(Wait(shuffler), 0) << Read(Path("shuffle.err"));
+  std::uint64_t forwarded = 0;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string n = std::to_string(i);
+    // Each ends on its own: the server went only once both knew.
+    EXPECT_EQ(Wait(shufflers[static_cast<std::size_t>(i - 1)]), 0)
+        << Read(Path("shuffle" + n + ".err"));
+    const std::string err = Read(Path("shuffle" + n + ".err"));
+    for (auto at = err.find("delivered a batch of "); at != std::string::npos;
+         at = err.find("delivered a batch of ", at + 1)) {
+      EXPECT_GE(std::stoull(err.substr(at + 21)), 1200u) << err;
+    }
+    const std::string out = Read(Path("shuffle" + n + ".out"));
+    const auto users = out.find(" users' reports forwarded");
+    ASSERT_NE(users, std::string::npos) << out;
+    forwarded += std::stoull(out.substr(out.rfind(' ', users - 1) + 1));
+  }
+  EXPECT_EQ(forwarded, static_cast<std::uint64_t>(kTrainRows));
   for (int i = 1; i <= 2; ++i) {
     EXPECT_EQ(Wait(clients[static_cast<std::size_t>(i - 1)]), 0)
         << Read(Path("client" + std::to_string(i) + ".err"));
   }
   const std::string json = Read(Path("result.json"));
   EXPECT_EQ(JsonNumber(json, "reports_counted"), static_cast<double>(kTrainRows))
-      << json << Read(Path("serve.err")) << Read(Path("shuffle.err"));
+      << json << Read(Path("serve.err"));
   EXPECT_GT(JsonNumber(json, "accuracy"), JsonNumber(json, "majority")) << json;
-  EXPECT_NE(
-      Read(Path("shuffle.out")).find(std::to_string(kTrainRows) + " users' reports forwarded"),
-      std::string::npos)
-      << Read(Path("shuffle.out"));
   // The statement: "privacy (fedldp account run ARGS; ...):" and the lines
   // that follow up to the next log line, against account run's output.
   const std::string log = Read(Path("serve.err"));
@@ -344,7 +368,8 @@ TEST_F(DeployE2eTest, AShuffledTaskStatesWhatAccountRunStates) {
   ASSERT_EQ(Wait(Spawn(account, Path("account.out"), Path("account.err"))), 0)
       << Read(Path("account.err"));
   EXPECT_EQ(stated, Read(Path("account.out"))) << log;
-  EXPECT_NE(stated.find("shuffled with 3256 reports"), std::string::npos) << stated;
+  EXPECT_NE(stated.find("shuffled with 1200 reports"), std::string::npos) << stated;
+  EXPECT_EQ(privacy["reports_per_round"], 1200) << privacy;
 }
 
 // fedldp load: a real server process and 20 clients as threads of the load

@@ -471,6 +471,7 @@ TEST_F(FedSelDeployTest, ShuffledRoundsReachTheServerOnlyInTheShufflersBatches) 
     spec.config.batch_fraction = 0.05;  // 20 even rounds of 100
     if (spec.config.variant.kind == FedSelVariant::Kind::kVector) spec.config.learning_rate = 1;
     spec.config.shuffle = true;
+    spec.config.shuffle_batch = 1;  // the forged piece below comes in a batch of its own
     spec.public_key = keys.public_key;
     std::filesystem::remove_all(Path(""));
     std::filesystem::create_directories(Path(""));
@@ -546,6 +547,7 @@ TEST_F(FedSelDeployTest, AShuffledRoundSurvivesARestart) {
   const ServerKeys keys = ServerKeys::Generate();
   FedSelTaskSpec spec = spec_;
   spec.config.shuffle = true;
+  spec.config.shuffle_batch = 1;  // two clients' reports make a batch
   spec.public_key = keys.public_key;
   std::vector<std::string> tokens;
   {
@@ -597,6 +599,76 @@ TEST_F(FedSelDeployTest, AShuffledRoundSurvivesARestart) {
   }
   EXPECT_TRUE(resumed->stats().finished);
   EXPECT_EQ(resumed->stats().counted, 2 * data_.size());  // each report in the model once
+}
+
+// Several shufflers in front of one server (issue 44, 6b): each holds the
+// reports of its own clients and forwards its share of a round as soon as
+// every user still expected is held by one of them (the server's unheld
+// count), not at the deadline; every batch holds at least the statement's
+// n; and the server goes only once every shuffler heard from knows the
+// task is over.
+TEST_F(FedSelDeployTest, SeveralShufflersForwardTheirSharesAndAllLearnTheEnd) {
+  const ServerKeys keys = ServerKeys::Generate();
+  FedSelTaskSpec spec = spec_;
+  spec.config.epochs = 1;  // 20 rounds of 100
+  spec.config.shuffle = true;
+  spec.config.shuffle_batch = 25;  // a shuffler's share of 100 is below 25 with p < 1e-6
+  spec.public_key = keys.public_key;
+  auto state = State();
+  const auto tokens = state.IssueTokens(4).value();
+  auto c = FedSelCoordinator::Create(spec, {}, std::move(state), {}, {}, keys).value();
+  const auto now = Clock::now();
+  auto parties = Parties(*c, 4, spec.config.epsilon, tokens, now);
+  // Far from the deadline throughout: a batch goes only because all are in.
+  ShufflerCore a({.min_batch = 1, .flush_before = 0ms}), b({.min_batch = 1, .flush_before = 0ms});
+  const auto hand = [&](ShufflerCore& shuffler, std::size_t first) {
+    for (std::size_t p = first; p < first + 2; ++p) {
+      const auto poll = PollOf(*c, parties[p], now);
+      if (poll.state != FedSelCoordinator::Poll::State::kRound) continue;
+      for (const auto& [user, bytes] :
+           parties[p].participant->Respond(poll.round, poll.weights, poll.users).reports) {
+        EXPECT_TRUE(shuffler
+                        .Shuffle(parties[p].token, poll.round, user, {Seal(bytes, keys.public_key)},
+                                 [&] {
+                                   return c->Vouch(parties[p].token, parties[p].session, user,
+                                                   poll.round);
+                                 })
+                        .ok());
+      }
+    }
+    shuffler.Update(c->RoundInfo(now, shuffler.instance()));
+  };
+  std::size_t batches = 0, smallest = SIZE_MAX;
+  for (int i = 0; i < 100 && !c->stats().finished; ++i) {
+    a.Update(c->RoundInfo(now, a.instance()));
+    b.Update(c->RoundInfo(now, b.instance()));
+    hand(a, 0);
+    // B's clients have not handed theirs in: A waits for them.
+    if (c->RoundInfo(now, a.instance()).unheld > 0) EXPECT_FALSE(a.TakeBatch().has_value());
+    hand(b, 2);
+    a.Update(c->RoundInfo(now, a.instance()));
+    EXPECT_EQ(c->RoundInfo(now, a.instance()).unheld, 0u);
+    for (ShufflerCore* s : {&a, &b}) {
+      auto batch = s->TakeBatch();
+      if (!batch) continue;
+      smallest = std::min(smallest, batch->contributors.size());
+      const auto d = c->Deliver(*batch, now);
+      EXPECT_TRUE(d.accepted) << d.reason;
+      ++batches;
+    }
+  }
+  const auto s = c->stats();
+  ASSERT_TRUE(s.finished);
+  EXPECT_EQ(s.round, 20u);
+  EXPECT_EQ(batches, 40u);  // one batch a round from each
+  EXPECT_GE(smallest, 25u);
+  EXPECT_EQ(s.counted, data_.size());
+  EXPECT_EQ(s.rounds_without_update, 0u);
+  for (auto& party : parties) PollOf(*c, party, Clock::now());  // each told FINISHED
+  c->RoundInfo(Clock::now(), a.instance());
+  EXPECT_FALSE(c->EveryoneKnowsItIsOver());  // B was heard lately, and not told
+  c->RoundInfo(Clock::now(), b.instance());
+  EXPECT_TRUE(c->EveryoneKnowsItIsOver());
 }
 
 // A state file's snapshot is checked like a report: a damaged one stops the

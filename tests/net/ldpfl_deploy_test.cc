@@ -366,11 +366,20 @@ TEST_F(LdpFlDeployTest, MakeLdpFlTaskAnnouncesTheSimulatorsStandardisation) {
 
 TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
   MakeClients(1e9);
+  spec_.config.shuffle_batch = 3;  // the statement's n: each report among at least 3
   auto server = Coordinator();
   JoinAll(*server);
   std::uint64_t round = 0;
   auto subs = Answers(*server, &round);
   ASSERT_EQ(subs.size(), 6u);
+  // Fewer users than the statement's n: refused whole, whatever else holds.
+  const auto small = server->Deliver(Batch(round, std::span(subs).first(2)), Clock::now());
+  EXPECT_FALSE(small.accepted);
+  EXPECT_NE(small.reason.find("a batch of 2 users; the task's statement shuffles each report "
+                              "among at least 3"),
+            std::string::npos)
+      << small.reason;
+  EXPECT_EQ(server->RoundInfo(Clock::now()).batch, 3u);
   // Wrong round, a stranger among the contributors, a wrong shape: refused whole.
   EXPECT_FALSE(server->Deliver(Batch(round + 1, subs), Clock::now()).accepted);
   auto stranger = subs;
@@ -394,7 +403,7 @@ TEST_F(LdpFlDeployTest, ServerRefusesWhatItCannotCount) {
   EXPECT_EQ(d.pieces_accepted, 3 * spec_.chunks().size() - 2);
   // The same users again: refused (no report counted twice).
   EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
-  EXPECT_EQ(server->stats().batches_refused, 4u);
+  EXPECT_EQ(server->stats().batches_refused, 5u);  // the small batch too
   EXPECT_EQ(server->Vouch(subs[0].token, subs[0].session, subs[0].user, round).error(),
             "already delivered");
   EXPECT_FALSE(server->Vouch(tokens_[0], sessions_[0], 5, round).ok());  // not this client's user
@@ -455,6 +464,7 @@ TEST_F(LdpFlDeployTest, ASnapshotOutsideTheScheduleIsRefusedWithItsReason) {
 
 TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
   MakeClients(1e9);
+  spec_.config.shuffle_batch = 3;  // half the round's users make a batch
   std::vector<double> before;
   std::vector<Submission> subs;
   std::uint64_t round = 0;
@@ -612,6 +622,7 @@ LdpFlCoordinator::Info Round(std::uint64_t round, std::uint64_t waiting, std::ui
   info.round = round;
   info.expected = 5;
   info.waiting = waiting;
+  info.unheld = waiting;  // no other shuffler holds any of them
   info.deadline_ms = left_ms;
   info.open = true;
   info.chunks = 2;

@@ -154,6 +154,12 @@ struct FedSelConfig {
   // floor or ceil of N / rounds clients, instead of rounds of m and a
   // smaller remainder.
   bool shuffle = false;
+  // With the shuffler: the n of the statement, each report shuffled among at
+  // least this many (0: the smallest round; more than it: the smallest
+  // round). A deployment's server takes no smaller batch from a shuffler,
+  // so several shufflers, or rounds where some clients drop out, are stated
+  // honestly by a batch below the round's size (ShuffleBatchOf).
+  std::uint64_t shuffle_batch = 0;
   // Rounds of floor(N / m) even parts (as with the shuffler) without a
   // shuffler. The paper's cut, rounds of m and a remainder, can leave a last
   // round of a few clients whose mean is mostly noise: on Adult (N = 39,073,

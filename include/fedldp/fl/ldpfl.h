@@ -81,6 +81,10 @@ struct LdpFlConfig {
   bool shuffle = true;  // through the ParameterShuffler (same model either way)
   ShuffleSchedule schedule = ShuffleSchedule::kPermutation;
   double delta = 1e-5;  // for the shuffle-model statement
+  // The statement's n: each report shuffled among at least this many (0 or
+  // more than a round: the round's clients; ShuffleBatchOf). A deployment's
+  // server refuses any smaller batch from a shuffler.
+  std::uint64_t shuffle_batch = 0;
   // Inputs standardised by the training set's pixel mean and standard
   // deviation (one pair for all pixels: public constants of the dataset,
   // which the server would announce with the model), as in the PyTorch

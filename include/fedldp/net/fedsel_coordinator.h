@@ -185,6 +185,9 @@ class FedSelCoordinator : public RoundCoordinator {
   std::uint64_t PieceBytes() const override { return report_bytes_ + kSealedBoxOverhead; }
   bool Reported(std::uint64_t user) const override { return received_.contains(user); }
   bool Shuffled() const override { return spec_.config.shuffle; }
+  std::uint64_t ShuffleBatch() const override {
+    return ShuffleBatchOf(spec_.config.shuffle_batch, plan_.smallest_round);
+  }
   void CloseRound(Clock::time_point now, const char* why) override;
   bool NextPlace(std::size_t m);
   void NewOrder();

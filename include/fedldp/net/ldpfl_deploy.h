@@ -93,6 +93,9 @@ struct LdpFlTaskSpec {
 
   std::size_t weights() const;
   std::uint64_t per_round() const;  // users drawn per round
+  // The statement's n, each report shuffled among at least so many: the
+  // smallest batch the server takes (ShuffleBatchOf config.shuffle_batch).
+  std::uint64_t shuffle_batch() const;
   // config.disjoint_rounds: rounds per epoch, floor(users / per_round), cut
   // from one random order; else 1 (every round draws anew).
   std::uint64_t rounds_per_epoch() const;
@@ -183,6 +186,7 @@ class LdpFlCoordinator : public RoundCoordinator {
   bool Reported(std::uint64_t user) const override { return delivered_.contains(user); }
   std::size_t Chunks() const override { return chunks_.size(); }
   std::uint64_t PieceBytes() const override { return piece_bytes_; }
+  std::uint64_t ShuffleBatch() const override { return spec_.shuffle_batch(); }
   void CloseRound(Clock::time_point now, const char* why) override;
   std::uint64_t ShownRound() const override { return snap_.round + 1; }
   void DrawUsers();
@@ -308,9 +312,15 @@ class ShufflerCore {
     std::uint64_t held = 0, refused = 0, batches = 0, forwarded = 0, dropped = 0;
   };
   Stats stats() const;
+  // This process among the server's shufflers (32 hex digits, drawn at
+  // construction): how the server tells several shufflers apart.
+  const std::string& instance() const { return instance_; }
 
  private:
   void Say(const std::string& line) const;
+  // The fewest users a batch holds: the policy's and the server's (the n
+  // of the task's statement), whichever is larger; under mu_.
+  std::uint64_t SmallestBatch() const;
   // Holds `weight` refusals in info_.round against `token` (under mu_).
   void CountRefusal(const std::string& token, std::uint64_t weight = 1);
   // Why `pieces` are no report of the open round ("" if they may be one),
@@ -326,6 +336,7 @@ class ShufflerCore {
   };
   const ShufflerPolicy policy_;
   const Log log_;
+  const std::string instance_;
   mutable std::mutex mu_;
   LdpFlCoordinator::Info info_;
   bool known_ = false;

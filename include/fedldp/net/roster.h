@@ -99,6 +99,8 @@ struct ShuffleInfo {
   bool open = false, finished = false;
   std::uint64_t chunks = 0;       // pieces per report
   std::uint64_t piece_bytes = 0;  // the largest sealed piece the server takes (0: not said)
+  std::uint64_t batch = 1;        // users per batch, at least: the statement's n
+  std::uint64_t unheld = 0;       // of waiting, users no shuffler has vouched for
 };
 
 // A batch the shuffler forwards: who contributed (sorted), never which
@@ -236,14 +238,16 @@ Status CheckDelivery(const ShuffleDelivery& batch, std::uint64_t open_round, Ros
 
 // The open round as the shuffler sees it: of the `assigned` users, those
 // `delivered` and those not `gone` (withdrawn, or away: their client left
-// or never joined) are expected.
+// or never joined) are expected; of those waited for, the ones not
+// `vouched` are unheld.
 ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
                           std::span<const std::uint64_t> assigned,
                           const std::set<std::uint64_t>& delivered,
                           const std::function<bool(std::uint64_t)>& gone, const Roster& roster,
                           std::chrono::milliseconds stale_after,
                           std::chrono::steady_clock::time_point deadline,
-                          std::chrono::steady_clock::time_point now);
+                          std::chrono::steady_clock::time_point now,
+                          const std::set<std::uint64_t>& vouched);
 
 }  // namespace fedldp
 

@@ -103,7 +103,8 @@ class RoundCoordinator {
   // hand over this user's report for this round, else why not.
   Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
                std::uint64_t round);
-  ShuffleInfo RoundInfo(Clock::time_point now);
+  // `instance`: the asking shuffler process (RoundInfoRequest.instance).
+  ShuffleInfo RoundInfo(Clock::time_point now, std::string_view instance = {});
 
   // A heartbeat (PollRequest.heartbeat): the client is heard from, its
   // session checked, and nothing else. It learns nothing of the round and
@@ -122,8 +123,9 @@ class RoundCoordinator {
   std::uint64_t changes() const { return changes_.load(); }
   const RoundPolicy& policy() const { return policy_; }
   // The task is finished and every client with a session in this process
-  // has been told so (a poll answered FINISHED), and so has the shuffler
-  // (RoundInfo), if the task has one: the server may go.
+  // has been told so (a poll answered FINISHED), and so has every shuffler
+  // (RoundInfo) heard from within stale_after, if the task has one: the
+  // server may go.
   bool EveryoneKnowsItIsOver() const;
   std::vector<double> weights() const;
 
@@ -216,8 +218,17 @@ class RoundCoordinator {
   // The most bytes one sealed piece of a user's report in the open round
   // takes (0: not said); the shuffler holds no larger one.
   virtual std::uint64_t PieceBytes() const { return 0; }
+  // The fewest users a shuffler's batch may hold: the n of the task's
+  // statement (each report shuffled among at least n). Deliver refuses a
+  // smaller batch: a statement of n where a shuffler forwarded fewer (a
+  // deadline's flush, a round split among shufflers, clients that dropped
+  // out) would claim more than holds.
+  virtual std::uint64_t ShuffleBatch() const { return 1; }
 
   // ---- For the protocols, under mu_.
+  // A shuffler's batch checked (CheckDelivery, then at least ShuffleBatch()
+  // users): OK with its users in *users, or the refusal.
+  Status CheckBatch(const ShuffleDelivery& batch, std::set<std::uint64_t>* users);
   // Reads the withdrawn users and the snapshot back (check: whether it fits
   // the task). True if a snapshot was there (started_ is then true).
   Result<bool> Resume(const std::function<Status(const ServerState::Snapshot&)>& check);
@@ -305,6 +316,10 @@ class RoundCoordinator {
   std::set<std::uint64_t> withdrawn_;
   std::uint64_t joined_ = 0;           // users 0 .. joined_ - 1 have joined (state_.joined_users())
   std::set<std::uint64_t> delivered_;  // shuffled: users whose report the shuffler delivered
+  // Shuffled: users of the open round some shuffler vouched for (it holds,
+  // or read, their report), so that several shufflers know when every user
+  // still expected is held by one of them (ShuffleInfo::unheld).
+  std::set<std::uint64_t> vouched_;
   std::uint64_t piece_records_ = 0, piece_names_ = 0;
   Clock::time_point opened_{};
   // The open round waits, unclosed, because every client is quiet and it
@@ -315,7 +330,13 @@ class RoundCoordinator {
   std::set<std::string> told_over_;               // tokens whose poll was answered FINISHED
   std::map<std::string, std::uint64_t> refused_;  // by kind (SayRejected)
   std::vector<std::uint32_t> reports_of_;         // per user, received (TallyRound)
-  bool shuffler_told_over_ = false;
+  // Shufflers by instance: when last heard from, and whether told that the
+  // task is over (EveryoneKnowsItIsOver).
+  struct ShufflerSeen {
+    Clock::time_point heard{};
+    bool told_over = false;
+  };
+  std::map<std::string, ShufflerSeen, std::less<>> shufflers_;
   std::size_t done_prefix_ = 0;  // round_users_[0, done_prefix_) were Done when last seen
   std::atomic<std::uint64_t> changes_{0};
 

@@ -98,6 +98,14 @@ struct RunPrivacy {
 
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& config);
 
+// The n a shuffled statement uses for rounds of `round` reports when each
+// report is promised to be shuffled among at least `asked` (0: the round):
+// never more than the round. A deployment's server refuses a shuffler's
+// batch of fewer, which is what makes the statement hold there.
+inline std::uint64_t ShuffleBatchOf(std::uint64_t asked, std::uint64_t round) {
+  return asked == 0 || asked > round ? round : asked;
+}
+
 // The inverse, for a shuffled run: the largest eps0 (within a relative 1e-4,
 // in [max(target / R, 1e-3), 30]) whose total over `config.rounds` rounds of
 // `config.reports_per_round` reports is at most `central_epsilon` at
