@@ -169,14 +169,26 @@ bool RoundCoordinator::EveryoneKnowsItIsOver() const {
   return told;
 }
 
+RoundCoordinator::ShufflerSeen& RoundCoordinator::HeardShuffler(std::string_view instance,
+                                                                Clock::time_point now) {
+  // A shuffler names itself with 32 hex digits; whatever else its token's
+  // holder sends costs the server at most kMaxShufflers short entries.
+  instance = instance.substr(0, 64);
+  if (shufflers_.size() >= kMaxShufflers && !shufflers_.contains(instance)) {
+    std::erase_if(shufflers_,
+                  [&](const auto& s) { return s.second.heard < now - policy_.stale_after; });
+    if (shufflers_.size() >= kMaxShufflers) shufflers_.erase(shufflers_.begin());
+  }
+  const auto at = shufflers_.try_emplace(std::string(instance)).first;
+  at->second.heard = std::max(at->second.heard, now);
+  return at->second;
+}
+
 ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now, std::string_view instance) {
   std::lock_guard lock(mu_);
-  auto seen = shufflers_.find(instance);
-  if (seen == shufflers_.end())
-    seen = shufflers_.emplace(std::string(instance), ShufflerSeen{}).first;
-  seen->second.heard = std::max(seen->second.heard, now);
+  ShufflerSeen& seen = HeardShuffler(instance, now);
   if (!started_ || snap_.finished || !RoundOpen() || !Shuffled()) {
-    if (snap_.finished) seen->second.told_over = true;
+    if (snap_.finished) seen.told_over = true;
     ShuffleInfo info;
     info.round = snap_.round;
     info.finished = snap_.finished;

@@ -644,7 +644,9 @@ TEST_F(FedSelDeployTest, SeveralShufflersForwardTheirSharesAndAllLearnTheEnd) {
     b.Update(c->RoundInfo(now, b.instance()));
     hand(a, 0);
     // B's clients have not handed theirs in: A waits for them.
-    if (c->RoundInfo(now, a.instance()).unheld > 0) EXPECT_FALSE(a.TakeBatch().has_value());
+    if (c->RoundInfo(now, a.instance()).unheld > 0) {
+      EXPECT_FALSE(a.TakeBatch().has_value());
+    }
     hand(b, 2);
     a.Update(c->RoundInfo(now, a.instance()));
     EXPECT_EQ(c->RoundInfo(now, a.instance()).unheld, 0u);

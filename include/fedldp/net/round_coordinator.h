@@ -337,6 +337,10 @@ class RoundCoordinator {
     bool told_over = false;
   };
   std::map<std::string, ShufflerSeen, std::less<>> shufflers_;
+  static constexpr std::size_t kMaxShufflers = 1024;
+  // The entry of the shuffler `instance` (its first 64 bytes), heard at
+  // `now`; at most kMaxShufflers are kept, the quiet ones dropped first.
+  ShufflerSeen& HeardShuffler(std::string_view instance, Clock::time_point now);
   std::size_t done_prefix_ = 0;  // round_users_[0, done_prefix_) were Done when last seen
   std::atomic<std::uint64_t> changes_{0};
 
