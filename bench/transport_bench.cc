@@ -44,13 +44,19 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
 
-constexpr std::size_t kRequestBytes = 100;  // about a FedSel report with its token
-constexpr std::size_t kReplyBytes = 20;
-long calls_per_run = 100000;  // --calls=N
+// A call's sizes: by default about a FedSel report with its token, and a
+// verdict; --request-bytes, --reply-bytes and --metadata-bytes give a
+// call of fedldp's own sizes (a Submit whose reply brings the next round's
+// model, its token and session in metadata).
+std::size_t request_bytes = 100;
+std::size_t reply_bytes = 20;
+std::size_t metadata_bytes = 0;  // split between two entries, as token and session
+long calls_per_run = 100000;     // --calls=N
 
 enum Kind : int { kRawEpoll, kGrpcCallback, kGrpcCq, kGrpcStream };
 const char* const kKindNames[] = {"raw-epoll", "grpc-callback", "grpc-cq", "grpc-stream"};
@@ -98,7 +104,7 @@ int ServeRawEpoll() {
   ::epoll_ctl(poller, EPOLL_CTL_ADD, listener, &event);
   std::vector<epoll_event> ready(256);
   char in[4096];
-  const char reply[kReplyBytes] = {};
+  const std::string reply(reply_bytes, '\0');
   for (;;) {
     const int n = ::epoll_wait(poller, ready.data(), static_cast<int>(ready.size()), -1);
     for (int i = 0; i < n; ++i) {
@@ -109,7 +115,7 @@ int ServeRawEpoll() {
         SetNoDelay(connection);
         event.data.fd = connection;
         ::epoll_ctl(poller, EPOLL_CTL_ADD, connection, &event);
-      } else if (::read(fd, in, sizeof in) <= 0 || ::write(fd, reply, sizeof reply) < 0) {
+      } else if (::read(fd, in, sizeof in) <= 0 || ::write(fd, reply.data(), reply.size()) < 0) {
         ::close(fd);
       }
     }
@@ -149,7 +155,7 @@ class CallbackEcho final : public grpc::CallbackGenericService {
     }
     void OnDone() override { delete this; }
     const bool stream;
-    grpc::ByteBuffer request, reply = Bytes(kReplyBytes);
+    grpc::ByteBuffer request, reply = Bytes(reply_bytes);
   };
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext*) override {
     return new Reactor(stream_);
@@ -163,7 +169,7 @@ struct QueuedCall {
   enum Step { kAccepted, kRead, kFinished } step = kAccepted;
   grpc::GenericServerContext context;
   grpc::GenericServerAsyncReaderWriter stream{&context};
-  grpc::ByteBuffer request, reply = Bytes(kReplyBytes);
+  grpc::ByteBuffer request, reply = Bytes(reply_bytes);
 };
 
 void RunQueue(grpc::AsyncGenericService* service, grpc::ServerCompletionQueue* queue) {
@@ -233,6 +239,7 @@ class ServerProcess {
     // Everything the child needs is made before fork: it may only exec.
     const std::string serve = std::string("--serve=") + kKindNames[kind];
     const std::string server_threads = "--server-threads=" + std::to_string(threads);
+    const std::string reply = "--reply-bytes=" + std::to_string(reply_bytes);
     int to_child[2], from_child[2];
     // Close-on-exec, so no later server inherits this one's pipes; dup2
     // clears the flag on the child's stdin and stdout.
@@ -246,7 +253,8 @@ class ServerProcess {
     if (pid_ == 0) {
       ::dup2(to_child[0], 0);
       ::dup2(from_child[1], 1);
-      ::execl("/proc/self/exe", "transport_bench", serve.c_str(), server_threads.c_str(), nullptr);
+      ::execl("/proc/self/exe", "transport_bench", serve.c_str(), server_threads.c_str(),
+              reply.c_str(), nullptr);
       std::_Exit(127);
     }
     ::close(to_child[0]);
@@ -315,13 +323,13 @@ bool RawCalls(const std::vector<int>& sockets, long calls) {
     event.data.fd = fd;
     ::epoll_ctl(poller, EPOLL_CTL_ADD, fd, &event);
   }
-  const char request[kRequestBytes] = {};
+  const std::string request(request_bytes, '\0');
   char in[4096];
   long sent = 0, answered = 0;
   bool ok = true;
   for (int fd : sockets) {
     if (sent == calls) break;
-    if (::write(fd, request, sizeof request) < 0) ok = false;
+    if (::write(fd, request.data(), request.size()) < 0) ok = false;
     ++sent;
   }
   std::vector<epoll_event> ready(256);
@@ -332,7 +340,7 @@ bool RawCalls(const std::vector<int>& sockets, long calls) {
       if (::read(fd, in, sizeof in) <= 0) ok = false;
       ++answered;
       if (sent < calls) {
-        if (::write(fd, request, sizeof request) < 0) ok = false;
+        if (::write(fd, request.data(), request.size()) < 0) ok = false;
         ++sent;
       }
     }
@@ -388,6 +396,10 @@ class UnaryClient {
       return;
     }
     context_ = std::make_unique<grpc::ClientContext>();
+    if (metadata_bytes > 0) {
+      context_->AddMetadata("fedldp-token", std::string(metadata_bytes - metadata_bytes / 3, 'a'));
+      context_->AddMetadata("fedldp-session", std::string(metadata_bytes / 3, 'b'));
+    }
     stub_->UnaryCall(context_.get(), "/transport.Echo/Call", grpc::StubOptions(), request_, &reply_,
                      [this](const grpc::Status& status) {
                        if (!status.ok()) {
@@ -453,7 +465,7 @@ class StreamClient final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc
 
 bool GrpcCalls(Kind kind, const std::vector<std::unique_ptr<grpc::GenericStub>>& stubs,
                long calls) {
-  const grpc::ByteBuffer request = Bytes(kRequestBytes);
+  const grpc::ByteBuffer request = Bytes(request_bytes);
   Tally tally(calls, static_cast<int>(stubs.size()));
   if (kind == kGrpcStream) {
     std::vector<std::unique_ptr<StreamClient>> streams;
@@ -589,6 +601,22 @@ class FloorReporter : public benchmark::ConsoleReporter {
 
 }  // namespace
 
+// A size flag (--request-bytes=N, ...): where it goes and its value (-1:
+// not a size from 0 to 4,000,000); {nullptr, 0} for another argument.
+std::pair<std::size_t*, long> SizeFlag(const std::string& arg) {
+  for (const auto& [name, where] :
+       {std::pair{"--request-bytes=", &request_bytes}, std::pair{"--reply-bytes=", &reply_bytes},
+        std::pair{"--metadata-bytes=", &metadata_bytes}}) {
+    const std::string flag = name;
+    if (arg.rfind(flag, 0) != 0) continue;
+    char* end = nullptr;
+    const long n = std::strtol(arg.c_str() + flag.size(), &end, 10);
+    const bool ok = *end == '\0' && end != arg.c_str() + flag.size() && n >= 0 && n <= 4000000;
+    return {where, ok ? n : -1};
+  }
+  return {nullptr, 0};
+}
+
 int main(int argc, char** argv) {
   int server_threads = 1, clients = 1000;
   std::string serve;
@@ -611,6 +639,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--clients must be a positive number of connections\n");
         return 2;
       }
+    } else if (const auto size = SizeFlag(arg); size.first != nullptr) {
+      if (size.second < 0) {
+        std::fprintf(stderr, "%s takes a number of bytes from 0 to 4,000,000\n", arg.c_str());
+        return 2;
+      }
+      *size.first = static_cast<std::size_t>(size.second);
     } else if (arg == "--help") {
       std::printf(
           "fedldp_transport_bench [--calls=N] [--clients=N] [Google Benchmark flags]\n"
@@ -618,7 +652,10 @@ int main(int argc, char** argv) {
           "  connection per client: raw epoll, gRPC callback, completion-queue\n"
           "  and stream (docs/deploying.md).\n"
           "  --calls    calls per gRPC run (100000; the raw loop makes 4x as many)\n"
-          "  --clients  connections, one call in flight on each (1000)\n\n");
+          "  --clients  connections, one call in flight on each (1000)\n"
+          "  --request-bytes, --reply-bytes  a call's sizes (100, 20)\n"
+          "  --metadata-bytes  bytes of two metadata entries on every call, as fedldp's\n"
+          "             token and session (0)\n\n");
       rest.push_back(argv[i]);
     } else {
       rest.push_back(argv[i]);

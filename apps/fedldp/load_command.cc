@@ -69,6 +69,16 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
 
 namespace {
 
+// "1.07 calls per report, 49 us per call".
+std::string CallsText(const LoadTestSummary& r) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(2)
+       << static_cast<double>(r.calls) / static_cast<double>(std::max<std::uint64_t>(1, r.reports))
+       << " calls per report, " << std::setprecision(0)
+       << r.server_cpu_seconds / static_cast<double>(r.calls) * 1e6 << " us per call";
+  return text.str();
+}
+
 void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
   out << std::fixed << std::setprecision(1) << "load: " << r.clients << " concurrent clients ("
       << LoadDriverName(r.driver) << "), " << r.users << " users, " << r.rounds
@@ -78,8 +88,9 @@ void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
       << " MiB (clients' process " << r.clients_peak_mib << " MiB); server CPU "
       << std::setprecision(2) << r.server_cpu_seconds << " s in training, " << std::setprecision(0)
       << (r.reports > 0 ? r.server_cpu_seconds / static_cast<double>(r.reports) * 1e6 : 0)
-      << " us per report; " << r.finished_clients << " clients finished, " << r.failed_clients
-      << " failed" << (r.first_error.empty() ? "" : " (" + r.first_error + ")") << "\n";
+      << " us per report" << (r.calls > 0 ? " (" + CallsText(r) + ")" : std::string()) << "; "
+      << r.finished_clients << " clients finished, " << r.failed_clients << " failed"
+      << (r.first_error.empty() ? "" : " (" + r.first_error + ")") << "\n";
   out << std::setprecision(2) << "load: enrolled " << r.enrolled << " clients in "
       << r.enrol_seconds << " s (state " << std::setprecision(1) << r.state_mib
       << " MiB); the server listened " << std::setprecision(2) << r.server_start_seconds
@@ -116,6 +127,7 @@ std::string LoadRecord(const LoadOptions& o, const LoadTestSummary& r) {
   j["dropped_clients"] = r.dropped_clients;
   j["reports_seen_accepted"] = r.reports_seen_accepted;
   j["reports_in_flight"] = r.reports_in_flight;
+  j["calls"] = r.calls;  // polls and submits (0: not counted)
   return j.dump();
 }
 

@@ -137,6 +137,7 @@ class Client {
     grpc::ClientContext* context = NextContext();
     if (context == nullptr) return End(Outcome::kStopped, "");
     polled_.Clear();
+    ++ends_.progress().calls;
     stub_->async()->Poll(context, &poll_, &polled_, [this](grpc::Status status) {
       if (!status.ok()) return Failed("poll", status);
       Handle();
@@ -175,6 +176,7 @@ class Client {
     grpc::ClientContext* context = NextContext();
     if (context == nullptr) return End(Outcome::kStopped, "");
     submitted_.Clear();
+    ++ends_.progress().calls;
     if (dropping) return SubmitAndVanish(context);
     stub_->async()->Submit(context, &submit_, &submitted_, [this](grpc::Status status) {
       if (!status.ok()) return Failed("submit", status);

@@ -28,6 +28,10 @@ struct LoadClientsProgress {
   // Reports the server said it accepted, and reports a dropping client sent
   // without waiting for the answer (the server may or may not have them).
   std::atomic<std::uint64_t> accepted{0}, in_flight{0};
+  // Polls and submits the clients made (the callback driver's): the calls
+  // the server answered for the reports, to set its CPU per report beside
+  // an empty call's.
+  std::atomic<std::uint64_t> calls{0};
   std::mutex mu;
   std::string first_error;  // of the first client that failed
 };

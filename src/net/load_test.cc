@@ -416,6 +416,7 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   summary.dropped_clients = progress.dropped.load();
   summary.reports_seen_accepted = progress.accepted.load();
   summary.reports_in_flight = progress.in_flight.load();
+  summary.calls = progress.calls.load();
   summary.first_error = progress.first_error;
   return summary;
 }

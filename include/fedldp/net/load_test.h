@@ -85,6 +85,10 @@ struct LoadTestSummary {
   // without waiting for the answer: the server's count is between the first
   // and their sum, else a report was lost or counted twice (an error).
   std::uint64_t reports_seen_accepted = 0, reports_in_flight = 0;
+  // Polls and submits the clients made, joins aside (0: not counted, the
+  // threads driver): the server's CPU per call is beside an empty call's
+  // (fedldp_transport_bench).
+  std::uint64_t calls = 0;
   std::string first_error;  // of a failed client
   std::string dir;          // the work folder (kept when the run failed)
 };
