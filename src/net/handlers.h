@@ -152,7 +152,8 @@ Status HandleRoundInfoWith(Coordinator& coordinator, std::string_view shuffler_t
                            const v1::RoundInfoRequest& request, v1::RoundInfoReply* reply,
                            typename Coordinator::Clock::time_point now) {
   if (!SameSecret(request.shuffler_token(), shuffler_token)) return NotShuffler();
-  const ShuffleInfo info = coordinator.RoundInfo(now, request.instance());
+  const ShuffleInfo info =
+      coordinator.RoundInfo(now, request.instance(), !request.without_delivered());
   reply->set_round(info.round);
   reply->set_expected(info.expected);
   reply->mutable_delivered()->Assign(info.delivered.begin(), info.delivered.end());

@@ -141,6 +141,8 @@ std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const s
   pb::RoundInfoRequest ask;
   ask.set_shuffler_token(token);
   ask.set_instance(core.instance());
+  const bool listed = core.WantsDelivered();
+  ask.set_without_delivered(!listed);
   pb::RoundInfoReply info;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
@@ -154,6 +156,7 @@ std::optional<ShuffleInfo> FetchRoundInfo(pb::Coordinator::Stub& server, const s
   view.round = info.round();
   view.expected = info.expected();
   view.delivered.assign(info.delivered().begin(), info.delivered().end());
+  view.listed = listed;
   view.waiting = info.waiting();
   view.deadline_ms = info.deadline_ms();
   view.open = info.open();

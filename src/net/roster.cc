@@ -357,7 +357,6 @@ ShuffleInfo OpenRoundInfo(std::uint64_t round, std::uint64_t chunks,
   info.round = round;
   info.open = true;
   info.chunks = chunks;
-  info.delivered.assign(delivered.begin(), delivered.end());
   for (const std::uint64_t user : assigned) {
     const bool in = delivered.contains(user);
     if (!in && gone(user)) continue;  // withdrawn or away: not expected

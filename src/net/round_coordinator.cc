@@ -184,7 +184,8 @@ RoundCoordinator::ShufflerSeen& RoundCoordinator::HeardShuffler(std::string_view
   return at->second;
 }
 
-ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now, std::string_view instance) {
+ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now, std::string_view instance,
+                                        bool listed) {
   std::lock_guard lock(mu_);
   ShufflerSeen& seen = HeardShuffler(instance, now);
   if (!started_ || snap_.finished || !RoundOpen() || !Shuffled()) {
@@ -201,6 +202,8 @@ ShuffleInfo RoundCoordinator::RoundInfo(Clock::time_point now, std::string_view 
       policy_.stale_after, opened_ + policy_.deadline, now, vouched_);
   info.piece_bytes = PieceBytes();
   info.batch = ShuffleBatch();
+  info.listed = listed;
+  if (listed) info.delivered.assign(delivered_.begin(), delivered_.end());
   return info;
 }
 

@@ -18,6 +18,11 @@ std::string DrawInstance() {
 ShufflerCore::ShufflerCore(ShufflerPolicy policy, Log log)
     : policy_(policy), log_(std::move(log)), instance_(DrawInstance()) {}
 
+bool ShufflerCore::WantsDelivered() const {
+  std::lock_guard lock(mu_);
+  return !known_ || listed_round_ != info_.round;
+}
+
 std::uint64_t ShufflerCore::SmallestBatch() const {
   return std::max<std::uint64_t>(policy_.min_batch, info_.batch);
 }
@@ -54,7 +59,8 @@ void ShufflerCore::Update(const LdpFlCoordinator::Info& info) {
   info_ = info;
   known_ = true;
   // Users the server already has (a batch delivered before a restart of
-  // this process) are not sent again.
+  // this process) are not sent again. The list comes once a round.
+  if (info_.listed) listed_round_ = info_.round;
   for (const std::uint64_t u : info_.delivered) {
     pending_.erase(u);
     forwarded_.emplace(u, "");

@@ -479,6 +479,21 @@ TEST_F(LdpFlDeployTest, RestartKeepsDeliveredPiecesAndCountsNothingTwice) {
   const auto info = server->RoundInfo(Clock::now());
   EXPECT_EQ(info.round, round);
   EXPECT_EQ(info.delivered.size(), 3u);
+  // Unasked, the list is left out (a shuffler has it once a round).
+  const auto unlisted = server->RoundInfo(Clock::now(), "", false);
+  EXPECT_FALSE(unlisted.listed);
+  EXPECT_TRUE(unlisted.delivered.empty());
+  EXPECT_EQ(unlisted.waiting, info.waiting);
+  ShufflerCore shuffler({.min_batch = 1});
+  EXPECT_TRUE(shuffler.WantsDelivered());  // nothing known yet
+  shuffler.Update(unlisted);
+  EXPECT_TRUE(shuffler.WantsDelivered());  // the round's list not had yet
+  shuffler.Update(info);
+  EXPECT_FALSE(shuffler.WantsDelivered());
+  auto next = unlisted;
+  ++next.round;
+  shuffler.Update(next);
+  EXPECT_TRUE(shuffler.WantsDelivered());  // a new round: its list once
   EXPECT_FALSE(server->Deliver(Batch(round, std::span(subs).first(3)), Clock::now()).accepted);
   ASSERT_TRUE(server->Deliver(Batch(round, std::span(subs).subspan(3)), Clock::now()).accepted);
   EXPECT_EQ(server->stats().counted, 6u);

@@ -315,6 +315,9 @@ class ShufflerCore {
   // This process among the server's shufflers (32 hex digits, drawn at
   // construction): how the server tells several shufflers apart.
   const std::string& instance() const { return instance_; }
+  // Whether the next view should list the round's delivered users: not yet
+  // had for the round this core knows (or none known).
+  bool WantsDelivered() const;
 
  private:
   void Say(const std::string& line) const;
@@ -340,7 +343,8 @@ class ShufflerCore {
   mutable std::mutex mu_;
   LdpFlCoordinator::Info info_;
   bool known_ = false;
-  std::map<std::uint64_t, Held> pending_;  // user -> submission, for info_.round
+  std::optional<std::uint64_t> listed_round_;  // the round whose delivered users were listed
+  std::map<std::uint64_t, Held> pending_;      // user -> submission, for info_.round
   // Users of info_.round sent on, with their token ("": delivered before
   // this process started).
   std::map<std::uint64_t, std::string> forwarded_;

@@ -94,6 +94,7 @@ struct ShuffleInfo {
   std::uint64_t round = 0;
   std::uint64_t expected = 0;            // users drawn, less those withdrawn
   std::vector<std::uint64_t> delivered;  // users whose pieces the server has
+  bool listed = true;                    // delivered was asked for, and is whole
   std::uint64_t waiting = 0;             // users not delivered whose clients still poll
   std::uint32_t deadline_ms = 0;
   bool open = false, finished = false;

@@ -103,8 +103,10 @@ class RoundCoordinator {
   // hand over this user's report for this round, else why not.
   Status Vouch(std::string_view token, std::string_view session, std::uint64_t user,
                std::uint64_t round);
-  // `instance`: the asking shuffler process (RoundInfoRequest.instance).
-  ShuffleInfo RoundInfo(Clock::time_point now, std::string_view instance = {});
+  // `instance`: the asking shuffler process (RoundInfoRequest.instance);
+  // `listed`: with the users delivered in the open round (else none, and
+  // not listed).
+  ShuffleInfo RoundInfo(Clock::time_point now, std::string_view instance = {}, bool listed = true);
 
   // A heartbeat (PollRequest.heartbeat): the client is heard from, its
   // session checked, and nothing else. It learns nothing of the round and
