@@ -62,6 +62,8 @@ LdpFlTaskSpec Spec(bool updates, bool adaptive) {
   spec.config.rounds = kTaskRounds;
   spec.config.epsilon = 1;
   spec.config.fraction = 0.5;  // 3 of the 6 users per round
+  // Batches of 2 or 3 are taken, one user alone is refused: both paths.
+  spec.config.shuffle_batch = 2;
   spec.config.adaptive = adaptive && !updates;
   spec.config.perturb_updates = updates;
   spec.config.fixed_range = {0, 0.5};
@@ -216,6 +218,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Require(reply.chunks() == chunks.size(), "the pieces per report");
         Require(static_cast<std::uint64_t>(reply.delivered_size()) <= reply.expected(),
                 "no more delivered than expected");
+        Require(!request.without_delivered() || reply.delivered_size() == 0,
+                "the delivered users only when asked");
+        Require(reply.unheld() <= reply.waiting(), "the unheld are some of those waited for");
+        Require(!reply.open() || reply.batch() == c.spec().shuffle_batch(),
+                "the batch the statement counts");
         for (const auto u : reply.delivered()) Require(u < kTaskUsers, "delivered users exist");
       }
     } else if (op == 4) {
@@ -279,6 +286,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Require(reply.pieces_accepted() + reply.pieces_rejected() ==
                     static_cast<std::uint64_t>(request.contributors_size()) * chunks.size(),
                 "a verdict for every piece");
+        Require(static_cast<std::uint64_t>(request.contributors_size()) >= c.spec().shuffle_batch(),
+                "no batch smaller than the statement's n is taken");
         if (request.round() != round_of_delivered) delivered.clear();
         round_of_delivered = request.round();
         for (const auto& contributor : request.contributors()) {
