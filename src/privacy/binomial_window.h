@@ -20,9 +20,9 @@ struct Window {
 // tolerance / 2.
 void BinomialWindow(std::uint64_t trials, double p, double tolerance, Window& w);
 
-// An estimate of the terms one sum over (C, A | C) takes, and the most the
-// exact sums take on.
-double Terms(std::uint64_t n, double eps0);
+// An estimate of the terms one sum over (C, A | C) takes, C ~ Bin(n - 1,
+// rate), and the most the exact sums take on.
+double Terms(std::uint64_t n, double rate);
 inline constexpr double kMaxTerms = 5e7;
 
 }  // namespace fedldp::shuffle_internal

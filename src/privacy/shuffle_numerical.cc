@@ -55,8 +55,8 @@ void BinomialWindow(std::uint64_t trials, double p, double tolerance, Window& w)
 
 // An estimate of the terms one divergence sums: (window of C) x (window
 // of A | C), both about 24 standard deviations wide.
-double Terms(std::uint64_t n, double eps0) {
-  const double mean = static_cast<double>(n - 1) * std::exp(-eps0);
+double Terms(std::uint64_t n, double rate) {
+  const double mean = static_cast<double>(n - 1) * rate;
   return (24 * std::sqrt(mean) + 1) * (12 * std::sqrt(mean) + 1);
 }
 
@@ -76,11 +76,16 @@ std::string Text(double value) {
 
 }  // namespace
 
-DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance) {
+double CloneRate(ShuffleReduction bound, double eps0) {
+  return bound == ShuffleReduction::kVariationRatio ? 2 / (std::exp(eps0) + 1) : std::exp(-eps0);
+}
+
+DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance,
+                               ShuffleReduction bound) {
   const double alpha = 1 / (1 + std::exp(-eps0));
   const double e = std::exp(eps);
   Window clones, halves;
-  BinomialWindow(n - 1, std::exp(-eps0), tolerance, clones);
+  BinomialWindow(n - 1, CloneRate(bound, eps0), tolerance, clones);
   // Leaving mass out of A | C moves each divergence term by at most that
   // mass in P and e^eps times it in Q.
   const double half_tolerance = tolerance / (1 + e);
@@ -106,7 +111,8 @@ DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double 
   return {lower, std::min(1.0, upper)};
 }
 
-Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double eps0, double delta) {
+Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double eps0, double delta,
+                                                      ShuffleReduction bound) {
   if (n < 1) return Error{"the number of reports must be at least 1"};
   if (!(std::isfinite(eps0) && eps0 > 0)) {
     return Error{"the local epsilon must be a positive number, not " + Text(eps0)};
@@ -115,9 +121,10 @@ Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double ep
     return Error{"delta must be in [1e-12, 1) (below 1e-12 double rounding would matter), not " +
                  Text(delta)};
   }
-  if (Terms(n, eps0) > kMaxTerms) {
-    return Error{"n e^-eps0 = " + Text(std::round(static_cast<double>(n - 1) * std::exp(-eps0))) +
-                 " is too large for the exact sum (about 2e5 at most); use the closed form"};
+  const double rate = CloneRate(bound, eps0);
+  if (Terms(n, rate) > kMaxTerms) {
+    return Error{"the expected clones, " + Text(std::round(static_cast<double>(n - 1) * rate)) +
+                 ", are too many for the exact sum (about 2e5 at most); use the closed form"};
   }
   const double tolerance = 1e-6 * delta;
   const auto bisect = [&](auto holds) {  // the smallest eps in [0, eps0] where holds(eps)
@@ -128,12 +135,12 @@ Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double ep
   b.delta = delta;
   // Sound: the divergence's upper bound is at most delta there. (At eps0
   // the shuffled output is eps0-DP outright: post-processing.)
-  b.epsilon_upper =
-      bisect([&](double eps) { return ShuffleCloneDelta(n, eps0, eps, tolerance).upper <= delta; });
+  b.epsilon_upper = bisect(
+      [&](double eps) { return ShuffleCloneDelta(n, eps0, eps, tolerance, bound).upper <= delta; });
   // Below this the divergence's lower bound exceeds delta: no tighter eps
   // follows from the analysis.
-  const double above =
-      bisect([&](double eps) { return ShuffleCloneDelta(n, eps0, eps, tolerance).lower <= delta; });
+  const double above = bisect(
+      [&](double eps) { return ShuffleCloneDelta(n, eps0, eps, tolerance, bound).lower <= delta; });
   b.epsilon_lower = std::max(0.0, above - 1e-7);
   return b;
 }

@@ -129,7 +129,7 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   if (n < 1) return Error{"the number of reports must be at least 1"};
   if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
-  if (Terms(n, eps0) > kMaxTerms) {
+  if (Terms(n, std::exp(-eps0)) > kMaxTerms) {
     return Error{"n e^-eps0 is too large for the exact sum (about 2e5 at most)"};
   }
   const double alpha = 1 / (1 + std::exp(-eps0));

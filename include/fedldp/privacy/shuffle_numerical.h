@@ -36,13 +36,35 @@
 
 namespace fedldp {
 
+// Which decomposition of an eps0-LDP randomizer the pair rests on: how
+// likely each other user is a clone (of either input, half the time each).
+//   kClones          Feldman, McMillan & Talwar (FOCS 2021): e^-eps0.
+//   kVariationRatio  Wang et al., "Privacy Amplification via Shuffling:
+//                    Unified, Simplified, and Tightened" (VLDB 2024), with
+//                    the parameters proven for any eps0-LDP randomizer
+//                    (p = q = e^eps0, beta = (e^eps0 - 1) / (e^eps0 + 1), so
+//                    alpha = beta / (p - 1) = 1 / (e^eps0 + 1)): each other
+//                    user is a clone of x1 with r0 = alpha p / q = alpha and
+//                    of x1' with r1 = alpha, 2 / (e^eps0 + 1) in all, and
+//                    user 1 is a clone always (its blanket weight 1 - alpha
+//                    - alpha p is 0), reporting x1 with probability
+//                    e^eps0 / (e^eps0 + 1): the pair above with the larger
+//                    clone rate (2 / (e^eps0 + 1) > e^-eps0 for eps0 > 0).
+//                    Mechanism-specific parameters (a smaller beta: PM,
+//                    Laplace) give user 1 a blanket weight, another pair,
+//                    not computed here.
+enum class ShuffleReduction { kClones, kVariationRatio };
+// Each other user's probability of being a clone under `bound`.
+double CloneRate(ShuffleReduction bound, double eps0);
+
 struct DeltaBracket {
   double lower = 0;
   double upper = 0;
 };
 // The divergence of the analysis at `eps`, bracketed. `tolerance`: the
 // mass left out of the windows is at most this (it widens the bracket).
-DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance);
+DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance,
+                               ShuffleReduction bound = ShuffleReduction::kClones);
 
 struct NumericalShuffleBound {
   double epsilon_lower = 0;  // the analysis cannot prove less than this
@@ -52,7 +74,8 @@ struct NumericalShuffleBound {
 // n >= 1 reports, eps0 > 0 finite, delta in [1e-12, 1) (below, double
 // rounding would matter). Refuses a computation of over ~1e10 terms (n
 // e^-eps0 in the millions): use the closed form there.
-Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double eps0, double delta);
+Result<NumericalShuffleBound> NumericalShuffleEpsilon(
+    std::uint64_t n, double eps0, double delta, ShuffleReduction bound = ShuffleReduction::kClones);
 
 }  // namespace fedldp
 
