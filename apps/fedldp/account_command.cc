@@ -45,19 +45,48 @@ std::string FloatingPointLine(const std::string& mechanism) {
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
   app.description(
       "The central (eps, delta) of N reports of an eps0-LDP randomizer, shuffled: the numerical\n"
-      "bound of Feldman, McMillan & Talwar (FOCS 2021, Appendix E), bracketed (the upper end\n"
-      "is the claim), beside their closed form (Theorem 3.1) where it applies.");
+      "bound of Feldman, McMillan & Talwar (FOCS 2021, Appendix E) and the variation-ratio\n"
+      "bound of Wang et al. (VLDB 2024, with the parameters proven for any eps0-LDP\n"
+      "randomizer), each bracketed (the upper end is the claim), beside the closed form of\n"
+      "Feldman et al. (Theorem 3.1) where it applies. --bound picks the first line's claim.");
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
   app.add_option("--reports", o.reports, "N: reports shuffled together")->required();
   app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->required();
   AddMechanismOption(app, o.mechanism);
+  app.add_option("--bound", o.bound,
+                 "The claim's bound: fmt (Feldman-McMillan-Talwar) or variation-ratio (Wang et "
+                 "al.; tighter)")
+      ->check(CLI::IsMember({"fmt", "variation-ratio"}))
+      ->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
+namespace {
+
+// "eps in [lower, upper]" of a numerical bound, or why it has none.
+std::string Bracket(const Result<NumericalShuffleBound>& b) {
+  if (!b.ok()) return "beyond the exact sum's reach (" + b.error() + ")";
+  return "eps in [" + Down(b->epsilon_lower) + ", " + Up(b->epsilon_upper) + "]";
+}
+
+nlohmann::json BracketJson(const Result<NumericalShuffleBound>& b) {
+  if (!b.ok()) return nullptr;
+  return {{"epsilon_lower", b->epsilon_lower}, {"epsilon_upper", b->epsilon_upper}};
+}
+
+}  // namespace
+
 int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::ostream&) {
   const std::string floating_point = FloatingPointLine(o.mechanism);
-  auto bound = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta);
-  if (!bound.ok()) throw UsageError(bound.error());
+  const auto fmt = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta);
+  if (!fmt.ok()) throw UsageError(fmt.error());
+  // The variation-ratio pair has more clones: its exact sum may be beyond
+  // reach where the other's is not.
+  const auto vr = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta,
+                                          ShuffleReduction::kVariationRatio);
+  const bool by_vr = o.bound == "variation-ratio";
+  if (by_vr && !vr.ok()) throw UsageError("the variation-ratio bound: " + vr.error());
+  const NumericalShuffleBound& claim = by_vr ? *vr : *fmt;
   const auto closed =
       FeldmanMcMillanTalwar(o.local_epsilon, static_cast<double>(o.reports), o.delta);
   if (o.json) {
@@ -65,20 +94,25 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
     j["local_epsilon"] = o.local_epsilon;
     j["reports"] = o.reports;
     j["delta"] = o.delta;
-    j["epsilon_lower"] = bound->epsilon_lower;
-    j["epsilon_upper"] = bound->epsilon_upper;
+    j["bound"] = o.bound;
+    j["epsilon_lower"] = claim.epsilon_lower;
+    j["epsilon_upper"] = claim.epsilon_upper;
+    j["fmt"] = BracketJson(fmt);
+    j["variation_ratio"] = BracketJson(vr);
     j["closed_form"] = closed.applies ? nlohmann::json(closed.epsilon) : nlohmann::json();
     j["floating_point"] = floating_point;
     out << j.dump() << "\n";
     return 0;
   }
+  const std::string claimed = "; the upper end is the claim";
   out << o.reports << " reports of a " << Shortest(o.local_epsilon)
-      << "-LDP randomizer, shuffled, are (" << Up(bound->epsilon_upper) << ", " << Shortest(o.delta)
+      << "-LDP randomizer, shuffled, are (" << Up(claim.epsilon_upper) << ", " << Shortest(o.delta)
       << ")-DP\n"
-      << "  numerical bound (Feldman, McMillan & Talwar, Appendix E): eps in ["
-      << Down(bound->epsilon_lower) << ", " << Up(bound->epsilon_upper)
-      << "]; the upper end is the claim\n"
-      << "  closed form (their Theorem 3.1): "
+      << "  numerical bound (Feldman, McMillan & Talwar, Appendix E): " << Bracket(fmt)
+      << (by_vr ? "" : claimed) << "\n"
+      << "  variation-ratio bound (Wang et al., VLDB 2024; any eps0-LDP randomizer): "
+      << Bracket(vr) << (by_vr ? claimed : "") << "\n"
+      << "  closed form (Feldman et al., Theorem 3.1): "
       << (closed.applies
               ? "eps <= " + Up(closed.epsilon)
               : "does not apply (needs N >= " + Shortest(std::ceil(closed.min_reports)) + ")")

@@ -146,7 +146,8 @@ struct AccountShuffleOptions {
   double local_epsilon = 0;
   std::uint64_t reports = 0;
   double delta = 0;
-  std::string mechanism;  // for the floating-point line; empty: every one
+  std::string mechanism;      // for the floating-point line; empty: every one
+  std::string bound = "fmt";  // the claim's: fmt or variation-ratio
   bool json = false;
 };
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);

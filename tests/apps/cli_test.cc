@@ -872,6 +872,24 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
       {"account", "shuffle", "--local-epsilon", "4", "--reports", "100000", "--delta", "1e-6"});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("are (0.16977, 1e-06)-DP"), std::string::npos) << text.out;
+  // Beside it, the variation-ratio bound (issue 45): the published code's
+  // 0.118161 at this point; --bound makes it the claim.
+  EXPECT_NE(text.out.find("variation-ratio bound (Wang et al., VLDB 2024; any eps0-LDP "
+                          "randomizer): eps in [0.118152, 0.118154]"),
+            std::string::npos)
+      << text.out;
+  const auto vr = Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "100000",
+                          "--delta", "1e-6", "--bound", "variation-ratio", "--json"});
+  ASSERT_EQ(vr.code, 0) << vr.err;
+  const auto record = nlohmann::json::parse(vr.out);
+  EXPECT_EQ(record["bound"], "variation-ratio");
+  EXPECT_NEAR(record["epsilon_upper"].get<double>(), 0.118161, 0.01 * 0.118161) << vr.out;
+  EXPECT_EQ(record["epsilon_upper"], record["variation_ratio"]["epsilon_upper"]);
+  EXPECT_LT(record["epsilon_upper"].get<double>(), record["fmt"]["epsilon_upper"].get<double>());
+  EXPECT_NE(Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "100", "--delta",
+                    "1e-6", "--bound", "clones"})
+                .code,
+            0);
 }
 
 // `account run`: the per-round figure is `account shuffle`'s at delta / (2R),
