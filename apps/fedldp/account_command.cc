@@ -34,6 +34,20 @@ void AddMechanismOption(CLI::App& app, std::string& mechanism) {
                  "every one");
 }
 
+// --bound: whose pair bounds a shuffled round (privacy/shuffle_numerical.h).
+void AddBoundOption(CLI::App& app, std::string& bound, const std::string& what) {
+  app.add_option("--bound", bound,
+                 what + ": " + ShuffleReductionKey(ShuffleReduction::kClones) +
+                     " (Feldman-McMillan-Talwar) or " +
+                     ShuffleReductionKey(ShuffleReduction::kVariationRatio) +
+                     " (Wang et al., tighter)")
+      ->check([](const std::string& key) {
+        const auto parsed = ParseShuffleReduction(key);
+        return parsed.ok() ? std::string() : parsed.error();
+      })
+      ->capture_default_str();
+}
+
 std::string FloatingPointLine(const std::string& mechanism) {
   auto line = FloatingPointStatementFor(mechanism);
   if (!line.ok()) throw UsageError(line.error());
@@ -53,11 +67,7 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
   app.add_option("--reports", o.reports, "N: reports shuffled together")->required();
   app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->required();
   AddMechanismOption(app, o.mechanism);
-  app.add_option("--bound", o.bound,
-                 "The claim's bound: fmt (Feldman-McMillan-Talwar) or variation-ratio (Wang et "
-                 "al.; tighter)")
-      ->check(CLI::IsMember({"fmt", "variation-ratio"}))
-      ->capture_default_str();
+  AddBoundOption(app, o.bound, "The claim's bound");
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
@@ -84,7 +94,7 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
   // reach where the other's is not.
   const auto vr = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta,
                                           ShuffleReduction::kVariationRatio);
-  const bool by_vr = o.bound == "variation-ratio";
+  const bool by_vr = ParseShuffleReduction(o.bound).value() == ShuffleReduction::kVariationRatio;
   if (by_vr && !vr.ok()) throw UsageError("the variation-ratio bound: " + vr.error());
   const NumericalShuffleBound& claim = by_vr ? *vr : *fmt;
   const auto closed =
@@ -154,6 +164,7 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                  "composes")
       ->capture_default_str();
   AddMechanismOption(app, o.mechanism);
+  AddBoundOption(app, o.bound, "With --shuffle, each round's bound");
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
@@ -168,6 +179,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.delta = o.delta;
   c.sampling_rate = o.sampling_rate;
   c.report_deviation = o.report_deviation;
+  c.reduction = ParseShuffleReduction(o.bound).value();
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {

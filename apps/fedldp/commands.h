@@ -154,6 +154,7 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
 int RunAccountShuffle(const AccountShuffleOptions& options, std::ostream& out, std::ostream& err);
 
 struct AccountRunOptions {
+  std::string bound = "fmt";  // a shuffled round's: fmt or variation-ratio
   double local_epsilon = 0;
   double local_delta = 0;
   std::uint64_t rounds = 1;

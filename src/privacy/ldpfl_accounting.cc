@@ -18,10 +18,12 @@ ShuffleBound FeldmanMcMillanTalwar(double eps0, double n, double delta) {
   return b;
 }
 
-Result<ShuffledReports> ShuffledReportsBound(std::uint64_t n, double eps0, double delta) {
-  auto numerical = NumericalShuffleEpsilon(n, eps0, delta);
+Result<ShuffledReports> ShuffledReportsBound(std::uint64_t n, double eps0, double delta,
+                                             ShuffleReduction reduction) {
+  auto numerical = NumericalShuffleEpsilon(n, eps0, delta, reduction);
   if (numerical.ok()) return ShuffledReports{numerical.value(), false};
-  // Too many terms for the exact sum: there the closed form holds.
+  // Too many terms for the exact sum: there FMT's closed form holds (for
+  // any eps0-LDP randomizer, whichever pair was asked for).
   const auto closed = FeldmanMcMillanTalwar(eps0, static_cast<double>(n), delta);
   if (!closed.applies) return Error{numerical.error()};
   return ShuffledReports{{closed.epsilon, closed.epsilon, delta}, true};

@@ -57,15 +57,14 @@ void ComposeRoundPlds(RunPrivacy& p) {
   const RunPrivacyConfig& c = p.config;
   constexpr double kGrid = 1e-3;
   auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
-                                    1e-3 * c.delta / static_cast<double>(c.rounds));
+                                    1e-3 * c.delta / static_cast<double>(c.rounds), c.reduction);
   if (!round_pld.ok()) return;
   const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
   p.total_pld.epsilon = PldEpsilon(run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {
     p.total = p.total_pld;
-    p.rule =
-        "numerical shuffle bound (Feldman-McMillan-Talwar), its privacy-loss distribution "
-        "composed exactly over rounds";
+    p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) +
+             "), its privacy-loss distribution composed exactly over rounds";
   }
 }
 
@@ -108,13 +107,13 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   p.shuffled = true;
   const double q = c.sampling_rate;
   const double delta_round = c.delta / (2 * r * q);
-  auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round);
+  auto round = ShuffledReportsBound(c.reports_per_round, c.local_epsilon, delta_round, c.reduction);
   if (!round.ok()) return NoRoundBound(c, delta_round, round.error());
   p.round = round->bound;
   p.closed_form = round->closed_form;
   std::string rule = p.closed_form
                          ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
-                         : "numerical shuffle bound per round (Feldman-McMillan-Talwar)";
+                         : "numerical shuffle bound per round (" + ReductionName(c.reduction) + ")";
   p.subsampled = {p.round.epsilon_upper, delta_round};
   if (c.sampled()) {
     p.subsampled = {std::log1p(q * std::expm1(p.round.epsilon_upper)), q * delta_round};
@@ -281,6 +280,9 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   s << " --rounds " << c.rounds;
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
+  if (c.shuffle && c.reduction == ShuffleReduction::kVariationRatio) {
+    s << " --bound " << ShuffleReductionKey(c.reduction);
+  }
   s << " --delta " << exact(c.delta);
   if (c.report_deviation > 0) s << " --report-deviation " << exact(c.report_deviation);
   if (!mechanism.empty()) s << " --mechanism " << mechanism;

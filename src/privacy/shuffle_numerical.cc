@@ -80,6 +80,26 @@ double CloneRate(ShuffleReduction bound, double eps0) {
   return bound == ShuffleReduction::kVariationRatio ? 2 / (std::exp(eps0) + 1) : std::exp(-eps0);
 }
 
+std::string ShuffleReductionKey(ShuffleReduction bound) {
+  return bound == ShuffleReduction::kVariationRatio ? "variation-ratio" : "fmt";
+}
+
+Result<ShuffleReduction> ParseShuffleReduction(std::string_view key) {
+  for (const auto bound : {ShuffleReduction::kClones, ShuffleReduction::kVariationRatio}) {
+    if (key == ShuffleReductionKey(bound)) return bound;
+  }
+  std::string why = "no shuffle bound is called '";  // built in steps: GCC 12's -Wrestrict
+  why.append(key).append("': ");
+  why.append(ShuffleReductionKey(ShuffleReduction::kClones)).append(" or ");
+  why.append(ShuffleReductionKey(ShuffleReduction::kVariationRatio));
+  return Error{std::move(why)};
+}
+
+std::string ReductionName(ShuffleReduction bound) {
+  return bound == ShuffleReduction::kVariationRatio ? "variation-ratio, Wang et al."
+                                                    : "Feldman-McMillan-Talwar";
+}
+
 DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance,
                                ShuffleReduction bound) {
   const double alpha = 1 / (1 + std::exp(-eps0));

@@ -124,17 +124,19 @@ Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
   return p;
 }
 
-Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance) {
+Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
+                             ShuffleReduction reduction) {
   using namespace shuffle_internal;
   if (n < 1) return Error{"the number of reports must be at least 1"};
   if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
-  if (Terms(n, std::exp(-eps0)) > kMaxTerms) {
-    return Error{"n e^-eps0 is too large for the exact sum (about 2e5 at most)"};
+  const double rate = CloneRate(reduction, eps0);
+  if (Terms(n, rate) > kMaxTerms) {
+    return Error{"the expected clones are too many for the exact sum (about 2e5 at most)"};
   }
   const double alpha = 1 / (1 + std::exp(-eps0));
   Window clones, halves;
-  BinomialWindow(n - 1, std::exp(-eps0), tolerance, clones);
+  BinomialWindow(n - 1, rate, tolerance, clones);
   // Every loss is within [-eps0, eps0] (P / Q is between 1 - alpha / alpha
   // and its inverse).
   const std::int64_t reach = Up(eps0, grid) + 1;

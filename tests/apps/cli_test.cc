@@ -892,6 +892,34 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
             0);
 }
 
+// `account run --bound variation-ratio` (issue 45): each round is `account
+// shuffle --bound variation-ratio`'s at delta / (2R), and the total, composed
+// by the same PLD, is below FMT's (0.9646 against 1.3956 here).
+TEST(Account, RunTakesTheVariationRatioBound) {
+  const std::vector<std::string> run = {
+      "account", "run",       "--local-epsilon",     "4",     "--rounds",
+      "5",       "--shuffle", "--reports-per-round", "10000", "--delta",
+      "1e-6",    "--json"};
+  auto with_bound = run;
+  with_bound.insert(with_bound.end(), {"--bound", "variation-ratio"});
+  const auto fmt = Fedldp(run), vr = Fedldp(with_bound);
+  ASSERT_EQ(fmt.code, 0) << fmt.err;
+  ASSERT_EQ(vr.code, 0) << vr.err;
+  const auto round = Fedldp({"account", "shuffle", "--local-epsilon", "4", "--reports", "10000",
+                             "--delta", "1e-7", "--bound", "variation-ratio", "--json"});
+  ASSERT_EQ(round.code, 0) << round.err;
+  EXPECT_EQ(testing::processes::JsonNumber(vr.out, "epsilon_upper"),
+            testing::processes::JsonNumber(round.out, "epsilon_upper"))
+      << vr.out;
+  const double total_vr = nlohmann::json::parse(vr.out)["total"]["epsilon"].get<double>();
+  const double total_fmt = nlohmann::json::parse(fmt.out)["total"]["epsilon"].get<double>();
+  EXPECT_LT(total_vr, 0.75 * total_fmt);
+  EXPECT_NEAR(total_vr, 0.9646, 1e-3);
+  with_bound.pop_back();
+  with_bound.push_back("fmt-ish");
+  EXPECT_NE(Fedldp(with_bound).code, 0);
+}
+
 // `account run`: the per-round figure is `account shuffle`'s at delta / (2R),
 // the total composes R such rounds within delta.
 TEST(Account, RunStatesLocalPerRoundAndTotal) {

@@ -31,6 +31,8 @@
 #define FEDLDP_PRIVACY_SHUFFLE_NUMERICAL_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "fedldp/base/status.h"
 
@@ -56,6 +58,11 @@ namespace fedldp {
 enum class ShuffleReduction { kClones, kVariationRatio };
 // Each other user's probability of being a clone under `bound`.
 double CloneRate(ShuffleReduction bound, double eps0);
+// Its key on command lines ("fmt", "variation-ratio"), and back (an error
+// names the keys); its name in statements.
+std::string ShuffleReductionKey(ShuffleReduction bound);
+Result<ShuffleReduction> ParseShuffleReduction(std::string_view key);
+std::string ReductionName(ShuffleReduction bound);
 
 struct DeltaBracket {
   double lower = 0;

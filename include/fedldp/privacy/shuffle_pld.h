@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fedldp/base/status.h"
+#include "fedldp/privacy/shuffle_numerical.h"
 
 namespace fedldp {
 
@@ -45,7 +46,10 @@ Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid);
 // One round of n shuffled eps0-LDP reports. `tolerance`: mass the binomial
 // windows may leave out (counted as infinite loss). Refused where the exact
 // sum is beyond reach (as NumericalShuffleEpsilon).
-Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance);
+// `reduction`: whose pair (shuffle_numerical.h; the variation-ratio pair
+// differs only in its clone rate).
+Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
+                             ShuffleReduction reduction = ShuffleReduction::kClones);
 
 // k reports, each (eps0, delta0)-DP, composed: the k-fold product of Kairouz,
 // Oh & Viswanath's canonical pair (composition.h), which dominates any such
