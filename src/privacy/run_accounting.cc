@@ -29,6 +29,8 @@ Status RunPrivacyConfig::Validate() const {
     e << "with the shuffler, the reports per round must be at least 1";
   } else if (!shuffle && reports_per_round != 0) {
     e << "reports per round apply with the shuffler only";
+  } else if (!shuffle && reduction != ShuffleReduction::kClones) {
+    e << "a shuffle bound (" << ReductionName(reduction) << ") applies with the shuffler only";
   } else if (!(sampling_rate > 0 && sampling_rate <= 1)) {
     e << "the sampling rate must be in (0, 1], got " << sampling_rate;
   } else if (sampled() && !shuffle) {

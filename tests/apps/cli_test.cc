@@ -918,6 +918,12 @@ TEST(Account, RunTakesTheVariationRatioBound) {
   with_bound.pop_back();
   with_bound.push_back("fmt-ish");
   EXPECT_NE(Fedldp(with_bound).code, 0);
+  // Without the shuffler a shuffle bound has nothing to bound: refused.
+  const auto unshuffled = Fedldp(
+      {"account", "run", "--local-epsilon", "4", "--rounds", "5", "--bound", "variation-ratio"});
+  EXPECT_NE(unshuffled.code, 0);
+  EXPECT_NE(unshuffled.err.find("applies with the shuffler only"), std::string::npos)
+      << unshuffled.err;
 }
 
 // `account run`: the per-round figure is `account shuffle`'s at delta / (2R),
