@@ -63,6 +63,20 @@ def test_the_published_shuffle_example():
     assert 0.1675 <= b["epsilon_lower"] <= b["epsilon"] <= 0.1728
 
 
+def test_the_variation_ratio_bound():
+    # Wang et al. (VLDB 2024): their code gives 0.118161 at the same point;
+    # over rounds the same bound composes below Feldman et al.'s.
+    vr = fedldp.shuffle_epsilon(100_000, 4.0, 1e-6, bound="variation-ratio")
+    assert abs(vr["epsilon"] / 0.118161 - 1) < 0.01
+    run = dict(rounds=5, shuffle=True, reports_per_round=10_000, delta=1e-6)
+    fmt = fedldp.account_run(4.0, **run)
+    tighter = fedldp.account_run(4.0, bound="variation-ratio", **run)
+    assert tighter["total"]["epsilon"] < 0.75 * fmt["total"]["epsilon"]
+    assert "--bound variation-ratio" in tighter["arguments"]
+    with pytest.raises(ValueError, match="no shuffle bound is called 'clones'"):
+        fedldp.shuffle_epsilon(100, 1.0, 1e-6, bound="clones")
+
+
 def test_bad_configurations_raise():
     with pytest.raises(ValueError):
         fedldp.account_run(-1.0)
