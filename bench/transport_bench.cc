@@ -41,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -599,8 +600,6 @@ class FloorReporter : public benchmark::ConsoleReporter {
   std::vector<Row> rows_;
 };
 
-}  // namespace
-
 // A size flag (--request-bytes=N, ...): where it goes and its value (-1:
 // not a size from 0 to 4,000,000); {nullptr, 0} for another argument.
 std::pair<std::size_t*, long> SizeFlag(const std::string& arg) {
@@ -617,63 +616,79 @@ std::pair<std::size_t*, long> SizeFlag(const std::string& arg) {
   return {nullptr, 0};
 }
 
-int main(int argc, char** argv) {
+void PrintHelp() {
+  std::printf(
+      "fedldp_transport_bench [--calls=N] [--clients=N] [Google Benchmark flags]\n"
+      "  Server CPU per call and calls/s of echo servers over loopback, a\n"
+      "  connection per client: raw epoll, gRPC callback, completion-queue\n"
+      "  and stream (docs/deploying.md).\n"
+      "  --calls    calls per gRPC run (100000; the raw loop makes 4x as many)\n"
+      "  --clients  connections, one call in flight on each (1000)\n"
+      "  --request-bytes, --reply-bytes  a call's sizes (100, 20)\n"
+      "  --metadata-bytes  bytes of two metadata entries on every call, as fedldp's\n"
+      "             token and session (0)\n\n");
+}
+
+struct Args {
   int server_threads = 1, clients = 1000;
-  std::string serve;
-  std::vector<char*> rest;
+  std::string serve;        // --serve=KIND: this process is that server
+  std::vector<char*> rest;  // Google Benchmark's
+};
+
+// This program's own flags (the sizes and --calls into their globals); the
+// others left for Google Benchmark. nullopt: a bad value, said on stderr.
+std::optional<Args> ParseArgs(int argc, char** argv) {
+  Args a;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--serve=", 0) == 0) {
-      serve = arg.substr(8);
+      a.serve = arg.substr(8);
     } else if (arg.rfind("--server-threads=", 0) == 0) {
-      server_threads = std::atoi(arg.c_str() + 17);
+      a.server_threads = std::atoi(arg.c_str() + 17);
     } else if (arg.rfind("--calls=", 0) == 0) {
       calls_per_run = std::atol(arg.c_str() + 8);
       if (calls_per_run <= 0) {
         std::fprintf(stderr, "--calls must be a positive number of calls\n");
-        return 2;
+        return std::nullopt;
       }
     } else if (arg.rfind("--clients=", 0) == 0) {
-      clients = std::atoi(arg.c_str() + 10);
-      if (clients <= 0) {
+      a.clients = std::atoi(arg.c_str() + 10);
+      if (a.clients <= 0) {
         std::fprintf(stderr, "--clients must be a positive number of connections\n");
-        return 2;
+        return std::nullopt;
       }
     } else if (const auto size = SizeFlag(arg); size.first != nullptr) {
       if (size.second < 0) {
         std::fprintf(stderr, "%s takes a number of bytes from 0 to 4,000,000\n", arg.c_str());
-        return 2;
+        return std::nullopt;
       }
       *size.first = static_cast<std::size_t>(size.second);
-    } else if (arg == "--help") {
-      std::printf(
-          "fedldp_transport_bench [--calls=N] [--clients=N] [Google Benchmark flags]\n"
-          "  Server CPU per call and calls/s of echo servers over loopback, a\n"
-          "  connection per client: raw epoll, gRPC callback, completion-queue\n"
-          "  and stream (docs/deploying.md).\n"
-          "  --calls    calls per gRPC run (100000; the raw loop makes 4x as many)\n"
-          "  --clients  connections, one call in flight on each (1000)\n"
-          "  --request-bytes, --reply-bytes  a call's sizes (100, 20)\n"
-          "  --metadata-bytes  bytes of two metadata entries on every call, as fedldp's\n"
-          "             token and session (0)\n\n");
-      rest.push_back(argv[i]);
     } else {
-      rest.push_back(argv[i]);
+      if (arg == "--help") PrintHelp();
+      a.rest.push_back(argv[i]);
     }
   }
-  if (!serve.empty()) {
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto args = ParseArgs(argc, argv);
+  if (!args) return 2;
+  if (!args->serve.empty()) {
     for (int kind = kRawEpoll; kind <= kGrpcStream; ++kind) {
-      if (serve != kKindNames[kind]) continue;
+      if (args->serve != kKindNames[kind]) continue;
       return kind == kRawEpoll ? ServeRawEpoll()
-                               : ServeGrpc(static_cast<Kind>(kind), server_threads);
+                               : ServeGrpc(static_cast<Kind>(kind), args->server_threads);
     }
-    std::fprintf(stderr, "unknown --serve=%s\n", serve.c_str());
+    std::fprintf(stderr, "unknown --serve=%s\n", args->serve.c_str());
     return 2;
   }
-  RegisterTransports(clients);
-  int rest_count = static_cast<int>(rest.size());
-  benchmark::Initialize(&rest_count, rest.data());
-  if (benchmark::ReportUnrecognizedArguments(rest_count, rest.data())) return 1;
+  RegisterTransports(args->clients);
+  int rest_count = static_cast<int>(args->rest.size());
+  benchmark::Initialize(&rest_count, args->rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_count, args->rest.data())) return 1;
   FloorReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
