@@ -36,6 +36,7 @@ void AddMechanismOption(CLI::App& app, std::string& mechanism) {
 
 // --bound: whose pair bounds a shuffled round (privacy/shuffle_numerical.h).
 void AddBoundOption(CLI::App& app, std::string& bound, const std::string& what) {
+  bound = ShuffleReductionKey(ShuffleReduction::kClones);
   app.add_option("--bound", bound,
                  what + ": " + ShuffleReductionKey(ShuffleReduction::kClones) +
                      " (Feldman-McMillan-Talwar) or " +
@@ -73,6 +74,13 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
 
 namespace {
 
+// The bound --bound names (AddBoundOption checked it; refused here too).
+ShuffleReduction BoundOf(const std::string& key) {
+  auto bound = ParseShuffleReduction(key);
+  if (!bound.ok()) throw UsageError(bound.error());
+  return *bound;
+}
+
 // "eps in [lower, upper]" of a numerical bound, or why it has none.
 std::string Bracket(const Result<NumericalShuffleBound>& b) {
   if (!b.ok()) return "beyond the exact sum's reach (" + b.error() + ")";
@@ -94,7 +102,7 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
   // reach where the other's is not.
   const auto vr = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta,
                                           ShuffleReduction::kVariationRatio);
-  const bool by_vr = ParseShuffleReduction(o.bound).value() == ShuffleReduction::kVariationRatio;
+  const bool by_vr = BoundOf(o.bound) == ShuffleReduction::kVariationRatio;
   if (by_vr && !vr.ok()) throw UsageError("the variation-ratio bound: " + vr.error());
   const NumericalShuffleBound& claim = by_vr ? *vr : *fmt;
   const auto closed =
@@ -179,7 +187,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.delta = o.delta;
   c.sampling_rate = o.sampling_rate;
   c.report_deviation = o.report_deviation;
-  c.reduction = ParseShuffleReduction(o.bound).value();
+  c.reduction = BoundOf(o.bound);
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {

@@ -146,15 +146,15 @@ struct AccountShuffleOptions {
   double local_epsilon = 0;
   std::uint64_t reports = 0;
   double delta = 0;
-  std::string mechanism;      // for the floating-point line; empty: every one
-  std::string bound = "fmt";  // the claim's: fmt or variation-ratio
+  std::string mechanism;  // for the floating-point line; empty: every one
+  std::string bound;      // the claim's (AddBoundOption sets the default)
   bool json = false;
 };
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
 int RunAccountShuffle(const AccountShuffleOptions& options, std::ostream& out, std::ostream& err);
 
 struct AccountRunOptions {
-  std::string bound = "fmt";  // a shuffled round's: fmt or variation-ratio
+  std::string bound;  // a shuffled round's (AddBoundOption sets the default)
   double local_epsilon = 0;
   double local_delta = 0;
   std::uint64_t rounds = 1;

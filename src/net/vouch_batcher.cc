@@ -58,7 +58,7 @@ void VouchBatcher::Run(std::stop_token stop) {
     {
       std::unique_lock lock(mu_);
       if (!queued_.wait(lock, stop, [&] { return !queue_.empty(); })) return;
-      const std::size_t n = std::min(queue_.size(), kMaxAsks);
+      const std::size_t n = std::min(queue_.size(), static_cast<std::size_t>(kMaxVouchAsks));
       batch.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     }

@@ -24,14 +24,12 @@
 
 #include "fedldp/base/status.h"
 #include "fedldp/v1/service.grpc.pb.h"
+#include "handlers.h"  // kMaxVouchAsks: the most asks one call carries
 
 namespace fedldp::net_internal {
 
 class VouchBatcher {
  public:
-  // The most asks one call carries (the server's kMaxVouchAsks).
-  static constexpr std::size_t kMaxAsks = 4096;
-
   VouchBatcher(v1::Coordinator::Stub& server, std::string shuffler_token);
   ~VouchBatcher();  // answers what waits with an error, then stops
   VouchBatcher(const VouchBatcher&) = delete;
