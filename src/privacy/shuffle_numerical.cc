@@ -1,73 +1,20 @@
 #include "fedldp/privacy/shuffle_numerical.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "binomial_window.h"
+#include "clone_pair.h"
 #include "fedldp/base/bisect.h"
 
 namespace fedldp {
 
-namespace shuffle_internal {
-
-// From the mode outward, until the mass beyond each end is at most
-// tolerance / 2: past the mode the ratio r of successive pmf values falls
-// monotonically, so the mass beyond a value v is at most v r / (1 - r).
-void BinomialWindow(std::uint64_t trials, double p, double tolerance, Window& w) {
-  const double n = static_cast<double>(trials);
-  const auto mode =
-      std::min<std::uint64_t>(trials, static_cast<std::uint64_t>(std::floor((n + 1) * p)));
-  const double m = static_cast<double>(mode);
-  const double at_mode = std::exp(std::lgamma(n + 1) - std::lgamma(m + 1) - std::lgamma(n - m + 1) +
-                                  m * std::log(p) + (n - m) * std::log1p(-p));
-  const double odds = p / (1 - p);
-  std::vector<double>& pmf = w.pmf;
-  pmf.clear();
-  w.outside = 0;
-  // Downward, stored reversed, then upward.
-  double v = at_mode;
-  for (std::uint64_t k = mode; k > 0; --k) {
-    const double r = static_cast<double>(k) / (n - static_cast<double>(k) + 1) / odds;
-    if (r < 1 && v * r / (1 - r) <= tolerance / 2) {
-      w.outside += v * r / (1 - r);
-      break;
-    }
-    v *= r;
-    pmf.push_back(v);
-  }
-  std::reverse(pmf.begin(), pmf.end());
-  w.first = mode - pmf.size();
-  pmf.push_back(at_mode);
-  v = at_mode;
-  for (std::uint64_t k = mode; k < trials; ++k) {
-    const double r = (n - static_cast<double>(k)) / (static_cast<double>(k) + 1) * odds;
-    if (r < 1 && v * r / (1 - r) <= tolerance / 2) {
-      w.outside += v * r / (1 - r);
-      break;
-    }
-    v *= r;
-    pmf.push_back(v);
-  }
-}
-
-// An estimate of the terms one divergence sums: (window of C) x (window
-// of A | C), both about 24 standard deviations wide.
-double Terms(std::uint64_t n, double rate) {
-  const double mean = static_cast<double>(n - 1) * rate;
-  return (24 * std::sqrt(mean) + 1) * (12 * std::sqrt(mean) + 1);
-}
-
-}  // namespace shuffle_internal
-
 namespace {
 
-using shuffle_internal::BinomialWindow;
-using shuffle_internal::kMaxTerms;
-using shuffle_internal::Terms;
-using shuffle_internal::Window;
+using namespace shuffle_internal;
 
 std::string Text(double value) {
   char text[32];
@@ -100,35 +47,58 @@ std::string ReductionName(ShuffleReduction bound) {
                                                     : "Feldman-McMillan-Talwar";
 }
 
+namespace {
+
+// The divergence given M = m, by the exact sum over the window of A | C.
+// Leaving mass out of it moves each term by at most that mass in P and
+// e^eps times it in Q.
+DeltaBracket WindowDivergence(std::uint64_t m, double alpha, double e, double tolerance,
+                              Window& halves) {
+  BinomialWindow(m - 1, 0.5, tolerance / (1 + e), halves);
+  const std::vector<double>& b = halves.pmf;
+  double pq = 0, qp = 0;
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    const double at = j < b.size() ? b[j] : 0;   // Bin(c, 1/2)(k)
+    const double before = j > 0 ? b[j - 1] : 0;  // Bin(c, 1/2)(k - 1)
+    const double p = alpha * at + (1 - alpha) * before;
+    const double q = (1 - alpha) * at + alpha * before;
+    pq += std::max(0.0, p - e * q);
+    qp += std::max(0.0, q - e * p);
+  }
+  const double d = std::max(pq, qp);
+  const double slack = (1 + e) * halves.outside;
+  const double r = halves.rounding + 4 * DBL_EPSILON;
+  return {std::max(0.0, d * (1 - r) - slack), d * (1 + r) + slack};
+}
+
+}  // namespace
+
+namespace shuffle_internal {
+
+DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, double tolerance,
+                       std::uint64_t width) {
+  const double e = std::exp(eps);
+  const CloneBlocks blocks = BlocksOf(n, pair, tolerance, width);
+  double lower = 0, upper = blocks.outside;
+  Window halves;
+  for (const CloneBlock& b : blocks.blocks) {
+    if (blocks.exact) {
+      const DeltaBracket d = WindowDivergence(b.lo, pair.favour, e, tolerance, halves);
+      upper += b.mass * d.upper;
+      lower += b.mass * d.lower;
+    } else {  // a block: its fewest clones bound it above, its most below
+      upper += b.mass * PrefixDivergence(b.lo, pair.favour, e, tolerance).upper;
+      lower += b.mass * PrefixDivergence(b.hi, pair.favour, e, tolerance).lower;
+    }
+  }
+  return {lower * (1 - blocks.rounding), std::min(1.0, upper * (1 + blocks.rounding))};
+}
+
+}  // namespace shuffle_internal
+
 DeltaBracket ShuffleCloneDelta(std::uint64_t n, double eps0, double eps, double tolerance,
                                ShuffleReduction bound) {
-  const double alpha = 1 / (1 + std::exp(-eps0));
-  const double e = std::exp(eps);
-  Window clones, halves;
-  BinomialWindow(n - 1, CloneRate(bound, eps0), tolerance, clones);
-  // Leaving mass out of A | C moves each divergence term by at most that
-  // mass in P and e^eps times it in Q.
-  const double half_tolerance = tolerance / (1 + e);
-  double lower = 0, upper = clones.outside;
-  for (std::size_t i = 0; i < clones.pmf.size(); ++i) {
-    const double weight = clones.pmf[i];
-    BinomialWindow(clones.first + i, 0.5, half_tolerance, halves);
-    const std::vector<double>& b = halves.pmf;
-    double pq = 0, qp = 0;
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-      const double at = j < b.size() ? b[j] : 0;   // Bin(c, 1/2)(k)
-      const double before = j > 0 ? b[j - 1] : 0;  // Bin(c, 1/2)(k - 1)
-      const double p = alpha * at + (1 - alpha) * before;
-      const double q = (1 - alpha) * at + alpha * before;
-      pq += std::max(0.0, p - e * q);
-      qp += std::max(0.0, q - e * p);
-    }
-    const double d = std::max(pq, qp);
-    const double slack = (1 + e) * halves.outside;
-    upper += weight * (d + slack);
-    lower += weight * std::max(0.0, d - slack);
-  }
-  return {lower, std::min(1.0, upper)};
+  return PairDelta(n, PairOf(bound, eps0), eps, tolerance);
 }
 
 Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double eps0, double delta,
@@ -141,11 +111,7 @@ Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double ep
     return Error{"delta must be in [1e-12, 1) (below 1e-12 double rounding would matter), not " +
                  Text(delta)};
   }
-  const double rate = CloneRate(bound, eps0);
-  if (Terms(n, rate) > kMaxTerms) {
-    return Error{"the expected clones, " + Text(std::round(static_cast<double>(n - 1) * rate)) +
-                 ", are too many for the exact sum (about 2e5 at most); use the closed form"};
-  }
+  if (auto pair = CheckedPair(n, bound, eps0); !pair.ok()) return Error{pair.error()};
   const double tolerance = 1e-6 * delta;
   const auto bisect = [&](auto holds) {  // the smallest eps in [0, eps0] where holds(eps)
     if (holds(0.0)) return 0.0;

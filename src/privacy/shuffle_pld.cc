@@ -1,11 +1,12 @@
 #include "fedldp/privacy/shuffle_pld.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "binomial_window.h"
+#include "clone_pair.h"
 #include "fedldp/base/bisect.h"
 
 namespace fedldp {
@@ -124,45 +125,56 @@ Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
   return p;
 }
 
+namespace {
+
+// Adds, with `weight`, the losses of the pair given M = m clones shown,
+// user 1's side shown with probability a (clone_pair.h). P's mass outside
+// the window of A | C is counted as infinite loss.
+void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, double grid,
+                   shuffle_internal::Window& halves, Accumulator& acc, double& infinite) {
+  shuffle_internal::BinomialWindow(m - 1, 0.5, tolerance, halves);
+  infinite += weight * halves.outside;
+  // Each mass raised by the window's rounding: at least the exact one (a
+  // PLD's masses may sum past 1 by that: its delta(eps) only grows).
+  weight *= 1 + halves.rounding + 4 * DBL_EPSILON;
+  const std::vector<double>& b = halves.pmf;
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    const double at = j < b.size() ? b[j] : 0;
+    const double before = j > 0 ? b[j - 1] : 0;
+    const double pk = a * at + (1 - a) * before;
+    const double qk = (1 - a) * at + a * before;
+    if (pk <= 0) continue;
+    if (qk <= 0) {
+      infinite += weight * pk;
+      continue;
+    }
+    acc.Add(Up(std::log(pk / qk), grid), weight * pk);
+  }
+}
+
+}  // namespace
+
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
                              ShuffleReduction reduction) {
   using namespace shuffle_internal;
   if (n < 1) return Error{"the number of reports must be at least 1"};
   if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
-  const double rate = CloneRate(reduction, eps0);
-  if (Terms(n, rate) > kMaxTerms) {
-    return Error{"the expected clones are too many for the exact sum (about 2e5 at most)"};
-  }
-  const double alpha = 1 / (1 + std::exp(-eps0));
-  Window clones, halves;
-  BinomialWindow(n - 1, rate, tolerance, clones);
-  // Every loss is within [-eps0, eps0] (P / Q is between 1 - alpha / alpha
-  // and its inverse).
+  auto pair = CheckedPair(n, reduction, eps0);
+  if (!pair.ok()) return Error{pair.error()};
+  const CloneBlocks blocks = BlocksOf(n, *pair, tolerance);
+  // Every loss is within [-eps0, eps0] (P / Q is between (1 - a) / a and
+  // its inverse, a = favour).
   const std::int64_t reach = Up(eps0, grid) + 1;
   Accumulator acc(-reach, reach);
   Pld p;
   p.grid = grid;
-  p.infinite = clones.outside;
-  for (std::size_t i = 0; i < clones.pmf.size(); ++i) {
-    const double weight = clones.pmf[i];
-    BinomialWindow(clones.first + i, 0.5, tolerance, halves);
-    // P's mass given this c outside the window of A | C is at most the
-    // window's: counted as infinite loss.
-    p.infinite += weight * halves.outside;
-    const std::vector<double>& b = halves.pmf;
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-      const double at = j < b.size() ? b[j] : 0;
-      const double before = j > 0 ? b[j - 1] : 0;
-      const double pk = alpha * at + (1 - alpha) * before;
-      const double qk = (1 - alpha) * at + alpha * before;
-      if (pk <= 0) continue;
-      if (qk <= 0) {
-        p.infinite += weight * pk;
-        continue;
-      }
-      acc.Add(Up(std::log(pk / qk), grid), weight * pk);
-    }
+  p.infinite = blocks.outside;
+  Window halves;
+  for (const CloneBlock& b : blocks.blocks) {
+    // A block's fewest clones dominate each of its m.
+    AddPairLosses(b.lo, pair->favour, b.mass * (1 + blocks.rounding), tolerance, grid, halves, acc,
+                  p.infinite);
   }
   p.first = acc.lo;
   p.mass = std::move(acc.mass);

@@ -71,7 +71,7 @@ TEST(AccountLdpFl, PlainCompositionAndAnHonestShuffleStatement) {
   EXPECT_LE(big.shuffled.delta, 1e-5);
   EXPECT_NE(DescribeLdpFlPrivacy(big).find("-DP per client"), std::string::npos);
   // Beyond the exact sum's reach, the closed form carries the statement.
-  const auto huge = AccountLdpFl(1, 100, 1, 100000000);
+  const auto huge = AccountLdpFl(1, 100, 1, std::size_t{1} << 40);
   ASSERT_TRUE(huge.shuffle_applies);
   EXPECT_EQ(huge.column_rule, "closed form");
   EXPECT_EQ(huge.column_epsilon, huge.per_column.epsilon);

@@ -197,14 +197,19 @@ TEST(AccountRun, BeyondTheExactSumTheClosedFormCarriesTheRound) {
   c.local_epsilon = 1;
   c.rounds = 2;
   c.shuffle = true;
-  c.reports_per_round = 100'000'000;
+  c.reports_per_round = std::uint64_t{1} << 40;  // a window of clones past 4e6 values
   c.delta = 1e-6;
   const auto p = AccountRun(c).value();
   EXPECT_TRUE(p.closed_form);
-  EXPECT_EQ(p.round.epsilon_upper, FeldmanMcMillanTalwar(1, 1e8, 2.5e-7).epsilon);
+  EXPECT_EQ(p.round.epsilon_upper, FeldmanMcMillanTalwar(1, 0x1p40, 2.5e-7).epsilon);
   EXPECT_NE(p.rule.find("closed-form shuffle bound per round"), std::string::npos) << p.rule;
   EXPECT_NE(DescribeRunPrivacy(p).find("closed form: the exact sum is out of reach"),
             std::string::npos);
+  // 1e8 reports are within the sum's reach (in blocks), far below the closed form.
+  c.reports_per_round = 100'000'000;
+  const auto sum = AccountRun(c).value();
+  EXPECT_FALSE(sum.closed_form);
+  EXPECT_LT(sum.round.epsilon_upper, FeldmanMcMillanTalwar(1, 1e8, 2.5e-7).epsilon / 2);
 }
 
 TEST(AccountRun, WithoutTheShufflerReportsComposeLocally) {

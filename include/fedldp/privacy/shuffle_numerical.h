@@ -27,6 +27,19 @@
 // Published example (their code brackets it with steps of 100 in c): n =
 // 100,000, eps0 = 4, delta = 1e-6 gives eps between 0.1675 and 0.1728; the
 // exact sum gives 0.16977.
+//
+// Large n (the c-by-c sum past ~5e7 terms, n e^-eps0 past ~1e5): the
+// divergence given C = c falls as c grows (one more clone adds a fair
+// coin: post-processing), so C's window is cut into 256 blocks, each
+// bounded above by its first c and below by its last; and given c, P > e^eps
+// Q only for k up to a point found in closed form, below which the terms
+// fall geometrically: summed from there down until the rest is below the
+// tolerance, about log(1 / tolerance) / (1 - ratio) terms whatever c. n =
+// 1e8 takes under a second (clone_pair.h; agrees with Wang et al.'s code
+// at n = 1e7). Rounding is bounded too: log-gamma's few ulps of values
+// near n log n move each computed probability by a relative error (1e-6 at
+// n = 1e8) that widens the bracket by as much. Past n ~ 1e11 (a window of
+// C over 4e6 values) it refuses.
 #ifndef FEDLDP_PRIVACY_SHUFFLE_NUMERICAL_H_
 #define FEDLDP_PRIVACY_SHUFFLE_NUMERICAL_H_
 
@@ -52,9 +65,18 @@ namespace fedldp {
 //                    - alpha p is 0), reporting x1 with probability
 //                    e^eps0 / (e^eps0 + 1): the pair above with the larger
 //                    clone rate (2 / (e^eps0 + 1) > e^-eps0 for eps0 > 0).
-//                    Mechanism-specific parameters (a smaller beta: PM,
-//                    Laplace) give user 1 a blanket weight, another pair,
-//                    not computed here.
+//                    The mechanism-specific parameters published with it
+//                    (a smaller beta: PM, Laplace, k-ary response) give
+//                    user 1 a blanket part and treat it as the others'
+//                    blankets; exact probabilities refute that pair
+//                    (shuffled 3-ary response, n = 10, eps0 = 1: it
+//                    states (0.941, 1e-6), the output's delta there is
+//                    2.3e-4; tests/privacy/shuffle_numerical_test.cc).
+//                    Revealing whether user 1 is blanket makes it sound,
+//                    but never tighter than the generic pair (PM, n = 1e5,
+//                    eps0 = 4: 0.1244 against 0.1182): every fedldp
+//                    randomizer (PrivUnitG, FastProjUnit, PM, HM, Duchi,
+//                    two-point) is stated with the generic parameters.
 enum class ShuffleReduction { kClones, kVariationRatio };
 // Each other user's probability of being a clone under `bound`.
 double CloneRate(ShuffleReduction bound, double eps0);
@@ -79,8 +101,7 @@ struct NumericalShuffleBound {
   double delta = 0;
 };
 // n >= 1 reports, eps0 > 0 finite, delta in [1e-12, 1) (below, double
-// rounding would matter). Refuses a computation of over ~1e10 terms (n
-// e^-eps0 in the millions): use the closed form there.
+// rounding would matter), n up to about 1e11.
 Result<NumericalShuffleBound> NumericalShuffleEpsilon(
     std::uint64_t n, double eps0, double delta, ShuffleReduction bound = ShuffleReduction::kClones);
 
