@@ -34,19 +34,21 @@ void AddMechanismOption(CLI::App& app, std::string& mechanism) {
                  "every one");
 }
 
-// --bound: whose pair bounds a shuffled round (privacy/shuffle_numerical.h).
+// --bound: whose pair bounds a shuffled round (privacy/shuffle_numerical.h);
+// left empty unless given (BoundOf reads that as the tightest proven).
 void AddBoundOption(CLI::App& app, std::string& bound, const std::string& what) {
-  bound = ShuffleReductionKey(ShuffleReduction::kClones);
   app.add_option("--bound", bound,
-                 what + ": " + ShuffleReductionKey(ShuffleReduction::kClones) +
-                     " (Feldman-McMillan-Talwar) or " +
+                 what + ": " + std::string(kBestShuffleBoundKey) + " (the tightest proven, " +
+                     ShuffleReductionKey(kTightestShuffleBound) + " today), " +
                      ShuffleReductionKey(ShuffleReduction::kVariationRatio) +
-                     " (Wang et al., tighter)")
+                     " (Wang et al.; Feldman, McMillan & Talwar SODA 2023) or " +
+                     ShuffleReductionKey(ShuffleReduction::kClones) +
+                     " (Feldman, McMillan & Talwar FOCS 2021)")
       ->check([](const std::string& key) {
         const auto parsed = ParseShuffleReduction(key);
         return parsed.ok() ? std::string() : parsed.error();
       })
-      ->capture_default_str();
+      ->default_str(std::string(kBestShuffleBoundKey));
 }
 
 std::string FloatingPointLine(const std::string& mechanism) {
@@ -63,7 +65,8 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
       "bound of Feldman, McMillan & Talwar (FOCS 2021, Appendix E) and the variation-ratio\n"
       "bound of Wang et al. (VLDB 2024, with the parameters proven for any eps0-LDP\n"
       "randomizer), each bracketed (the upper end is the claim), beside the closed form of\n"
-      "Feldman et al. (Theorem 3.1) where it applies. --bound picks the first line's claim.");
+      "Feldman et al. (Theorem 3.1) where it applies. The first line's claim is the tightest\n"
+      "proven (variation-ratio), or --bound's.");
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
   app.add_option("--reports", o.reports, "N: reports shuffled together")->required();
   app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->required();
@@ -74,8 +77,10 @@ void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& o) {
 
 namespace {
 
-// The bound --bound names (AddBoundOption checked it; refused here too).
+// The bound --bound names (AddBoundOption checked it; refused here too),
+// the tightest proven if none.
 ShuffleReduction BoundOf(const std::string& key) {
+  if (key.empty()) return kTightestShuffleBound;
   auto bound = ParseShuffleReduction(key);
   if (!bound.ok()) throw UsageError(bound.error());
   return *bound;
@@ -96,10 +101,11 @@ nlohmann::json BracketJson(const Result<NumericalShuffleBound>& b) {
 
 int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::ostream&) {
   const std::string floating_point = FloatingPointLine(o.mechanism);
-  const auto fmt = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta);
+  const auto fmt =
+      NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta, ShuffleReduction::kClones);
   if (!fmt.ok()) throw UsageError(fmt.error());
-  // The variation-ratio pair has more clones: its exact sum may be beyond
-  // reach where the other's is not.
+  // The variation-ratio pair has more clones: its sum may be beyond reach
+  // where the other's is not.
   const auto vr = NumericalShuffleEpsilon(o.reports, o.local_epsilon, o.delta,
                                           ShuffleReduction::kVariationRatio);
   const bool by_vr = BoundOf(o.bound) == ShuffleReduction::kVariationRatio;
@@ -112,7 +118,7 @@ int RunAccountShuffle(const AccountShuffleOptions& o, std::ostream& out, std::os
     j["local_epsilon"] = o.local_epsilon;
     j["reports"] = o.reports;
     j["delta"] = o.delta;
-    j["bound"] = o.bound;
+    j["bound"] = ShuffleReductionKey(BoundOf(o.bound));
     j["epsilon_lower"] = claim.epsilon_lower;
     j["epsilon_upper"] = claim.epsilon_upper;
     j["fmt"] = BracketJson(fmt);
@@ -188,6 +194,9 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.sampling_rate = o.sampling_rate;
   c.report_deviation = o.report_deviation;
   c.reduction = BoundOf(o.bound);
+  if (!o.bound.empty() && !o.shuffle) {
+    throw UsageError("--bound " + o.bound + ": a shuffle bound applies with the shuffler only");
+  }
   auto p = AccountRun(c);
   if (!p.ok()) throw UsageError(p.error());
   if (!o.json) {

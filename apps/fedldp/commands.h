@@ -147,14 +147,14 @@ struct AccountShuffleOptions {
   std::uint64_t reports = 0;
   double delta = 0;
   std::string mechanism;  // for the floating-point line; empty: every one
-  std::string bound;      // the claim's (AddBoundOption sets the default)
+  std::string bound;      // the claim's (empty: the tightest proven)
   bool json = false;
 };
 void SetupAccountShuffle(CLI::App& app, AccountShuffleOptions& options);
 int RunAccountShuffle(const AccountShuffleOptions& options, std::ostream& out, std::ostream& err);
 
 struct AccountRunOptions {
-  std::string bound;  // a shuffled round's (AddBoundOption sets the default)
+  std::string bound;  // a shuffled round's (empty: the tightest proven)
   double local_epsilon = 0;
   double local_delta = 0;
   std::uint64_t rounds = 1;

@@ -189,10 +189,17 @@ void BindAccounting(py::module_& m) {
       "account_run",
       [](double local_epsilon, const py::object& rounds, bool shuffle,
          std::uint64_t reports_per_round, double delta, double local_delta, double sampling_rate,
-         const std::string& mechanism, double report_deviation, const std::string& bound) {
+         const std::string& mechanism, double report_deviation, const py::object& bound) {
         auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta, local_delta,
                             sampling_rate, report_deviation);
-        c.reduction = Take(ParseShuffleReduction(bound));
+        if (!bound.is_none()) {
+          const auto key = bound.cast<std::string>();
+          c.reduction = Take(ParseShuffleReduction(key));
+          if (!shuffle) {
+            throw py::value_error("bound=\"" + key +
+                                  "\": a shuffle bound applies with the shuffler only");
+          }
+        }
         Check(c.Validate());
         Take(FloatingPointStatementFor(mechanism));  // an unknown name, before the work
         return RunPrivacyDict(Take(WithoutGil([&] { return AccountRun(c); })), mechanism);
@@ -200,7 +207,7 @@ void BindAccounting(py::module_& m) {
       py::arg("local_epsilon"), py::arg("rounds") = 1, py::arg("shuffle") = false,
       py::arg("reports_per_round") = 0, py::arg("delta") = 1e-6, py::arg("local_delta") = 0.0,
       py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", py::arg("report_deviation") = 0.0,
-      py::arg("bound") = "fmt",
+      py::arg("bound") = py::none(),
       R"doc(
 A client's privacy over a run of `rounds` reports, each (local_epsilon,
 local_delta)-LDP, as `fedldp account run` states it: a dict whose "total" is
@@ -215,9 +222,10 @@ sampling_rate < 1 draws each round's clients in secret from the server.
 report_deviation is a report's total variation from the ideal law (PrivUnitG's
 and FastProjUnit's proven allowance, VectorRandomizer.deviation): every delta
 then includes (1 + e^eps) n times it for each step of n reports it composes,
-the total's as "allowance". bound: a shuffled round's, "fmt" (Feldman, McMillan &
-Talwar) or "variation-ratio" (Wang et al., VLDB 2024: tighter, proven for any
-eps0-LDP randomizer).)doc");
+the total's as "allowance". bound: a shuffled round's (with shuffle=True only),
+"best" (the tightest proven, as when not given), "variation-ratio" (Wang et al.,
+VLDB 2024, the parameters proven for any eps0-LDP randomizer) or "fmt"
+(Feldman, McMillan & Talwar, FOCS 2021).)doc");
   m.def(
       "shuffle_epsilon",
       [](std::uint64_t n, double local_epsilon, double delta, const std::string& bound) {
@@ -230,11 +238,11 @@ eps0-LDP randomizer).)doc");
         d["delta"] = b.delta;
         return d;
       },
-      py::arg("n"), py::arg("local_epsilon"), py::arg("delta"), py::arg("bound") = "fmt",
+      py::arg("n"), py::arg("local_epsilon"), py::arg("delta"), py::arg("bound") = "best",
       "One shuffled round of n local_epsilon-LDP reports: the proven (epsilon, delta) "
-      "(bound \"fmt\": Feldman, McMillan & Talwar's numerical bound; \"variation-ratio\": "
-      "Wang et al.'s, tighter), with the least epsilon the analysis could prove "
-      "(epsilon_lower).");
+      "(bound \"best\": the tightest proven; \"variation-ratio\": Wang et al.'s; \"fmt\": "
+      "Feldman, McMillan & Talwar's numerical bound), with the least epsilon the analysis "
+      "could prove (epsilon_lower).");
 }
 
 namespace {

@@ -59,22 +59,28 @@ def test_the_inverse_is_tight():
 def test_the_published_shuffle_example():
     # Feldman, McMillan & Talwar (FOCS 2021): n = 100,000, eps0 = 4,
     # delta = 1e-6 gives eps between 0.1675 and 0.1728.
-    b = fedldp.shuffle_epsilon(100_000, 4.0, 1e-6)
+    b = fedldp.shuffle_epsilon(100_000, 4.0, 1e-6, bound="fmt")
     assert 0.1675 <= b["epsilon_lower"] <= b["epsilon"] <= 0.1728
 
 
 def test_the_variation_ratio_bound():
     # Wang et al. (VLDB 2024): their code gives 0.118161 at the same point;
     # over rounds the same bound composes below Feldman et al.'s.
+    # It is the default ("best": the tightest proven).
     vr = fedldp.shuffle_epsilon(100_000, 4.0, 1e-6, bound="variation-ratio")
     assert abs(vr["epsilon"] / 0.118161 - 1) < 0.01
+    assert fedldp.shuffle_epsilon(100_000, 4.0, 1e-6) == vr
     run = dict(rounds=5, shuffle=True, reports_per_round=10_000, delta=1e-6)
-    fmt = fedldp.account_run(4.0, **run)
-    tighter = fedldp.account_run(4.0, bound="variation-ratio", **run)
+    fmt = fedldp.account_run(4.0, bound="fmt", **run)
+    tighter = fedldp.account_run(4.0, **run)
+    assert tighter["total"] == fedldp.account_run(4.0, bound="best", **run)["total"]
     assert tighter["total"]["epsilon"] < 0.75 * fmt["total"]["epsilon"]
-    assert "--bound variation-ratio" in tighter["arguments"]
+    assert "--bound fmt" in fmt["arguments"]
+    assert "--bound" not in tighter["arguments"]
     with pytest.raises(ValueError, match="no shuffle bound is called 'clones'"):
         fedldp.shuffle_epsilon(100, 1.0, 1e-6, bound="clones")
+    with pytest.raises(ValueError, match="applies with the shuffler only"):
+        fedldp.account_run(4.0, rounds=5, bound="fmt")
 
 
 def test_bad_configurations_raise():

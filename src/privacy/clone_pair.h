@@ -56,13 +56,12 @@ struct CloneBlocks {
   std::vector<CloneBlock> blocks;
   double outside = 0;   // M's mass outside them, at most tolerance
   double rounding = 0;  // each mass's relative error, at most
-  bool exact = true;    // every block a single m
 };
 CloneBlocks BlocksOf(std::uint64_t n, const ClonePair& pair, double tolerance,
                      std::uint64_t width = 0);
 
-// ShuffleCloneDelta for a pair, in blocks of `width` (as BlocksOf): single
-// m summed exactly over the window of A | C, blocks by PrefixDivergence.
+// ShuffleCloneDelta for a pair, in blocks of `width` (as BlocksOf), each
+// by PrefixDivergence.
 DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, double tolerance,
                        std::uint64_t width = 0);
 
@@ -73,8 +72,9 @@ DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, doubl
 // log(1 / tolerance) / (1 - ratio) terms, whatever m.
 DeltaBracket PrefixDivergence(std::uint64_t m, double a, double e, double tolerance);
 
-// An estimate of the terms one exact sum over (C, A | C) takes, C ~ Bin(n
-// - 1, rate), and the most the exact sums take on.
+// An estimate of the terms a sum over every c and the whole window of A |
+// C takes (the PLD's), C ~ Bin(n - 1, rate), and the most taken on before
+// C is cut into blocks.
 double Terms(std::uint64_t n, double rate);
 inline constexpr double kMaxTerms = 5e7;
 inline constexpr std::size_t kBlocks = 256;

@@ -29,8 +29,6 @@ Status RunPrivacyConfig::Validate() const {
     e << "with the shuffler, the reports per round must be at least 1";
   } else if (!shuffle && reports_per_round != 0) {
     e << "reports per round apply with the shuffler only";
-  } else if (!shuffle && reduction != ShuffleReduction::kClones) {
-    e << "a shuffle bound (" << ReductionName(reduction) << ") applies with the shuffler only";
   } else if (!(sampling_rate > 0 && sampling_rate <= 1)) {
     e << "the sampling rate must be in (0, 1], got " << sampling_rate;
   } else if (sampled() && !shuffle) {
@@ -60,7 +58,9 @@ void ComposeRoundPlds(RunPrivacy& p) {
   constexpr double kGrid = 1e-3;
   auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
                                     1e-3 * c.delta / static_cast<double>(c.rounds), c.reduction);
-  if (!round_pld.ok()) return;
+  // Past ~5e4 grid points each squaring costs more than it is worth: the
+  // per-round points stand.
+  if (!round_pld.ok() || ComposedWidth(*round_pld, c.rounds) > 5e4) return;
   const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
   p.total_pld.epsilon = PldEpsilon(run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {
@@ -210,13 +210,17 @@ Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsi
   if (!(central_epsilon > 0 && std::isfinite(central_epsilon))) {
     return Error{"the target epsilon must be a finite number > 0"};
   }
-  // A pure function of four numbers that tuning asks for again and again
-  // (every grid point of every fold): remembered, bounded, thread-safe.
-  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double>;
+  // A pure function of its inputs that tuning asks for again and again
+  // (every grid point of every fold): remembered, bounded, thread-safe. The
+  // key holds every input the total depends on (the bound too: a run asking
+  // FMT's must not get the variation-ratio's eps0).
+  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
-  const Key key{config.rounds,        config.reports_per_round, config.delta,
-                config.sampling_rate, config.local_delta,       central_epsilon};
+  const Key key{config.rounds,      config.reports_per_round,
+                config.delta,       config.sampling_rate,
+                config.local_delta, central_epsilon,
+                config.shuffle,     static_cast<int>(config.reduction)};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -282,7 +286,7 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   s << " --rounds " << c.rounds;
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
-  if (c.shuffle && c.reduction == ShuffleReduction::kVariationRatio) {
+  if (c.shuffle && c.reduction != kTightestShuffleBound) {
     s << " --bound " << ShuffleReductionKey(c.reduction);
   }
   s << " --delta " << exact(c.delta);

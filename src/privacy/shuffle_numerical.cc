@@ -32,13 +32,15 @@ std::string ShuffleReductionKey(ShuffleReduction bound) {
 }
 
 Result<ShuffleReduction> ParseShuffleReduction(std::string_view key) {
+  if (key == kBestShuffleBoundKey) return kTightestShuffleBound;
   for (const auto bound : {ShuffleReduction::kClones, ShuffleReduction::kVariationRatio}) {
     if (key == ShuffleReductionKey(bound)) return bound;
   }
   std::string why = "no shuffle bound is called '";  // built in steps: GCC 12's -Wrestrict
   why.append(key).append("': ");
-  why.append(ShuffleReductionKey(ShuffleReduction::kClones)).append(" or ");
-  why.append(ShuffleReductionKey(ShuffleReduction::kVariationRatio));
+  why.append(ShuffleReductionKey(ShuffleReduction::kClones)).append(", ");
+  why.append(ShuffleReductionKey(ShuffleReduction::kVariationRatio)).append(" or ");
+  why.append(kBestShuffleBoundKey).append(" (the tightest proven)");
   return Error{std::move(why)};
 }
 
@@ -47,32 +49,6 @@ std::string ReductionName(ShuffleReduction bound) {
                                                     : "Feldman-McMillan-Talwar";
 }
 
-namespace {
-
-// The divergence given M = m, by the exact sum over the window of A | C.
-// Leaving mass out of it moves each term by at most that mass in P and
-// e^eps times it in Q.
-DeltaBracket WindowDivergence(std::uint64_t m, double alpha, double e, double tolerance,
-                              Window& halves) {
-  BinomialWindow(m - 1, 0.5, tolerance / (1 + e), halves);
-  const std::vector<double>& b = halves.pmf;
-  double pq = 0, qp = 0;
-  for (std::size_t j = 0; j <= b.size(); ++j) {
-    const double at = j < b.size() ? b[j] : 0;   // Bin(c, 1/2)(k)
-    const double before = j > 0 ? b[j - 1] : 0;  // Bin(c, 1/2)(k - 1)
-    const double p = alpha * at + (1 - alpha) * before;
-    const double q = (1 - alpha) * at + alpha * before;
-    pq += std::max(0.0, p - e * q);
-    qp += std::max(0.0, q - e * p);
-  }
-  const double d = std::max(pq, qp);
-  const double slack = (1 + e) * halves.outside;
-  const double r = halves.rounding + 4 * DBL_EPSILON;
-  return {std::max(0.0, d * (1 - r) - slack), d * (1 + r) + slack};
-}
-
-}  // namespace
-
 namespace shuffle_internal {
 
 DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, double tolerance,
@@ -80,16 +56,10 @@ DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, doubl
   const double e = std::exp(eps);
   const CloneBlocks blocks = BlocksOf(n, pair, tolerance, width);
   double lower = 0, upper = blocks.outside;
-  Window halves;
   for (const CloneBlock& b : blocks.blocks) {
-    if (blocks.exact) {
-      const DeltaBracket d = WindowDivergence(b.lo, pair.favour, e, tolerance, halves);
-      upper += b.mass * d.upper;
-      lower += b.mass * d.lower;
-    } else {  // a block: its fewest clones bound it above, its most below
-      upper += b.mass * PrefixDivergence(b.lo, pair.favour, e, tolerance).upper;
-      lower += b.mass * PrefixDivergence(b.hi, pair.favour, e, tolerance).lower;
-    }
+    // A block's fewest clones bound it above, its most below.
+    upper += b.mass * PrefixDivergence(b.lo, pair.favour, e, tolerance).upper;
+    lower += b.mass * PrefixDivergence(b.hi, pair.favour, e, tolerance).lower;
   }
   return {lower * (1 - blocks.rounding), std::min(1.0, upper * (1 + blocks.rounding))};
 }

@@ -182,6 +182,20 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   return p;
 }
 
+double ComposedWidth(const Pld& round, std::uint64_t times) {
+  double mass = 0, mean = 0, square = 0;
+  for (std::size_t i = 0; i < round.mass.size(); ++i) {
+    const double at = static_cast<double>(i);
+    mass += round.mass[i];
+    mean += round.mass[i] * at;
+    square += round.mass[i] * at * at;
+  }
+  if (mass <= 0) return 1;
+  mean /= mass;
+  const double sd = std::sqrt(std::max(0.0, square / mass - mean * mean));
+  return 12 * std::sqrt(static_cast<double>(times)) * sd + static_cast<double>(round.mass.size());
+}
+
 Pld ComposePld(const Pld& round, std::uint64_t times, double trim) {
   Pld result;
   result.grid = round.grid;

@@ -42,7 +42,7 @@ double BruteForceDelta(std::uint64_t n, double eps0, double eps,
 TEST(NumericalShuffle, ReproducesThePublishedExample) {
   // Feldman, McMillan & Talwar (FOCS 2021), Appendix E: n = 1e5, eps0 = 4,
   // delta = 1e-6 gives eps between 0.1675 and 0.1728 (steps of 100 in C).
-  const auto b = NumericalShuffleEpsilon(100000, 4, 1e-6).value();
+  const auto b = NumericalShuffleEpsilon(100000, 4, 1e-6, ShuffleReduction::kClones).value();
   EXPECT_GE(b.epsilon_lower, 0.1675);
   EXPECT_LE(b.epsilon_upper, 0.1728);
   EXPECT_LT(b.epsilon_upper - b.epsilon_lower, 1e-5);  // the exact sum: 0.16977
@@ -56,7 +56,7 @@ TEST(NumericalShuffle, BracketsTheBruteForceDivergenceForSmallN) {
     for (const double eps0 : {0.5, 1.0, 3.0}) {
       for (const double eps : {0.0, 0.1, 0.4, eps0 / 2}) {
         const double exact = BruteForceDelta(n, eps0, eps);
-        const auto bracket = ShuffleCloneDelta(n, eps0, eps, 1e-12);
+        const auto bracket = ShuffleCloneDelta(n, eps0, eps, 1e-12, ShuffleReduction::kClones);
         EXPECT_LE(bracket.lower, exact + 1e-14) << n << " " << eps0 << " " << eps;
         EXPECT_GE(bracket.upper, exact - 1e-14) << n << " " << eps0 << " " << eps;
         EXPECT_LT(bracket.upper - bracket.lower, 1e-11) << n << " " << eps0 << " " << eps;
@@ -87,7 +87,9 @@ TEST(NumericalShuffle, VariationRatioMatchesThePublishedCode) {
     EXPECT_NEAR(vr->epsilon_upper / p.published, 1, 0.01) << p.n << " " << p.eps0 << " " << p.delta;
     EXPECT_LE(vr->epsilon_lower, vr->epsilon_upper);
     if (p.n == 100000 && p.delta == 1e-6) {
-      const double clones = NumericalShuffleEpsilon(p.n, p.eps0, p.delta).value().epsilon_upper;
+      const double clones = NumericalShuffleEpsilon(p.n, p.eps0, p.delta, ShuffleReduction::kClones)
+                                .value()
+                                .epsilon_upper;
       // 19 % below at eps0 = 1, 26 % at 2, 30 % at 4.
       EXPECT_LT(vr->epsilon_upper, (p.eps0 == 1 ? 0.82 : 0.75) * clones) << p.eps0;
     }
@@ -297,6 +299,22 @@ TEST(NumericalShuffle, OnlyTheGenericVariationRatioHoldsForShuffledTernaryRespon
       // every n here: 60 reports, 6.5e-4; at eps0 = 1 for n = 10).
       if (eps0 == 3 || n == 10) {
         EXPECT_GT(worst(hi, 1, 1), 2 * delta) << n << " " << eps0 << " eps " << hi;
+      }
+    }
+  }
+}
+
+// "best" (every statement's default) is the variation-ratio pair: never
+// above FMT's, which has fewer clones (e^-eps0 < 2 / (e^eps0 + 1)).
+TEST(NumericalShuffle, TheVariationRatioBoundIsNeverAboveFmts) {
+  EXPECT_EQ(ParseShuffleReduction("best").value(), kTightestShuffleBound);
+  for (const std::uint64_t n : {1u, 10u, 300u, 3256u, 30000000u}) {
+    for (const double eps0 : {0.3, 2.0, 6.0, 10.0}) {
+      for (const double delta : {1e-10, 1e-3}) {
+        if (n > 10000 && eps0 < 1) continue;  // 2 s a point
+        const auto vr = NumericalShuffleEpsilon(n, eps0, delta, kTightestShuffleBound).value();
+        const auto fmt = NumericalShuffleEpsilon(n, eps0, delta, ShuffleReduction::kClones).value();
+        EXPECT_LE(vr.epsilon_upper, fmt.epsilon_upper) << n << " " << eps0 << " " << delta;
       }
     }
   }

@@ -58,7 +58,9 @@ TEST(ShufflePld, RoundsLossesUpNeverDown) {
 }
 
 // One shuffled round: the PLD's delta lies between the clone analysis's
-// exact divergence (both directions) at eps and at eps - h.
+// exact divergence (both directions) at eps and at eps - h (give or take
+// the windows' leftovers, at most the tolerance for C and as much for A |
+// C, which the PLD counts as infinite loss).
 TEST(ShufflePld, OneRoundAgreesWithTheCloneAnalysis) {
   const double grid = 1e-3, tolerance = 1e-12;
   for (const auto& [n, eps0] : std::vector<std::pair<std::uint64_t, double>>{
@@ -68,7 +70,7 @@ TEST(ShufflePld, OneRoundAgreesWithTheCloneAnalysis) {
       const double d = PldDelta(pld, at);
       EXPECT_GE(d, ShuffleCloneDelta(n, eps0, at, tolerance).lower - 1e-12)
           << "n " << n << ", eps0 " << eps0 << ", eps " << at;
-      EXPECT_LE(d, ShuffleCloneDelta(n, eps0, at - grid, tolerance).upper + 1e-12)
+      EXPECT_LE(d, ShuffleCloneDelta(n, eps0, at - grid, tolerance).upper + 3 * tolerance)
           << "n " << n << ", eps0 " << eps0 << ", eps " << at;
     }
   }

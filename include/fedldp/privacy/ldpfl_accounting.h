@@ -54,9 +54,8 @@ struct ShuffledReports {
   NumericalShuffleBound bound;
   bool closed_form = false;
 };
-Result<ShuffledReports> ShuffledReportsBound(
-    std::uint64_t n, double eps0, double delta,
-    ShuffleReduction reduction = ShuffleReduction::kClones);
+Result<ShuffledReports> ShuffledReportsBound(std::uint64_t n, double eps0, double delta,
+                                             ShuffleReduction reduction = kTightestShuffleBound);
 
 struct LdpFlPrivacy {
   double per_weight_epsilon = 0;  // what the paper states

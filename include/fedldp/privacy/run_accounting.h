@@ -73,9 +73,9 @@ struct RunPrivacyConfig {
   double delta = 1e-6;                  // the total delta per client
   double sampling_rate = 1;             // q in (0, 1]; < 1 with shuffle only
   double report_deviation = 0;          // tau: a report's total variation from the ideal law
-  // Whose pair bounds a shuffled round (shuffle_numerical.h): FMT's clones,
-  // or the variation-ratio reduction (tighter; account run --bound).
-  ShuffleReduction reduction = ShuffleReduction::kClones;
+  // Whose pair bounds a shuffled round (shuffle_numerical.h): the tightest
+  // proven unless asked (account run --bound fmt).
+  ShuffleReduction reduction = kTightestShuffleBound;
 
   bool sampled() const { return sampling_rate < 1; }
   Status Validate() const;

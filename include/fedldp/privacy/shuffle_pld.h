@@ -49,7 +49,7 @@ Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid);
 // `reduction`: whose pair (shuffle_numerical.h; the variation-ratio pair
 // differs only in its clone rate).
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
-                             ShuffleReduction reduction = ShuffleReduction::kClones);
+                             ShuffleReduction reduction = kTightestShuffleBound);
 
 // k reports, each (eps0, delta0)-DP, composed: the k-fold product of Kairouz,
 // Oh & Viswanath's canonical pair (composition.h), which dominates any such
@@ -64,6 +64,13 @@ Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
 // most `trim` moved to infinite loss. Runs in (nonzero masses of the
 // sparser) x (support of the other).
 Pld ConvolvePld(const Pld& a, const Pld& b, double trim);
+
+// The grid points the PLD of `times` rounds of `round` spreads over once its
+// tails are trimmed (12 standard deviations of the sum), about what each
+// squaring of ComposePld multiplies by itself: a round whose loss spreads
+// wide (eps0 = 11 with under one clone per round: losses 0 and 11 each
+// likely) composed 512 times would take some 1e12 steps.
+double ComposedWidth(const Pld& round, std::uint64_t times);
 
 // The PLD of `times` independent rounds of `round`. Tail mass of at most
 // `trim` in all is moved to infinite loss to keep the support small.
