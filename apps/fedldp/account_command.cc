@@ -1,6 +1,7 @@
 // fedldp account: what a configuration costs in privacy, before anything runs.
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
+#include "progress.h"
 
 namespace fedldp::cli {
 
@@ -233,6 +235,51 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   j["allowance"] = p->allowance;
   j["floating_point"] = floating_point;
   out << j.dump() << "\n";
+  return 0;
+}
+
+void SetupAccountCurves(CLI::App& app, AccountCurvesOptions& o) {
+  app.description(
+      "The central eps of N shuffled eps0-LDP reports against N, for each eps0, by FMT's\n"
+      "numerical bound, the variation-ratio bound (the claim: the tightest proven) and FMT's\n"
+      "closed form (where it applies): DIR/shuffle-bounds.csv, .gp and, with gnuplot, .png,\n"
+      ".svg and .pdf; a table on stdout.\n"
+      "  fedldp account curves --out DIR --local-epsilons 1,2,4 --delta 1e-6");
+  app.add_option("--out", o.out, "Folder for the figure (made if missing)")->required();
+  app.add_option("--local-epsilons", o.config.local_epsilons, "eps0 of each report")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--reports", o.config.reports, "The N plotted (default 1e3 to 1e8)")
+      ->delimiter(',');
+  app.add_option("--delta", o.config.delta, "Target delta, in [1e-12, 1)")->capture_default_str();
+}
+
+int RunAccountCurves(const AccountCurvesOptions& o, std::ostream& out, std::ostream&) {
+  if (Status bad = o.config.Validate(); !bad.ok()) throw UsageError(bad.error());
+  ProgressBar bar("account curves", "points");
+  auto curves = ShuffleCurves(
+      o.config, [&](std::size_t done, std::size_t total) { bar.Update(done, total); });
+  if (!curves.ok()) throw UsageError(curves.error());
+  std::error_code made;
+  std::filesystem::create_directories(o.out, made);
+  if (made) throw std::runtime_error("cannot make " + o.out + ": " + made.message());
+  auto written = WriteFigure(ShuffleCurvesFigure(o.config, *curves), o.out);
+  if (!written.ok()) throw std::runtime_error(written.error());
+  out << "central eps at delta " << Shortest(o.config.delta) << " (upper ends; - where none)\n"
+      << "N";
+  for (const ShuffleCurve& c : *curves) {
+    out << "," << c.bound << " " << Shortest(c.local_epsilon);
+  }
+  out << "\n";
+  for (std::size_t i = 0; i < o.config.reports.size(); ++i) {
+    out << o.config.reports[i];
+    for (const ShuffleCurve& c : *curves) {
+      out << "," << (std::isnan(c.epsilon[i]) ? "-" : Up(c.epsilon[i]));
+    }
+    out << "\n";
+  }
+  out << "figure: " << o.out << "/shuffle-bounds.csv"
+      << (written->empty() ? ", .png, .svg, .pdf" : " (" + *written + ")") << "\n";
   return 0;
 }
 

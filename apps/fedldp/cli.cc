@@ -344,6 +344,8 @@ std::vector<Command> Commands() {
        Bind(SetupAccountShuffle, RunAccountShuffle)},
       {"account", "run", "A client's local, per-round and total (eps, delta) over a run", false,
        Bind(SetupAccountRun, RunAccountRun)},
+      {"account", "curves", "The shuffle bounds side by side: central eps against N", false,
+       Bind(SetupAccountCurves, RunAccountCurves)},
       {"", "enrol", "Issue client tokens for a deployment's server", false,
        Bind(SetupEnrol, RunEnrol)},
       {"", "serve", "Run a FedSel or LDP-FL task as a deployment's server (gRPC)", false,

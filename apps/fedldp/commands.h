@@ -16,6 +16,7 @@
 
 #include "fedldp/net/load_test.h"
 #include "fedldp/net/services.h"
+#include "fedldp/sim/shuffle_curves.h"
 
 namespace fedldp {
 struct FedSelReproductionConfig;
@@ -168,6 +169,14 @@ struct AccountRunOptions {
 };
 void SetupAccountRun(CLI::App& app, AccountRunOptions& options);
 int RunAccountRun(const AccountRunOptions& options, std::ostream& out, std::ostream& err);
+
+// `account curves` (sim/shuffle_curves.h): the shuffle bounds against n.
+struct AccountCurvesOptions {
+  ShuffleCurvesConfig config;
+  std::string out;  // a folder
+};
+void SetupAccountCurves(CLI::App& app, AccountCurvesOptions& options);
+int RunAccountCurves(const AccountCurvesOptions& options, std::ostream& out, std::ostream& err);
 
 struct EnrolOptions {
   std::string state;

@@ -128,7 +128,7 @@ std::string GnuplotScript(const Figure& f) {
                                     "set bmargin 5\n")
      << "set xlabel " << Quoted(f.xlabel) << "\nset ylabel " << Quoted(f.ylabel) << "\n"
      << "set key outside right\nset grid\nset datafile separator ','\n"
-     << (f.log_x ? "set logscale x\n" : "") << XTics(f);
+     << (f.log_x ? "set logscale x\n" : "") << (f.log_y ? "set logscale y\n" : "") << XTics(f);
   gp << "plot ";
   std::size_t measured = 0, references = 0;
   const std::size_t all_measured = static_cast<std::size_t>(std::count_if(
@@ -137,7 +137,7 @@ std::string GnuplotScript(const Figure& f) {
     const auto& s = f.series[i];
     const std::size_t k = s.reference ? references++ : measured++;
     gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using "
-       << (s.reference ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
+       << (s.reference || !f.dodge ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
        << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
        << Style(k, s.reference) << " title '" << Field(s.name) << "'";
   }

@@ -897,6 +897,34 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
             0);
 }
 
+// `account curves` (issue 45, item 5): the bounds side by side, as a table
+// and a figure's data, each point the one `account shuffle` states.
+TEST(Account, CurvesDrawTheBoundsSideBySide) {
+  const std::string dir = Scratch("curves");
+  const auto r = Fedldp({"account", "curves", "--out", dir, "--local-epsilons", "1,4",
+                         "--reports", "1000,100000", "--delta", "1e-6"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("N,fmt 1,variation-ratio 1,closed-form 1,fmt 4,variation-ratio 4,"
+                       "closed-form 4\n"),
+            std::string::npos)
+      << r.out;
+  // n = 1e5, eps0 = 4: FMT's 0.16977 and the variation-ratio 0.118154 (as
+  // account shuffle prints them), the closed form 0.534634; at n = 1,000
+  // the closed form does not apply.
+  EXPECT_NE(r.out.find("\n100000,0.015283,0.01243,0.072555,0.16977,0.118154,0.534634\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n1000,0.182413,0.148671,0.566202,3.989964,1.852907,-\n"),
+            std::string::npos)
+      << r.out;
+  const std::string csv = testing::ReadFile(dir + "/shuffle-bounds.csv");
+  EXPECT_NE(csv.find("variation-ratio at eps0 4,100000,0.11815"), std::string::npos) << csv;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/shuffle-bounds.gp"));
+  const auto bad = Fedldp({"account", "curves", "--out", dir, "--local-epsilons", "0"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("a local epsilon must be > 0"), std::string::npos) << bad.err;
+}
+
 // `account run` (issue 45): each round is `account shuffle --bound
 // variation-ratio`'s at delta / (2R), and the total, composed by the same
 // PLD, is below FMT's (0.9646 against 1.3956 here, --bound fmt).

@@ -34,6 +34,9 @@ struct Figure {
   // What the error bars are, printed under the plot, e.g. "error bars: +-1 sd
   // over 50 folds" ("": no line).
   std::string error_bars;
+  // Last: the figures built before list the fields above in order.
+  bool log_y = false;
+  bool dodge = true;  // measured series a little to the side (curves without error bars: no)
 };
 
 // Writes DIR/ID.csv and DIR/ID.gp (an error if either cannot be written),
