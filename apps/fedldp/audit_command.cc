@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "fedldp/audit/mechanism_checks.h"
 #include "fedldp/audit/selector_checks.h"
+#include "fedldp/audit/shuffle_checks.h"
 #include "fedldp/audit/vector_checks.h"
 #include "fedldp/select/selector.h"
 #include "fedldp/select/selectors.h"
@@ -26,7 +27,9 @@ void SetupAudit(CLI::App& app, AuditOptions& o) {
       "floating-point formula's low bits allow) and the timing check (a sampler's time at\n"
       "both ends of its input domain, |t| < 4). Vector randomizers: the support check on\n"
       "their public grid or atoms (FastProjUnit's on the report it sends), and the timing\n"
-      "check of whole reports at x = 0 and at norm C. Exit code 1 if any fedldp mechanism fails;\n"
+      "check of whole reports at x = 0 and at norm C. Shuffle bounds (FMT's and the\n"
+      "variation-ratio): each one's (eps, 1e-6) for 1,000 reports at eps0 against the exact\n"
+      "delta of shuffled randomized response there. Exit code 1 if any fedldp check fails;\n"
       "the published PE is expected to exceed its claim.");
   app.add_option("--epsilon", o.epsilons, "Budgets to audit")
       ->delimiter(',')
@@ -142,6 +145,16 @@ Row AuditVector(const std::string& name, double eps, std::uint64_t seed, const A
   return row;
 }
 
+// A shuffle bound at eps0 for kShuffledReports reports (audit/shuffle_checks.h).
+constexpr std::uint64_t kShuffledReports = 1000;
+constexpr double kShuffledDelta = 1e-6;
+
+Row AuditShuffle(ShuffleReduction bound, double eps) {
+  const auto v = audit::CheckShuffleBound(bound, kShuffledReports, eps, kShuffledDelta);
+  Row row{"shuffle", ShuffleReductionKey(bound), eps, NAN, NAN, NAN, NAN, v.pass, v.reason};
+  return row;
+}
+
 void Print(const Row& r, bool json, std::ostream& out) {
   char line[512];
   auto cell = [](double v, const char* format) {
@@ -188,7 +201,11 @@ void PrintHeader(const AuditOptions& o, std::ostream& out) {
          "against its closed form,\np of PrivUnitG's share in its cap\n"
       << "ruled out: share of draws another input cannot produce (must be 0); time t: "
          "trimmed paired t of\nthe time per draw at the two ends of the input domain "
-         "(|t| must be < 4)\n\n";
+         "(|t| must be < 4)\n"
+      << "shuffle: each bound's (eps, " << kShuffledDelta << ") for " << kShuffledReports
+      << " reports at eps0 against the exact delta of shuffled randomized response there\n"
+         "(must be <= "
+      << kShuffledDelta << ")\n\n";
   out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
          "ruled out  time t  verdict\n";
 }
@@ -228,6 +245,13 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
     for (double eps : o.epsilons) {
       if (eps > 100) continue;  // beyond what a vector randomizer accepts
       const Row row = AuditVector(name, eps, seed++, o);
+      all_pass = all_pass && row.pass;
+      Print(row, o.json, out);
+    }
+  }
+  for (const auto bound : {ShuffleReduction::kClones, ShuffleReduction::kVariationRatio}) {
+    for (double eps : o.epsilons) {
+      const Row row = AuditShuffle(bound, eps);
       all_pass = all_pass && row.pass;
       Print(row, o.json, out);
     }

@@ -552,9 +552,10 @@ TEST(Config, EveryExampleFileParsesAndPrintConfigRoundTrips) {
     EXPECT_EQ(Fedldp(args).out, r.out) << entry.path();
   }
   EXPECT_GE(files, 16u);
-  for (const char* command : {"train", "tune", "ldpfl", "reproduce.fedsel", "reproduce.frontier",
-                              "reproduce.ldpfl", "audit", "account.run", "account.shuffle",
-                              "sample", "enrol", "serve", "client", "shuffle", "load", "export"}) {
+  for (const char* command :
+       {"train", "tune", "ldpfl", "reproduce.fedsel", "reproduce.frontier", "reproduce.ldpfl",
+        "audit", "account.run", "account.shuffle", "account.curves", "sample", "enrol", "serve",
+        "client", "shuffle", "load", "export"}) {
     EXPECT_TRUE(sections.count(command)) << "no example config for " << command;
   }
   // An unknown key in a config file is refused by --print-config too.
@@ -901,8 +902,8 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
 // and a figure's data, each point the one `account shuffle` states.
 TEST(Account, CurvesDrawTheBoundsSideBySide) {
   const std::string dir = Scratch("curves");
-  const auto r = Fedldp({"account", "curves", "--out", dir, "--local-epsilons", "1,4",
-                         "--reports", "1000,100000", "--delta", "1e-6"});
+  const auto r = Fedldp({"account", "curves", "--out", dir, "--local-epsilons", "1,4", "--reports",
+                         "1000,100000", "--delta", "1e-6"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("N,fmt 1,variation-ratio 1,closed-form 1,fmt 4,variation-ratio 4,"
                        "closed-form 4\n"),
@@ -1878,6 +1879,11 @@ TEST(Audit, QuickAuditPasses) {
   EXPECT_NE(r.out.find("all checks passed"), std::string::npos);
   EXPECT_NE(r.out.find("exceeds the eps claimed"), std::string::npos);
   EXPECT_EQ(r.out.find("open"), std::string::npos) << r.out;
+  // The shuffle bounds against shuffled randomized response (issue 45).
+  EXPECT_NE(r.out.find("shuffle    variation-ratio       1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n 1000: (0.148671, 1e-06); shuffled randomized response's exact delta"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(Fedldp({"audit", "--k", "200"}).code, 2);
 }
 

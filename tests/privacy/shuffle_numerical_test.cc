@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fedldp/audit/shuffle_checks.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
 
 namespace fedldp {
@@ -110,33 +111,6 @@ TEST(NumericalShuffle, VariationRatioBracketsItsBruteForceDivergence) {
   }
 }
 
-// The exact divergence of n shuffled binary randomized-response reports
-// (eps0-LDP: 1 with probability e^eps0 / (e^eps0 + 1) on input 1, 1 / (e^eps0
-// + 1) on input 0) for user 1 with input 0 or 1 and `ones` of the other
-// n - 1 users with input 1: the shuffled output is the count of 1s.
-double ShuffledResponseDelta(std::uint64_t n, std::uint64_t ones, double eps0, double eps) {
-  const double high = std::exp(eps0) / (std::exp(eps0) + 1), low = 1 - high;
-  std::vector<double> count{1.0};  // the other users' count of 1s
-  for (std::uint64_t i = 0; i + 1 < n; ++i) {
-    const double p = i < ones ? high : low;
-    std::vector<double> next(count.size() + 1, 0.0);
-    for (std::size_t k = 0; k < count.size(); ++k) {
-      next[k] += count[k] * (1 - p);
-      next[k + 1] += count[k] * p;
-    }
-    count = std::move(next);
-  }
-  double pq = 0, qp = 0;
-  for (std::size_t k = 0; k <= count.size(); ++k) {
-    const double at = k < count.size() ? count[k] : 0, before = k > 0 ? count[k - 1] : 0;
-    const double p = (1 - low) * at + low * before;    // user 1 reports with input 0
-    const double q = (1 - high) * at + high * before;  // with input 1
-    pq += std::max(0.0, p - std::exp(eps) * q);
-    qp += std::max(0.0, q - std::exp(eps) * p);
-  }
-  return std::max(pq, qp);
-}
-
 // Checked against exact probabilities before it is relied on: randomized
 // response is eps0-LDP, so wherever the variation-ratio bound says
 // (eps, delta), its shuffled reports must be (eps, delta)-DP for every input
@@ -152,7 +126,7 @@ TEST(NumericalShuffle, VariationRatioHoldsForShuffledRandomizedResponse) {
                              .epsilon_upper;
       double worst = 0;
       for (const std::uint64_t ones : {std::uint64_t{0}, (n - 1) / 2, n - 1}) {
-        worst = std::max(worst, ShuffledResponseDelta(n, ones, eps0, eps));
+        worst = std::max(worst, audit::ShuffledResponseDelta(n, ones, eps0, eps));
       }
       EXPECT_LE(worst, delta * (1 + 1e-9)) << n << " " << eps0 << " eps " << eps;
       // Near tight: these inputs alone come within a factor 40 of delta.
