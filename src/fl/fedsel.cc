@@ -57,8 +57,7 @@ Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
 Status FedSelConfig::Validate() const {
   const FedSelConfig& c = *this;
   FEDLDP_RETURN_IF_ERROR(c.variant.Validate());
-  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(c.epsilon));
-  FEDLDP_RETURN_IF_ERROR(CheckCount(kEpochs, c.epochs));
+  FEDLDP_RETURN_IF_ERROR(CheckFedSelEpsilon(c.epsilon, c.epochs));
   if (!(c.batch_fraction > 0 && c.batch_fraction <= 1))
     return Error{"batch fraction must be in (0, 1]"};
   if (!(c.k_fraction > 0 && c.k_fraction <= 1)) return Error{"k fraction must be in (0, 1]"};

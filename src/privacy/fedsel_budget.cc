@@ -8,13 +8,14 @@
 
 namespace fedldp {
 
-Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, bool control) {
-  // The total is any finite positive number (a shuffled run of many epochs
-  // may spend 128 x 4.9 locally); each epoch's share is what the mechanisms
-  // see, and CheckEpsilon bounds it.
+Status CheckFedSelEpsilon(double epsilon, int epochs) {
   FEDLDP_RETURN_IF_ERROR(CheckPositive(epsilon, "epsilon"));
   FEDLDP_RETURN_IF_ERROR(CheckCount(kEpochs, epochs));
-  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(epsilon / epochs, "epsilon per epoch"));
+  return CheckEpsilon(epsilon / epochs, "epsilon per epoch");
+}
+
+Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, bool control) {
+  FEDLDP_RETURN_IF_ERROR(CheckFedSelEpsilon(epsilon, epochs));
   if (!(mu >= 0 && mu < 1)) return Error{"mu must be in [0, 1), got " + std::to_string(mu)};
   FedSelBudget b;
   b.epsilon = epsilon;

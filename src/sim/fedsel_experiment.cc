@@ -73,7 +73,7 @@ Status FedSelExperimentConfig::Validate() const {
   if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
     return Error{"pooling applies to the image datasets (" + Listed(DatasetNames(true)) + ") only"};
   }
-  FEDLDP_RETURN_IF_ERROR(CheckEpsilon(training.epsilon));
+  FEDLDP_RETURN_IF_ERROR(CheckFedSelEpsilon(training.epsilon, training.epochs));
   const bool gaussian = NeedsDelta(*variant);
   if (training.shuffle) {
     if (!variant->is_private()) {

@@ -14,6 +14,7 @@
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/sim/cross_validation.h"
+#include "fedldp/sim/fedsel_experiment.h"
 #include "fedldp/sim/thread_pool.h"
 #include "testing/synthetic.h"
 #include "testing/thread_cluster.h"
@@ -117,6 +118,26 @@ TEST(FedSelVariant, EveryRegisteredVectorRandomizerIsAVectorVariant) {
     EXPECT_EQ(v->kind, FedSelVariant::Kind::kVector) << name;
     EXPECT_EQ(FedSelVariantName(*v), name);
   }
+}
+
+// A calibrated shuffled run of many epochs spends a large total locally
+// (MNIST, 512 epochs at eps0 3.29 for central 3: 1,686): each epoch's share
+// is what must be a usable epsilon, not the total (it was refused as "epsilon
+// must be ... in (0, 500]" after the option rows of 2026-11-28).
+TEST(FedSelConfig, TheTotalMaySpanManyEpochsEachWithinTheBound) {
+  FedSelConfig c;
+  c.variant = ParseFedSelVariant("privunitg").value();
+  c.epochs = 512;
+  c.epsilon = 512 * 3.29;
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate().error();
+  FedSelExperimentConfig e;
+  e.training = c;
+  EXPECT_TRUE(e.Validate().ok()) << e.Validate().error();
+  c.epsilon = 512 * 501.0;
+  EXPECT_NE(c.Validate().error().find("epsilon per epoch"), std::string::npos);
+  c.epochs = 1;
+  c.epsilon = 600;
+  EXPECT_FALSE(c.Validate().ok());
 }
 
 TEST(FedSelRandomizer, ReportsAValidatedValueOfTheSelectedCoordinate) {

@@ -36,6 +36,10 @@ struct FedSelBudget {
   std::string Statement() const;
 };
 
+// The total is any finite positive number (a shuffled run of 512 epochs may
+// spend 512 x 3.4 locally, its central statement 3); each epoch's share is
+// what the mechanisms see, and CheckEpsilon bounds it. Epochs as CheckCount.
+Status CheckFedSelEpsilon(double epsilon, int epochs);
 Result<FedSelBudget> MakeFedSelBudget(double epsilon, int epochs, double mu, bool control);
 double HyperParameterFreeMu(double epoch_epsilon, std::size_t d, std::size_t batch,
                             double theta = 0.2);
