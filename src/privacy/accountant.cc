@@ -25,12 +25,10 @@ std::optional<Pld> GroupPld(const AccountedGroup& g, double trim) {
     return std::move(p).value();
   }
   if (s.sampling_rate < 1) return std::nullopt;  // stated by a point
-  if (!(2 * static_cast<double>(g.times) * s.local_epsilon / kGrid < kMaxSupport)) {
-    return std::nullopt;
-  }
   auto round = ShuffledRoundPld(s.reports_per_round, s.local_epsilon, kGrid,
                                 trim / static_cast<double>(g.times));
-  if (!round.ok()) return std::nullopt;
+  // account run's rule: past kMaxComposedWidth the per-round points stand.
+  if (!round.ok() || ComposedWidth(*round, g.times) > kMaxComposedWidth) return std::nullopt;
   return ComposePld(*round, g.times, trim);
 }
 

@@ -58,9 +58,7 @@ void ComposeRoundPlds(RunPrivacy& p) {
   constexpr double kGrid = 1e-3;
   auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
                                     1e-3 * c.delta / static_cast<double>(c.rounds), c.reduction);
-  // Past ~5e4 grid points each squaring costs more than it is worth: the
-  // per-round points stand.
-  if (!round_pld.ok() || ComposedWidth(*round_pld, c.rounds) > 5e4) return;
+  if (!round_pld.ok() || ComposedWidth(*round_pld, c.rounds) > kMaxComposedWidth) return;
   const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
   p.total_pld.epsilon = PldEpsilon(run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {

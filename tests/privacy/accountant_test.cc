@@ -100,6 +100,20 @@ TEST(Accountant, MixedReportsComposeByTheirExactLossDistribution) {
   }
 }
 
+// Many shuffled rounds of two budgets compose by their PLD whenever account
+// run would compose each (one rule, kMaxComposedWidth): 256 rounds at eps0 4
+// were refused before by a cruder rule (2 x 256 x 4 / grid over 2e6 points),
+// leaving the basic total.
+TEST(Accountant, ManyShuffledRoundsComposeByThePldAsAccountRunDoes) {
+  Accountant acc;
+  ASSERT_TRUE(acc.Record(Shuffled(4, 48000), 256).ok());
+  ASSERT_TRUE(acc.Record(Shuffled(3, 48000), 256).ok());
+  const AccountedTotal t = acc.Total(1e-5).value();
+  ASSERT_TRUE(t.pld.has_value());
+  EXPECT_EQ(t.total.epsilon, t.pld->epsilon);
+  EXPECT_LT(t.total.epsilon, t.basic.epsilon);
+}
+
 // k canonical pairs composed are the optimal composition of composition.h:
 // never below it, and within one grid step of it.
 TEST(ReportsPld, IsTheOptimalCompositionOnTheGrid) {

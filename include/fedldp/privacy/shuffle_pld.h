@@ -71,6 +71,9 @@ Pld ConvolvePld(const Pld& a, const Pld& b, double trim);
 // wide (eps0 = 11 with under one clone per round: losses 0 and 11 each
 // likely) composed 512 times would take some 1e12 steps.
 double ComposedWidth(const Pld& round, std::uint64_t times);
+// Past this width a run's PLD is not composed (account run's and the
+// accountant's rule): the per-round statements stand.
+inline constexpr double kMaxComposedWidth = 5e4;
 
 // The PLD of `times` independent rounds of `round`. Tail mass of at most
 // `trim` in all is moved to infinite loss to keep the support small.
