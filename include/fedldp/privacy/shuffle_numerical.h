@@ -16,30 +16,30 @@
 // ratio P/Q at k falls as k grows (alpha > 1/2 and Bin(c, 1/2)(k-1)/(k)
 // grows with k), and Q(k | c) = P(c + 1 - k | c), so both directions agree.
 //
-// We sum exactly, c by c and k by k, over windows of C and of A | C outside
-// which the remaining mass is bounded by geometric tails (the pmf ratios of
-// a binomial fall monotonically past its mode). That mass is counted as
-// lost in the upper bound and as a possible gain in the lower bound, so the
-// true divergence of the analysis lies in [lower, upper], whose width is
-// below 1e-6 delta. A bisection over eps then brackets the smallest eps of
-// the analysis: epsilon_upper is sound (the divergence there is at most
-// delta); epsilon_lower says how much tighter the analysis cannot get.
-// Published example (their code brackets it with steps of 100 in c): n =
-// 100,000, eps0 = 4, delta = 1e-6 gives eps between 0.1675 and 0.1728; the
-// exact sum gives 0.16977.
+// We sum exactly, c by c, over a window of C outside which the remaining
+// mass is bounded by geometric tails (the pmf ratios of a binomial fall
+// monotonically past its mode). Given c, P > e^eps Q only for k up to a
+// point found in closed form, below which the terms fall at least
+// geometrically: summed from there down until the rest is bounded below the
+// tolerance (about log(1 / tolerance) / (1 - ratio) terms whatever c). What
+// is left out counts as lost in the upper bound and as a possible gain in
+// the lower bound, so the true divergence of the analysis lies in [lower,
+// upper], whose width is below 1e-6 delta. Rounding is bounded too:
+// log-gamma's few ulps of values near n log n move each computed
+// probability by a relative error (1e-6 at n = 1e8) that widens the bracket
+// by as much. A bisection over eps then brackets the smallest eps of the
+// analysis: epsilon_upper is sound (the divergence there is at most delta);
+// epsilon_lower says how much tighter the analysis cannot get. Published
+// example (their code brackets it with steps of 100 in c): n = 100,000,
+// eps0 = 4, delta = 1e-6 gives eps between 0.1675 and 0.1728; the exact sum
+// gives 0.16977.
 //
-// Large n (the c-by-c sum past ~5e7 terms, n e^-eps0 past ~1e5): the
-// divergence given C = c falls as c grows (one more clone adds a fair
-// coin: post-processing), so C's window is cut into 256 blocks, each
-// bounded above by its first c and below by its last; and given c, P > e^eps
-// Q only for k up to a point found in closed form, below which the terms
-// fall geometrically: summed from there down until the rest is below the
-// tolerance, about log(1 / tolerance) / (1 - ratio) terms whatever c. n =
-// 1e8 takes under a second (clone_pair.h; agrees with Wang et al.'s code
-// at n = 1e7). Rounding is bounded too: log-gamma's few ulps of values
-// near n log n move each computed probability by a relative error (1e-6 at
-// n = 1e8) that widens the bracket by as much. Past n ~ 1e11 (a window of
-// C over 4e6 values) it refuses.
+// Large n (every c of the window past ~5e7 window terms, n e^-eps0 past
+// ~1e5): the divergence given C = c falls as c grows (one more clone adds a
+// fair coin: post-processing), so C's window is cut into 256 blocks, each
+// bounded above by its first c and below by its last. n = 1e8 takes under
+// half a second (clone_pair.h; agrees with Wang et al.'s code at n = 1e7
+// and 1e8). Past n ~ 1e11 (a window of C over 4e6 values) it refuses.
 #ifndef FEDLDP_PRIVACY_SHUFFLE_NUMERICAL_H_
 #define FEDLDP_PRIVACY_SHUFFLE_NUMERICAL_H_
 
