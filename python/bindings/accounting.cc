@@ -182,9 +182,10 @@ py::object PrivacyObject(const std::optional<PrivacyRecord>& record) {
   return py::module_::import("json").attr("loads")(PrivacyJson(record).dump());
 }
 
-void BindAccounting(py::module_& m) {
-  BindAccountant(m);
-  BindCalibration(m);
+namespace {
+
+// account_run: AccountRun's statement as a dict.
+void BindAccountRun(py::module_& m) {
   m.def(
       "account_run",
       [](double local_epsilon, const py::object& rounds, bool shuffle,
@@ -226,6 +227,10 @@ the total's as "allowance". bound: a shuffled round's (with shuffle=True only),
 "best" (the tightest proven, as when not given), "variation-ratio" (Wang et al.,
 VLDB 2024, the parameters proven for any eps0-LDP randomizer) or "fmt"
 (Feldman, McMillan & Talwar, FOCS 2021).)doc");
+}
+
+// shuffle_epsilon: one shuffled round's numerical bound.
+void BindShuffleEpsilon(py::module_& m) {
   m.def(
       "shuffle_epsilon",
       [](std::uint64_t n, double local_epsilon, double delta, const std::string& bound) {
@@ -243,6 +248,15 @@ VLDB 2024, the parameters proven for any eps0-LDP randomizer) or "fmt"
       "(bound \"best\": the tightest proven; \"variation-ratio\": Wang et al.'s; \"fmt\": "
       "Feldman, McMillan & Talwar's numerical bound), with the least epsilon the analysis "
       "could prove (epsilon_lower).");
+}
+
+}  // namespace
+
+void BindAccounting(py::module_& m) {
+  BindAccountant(m);
+  BindCalibration(m);
+  BindAccountRun(m);
+  BindShuffleEpsilon(m);
 }
 
 namespace {
