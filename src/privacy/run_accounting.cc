@@ -47,8 +47,8 @@ Status RunPrivacyConfig::Validate() const {
 
 namespace {
 
-// Shuffled rounds, not sampled: the whole curve of each round, composed
-// (total_pld), the claim when it is tighter. Trimmed tails and the windows'
+// Shuffled rounds: the whole curve of each round (sampled: SampledRoundPld's
+// C_q of it), composed (total_pld), the claim when it is tighter. Trimmed tails and the windows'
 // leftovers cost at most 2e-3 delta, counted in. A round's leftover mass
 // (infinite loss) adds up over the rounds, so each round may leave out only
 // its share: with 1e-3 delta per round, 512 rounds had spent the whole
@@ -58,13 +58,16 @@ void ComposeRoundPlds(RunPrivacy& p) {
   constexpr double kGrid = 1e-3;
   auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
                                     1e-3 * c.delta / static_cast<double>(c.rounds), c.reduction);
-  if (!round_pld.ok() || ComposedWidth(*round_pld, c.rounds) > kMaxComposedWidth) return;
-  const Pld run = ComposePld(*round_pld, c.rounds, 1e-3 * c.delta);
+  if (!round_pld.ok()) return;
+  const Pld round = SampledRoundPld(*round_pld, c.sampling_rate);
+  if (ComposedWidth(round, c.rounds) > kMaxComposedWidth) return;
+  const Pld run = ComposePld(round, c.rounds, 1e-3 * c.delta);
   p.total_pld.epsilon = PldEpsilon(run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {
     p.total = p.total_pld;
-    p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) +
-             "), its privacy-loss distribution composed exactly over rounds";
+    p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) + ")" +
+             (c.sampled() ? ", sampled without replacement (Dong-Roth-Su)" : "") +
+             ", its privacy-loss distribution composed exactly over rounds";
   }
 }
 
@@ -126,7 +129,7 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   p.rule = rule + ", optimal composition over rounds (Kairouz-Oh-Viswanath)";
   p.total_advanced = AdvancedComposition(p.subsampled.epsilon, p.subsampled.delta, r, c.delta / 2);
   p.total_pld = {std::numeric_limits<double>::infinity(), c.delta};
-  if (!c.sampled() && !p.closed_form) ComposeRoundPlds(p);
+  if (!p.closed_form) ComposeRoundPlds(p);
   // Shuffling never makes a report less private than it is locally (when
   // the number of reports is fixed; a sampled client's is not).
   if (c.sampled()) return p;

@@ -182,6 +182,85 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   return p;
 }
 
+namespace {
+
+// delta(eps) of one PLD at many eps, each in O(log support): suffix sums of
+// the masses and of mass x e^-loss (delta = infinite + S1 - e^eps S2 over
+// the losses above eps).
+class PldDeltas {
+ public:
+  explicit PldDeltas(const Pld& p) : p_(p), mass_(p.mass.size() + 1), weighted_(mass_.size()) {
+    for (std::size_t i = p.mass.size(); i-- > 0;) {
+      mass_[i] = mass_[i + 1] + p.mass[i];
+      weighted_[i] = weighted_[i + 1] + p.mass[i] * std::exp(-Loss(i));
+    }
+  }
+  double operator()(double eps) const {
+    // The first index whose loss is above eps.
+    const double at = std::floor(eps / p_.grid) + 1 - static_cast<double>(p_.first);
+    const std::size_t i =
+        at <= 0 ? 0 : static_cast<std::size_t>(std::min(at, static_cast<double>(p_.mass.size())));
+    const double tail = mass_[i] - std::exp(eps) * weighted_[i];
+    return p_.infinite + std::max(0.0, tail);
+  }
+  double Loss(std::size_t i) const {
+    return static_cast<double>(p_.first + static_cast<std::int64_t>(i)) * p_.grid;
+  }
+
+ private:
+  const Pld& p_;
+  std::vector<double> mass_, weighted_;  // suffix sums
+};
+
+// C_q(f)'s delta at eps >= 0 (shuffle_pld.h).
+double SampledDelta(const PldDeltas& round, double q, double eps) {
+  const double inverse_side = q * round(std::log1p(std::expm1(eps) / q));
+  const double alpha = std::exp(eps), t = 1 - (1 - q) * alpha;
+  const double own_side = t > 0 ? t * round(std::log(alpha * q / t)) : 0;
+  return std::max(inverse_side, own_side);
+}
+
+}  // namespace
+
+Pld SampledRoundPld(const Pld& round, double q) {
+  if (q >= 1) return round;
+  const double h = round.grid;
+  const PldDeltas deltas(round);
+  const double top = round.mass.empty() ? 0 : std::max(0.0, deltas.Loss(round.mass.size() - 1));
+  // Past both sides' largest finite loss delta is the infinite mass, q times the round's.
+  const std::int64_t last =
+      std::max(Up(std::log1p(q * std::expm1(top)), h), Up(-std::log1p(-q), h)) + 1;
+  const auto n = static_cast<std::size_t>(last);
+  std::vector<double> alpha(n + 1), delta(n + 1);
+  for (std::size_t j = 0; j <= n; ++j) {
+    alpha[j] = std::exp(static_cast<double>(j) * h);
+    delta[j] = SampledDelta(deltas, q, static_cast<double>(j) * h);
+  }
+  Pld out;
+  out.grid = h;
+  out.first = -last;
+  out.mass.assign(2 * n + 1, 0.0);
+  out.infinite = q * round.infinite;
+  delta[n] = out.infinite;
+  // Slopes of delta in alpha between grid points; 0 past the last.
+  const auto slope = [&](std::size_t j) {
+    return j >= n ? 0.0 : (delta[j + 1] - delta[j]) / (alpha[j + 1] - alpha[j]);
+  };
+  double spent = out.infinite;
+  for (std::size_t j = 1; j <= n; ++j) {
+    // Q's mass at loss j h is the slope's rise there, P's alpha_j times it.
+    const double rise = slope(j) - slope(j - 1);
+    const double p = alpha[j] * std::max(0.0, rise);
+    out.infinite += alpha[j] * std::max(0.0, -rise);  // rounding's dips, counted in
+    out.mass[n + j] = p;
+    out.mass[n - j] = p / alpha[j];  // the mirror: P(-l) = e^-l P(l)
+    spent += p + p / alpha[j];
+  }
+  out.mass[n] = std::max(0.0, 1 - spent);
+  Trim(out, 0);  // zero ends only
+  return out;
+}
+
 double ComposedWidth(const Pld& round, std::uint64_t times) {
   double mass = 0, mean = 0, square = 0;
   for (std::size_t i = 0; i < round.mass.size(); ++i) {

@@ -130,8 +130,8 @@ TEST(ReportsPld, IsTheOptimalCompositionOnTheGrid) {
 }
 
 // Shuffled rounds beside direct reports: the convolved total is offered and
-// beats basic composition; a sampled round has no PLD here, so its run is
-// stated by basic composition at delta / 2 each.
+// beats basic composition; sampled rounds too (their C_q curve, as account
+// run composes them).
 TEST(Accountant, ShuffledAndSampledRoundsBesideDirectReports) {
   Accountant mixed;
   ASSERT_TRUE(mixed.Record(Shuffled(4, 60000), 20).ok());
@@ -147,10 +147,17 @@ TEST(Accountant, ShuffledAndSampledRoundsBesideDirectReports) {
   ASSERT_TRUE(sampled.Record(Shuffled(4, 3000, 0.05), 100).ok());
   ASSERT_TRUE(sampled.Record(Direct(1), 1).ok());
   const AccountedTotal s = sampled.Total(1e-5).value();
-  EXPECT_FALSE(s.pld.has_value());
+  ASSERT_TRUE(s.pld.has_value());
   const double first = AccountRun(Shuffled(4, 3000, 0.05).Run(100, 5e-6))->total.epsilon;
-  EXPECT_DOUBLE_EQ(s.total.epsilon, first + 1.0);
-  EXPECT_DOUBLE_EQ(s.total.delta, 5e-6 + 0.0);
+  EXPECT_DOUBLE_EQ(s.basic.epsilon, first + 1.0);
+  EXPECT_DOUBLE_EQ(s.basic.delta, 5e-6 + 0.0);
+  EXPECT_LT(s.total.epsilon, s.basic.epsilon);
+  EXPECT_EQ(s.total.epsilon, s.pld->epsilon);
+  // The sampled rounds alone: the accountant's PLD is account run's.
+  Accountant alone;
+  ASSERT_TRUE(alone.Record(Shuffled(4, 3000, 0.05), 100).ok());
+  EXPECT_NEAR(alone.Total(1e-5)->total.epsilon,
+              AccountRun(Shuffled(4, 3000, 0.05).Run(100, 1e-5))->total.epsilon, 1e-6);
 }
 
 // A deviation's allowance is (1 + e^eps) times the reports covered, on top.

@@ -17,10 +17,10 @@
 //    Wang, AISTATS 2022, Thm 10: the product of dominating pairs dominates
 //    the adaptive composition), at the whole delta: an (eps0, delta0)-LDP
 //    report by Kairouz, Oh & Viswanath's canonical pair (loss +inf with
-//    probability delta0, else +-eps0 as randomized response), an unsampled
-//    shuffled round by its clone pair (shuffle_pld.h). Offered only where
-//    every group has one (a sampled round, or one beyond the exact sum's
-//    reach, is stated by a point, which needs its own delta share) and the
+//    probability delta0, else +-eps0 as randomized response), a shuffled
+//    round by its clone pair, a sampled one by that pair's C_q
+//    (shuffle_pld.h). Offered only where every group has one (a round
+//    beyond the exact sum's reach is stated by a point) and the
 //    composed support stays small (grid 1e-3; each step rounds its losses
 //    up by at most that, so the eps is pessimistic by at most steps x 1e-3).
 // Floating point: a group's report_deviation tau adds, as in

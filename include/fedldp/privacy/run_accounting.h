@@ -25,12 +25,16 @@
 // substitution of one client's data, is amplified by subsampling (Balle,
 // Barthe & Gaboardi, NeurIPS 2018, Thm 9, sampling without replacement under
 // substitution): (log(1 + q (e^eps_r - 1)), q delta_r); the R rounds then
-// compose by the optimal rule. A client's reports are then as many as it is
-// sampled (q R in expectation), so the local lines give q R rounded up.
+// compose by the optimal rule. Sampled rounds are composed exactly too: the
+// round's privacy-loss distribution amplified as a curve (SampledRoundPld:
+// Dong, Roth & Su's C_q, sampling without replacement under substitution),
+// convolved over the R rounds; the claim is the smaller total. A client's
+// reports are as many as it is sampled (q R in expectation), so the local
+// lines give q R rounded up.
 // Delta is budgeted explicitly: with the shuffler, delta / 2 for the rounds
 // (delta_r = delta / (2R), or delta / (2 q R) before subsampling) and the
 // rest for the composition; the total is at most `delta`.
-// Shuffled rounds without sampling are also composed exactly: the
+// Shuffled rounds are also composed exactly: the
 // privacy-loss distribution of the clone analysis's dominating pair,
 // convolved over the R rounds (shuffle_pld.h, grid 1e-3, pessimistic),
 // at the whole `delta`. The claim is the smaller of the two totals; both
@@ -94,7 +98,7 @@ struct RunPrivacy {
   DpGuarantee total;            // the claim: per client over the run
   DpGuarantee total_advanced;   // the advanced rule on the same per-round figures
   DpGuarantee total_points;     // shuffled: optimal composition of the per-round points
-  DpGuarantee total_pld;        // shuffled, not sampled: the PLD over rounds (eps inf: none)
+  DpGuarantee total_pld;        // shuffled: the PLD over rounds (eps inf: none)
   std::string rule;             // how `total` was composed
   double allowance = 0;         // what report_deviation adds to total.delta
 };

@@ -51,6 +51,24 @@ Pld PldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid);
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
                              ShuffleReduction reduction = kTightestShuffleBound);
 
+// A round of m shuffled reports whose m users are drawn uniformly without
+// replacement from N (q = m / N), in secret from the server: the PLD of a
+// pair whose tradeoff is C_q(f) = min(f_q, f_q^-1)** with f = T(P, Q) the
+// round's and f_q = q f + (1 - q) Id (Dong, Roth & Su, JRSS-B 2022, Thm
+// 4.2: sampling without replacement under substitution; the round, a
+// post-processing of the symmetric pair (P, Q) for every two neighbouring
+// sets of m, is f-DP). For eps >= 0 its delta is the larger of
+//   q delta_round(log(1 + (e^eps - 1) / q))                 (f_q^-1's side)
+//   t delta_round(log(q e^eps / t)), t = 1 - (1 - q) e^eps > 0  (f_q's side),
+// read off `round` (pessimistic there, so pessimistic here). A symmetric
+// tradeoff is fixed by its delta on eps >= 0; the pair is built from it on
+// the grid: the masses at losses j h >= 0 from the slopes of delta in e^eps
+// between grid points (a chord of a convex curve lies above it, so delta
+// only grows), the loss -j h with e^(-j h) times that mass, the rest at 0.
+// `round` must be the PLD of a symmetric pair (ShuffledRoundPld's is);
+// q = 1 returns it unchanged.
+Pld SampledRoundPld(const Pld& round, double q);
+
 // k reports, each (eps0, delta0)-DP, composed: the k-fold product of Kairouz,
 // Oh & Viswanath's canonical pair (composition.h), which dominates any such
 // reports. Loss +inf with probability 1 - (1 - delta0)^k, else (k - 2j) eps0
