@@ -217,7 +217,7 @@ void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tu
   }
   c.tune = tune;
   if (lists) {
-    FedSelGrid grid = DefaultGrid(variant, c.training.shuffle);
+    FedSelGrid grid = DefaultGrid(variant, c.training.shuffle, c.training.sample_clients);
     if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
     if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
     if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;

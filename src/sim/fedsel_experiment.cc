@@ -231,9 +231,10 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     };
   };
   if (config.tune || config.central_epsilon) {
-    const FedSelGrid grid =
-        config.tune ? config.grid.value_or(DefaultGrid(variant, config.training.shuffle))
-                    : FedSelGrid{};
+    const FedSelGrid grid = config.tune
+                                ? config.grid.value_or(DefaultGrid(variant, config.training.shuffle,
+                                                                   config.training.sample_clients))
+                                : FedSelGrid{};
     auto tuned = CrossValidateTuned(config.training, grid, data, cv, config.tuning, pool, prepare,
                                     progress("private"), stop, cluster);
     if (!tuned.ok()) return Error{tuned.error()};
@@ -272,7 +273,8 @@ Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
   // Tuning reads the training rows only: all, or a standard split's.
   std::vector<std::size_t> rows(t.test_from > 0 ? t.test_from : t.data->size());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
-  const FedSelGrid grid = config.grid.value_or(DefaultGrid(setup.variant, config.training.shuffle));
+  const FedSelGrid grid = config.grid.value_or(
+      DefaultGrid(setup.variant, config.training.shuffle, config.training.sample_clients));
   t.points = grid.Points(config.training).size();
   ThreadPool pool(config.threads);
   t.threads = pool.size();

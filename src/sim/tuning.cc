@@ -49,13 +49,15 @@ std::vector<FedSelConfig> FedSelGrid::Points(const FedSelConfig& base) const {
   return points;
 }
 
-FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled) {
+FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled, bool sampled) {
   FedSelGrid g;
   g.learning_rates = {0.5, 1, 2, 4, 8, 16};
   g.batch_fractions = {0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
   if (TraitsOf(variant).whole_vector) g.clips = {0.5, 1, 2};
   g.tail_averages = {0.5};
   if (shuffled) g.extra_schedules = {{0.2, 4}};
+  if (shuffled && sampled)
+    g.extra_schedules.insert(g.extra_schedules.end(), {{0.02, 16}, {0.05, 16}});
   return g;
 }
 

@@ -80,6 +80,11 @@ TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
   EXPECT_TRUE(DefaultGrid(v).extra_schedules.empty());
   EXPECT_EQ(DefaultGrid(v, true).extra_schedules, (std::vector<FedSelSchedule>{{0.2, 4}}));
   EXPECT_EQ(DefaultGrid(v, true).Points(base).size(), 6u * 7u);
+  // Sampled shuffled runs add two long schedules of small rounds; sampling
+  // without the shuffler adds nothing.
+  EXPECT_EQ(DefaultGrid(v, true, true).extra_schedules,
+            (std::vector<FedSelSchedule>{{0.2, 4}, {0.02, 16}, {0.05, 16}}));
+  EXPECT_TRUE(DefaultGrid(v, false, true).extra_schedules.empty());
 }
 
 // PrivUnitG at eps 0.5 over lr {1, 8} x clip {0.1, 4}.

@@ -61,8 +61,12 @@ struct FedSelGrid {
 // epoch (a second epoch halves each report's local budget). Shuffled runs
 // (`shuffled`) also try 4 epochs at m / N = 0.2: a client's 4 reports,
 // composed by their rounds' privacy-loss distribution, cost far less than
-// 4 times one report's central eps, and the extra server steps pay.
-FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false);
+// 4 times one report's central eps, and the extra server steps pay. Sampled
+// shuffled runs (`sampled`: --sample-clients, the shuffler drawing each
+// round in secret) also try 16 epochs at m / N = 0.02 and 0.05: each round
+// amplified by the sampling and composed as a curve, hundreds of server steps
+// cost little more than a few (Adult at central 0.5: docs/shuffle-accounting.md).
+FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false, bool sampled = false);
 
 // Turns a grid point into the configuration that runs on `clients` clients,
 // e.g. the local eps that a central target allows at the point's batch
