@@ -47,12 +47,12 @@ Status RunPrivacyConfig::Validate() const {
 
 namespace {
 
-// Shuffled rounds: the whole curve of each round (sampled: SampledRoundPld's
-// C_q of it), composed (total_pld), the claim when it is tighter. Trimmed tails and the windows'
-// leftovers cost at most 2e-3 delta, counted in. A round's leftover mass
-// (infinite loss) adds up over the rounds, so each round may leave out only
-// its share: with 1e-3 delta per round, 512 rounds had spent the whole
-// delta on it and the PLD refused what a larger eps0 passed.
+// Shuffled rounds: the whole curve of each round (a sampled one's C_q,
+// SampledRoundPld), composed (total_pld), the claim when it is tighter.
+// Trimmed tails and the windows' leftovers cost at most 2e-3 delta, counted in. A round's leftover
+// mass (infinite loss) adds up over the rounds, so each round may leave out only its share: with
+// 1e-3 delta per round, 512 rounds had spent the whole delta on it and the PLD refused what a
+// larger eps0 passed.
 void ComposeRoundPlds(RunPrivacy& p) {
   const RunPrivacyConfig& c = p.config;
   constexpr double kGrid = 1e-3;

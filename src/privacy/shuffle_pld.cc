@@ -184,7 +184,7 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
 
 namespace {
 
-// delta(eps) of one PLD at many eps, each in O(log support): suffix sums of
+// delta(eps) of one PLD at many eps, each in O(1): suffix sums of
 // the masses and of mass x e^-loss (delta = infinite + S1 - e^eps S2 over
 // the losses above eps).
 class PldDeltas {
