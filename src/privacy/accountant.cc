@@ -24,13 +24,8 @@ std::optional<Pld> GroupPld(const AccountedGroup& g, double trim) {
     if (!p.ok()) return std::nullopt;
     return std::move(p).value();
   }
-  auto shuffled = ShuffledRoundPld(s.reports_per_round, s.local_epsilon, kGrid,
-                                   trim / static_cast<double>(g.times));
-  if (!shuffled.ok()) return std::nullopt;
-  const Pld round = SampledRoundPld(*shuffled, s.sampling_rate);
-  // account run's rule: past kMaxComposedWidth the per-round points stand.
-  if (ComposedWidth(round, g.times) > kMaxComposedWidth) return std::nullopt;
-  return ComposePld(round, g.times, trim);
+  return ShuffledRunPld(s.reports_per_round, s.local_epsilon, s.sampling_rate, g.times, kGrid,
+                        trim / static_cast<double>(g.times), trim);
 }
 
 // Reports a group's statement covers, for the coupling allowance.

@@ -56,13 +56,11 @@ namespace {
 void ComposeRoundPlds(RunPrivacy& p) {
   const RunPrivacyConfig& c = p.config;
   constexpr double kGrid = 1e-3;
-  auto round_pld = ShuffledRoundPld(c.reports_per_round, c.local_epsilon, kGrid,
-                                    1e-3 * c.delta / static_cast<double>(c.rounds), c.reduction);
-  if (!round_pld.ok()) return;
-  const Pld round = SampledRoundPld(*round_pld, c.sampling_rate);
-  if (ComposedWidth(round, c.rounds) > kMaxComposedWidth) return;
-  const Pld run = ComposePld(round, c.rounds, 1e-3 * c.delta);
-  p.total_pld.epsilon = PldEpsilon(run, c.delta);
+  const std::optional<Pld> run =
+      ShuffledRunPld(c.reports_per_round, c.local_epsilon, c.sampling_rate, c.rounds, kGrid,
+                     1e-3 * c.delta / static_cast<double>(c.rounds), 1e-3 * c.delta, c.reduction);
+  if (!run) return;
+  p.total_pld.epsilon = PldEpsilon(*run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {
     p.total = p.total_pld;
     p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) + ")" +

@@ -295,6 +295,16 @@ Pld ComposePld(const Pld& round, std::uint64_t times, double trim) {
   return result;
 }
 
+std::optional<Pld> ShuffledRunPld(std::uint64_t n, double eps0, double q, std::uint64_t rounds,
+                                  double grid, double tolerance, double trim,
+                                  ShuffleReduction reduction) {
+  auto shuffled = ShuffledRoundPld(n, eps0, grid, tolerance, reduction);
+  if (!shuffled.ok()) return std::nullopt;
+  const Pld round = SampledRoundPld(*shuffled, q);
+  if (ComposedWidth(round, rounds) > kMaxComposedWidth) return std::nullopt;
+  return ComposePld(round, rounds, trim);
+}
+
 double PldDelta(const Pld& pld, double eps) {
   double delta = pld.infinite;
   for (std::size_t i = 0; i < pld.mass.size(); ++i) {

@@ -193,7 +193,9 @@ TEST(ShufflePld, SampledRoundsHoldAgainstExactSampledShuffledResponse) {
           if (d1 > 1e-9) closest = std::min(closest, PldDelta(one, eps) / d1);
         }
         EXPECT_TRUE(low_fails) << eps0 << " " << users << " " << m;
-        if (eps0 == 4 && m == 5) EXPECT_LT(closest, 1.01) << users;
+        if (eps0 == 4 && m == 5) {
+          EXPECT_LT(closest, 1.01) << users;
+        }
       }
     }
   }
@@ -214,8 +216,9 @@ TEST(ShufflePld, SampledRoundIsTheRoundAtRateOneAndGrowsWithTheRate) {
       total += s.mass[i];
       const std::int64_t loss = s.first + static_cast<std::int64_t>(i);
       const std::size_t mirror = static_cast<std::size_t>(-loss - s.first);
-      if (loss > 0 && mirror < s.mass.size())
+      if (loss > 0 && mirror < s.mass.size()) {
         EXPECT_NEAR(s.mass[mirror], s.mass[i] * std::exp(-static_cast<double>(loss) * 1e-3), 1e-15);
+      }
     }
     EXPECT_NEAR(total, 1, 1e-9) << q;
     const double d = PldDelta(s, 0.05);

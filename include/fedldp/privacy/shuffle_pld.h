@@ -23,6 +23,7 @@
 #define FEDLDP_PRIVACY_SHUFFLE_PLD_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -92,6 +93,16 @@ double ComposedWidth(const Pld& round, std::uint64_t times);
 // Past this width a run's PLD is not composed (account run's and the
 // accountant's rule): the per-round statements stand.
 inline constexpr double kMaxComposedWidth = 5e4;
+
+// R = `rounds` rounds of n shuffled eps0-LDP reports, each sampled at rate
+// q (SampledRoundPld; q = 1: every client in every round), composed: the one
+// rule of account run and the accountant. None where the round has no PLD
+// here or the composition would spread past kMaxComposedWidth (the
+// per-round statements stand). `tolerance`: the round's windows; `trim`:
+// the composition's tails.
+std::optional<Pld> ShuffledRunPld(std::uint64_t n, double eps0, double q, std::uint64_t rounds,
+                                  double grid, double tolerance, double trim,
+                                  ShuffleReduction reduction = kTightestShuffleBound);
 
 // The PLD of `times` independent rounds of `round`. Tail mass of at most
 // `trim` in all is moved to infinite loss to keep the support small.
