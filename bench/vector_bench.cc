@@ -10,6 +10,7 @@
 #include "fedldp/random/secure_rng.h"
 #include "fedldp/vector/fastprojunit.h"
 #include "fedldp/vector/privunitg.h"
+#include "fedldp/vector/seeded_privunit.h"
 #include "fedldp/vector/srht.h"
 #include "testing/continuous_mechanisms.h"
 
@@ -82,6 +83,47 @@ BENCHMARK(BM_PrivUnitG<SecureRng, 21840, 8>)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrivUnitG<CounterRng, 21840, 8>)
     ->Name("cnn/privunitg/counter/21840")
+    ->Unit(benchmark::kMillisecond);
+
+// PrivUnitG sent as a 16-byte seed (issue 45, item 4) at eps 4: the client's
+// encode and the server's decode per report, beside PrivUnitG's report
+// (privunitg/secure/D) at d in {10^3, 10^5, 10^6} in the same run.
+template <std::size_t D>
+void BM_SeededEncode(benchmark::State& state) {
+  SecureRng rng;
+  const auto r = SeededPrivUnitG::Create(D, 4, 1).value();
+  const auto x = audit::TestDirection(D, 0.7, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(r.Encode(x, rng));
+  Declare(state, D, D * sizeof(double));
+}
+template <std::size_t D>
+void BM_SeededDecode(benchmark::State& state) {
+  SecureRng rng;
+  const auto r = SeededPrivUnitG::Create(D, 4, 1).value();
+  std::vector<double> out(D);
+  for (auto _ : state) {
+    r.Decode({rng(), rng()}, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  Declare(state, D, D * sizeof(double));
+}
+BENCHMARK(BM_SeededEncode<1000>)->Name("vector/privunitg-seed-encode/secure/1000");
+BENCHMARK(BM_SeededDecode<1000>)->Name("vector/privunitg-seed-decode/secure/1000");
+BENCHMARK(BM_PrivUnitG<SecureRng, 1000, 4>)->Name("vector/privunitg/secure/1000");
+BENCHMARK(BM_SeededEncode<100000>)
+    ->Name("vector/privunitg-seed-encode/secure/100000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SeededDecode<100000>)
+    ->Name("vector/privunitg-seed-decode/secure/100000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrivUnitG<SecureRng, 100000, 4>)
+    ->Name("vector/privunitg/secure/100000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SeededEncode<kD>)
+    ->Name("vector/privunitg-seed-encode/secure/1000000")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SeededDecode<kD>)
+    ->Name("vector/privunitg-seed-decode/secure/1000000")
     ->Unit(benchmark::kMillisecond);
 
 // FastProjUnit's client step (Encode: project, normalise, PrivUnitG in k = 1000).

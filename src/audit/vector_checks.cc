@@ -154,7 +154,7 @@ Verdict CheckVectorTiming(const VectorRandomizer& r, std::size_t calls, std::uin
     }
   };
   return CheckSamplerTiming(sampler, 0.0, r.clip() / std::sqrt(static_cast<double>(d)),
-                            std::max(calls, 1000 * d), seed);
+                            std::max(calls, 1000 * d), seed, r.varying_draws());
 }
 
 namespace {
@@ -181,16 +181,16 @@ void AuditPrivacy(const VectorRandomizer& r, VectorAudit& a) {
   a.pass = ratio_ok && delta_ok;
 }
 
-// PrivUnitG's own check: the share of reports at the input C u (u a unit
-// vector, so that no rounding to the sphere mixes the caps of u and -u) in
-// its cap {<R, u> >= C sigma gamma}.
-void AuditCapShare(const PrivUnitG& p, std::span<const double> unit, std::size_t n,
-                   std::uint64_t seed, VectorAudit& a) {
-  const PrivUnitGParameters& pr = p.parameters();
+// A cap law's check (PrivUnitG's own): the share of reports at the input
+// C u (u a unit vector, so that no rounding to the sphere mixes the caps of u
+// and -u) in its cap {<R, u> >= threshold}.
+void AuditCapShare(const VectorRandomizer& r, const VectorRandomizer::CapLaw& law,
+                   std::span<const double> unit, std::size_t n, std::uint64_t seed,
+                   VectorAudit& a) {
   std::vector<double> x(unit.begin(), unit.end());
-  for (double& v : x) v *= p.clip();
-  const auto s = DrawVectorReports(p, x, n, seed, unit, p.clip() * pr.sigma * pr.gamma);
-  const auto cap = CheckCapShare(s, pr.p);
+  for (double& v : x) v *= r.clip();
+  const auto s = DrawVectorReports(r, x, n, seed, unit, law.threshold);
+  const auto cap = CheckCapShare(s, law.share);
   a.min_p = 2 * NormalUpperTail(std::fabs(cap.value));
   Judge(cap, a);
 }
@@ -209,8 +209,8 @@ VectorAudit AuditVectorRandomizer(const VectorRandomizer& r, std::size_t n, std:
   a.worst_mean_z = mean.value, a.worst_var_z = error.value;
   Judge(mean, a);
   Judge(error, a);
-  if (const auto* p = dynamic_cast<const PrivUnitG*>(&r)) {
-    AuditCapShare(*p, TestDirection(r.dimension(), 1.0, seed), n, seed + 1, a);
+  if (const auto cap = r.Cap()) {
+    AuditCapShare(r, *cap, TestDirection(r.dimension(), 1.0, seed), n, seed + 1, a);
   }
   const auto support = CheckPublicSupport(r, x, std::min<std::size_t>(n, 2000), seed);
   a.ruled_out = support.value;

@@ -30,16 +30,37 @@ Status FedSelVariant::Validate() const {
   return {};
 }
 
+namespace {
+
+// The registered vector randomizers whose statement holds of every value the
+// program draws (exact), or in a model of their candidate generator.
+std::vector<std::string> VectorNamesWhere(bool generator_model) {
+  std::vector<std::string> names;
+  for (const VectorRandomizerKind* k : VectorRandomizerKinds()) {
+    if (k->traits.generator_model == generator_model) names.emplace_back(k->name);
+  }
+  return names;
+}
+
+}  // namespace
+
 Result<std::string> FloatingPointStatementFor(std::string_view mechanism) {
   if (mechanism.empty()) {
-    return "floating point: an eps0 accounted here holds of the program as it runs for the "
-           "value mechanisms (" +
-           Listed(ValueMechanismNames()) + ") and the vector randomizers " +
-           Listed(VectorMechanismNames()) +
-           ", whose reports are public values (atoms or a grid) drawn with exact "
-           "probabilities (the Gaussians with a proven allowance in delta, PrivUnitG and "
-           "FastProjUnit within a proven total variation below 2^-194 at eps <= 30; "
-           "docs/methods.md)";
+    std::string text =
+        "floating point: an eps0 accounted here holds of the program as it runs for the "
+        "value mechanisms (" +
+        Listed(ValueMechanismNames()) + ") and the vector randomizers " +
+        Listed(VectorNamesWhere(false)) +
+        ", whose reports are public values (atoms or a grid) drawn with exact "
+        "probabilities (the Gaussians with a proven allowance in delta, PrivUnitG and "
+        "FastProjUnit within a proven total variation below 2^-194 at eps <= 30; "
+        "docs/methods.md)";
+    if (const auto modelled = VectorNamesWhere(true); !modelled.empty()) {
+      text += "; for " + Listed(modelled) +
+              ", sent as seeds, it holds in a model of their candidate generator "
+              "(seeded_privunit.h)";
+    }
+    return text;
   }
   if (const auto variant = ParseFedSelVariant(mechanism); variant.ok()) {
     return FloatingPointStatement(*variant);

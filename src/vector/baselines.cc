@@ -159,10 +159,6 @@ Result<std::unique_ptr<VectorRandomizer>> MakeGaussianClassic(const VectorRandom
   return Owned(GaussianRandomizer::Create(c.dimension, c.epsilon, c.delta, c.clip, true));
 }
 
-Result<std::unique_ptr<VectorRandomizer>> MakeDuchi(const VectorRandomizerConfig& c) {
-  return Owned(DuchiVectorRandomizer::Create(c.dimension, c.epsilon, c.clip));
-}
-
 constexpr std::string_view kGaussianFloatingPoint =
     "floating point: every value reported is a point of a public grid fixed before any "
     "input is seen, the nearest to x + sigma Z with Z an exact normal and the "
@@ -186,6 +182,10 @@ constinit const VectorRandomizerKind kGaussianClassicKind = {
     MakeGaussianClassic,
     kGaussianFloatingPoint};
 constinit const VectorRandomizerKind kDuchiKind = {
-    "duchi", "Duchi's two-point mechanism on every coordinate at eps / d", {}, MakeDuchi, {}};
+    "duchi",
+    "Duchi's two-point mechanism on every coordinate at eps / d",
+    {},
+    MadeByCreate<DuchiVectorRandomizer>,
+    {}};
 
 }  // namespace fedldp

@@ -26,7 +26,7 @@ constexpr std::uint64_t kProjectionStream = 0x50524f4aULL;     // "PROJ"
 
 Result<FastProjUnit> FastProjUnit::Create(std::size_t dimension, double epsilon, double clip,
                                           std::size_t k, bool shared_signs,
-                                          std::uint64_t public_seed) {
+                                          std::uint64_t public_seed, bool seeded) {
   VectorRandomizerConfig config;
   config.mechanism =
       shared_signs ? VectorMechanism::kFastProjUnitCorr : VectorMechanism::kFastProjUnit;
@@ -38,23 +38,37 @@ Result<FastProjUnit> FastProjUnit::Create(std::size_t dimension, double epsilon,
   if (const Status s = config.Validate(); !s.ok()) return Error{s.error()};
   auto inner = PrivUnitG::Create(k, epsilon, 1.0);
   if (!inner.ok()) return Error{inner.error()};
+  std::shared_ptr<const SeededPrivUnitG> seeded_inner;
+  if (seeded) {
+    if (shared_signs) return Error{"fastprojunit-seed draws its signs per client"};
+    auto made = SeededPrivUnitG::Create(k, epsilon, 1.0);
+    if (!made.ok()) return Error{made.error()};
+    seeded_inner = std::make_shared<const SeededPrivUnitG>(std::move(made).value());
+  }
   SignBits signs;
   if (shared_signs) {
     CounterRng public_rng(public_seed, kSharedSignsStream);
     signs = DrawSigns(PaddedDimension(dimension), public_rng);
   }
   return FastProjUnit(dimension, clip, k, shared_signs, std::move(signs),
-                      std::make_shared<const PrivUnitG>(std::move(inner).value()));
+                      std::make_shared<const PrivUnitG>(std::move(inner).value()),
+                      std::move(seeded_inner));
 }
 
 FastProjUnit::FastProjUnit(std::size_t dimension, double clip, std::size_t k, bool shared,
-                           SignBits signs, std::shared_ptr<const PrivUnitG> inner)
+                           SignBits signs, std::shared_ptr<const PrivUnitG> inner,
+                           std::shared_ptr<const SeededPrivUnitG> seeded)
     : VectorRandomizer(dimension, clip),
       k_(k),
       padded_(PaddedDimension(dimension)),
       shared_(shared),
       shared_signs_(std::move(signs)),
-      inner_(std::move(inner)) {}
+      inner_(std::move(inner)),
+      seeded_(std::move(seeded)) {}
+
+std::string FastProjUnit::name() const {
+  return seeded_ ? "fastprojunit-seed" : shared_ ? "fastprojunit-corr" : "fastprojunit";
+}
 
 double FastProjUnit::beta() const {
   if (padded_ == 1) return 0;
@@ -63,11 +77,12 @@ double FastProjUnit::beta() const {
 }
 
 double FastProjUnit::ErrorBound(double norm, bool upper) const {
-  const auto& pr = inner_->parameters();
+  // The seeded form's sigma' (PrivUnitG's to 1e-6) at the same gamma.
+  const double sigma = seeded_ ? seeded_->sigma() : inner_->parameters().sigma;
   const double d = static_cast<double>(dimension()), k = static_cast<double>(k_);
   const double c2 = clip() * clip();
-  const double base = pr.sigma * pr.sigma * d;
-  const double term = pr.sigma * pr.gamma;
+  const double base = sigma * sigma * d;
+  const double term = sigma * inner_->parameters().gamma;
   if (norm == 0) return c2 * (base + term * d / k);        // exact: T = d / k
   const double spread = static_cast<double>(padded_) / k;  // T in [1, d' / k]
   if (upper) return c2 * (base + std::max(term, term * spread)) - norm * norm * (1 - 2 * beta());
@@ -111,8 +126,12 @@ ProjectedReport FastProjUnit::Encode(std::span<const double> x, Rng& rng) const 
   for (double v : y) ny += v * v;
   // y = 0 (x = 0 or in W's null space): e_1 with a fair sign.
   const int sign = SphereSign(x, scaling, clip(), !(ny > 0), rng);
-  report.z.resize(k_);
-  inner_->RandomizeUnit(y, sign, 1.0, report.z, rng);
+  if (seeded_) {
+    report.candidate = seeded_->EncodeUnit(y, sign, rng);
+  } else {
+    report.z.resize(k_);
+    inner_->RandomizeUnit(y, sign, 1.0, report.z, rng);
+  }
   return report;
 }
 
@@ -120,7 +139,13 @@ void FastProjUnit::Decode(const ProjectedReport& report, std::span<double> out) 
   SignBits signs;
   std::vector<std::uint32_t> rows;
   const Srht w = Projection(report.seed, signs, rows);
-  w.Backward(report.z, out, Work(padded_));
+  if (report.candidate) {
+    std::vector<double> z(k_);
+    seeded_->DecodeUnit(*report.candidate, 1.0, z);
+    w.Backward(z, out, Work(padded_));
+  } else {
+    w.Backward(report.z, out, Work(padded_));
+  }
   for (double& v : out) v *= clip();
 }
 
@@ -129,6 +154,11 @@ void FastProjUnit::Randomize(std::span<const double> x, std::span<double> out, R
 }
 
 Status FastProjUnit::ValidateProjected(const ProjectedReport& report) const {
+  // The seeded form: any 16 bytes are a seed it can send.
+  if (seeded_ || report.candidate) {
+    if (seeded_ && report.candidate && report.z.empty()) return {};
+    return Error{"a FastProjUnit report must carry a seed exactly when the randomizer is seeded"};
+  }
   if (report.z.size() != k_)
     return Error{"a FastProjUnit report has " + std::to_string(report.z.size()) +
                  " entries, expected k = " + std::to_string(k_)};
@@ -205,9 +235,15 @@ Result<std::unique_ptr<VectorRandomizer>> MakeFastProjUnit(const VectorRandomize
                                     c.public_seed));
 }
 
+Result<std::unique_ptr<VectorRandomizer>> MakeFastProjUnitSeed(const VectorRandomizerConfig& c) {
+  return Owned(FastProjUnit::Create(c.dimension, c.epsilon, c.clip,
+                                    c.k == 0 ? DefaultProjection(c.dimension) : c.k, false, 0,
+                                    true));
+}
+
 }  // namespace
 
-extern const VectorRandomizerKind kFastProjUnitKind, kFastProjUnitCorrKind;
+extern const VectorRandomizerKind kFastProjUnitKind, kFastProjUnitCorrKind, kFastProjUnitSeedKind;
 constinit const VectorRandomizerKind kFastProjUnitKind = {
     "fastprojunit",
     "FastProjUnit (Asi et al. 2023): PrivUnitG in k dimensions, per-client random signs",
@@ -220,5 +256,12 @@ constinit const VectorRandomizerKind kFastProjUnitCorrKind = {
     {.takes_k = true, .shared_seed = true},
     MakeFastProjUnit,
     kPrivUnitGFloatingPoint};
+
+constinit const VectorRandomizerKind kFastProjUnitSeedKind = {
+    "fastprojunit-seed",
+    "FastProjUnit with PrivUnitG in k dimensions sent as a seed: 24 bytes a report, pure eps",
+    {.takes_k = true, .generator_model = true},
+    MakeFastProjUnitSeed,
+    kSeededPrivUnitGFloatingPoint};
 
 }  // namespace fedldp

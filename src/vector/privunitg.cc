@@ -94,6 +94,10 @@ VectorRandomizer::ExactPrivacy PrivUnitG::ImplementedPrivacy() const {
   return {std::log(parameters_.WorstRatio()), 0};
 }
 
+std::optional<VectorRandomizer::CapLaw> PrivUnitG::Cap() const {
+  return CapLaw{clip() * parameters_.sigma * parameters_.gamma, parameters_.p};
+}
+
 double PrivUnitG::deviation() const { return sampler_.DeviationPerReport(dimension()); }
 
 std::optional<OutputGrid> PrivUnitG::Grid() const {
@@ -131,20 +135,12 @@ void PrivUnitG::RandomizeUnit(std::span<const double> u, int sign, double scale,
   sampler_.Sample(u, sign, scale * parameters_.sigma, out, rng);
 }
 
-namespace {
-
-Result<std::unique_ptr<VectorRandomizer>> MakePrivUnitG(const VectorRandomizerConfig& c) {
-  return Owned(PrivUnitG::Create(c.dimension, c.epsilon, c.clip));
-}
-
-}  // namespace
-
 extern const VectorRandomizerKind kPrivUnitGKind;
 constinit const VectorRandomizerKind kPrivUnitGKind = {
     "privunitg",
     "PrivUnitG (Asi, Feldman & Talwar 2022): optimal error, pure eps",
     {},
-    MakePrivUnitG,
+    MadeByCreate<PrivUnitG>,
     kPrivUnitGFloatingPoint};
 
 }  // namespace fedldp

@@ -6,13 +6,15 @@
 namespace fedldp {
 
 extern const VectorRandomizerKind kPrivUnitGKind, kFastProjUnitKind, kFastProjUnitCorrKind,
-    kGaussianKind, kGaussianClassicKind, kDuchiKind, kLaplaceL1Kind;
+    kGaussianKind, kGaussianClassicKind, kDuchiKind, kLaplaceL1Kind, kSeededPrivUnitGKind,
+    kFastProjUnitSeedKind;
 
 namespace {
 
 constexpr const VectorRandomizerKind* kKinds[] = {
-    &kPrivUnitGKind,       &kFastProjUnitKind, &kFastProjUnitCorrKind, &kGaussianKind,
-    &kGaussianClassicKind, &kDuchiKind,        &kLaplaceL1Kind,
+    &kPrivUnitGKind, &kFastProjUnitKind,    &kFastProjUnitCorrKind,
+    &kGaussianKind,  &kGaussianClassicKind, &kDuchiKind,
+    &kLaplaceL1Kind, &kSeededPrivUnitGKind, &kFastProjUnitSeedKind,
 };
 
 }  // namespace

@@ -58,7 +58,7 @@ TEST(VectorRandomizerConfig, RefusesWhatNoRandomizerCanDo) {
   refused(c, "takes no delta");
   c = ok;
   c.k = 3;
-  refused(c, "k applies to fastprojunit and fastprojunit-corr only");
+  refused(c, "k applies to fastprojunit, fastprojunit-corr and fastprojunit-seed only");
   c.mechanism = VectorMechanism::kFastProjUnit;
   c.k = 11;
   refused(c, "k must be in [1, d = 10]");
@@ -160,7 +160,8 @@ TEST(VectorRandomizer, IsMadeOnlyIfItsReportsStaySummable) {
           ++refused;
           const bool said = r.error().find("2^450") != std::string::npos ||
                             r.error().find("too small") != std::string::npos ||
-                            r.error().find("the Gaussian's sigma") != std::string::npos;
+                            r.error().find("the Gaussian's sigma") != std::string::npos ||
+                            r.error().find("trials of d normals") != std::string::npos;
           EXPECT_TRUE(said) << name << " " << eps << " " << clip << ": " << r.error();
           for (const char* word : {"inf", "nan"}) {
             EXPECT_EQ(r.error().find(word), std::string::npos) << word << " in " << r.error();
@@ -207,8 +208,8 @@ TEST(VectorRandomizer, ValidatesReports) {
   EXPECT_FALSE(g.ValidateReport(std::vector<double>{1, std::nan(""), 0}).ok());
   EXPECT_FALSE(g.ValidateReport(std::vector<double>{1, INFINITY, 0}).ok());
   const auto f = FastProjUnit::Create(100, 1, 1, 10, false).value();
-  EXPECT_FALSE(f.ValidateProjected({1, std::vector<double>(9)}).ok());
-  EXPECT_TRUE(f.ValidateProjected({1, std::vector<double>(10)}).ok());
+  EXPECT_FALSE(f.ValidateProjected({1, std::vector<double>(9), std::nullopt}).ok());
+  EXPECT_TRUE(f.ValidateProjected({1, std::vector<double>(10), std::nullopt}).ok());
 }
 
 TEST(VectorRandomizer, ClipScalesOntoTheBall) {

@@ -52,10 +52,13 @@ Verdict CheckTimingOf(const ValueMechanism& m, std::size_t calls, std::uint64_t 
 Verdict CheckTimingBetween(const ValueMechanism& m, double x0, double x1, std::size_t calls,
                            std::uint64_t seed);
 // The same for any sampler of many values (out[i] drawn at in[i]), e.g. the
-// Gaussian randomizer's coordinate sampler.
+// Gaussian randomizer's coordinate sampler. varying_words: the sampler draws
+// a random number of words by design (a rejection loop whose law the proof
+// makes the same at every input, privunitg-seed): the counts are then
+// compared by their paired t (bound 4) instead of batch by batch.
 using Sampler = std::function<void(std::span<const double>, std::span<double>, Rng&)>;
 Verdict CheckSamplerTiming(const Sampler& m, double x0, double x1, std::size_t calls,
-                           std::uint64_t seed);
+                           std::uint64_t seed, bool varying_words = false);
 // Pearson's test of samples against reference's exact law at x: atoms as their
 // own categories, the continuous part in 64 equal-width bins.
 Verdict CheckLawOf(std::span<const double> samples, const ValueMechanism& reference, double x);

@@ -43,6 +43,7 @@
 #include <memory>
 
 #include "fedldp/vector/privunitg.h"
+#include "fedldp/vector/seeded_privunit.h"
 #include "fedldp/vector/srht.h"
 
 namespace fedldp {
@@ -50,20 +51,27 @@ namespace fedldp {
 struct ProjectedReport {
   std::uint64_t seed = 0;  // fixes the rows S (and the signs D unless shared)
   std::vector<double> z;   // PrivUnitG's report in k dimensions (unit scale)
+  // The seeded form ("fastprojunit-seed"): z is not sent but regenerated
+  // from this 16-byte seed (seeded_privunit.h), 24 bytes a report in all.
+  std::optional<SeedReport> candidate;
 };
 
 class FastProjUnit final : public VectorRandomizer {
  public:
   // eps in (0, 100], clip > 0, 1 <= k <= dimension <= kMaxVectorDimension.
   // shared_signs: the "-corr" variant, signs drawn from public_seed.
+  // seeded: PrivUnitG in k dimensions sent as a seed (seeded_privunit.h;
+  // per-client signs only).
   static Result<FastProjUnit> Create(std::size_t dimension, double epsilon, double clip,
                                      std::size_t k, bool shared_signs,
-                                     std::uint64_t public_seed = 0);
+                                     std::uint64_t public_seed = 0, bool seeded = false);
 
-  std::string name() const override { return shared_ ? "fastprojunit-corr" : "fastprojunit"; }
+  std::string name() const override;
   double epsilon() const override { return inner_->epsilon(); }
-  // PrivUnitG's in k dimensions: the projection is post-processing.
-  double deviation() const override { return inner_->deviation(); }
+  // PrivUnitG's in k dimensions: the projection is post-processing (0 for
+  // the seeded form, whose law is stated in its model).
+  double deviation() const override { return seeded_ ? 0.0 : inner_->deviation(); }
+  bool varying_draws() const override { return seeded_ != nullptr; }
   bool unbiased() const override { return false; }
   std::size_t k() const { return k_; }
   std::size_t padded() const { return padded_; }
@@ -73,8 +81,10 @@ class FastProjUnit final : public VectorRandomizer {
 
   double SquaredError(double norm) const override;
   double SquaredErrorLowerBound(double norm) const override;
-  // PrivUnitG's in k dimensions.
-  ExactPrivacy ImplementedPrivacy() const override { return inner_->ImplementedPrivacy(); }
+  // PrivUnitG's in k dimensions (its seeded form's).
+  ExactPrivacy ImplementedPrivacy() const override {
+    return seeded_ ? seeded_->ImplementedPrivacy() : inner_->ImplementedPrivacy();
+  }
   // Encode's report, checked by ValidateProjected.
   Status DrawAndCheckSent(std::span<const double> x, Rng& rng) const override;
   // max(SquaredError(0), SquaredError(C)): an upper bound.
@@ -98,7 +108,8 @@ class FastProjUnit final : public VectorRandomizer {
 
  private:
   FastProjUnit(std::size_t dimension, double clip, std::size_t k, bool shared, SignBits signs,
-               std::shared_ptr<const PrivUnitG> inner);
+               std::shared_ptr<const PrivUnitG> inner,
+               std::shared_ptr<const SeededPrivUnitG> seeded);
   // The upper or lower end of the error bracket (exact at norm 0).
   double ErrorBound(double norm, bool upper) const;
   // The SRHT of `seed`: rows (and signs unless shared) into the out-params.
@@ -108,6 +119,7 @@ class FastProjUnit final : public VectorRandomizer {
   bool shared_;
   SignBits shared_signs_;
   std::shared_ptr<const PrivUnitG> inner_;
+  std::shared_ptr<const SeededPrivUnitG> seeded_;  // the seeded form's, else null
 };
 
 }  // namespace fedldp

@@ -71,6 +71,9 @@ class PrivUnitG final : public VectorRandomizer {
   double WorstCaseSquaredError() const override { return SquaredError(0); }
   // log(p (1 - q) / ((1 - p) q)) of the parameters.
   ExactPrivacy ImplementedPrivacy() const override;
+  // At x = C u the report is in the cap {<R, u> >= C sigma gamma} with
+  // probability p.
+  std::optional<CapLaw> Cap() const override;
 
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;

@@ -80,6 +80,18 @@ class VectorRandomizer {
   //    E||R(x) - x||^2 (SquaredError is exact but for FastProjUnit);
   virtual double BiasBound(std::span<const double>) const { return 0; }
   virtual double SquaredErrorLowerBound(double norm) const { return SquaredError(norm); }
+  //  - for randomizers with a cap law (PrivUnitG and its seeded form): at
+  //    x = C u, u a unit vector, <R(x), u> >= threshold with probability
+  //    share; the audit counts that share;
+  struct CapLaw {
+    double threshold = 0;
+    double share = 0;
+  };
+  virtual std::optional<CapLaw> Cap() const { return std::nullopt; }
+  //  - whether a report draws a random number of words by design (a
+  //    rejection loop whose law does not depend on x): the timing check
+  //    then compares the counts' laws at its two inputs, not the counts;
+  virtual bool varying_draws() const { return false; }
   //  - one report drawn at x as it is sent, checked against the public
   //    support it must lie on (issue 39): ValidateReport of Randomize, or
   //    FastProjUnit's projected report.
@@ -149,6 +161,10 @@ struct VectorRandomizerTraits {
   bool needs_delta = false;
   bool takes_k = false;      // a projected dimension k (0 = DefaultProjection)
   bool shared_seed = false;  // public randomness every client shares (public_seed)
+  // Its statement holds in a model of its candidate generator (the seeded
+  // forms: candidates as ideal normals, seeded_privunit.h), not of every
+  // value the program draws.
+  bool generator_model = false;
 };
 
 // One registered randomizer (vector/registry.cc lists them; each is defined
@@ -175,6 +191,12 @@ template <typename T>
 Result<std::unique_ptr<VectorRandomizer>> Owned(Result<T> made) {
   if (!made.ok()) return Error{made.error()};
   return std::unique_ptr<VectorRandomizer>(std::make_unique<T>(std::move(made).value()));
+}
+
+// A registry entry's `make` for a randomizer whose Create takes (d, eps, clip).
+template <typename T>
+Result<std::unique_ptr<VectorRandomizer>> MadeByCreate(const VectorRandomizerConfig& c) {
+  return Owned(T::Create(c.dimension, c.epsilon, c.clip));
 }
 
 // Largest dimension a vector randomizer accepts: base/limits.h's kDimension
