@@ -51,9 +51,7 @@ class VectorMethod final : public FedSelMethod {
   bool keeps_state() const override { return false; }
   std::string Report(std::uint64_t round, std::span<double>, std::span<double>,
                      std::span<double> gradient, Rng& rng) const override {
-    VectorReport report{std::vector<double>(d_)};
-    randomizer_->Randomize(gradient, report.values, rng);
-    return EncodeReport(round, report);
+    return EncodeReport(round, DrawVectorReport(*randomizer_, gradient, rng));
   }
   ReportGate Gate(std::uint64_t round) const override { return ReportGate(round, *randomizer_); }
   void Reset() override {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "fedldp/base/words.h"
 #include "fedldp/random/counter_rng.h"
 
 namespace fedldp {
@@ -151,6 +152,35 @@ void FastProjUnit::Decode(const ProjectedReport& report, std::span<double> out) 
 
 void FastProjUnit::Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const {
   Decode(Encode(x, rng), out);
+}
+
+std::optional<std::string> FastProjUnit::EncodeSent(std::span<const double> x, Rng& rng) const {
+  const ProjectedReport report = Encode(x, rng);
+  std::string bytes;
+  AppendWord(bytes, report.seed);
+  if (report.candidate) return bytes + SeedBytes(*report.candidate);
+  for (double v : report.z) AppendDouble(bytes, v);
+  return bytes;
+}
+
+std::size_t FastProjUnit::MaxSentBytes() const { return 8 + (seeded_ ? kSeedReportBytes : 8 * k_); }
+
+Status FastProjUnit::DecodeSent(std::string_view bytes, std::span<double> out) const {
+  if (bytes.size() != MaxSentBytes()) {
+    return Error{"a " + name() + " report is " + std::to_string(MaxSentBytes()) + " bytes, got " +
+                 std::to_string(bytes.size())};
+  }
+  ProjectedReport report;
+  report.seed = ReadWord(bytes, 0);
+  if (seeded_) {
+    report.candidate = SeedFromBytes(bytes.substr(8));
+  } else {
+    report.z.resize(k_);
+    for (std::size_t i = 0; i < k_; ++i) report.z[i] = ReadDouble(bytes, 8 + 8 * i);
+  }
+  FEDLDP_RETURN_IF_ERROR(ValidateProjected(report));
+  Decode(report, out);
+  return {};
 }
 
 Status FastProjUnit::ValidateProjected(const ProjectedReport& report) const {

@@ -5,6 +5,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "fedldp/base/words.h"
 #include "fedldp/random/counter_rng.h"
 #include "fedldp/random/exact_privunit.h"
 #include "fedldp/random/normal.h"
@@ -229,6 +230,28 @@ void SeededPrivUnitG::DecodeUnit(const SeedReport& seed, double scale,
   }
   const double s = scale * sigma_;
   for (double& v : out) v *= s;
+}
+
+Status SeededPrivUnitG::DecodeSent(std::string_view bytes, std::span<double> out) const {
+  const auto seed = SeedFromBytes(bytes);
+  if (!seed) {
+    return Error{"a privunitg-seed report is " + std::to_string(kSeedReportBytes) + " bytes, got " +
+                 std::to_string(bytes.size())};
+  }
+  Decode(*seed, out);
+  return {};
+}
+
+std::string SeedBytes(const SeedReport& seed) {
+  std::string bytes;
+  AppendWord(bytes, seed.hi);
+  AppendWord(bytes, seed.lo);
+  return bytes;
+}
+
+std::optional<SeedReport> SeedFromBytes(std::string_view bytes) {
+  if (bytes.size() != kSeedReportBytes) return std::nullopt;
+  return SeedReport{ReadWord(bytes, 0), ReadWord(bytes, 8)};
 }
 
 void SeededPrivUnitG::Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const {

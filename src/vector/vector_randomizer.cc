@@ -53,6 +53,10 @@ Status VectorRandomizer::DrawAndCheckSent(std::span<const double> x, Rng& rng) c
   return ValidateReport(Randomize(x, rng));
 }
 
+Status VectorRandomizer::DecodeSent(std::string_view, std::span<double>) const {
+  return Error{name() + " sends its d values, not bytes"};
+}
+
 namespace {
 
 // a where `mask` is all ones, b where it is 0: a select no compiler turns

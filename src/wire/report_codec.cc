@@ -22,6 +22,20 @@ std::string Serialize(const v1::Report& message) {
 // up to 10 length bytes, payload.
 constexpr std::size_t Field(std::size_t n) { return 11 + n; }
 
+// A vector report's body as fedldp's type: its values, or its sent bytes
+// decoded by the round's randomizer (null in a round of pieces).
+Result<VectorReport> DecodeVector(const v1::VectorReport& body, const VectorRandomizer* vector) {
+  const auto& values = body.values();
+  if (body.sent().empty()) return VectorReport{{values.begin(), values.end()}, {}};
+  if (!values.empty()) return Error{"both values and sent bytes"};
+  if (vector == nullptr) return Error{"sent bytes for a piece, which carries values"};
+  VectorReport report{std::vector<double>(vector->dimension()), {}};
+  if (const Status s = vector->DecodeSent(body.sent(), report.values); !s.ok()) {
+    return Error{vector->name() + ": " + s.error()};
+  }
+  return report;
+}
+
 }  // namespace
 
 std::string EncodeReport(std::uint64_t round, const FedSelReport& report) {
@@ -56,7 +70,19 @@ std::string EncodeReport(std::uint64_t round, const VectorReport& report) {
   message.set_round(round);
   auto& values = *message.mutable_vector()->mutable_values();
   values.Add(report.values.begin(), report.values.end());
+  if (!report.sent.empty()) message.mutable_vector()->set_sent(report.sent);
   return Serialize(message);
+}
+
+VectorReport DrawVectorReport(const VectorRandomizer& r, std::span<const double> x, Rng& rng) {
+  VectorReport report;
+  if (auto sent = r.EncodeSent(x, rng)) {
+    report.sent = std::move(*sent);
+  } else {
+    report.values.resize(r.dimension());
+    r.Randomize(x, report.values, rng);
+  }
+  return report;
 }
 
 const char* ReasonName(RejectReason reason) {
@@ -91,8 +117,9 @@ ReportGate::ReportGate(std::uint64_t round, const LdpFlRandomizer& ldpfl)
 
 ReportGate::ReportGate(std::uint64_t round, const VectorRandomizer& vector)
     : round_(round), vector_(&vector) {
-  // round, then the body: a packed field of d doubles inside the message.
-  max_bytes_ = 11 + Field(Field(8 * vector.dimension()));
+  // round, then the body: a packed field of d doubles inside the message, or
+  // the randomizer's compact bytes.
+  max_bytes_ = 11 + Field(Field(std::max(8 * vector.dimension(), vector.MaxSentBytes())));
 }
 
 ReportGate::ReportGate(std::uint64_t round, VectorPiece piece)
@@ -226,8 +253,9 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
   if (is_fedsel) {
     verdict = Check(FedSelReport{message.fedsel().index(), message.fedsel().value()});
   } else if (is_vector) {
-    const auto& values = message.vector().values();
-    verdict = Check(VectorReport{std::vector<double>(values.begin(), values.end())});
+    auto decoded = DecodeVector(message.vector(), vector_);
+    if (!decoded.ok()) return Reject(RejectReason::kMalformed, decoded.error());
+    verdict = Check(std::move(decoded).value());
   } else {
     const v1::LdpFlReport& body = message.ldpfl();
     for (const v1::LayerRange& r : body.ranges()) {

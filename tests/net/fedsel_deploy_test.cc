@@ -254,7 +254,10 @@ TEST_F(FedSelDeployTest, AllUsersReportEveryEpochAndTheModelLearns) {
 // client step (the whole gradient through the plan's VectorRandomizer), its
 // even rounds, the gate's checks and the ledger's charge.
 TEST_F(FedSelDeployTest, VectorVariantsTrainWithEvenRoundsAndChargeTheirBudget) {
-  for (const char* variant : {"privunitg", "fastprojunit", "twopoint"}) {
+  // privunitg-seed, fastprojunit-seed and fastprojunit send compact bytes
+  // (16, 24, 8 + 8k), which the server decodes.
+  for (const char* variant :
+       {"privunitg", "fastprojunit", "twopoint", "privunitg-seed", "fastprojunit-seed"}) {
     SCOPED_TRACE(variant);
     FedSelTaskSpec spec = spec_;
     spec.id = std::string("vector-") + variant;
@@ -460,7 +463,7 @@ TEST_F(FedSelDeployTest, TheAnnouncedTaskCarriesEveryDeployedOptionExactly) {
 // reports once per epoch and is charged its budget, and the model learns.
 TEST_F(FedSelDeployTest, ShuffledRoundsReachTheServerOnlyInTheShufflersBatches) {
   const ServerKeys keys = ServerKeys::Generate();
-  for (const char* variant : {"privunitg", "ps-pm"}) {
+  for (const char* variant : {"privunitg", "ps-pm", "privunitg-seed"}) {
     SCOPED_TRACE(variant);
     FedSelTaskSpec spec = spec_;
     spec.id = std::string("shuffled-") + variant;

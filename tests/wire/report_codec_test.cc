@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/vector/seeded_privunit.h"
 
 namespace fedldp {
 namespace {
@@ -142,6 +143,65 @@ TEST_F(ReportGateTest, FedSelValuesOutsideThePiecewiseOutputsAreRejected) {
             RejectReason::kOutOfDomain);
   EXPECT_EQ(admit("e", {4, 0.5 * (grid.Value(7) + grid.Value(8))}).reason,
             RejectReason::kOutOfDomain);
+}
+
+// Randomizers with a compact report send it (privunitg-seed 16 bytes,
+// fastprojunit-seed 24, fastprojunit its seed and k values); the gate
+// decodes it to the very values the randomizer's own decode gives, and
+// refuses bytes of another length, a projected value off PrivUnitG's grid,
+// bytes in a round of randomizers that send values, and both forms at once.
+TEST_F(ReportGateTest, CompactVectorReportsAreDecodedByTheRoundsRandomizer) {
+  VectorRandomizerConfig config;
+  config.dimension = 300;
+  config.epsilon = 3;
+  config.clip = 1;
+  config.k = 20;
+  std::vector<double> x(300);
+  for (auto& v : x) v = (Uniform01(rng_) - 0.5) / 10;
+  for (const char* name : {"privunitg-seed", "fastprojunit-seed", "fastprojunit"}) {
+    config.mechanism = ParseVectorMechanism(name).value();
+    config.k = config.mechanism.traits().takes_k ? 20 : 0;
+    const auto r = MakeVectorRandomizer(config).value();
+    ReportGate gate(5, *r);
+    CounterRng a(11), b(11);
+    const VectorReport sent = DrawVectorReport(*r, x, a);
+    EXPECT_TRUE(sent.values.empty()) << name;
+    EXPECT_EQ(sent.sent.size(), r->MaxSentBytes()) << name;
+    const std::string bytes = EncodeReport(5, sent);
+    EXPECT_LE(bytes.size(), gate.max_bytes());
+    const GateVerdict v = gate.Admit("c", Bytes(bytes));
+    ASSERT_TRUE(v.accepted()) << name << ": " << v.detail;
+    EXPECT_EQ(std::get<VectorReport>(*v.report).values, r->Randomize(x, b)) << name;
+
+    auto reason = [&](const VectorReport& report) {
+      return gate.Admit("bad", Bytes(EncodeReport(5, report))).reason;
+    };
+    VectorReport cut = sent;
+    cut.sent.pop_back();
+    EXPECT_EQ(reason(cut), RejectReason::kMalformed) << name;
+    VectorReport both = sent;
+    both.values.assign(1, 0.0);
+    EXPECT_EQ(reason(both), RejectReason::kMalformed) << name;
+  }
+  EXPECT_EQ(std::string(kSeedReportBytes, 'a').size(), 16u);
+  // fastprojunit's z must lie on PrivUnitG's grid: a value off it is refused.
+  config.mechanism = VectorMechanism::kFastProjUnit;
+  const auto projected = MakeVectorRandomizer(config).value();
+  ReportGate gate(5, *projected);
+  CounterRng rng(12);
+  VectorReport off = DrawVectorReport(*projected, x, rng);
+  off.sent[8 + 3] ^= 1;  // the lowest bits of the first value
+  EXPECT_EQ(gate.Admit("c", Bytes(EncodeReport(5, off))).reason, RejectReason::kMalformed);
+  // Bytes where the round's randomizer sends values.
+  config.mechanism = VectorMechanism::kPrivUnitG;
+  config.k = 0;
+  const auto plain = MakeVectorRandomizer(config).value();
+  ReportGate plain_gate(5, *plain);
+  VectorReport bytes_only;
+  bytes_only.sent = std::string(16, 'x');
+  const GateVerdict refused = plain_gate.Admit("c", Bytes(EncodeReport(5, bytes_only)));
+  EXPECT_EQ(refused.reason, RejectReason::kMalformed);
+  EXPECT_NE(refused.detail.find("sends its d values"), std::string::npos) << refused.detail;
 }
 
 TEST_F(ReportGateTest, VectorReportsPassExactlyAndBadOnesAreRejectedWithTheirReason) {

@@ -93,6 +93,13 @@ class FastProjUnit final : public VectorRandomizer {
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;
 
+  // The compact report as sent: its seed, then the candidate's 16 bytes
+  // (the seeded form) or the k values of z, little-endian (base/words.h).
+  // DecodeSent checks it by ValidateProjected before decoding.
+  std::optional<std::string> EncodeSent(std::span<const double> x, Rng& rng) const override;
+  Status DecodeSent(std::string_view bytes, std::span<double> out) const override;
+  std::size_t MaxSentBytes() const override;
+
   // The client's side: the compact report.
   ProjectedReport Encode(std::span<const double> x, Rng& rng) const;
   // The server's side: C W^T z, d entries.

@@ -91,6 +91,10 @@ struct SeedReport {
   friend bool operator==(const SeedReport&, const SeedReport&) = default;
 };
 inline constexpr std::size_t kSeedReportBytes = 16;
+// The 16 bytes as sent (hi then lo, little-endian), and back; nullopt for
+// any other length.
+std::string SeedBytes(const SeedReport& seed);
+std::optional<SeedReport> SeedFromBytes(std::string_view bytes);
 
 class SeededPrivUnitG final : public VectorRandomizer {
  public:
@@ -114,6 +118,13 @@ class SeededPrivUnitG final : public VectorRandomizer {
   // out = Decode(Encode(x, rng)).
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
   using VectorRandomizer::Randomize;
+
+  // 16 bytes: SeedBytes(Encode(x)); DecodeSent reads them back.
+  std::optional<std::string> EncodeSent(std::span<const double> x, Rng& rng) const override {
+    return SeedBytes(Encode(x, rng));
+  }
+  Status DecodeSent(std::string_view bytes, std::span<double> out) const override;
+  std::size_t MaxSentBytes() const override { return kSeedReportBytes; }
 
   // The client's half: the seed it sends for x.
   SeedReport Encode(std::span<const double> x, Rng& rng) const;

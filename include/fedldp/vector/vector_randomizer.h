@@ -97,6 +97,19 @@ class VectorRandomizer {
   //    FastProjUnit's projected report.
   virtual Status DrawAndCheckSent(std::span<const double> x, Rng& rng) const;
 
+  // The report as a client sends it, when it is shorter than its d values
+  // (the seeded forms: a seed; FastProjUnit: its seed and k values): bytes
+  // the server turns back into the d values with DecodeSent. nullopt for
+  // randomizers whose d values are what is sent.
+  virtual std::optional<std::string> EncodeSent(std::span<const double>, Rng&) const {
+    return std::nullopt;
+  }
+  // out = the d values of bytes EncodeSent produced, or why `bytes` are not
+  // a report it could have produced.
+  virtual Status DecodeSent(std::string_view bytes, std::span<double> out) const;
+  // The most bytes EncodeSent produces (0: it sends values).
+  virtual std::size_t MaxSentBytes() const { return 0; }
+
   // x with non-finite entries replaced by 0, scaled onto the ball if outside
   // it; returns its norm (<= clip).
   double ClipInto(std::span<const double> x, std::span<double> out) const;

@@ -30,10 +30,16 @@
 
 namespace fedldp {
 
-// A vector randomizer's report: its d output values.
+// A vector randomizer's report: its d output values, or the compact bytes
+// it sends instead (VectorRandomizer::EncodeSent; values then empty). The
+// gate decodes sent bytes, so an admitted report always carries values.
 struct VectorReport {
   std::vector<double> values;
+  std::string sent{};
 };
+// The report a client sends for x: the compact bytes where the randomizer
+// has them, else its d values.
+VectorReport DrawVectorReport(const VectorRandomizer& r, std::span<const double> x, Rng& rng);
 
 std::string EncodeReport(std::uint64_t round, const FedSelReport& report);
 std::string EncodeReport(std::uint64_t round, const LdpFlReport& report);
