@@ -28,6 +28,10 @@ void SetupLoad(CLI::App& app, LoadOptions& o) {
                  "threads: a thread per client running the deployed client's loop")
       ->check(CLI::IsMember({"callback", "threads"}))
       ->capture_default_str();
+  app.add_option("--variant", c.variant,
+                 "The FedSel variant served (as train --variant): ps-pm, or a vector randomizer "
+                 "such as privunitg or privunitg-seed (a 16-byte report)")
+      ->capture_default_str();
   app.add_option("--dataset", o.dataset, "Dataset whose rows the clients hold")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "Folder of the dataset files");
@@ -79,6 +83,13 @@ std::string CallsText(const LoadTestSummary& r) {
   return text.str();
 }
 
+// "16 bytes per report".
+std::string BytesText(double bytes) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << bytes << " bytes per report";
+  return text.str();
+}
+
 void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
   out << std::fixed << std::setprecision(1) << "load: " << r.clients << " concurrent clients ("
       << LoadDriverName(r.driver) << "), " << r.users << " users, " << r.rounds
@@ -88,7 +99,8 @@ void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
       << " MiB (clients' process " << r.clients_peak_mib << " MiB); server CPU "
       << std::setprecision(2) << r.server_cpu_seconds << " s in training, " << std::setprecision(0)
       << (r.reports > 0 ? r.server_cpu_seconds / static_cast<double>(r.reports) * 1e6 : 0)
-      << " us per report" << (r.calls > 0 ? " (" + CallsText(r) + ")" : std::string()) << "; "
+      << " us per report" << (r.calls > 0 ? " (" + CallsText(r) + ")" : std::string())
+      << (r.bytes_per_report > 0 ? "; " + BytesText(r.bytes_per_report) : std::string()) << "; "
       << r.finished_clients << " clients finished, " << r.failed_clients << " failed"
       << (r.first_error.empty() ? "" : " (" + r.first_error + ")") << "\n";
   out << std::setprecision(2) << "load: enrolled " << r.enrolled << " clients in "
@@ -128,6 +140,8 @@ std::string LoadRecord(const LoadOptions& o, const LoadTestSummary& r) {
   j["reports_seen_accepted"] = r.reports_seen_accepted;
   j["reports_in_flight"] = r.reports_in_flight;
   j["calls"] = r.calls;  // polls and submits (0: not counted)
+  j["variant"] = o.config.variant;
+  j["bytes_per_report"] = r.bytes_per_report;  // 0: not counted
   return j.dump();
 }
 

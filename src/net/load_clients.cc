@@ -169,6 +169,8 @@ class Client {
     sent_.insert(users.begin(), users.end());
     submit_.clear_reports();
     for (auto& [user, bytes] : answer.reports) {
+      ++ends_.progress().submitted;
+      ends_.progress().report_bytes += bytes.size();
       auto* r = submit_.add_reports();
       r->set_user(user);
       r->set_report(std::move(bytes));

@@ -32,6 +32,8 @@ struct LoadClientsProgress {
   // the server answered for the reports, to set its CPU per report beside
   // an empty call's.
   std::atomic<std::uint64_t> calls{0};
+  // Reports submitted and the bytes of their payloads (the callback driver's).
+  std::atomic<std::uint64_t> submitted{0}, report_bytes{0};
   std::mutex mu;
   std::string first_error;  // of the first client that failed
 };

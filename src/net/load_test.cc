@@ -244,7 +244,8 @@ Result<FedSelServeConfig> LoadTestTask(const LoadTestConfig& config, const Datas
   serve.serve.policy.retry = std::chrono::milliseconds(config.poll_ms);
   serve.serve.policy.stale_after = std::chrono::milliseconds(config.stale_ms);
   serve.serve.policy.deadline = std::chrono::milliseconds(120000);
-  serve.config = DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value());
+  FEDLDP_ASSIGN_OR_RETURN(const FedSelVariant variant, ParseFedSelVariant(config.variant));
+  serve.config = DefaultFedSelConfig(variant);
   serve.config.tail_average = 0;
   serve.config.epsilon = 8;
   serve.config.epochs = config.epochs;
@@ -417,6 +418,11 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   summary.reports_seen_accepted = progress.accepted.load();
   summary.reports_in_flight = progress.in_flight.load();
   summary.calls = progress.calls.load();
+  const std::uint64_t submitted = progress.submitted.load();
+  if (submitted > 0) {
+    summary.bytes_per_report =
+        static_cast<double>(progress.report_bytes.load()) / static_cast<double>(submitted);
+  }
   summary.first_error = progress.first_error;
   return summary;
 }

@@ -405,6 +405,32 @@ TEST_F(DeployE2eTest, LoadTestCountsEveryReportOfItsClients) {
   }
 }
 
+// Issue 45, item 4: the bytes a report costs on the wire, for the whole
+// gradient as d values (privunitg) and as a 16-byte seed (privunitg-seed),
+// which the server decodes; both runs count every report.
+TEST_F(DeployE2eTest, LoadTestStatesTheBytesOfAReportAndSeedsAreSixteen) {
+  double bytes[2] = {0, 0};
+  const char* variants[2] = {"privunitg", "privunitg-seed"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = Path(std::string(variants[i]) + ".json");
+    const pid_t load = Spawn({FEDLDP_BINARY, "load", "--variant", variants[i], "--clients", "20",
+                              "--rows", "0:1000", "--epochs", "1", "--data-dir", FEDLDP_DATASETS,
+                              "--dir", Path(std::string("bytes-") + variants[i]), "--out", out},
+                             Path("bytes.out"), Path("bytes.err"));
+    ASSERT_EQ(Wait(load), 0) << Read(Path("bytes.err"));
+    const std::string json = Read(out);
+    EXPECT_EQ(JsonNumber(json, "reports"), 1000.0) << json;
+    EXPECT_NE(json.find(std::string("\"variant\":\"") + variants[i] + "\""), std::string::npos);
+    bytes[i] = JsonNumber(json, "bytes_per_report");
+    EXPECT_NE(Read(Path("bytes.out")).find(" bytes per report"), std::string::npos);
+  }
+  // Adult's gradient: d = 123 doubles and a few bytes of framing; a seed:
+  // 16 bytes and the same framing.
+  EXPECT_GT(bytes[0], 8 * 123.0);
+  EXPECT_GE(bytes[1], 16.0);
+  EXPECT_LE(bytes[1], 24.0);
+}
+
 // Issue 44, item 6: clients that vanish mid-round (--drop-out), half of
 // them with their reports in flight, over more users than rows (--users):
 // the server counts every report a client saw accepted and none twice, and

@@ -34,6 +34,9 @@ inline const char* LoadDriverName(LoadDriver d) {
 
 struct LoadTestConfig {
   std::size_t clients = 1000;  // concurrent clients, at most the rows
+  // The FedSel variant served (train --variant's names): ps-pm, or a vector
+  // randomizer (privunitg, privunitg-seed, ...) whose report size differs.
+  std::string variant = "ps-pm";
   LoadDriver driver = LoadDriver::kCallback;
   int epochs = 3;
   double batch_fraction = 0.1;  // m / N
@@ -89,11 +92,15 @@ struct LoadTestSummary {
   // threads driver): the server's CPU per call is beside an empty call's
   // (fedldp_transport_bench).
   std::uint64_t calls = 0;
+  // The bytes of the reports' payloads the clients submitted, per report
+  // (the callback driver's; 0: not counted): what a report costs on the wire
+  // before gRPC's framing.
+  double bytes_per_report = 0;
   std::string first_error;  // of a failed client
   std::string dir;          // the work folder (kept when the run failed)
 };
 
-// Serves a FedSel task (ps-pm, eps 8, the config's epochs and m / N) on
+// Serves a FedSel task (the config's variant, eps 8, epochs and m / N) on
 // `rows` of `data` (one user each; all rows when empty) and runs it to the
 // end, logging progress every 5 s on `log`. A stop stops the clients and
 // the server. Errors: a bad config (kInvalidArgument); the server failed or
