@@ -89,6 +89,35 @@ void BindVectors(py::module_& m) {
       .def("randomize", &Randomize, py::arg("x"), py::arg("rng") = py::none(),
            "One report of x (shape (dimension,)), or one per row of an (n, dimension) array, "
            "each from its own draws; the GIL is released.")
+      .def_property_readonly("max_sent_bytes", &VectorRandomizer::MaxSentBytes,
+                             "The most bytes encode_sent returns (0: the report is its d "
+                             "values).")
+      .def(
+          "encode_sent",
+          [](const VectorRandomizer& self, const py::object& x_arg,
+             const py::object& rng_arg) -> py::object {
+            DoubleArray x = ArrayArgOf<double>(x_arg, "x");
+            if (x.ndim() != 1 || static_cast<std::size_t>(x.shape(0)) != self.dimension()) {
+              Raise("x must be a 1-D array of " + std::to_string(self.dimension()) + " values");
+            }
+            auto rng = ResolveRng(rng_arg);
+            const auto sent = WithRng(rng, [&](Rng& r) { return self.EncodeSent(View(x), r); });
+            if (!sent) return py::none();
+            return py::bytes(*sent);
+          },
+          py::arg("x"), py::arg("rng") = py::none(),
+          "The report of x as a client sends it, as bytes (privunitg-seed: 16), or None for a "
+          "randomizer whose report is its d values.")
+      .def(
+          "decode_sent",
+          [](const VectorRandomizer& self, const py::bytes& sent) {
+            const std::string bytes = sent;
+            DoubleArray out(static_cast<py::ssize_t>(self.dimension()));
+            Check(self.DecodeSent(bytes, MutableView(out)));
+            return out;
+          },
+          py::arg("sent"),
+          "The d values of bytes encode_sent returned; ValueError if they are not such a report.")
       .def(
           "validate",
           [](const VectorRandomizer& self, const py::object& report_arg) {

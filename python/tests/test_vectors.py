@@ -81,3 +81,19 @@ def test_seeds_reproduce_and_shapes_are_checked():
     with pytest.raises(ValueError):
         fedldp.VectorRandomizer("privunit", 10, 1.0)
     assert "fastprojunit" in fedldp.vector_randomizer_names()
+
+
+def test_seeded_reports_are_sixteen_bytes_and_decode_to_randomize():
+    d = 200
+    r = fedldp.VectorRandomizer("privunitg-seed", d, 3.0)
+    assert r.max_sent_bytes == 16
+    x = np.linspace(-1, 1, d) / 20
+    sent = r.encode_sent(x, 4)
+    assert isinstance(sent, bytes) and len(sent) == 16
+    assert np.array_equal(r.decode_sent(sent), r.randomize(x, 4))
+    with pytest.raises(ValueError):
+        r.decode_sent(sent[:15])
+    plain = fedldp.VectorRandomizer("privunitg", d, 3.0)
+    assert plain.max_sent_bytes == 0 and plain.encode_sent(x, 4) is None
+    with pytest.raises(ValueError):
+        plain.decode_sent(sent)
