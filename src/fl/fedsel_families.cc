@@ -399,8 +399,11 @@ void VectorFamily::Defaults(FedSelConfig& c) const {
   };
   c.tail_average = 0.5;
   c.even_rounds = true;
+  // A seeded form draws its twin's law: the same defaults.
+  const std::string_view law = c.variant.vector.kind().law_of;
+  const std::string name = law.empty() ? Name(c.variant) : std::string(law);
   for (const Tuned& t : kTuned) {
-    if (Name(c.variant) == t.variant) {
+    if (name == t.variant) {
       c.learning_rate = t.lr;
       c.batch_fraction = t.batch_fraction;
       c.clip = t.clip;

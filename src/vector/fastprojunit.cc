@@ -292,6 +292,7 @@ constinit const VectorRandomizerKind kFastProjUnitSeedKind = {
     "FastProjUnit with PrivUnitG in k dimensions sent as a seed: 24 bytes a report, pure eps",
     {.takes_k = true, .generator_model = true},
     MakeFastProjUnitSeed,
-    kSeededPrivUnitGFloatingPoint};
+    kSeededPrivUnitGFloatingPoint,
+    "fastprojunit"};
 
 }  // namespace fedldp

@@ -103,7 +103,7 @@ std::uint64_t ThresholdFor(double epsilon, double q, double slack) {
 }
 
 // v = sign x p (x's direction scaled by UnitScaling's power of two),
-// non-finite entries read as 0, sign e_1 for x = 0: selected, not branched.
+// non-finite entries read as 0, sign e_1 for x = 0.
 void Direction(std::span<const double> x, const UnitScaling& scaling, int sign,
                std::span<double> v) {
   const double f = static_cast<double>(sign) * scaling.factors[0];
@@ -264,6 +264,7 @@ constinit const VectorRandomizerKind kSeededPrivUnitGKind = {
     "PrivUnitG sent as a 16-byte seed (rejection sampling, Feldman & Talwar 2021): pure eps",
     {.generator_model = true},
     MadeByCreate<SeededPrivUnitG>,
-    kSeededPrivUnitGFloatingPoint};
+    kSeededPrivUnitGFloatingPoint,
+    "privunitg"};
 
 }  // namespace fedldp

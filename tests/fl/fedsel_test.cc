@@ -120,6 +120,23 @@ TEST(FedSelVariant, EveryRegisteredVectorRandomizerIsAVectorVariant) {
   }
 }
 
+// A randomizer that draws another's law, sent another way (the seeded
+// forms), trains with that one's tuned defaults.
+TEST(FedSelVariant, ASeededFormTakesItsTwinsDefaults) {
+  std::size_t twins = 0;
+  for (const VectorRandomizerKind* k : VectorRandomizerKinds()) {
+    if (k->law_of.empty()) continue;
+    ++twins;
+    const auto seeded = DefaultFedSelConfig(ParseFedSelVariant(k->name).value());
+    const auto twin = DefaultFedSelConfig(ParseFedSelVariant(k->law_of).value());
+    EXPECT_EQ(seeded.learning_rate, twin.learning_rate) << k->name;
+    EXPECT_EQ(seeded.batch_fraction, twin.batch_fraction) << k->name;
+    EXPECT_EQ(seeded.clip, twin.clip) << k->name;
+  }
+  EXPECT_EQ(twins, 2u);  // privunitg-seed, fastprojunit-seed
+  EXPECT_EQ(DefaultFedSelConfig(ParseFedSelVariant("privunitg-seed").value()).clip, 2.0);
+}
+
 // A calibrated shuffled run of many epochs spends a large total locally
 // (MNIST, 512 epochs at eps0 3.29 for central 3: 1,686): each epoch's share
 // is what must be a usable epsilon, not the total (it was refused as "epsilon

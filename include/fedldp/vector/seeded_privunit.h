@@ -48,8 +48,8 @@
 // With Delta the sum, A moves within p' + (1 - p') (q -+ Delta), and the
 // randomizer is eps'-LDP with
 //   eps' = ln(1 / p') + ln(A_hi / A_lo) + ln((1 + r) / (1 - r)),
-// which ImplementedPrivacy states; p' is the least multiple of 2^-64 with
-// eps' <= eps (the slack is 1e-12 to 1e-8 of eps). The one assumption, as
+// which ImplementedPrivacy states; p' is a multiple of 2^-64 just above
+// e^-eps, raised until eps' <= eps (eps - eps' below 1e-12 at d <= 10^6). The one assumption, as
 // in Feldman & Talwar (who state computational DP under a secure PRG): the
 // candidates behave as independent ideal normals, the generator as a random
 // function of the seed. A seed that did not come from the generator would

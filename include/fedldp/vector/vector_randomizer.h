@@ -194,6 +194,10 @@ struct VectorRandomizerKind {
   // for reports of public atoms or grid points drawn with exact probabilities
   // (FloatingPointStatement then says so).
   std::string_view floating_point;
+  // The registered randomizer whose law it draws, sent another way (the
+  // seeded forms: privunitg, fastprojunit): it takes that one's tuned
+  // defaults. Empty for the others.
+  std::string_view law_of{};
 };
 
 // Every registered randomizer, in the order the CLI lists them.
