@@ -183,16 +183,24 @@ void AuditPrivacy(const VectorRandomizer& r, VectorAudit& a) {
 
 // A cap law's check (PrivUnitG's own): the share of reports at the input
 // C u (u a unit vector, so that no rounding to the sphere mixes the caps of u
-// and -u) in its cap {<R, u> >= threshold}.
+// and -u) in its cap {<R, u> >= threshold}, and the share of the same event
+// at -C u, whose ratio to the first is the privacy ratio e^-eps.
 void AuditCapShare(const VectorRandomizer& r, const VectorRandomizer::CapLaw& law,
                    std::span<const double> unit, std::size_t n, std::uint64_t seed,
                    VectorAudit& a) {
-  std::vector<double> x(unit.begin(), unit.end());
-  for (double& v : x) v *= r.clip();
-  const auto s = DrawVectorReports(r, x, n, seed, unit, law.threshold);
-  const auto cap = CheckCapShare(s, law.share);
-  a.min_p = 2 * NormalUpperTail(std::fabs(cap.value));
-  Judge(cap, a);
+  a.min_p = 1;
+  for (const double side : {1.0, -1.0}) {
+    std::vector<double> x(unit.begin(), unit.end());
+    for (double& v : x) v *= side * r.clip();
+    const double p = side > 0 ? law.share : law.opposite_share;
+    // Too few expected counts for the normal approximation (-C u at a large
+    // eps): the ratio is checked at the smaller eps.
+    if (static_cast<double>(n) * std::fmin(p, 1 - p) < 10) continue;
+    const auto s = DrawVectorReports(r, x, n, seed + (side < 0), unit, law.threshold);
+    const auto cap = CheckCapShare(s, p);
+    a.min_p = std::fmin(a.min_p, 2 * NormalUpperTail(std::fabs(cap.value)));
+    Judge(cap, a);
+  }
 }
 
 }  // namespace

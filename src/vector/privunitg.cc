@@ -95,7 +95,15 @@ VectorRandomizer::ExactPrivacy PrivUnitG::ImplementedPrivacy() const {
 }
 
 std::optional<VectorRandomizer::CapLaw> PrivUnitG::Cap() const {
-  return CapLaw{clip() * parameters_.sigma * parameters_.gamma, parameters_.p};
+  const PrivUnitGParameters& r = parameters_;
+  const double opposite = CapShareAtOpposite(r.gamma, r.p / r.q, (1 - r.p) / (1 - r.q));
+  return CapLaw{clip() * r.sigma * r.gamma, r.p, opposite};
+}
+
+double CapShareAtOpposite(double gamma, double on_cap, double off_cap) {
+  // t = <w, u> ~ N(0, 1) under the normal; -u's cap is t <= -gamma.
+  const double overlap = gamma < 0 ? NormalCdf(-gamma) - NormalCdf(gamma) : 0.0;
+  return on_cap * overlap + off_cap * NormalUpperTail(std::fabs(gamma));
 }
 
 double PrivUnitG::deviation() const { return sampler_.DeviationPerReport(dimension()); }

@@ -177,7 +177,9 @@ VectorRandomizer::ExactPrivacy SeededPrivUnitG::ImplementedPrivacy() const {
 }
 
 std::optional<VectorRandomizer::CapLaw> SeededPrivUnitG::Cap() const {
-  return CapLaw{clip() * sigma_ * gamma_, NormalUpperTail(gamma_) / acceptance()};
+  const double a = acceptance();
+  return CapLaw{clip() * sigma_ * gamma_, NormalUpperTail(gamma_) / a,
+                CapShareAtOpposite(gamma_, 1 / a, p_off_ / a)};
 }
 
 double SeededPrivUnitG::CandidateDot(const SeedReport& seed, std::span<const double> v,

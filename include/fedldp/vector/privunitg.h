@@ -72,7 +72,8 @@ class PrivUnitG final : public VectorRandomizer {
   // log(p (1 - q) / ((1 - p) q)) of the parameters.
   ExactPrivacy ImplementedPrivacy() const override;
   // At x = C u the report is in the cap {<R, u> >= C sigma gamma} with
-  // probability p.
+  // probability p; at -C u with (1 - p) / (1 - q) times the normal mass of
+  // the cap outside -u's (plus p / q times the overlap if gamma < 0).
   std::optional<CapLaw> Cap() const override;
 
   void Randomize(std::span<const double> x, std::span<double> out, Rng& rng) const override;
@@ -113,6 +114,11 @@ class PrivUnitG final : public VectorRandomizer {
 // 2U - 1 < 0 or w^2 C^2 < ||x||^2.
 int SphereSign(std::span<const double> x, const UnitScaling& scaling, double clip, bool fair,
                Rng& rng);
+
+// The share of PrivUnitG-like reports at the input -u in u's cap {<w, u> >=
+// gamma}, w with the standard normal's density times on_cap on -u's cap and
+// off_cap off it: the event whose ratio under u and -u is e^eps.
+double CapShareAtOpposite(double gamma, double on_cap, double off_cap);
 
 // How PrivUnitG's and FastProjUnit's privacy statements hold on real
 // computers (their registry entries' floating_point).

@@ -82,10 +82,13 @@ class VectorRandomizer {
   virtual double SquaredErrorLowerBound(double norm) const { return SquaredError(norm); }
   //  - for randomizers with a cap law (PrivUnitG and its seeded form): at
   //    x = C u, u a unit vector, <R(x), u> >= threshold with probability
-  //    share; the audit counts that share;
+  //    share, and at x = -C u with probability opposite_share (share e^-eps
+  //    for a positive threshold: the privacy ratio of that event); the
+  //    audit counts both shares;
   struct CapLaw {
     double threshold = 0;
     double share = 0;
+    double opposite_share = 0;
   };
   virtual std::optional<CapLaw> Cap() const { return std::nullopt; }
   //  - whether a report draws a random number of words by design (a
