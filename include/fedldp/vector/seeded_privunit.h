@@ -73,7 +73,7 @@
 // Cost. A trial generates d normals and one dot product; a report takes 1 /
 // A trials on average (3 at eps 2, 12 at eps 4, 300 at eps 8), at most T;
 // the decode is one generation. The randomizer refuses eps whose expected
-// trials pass 10^5 (eps above about 11.5).
+// trials pass 10^5 (eps above about 14.5).
 #ifndef FEDLDP_VECTOR_SEEDED_PRIVUNIT_H_
 #define FEDLDP_VECTOR_SEEDED_PRIVUNIT_H_
 
