@@ -8,6 +8,7 @@
 #include "deploy_util.h"
 #include "experiment.h"
 #include "fedldp/net/load_test.h"
+#include "fedldp/sim/records.h"
 
 namespace fedldp::cli {
 
@@ -107,6 +108,8 @@ void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
       << r.enrol_seconds << " s (state " << std::setprecision(1) << r.state_mib
       << " MiB); the server listened " << std::setprecision(2) << r.server_start_seconds
       << " s after it started\n";
+  out << "load: privacy: "
+      << (r.privacy ? DescribePrivacyRecord(*r.privacy) : "none: the task is not private") << "\n";
   if (r.dropped_clients > 0) {
     out << "load: " << r.dropped_clients << " clients dropped out; nothing lost or counted twice: "
         << "the server counted " << r.reports << " reports, the clients saw "
@@ -142,6 +145,7 @@ std::string LoadRecord(const LoadOptions& o, const LoadTestSummary& r) {
   j["calls"] = r.calls;  // polls and submits (0: not counted)
   j["variant"] = o.config.variant;
   j["bytes_per_report"] = r.bytes_per_report;  // 0: not counted
+  j["privacy"] = PrivacyJson(r.privacy);
   return j.dump();
 }
 

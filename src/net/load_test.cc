@@ -546,6 +546,10 @@ Result<LoadTestSummary> RunLoadTest(const LoadTestConfig& config, const Dataset&
   summary.enrol_seconds = prepared.enrol_seconds;
   summary.state_mib = prepared.state_mib;
   summary.server_start_seconds = server_start_seconds;
+  // The statement serve made of the same task (its plan, its delta).
+  FEDLDP_ASSIGN_OR_RETURN(const FedSelPlan plan,
+                          PlanFedSel(serve.config, rows.size(), data.dimension));
+  summary.privacy = FedSelPrivacyRecordOf(plan, serve.config, serve.central_delta);
   if (Status counted = CheckCountedOnce(summary); !counted.ok()) {
     return Error{counted.error() + kept, ErrorCode::kFailedPrecondition};
   }

@@ -423,6 +423,17 @@ TEST_F(DeployE2eTest, LoadTestStatesTheBytesOfAReportAndSeedsAreSixteen) {
     EXPECT_NE(json.find(std::string("\"variant\":\"") + variants[i] + "\""), std::string::npos);
     bytes[i] = JsonNumber(json, "bytes_per_report");
     EXPECT_NE(Read(Path("bytes.out")).find(" bytes per report"), std::string::npos);
+    // The record states the served task's privacy, as serve does: eps 8 a
+    // report (privunitg's with its sampler's allowance in delta), one report
+    // per user.
+    const auto record = nlohmann::json::parse(json.substr(0, json.find('\n')));
+    EXPECT_TRUE(testing::IsPrivacyRecord(record["privacy"])) << json;
+    EXPECT_EQ(record["privacy"]["mechanism"], variants[i]) << json;
+    EXPECT_EQ(record["privacy"]["total"]["epsilon"], 8.0) << json;
+    EXPECT_NE(
+        Read(Path("bytes.out")).find("load: privacy: " + std::string(variants[i]) + ": eps 8 "),
+        std::string::npos)
+        << Read(Path("bytes.out"));
   }
   // Adult's gradient: d = 123 doubles and a few bytes of framing; a seed:
   // 16 bytes and the same framing.

@@ -17,6 +17,7 @@
 #define FEDLDP_NET_LOAD_TEST_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -96,6 +97,9 @@ struct LoadTestSummary {
   // (the callback driver's; 0: not counted): what a report costs on the wire
   // before gRPC's framing.
   double bytes_per_report = 0;
+  // What the served task spends per user, as serve states it (none: the
+  // variant is not private).
+  std::optional<PrivacyRecord> privacy;
   std::string first_error;  // of a failed client
   std::string dir;          // the work folder (kept when the run failed)
 };
