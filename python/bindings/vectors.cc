@@ -49,49 +49,11 @@ const char* VectorRandomizerDoc() {
   return doc.c_str();
 }
 
-}  // namespace
-
-void BindVectors(py::module_& m) {
-  m.def("vector_randomizer_names", &VectorMechanismNames,
-        "Names VectorRandomizer accepts, in the registry's order.");
-  py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", VectorRandomizerDoc())
-      .def(py::init([](const std::string& name, const py::object& dimension, double epsilon,
-                       double clip, double delta, std::size_t k, std::uint64_t public_seed) {
-             VectorRandomizerConfig c;
-             c.mechanism = Take(ParseVectorMechanism(name));
-             c.dimension = static_cast<std::size_t>(CountArg(dimension, kDimension));
-             c.epsilon = epsilon;
-             c.clip = clip;
-             c.delta = delta;
-             c.k = k;
-             c.public_seed = public_seed;
-             return Randomizer(Take(MakeVectorRandomizer(c)));
-           }),
-           py::arg("name"), py::arg("dimension"), py::arg("epsilon"), py::arg("clip") = 1.0,
-           py::arg("delta") = 0.0, py::arg("k") = 0, py::arg("public_seed") = 0)
-      .def_property_readonly("name", &VectorRandomizer::name)
-      .def_property_readonly("dimension", &VectorRandomizer::dimension)
-      .def_property_readonly("clip", &VectorRandomizer::clip)
-      .def_property_readonly("epsilon", &VectorRandomizer::epsilon)
-      .def_property_readonly("delta", &VectorRandomizer::delta)
-      .def_property_readonly("deviation", &VectorRandomizer::deviation,
-                             "Each report's total variation from the ideal law (0: exact), "
-                             "which the accountant charges to delta.")
-      .def_property_readonly("unbiased", &VectorRandomizer::unbiased,
-                             "True iff E[report] = x for every x in the ball.")
-      .def_property_readonly("worst_case_squared_error", &VectorRandomizer::WorstCaseSquaredError)
-      .def(
-          "squared_error",
-          [](const VectorRandomizer& self, const py::object& norm) {
-            return py::vectorize([&self](double n) { return self.SquaredError(n); })(norm);
-          },
-          py::arg("norm"), "E||R(x) - x||^2 for an input of l2 norm `norm` <= clip.")
-      .def("randomize", &Randomize, py::arg("x"), py::arg("rng") = py::none(),
-           "One report of x (shape (dimension,)), or one per row of an (n, dimension) array, "
-           "each from its own draws; the GIL is released.")
-      .def_property_readonly("max_sent_bytes", &VectorRandomizer::MaxSentBytes,
-                             "The most bytes encode_sent returns (0: the report is its d "
-                             "values).")
+// The report as a client sends it: encode_sent, decode_sent, max_sent_bytes.
+void BindSentBytes(py::class_<VectorRandomizer, Randomizer>& cls) {
+  cls.def_property_readonly("max_sent_bytes", &VectorRandomizer::MaxSentBytes,
+                            "The most bytes encode_sent returns (0: the report is its d "
+                            "values).")
       .def(
           "encode_sent",
           [](const VectorRandomizer& self, const py::object& x_arg,
@@ -117,7 +79,50 @@ void BindVectors(py::module_& m) {
             return out;
           },
           py::arg("sent"),
-          "The d values of bytes encode_sent returned; ValueError if they are not such a report.")
+          "The d values of bytes encode_sent returned; ValueError if they are not such a report.");
+}
+
+}  // namespace
+
+void BindVectors(py::module_& m) {
+  m.def("vector_randomizer_names", &VectorMechanismNames,
+        "Names VectorRandomizer accepts, in the registry's order.");
+  auto cls = py::class_<VectorRandomizer, Randomizer>(m, "VectorRandomizer", VectorRandomizerDoc());
+  BindSentBytes(cls);
+  cls.def(py::init([](const std::string& name, const py::object& dimension, double epsilon,
+                      double clip, double delta, std::size_t k, std::uint64_t public_seed) {
+            VectorRandomizerConfig c;
+            c.mechanism = Take(ParseVectorMechanism(name));
+            c.dimension = static_cast<std::size_t>(CountArg(dimension, kDimension));
+            c.epsilon = epsilon;
+            c.clip = clip;
+            c.delta = delta;
+            c.k = k;
+            c.public_seed = public_seed;
+            return Randomizer(Take(MakeVectorRandomizer(c)));
+          }),
+          py::arg("name"), py::arg("dimension"), py::arg("epsilon"), py::arg("clip") = 1.0,
+          py::arg("delta") = 0.0, py::arg("k") = 0, py::arg("public_seed") = 0)
+      .def_property_readonly("name", &VectorRandomizer::name)
+      .def_property_readonly("dimension", &VectorRandomizer::dimension)
+      .def_property_readonly("clip", &VectorRandomizer::clip)
+      .def_property_readonly("epsilon", &VectorRandomizer::epsilon)
+      .def_property_readonly("delta", &VectorRandomizer::delta)
+      .def_property_readonly("deviation", &VectorRandomizer::deviation,
+                             "Each report's total variation from the ideal law (0: exact), "
+                             "which the accountant charges to delta.")
+      .def_property_readonly("unbiased", &VectorRandomizer::unbiased,
+                             "True iff E[report] = x for every x in the ball.")
+      .def_property_readonly("worst_case_squared_error", &VectorRandomizer::WorstCaseSquaredError)
+      .def(
+          "squared_error",
+          [](const VectorRandomizer& self, const py::object& norm) {
+            return py::vectorize([&self](double n) { return self.SquaredError(n); })(norm);
+          },
+          py::arg("norm"), "E||R(x) - x||^2 for an input of l2 norm `norm` <= clip.")
+      .def("randomize", &Randomize, py::arg("x"), py::arg("rng") = py::none(),
+           "One report of x (shape (dimension,)), or one per row of an (n, dimension) array, "
+           "each from its own draws; the GIL is released.")
       .def(
           "validate",
           [](const VectorRandomizer& self, const py::object& report_arg) {

@@ -36,6 +36,31 @@ Result<VectorReport> DecodeVector(const v1::VectorReport& body, const VectorRand
   return report;
 }
 
+// An LDP-FL report's body as fedldp's type, or why it is malformed.
+Result<LdpFlReport> DecodeLdpFl(const v1::LdpFlReport& body) {
+  for (const v1::LayerRange& r : body.ranges()) {
+    if (HasUnknownFields(r)) return Error{"unknown fields"};
+  }
+  const std::uint64_t weights = body.weights();
+  if (weights > (std::uint64_t{1} << 40) || body.bits().size() != (weights + 7) / 8) {
+    return Error{"bit field of " + std::to_string(body.bits().size()) + " bytes for " +
+                 std::to_string(weights) + " weights"};
+  }
+  if (weights % 8 != 0 && (static_cast<std::uint8_t>(body.bits().back()) >> (weights % 8)) != 0) {
+    return Error{"padding bits after the last weight are set"};
+  }
+  LdpFlReport report;
+  report.weights = weights;
+  for (const v1::LayerRange& r : body.ranges()) report.ranges.push_back({r.center(), r.radius()});
+  report.bits.assign((weights + 63) / 64, 0);
+  const std::string& bits = body.bits();
+  for (std::size_t byte = 0; byte < bits.size(); ++byte) {
+    report.bits[byte / 8] |= std::uint64_t{static_cast<std::uint8_t>(bits[byte])}
+                             << (8 * (byte % 8));
+  }
+  return report;
+}
+
 }  // namespace
 
 std::string EncodeReport(std::uint64_t round, const FedSelReport& report) {
@@ -257,29 +282,9 @@ GateVerdict ReportGate::Admit(std::string_view client, std::span<const std::uint
     if (!decoded.ok()) return Reject(RejectReason::kMalformed, decoded.error());
     verdict = Check(std::move(decoded).value());
   } else {
-    const v1::LdpFlReport& body = message.ldpfl();
-    for (const v1::LayerRange& r : body.ranges()) {
-      if (HasUnknownFields(r)) return Reject(RejectReason::kMalformed, "unknown fields");
-    }
-    const std::uint64_t weights = body.weights();
-    if (weights > (std::uint64_t{1} << 40) || body.bits().size() != (weights + 7) / 8) {
-      return Reject(RejectReason::kMalformed, "bit field of " + std::to_string(body.bits().size()) +
-                                                  " bytes for " + std::to_string(weights) +
-                                                  " weights");
-    }
-    if (weights % 8 != 0 && (static_cast<std::uint8_t>(body.bits().back()) >> (weights % 8)) != 0) {
-      return Reject(RejectReason::kMalformed, "padding bits after the last weight are set");
-    }
-    LdpFlReport report;
-    report.weights = weights;
-    for (const v1::LayerRange& r : body.ranges()) report.ranges.push_back({r.center(), r.radius()});
-    report.bits.assign((weights + 63) / 64, 0);
-    const std::string& bits = body.bits();
-    for (std::size_t byte = 0; byte < bits.size(); ++byte) {
-      report.bits[byte / 8] |= std::uint64_t{static_cast<std::uint8_t>(bits[byte])}
-                               << (8 * (byte % 8));
-    }
-    verdict = Check(report);
+    auto decoded = DecodeLdpFl(message.ldpfl());
+    if (!decoded.ok()) return Reject(RejectReason::kMalformed, decoded.error());
+    verdict = Check(*decoded);
   }
   if (!verdict.accepted()) return Reject(verdict.reason, std::move(verdict.detail));
   seen_.emplace(client);
