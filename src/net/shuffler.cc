@@ -122,7 +122,17 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
       return Error{sent->second.empty() ? "already delivered to the server"
                                         : "sent on for another client"};
     }
+    ++receiving_;
   }
+  // From the vouch until the pieces are held (or refused), the server counts
+  // this user as held here: TakeBatch must not take that for "all in".
+  const struct Received {
+    ShufflerCore& core;
+    ~Received() {
+      std::lock_guard lock(core.mu_);
+      --core.receiving_;
+    }
+  } received{*this};
   if (Status vouched = vouch(); !vouched.ok()) {  // asked unlocked: the server is another process
     return refuse("the server does not vouch for it: " + vouched.error());
   }
@@ -187,7 +197,9 @@ std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {
   // Forward when everyone the server still waits for is here, or held by
   // another shuffler (none unheld), or when the deadline nears; never fewer
   // than the smallest batch.
-  const bool all_in = pending_.size() >= info_.waiting || info_.unheld == 0;
+  // unheld counts a user vouched for here as held: one whose pieces are
+  // still being read is not yet in pending_.
+  const bool all_in = pending_.size() >= info_.waiting || (info_.unheld == 0 && receiving_ == 0);
   const bool late = info_.deadline_ms <= policy_.flush_before.count();
   if (!all_in && !late) return std::nullopt;
   LdpFlCoordinator::Delivery batch;

@@ -891,6 +891,47 @@ TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCann
   EXPECT_EQ(stats.refused, 4u);
 }
 
+// The server counts a user as held by a shuffler from the moment it vouched
+// for it there, before its pieces are read. A view that says every user is
+// held (unheld 0) while this shuffler still reads one user's pieces is no
+// "all in": taking the batch then left that user behind, alone and below
+// the minimum, dropped at the round's deadline (CI, an ASan build: one
+// report of 32,561 lost and a round held ten minutes). Every user whose
+// pieces were being read goes in the batch; one whose read fails holds
+// nothing back.
+TEST(ShufflerCore, AUserVouchedForButStillBeingReadIsWaitedFor) {
+  ShufflerCore shuffler({.min_batch = 2, .flush_before = 1000ms});
+  const auto yes = [] { return Status(); };
+  LdpFlCoordinator::Info info = Round(4, 4, 10000);  // 4 waiting: 3 here, 1 at another
+  shuffler.Update(info);
+  for (std::uint64_t u = 0; u < 2; ++u)
+    ASSERT_TRUE(shuffler.Shuffle("a", 4, u, Pieces(u), yes).ok());
+  info.unheld = 0;  // the fourth is held by the other shuffler
+  const auto read = [&]() -> std::optional<std::vector<std::string>> {
+    shuffler.Update(info);  // the timer's view, fetched after the vouch
+    EXPECT_FALSE(shuffler.TakeBatch().has_value()) << "user 2 is still being read";
+    return Pieces(2);
+  };
+  ASSERT_TRUE(shuffler.Receive("a", 4, 2, read, yes).ok());
+  auto batch = shuffler.TakeBatch();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->contributors.size(), 3u);
+  // A read that fails after the vouch holds no batch back.
+  shuffler.Update(Round(5, 4, 10000));
+  for (std::uint64_t u = 0; u < 2; ++u)
+    ASSERT_TRUE(shuffler.Shuffle("a", 5, u, Pieces(u), yes).ok());
+  info.round = 5;
+  shuffler.Update(info);
+  const auto unreadable = [&]() -> std::optional<std::vector<std::string>> {
+    EXPECT_FALSE(shuffler.TakeBatch().has_value());
+    return std::nullopt;
+  };
+  EXPECT_FALSE(shuffler.Receive("a", 5, 2, unreadable, yes).ok());
+  batch = shuffler.TakeBatch();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->contributors.size(), 2u);
+}
+
 TEST(PackPieces, RoundTripsAndRefusesTruncation) {
   const std::vector<std::string> pieces = {"", "abc", std::string(300, '\0')};
   const std::string packed = PackPieces(pieces);

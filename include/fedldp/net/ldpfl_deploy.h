@@ -345,6 +345,9 @@ class ShufflerCore {
   bool known_ = false;
   std::optional<std::uint64_t> listed_round_;  // the round whose delivered users were listed
   std::map<std::uint64_t, Held> pending_;      // user -> submission, for info_.round
+  // Submissions between their vouch and their end (held or refused): users
+  // the server counts as held here that pending_ may not have yet.
+  std::uint64_t receiving_ = 0;
   // Users of info_.round sent on, with their token ("": delivered before
   // this process started).
   std::map<std::uint64_t, std::string> forwarded_;
