@@ -29,6 +29,7 @@ namespace pb = ::fedldp::v1;
 // back.
 constexpr std::uint32_t kWaitMs = 5000;
 constexpr auto kCallDeadline = std::chrono::seconds(8);
+constexpr auto kJoinGiveUp = std::chrono::seconds(30);
 
 // How the clients' ends are counted and awaited.
 class Ends {
@@ -74,9 +75,11 @@ class Client {
 
   // Connects, joins and opens the ledger, then sends the first poll; a
   // failure ends the client.
-  void Start(const std::string& address) {
-    const Status ready = Setup(address);
-    if (!ready.ok()) return End(Outcome::kFailed, ready.error());
+  void Start(const std::string& address, std::stop_token stop) {
+    const Status ready = Setup(address, stop);
+    if (!ready.ok()) {
+      return End(Stopping(stop) ? Outcome::kStopped : Outcome::kFailed, ready.error());
+    }
     poll_.set_token(spec_.token);
     poll_.set_session(session_);
     poll_.set_wait_ms(kWaitMs);
@@ -95,19 +98,27 @@ class Client {
   }
 
  private:
-  Status Setup(const std::string& address) {
+  // Joins as a deployed client does (ClientSession): a server slow to
+  // answer, or a connection that timed out under load, is retried for up
+  // to kJoinGiveUp, not taken for a failed client; a stop ends it.
+  Status Setup(const std::string& address, std::stop_token stop) {
     auto channel = MakeChannel(address, {});
     if (!channel.ok()) return Error{channel.error()};
     stub_ = pb::Coordinator::NewStub(*channel);
     pb::JoinRequest join;
     join.set_token(spec_.token);
     join.set_users(spec_.rows.size());
-    pb::JoinReply joined;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    SetClientCredentials(&context, spec_.token);
-    const grpc::Status status = stub_->Join(&context, join, &joined);
-    if (!status.ok()) return Error{"join refused: " + status.error_message()};
+    Retrier retrier(
+        "server " + address, [&] { return Stopping(stop); }, {}, kJoinGiveUp);
+    ClientSession session(
+        retrier,
+        [&](grpc::ClientContext* c, const pb::JoinRequest& q, pb::JoinReply* r) {
+          return stub_->Join(c, q, r);
+        },
+        join);
+    auto reply = session.Join();
+    if (!reply.ok()) return Error{reply.error()};
+    const pb::JoinReply& joined = *reply;
     session_ = joined.session();
     auto task = DecodeTask(joined.task().SerializeAsString());
     if (!task.ok()) return Error{task.error()};
@@ -242,6 +253,11 @@ class Client {
     End(Outcome::kFailed, std::string(what) + " refused: " + status.error_message());
   }
 
+  bool Stopping(const std::stop_token& stop) {
+    std::lock_guard lock(mu_);
+    return stopping_ || stop.stop_requested();
+  }
+
   // The last thing a client does: `this` may be gone after it.
   void End(Outcome outcome, const std::string& why) { ends_.End(outcome, why); }
 
@@ -290,7 +306,7 @@ void RunCallbackClients(const std::string& address, const Dataset& data,
           ends.End(Outcome::kStopped, "");
           continue;
         }
-        clients[i]->Start(address);
+        clients[i]->Start(address, stop);
       }
     });
   }

@@ -3,10 +3,11 @@
 // token, ledger and FedSelParticipant, so it computes, charges and sends
 // what the deployed client does, but its calls are asynchronous, and a
 // handful of gRPC's threads run all the clients' next steps as their calls
-// complete. It speaks the protocol's happy path only: a call that fails,
-// or a report the ledger or the server refuses, ends that client (failed,
-// with the reason), where the deployed client (RunFedSelClient) would retry
-// or join again.
+// complete. It joins as the deployed client does (retrying a server it
+// cannot reach yet, for up to 30 s), then speaks the protocol's happy path
+// only: a call that fails, or a report the ledger or the server refuses,
+// ends that client (failed, with the reason), where the deployed client
+// (RunFedSelClient) would retry or join again.
 #ifndef FEDLDP_SRC_NET_LOAD_CLIENTS_H_
 #define FEDLDP_SRC_NET_LOAD_CLIENTS_H_
 
