@@ -197,9 +197,10 @@ std::optional<LdpFlCoordinator::Delivery> ShufflerCore::TakeBatch() {
   // Forward when everyone the server still waits for is here, or held by
   // another shuffler (none unheld), or when the deadline nears; never fewer
   // than the smallest batch.
-  // unheld counts a user vouched for here as held: one whose pieces are
-  // still being read is not yet in pending_.
-  const bool all_in = pending_.size() >= info_.waiting || (info_.unheld == 0 && receiving_ == 0);
+  // Never while pieces are being read: the server counts their user as
+  // held from its vouch (unheld), and may count it waiting while users held
+  // here are of clients gone quiet (waiting), yet it is not in pending_.
+  const bool all_in = receiving_ == 0 && (pending_.size() >= info_.waiting || info_.unheld == 0);
   const bool late = info_.deadline_ms <= policy_.flush_before.count();
   if (!all_in && !late) return std::nullopt;
   LdpFlCoordinator::Delivery batch;

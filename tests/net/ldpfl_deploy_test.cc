@@ -896,9 +896,10 @@ TEST(ShufflerCore, HoldsUntilTheMinimumBatchAndEveryoneExpectedThenDropsWhatCann
 // held (unheld 0) while this shuffler still reads one user's pieces is no
 // "all in": taking the batch then left that user behind, alone and below
 // the minimum, dropped at the round's deadline (CI, an ASan build: one
-// report of 32,561 lost and a round held ten minutes). Every user whose
-// pieces were being read goes in the batch; one whose read fails holds
-// nothing back.
+// report of 32,561 lost and a round held ten minutes). Nor is a view whose
+// waiting users are as many as are held here (others' clients went quiet).
+// Every user whose pieces were being read goes in the batch; one whose read
+// fails holds nothing back.
 TEST(ShufflerCore, AUserVouchedForButStillBeingReadIsWaitedFor) {
   ShufflerCore shuffler({.min_batch = 2, .flush_before = 1000ms});
   const auto yes = [] { return Status(); };
@@ -916,17 +917,31 @@ TEST(ShufflerCore, AUserVouchedForButStillBeingReadIsWaitedFor) {
   auto batch = shuffler.TakeBatch();
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->contributors.size(), 3u);
-  // A read that fails after the vouch holds no batch back.
+  // Nor when the server counts fewer waiting than are held here (their
+  // clients went quiet) while a user's pieces are being read.
   shuffler.Update(Round(5, 4, 10000));
   for (std::uint64_t u = 0; u < 2; ++u)
     ASSERT_TRUE(shuffler.Shuffle("a", 5, u, Pieces(u), yes).ok());
-  info.round = 5;
+  const auto read_quiet = [&]() -> std::optional<std::vector<std::string>> {
+    shuffler.Update(Round(5, 2, 10000));  // 2 waiting, 2 held, 1 being read
+    EXPECT_FALSE(shuffler.TakeBatch().has_value()) << "user 2 is still being read";
+    return Pieces(2);
+  };
+  ASSERT_TRUE(shuffler.Receive("a", 5, 2, read_quiet, yes).ok());
+  batch = shuffler.TakeBatch();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->contributors.size(), 3u);
+  // A read that fails after the vouch holds no batch back.
+  shuffler.Update(Round(6, 4, 10000));
+  for (std::uint64_t u = 0; u < 2; ++u)
+    ASSERT_TRUE(shuffler.Shuffle("a", 6, u, Pieces(u), yes).ok());
+  info.round = 6;
   shuffler.Update(info);
   const auto unreadable = [&]() -> std::optional<std::vector<std::string>> {
     EXPECT_FALSE(shuffler.TakeBatch().has_value());
     return std::nullopt;
   };
-  EXPECT_FALSE(shuffler.Receive("a", 5, 2, unreadable, yes).ok());
+  EXPECT_FALSE(shuffler.Receive("a", 6, 2, unreadable, yes).ok());
   batch = shuffler.TakeBatch();
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->contributors.size(), 2u);
