@@ -80,6 +80,43 @@ Status ShufflerCore::Shuffle(const std::string& token, std::uint64_t round, std:
       token, round, user, [&] { return std::optional(std::move(pieces)); }, vouch);
 }
 
+std::optional<Status> ShufflerCore::AnswerUnasked(const std::string& token, std::uint64_t round,
+                                                  std::uint64_t user) {
+  std::lock_guard lock(mu_);
+  std::string why;
+  if (!known_ || !info_.open) {
+    why = "no round is open";
+  } else if (round != info_.round) {
+    why =
+        "round " + std::to_string(round) + " is not the open round " + std::to_string(info_.round);
+  }
+  if (!why.empty()) {
+    ++stats_.refused;
+    return Error{why};
+  }
+  if (const auto it = refusals_.find(token); it != refusals_.end() && it->second >= kMaxRefusals) {
+    ++stats_.refused;
+    return Error{"this client was refused " + std::to_string(it->second) + " times in round " +
+                     std::to_string(round + 1) +
+                     " (pieces that were no report counted once per report's worth of bytes); "
+                     "its calls are refused until the next round",
+                 ErrorCode::kResourceExhausted};
+  }
+  const auto held = pending_.find(user);
+  if (held != pending_.end()) {
+    if (held->second.token == token) return Status::Ok();
+    return Error{"held for another client"};
+  }
+  const auto sent = forwarded_.find(user);
+  if (sent != forwarded_.end()) {  // a retry of what was sent on
+    if (sent->second == token) return Status::Ok();
+    return Error{sent->second.empty() ? "already delivered to the server"
+                                      : "sent on for another client"};
+  }
+  ++receiving_;
+  return std::nullopt;
+}
+
 Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std::uint64_t user,
                              const ReadPieces& read, const std::function<Status()>& vouch) {
   // A refusal counted against the token (in the round it named).
@@ -89,41 +126,7 @@ Status ShufflerCore::Receive(const std::string& token, std::uint64_t round, std:
     if (known_ && round == info_.round) CountRefusal(token);
     return Error{std::move(why)};
   };
-  {
-    std::lock_guard lock(mu_);
-    std::string why;
-    if (!known_ || !info_.open) {
-      why = "no round is open";
-    } else if (round != info_.round) {
-      why = "round " + std::to_string(round) + " is not the open round " +
-            std::to_string(info_.round);
-    }
-    if (!why.empty()) {
-      ++stats_.refused;
-      return Error{why};
-    }
-    if (const auto it = refusals_.find(token);
-        it != refusals_.end() && it->second >= kMaxRefusals) {
-      ++stats_.refused;
-      return Error{"this client was refused " + std::to_string(it->second) + " times in round " +
-                       std::to_string(round + 1) +
-                       " (pieces that were no report counted once per report's worth of bytes); "
-                       "its calls are refused until the next round",
-                   ErrorCode::kResourceExhausted};
-    }
-    const auto held = pending_.find(user);
-    if (held != pending_.end()) {
-      if (held->second.token == token) return {};
-      return Error{"held for another client"};
-    }
-    const auto sent = forwarded_.find(user);
-    if (sent != forwarded_.end()) {  // a retry of what was sent on
-      if (sent->second == token) return {};
-      return Error{sent->second.empty() ? "already delivered to the server"
-                                        : "sent on for another client"};
-    }
-    ++receiving_;
-  }
+  if (auto answer = AnswerUnasked(token, round, user)) return *answer;
   // From the vouch until the pieces are held (or refused), the server counts
   // this user as held here: TakeBatch must not take that for "all in".
   const struct Received {

@@ -324,6 +324,12 @@ class ShufflerCore {
   // The fewest users a batch holds: the policy's and the server's (the n
   // of the task's statement), whichever is larger; under mu_.
   std::uint64_t SmallestBatch() const;
+  // The answer to a submission that needs no word from the server (no open
+  // round, another round, a token refused too often, a retry of pieces held
+  // or sent on); nullopt: ask the server, and the submission counts as
+  // being received (receiving_) until Receive ends. Takes mu_.
+  std::optional<Status> AnswerUnasked(const std::string& token, std::uint64_t round,
+                                      std::uint64_t user);
   // Holds `weight` refusals in info_.round against `token` (under mu_).
   void CountRefusal(const std::string& token, std::uint64_t weight = 1);
   // Why `pieces` are no report of the open round ("" if they may be one),
