@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -98,23 +99,67 @@ Outcome FromRecord(const nlohmann::json& j) {
           j.contains("privacy") ? j["privacy"] : nlohmann::json()};
 }
 
+// The averaging as the grid spells it ("ema=0.995"), "" for none.
+std::string AveragingSpec(const IterateAveragingConfig& a) {
+  switch (a.kind) {
+    case IterateAveragingKind::kNone:
+      return "";
+    case IterateAveragingKind::kEma:
+      return "ema=" + Significant(a.decay, 6);
+    case IterateAveragingKind::kTail:
+      return "tail=" + Significant(a.tail, 6);
+  }
+  return "";
+}
+
+// The journal's key of a point; the fields added since keys were first
+// written appear only where set, so earlier journals still resume.
 std::string PointKey(const CnnGridPoint& g) {
+  const std::string averaging = AveragingSpec(g.averaging);
   return std::string(ServerOptimizerName(g.server.kind)) + ":" +
          Significant(g.server.learning_rate, 6) + " clip=" + Significant(g.clip, 6) +
-         " m=" + std::to_string(g.per_round) + " epochs=" + std::to_string(g.epochs);
+         " m=" + std::to_string(g.per_round) + " epochs=" + std::to_string(g.epochs) +
+         (g.sampled ? " sampled" : "") + (averaging.empty() ? "" : " " + averaging);
+}
+
+// The optional fields after the fifth: "sampled", "ema=DECAY", "tail=FRACTION".
+Status ParseGridExtras(std::span<const std::string> extras, CnnGridPoint& g) {
+  for (const std::string& e : extras) {
+    const std::size_t eq = e.find('=');
+    const std::string name = e.substr(0, eq);
+    if (e == "sampled" && !g.sampled) {
+      g.sampled = true;
+      continue;
+    }
+    if (eq == std::string::npos || (name != "ema" && name != "tail") ||
+        g.averaging.kind != IterateAveragingKind::kNone) {
+      return Error{"'" + e +
+                   "': after the fifth field give sampled, ema=DECAY or tail=FRACTION, "
+                   "each at most once (one averaging)"};
+    }
+    auto value = OptionNumber(e.substr(eq + 1));
+    if (!value.ok()) return Error{"'" + e + "': " + name + " takes a number"};
+    g.averaging.kind = name == "ema" ? IterateAveragingKind::kEma : IterateAveragingKind::kTail;
+    (name == "ema" ? g.averaging.decay : g.averaging.tail) = *value;
+  }
+  return {};
 }
 
 }  // namespace
 
 std::string CnnGridPoint::Name() const {
+  std::string averaged = AveragingSpec(averaging);
+  if (!averaged.empty()) averaged[averaged.find('=')] = ' ';
   return std::string(ServerOptimizerName(server.kind)) + " lr " +
          Significant(server.learning_rate) + ", clip " + Significant(clip) + ", " +
          std::to_string(per_round) + " a round, " + std::to_string(epochs) +
-         (epochs == 1 ? " epoch" : " epochs");
+         (epochs == 1 ? " epoch" : " epochs") + (sampled ? ", sampled in secret" : "") +
+         (averaged.empty() ? "" : ", " + averaged);
 }
 
 Status CnnGridPoint::Validate() const {
   FEDLDP_RETURN_IF_ERROR(server.Validate());
+  FEDLDP_RETURN_IF_ERROR(averaging.Validate());
   if (!(clip > 0 && std::isfinite(clip))) return Error{"clip must be a number > 0"};
   if (per_round == 0) return Error{"clients per round must be >= 1"};
   return CheckCount(kRounds, epochs);
@@ -130,7 +175,10 @@ Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec) {
     }
   }
   const std::string quoted = "grid point '" + std::string(spec) + "'";
-  if (parts.size() != 5) return Error{quoted + ": give optimizer:lr:clip:per_round:epochs"};
+  if (parts.size() < 5) {
+    return Error{quoted +
+                 ": give optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]"};
+  }
   const auto& names = ServerOptimizerNames();
   const auto kind = std::find(names.begin(), names.end(), parts[0]);
   if (kind == names.end()) {
@@ -150,6 +198,9 @@ Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec) {
   g.clip = *clip;
   g.per_round = static_cast<std::size_t>(*per_round);
   g.epochs = static_cast<int>(*epochs);
+  if (Status s = ParseGridExtras(std::span(parts).subspan(5), g); !s.ok()) {
+    return Error{quoted + ": " + s.error()};
+  }
   if (Status s = g.Validate(); !s.ok()) return Error{quoted + ": " + s.error()};
   return g;
 }
@@ -309,7 +360,9 @@ class CnnRunner {
     t.vector = t.is_private ? ParseVectorMechanism(method).value() : VectorMechanism::kPrivUnitG;
     t.clip = g.clip;
     t.server = g.server;
-    t.disjoint_rounds = true;
+    t.averaging = g.averaging;
+    t.disjoint_rounds = !g.sampled;
+    t.secret_sampling = g.sampled && t.is_private;
     t.fraction = static_cast<double>(g.per_round) / static_cast<double>(clients);
     t.rounds = g.epochs * static_cast<int>(std::max<std::size_t>(1, clients / g.per_round));
     t.evaluate_every = t.rounds;
@@ -499,9 +552,13 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
     csv << ServerOptimizerName(r.chosen.server.kind) << ","
         << Significant(r.chosen.server.learning_rate, 6) << "," << Significant(r.chosen.clip, 6)
         << "," << r.chosen.per_round << "," << r.chosen.epochs << ","
-        << Fixed(Percent(r.validation_accuracy)) << ",";
+        << (r.chosen.sampled ? "sampled" : "disjoint") << ","
+        << (r.chosen.averaging.kind == IterateAveragingKind::kNone
+                ? "none"
+                : AveragingSpec(r.chosen.averaging))
+        << "," << Fixed(Percent(r.validation_accuracy)) << ",";
   } else {
-    csv << ",,,,,,";
+    csv << ",,,,,,,,";
   }
   csv << Fixed(Percent(r.test_accuracy)) << "," << Fixed(Percent(f.majority)) << ","
       << Fixed(Percent(f.rows.front().test_accuracy)) << "," << (r.learned ? "yes" : "no") << ","
@@ -585,7 +642,8 @@ Figure FrontierFigure(const CnnFrontier& f) {
 Status WriteFiles(const CnnFrontierConfig& c, CnnFrontier& f) {
   std::ostringstream csv, jsonl, md;
   csv << "method,target_epsilon,total_epsilon,total_delta,local_epsilon,server_optimizer,server_lr,"
-         "clip,per_round,epochs,validation_accuracy,accuracy,majority,noise_free,learned,seconds\n";
+         "clip,per_round,epochs,rounds,averaging,validation_accuracy,accuracy,majority,noise_free,"
+         "learned,seconds\n";
   md << "| method | mode | central target | stated (eps, delta) per client | eps per report | "
         "chosen on validation | validation % | test % | learned |\n"
         "|---|---|---|---|---|---|---|---|---|\n";

@@ -43,8 +43,31 @@ TEST(CnnGridPoint, ParsesAndRefusesWithTheReason) {
   EXPECT_EQ(g.per_round, 1000u);
   EXPECT_EQ(g.epochs, 3);
   EXPECT_EQ(g.Name(), "momentum lr 0.1, clip 0.5, 1000 a round, 3 epochs");
+  EXPECT_FALSE(g.sampled);
+  EXPECT_EQ(g.averaging.kind, IterateAveragingKind::kNone);
+  const CnnGridPoint s = ParseCnnGridPoint("adam:0.005:1:6000:100:sampled:ema=0.995").value();
+  EXPECT_TRUE(s.sampled);
+  EXPECT_EQ(s.averaging.kind, IterateAveragingKind::kEma);
+  EXPECT_EQ(s.averaging.decay, 0.995);
+  EXPECT_EQ(s.Name(),
+            "adam lr 0.005, clip 1, 6000 a round, 100 epochs, sampled in secret, ema 0.995");
+  const CnnGridPoint t = ParseCnnGridPoint("adam:0.005:1:6000:2:tail=0.25").value();
+  EXPECT_FALSE(t.sampled);
+  EXPECT_EQ(t.averaging.kind, IterateAveragingKind::kTail);
+  EXPECT_EQ(t.averaging.tail, 0.25);
   EXPECT_EQ(ParseCnnGridPoint("adam:0.1:1:10").error(),
-            "grid point 'adam:0.1:1:10': give optimizer:lr:clip:per_round:epochs");
+            "grid point 'adam:0.1:1:10': give "
+            "optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]");
+  for (const char* bad : {"adam:0.1:1:10:1:sampled:sampled", "adam:0.1:1:10:1:ema=0.9:tail=0.5",
+                          "adam:0.1:1:10:1:secret", "adam:0.1:1:10:1:ema"}) {
+    EXPECT_NE(ParseCnnGridPoint(bad).error().find("give sampled, ema=DECAY or tail=FRACTION"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(ParseCnnGridPoint("adam:0.1:1:10:1:ema=x").error(),
+            "grid point 'adam:0.1:1:10:1:ema=x': 'ema=x': ema takes a number");
+  EXPECT_NE(ParseCnnGridPoint("adam:0.1:1:10:1:ema=1").error().find("average decay"),
+            std::string::npos);
   EXPECT_EQ(ParseCnnGridPoint("sgd:0.1:1:10:1").error(),
             "grid point 'sgd:0.1:1:10:1': the optimizer must be fedavg, momentum, adam or yogi");
   for (const char* bad :
@@ -135,6 +158,31 @@ TEST_F(CnnFrontierTest, AStoppedRunResumesAndEveryRowMeetsItsTarget) {
   const std::string text((std::istreambuf_iterator<char>(summary)), {});
   EXPECT_NE(text.find("| privunitg | shuffled | 8 | ("), std::string::npos) << text;
   EXPECT_NE(text.find("goal >= 96.00 %"), std::string::npos) << text;
+}
+
+// A sampled grid point trains rounds drawn in secret, and its statement
+// says so: the sampling rate and the rounds of the final run's training
+// rows (2 expected reports a client of the 600, 50 a round: 24 rounds), the
+// sampled curve's rule, the released model the EMA.
+TEST_F(CnnFrontierTest, ASampledPointIsStatedAsSampledRounds) {
+  CnnFrontierConfig c = Small(Path("out"));
+  c.epsilons = {3};
+  c.grid = {ParseCnnGridPoint("fedavg:1:1:50:2:sampled:ema=0.9").value()};
+  const auto f = ReproduceCnnFrontier(c);
+  ASSERT_TRUE(f.ok()) << f.error();
+  const CnnFrontierRow& p = f->rows[1];
+  ASSERT_EQ(p.method, "privunitg");
+  EXPECT_TRUE(p.chosen.sampled);
+  EXPECT_LE(p.total.epsilon, 3);
+  EXPECT_GT(p.total.epsilon, 2.9);
+  EXPECT_NEAR(p.privacy["sampling_rate"].get<double>(), 50.0 / 600, 1e-12);
+  EXPECT_EQ(p.privacy["rounds"], 24);
+  EXPECT_NE(p.privacy["rule"].get<std::string>().find("sampled without replacement"),
+            std::string::npos)
+      << p.privacy.dump();
+  std::ifstream csv(Path("out") + "/cnn-frontier.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), {});
+  EXPECT_NE(text.find(",50,2,sampled,ema=0.9,"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 // Every private run is calibrated to its target (CalibrateLdpFlToCentral:
 // the largest eps per report whose run the accountant states within the
 // target) and draws disjoint rounds (each client reports at most once per
-// epoch). Hyper-parameters: `validation_rows` rows drawn from the training
+// epoch) or, where the grid point says so, rounds sampled in secret by the
+// shuffler. Hyper-parameters: `validation_rows` rows drawn from the training
 // set (seeded) are held out; every grid point trains on the other rows,
 // one client each, and is scored on the held-out rows; the best point is
 // trained again on the whole training set, one client per row, and scored
@@ -53,14 +54,24 @@ struct CnnGridPoint {
   double clip = 1;               // l2 clip of a client's update
   std::size_t per_round = 1000;  // clients per round
   int epochs = 3;                // rounds: epochs x floor(clients / per_round)
+  // false: disjoint rounds (an epoch is the rounds cut from one random
+  // order; a client reports once per epoch). true: every round draws its
+  // per_round clients afresh, in secret from the server (the shuffler's
+  // draw; the statement composes the sampled rounds' curve), so a client
+  // reports `epochs` times in expectation.
+  bool sampled = false;
+  // What the server releases: its last model, or an average of its iterates.
+  IterateAveragingConfig averaging;
 
-  // e.g. "adam lr 0.001, clip 1, 1000 a round, 3 epochs".
+  // e.g. "adam lr 0.001, clip 1, 1000 a round, 3 epochs" (then ", sampled
+  // in secret" and ", ema 0.995" or ", tail 0.5" where set).
   std::string Name() const;
   Status Validate() const;
 };
 
-// "optimizer:lr:clip:per_round:epochs", e.g. "adam:0.001:1:1000:3" (the
-// command line's --grid), or why not.
+// "optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]",
+// e.g. "adam:0.001:1:1000:3" or "adam:0.005:1:6000:100:sampled:ema=0.995"
+// (the command line's --grid), or why not.
 Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec);
 
 struct CnnFrontierConfig {
