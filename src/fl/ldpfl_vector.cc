@@ -183,11 +183,16 @@ Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d) {
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
                                     std::span<const float> local, std::span<const float> global,
                                     Rng& rng) {
-  std::vector<double> update(local.size());
-  for (std::size_t j = 0; j < local.size(); ++j) update[j] = local[j] - global[j];
+  const std::vector<double> update = UpdateOf(local, global);
   std::vector<double> report(update.size());
   randomizer.Randomize(update, report, rng);
   return report;
+}
+
+std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global) {
+  std::vector<double> update(local.size());
+  for (std::size_t j = 0; j < local.size(); ++j) update[j] = local[j] - global[j];
+  return update;
 }
 
 }  // namespace fedldp

@@ -52,6 +52,11 @@ std::uint64_t LdpFlTaskSpec::reports_per_user() const {
   return LdpFlReportsPerClient(c);
 }
 
+std::vector<ReportChunk> LdpFlTaskSpec::chunks() const {
+  auto method = net_internal::LdpFlMethod::Make(*this);
+  return method.ok() ? (*method)->chunks() : ChunkModel(layer_sizes, chunk);
+}
+
 double LdpFlTaskSpec::ReportEpsilon() const {
   auto method = net_internal::LdpFlMethod::Make(*this);
   return method.ok() ? (*method)->report_epsilon() : std::nan("");
@@ -199,7 +204,9 @@ void LdpFlCoordinator::Start(Clock::time_point now) {
       (spec_.config.disjoint_rounds ? " (disjoint: each user at most once per epoch of " +
                                           std::to_string(spec_.rounds_per_epoch()) + " rounds)"
                                     : "") +
-      ", each report cut into " + std::to_string(chunks_.size()) + " sealed pieces");
+      (chunks_.size() == 1
+           ? ", each report one sealed piece"
+           : ", each report cut into " + std::to_string(chunks_.size()) + " sealed pieces"));
   if (Status e = OpenRound(now); !e.ok()) throw std::runtime_error(e.error());
 }
 

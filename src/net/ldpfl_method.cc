@@ -19,7 +19,8 @@ namespace {
 // the announced ranges, one per chunk for the server's gates.
 class TwoPointMethod final : public LdpFlMethod {
  public:
-  explicit TwoPointMethod(const LdpFlTaskSpec& task) : task_(task), chunks_(task.chunks()) {}
+  explicit TwoPointMethod(const LdpFlTaskSpec& task)
+      : task_(task), chunks_(ChunkModel(task.layer_sizes, task.chunk)) {}
   double report_epsilon() const override {
     return task_.config.epsilon * static_cast<double>(task_.weights());
   }
@@ -38,6 +39,7 @@ class TwoPointMethod final : public LdpFlMethod {
         DescribeLdpFlPrivacy(accounted) + FloatingPointStatement(std::nullopt) + "\n",
         LdpFlPrivacyRecord(task_.config, accounted, std::nullopt)};
   }
+  const std::vector<ReportChunk>& chunks() const override { return chunks_; }
   Status Open(std::uint64_t round, std::span<const LayerRange> ranges) override;
   std::vector<std::string> Report(std::vector<float> local, std::span<const float> global,
                                   Rng& rng) const override {
@@ -95,14 +97,20 @@ Status TwoPointMethod::Open(std::uint64_t round, std::span<const LayerRange> ran
   return {};
 }
 
-// A vector randomizer on the whole update (PrivatizeUpdate, the
-// simulator's), cut into chunks. The server checks each piece's length and
-// finiteness: the randomizer's own check needs the whole report, which it
-// never sees.
+// A vector randomizer on the whole update (PrivatizeUpdate's law, the
+// simulator's). A randomizer with a compact form sends its bytes whole, as
+// one piece, which the server decodes and checks as the randomizer's report;
+// the others' values are cut into chunks, whose length and finiteness the
+// server checks (the randomizer's own check needs the whole report, which
+// it never sees).
 class VectorMethod final : public LdpFlMethod {
  public:
   VectorMethod(const LdpFlTaskSpec& task, std::unique_ptr<VectorRandomizer> randomizer)
-      : task_(task), chunks_(task.chunks()), randomizer_(std::move(randomizer)) {}
+      : task_(task),
+        compact_(randomizer->MaxSentBytes() > 0),
+        chunks_(compact_ ? std::vector<ReportChunk>{{0, 0, task.weights()}}
+                         : ChunkModel(task.layer_sizes, task.chunk)),
+        randomizer_(std::move(randomizer)) {}
   double report_epsilon() const override { return task_.config.epsilon; }
   std::string cost_name() const override { return "eps"; }
   std::string Mechanism() const override {
@@ -110,6 +118,7 @@ class VectorMethod final : public LdpFlMethod {
            std::to_string(task_.config.epsilon) + " per report";
   }
   Result<Announcement> Announce() const override;
+  const std::vector<ReportChunk>& chunks() const override { return chunks_; }
   Status Open(std::uint64_t round, std::span<const LayerRange> ranges) override {
     // Every task announces ranges, and malformed ones are refused as the
     // two-point method's are, though a vector report does not use them.
@@ -119,7 +128,11 @@ class VectorMethod final : public LdpFlMethod {
     round_ = round;
     gates_.clear();
     for (const auto& chunk : chunks_) {
-      gates_.emplace_back(round, ReportGate::VectorPiece{chunk.end - chunk.begin});
+      if (compact_) {
+        gates_.emplace_back(round, *randomizer_);
+      } else {
+        gates_.emplace_back(round, ReportGate::VectorPiece{chunk.end - chunk.begin});
+      }
     }
     sum_.assign(task_.weights(), 0.0);
     pieces_.assign(chunks_.size(), 0);
@@ -127,6 +140,9 @@ class VectorMethod final : public LdpFlMethod {
   }
   std::vector<std::string> Report(std::vector<float> local, std::span<const float> global,
                                   Rng& rng) const override {
+    if (compact_) {
+      return {EncodeReport(round_, DrawVectorReport(*randomizer_, UpdateOf(local, global), rng))};
+    }
     const std::vector<double> report = PrivatizeUpdate(*randomizer_, local, global, rng);
     std::vector<std::string> pieces;
     pieces.reserve(chunks_.size());
@@ -150,6 +166,7 @@ class VectorMethod final : public LdpFlMethod {
 
  private:
   const LdpFlTaskSpec task_;
+  const bool compact_;  // a report is the randomizer's bytes, one piece
   const std::vector<ReportChunk> chunks_;
   const std::unique_ptr<const VectorRandomizer> randomizer_;
   std::uint64_t round_ = 0;
@@ -169,9 +186,11 @@ Result<LdpFlMethod::Announcement> VectorMethod::Announce() const {
   }
   std::ostringstream line;
   line << "task " << task_.id << ": " << LdpFlRandomizerName(c) << " on the whole update (l2 clip "
-       << c.clip << "), " << task_.weights() << " weights in " << chunks_.size()
-       << " sealed pieces per report; eps " << c.epsilon
-       << " per report without trusting the shuffler";
+       << c.clip << "), " << task_.weights() << " weights "
+       << (compact_ ? "sent as " + std::to_string(randomizer_->MaxSentBytes()) +
+                          " bytes, one sealed piece per report"
+                    : "in " + std::to_string(chunks_.size()) + " sealed pieces per report")
+       << "; eps " << c.epsilon << " per report without trusting the shuffler";
   return Announcement{line.str(),
                       "privacy (fedldp account run " +
                           AccountRunArguments(account, VectorMechanismName(*c.vector)) +

@@ -1,10 +1,10 @@
 // An LDP-FL deployment's report method, both sides of it: the two-point
 // mechanism on every weight over the round's announced ranges, or a vector
 // randomizer on the whole update. A report travels as one piece per chunk of
-// the model (ChunkModel). The participant opens a round and reports with
-// it; the coordinator opens a round, gates, adds and averages with it, and
-// serve announces what it costs; none of them asks which it holds. Make is
-// the one place that does.
+// the model (ChunkModel), or, from a vector randomizer with a compact form
+// (VectorRandomizer::EncodeSent), as one piece of those bytes. The participant opens a round and
+// reports with it; the coordinator opens a round, gates, adds and averages with it, and serve
+// announces what it costs; none of them asks which it holds. Make is the one place that does.
 #ifndef FEDLDP_SRC_NET_LDPFL_METHOD_H_
 #define FEDLDP_SRC_NET_LDPFL_METHOD_H_
 
@@ -42,6 +42,8 @@ class LdpFlMethod {
     std::optional<PrivacyRecord> record;  // the statement as records carry it
   };
   virtual Result<Announcement> Announce() const = 0;
+  // How a report is cut into pieces, one per chunk (LdpFlTaskSpec::chunks).
+  virtual const std::vector<ReportChunk>& chunks() const = 0;
 
   // Both sides, as round `round` opens with the announced per-layer ranges:
   // OK, or why the ranges are unusable. The round's aggregate starts empty.

@@ -144,6 +144,55 @@ class LdpFlDeployTest : public testing::TempDirTest {
     return after;
   }
 
+  // One round of `name`'s compact reports through the shuffler, each user's
+  // decoded here apart from the coordinator (CompactReports tests below).
+  void ExpectACompactRound(const char* name) {
+    spec_.config.vector = ParseVectorMechanism(name).value();
+    spec_.config.clip = 0.5;
+    spec_.config.epsilon = 2;
+    ASSERT_TRUE(spec_.Check().ok());
+    ASSERT_EQ(spec_.chunks().size(), 1u);
+    EXPECT_EQ(spec_.chunks()[0].end, spec_.weights());
+    MakeClients(10);
+    auto server = Coordinator();
+    JoinAll(*server);
+    ShufflerCore shuffler({.min_batch = 3});
+    const auto randomizer = LdpFlVectorRandomizer(spec_.config, spec_.weights(), 0).value();
+    const auto before = server->weights();
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    std::uint64_t r = 0;
+    const auto subs = Answers(*server, &r);
+    ASSERT_EQ(subs.size(), 6u);
+    std::vector<double> sum(spec_.weights(), 0.0);
+    for (const auto& sub : subs) {
+      ASSERT_EQ(sub.pieces.size(), 1u);
+      const std::string plain = Unseal(sub.pieces[0], keys_).value();
+      EXPECT_LE(plain.size(), randomizer->MaxSentBytes() + 8);  // the round and the framing
+      ReportGate gate(r, *randomizer);
+      auto v = gate.Admit("x", {reinterpret_cast<const std::uint8_t*>(plain.data()), plain.size()});
+      ASSERT_TRUE(v.accepted()) << v.detail;
+      const auto& report = std::get<VectorReport>(*v.report).values;
+      ASSERT_EQ(report.size(), spec_.weights());
+      for (std::size_t j = 0; j < report.size(); ++j) sum[j] += report[j];
+      ASSERT_TRUE(shuffler
+                      .Shuffle(sub.token, r, sub.user, sub.pieces,
+                               [&] { return server->Vouch(sub.token, sub.session, sub.user, r); })
+                      .ok());
+    }
+    shuffler.Update(server->RoundInfo(Clock::now()));
+    auto batch = shuffler.TakeBatch();
+    ASSERT_TRUE(batch.has_value());
+    const auto delivered = server->Deliver(*batch, Clock::now());
+    ASSERT_TRUE(delivered.accepted) << delivered.reason;
+    EXPECT_EQ(delivered.pieces_accepted, 6u);
+    EXPECT_EQ(delivered.pieces_rejected, 0u);
+    const auto after = server->weights();
+    for (std::size_t j = 0; j < after.size(); ++j) {
+      ASSERT_NEAR(after[j], before[j] + sum[j] / 6, 1e-9 * (1 + std::abs(sum[j]))) << j;
+    }
+    EXPECT_DOUBLE_EQ(ledgers_[0]->spent("rows-0+40"), 2);
+  }
+
   const Dataset data_ = testing::Stripes(240, 1);
   ServerKeys keys_;
   std::vector<float> initial_;
@@ -274,6 +323,19 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
     bad.config.vector = refused;
     EXPECT_FALSE(bad.Check().ok()) << VectorMechanismName(refused);
   }
+}
+
+// Issue 45, item 4: a randomizer with a compact form sends its whole report
+// as one sealed piece of its bytes (privunitg-seed: 16; fastprojunit-seed:
+// 24), which the server decodes with the round's randomizer and checks as
+// its report; the model moves by the mean of the decoded reports, and the
+// ledger charges eps per report.
+TEST_F(LdpFlDeployTest, PrivUnitGSeedReportsTravelAsOnePieceOfTheirBytes) {
+  ExpectACompactRound("privunitg-seed");
+}
+
+TEST_F(LdpFlDeployTest, FastProjUnitSeedReportsTravelAsOnePieceOfTheirBytes) {
+  ExpectACompactRound("fastprojunit-seed");
 }
 
 // The announced task carries LdpFlConfig's deployed rows (TaskOption): a

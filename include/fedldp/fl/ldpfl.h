@@ -233,9 +233,14 @@ RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandom
 // adds to delta, as the statement says). Refused without a central target.
 Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d);
 
-// A client's whole-update report (vector randomizers): its update
-// local - global, l2-clipped and privatised by `randomizer`. TrainLdpFl and
-// the deployed client (net/ldpfl_deploy.h) both report through it.
+// A client's update, local - global, in doubles: what a vector randomizer
+// clips and privatises.
+std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global);
+
+// A client's whole-update report (vector randomizers): UpdateOf(local,
+// global), l2-clipped and privatised by `randomizer`. TrainLdpFl and the
+// deployed client (net/ldpfl_deploy.h; there its compact bytes where the
+// randomizer has them, the same law) both report through it.
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
                                     std::span<const float> local, std::span<const float> global,
                                     Rng& rng);

@@ -106,7 +106,11 @@ struct LdpFlTaskSpec {
   // two-point weights, eps for a vector randomizer's report (the method's;
   // NaN for a task no deployment can serve).
   double ReportEpsilon() const;
-  std::vector<ReportChunk> chunks() const { return ChunkModel(layer_sizes, chunk); }
+  // How a report is cut into sealed pieces: chunks of at most `chunk`
+  // weights within a layer (ChunkModel), or one chunk of the whole model
+  // for a vector randomizer that sends compact bytes (privunitg-seed: 16
+  // bytes a report).
+  std::vector<ReportChunk> chunks() const;
   Status Check() const;  // OK if usable, else why not
 };
 
