@@ -144,6 +144,32 @@ class LdpFlDeployTest : public testing::TempDirTest {
     return after;
   }
 
+  // `subs` of round r through `shuffler` (the server vouching), the batch
+  // delivered: every piece accepted, and the model `before` plus the mean of
+  // the reports whose sum is `sum`.
+  void DeliverAndExpectTheirMean(LdpFlCoordinator& server, ShufflerCore& shuffler,
+                                 std::span<const Submission> subs, std::uint64_t r,
+                                 std::span<const double> before, std::span<const double> sum) {
+    for (const auto& sub : subs) {
+      ASSERT_TRUE(shuffler
+                      .Shuffle(sub.token, r, sub.user, sub.pieces,
+                               [&] { return server.Vouch(sub.token, sub.session, sub.user, r); })
+                      .ok());
+    }
+    shuffler.Update(server.RoundInfo(Clock::now()));
+    auto batch = shuffler.TakeBatch();
+    ASSERT_TRUE(batch.has_value());
+    const auto delivered = server.Deliver(*batch, Clock::now());
+    ASSERT_TRUE(delivered.accepted) << delivered.reason;
+    EXPECT_EQ(delivered.pieces_accepted, subs.size() * subs.front().pieces.size());
+    EXPECT_EQ(delivered.pieces_rejected, 0u);
+    const auto after = server.weights();
+    const double n = static_cast<double>(subs.size());
+    for (std::size_t j = 0; j < after.size(); ++j) {
+      ASSERT_NEAR(after[j], before[j] + sum[j] / n, 1e-9 * (1 + std::abs(sum[j]))) << j;
+    }
+  }
+
   // One round of `name`'s compact reports through the shuffler, each user's
   // decoded here apart from the coordinator (CompactReports tests below).
   void ExpectACompactRound(const char* name) {
@@ -174,22 +200,8 @@ class LdpFlDeployTest : public testing::TempDirTest {
       const auto& report = std::get<VectorReport>(*v.report).values;
       ASSERT_EQ(report.size(), spec_.weights());
       for (std::size_t j = 0; j < report.size(); ++j) sum[j] += report[j];
-      ASSERT_TRUE(shuffler
-                      .Shuffle(sub.token, r, sub.user, sub.pieces,
-                               [&] { return server->Vouch(sub.token, sub.session, sub.user, r); })
-                      .ok());
     }
-    shuffler.Update(server->RoundInfo(Clock::now()));
-    auto batch = shuffler.TakeBatch();
-    ASSERT_TRUE(batch.has_value());
-    const auto delivered = server->Deliver(*batch, Clock::now());
-    ASSERT_TRUE(delivered.accepted) << delivered.reason;
-    EXPECT_EQ(delivered.pieces_accepted, 6u);
-    EXPECT_EQ(delivered.pieces_rejected, 0u);
-    const auto after = server->weights();
-    for (std::size_t j = 0; j < after.size(); ++j) {
-      ASSERT_NEAR(after[j], before[j] + sum[j] / 6, 1e-9 * (1 + std::abs(sum[j]))) << j;
-    }
+    DeliverAndExpectTheirMean(*server, shuffler, subs, r, before, sum);
     EXPECT_DOUBLE_EQ(ledgers_[0]->spent("rows-0+40"), 2);
   }
 
@@ -286,21 +298,8 @@ TEST_F(LdpFlDeployTest, VectorReportsPassThroughTheShufflerAndMoveTheModelByThei
       ASSERT_EQ(report.size(), spec_.weights());
       EXPECT_TRUE(privunitg->ValidateReport(report).ok());
       for (std::size_t j = 0; j < report.size(); ++j) sum[j] += report[j];
-      ASSERT_TRUE(shuffler
-                      .Shuffle(sub.token, r, sub.user, sub.pieces,
-                               [&] { return server->Vouch(sub.token, sub.session, sub.user, r); })
-                      .ok());
     }
-    shuffler.Update(server->RoundInfo(Clock::now()));
-    auto batch = shuffler.TakeBatch();
-    ASSERT_TRUE(batch.has_value());
-    const auto delivered = server->Deliver(*batch, Clock::now());
-    ASSERT_TRUE(delivered.accepted) << delivered.reason;
-    EXPECT_EQ(delivered.pieces_rejected, 0u);
-    const auto after = server->weights();
-    for (std::size_t j = 0; j < after.size(); ++j) {
-      ASSERT_NEAR(after[j], before[j] + sum[j] / 6, 1e-9 * (1 + std::abs(sum[j]))) << j;
-    }
+    DeliverAndExpectTheirMean(*server, shuffler, subs, r, before, sum);
   }
   EXPECT_TRUE(server->stats().finished);
   EXPECT_EQ(server->stats().counted, 12u);
