@@ -261,6 +261,93 @@ Pld SampledRoundPld(const Pld& round, double q) {
   return out;
 }
 
+Pld MixPld(std::span<const std::pair<double, Pld>> components) {
+  Pld out;
+  out.infinite = 1;
+  if (components.empty()) return out;
+  out.grid = components.front().second.grid;
+  bool any = false;
+  std::int64_t first = 0, last = 0;  // the losses [first, last) the components reach
+  for (const auto& [w, p] : components) {
+    if (p.mass.empty()) continue;
+    const std::int64_t end = p.first + static_cast<std::int64_t>(p.mass.size());
+    first = any ? std::min(first, p.first) : p.first;
+    last = any ? std::max(last, end) : end;
+    any = true;
+  }
+  out.first = first;
+  out.mass.assign(static_cast<std::size_t>(last - first), 0.0);
+  double weight = 0, infinite = 0;
+  for (const auto& [w, p] : components) {
+    weight += w;
+    infinite += w * p.infinite;
+    for (std::size_t i = 0; i < p.mass.size(); ++i) {
+      out.mass[static_cast<std::size_t>(p.first - first) + i] += w * p.mass[i];
+    }
+  }
+  out.infinite = infinite + std::max(0.0, 1 - weight);
+  return out;
+}
+
+namespace {
+
+// Binomial(n, q) probabilities over [lo, hi], from their logarithms.
+std::vector<double> BinomialWindow(std::uint64_t n, double q, std::uint64_t lo, std::uint64_t hi) {
+  const double dn = static_cast<double>(n);
+  std::vector<double> pmf;
+  pmf.reserve(hi - lo + 1);
+  for (std::uint64_t m = lo; m <= hi; ++m) {
+    const double k = static_cast<double>(m);
+    const double log_choose = std::lgamma(dn + 1) - std::lgamma(k + 1) - std::lgamma(dn - k + 1);
+    const double log_q = k == 0 ? 0 : k * std::log(q);
+    const double log_rest = dn == k ? 0 : (dn - k) * std::log1p(-q);
+    pmf.push_back(std::exp(log_choose + log_q + log_rest));
+  }
+  return pmf;
+}
+
+}  // namespace
+
+Result<Pld> PoissonRoundPld(std::uint64_t users, double q, double eps0, double grid,
+                            double tolerance, ShuffleReduction reduction, std::size_t buckets,
+                            double tail) {
+  if (users < 1) return Error{"the number of users must be at least 1"};
+  if (!(q > 0 && q <= 1)) return Error{"the sampling rate must be in (0, 1]"};
+  if (buckets < 1) return Error{"give at least one block of counts"};
+  // The count's window: 40 standard deviations (and 40) each side hold all
+  // but an underflow of its mass; what they leave out is infinite loss.
+  const double mean = static_cast<double>(users) * q, sd = std::sqrt(mean * (1 - q));
+  std::uint64_t lo = static_cast<std::uint64_t>(std::max(0.0, std::floor(mean - 40 * sd - 40)));
+  std::uint64_t hi =
+      std::min<std::uint64_t>(users, static_cast<std::uint64_t>(std::ceil(mean + 40 * sd + 40)));
+  const std::vector<double> pmf = BinomialWindow(users, q, lo, hi);
+  const std::uint64_t window = lo;
+  const auto at = [&](std::uint64_t m) { return pmf[m - window]; };
+  double cut = 0;  // the tails moved to infinite loss, at most `tail`
+  while (lo < hi && cut + at(lo) <= tail / 2) cut += at(lo++);
+  while (hi > lo && cut + at(hi) <= tail) cut += at(hi--);
+  std::vector<std::pair<double, Pld>> parts;
+  if (lo == 0) {
+    Pld none;  // nothing sent
+    none.grid = grid;
+    none.mass = {1.0};
+    parts.emplace_back(at(0), std::move(none));
+    if (hi == 0) return MixPld(parts);
+    lo = 1;
+  }
+  const std::uint64_t width = (hi - lo + buckets) / buckets;  // ceil((hi - lo + 1) / buckets)
+  for (std::uint64_t a = lo; a <= hi; a += width) {
+    const std::uint64_t b = std::min(hi, a + width - 1);
+    double w = 0;
+    for (std::uint64_t m = a; m <= b; ++m) w += at(m);
+    auto round = ShuffledRoundPld(a, eps0, grid, tolerance, reduction);
+    if (!round.ok()) return Error{round.error()};
+    const double rate = std::min(1.0, static_cast<double>(b) / static_cast<double>(users));
+    parts.emplace_back(w, SampledRoundPld(*round, rate));
+  }
+  return MixPld(parts);
+}
+
 double ComposedWidth(const Pld& round, std::uint64_t times) {
   double mass = 0, mean = 0, square = 0;
   for (std::size_t i = 0; i < round.mass.size(); ++i) {

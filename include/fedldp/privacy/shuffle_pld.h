@@ -70,6 +70,30 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
 // q = 1 returns it unchanged.
 Pld SampledRoundPld(const Pld& round, double q);
 
+// A round of Poisson participation: each of `users` users is drawn
+// independently with probability q, in secret by the shuffler, which shows
+// the m drawn users' reports shuffled, so m is known. Given m, the drawn
+// users are a uniform m-subset of the N (Poisson sampling conditioned on
+// its count), so with m shown the round is, for each m, a round of m
+// shuffled reports drawn without replacement at rate m / N, which
+// SampledRoundPld(ShuffledRoundPld(m), m / N) dominates; m does not depend
+// on the data (substitution: the same N users), so the round's hockey-stick
+// divergences are their mixture over m ~ Binomial(N, q), and so is its PLD
+// (the components are told apart by m). m = 0 sends nothing (loss 0). The
+// m >= 1 are taken in at most `buckets` blocks of consecutive m, each
+// dominated by its fewest reports (a round of more is a post-processing of
+// one of fewer: the extra clones add independent noise) at its largest rate
+// (C_q only loses privacy as q grows); the binomial's tails, at most `tail`
+// in all, count as infinite loss. Refused where a block's round is
+// (ShuffledRoundPld's reasons).
+Result<Pld> PoissonRoundPld(std::uint64_t users, double q, double eps0, double grid,
+                            double tolerance, ShuffleReduction reduction = kTightestShuffleBound,
+                            std::size_t buckets = 32, double tail = 1e-12);
+
+// The PLD of the mixture: component i with probability weights[i] (which
+// sum to at most 1; the rest counts as infinite loss), all on one grid.
+Pld MixPld(std::span<const std::pair<double, Pld>> components);
+
 // k reports, each (eps0, delta0)-DP, composed: the k-fold product of Kairouz,
 // Oh & Viswanath's canonical pair (composition.h), which dominates any such
 // reports. Loss +inf with probability 1 - (1 - delta0)^k, else (k - 2j) eps0
