@@ -157,6 +157,8 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
       "shuffler draws them), --rounds counts every round of the run, and each round is first\n"
       "amplified by sampling (Balle, Barthe & Gaboardi). A server that picks the clients knows\n"
       "who took part: then give no --sampling-rate, and --rounds as the rounds a client is in.\n"
+      "With --poisson, each client is drawn on its own with probability q (the count varies and\n"
+      "is shown): each round is a binomial mixture over the count, N = n / q clients.\n"
       "  fedldp account run --local-epsilon 4 --rounds 5 --shuffle --reports-per-round 10000 "
       "--delta 1e-6");
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
@@ -173,6 +175,10 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                  "q: each round samples this share of the clients uniformly, without "
                  "replacement (with --shuffle; --rounds then counts all rounds)")
       ->capture_default_str();
+  app.add_flag("--poisson", o.poisson,
+               "With --sampling-rate q: each client drawn on its own with probability q "
+               "(Poisson participation, the count shown), not q N of the N; "
+               "--reports-per-round is then the expected count q N");
   app.add_option("--report-deviation", o.report_deviation,
                  "Each report's total variation from the ideal law (PrivUnitG's and "
                  "FastProjUnit's floating-point allowance, as train and serve state it): every "
@@ -194,6 +200,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.reports_per_round = o.reports_per_round;
   c.delta = o.delta;
   c.sampling_rate = o.sampling_rate;
+  c.poisson = o.poisson;
   c.report_deviation = o.report_deviation;
   c.reduction = BoundOf(o.bound);
   if (!o.bound.empty() && !o.shuffle) {
@@ -220,6 +227,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
                       {"delta", p->round.delta}};
     if (p->config.sampled()) {
       j["sampling_rate"] = o.sampling_rate;
+      j["participation"] = o.poisson ? "poisson" : "fixed";
       j["per_round_sampled"] = pair(p->subsampled);
     }
   } else {

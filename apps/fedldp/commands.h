@@ -163,6 +163,7 @@ struct AccountRunOptions {
   std::uint64_t reports_per_round = 0;
   double delta = 1e-6;
   double sampling_rate = 1;
+  bool poisson = false;
   double report_deviation = 0;
   std::string mechanism;  // for the floating-point line; empty: every one
   bool json = false;

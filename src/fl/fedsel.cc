@@ -14,6 +14,7 @@
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/random/counter_rng.h"
+#include "fedldp/random/discrete.h"
 #include "fedldp/vector/vector_randomizer.h"
 #include "fedsel_families.h"
 
@@ -95,6 +96,14 @@ Status FedSelConfig::Validate() const {
   if (!c.partition().iid() && c.clients == 0) {
     return Error{"a non-IID partition needs clients (rows are split among them)"};
   }
+  // Poisson rounds are amplified only in secret (the shuffler draws them),
+  // and stated with every drawn client's report in the round.
+  if (c.poisson_clients && !(c.sample_clients && c.shuffle)) {
+    return Error{"poisson clients take sampled clients and the shuffler"};
+  }
+  if (c.poisson_clients && c.shuffle_batch != 0) {
+    return Error{"poisson clients are stated with every drawn client's report: no shuffle batch"};
+  }
   return {};
 }
 
@@ -160,6 +169,7 @@ Result<FedSelPlan> PlanFedSel(const FedSelConfig& config, std::size_t rows, std:
   plan.batch = std::min(plan.batch, n);
   plan.even_rounds = config.shuffle || config.even_rounds;
   plan.sampled = config.sample_clients;
+  plan.poisson = config.sample_clients && config.poisson_clients;
   if (plan.sampled) {
     plan.rounds_per_epoch = std::max<std::size_t>(
         1, static_cast<std::size_t>(std::llround(static_cast<double>(n) / plan.batch)));
@@ -283,6 +293,7 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
     if (plan.sampled && plan.sampling_rate < 1) {
       run.rounds = plan.rounds;
       run.sampling_rate = plan.sampling_rate;
+      run.poisson = plan.poisson;
     }
   }
   return run;
@@ -453,7 +464,8 @@ FedSelTraining::FedSelTraining(const FedSelConfig& config, const Dataset& data,
 
 // members_ = round b's clients: a slice of the epoch's order, or m of n
 // uniformly without replacement (whatever order the previous rounds left),
-// less those whose budget is spent (sampled without the shuffler).
+// less those whose budget is spent (sampled without the shuffler); with
+// Poisson participation, every client with probability m / N.
 void FedSelTraining::DrawMembers(std::size_t b) {
   if (!plan_.sampled) {
     const std::pair<std::size_t, std::size_t> round = plan_.Round(b, n_);
@@ -464,6 +476,12 @@ void FedSelTraining::DrawMembers(std::size_t b) {
   const bool capped = !config_.shuffle;
   const auto epochs = static_cast<std::uint64_t>(config_.epochs);
   members_.clear();
+  if (plan_.poisson) {  // each client on its own, with probability exactly m / N
+    for (std::size_t client = 0; client < n_; ++client) {
+      if (BernoulliRational(order_rng_, plan_.batch, n_)) members_.push_back(client);
+    }
+    return;
+  }
   SampleClients(order_, plan_.batch, order_rng_);
   for (std::size_t i = 0; i < plan_.batch; ++i) {
     if (capped && sent_[order_[i]] >= epochs) {

@@ -120,6 +120,13 @@ std::vector<FedSelOption> RoundOptions() {
           "server and each round is amplified by sampling; without it, a client declines after E "
           "reports",
           SetField(&FedSelConfig::sample_clients), GetField(&FedSelConfig::sample_clients)),
+      SimulatedOnly(
+          Row("poisson_clients", "poisson-clients", "poisson_clients",
+              "With --sample-clients and --shuffle: each client takes part in a round on its own "
+              "with probability m / N (Poisson participation: the round's size varies and the "
+              "shuffler shows it) instead of m of the N; stated by its binomial mixture over the "
+              "count (account run --poisson)",
+              SetField(&FedSelConfig::poisson_clients), GetField(&FedSelConfig::poisson_clients))),
       SimulatedOnly(Row(
           "clients", "clients", "clients",
           "Split the training rows among N clients, each reporting the mean gradient of its rows "

@@ -31,6 +31,8 @@ Status RunPrivacyConfig::Validate() const {
     e << "reports per round apply with the shuffler only";
   } else if (!(sampling_rate > 0 && sampling_rate <= 1)) {
     e << "the sampling rate must be in (0, 1], got " << sampling_rate;
+  } else if (poisson && !sampled()) {
+    e << "Poisson participation draws each client with the sampling rate: give one below 1";
   } else if (sampled() && !shuffle) {
     e << "sampling amplifies nothing without the shuffler (the server sees who reports): "
          "give the reports one client sends as the rounds";
@@ -53,20 +55,38 @@ namespace {
 // mass (infinite loss) adds up over the rounds, so each round may leave out only its share: with
 // 1e-3 delta per round, 512 rounds had spent the whole delta on it and the PLD refused what a
 // larger eps0 passed.
+double RoundTolerance(const RunPrivacyConfig& c) {
+  return 1e-3 * c.delta / static_cast<double>(c.rounds);
+}
+
+std::string SamplingRule(const RunPrivacyConfig& c) {
+  if (c.poisson) return ", Poisson participation (a binomial mixture over the count shown)";
+  return c.sampled() ? ", sampled without replacement (Dong-Roth-Su)" : "";
+}
+
 void ComposeRoundPlds(RunPrivacy& p) {
   const RunPrivacyConfig& c = p.config;
   constexpr double kGrid = 1e-3;
   const std::optional<Pld> run =
       ShuffledRunPld(c.reports_per_round, c.local_epsilon, c.sampling_rate, c.rounds, kGrid,
-                     1e-3 * c.delta / static_cast<double>(c.rounds), 1e-3 * c.delta, c.reduction);
+                     RoundTolerance(c), 1e-3 * c.delta, c.reduction, c.poisson);
   if (!run) return;
   p.total_pld.epsilon = PldEpsilon(*run, c.delta);
   if (p.total_pld.epsilon < p.total.epsilon) {
     p.total = p.total_pld;
-    p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) + ")" +
-             (c.sampled() ? ", sampled without replacement (Dong-Roth-Su)" : "") +
+    p.rule = "numerical shuffle bound (" + ReductionName(c.reduction) + ")" + SamplingRule(c) +
              ", its privacy-loss distribution composed exactly over rounds";
   }
+}
+
+// Poisson participation's per-round point, read off its round's PLD at the
+// round's share of delta (the point-wise rule's input, as Balle-Barthe-
+// Gaboardi's amplified point is for rounds of m).
+Result<DpGuarantee> PoissonRoundPoint(const RunPrivacyConfig& c, double delta) {
+  auto round = ShuffledRoundOfRunPld(c.reports_per_round, c.local_epsilon, c.sampling_rate, 1e-3,
+                                     RoundTolerance(c), c.reduction, true);
+  if (!round.ok()) return Error{round.error()};
+  return DpGuarantee{PldEpsilon(*round, delta), delta};
 }
 
 // A round's share of delta that gives no shuffle bound, said as what the
@@ -116,7 +136,12 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
                          ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
                          : "numerical shuffle bound per round (" + ReductionName(c.reduction) + ")";
   p.subsampled = {p.round.epsilon_upper, delta_round};
-  if (c.sampled()) {
+  if (c.poisson) {
+    auto point = PoissonRoundPoint(c, q * delta_round);
+    if (!point.ok()) return NoRoundBound(c, delta_round, point.error());
+    p.subsampled = *point;
+    rule += ", Poisson participation (its round's privacy-loss distribution)";
+  } else if (c.sampled()) {
     p.subsampled = {std::log1p(q * std::expm1(p.round.epsilon_upper)), q * delta_round};
     rule += ", amplified by sampling (Balle-Barthe-Gaboardi)";
   }
@@ -213,13 +238,15 @@ Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsi
   // (every grid point of every fold): remembered, bounded, thread-safe. The
   // key holds every input the total depends on (the bound too: a run asking
   // FMT's must not get the variation-ratio's eps0).
-  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int>;
+  using Key =
+      std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int, bool>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
   const Key key{config.rounds,      config.reports_per_round,
                 config.delta,       config.sampling_rate,
                 config.local_delta, central_epsilon,
-                config.shuffle,     static_cast<int>(config.reduction)};
+                config.shuffle,     static_cast<int>(config.reduction),
+                config.poisson};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -285,6 +312,7 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   s << " --rounds " << c.rounds;
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
+  if (c.poisson) s << " --poisson";
   if (c.shuffle && c.reduction != kTightestShuffleBound) {
     s << " --bound " << ShuffleReductionKey(c.reduction);
   }
@@ -331,7 +359,9 @@ std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_po
         << "])\n";
     }
     if (c.sampled()) {
-      s << "  per round, amplified by sampling " << c.sampling_rate << " of the clients: ("
+      s << "  per round, "
+        << (c.poisson ? "each client drawn with probability " : "amplified by sampling ")
+        << c.sampling_rate << (c.poisson ? " (Poisson, the count shown): (" : " of the clients: (")
         << p.subsampled.epsilon << ", " << p.subsampled.delta << ")-DP; " << c.rounds
         << " rounds compose\n";
     }

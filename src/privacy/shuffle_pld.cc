@@ -382,14 +382,25 @@ Pld ComposePld(const Pld& round, std::uint64_t times, double trim) {
   return result;
 }
 
+Result<Pld> ShuffledRoundOfRunPld(std::uint64_t n, double eps0, double q, double grid,
+                                  double tolerance, ShuffleReduction reduction, bool poisson) {
+  if (poisson && q < 1) {
+    const auto users = static_cast<std::uint64_t>(std::llround(static_cast<double>(n) / q));
+    return PoissonRoundPld(users, q, eps0, grid, tolerance, reduction, 32,
+                           std::min(1e-12, tolerance));
+  }
+  auto shuffled = ShuffledRoundPld(n, eps0, grid, tolerance, reduction);
+  if (!shuffled.ok()) return shuffled;
+  return SampledRoundPld(*shuffled, q);
+}
+
 std::optional<Pld> ShuffledRunPld(std::uint64_t n, double eps0, double q, std::uint64_t rounds,
                                   double grid, double tolerance, double trim,
-                                  ShuffleReduction reduction) {
-  auto shuffled = ShuffledRoundPld(n, eps0, grid, tolerance, reduction);
-  if (!shuffled.ok()) return std::nullopt;
-  const Pld round = SampledRoundPld(*shuffled, q);
-  if (ComposedWidth(round, rounds) > kMaxComposedWidth) return std::nullopt;
-  return ComposePld(round, rounds, trim);
+                                  ShuffleReduction reduction, bool poisson) {
+  auto round = ShuffledRoundOfRunPld(n, eps0, q, grid, tolerance, reduction, poisson);
+  if (!round.ok()) return std::nullopt;
+  if (ComposedWidth(*round, rounds) > kMaxComposedWidth) return std::nullopt;
+  return ComposePld(*round, rounds, trim);
 }
 
 double PldDelta(const Pld& pld, double eps) {

@@ -394,6 +394,35 @@ TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
   EXPECT_EQ(run.local_epsilon, shuffled.plan.ReportEpsilon());
 }
 
+// Poisson participation: every client of a round drawn on its own with
+// probability m / N, so the rounds' sizes vary around m (their total is
+// Binomial(60 x 600, 0.05): 1,800 +- 41); the accountant is asked for
+// Poisson rounds; refused without the shuffler or with a shuffle batch.
+TEST(TrainFedSel, PoissonRoundsDrawEachClientOnItsOwn) {
+  const Dataset data = Synthetic(600);
+  FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
+  config.epochs = 3;
+  config.batch_fraction = 0.05;
+  config.sample_clients = true;
+  config.poisson_clients = true;
+  config.shuffle = true;
+  const auto run = TrainFedSel(config, data, {}, 4).value();
+  EXPECT_TRUE(run.plan.poisson);
+  EXPECT_EQ(run.iterations, 60u);
+  EXPECT_NE(run.updates, 60u * 30);
+  EXPECT_NEAR(static_cast<double>(run.updates), 1800, 5 * 41.4);
+  const RunPrivacyConfig account = FedSelRunPrivacy(run.plan, config, 1e-6);
+  EXPECT_TRUE(account.poisson);
+  EXPECT_DOUBLE_EQ(account.sampling_rate, 0.05);
+  EXPECT_EQ(account.reports_per_round, 30u);
+  EXPECT_NE(AccountRun(account)->rule.find("Poisson participation"), std::string::npos);
+  config.shuffle = false;
+  EXPECT_FALSE(config.Validate().ok());
+  config.shuffle = true;
+  config.shuffle_batch = 10;
+  EXPECT_FALSE(config.Validate().ok());
+}
+
 // A vector variant's accounting carries its randomizer's floating-point
 // allowance; a two-stage one has none.
 TEST(FedSelRunPrivacy, CarriesTheVectorRandomizersDeviation) {

@@ -9,6 +9,7 @@
 
 #include "fedldp/privacy/ldpfl_accounting.h"
 #include "fedldp/privacy/privacy_record.h"
+#include "fedldp/privacy/shuffle_pld.h"
 
 namespace fedldp {
 namespace {
@@ -133,9 +134,8 @@ TEST(AccountRun, OverManyRoundsTheTotalGrowsWithTheLocalEpsilon) {
   EXPECT_GT(LocalEpsilonForCentral(c, 5).value(), 3.3);  // 3.42 (1.40 before)
 }
 
-// Sampled rounds: each round's shuffle bound at delta / (2 q R) is amplified
-// to (log(1 + q (e^eps_r - 1)), q delta_r) before R rounds compose.
-TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
+// 50 shuffled rounds of 2,000 at eps0 3, each sampling 0.1 of the clients.
+RunPrivacyConfig SampledRun() {
   RunPrivacyConfig c;
   c.local_epsilon = 3;
   c.rounds = 50;
@@ -143,6 +143,13 @@ TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
   c.reports_per_round = 2000;
   c.sampling_rate = 0.1;
   c.delta = 1e-6;
+  return c;
+}
+
+// Sampled rounds: each round's shuffle bound at delta / (2 q R) is amplified
+// to (log(1 + q (e^eps_r - 1)), q delta_r) before R rounds compose.
+TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
+  RunPrivacyConfig c = SampledRun();
   const auto p = AccountRun(c).value();
   const double delta_r = 1e-6 / (2 * 50 * 0.1);
   const auto round = NumericalShuffleEpsilon(2000, 3, delta_r).value();
@@ -191,6 +198,43 @@ TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
     c.sampling_rate = q;
     EXPECT_FALSE(AccountRun(c).ok()) << q;
   }
+}
+
+// Poisson participation: the round's PLD is PoissonRoundPld's (N = n / q
+// clients), composed over the rounds; its per-round point is read off it;
+// the statement and the calibration say so and are told apart from rounds
+// of fixed size; near them in eps at large N (the count's spread is small).
+TEST(AccountRun, PoissonParticipationIsComposedFromItsMixture) {
+  RunPrivacyConfig c = SampledRun();
+  c.poisson = true;
+  const RunPrivacy p = AccountRun(c).value();
+  const Pld round = PoissonRoundPld(20000, 0.1, 3, 1e-3, 1e-3 * 1e-6 / 50).value();
+  EXPECT_NEAR(p.subsampled.epsilon, PldEpsilon(round, 1e-6 / 100), 1e-6);
+  EXPECT_DOUBLE_EQ(p.subsampled.delta, 1e-6 / 100);
+  const Pld run = ComposePld(round, 50, 1e-3 * 1e-6);
+  EXPECT_NEAR(p.total.epsilon, PldEpsilon(run, 1e-6), 1e-6);
+  EXPECT_NE(p.rule.find("Poisson participation"), std::string::npos) << p.rule;
+  RunPrivacyConfig fixed = c;
+  fixed.poisson = false;
+  const double fixed_total = AccountRun(fixed)->total.epsilon;
+  EXPECT_NE(p.total.epsilon, fixed_total);
+  EXPECT_NEAR(p.total.epsilon, fixed_total, 0.05 * fixed_total);
+  EXPECT_NE(DescribeRunPrivacy(p).find("each client drawn with probability 0.1 (Poisson"),
+            std::string::npos);
+  EXPECT_EQ(AccountRunArguments(c),
+            "--local-epsilon 3 --rounds 50 --shuffle --reports-per-round 2000 --sampling-rate "
+            "0.1 --poisson --delta 1e-06");
+  // The calibration meets its target, and is not the fixed rounds' (remembered apart).
+  const double eps0 = LocalEpsilonForCentral(c, 1.0).value();
+  EXPECT_NE(eps0, LocalEpsilonForCentral(fixed, 1.0).value());
+  c.local_epsilon = eps0;
+  EXPECT_LE(AccountRun(c)->total.epsilon, 1.0);
+  c.local_epsilon = eps0 * 1.001;
+  EXPECT_GT(AccountRun(c)->total.epsilon, 1.0);
+  // Refused: Poisson without a rate below 1.
+  c.sampling_rate = 1;
+  EXPECT_EQ(AccountRun(c).error(),
+            "Poisson participation draws each client with the sampling rate: give one below 1");
 }
 
 TEST(AccountRun, BeyondTheExactSumTheClosedFormCarriesTheRound) {

@@ -178,6 +178,11 @@ struct FedSelConfig {
   // times, so its local budget holds, and a round averages the reports it
   // gets.
   bool sample_clients = false;
+  // With sample_clients and the shuffler: each client takes part in a round
+  // on its own with probability q = m / N (Poisson participation; the
+  // round's size varies, and the shuffler shows it) instead of m of the N;
+  // stated by its binomial mixture over the count (PoissonRoundPld).
+  bool poisson_clients = false;
   // Clients holding several rows each. 0: one client per training row, the
   // papers' setting. Otherwise the training rows are split into `clients`
   // shards (data/partition.h): equal IID shards (the remainder left out),
@@ -224,6 +229,7 @@ struct FedSelPlan {
   std::size_t smallest_round = 0;  // the fewest reports a round holds
   bool even_rounds = false;        // config.shuffle or even_rounds: no round smaller than m
   bool sampled = false;            // config.sample_clients: rounds sample m of N
+  bool poisson = false;            // config.poisson_clients: each client with probability q
   double sampling_rate = 1;        // q = m / N when sampled
   std::size_t rounds = 0;          // of the whole run: epochs x rounds_per_epoch
   std::size_t k = 0;

@@ -31,6 +31,11 @@
 // convolved over the R rounds; the claim is the smaller total. A client's
 // reports are as many as it is sampled (q R in expectation), so the local
 // lines give q R rounded up.
+// Poisson participation (poisson, with q < 1): each client drawn on its own
+// with probability q, the count shown; of N = n / q clients. The round's PLD
+// is PoissonRoundPld's (a binomial mixture over the count of rounds sampled
+// without replacement), its per-round point read off that PLD at delta /
+// (2R); both compose as above.
 // Delta is budgeted explicitly: with the shuffler, delta / 2 for the rounds
 // (delta_r = delta / (2R), or delta / (2 q R) before subsampling) and the
 // rest for the composition; the total is at most `delta`.
@@ -76,7 +81,11 @@ struct RunPrivacyConfig {
   std::uint64_t reports_per_round = 0;  // n, with shuffle
   double delta = 1e-6;                  // the total delta per client
   double sampling_rate = 1;             // q in (0, 1]; < 1 with shuffle only
-  double report_deviation = 0;          // tau: a report's total variation from the ideal law
+  // With q < 1: each client is drawn on its own with probability q (Poisson
+  // participation; the shuffler shows how many), not m = q N of the N
+  // (reports_per_round is then the expected count q N; PoissonRoundPld).
+  bool poisson = false;
+  double report_deviation = 0;  // tau: a report's total variation from the ideal law
   // Whose pair bounds a shuffled round (shuffle_numerical.h): the tightest
   // proven unless asked (account run --bound fmt).
   ShuffleReduction reduction = kTightestShuffleBound;

@@ -119,14 +119,21 @@ double ComposedWidth(const Pld& round, std::uint64_t times);
 inline constexpr double kMaxComposedWidth = 5e4;
 
 // R = `rounds` rounds of n shuffled eps0-LDP reports, each sampled at rate
-// q (SampledRoundPld; q = 1: every client in every round), composed: the one
+// q (SampledRoundPld; q = 1: every client in every round; `poisson`: each of
+// n / q clients drawn with probability q, PoissonRoundPld), composed: the one
 // rule of account run and the accountant. None where the round has no PLD
 // here or the composition would spread past kMaxComposedWidth (the
 // per-round statements stand). `tolerance`: the round's windows; `trim`:
 // the composition's tails.
 std::optional<Pld> ShuffledRunPld(std::uint64_t n, double eps0, double q, std::uint64_t rounds,
                                   double grid, double tolerance, double trim,
-                                  ShuffleReduction reduction = kTightestShuffleBound);
+                                  ShuffleReduction reduction = kTightestShuffleBound,
+                                  bool poisson = false);
+
+// One round of ShuffledRunPld: q = 1 the shuffled round, else sampled at
+// rate q (without replacement, or `poisson`: of n / q clients), or why not.
+Result<Pld> ShuffledRoundOfRunPld(std::uint64_t n, double eps0, double q, double grid,
+                                  double tolerance, ShuffleReduction reduction, bool poisson);
 
 // The PLD of `times` independent rounds of `round`. Tail mass of at most
 // `trim` in all is moved to infinite loss to keep the support small.
