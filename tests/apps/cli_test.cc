@@ -45,9 +45,12 @@ using testing::Scratch;
 // misclassification before, the rest identical). Issue 45 made the
 // variation-ratio bound every statement's default: the frontier's shuffled
 // points calibrate a larger eps0 to the same central targets (re-recorded;
-// with FMT's bound as the default the old hash still held).
-constexpr std::uint64_t kFedSelQuick = 0xe295f79c00bbd3d2ULL,
-                        kFrontierQuick = 0x97003904a881fba9ULL,
+// with FMT's bound as the default the old hash still held). Issue 45's
+// Poisson participation added "poisson_clients" to every FedSel record
+// (re-recorded: every printed hash the same, and `train --out` records of
+// ps-pm and privunitg identical to ad7ea2f's but for the new key).
+constexpr std::uint64_t kFedSelQuick = 0x0cb64ecb9853a222ULL,
+                        kFrontierQuick = 0x962ac46d04269065ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's

@@ -46,7 +46,7 @@ void AddConfigFields(nlohmann::ordered_json& j, std::span<const ConfigOption<Con
 
 // The effective configuration of a FedSel run: variant, model,
 // gradient_scaling, epsilon, epochs, lr, momentum, batch_fraction, lambda,
-// clip, tail_average, shuffle, sample_clients, clients (0: one per row),
+// clip, tail_average, shuffle, sample_clients, poisson_clients, clients (0: one per row),
 // dirichlet_alpha.
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
