@@ -2,9 +2,10 @@
 // mechanism on every weight over the round's announced ranges, or a vector
 // randomizer on the whole update. A report travels as one piece per chunk of
 // the model (ChunkModel), or, from a vector randomizer with a compact form
-// (VectorRandomizer::EncodeSent), as one piece of those bytes. The participant opens a round and
-// reports with it; the coordinator opens a round, gates, adds and averages with it, and serve
-// announces what it costs; none of them asks which it holds. Make is the one place that does.
+// (VectorRandomizer::EncodeSent), as one piece of those bytes. The
+// participant opens a round and reports with it; the coordinator opens a
+// round, gates, adds and averages with it, and serve announces what it
+// costs; none of them asks which it holds. Make is the one place that does.
 #ifndef FEDLDP_SRC_NET_LDPFL_METHOD_H_
 #define FEDLDP_SRC_NET_LDPFL_METHOD_H_
 

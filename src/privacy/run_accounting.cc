@@ -49,21 +49,24 @@ Status RunPrivacyConfig::Validate() const {
 
 namespace {
 
+// A round's share of the leftover mass (infinite loss) its windows may
+// leave out (ComposeRoundPlds says why a share).
+double RoundTolerance(const RunPrivacyConfig& c) {
+  return 1e-3 * c.delta / static_cast<double>(c.rounds);
+}
+
+// How the rounds' sampling enters the rule's name.
+std::string SamplingRule(const RunPrivacyConfig& c) {
+  if (c.poisson) return ", Poisson participation (a binomial mixture over the count shown)";
+  return c.sampled() ? ", sampled without replacement (Dong-Roth-Su)" : "";
+}
+
 // Shuffled rounds: the whole curve of each round (a sampled one's C_q,
 // SampledRoundPld), composed (total_pld), the claim when it is tighter.
 // Trimmed tails and the windows' leftovers cost at most 2e-3 delta, counted in. A round's leftover
 // mass (infinite loss) adds up over the rounds, so each round may leave out only its share: with
 // 1e-3 delta per round, 512 rounds had spent the whole delta on it and the PLD refused what a
 // larger eps0 passed.
-double RoundTolerance(const RunPrivacyConfig& c) {
-  return 1e-3 * c.delta / static_cast<double>(c.rounds);
-}
-
-std::string SamplingRule(const RunPrivacyConfig& c) {
-  if (c.poisson) return ", Poisson participation (a binomial mixture over the count shown)";
-  return c.sampled() ? ", sampled without replacement (Dong-Roth-Su)" : "";
-}
-
 void ComposeRoundPlds(RunPrivacy& p) {
   const RunPrivacyConfig& c = p.config;
   constexpr double kGrid = 1e-3;
