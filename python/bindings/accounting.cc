@@ -29,7 +29,8 @@ py::object Guarantee(const DpGuarantee& g) {
 // rounds as Python gave it: an int within kReportRounds (base/limits.h).
 RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool shuffle,
                             std::uint64_t reports_per_round, double delta, double local_delta,
-                            double sampling_rate, double report_deviation = 0) {
+                            double sampling_rate, double report_deviation = 0,
+                            bool poisson = false) {
   RunPrivacyConfig c;
   c.local_epsilon = local_epsilon;
   c.local_delta = local_delta;
@@ -39,6 +40,7 @@ RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool
   c.delta = delta;
   c.sampling_rate = sampling_rate;
   c.report_deviation = report_deviation;
+  c.poisson = poisson;
   return c;
 }
 
@@ -112,27 +114,28 @@ void BindCalibration(py::module_& m) {
   m.def(
       "local_epsilon_for_central",
       [](double central_epsilon, const py::object& rounds, std::uint64_t reports_per_round,
-         double delta, double sampling_rate) {
-        auto c = MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate);
+         double delta, double sampling_rate, bool poisson) {
+        auto c =
+            MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate, 0, poisson);
         Check(c.Validate());
         return Take(WithoutGil([&] { return LocalEpsilonForCentral(c, central_epsilon); }));
       },
       py::arg("central_epsilon"), py::arg("rounds"), py::arg("reports_per_round"),
-      py::arg("delta") = 1e-6, py::arg("sampling_rate") = 1.0,
+      py::arg("delta") = 1e-6, py::arg("sampling_rate") = 1.0, py::arg("poisson") = false,
       "The largest eps0 per report whose shuffled run stays within (central_epsilon, delta) "
-      "per client in total.");
+      "per client in total (poisson=True: each client drawn with probability sampling_rate).");
   m.def(
       "calibrate",
       [](double target_epsilon, const py::object& rounds, double delta, bool shuffle,
-         std::uint64_t reports_per_round, double sampling_rate, double local_delta) {
-        auto c =
-            MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta, sampling_rate);
+         std::uint64_t reports_per_round, double sampling_rate, double local_delta, bool poisson) {
+        auto c = MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta,
+                            sampling_rate, 0, poisson);
         Check(c.Validate());
         return Take(WithoutGil([&] { return LocalEpsilonForTotal(c, target_epsilon); }));
       },
       py::arg("target_epsilon"), py::arg("rounds"), py::arg("delta") = 1e-6,
       py::arg("shuffle") = false, py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
-      py::arg("local_delta") = 0.0,
+      py::arg("local_delta") = 0.0, py::arg("poisson") = false,
       R"doc(
 The largest eps0 per report (within a relative 1e-4) whose planned run stays
 within (target_epsilon, delta) per client in total, as account_run states
@@ -190,9 +193,10 @@ void BindAccountRun(py::module_& m) {
       "account_run",
       [](double local_epsilon, const py::object& rounds, bool shuffle,
          std::uint64_t reports_per_round, double delta, double local_delta, double sampling_rate,
-         const std::string& mechanism, double report_deviation, const py::object& bound) {
+         const std::string& mechanism, double report_deviation, const py::object& bound,
+         bool poisson) {
         auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta, local_delta,
-                            sampling_rate, report_deviation);
+                            sampling_rate, report_deviation, poisson);
         if (!bound.is_none()) {
           const auto key = bound.cast<std::string>();
           c.reduction = Take(ParseShuffleReduction(key));
@@ -208,7 +212,7 @@ void BindAccountRun(py::module_& m) {
       py::arg("local_epsilon"), py::arg("rounds") = 1, py::arg("shuffle") = false,
       py::arg("reports_per_round") = 0, py::arg("delta") = 1e-6, py::arg("local_delta") = 0.0,
       py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", py::arg("report_deviation") = 0.0,
-      py::arg("bound") = py::none(),
+      py::arg("bound") = py::none(), py::arg("poisson") = false,
       R"doc(
 A client's privacy over a run of `rounds` reports, each (local_epsilon,
 local_delta)-LDP, as `fedldp account run` states it: a dict whose "total" is
@@ -219,8 +223,9 @@ state the same), "floating_point" (whether eps0 holds of the program in
 floating point: for `mechanism`, a FedSel variant, value mechanism or vector
 randomizer, or for every one when it is empty) and "description" (the CLI's text). With
 shuffle=True each round's reports_per_round reports are shuffled together;
-sampling_rate < 1 draws each round's clients in secret from the server.
-report_deviation is a report's total variation from the ideal law (PrivUnitG's
+sampling_rate < 1 draws each round's clients in secret from the server
+(poisson=True: each client on its own with that probability, the count shown;
+reports_per_round then the expected count). report_deviation is a report's total variation from the ideal law (PrivUnitG's
 and FastProjUnit's proven allowance, VectorRandomizer.deviation): every delta
 then includes (1 + e^eps) n times it for each step of n reports it composes,
 the total's as "allowance". bound: a shuffled round's (with shuffle=True only),

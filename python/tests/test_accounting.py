@@ -19,6 +19,8 @@ from fedldp_cli import cli
         dict(local_epsilon=4.0, rounds=8, shuffle=True, reports_per_round=20_000, delta=1e-5),
         dict(local_epsilon=3.0, rounds=20, shuffle=True, reports_per_round=5_000,
              sampling_rate=0.25),
+        dict(local_epsilon=3.0, rounds=20, shuffle=True, reports_per_round=5_000,
+             sampling_rate=0.25, poisson=True),
         dict(local_epsilon=2.0, rounds=4, mechanism="pm"),
         dict(local_epsilon=2.0, rounds=4, mechanism="privunitg"),
         dict(local_epsilon=4.0, rounds=5, shuffle=True, reports_per_round=10_000,
@@ -218,3 +220,20 @@ def test_the_accountant_refuses_bad_steps_and_keeps_what_it_had():
         a.get_epsilon(0.0)
     assert a.steps[0]["times"] == 2 and len(a.steps) == 1
     assert repr(a) == "fedldp.Accountant(1 kind of step, 2 steps)"
+
+
+def test_poisson_rounds_are_stated_and_calibrated_as_poisson():
+    """Poisson participation (each client drawn with probability q, the
+    count shown) is its own statement and calibration, not the fixed
+    rounds' (the calibration's memory tells them apart)."""
+    run = dict(rounds=20, reports_per_round=5_000, delta=1e-6, sampling_rate=0.25)
+    poisson = fedldp.local_epsilon_for_central(1.0, poisson=True, **run)
+    fixed = fedldp.local_epsilon_for_central(1.0, **run)
+    assert poisson != fixed
+    assert fedldp.calibrate(1.0, shuffle=True, poisson=True, **run) == pytest.approx(poisson)
+    p = fedldp.account_run(poisson, shuffle=True, poisson=True, **run)
+    assert "Poisson participation" in p["rule"]
+    assert "--poisson" in p["arguments"]
+    assert p["total"]["epsilon"] <= 1.0
+    with pytest.raises(ValueError, match="Poisson participation"):
+        fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000, poisson=True)
