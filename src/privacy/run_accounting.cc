@@ -103,6 +103,24 @@ Error NoRoundBound(const RunPrivacyConfig& c, double delta_round, const std::str
   return Error{e.str()};
 }
 
+// p.subsampled: one shuffled round's point (p.round at delta_round) as the
+// rounds compose it, amplified where they are sampled; what the rule's name
+// adds for that, or why there is no point.
+Result<std::string> SetRoundPoint(RunPrivacy& p, double delta_round) {
+  const RunPrivacyConfig& c = p.config;
+  const double q = c.sampling_rate;
+  p.subsampled = {p.round.epsilon_upper, delta_round};
+  if (c.poisson) {
+    auto point = PoissonRoundPoint(c, q * delta_round);
+    if (!point.ok()) return NoRoundBound(c, delta_round, point.error());
+    p.subsampled = *point;
+    return std::string(", Poisson participation (its round's privacy-loss distribution)");
+  }
+  if (!c.sampled()) return std::string();
+  p.subsampled = {std::log1p(q * std::expm1(p.round.epsilon_upper)), q * delta_round};
+  return std::string(", amplified by sampling (Balle-Barthe-Gaboardi)");
+}
+
 // The ideal mechanism's run: every report drawn from its law exactly.
 Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   RunPrivacy p;
@@ -138,16 +156,9 @@ Result<RunPrivacy> AccountIdealRun(const RunPrivacyConfig& c) {
   std::string rule = p.closed_form
                          ? "closed-form shuffle bound per round (Feldman-McMillan-Talwar Thm 3.1)"
                          : "numerical shuffle bound per round (" + ReductionName(c.reduction) + ")";
-  p.subsampled = {p.round.epsilon_upper, delta_round};
-  if (c.poisson) {
-    auto point = PoissonRoundPoint(c, q * delta_round);
-    if (!point.ok()) return NoRoundBound(c, delta_round, point.error());
-    p.subsampled = *point;
-    rule += ", Poisson participation (its round's privacy-loss distribution)";
-  } else if (c.sampled()) {
-    p.subsampled = {std::log1p(q * std::expm1(p.round.epsilon_upper)), q * delta_round};
-    rule += ", amplified by sampling (Balle-Barthe-Gaboardi)";
-  }
+  auto sampling = SetRoundPoint(p, delta_round);
+  if (!sampling.ok()) return Error{sampling.error()};
+  rule += *sampling;
   auto total = OptimalComposition(p.subsampled.epsilon, p.subsampled.delta, c.rounds, c.delta);
   if (!total.ok()) return Error{total.error()};
   p.total = total.value();
