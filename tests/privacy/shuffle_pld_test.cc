@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -281,6 +282,148 @@ TEST(ShufflePld, PoissonRoundsHoldAgainstExactPoissonShuffledResponse) {
       EXPECT_TRUE(low_fails) << eps0 << " " << q;
       if (eps0 == 4) {
         EXPECT_LT(closest, 1.01) << q;  // near tight: 1.0008 at q 0.1, 1.0072 at 0.3
+      }
+    }
+  }
+}
+
+// Random allocation, against exact probabilities: an epoch of rounds of
+// public sizes, the N users in a uniformly random order drawn in secret (each
+// user in exactly one round, the server not told which); round j's users
+// report their bits by randomized response whose eps (eps0 or eps0 / 2) and
+// whether it reports the bit or its complement depend on the counts of ones
+// the earlier rounds showed (adaptive, each still eps0-LDP); the shuffler
+// shows each round's count of ones. User 1 holds 1 or 0, `ones` of the other
+// N - 1 hold 1. The law over the rounds' counts is built round by round: the
+// round's members are a uniform subset of those left (hypergeometric in the
+// holders of each bit and user 1), their count of ones a sum of binomials.
+class AllocatedResponse {
+ public:
+  AllocatedResponse(std::vector<int> sizes, double eps0, bool adaptive)
+      : sizes_(std::move(sizes)), eps0_(eps0), adaptive_(adaptive) {}
+  using Law = std::map<std::vector<int>, double>;
+  Law LawOf(int ones, bool first_holds_one) const {
+    int users = 0;
+    for (const int m : sizes_) users += m;
+    Law law;
+    Visit(law, {ones, users - 1 - ones, 1, first_holds_one}, {}, 1.0);
+    return law;
+  }
+  // The largest delta(eps) over every `ones` and both orders, at each eps.
+  std::vector<double> Delta(const std::vector<double>& epsilons) const {
+    int users = 0;
+    for (const int m : sizes_) users += m;
+    std::vector<double> worst(epsilons.size(), 0.0);
+    for (int ones = 0; ones < users; ++ones) {
+      const Law a = LawOf(ones, true), b = LawOf(ones, false);
+      for (std::size_t i = 0; i < epsilons.size(); ++i) {
+        worst[i] =
+            std::max({worst[i], Divergence(a, b, epsilons[i]), Divergence(b, a, epsilons[i])});
+      }
+    }
+    return worst;
+  }
+
+ private:
+  struct Left {
+    int ones, zeros, first;  // holders of each bit left to place; user 1 (0 or 1)
+    bool first_holds_one;
+  };
+  static double Choose(int n, int k) {
+    if (k < 0 || k > n) return 0;
+    return std::exp(std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1));
+  }
+  static double Divergence(const Law& a, const Law& b, double eps) {
+    double sum = 0;
+    for (const auto& [key, p] : a) {
+      const auto it = b.find(key);
+      sum += std::max(0.0, p - std::exp(eps) * (it == b.end() ? 0.0 : it->second));
+    }
+    return sum;
+  }
+  // The chance that each holder of a 1 (first) and of a 0 (second) reports
+  // a 1 in a round that follows `history`.
+  std::pair<double, double> Rates(const std::vector<int>& history) const {
+    int seen = 0;
+    for (const int c : history) seen += c;
+    const double eps = adaptive_ && seen % 3 == 1 ? eps0_ / 2 : eps0_;
+    const double keep = 1 / (1 + std::exp(-eps));
+    const bool flip = adaptive_ && seen % 2 == 1;
+    return flip ? std::pair{1 - keep, keep} : std::pair{keep, 1 - keep};
+  }
+  // The law of the count of ones of `ones` holders of 1 and `zeros` of 0.
+  static std::vector<double> Count(int ones, int zeros, std::pair<double, double> rate) {
+    std::vector<double> law = {1.0};
+    const auto add = [&law](double r) {
+      std::vector<double> next(law.size() + 1, 0.0);
+      for (std::size_t c = 0; c < law.size(); ++c) {
+        next[c] += (1 - r) * law[c];
+        next[c + 1] += r * law[c];
+      }
+      law = std::move(next);
+    };
+    for (int i = 0; i < ones; ++i) add(rate.first);
+    for (int i = 0; i < zeros; ++i) add(rate.second);
+    return law;
+  }
+  void Visit(Law& law, Left left, std::vector<int> history, double p) const {
+    const std::size_t j = history.size();
+    if (j == sizes_.size()) {
+      law[history] += p;
+      return;
+    }
+    const int m = sizes_[j], pool = left.ones + left.zeros + left.first;
+    for (int f = 0; f <= left.first; ++f) {
+      for (int a = 0; a <= m - f; ++a) {
+        const int b = m - f - a;
+        const double w = Choose(left.ones, a) * Choose(left.zeros, b) / Choose(pool, m);
+        if (w == 0) continue;
+        const int holders_of_one = a + (f == 1 && left.first_holds_one ? 1 : 0);
+        const auto counts = Count(holders_of_one, m - holders_of_one, Rates(history));
+        const Left next{left.ones - a, left.zeros - b, left.first - f, left.first_holds_one};
+        for (std::size_t c = 0; c < counts.size(); ++c) {
+          history.push_back(static_cast<int>(c));
+          Visit(law, next, history, p * w * counts[c]);
+          history.pop_back();
+        }
+      }
+    }
+  }
+
+  std::vector<int> sizes_;
+  double eps0_;
+  bool adaptive_;
+};
+
+// An epoch of random allocation is as private as one shuffle of all its N
+// reports, whatever the rounds' sizes and however each round's randomizer
+// depends on the rounds before (docs/shuffle-accounting.md, "Random
+// allocation"): the N-report round's PLD is never below the exact delta of
+// the epoch's counts, and within 0.1 % of it at its closest; the PLD of
+// N + N/2 reports falls below it (the check has teeth).
+TEST(ShufflePld, AnAllocatedEpochHoldsAsOneShuffleOfItsReports) {
+  const std::vector<std::vector<int>> epochs = {{4, 4, 4}, {6, 6}, {3, 5, 4}, {2, 2, 2, 2, 2, 2}};
+  for (const double eps0 : {1.0, 3.0}) {
+    for (const auto& sizes : epochs) {
+      for (const bool adaptive : {false, true}) {
+        const AllocatedResponse exact(sizes, eps0, adaptive);
+        const int n = 12;
+        const Pld whole = ShuffledRoundPld(n, eps0, 1e-3, 1e-12).value();
+        const Pld more = ShuffledRoundPld(n + n / 2, eps0, 1e-3, 1e-12).value();
+        bool more_fails = false;
+        double closest = 1e9;
+        const std::vector<double> epsilons = {0.0, 0.1, 0.2, 0.4, 0.8, 1.6};
+        const std::vector<double> deltas = exact.Delta(epsilons);
+        for (std::size_t i = 0; i < epsilons.size(); ++i) {
+          const double eps = epsilons[i], d = deltas[i];
+          EXPECT_GE(PldDelta(whole, eps), d * (1 - 1e-9))
+              << eps0 << " " << sizes.size() << " rounds, adaptive " << adaptive << " " << eps;
+          if (PldDelta(more, eps) < d * (1 - 1e-6)) more_fails = true;
+          if (d > 1e-9) closest = std::min(closest, PldDelta(whole, eps) / d);
+        }
+        EXPECT_TRUE(more_fails) << eps0 << " " << sizes.size() << " " << adaptive;
+        // Tight: within 1e-5 (eps0 1) and 3.3e-4 (eps0 3) where the others all hold one bit.
+        EXPECT_LT(closest, 1.001) << eps0 << " " << sizes.size() << " " << adaptive;
       }
     }
   }
