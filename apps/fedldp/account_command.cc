@@ -158,7 +158,9 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
       "amplified by sampling (Balle, Barthe & Gaboardi). A server that picks the clients knows\n"
       "who took part: then give no --sampling-rate, and --rounds as the rounds a client is in.\n"
       "With --poisson, each client is drawn on its own with probability q (the count varies and\n"
-      "is shown): each round is a binomial mixture over the count, N = n / q clients.\n"
+      "is shown): each round is a binomial mixture over the count, N = n / q clients. With\n"
+      "--allocation, each client is in exactly one of every t = 1 / q rounds, the epoch's order\n"
+      "drawn in secret by the shuffler: each epoch is stated as one shuffle of its t n reports.\n"
       "  fedldp account run --local-epsilon 4 --rounds 5 --shuffle --reports-per-round 10000 "
       "--delta 1e-6");
   app.add_option("--local-epsilon", o.local_epsilon, "eps0 of each report")->required();
@@ -179,6 +181,10 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
                "With --sampling-rate q: each client drawn on its own with probability q "
                "(Poisson participation, the count shown), not q N of the N; "
                "--reports-per-round is then the expected count q N");
+  app.add_flag("--allocation", o.allocation,
+               "With --sampling-rate q = 1 / t: random allocation, each client in exactly one "
+               "of every t rounds, the epoch's order drawn in secret; each epoch stated as one "
+               "shuffle of its t n reports (docs/shuffle-accounting.md)");
   app.add_option("--report-deviation", o.report_deviation,
                  "Each report's total variation from the ideal law (PrivUnitG's and "
                  "FastProjUnit's floating-point allowance, as train and serve state it): every "
@@ -201,6 +207,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   c.delta = o.delta;
   c.sampling_rate = o.sampling_rate;
   c.poisson = o.poisson;
+  c.allocation = o.allocation;
   c.report_deviation = o.report_deviation;
   c.reduction = BoundOf(o.bound);
   if (!o.bound.empty() && !o.shuffle) {
@@ -227,8 +234,9 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
                       {"delta", p->round.delta}};
     if (p->config.sampled()) {
       j["sampling_rate"] = o.sampling_rate;
-      j["participation"] = o.poisson ? "poisson" : "fixed";
+      j["participation"] = o.poisson ? "poisson" : o.allocation ? "allocation" : "fixed";
       j["per_round_sampled"] = pair(p->subsampled);
+      if (o.allocation) j["epochs"] = {{"epochs", p->epochs}, {"reports", p->epoch_reports}};
     }
   } else {
     j["per_round"] = nullptr;

@@ -164,6 +164,7 @@ struct AccountRunOptions {
   double delta = 1e-6;
   double sampling_rate = 1;
   bool poisson = false;
+  bool allocation = false;
   double report_deviation = 0;
   std::string mechanism;  // for the floating-point line; empty: every one
   bool json = false;

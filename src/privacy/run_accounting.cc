@@ -15,6 +15,12 @@
 
 namespace fedldp {
 
+namespace {
+// The most reports an allocated epoch is stated for (far past the shuffle
+// bound's reach, which refuses first; here to keep t n in range).
+constexpr std::uint64_t kMaxAllocatedReports = 1'000'000'000'000;
+}  // namespace
+
 Status RunPrivacyConfig::Validate() const {
   std::ostringstream e;
   if (!(std::isfinite(local_epsilon) && local_epsilon > 0)) {
@@ -33,6 +39,16 @@ Status RunPrivacyConfig::Validate() const {
     e << "the sampling rate must be in (0, 1], got " << sampling_rate;
   } else if (poisson && !sampled()) {
     e << "Poisson participation draws each client with the sampling rate: give one below 1";
+  } else if (allocation && (!sampled() || poisson)) {
+    e << "random allocation puts each client in one of every 1 / q rounds: give a sampling rate "
+         "below 1, without Poisson participation";
+  } else if (allocation &&
+             std::abs(static_cast<double>(rounds_per_epoch()) * sampling_rate - 1) > 1e-9) {
+    e << "random allocation needs a whole number of rounds per epoch: 1 / q = "
+      << 1 / sampling_rate;
+  } else if (allocation && reports_per_round > kMaxAllocatedReports / rounds_per_epoch()) {
+    e << "an allocated epoch of " << rounds_per_epoch() << " rounds of " << reports_per_round
+      << " reports is beyond " << kMaxAllocatedReports << " reports";
   } else if (sampled() && !shuffle) {
     e << "sampling amplifies nothing without the shuffler (the server sees who reports): "
          "give the reports one client sends as the rounds";
@@ -45,6 +61,20 @@ Status RunPrivacyConfig::Validate() const {
     return {};
   }
   return Error{e.str()};
+}
+
+std::uint64_t RunPrivacyConfig::rounds_per_epoch() const {
+  return sampled() ? static_cast<std::uint64_t>(std::llround(1 / sampling_rate)) : 1;
+}
+
+RunPrivacyConfig AllocatedEpochs(const RunPrivacyConfig& c) {
+  RunPrivacyConfig e = c;
+  const std::uint64_t t = c.rounds_per_epoch();
+  e.rounds = (c.rounds + t - 1) / t;
+  e.reports_per_round = c.reports_per_round * t;
+  e.sampling_rate = 1;
+  e.allocation = false;
+  return e;
 }
 
 namespace {
@@ -228,10 +258,20 @@ void AddFloatingPointAllowance(RunPrivacy& p) {
 
 Result<RunPrivacy> AccountRun(const RunPrivacyConfig& c) {
   if (const Status s = c.Validate(); !s.ok()) return Error{s.error()};
-  auto ideal = AccountIdealRun(c);
+  // An allocated run is stated as its epochs, each one shuffled round.
+  const RunPrivacyConfig stated = c.allocation ? AllocatedEpochs(c) : c;
+  auto ideal = AccountIdealRun(stated);
   if (!ideal.ok()) return ideal;
   RunPrivacy p = std::move(ideal).value();
   AddFloatingPointAllowance(p);
+  if (c.allocation) {
+    p.config = c;
+    p.epochs = stated.rounds;
+    p.epoch_reports = stated.reports_per_round;
+    p.rule = "random allocation (each epoch of " + std::to_string(c.rounds_per_epoch()) +
+             " rounds, its order secret, as one shuffle of its " + std::to_string(p.epoch_reports) +
+             " reports), " + p.rule;
+  }
   return p;
 }
 
@@ -252,15 +292,15 @@ Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsi
   // (every grid point of every fold): remembered, bounded, thread-safe. The
   // key holds every input the total depends on (the bound too: a run asking
   // FMT's must not get the variation-ratio's eps0).
-  using Key =
-      std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int, bool>;
+  using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int,
+                         bool, bool>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
   const Key key{config.rounds,      config.reports_per_round,
                 config.delta,       config.sampling_rate,
                 config.local_delta, central_epsilon,
                 config.shuffle,     static_cast<int>(config.reduction),
-                config.poisson};
+                config.poisson,     config.allocation};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -327,6 +367,7 @@ std::string AccountRunArguments(const RunPrivacyConfig& c, std::string_view mech
   if (c.shuffle) s << " --shuffle --reports-per-round " << c.reports_per_round;
   if (c.sampled()) s << " --sampling-rate " << exact(c.sampling_rate);
   if (c.poisson) s << " --poisson";
+  if (c.allocation) s << " --allocation";
   if (c.shuffle && c.reduction != kTightestShuffleBound) {
     s << " --bound " << ShuffleReductionKey(c.reduction);
   }
@@ -346,6 +387,37 @@ std::string MeaninglessWarning(const DpGuarantee& g) {
   return s.str();
 }
 
+namespace {
+
+// The lines of a shuffled run's rounds (or allocated epochs).
+void DescribeShuffledRounds(const RunPrivacy& p, std::ostringstream& s) {
+  const auto& c = p.config;
+  if (c.allocation) {
+    s << "  per epoch of " << c.rounds_per_epoch() << " rounds of " << c.reports_per_round
+      << " reports, its order drawn in secret: as one shuffle of " << p.epoch_reports
+      << " reports, (" << p.round.epsilon_upper << ", " << p.round.delta << ")-DP; " << p.epochs
+      << (p.epochs == 1 ? " epoch composes\n" : " epochs compose\n");
+    return;
+  }
+  s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
+    << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (";
+  if (p.closed_form) {
+    s << "closed form: the exact sum is out of reach at this n)\n";
+  } else {
+    s << "numerical bound, eps in [" << p.round.epsilon_lower << ", " << p.round.epsilon_upper
+      << "])\n";
+  }
+  if (c.sampled()) {
+    s << "  per round, "
+      << (c.poisson ? "each client drawn with probability " : "amplified by sampling ")
+      << c.sampling_rate << (c.poisson ? " (Poisson, the count shown): (" : " of the clients: (")
+      << p.subsampled.epsilon << ", " << p.subsampled.delta << ")-DP; " << c.rounds
+      << " rounds compose\n";
+  }
+}
+
+}  // namespace
+
 std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_point) {
   const auto& c = p.config;
   std::ostringstream s;
@@ -354,32 +426,20 @@ std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_po
     << p.rule << ")\n";
   if (const std::string w = MeaninglessWarning(p.total); !w.empty()) s << "  " << w << "\n";
   s << "  local: each report (" << p.local.epsilon << ", " << p.local.delta << ")-LDP; ";
-  if (c.sampled()) {
+  if (c.allocation) {
+    s << "a client in one round of every " << c.rounds_per_epoch() << " of " << c.rounds
+      << " rounds sends at most " << p.local_reports;
+  } else if (c.sampled()) {
     s << "a client sampled in " << c.sampling_rate << " of " << c.rounds << " rounds sends about "
       << p.local_reports;
   } else {
     s << c.rounds;
   }
-  s << (!c.sampled() && c.rounds == 1 ? " report" : " reports") << " -> (" << p.local_basic.epsilon
-    << ", " << p.local_basic.delta << ") basic, (" << p.local_optimal.epsilon << ", "
+  const bool one = c.allocation ? p.local_reports == 1 : !c.sampled() && c.rounds == 1;
+  s << (one ? " report" : " reports") << " -> (" << p.local_basic.epsilon << ", "
+    << p.local_basic.delta << ") basic, (" << p.local_optimal.epsilon << ", "
     << p.local_optimal.delta << ") optimal composition\n";
-  if (p.shuffled) {
-    s << "  per round, shuffled with " << c.reports_per_round << " reports: ("
-      << p.round.epsilon_upper << ", " << p.round.delta << ")-DP (";
-    if (p.closed_form) {
-      s << "closed form: the exact sum is out of reach at this n)\n";
-    } else {
-      s << "numerical bound, eps in [" << p.round.epsilon_lower << ", " << p.round.epsilon_upper
-        << "])\n";
-    }
-    if (c.sampled()) {
-      s << "  per round, "
-        << (c.poisson ? "each client drawn with probability " : "amplified by sampling ")
-        << c.sampling_rate << (c.poisson ? " (Poisson, the count shown): (" : " of the clients: (")
-        << p.subsampled.epsilon << ", " << p.subsampled.delta << ")-DP; " << c.rounds
-        << " rounds compose\n";
-    }
-  }
+  if (p.shuffled) DescribeShuffledRounds(p, s);
   if (p.shuffled && std::isfinite(p.total_pld.epsilon)) {
     s << "  composed: privacy-loss distribution over rounds (" << p.total_pld.epsilon << ", "
       << p.total_pld.delta << "); optimal composition of the per-round points ("

@@ -237,6 +237,62 @@ TEST(AccountRun, PoissonParticipationIsComposedFromItsMixture) {
             "Poisson participation draws each client with the sampling rate: give one below 1");
 }
 
+// Random allocation: R rounds in epochs of t = 1 / q are stated as ceil(R / t)
+// shuffled rounds of t n reports (a part epoch counted whole), the same
+// figures those rounds get; it states less than sampling at the same rate,
+// and the calibration keeps it apart from the fixed rounds'.
+TEST(AccountRun, AnAllocatedRunIsStatedAsItsEpochsShuffledWhole) {
+  RunPrivacyConfig c = SampledRun();  // 50 rounds of 2,000, q = 0.1, eps0 3
+  c.allocation = true;
+  c.rounds = 55;
+  const RunPrivacy p = AccountRun(c).value();
+  RunPrivacyConfig epochs = c;
+  epochs.allocation = false;
+  epochs.sampling_rate = 1;
+  epochs.rounds = 6;
+  epochs.reports_per_round = 20000;
+  EXPECT_EQ(AllocatedEpochs(c).rounds, 6u);
+  EXPECT_EQ(AllocatedEpochs(c).reports_per_round, 20000u);
+  const RunPrivacy whole = AccountRun(epochs).value();
+  EXPECT_EQ(p.total.epsilon, whole.total.epsilon);
+  EXPECT_EQ(p.total.delta, whole.total.delta);
+  EXPECT_EQ(p.round.epsilon_upper, whole.round.epsilon_upper);
+  EXPECT_EQ(p.local_reports, 6u);
+  EXPECT_EQ(p.epochs, 6u);
+  EXPECT_EQ(p.epoch_reports, 20000u);
+  EXPECT_EQ(p.config.rounds, 55u);
+  EXPECT_NE(p.rule.find("random allocation (each epoch of 10 rounds, its order secret, as one "
+                        "shuffle of its 20000 reports)"),
+            std::string::npos)
+      << p.rule;
+  EXPECT_NE(DescribeRunPrivacy(p).find("a client in one round of every 10 of 55 rounds sends at "
+                                       "most 6 reports"),
+            std::string::npos)
+      << DescribeRunPrivacy(p);
+  RunPrivacyConfig sampled = c;
+  sampled.allocation = false;
+  EXPECT_LT(p.total.epsilon, AccountRun(sampled)->total.epsilon);
+  EXPECT_EQ(AccountRunArguments(c),
+            "--local-epsilon 3 --rounds 55 --shuffle --reports-per-round 2000 --sampling-rate "
+            "0.1 --allocation --delta 1e-06");
+  const double eps0 = LocalEpsilonForCentral(c, 1.0).value();
+  EXPECT_GT(eps0, LocalEpsilonForCentral(sampled, 1.0).value());
+  c.local_epsilon = eps0;
+  EXPECT_LE(AccountRun(c)->total.epsilon, 1.0);
+  c.local_epsilon = eps0 * 1.001;
+  EXPECT_GT(AccountRun(c)->total.epsilon, 1.0);
+  // Refused: no epoch of whole rounds, Poisson beside it, or no rate below 1.
+  c.sampling_rate = 0.3;
+  EXPECT_EQ(AccountRun(c).error(),
+            "random allocation needs a whole number of rounds per epoch: 1 / q = 3.33333");
+  c.sampling_rate = 0.25;
+  c.poisson = true;
+  EXPECT_NE(AccountRun(c).error().find("without Poisson participation"), std::string::npos);
+  c.poisson = false;
+  c.sampling_rate = 1;
+  EXPECT_NE(AccountRun(c).error().find("give a sampling rate below 1"), std::string::npos);
+}
+
 TEST(AccountRun, BeyondTheExactSumTheClosedFormCarriesTheRound) {
   RunPrivacyConfig c;
   c.local_epsilon = 1;

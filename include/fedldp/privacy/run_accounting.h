@@ -36,6 +36,15 @@
 // is PoissonRoundPld's (a binomial mixture over the count of rounds sampled
 // without replacement), its per-round point read off that PLD at delta /
 // (2R); both compose as above.
+// Random allocation (allocation, with q = 1 / t < 1): each epoch, the
+// shuffler draws the clients' order uniformly in secret and cuts it into the
+// epoch's t rounds, so a client reports in exactly one round of every t, the
+// server not told which. An epoch is then a post-processing of the clone
+// pair of one shuffle of all its t n reports, however each round's
+// randomizer depends on the rounds before (every round eps0-LDP; the proof:
+// docs/shuffle-accounting.md, "Random allocation"): the run is stated as
+// ceil(R / t) shuffled rounds of t n reports (a part epoch counted whole),
+// with everything below as for those rounds.
 // Delta is budgeted explicitly: with the shuffler, delta / 2 for the rounds
 // (delta_r = delta / (2R), or delta / (2 q R) before subsampling) and the
 // rest for the composition; the total is at most `delta`.
@@ -85,14 +94,23 @@ struct RunPrivacyConfig {
   // participation; the shuffler shows how many), not m = q N of the N
   // (reports_per_round is then the expected count q N; PoissonRoundPld).
   bool poisson = false;
+  // With q = 1 / t < 1: random allocation, each client in exactly one of
+  // every t rounds, the epoch's order drawn in secret (see above).
+  bool allocation = false;
   double report_deviation = 0;  // tau: a report's total variation from the ideal law
   // Whose pair bounds a shuffled round (shuffle_numerical.h): the tightest
   // proven unless asked (account run --bound fmt).
   ShuffleReduction reduction = kTightestShuffleBound;
 
   bool sampled() const { return sampling_rate < 1; }
+  // t = 1 / q: the rounds of an allocated epoch.
+  std::uint64_t rounds_per_epoch() const;
   Status Validate() const;
 };
+
+// An allocated run as the shuffled run it is stated as: ceil(R / t) rounds
+// (epochs) of t n reports each, every client in every one.
+RunPrivacyConfig AllocatedEpochs(const RunPrivacyConfig& config);
 
 struct RunPrivacy {
   RunPrivacyConfig config;
@@ -100,6 +118,9 @@ struct RunPrivacy {
   DpGuarantee local_basic;          // R reports, R eps0 (no shuffler)
   DpGuarantee local_optimal;        // R reports at the target delta (no shuffler)
   std::uint64_t local_reports = 0;  // the reports the local lines count: R, or q R rounded up
+  // Allocated: the epochs composed, each one shuffle of epoch_reports
+  // reports; `round` and `subsampled` are then an epoch's (AllocatedEpochs).
+  std::uint64_t epochs = 0, epoch_reports = 0;
   bool shuffled = false;
   NumericalShuffleBound round;  // one round, shuffled (eps_r in [lower, upper], delta_r)
   bool closed_form = false;     // round from Thm 3.1 (n e^-eps0 beyond the exact sum's reach)
