@@ -101,6 +101,13 @@ Status FedSelConfig::Validate() const {
   if (c.poisson_clients && !(c.sample_clients && c.shuffle)) {
     return Error{"poisson clients take sampled clients and the shuffler"};
   }
+  // Random allocation hides each epoch's order in the shuffler: it takes the
+  // shuffler and the epochs' own order (not rounds sampled afresh).
+  if (c.random_allocation && !(c.shuffle && !c.sample_clients)) {
+    return Error{
+        "random allocation takes the shuffler and epochs of disjoint rounds (no sampled "
+        "clients)"};
+  }
   if (c.poisson_clients && c.shuffle_batch != 0) {
     return Error{"poisson clients are stated with every drawn client's report: no shuffle batch"};
   }
@@ -294,6 +301,11 @@ RunPrivacyConfig FedSelRunPrivacy(const FedSelPlan& plan, const FedSelConfig& co
       run.rounds = plan.rounds;
       run.sampling_rate = plan.sampling_rate;
       run.poisson = plan.poisson;
+    } else if (config.random_allocation && plan.rounds_per_epoch > 1) {
+      // Each epoch of t rounds of at least n reports as one shuffle of t n.
+      run.rounds = plan.rounds;
+      run.sampling_rate = 1.0 / static_cast<double>(plan.rounds_per_epoch);
+      run.allocation = true;
     }
   }
   return run;

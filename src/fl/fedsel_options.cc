@@ -128,6 +128,13 @@ std::vector<FedSelOption> RoundOptions() {
               "count (account run --poisson)",
               SetField(&FedSelConfig::poisson_clients), GetField(&FedSelConfig::poisson_clients))),
       SimulatedOnly(Row(
+          "random_allocation", "random-allocation", "random_allocation",
+          "With --shuffle and epochs of disjoint rounds: the shuffler draws each epoch's order in "
+          "secret, so the server is not told which round of the epoch a client is in (random "
+          "allocation); each epoch is stated as one shuffle of all its reports (account run "
+          "--allocation)",
+          SetField(&FedSelConfig::random_allocation), GetField(&FedSelConfig::random_allocation))),
+      SimulatedOnly(Row(
           "clients", "clients", "clients",
           "Split the training rows among N clients, each reporting the mean gradient of its rows "
           "(0: one client per row, as in the papers)",

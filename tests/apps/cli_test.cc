@@ -48,9 +48,13 @@ using testing::Scratch;
 // with FMT's bound as the default the old hash still held). Issue 45's
 // Poisson participation added "poisson_clients" to every FedSel record
 // (re-recorded: every printed hash the same, and `train --out` records of
-// ps-pm and privunitg identical to ad7ea2f's but for the new key).
-constexpr std::uint64_t kFedSelQuick = 0x0cb64ecb9853a222ULL,
-                        kFrontierQuick = 0x962ac46d04269065ULL,
+// ps-pm and privunitg identical to ad7ea2f's but for the new key); random
+// allocation added "random_allocation" the same way (re-recorded: every
+// printed hash the same; `train --shuffle --out` records of ps-pm and
+// privunitg and every `reproduce frontier --quick` file identical to
+// 96d3699's but for the new key).
+constexpr std::uint64_t kFedSelQuick = 0x3a990211d7ddddc2ULL,
+                        kFrontierQuick = 0xce8ad3477a286ce1ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's

@@ -423,6 +423,40 @@ TEST(TrainFedSel, PoissonRoundsDrawEachClientOnItsOwn) {
   EXPECT_FALSE(config.Validate().ok());
 }
 
+// Random allocation: the same training as disjoint shuffled epochs (the
+// order is the same draw; only who sees it changes), stated as one shuffle
+// of each epoch's reports (ceil(R / t) epochs of t n), which states less;
+// refused without the shuffler or with sampled clients.
+TEST(TrainFedSel, RandomAllocationStatesEachEpochAsOneShuffle) {
+  const Dataset data = Synthetic(600);
+  FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
+  config.epochs = 3;
+  config.batch_fraction = 0.05;
+  config.shuffle = true;
+  const auto disjoint = TrainFedSel(config, data, {}, 4).value();
+  config.random_allocation = true;
+  const auto allocated = TrainFedSel(config, data, {}, 4).value();
+  EXPECT_EQ(allocated.weights, disjoint.weights);
+  const RunPrivacyConfig account = FedSelRunPrivacy(allocated.plan, config, 1e-6);
+  EXPECT_TRUE(account.allocation);
+  EXPECT_EQ(account.rounds, 60u);
+  EXPECT_EQ(account.rounds_per_epoch(), 20u);
+  EXPECT_EQ(account.reports_per_round, 30u);
+  const RunPrivacy stated = AccountRun(account).value();
+  EXPECT_EQ(stated.epochs, 3u);
+  EXPECT_EQ(stated.epoch_reports, 600u);
+  EXPECT_NE(stated.rule.find("random allocation"), std::string::npos);
+  config.random_allocation = false;
+  EXPECT_LT(stated.total.epsilon,
+            AccountRun(FedSelRunPrivacy(disjoint.plan, config, 1e-6))->total.epsilon);
+  config.random_allocation = true;
+  config.sample_clients = true;
+  EXPECT_FALSE(config.Validate().ok());
+  config.sample_clients = false;
+  config.shuffle = false;
+  EXPECT_FALSE(config.Validate().ok());
+}
+
 // A vector variant's accounting carries its randomizer's floating-point
 // allowance; a two-stage one has none.
 TEST(FedSelRunPrivacy, CarriesTheVectorRandomizersDeviation) {

@@ -183,6 +183,13 @@ struct FedSelConfig {
   // round's size varies, and the shuffler shows it) instead of m of the N;
   // stated by its binomial mixture over the count (PoissonRoundPld).
   bool poisson_clients = false;
+  // With the shuffler and epochs of disjoint rounds (no sample_clients):
+  // the shuffler, not the server, draws each epoch's order in secret, so a
+  // client reports in exactly one round of the epoch and the server is not
+  // told which (random allocation). Each epoch is then stated as one
+  // shuffle of all its reports (account run --allocation). The order is
+  // the same uniform draw either way; only who sees it changes.
+  bool random_allocation = false;
   // Clients holding several rows each. 0: one client per training row, the
   // papers' setting. Otherwise the training rows are split into `clients`
   // shards (data/partition.h): equal IID shards (the remainder left out),
