@@ -29,8 +29,8 @@ py::object Guarantee(const DpGuarantee& g) {
 // rounds as Python gave it: an int within kReportRounds (base/limits.h).
 RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool shuffle,
                             std::uint64_t reports_per_round, double delta, double local_delta,
-                            double sampling_rate, double report_deviation = 0,
-                            bool poisson = false) {
+                            double sampling_rate, double report_deviation = 0, bool poisson = false,
+                            bool allocation = false) {
   RunPrivacyConfig c;
   c.local_epsilon = local_epsilon;
   c.local_delta = local_delta;
@@ -41,6 +41,7 @@ RunPrivacyConfig MakeConfig(double local_epsilon, const py::object& rounds, bool
   c.sampling_rate = sampling_rate;
   c.report_deviation = report_deviation;
   c.poisson = poisson;
+  c.allocation = allocation;
   return c;
 }
 
@@ -114,28 +115,31 @@ void BindCalibration(py::module_& m) {
   m.def(
       "local_epsilon_for_central",
       [](double central_epsilon, const py::object& rounds, std::uint64_t reports_per_round,
-         double delta, double sampling_rate, bool poisson) {
-        auto c =
-            MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate, 0, poisson);
+         double delta, double sampling_rate, bool poisson, bool allocation) {
+        auto c = MakeConfig(1.0, rounds, true, reports_per_round, delta, 0, sampling_rate, 0,
+                            poisson, allocation);
         Check(c.Validate());
         return Take(WithoutGil([&] { return LocalEpsilonForCentral(c, central_epsilon); }));
       },
       py::arg("central_epsilon"), py::arg("rounds"), py::arg("reports_per_round"),
       py::arg("delta") = 1e-6, py::arg("sampling_rate") = 1.0, py::arg("poisson") = false,
+      py::arg("allocation") = false,
       "The largest eps0 per report whose shuffled run stays within (central_epsilon, delta) "
-      "per client in total (poisson=True: each client drawn with probability sampling_rate).");
+      "per client in total (poisson=True: each client drawn with probability sampling_rate; "
+      "allocation=True: each client in one secret round of every 1 / sampling_rate).");
   m.def(
       "calibrate",
       [](double target_epsilon, const py::object& rounds, double delta, bool shuffle,
-         std::uint64_t reports_per_round, double sampling_rate, double local_delta, bool poisson) {
+         std::uint64_t reports_per_round, double sampling_rate, double local_delta, bool poisson,
+         bool allocation) {
         auto c = MakeConfig(1.0, rounds, shuffle, reports_per_round, delta, local_delta,
-                            sampling_rate, 0, poisson);
+                            sampling_rate, 0, poisson, allocation);
         Check(c.Validate());
         return Take(WithoutGil([&] { return LocalEpsilonForTotal(c, target_epsilon); }));
       },
       py::arg("target_epsilon"), py::arg("rounds"), py::arg("delta") = 1e-6,
       py::arg("shuffle") = false, py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
-      py::arg("local_delta") = 0.0, py::arg("poisson") = false,
+      py::arg("local_delta") = 0.0, py::arg("poisson") = false, py::arg("allocation") = false,
       R"doc(
 The largest eps0 per report (within a relative 1e-4) whose planned run stays
 within (target_epsilon, delta) per client in total, as account_run states
@@ -170,6 +174,7 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
     d["round"] = py::none();
   }
   d["subsampled"] = p.config.sampled() ? Guarantee(p.subsampled) : py::none();
+  d["epochs"] = p.config.allocation ? py::object(py::int_(p.epochs)) : py::none();
   d["total_points"] = Guarantee(p.total_points);
   d["total_advanced"] = Guarantee(p.total_advanced);
   d["total_pld"] = Guarantee(p.total_pld);
@@ -194,9 +199,9 @@ void BindAccountRun(py::module_& m) {
       [](double local_epsilon, const py::object& rounds, bool shuffle,
          std::uint64_t reports_per_round, double delta, double local_delta, double sampling_rate,
          const std::string& mechanism, double report_deviation, const py::object& bound,
-         bool poisson) {
+         bool poisson, bool allocation) {
         auto c = MakeConfig(local_epsilon, rounds, shuffle, reports_per_round, delta, local_delta,
-                            sampling_rate, report_deviation, poisson);
+                            sampling_rate, report_deviation, poisson, allocation);
         if (!bound.is_none()) {
           const auto key = bound.cast<std::string>();
           c.reduction = Take(ParseShuffleReduction(key));
@@ -212,7 +217,7 @@ void BindAccountRun(py::module_& m) {
       py::arg("local_epsilon"), py::arg("rounds") = 1, py::arg("shuffle") = false,
       py::arg("reports_per_round") = 0, py::arg("delta") = 1e-6, py::arg("local_delta") = 0.0,
       py::arg("sampling_rate") = 1.0, py::arg("mechanism") = "", py::arg("report_deviation") = 0.0,
-      py::arg("bound") = py::none(), py::arg("poisson") = false,
+      py::arg("bound") = py::none(), py::arg("poisson") = false, py::arg("allocation") = false,
       R"doc(
 A client's privacy over a run of `rounds` reports, each (local_epsilon,
 local_delta)-LDP, as `fedldp account run` states it: a dict whose "total" is
@@ -225,7 +230,10 @@ randomizer, or for every one when it is empty) and "description" (the CLI's text
 shuffle=True each round's reports_per_round reports are shuffled together;
 sampling_rate < 1 draws each round's clients in secret from the server
 (poisson=True: each client on its own with that probability, the count shown;
-reports_per_round then the expected count). report_deviation is a report's total variation from the ideal law (PrivUnitG's
+reports_per_round then the expected count; allocation=True: each client in
+exactly one of every t = 1 / sampling_rate rounds, the epoch's order drawn in
+secret, each epoch stated as one shuffle of its t reports_per_round reports,
+"epochs" giving how many). report_deviation is a report's total variation from the ideal law (PrivUnitG's
 and FastProjUnit's proven allowance, VectorRandomizer.deviation): every delta
 then includes (1 + e^eps) n times it for each step of n reports it composes,
 the total's as "allowance". bound: a shuffled round's (with shuffle=True only),

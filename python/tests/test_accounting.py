@@ -21,6 +21,8 @@ from fedldp_cli import cli
              sampling_rate=0.25),
         dict(local_epsilon=3.0, rounds=20, shuffle=True, reports_per_round=5_000,
              sampling_rate=0.25, poisson=True),
+        dict(local_epsilon=3.0, rounds=20, shuffle=True, reports_per_round=5_000,
+             sampling_rate=0.25, allocation=True),
         dict(local_epsilon=2.0, rounds=4, mechanism="pm"),
         dict(local_epsilon=2.0, rounds=4, mechanism="privunitg"),
         dict(local_epsilon=4.0, rounds=5, shuffle=True, reports_per_round=10_000,
@@ -237,3 +239,21 @@ def test_poisson_rounds_are_stated_and_calibrated_as_poisson():
     assert p["total"]["epsilon"] <= 1.0
     with pytest.raises(ValueError, match="Poisson participation"):
         fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000, poisson=True)
+
+
+def test_allocated_rounds_are_stated_as_their_epochs():
+    """Random allocation (each client in one secret round of every 1 / q):
+    each epoch stated as one shuffle of its reports, the same figures as
+    those whole rounds; calibrated apart from sampled rounds."""
+    run = dict(rounds=20, reports_per_round=5_000, delta=1e-6, sampling_rate=0.25)
+    allocated = fedldp.local_epsilon_for_central(1.0, allocation=True, **run)
+    assert allocated > fedldp.local_epsilon_for_central(1.0, **run)
+    assert fedldp.calibrate(1.0, shuffle=True, allocation=True, **run) == pytest.approx(allocated)
+    p = fedldp.account_run(allocated, shuffle=True, allocation=True, **run)
+    whole = fedldp.account_run(allocated, rounds=5, shuffle=True, reports_per_round=20_000,
+                               delta=1e-6)
+    assert p["total"] == whole["total"] and p["epochs"] == 5
+    assert "random allocation" in p["rule"] and "--allocation" in p["arguments"]
+    with pytest.raises(ValueError, match="whole number of rounds per epoch"):
+        fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000,
+                           sampling_rate=0.3, allocation=True)
