@@ -419,7 +419,7 @@ Status LdpFlTrainer::Prepare() {
   if (!shards.ok()) return Error{shards.error()};
   shards_ = std::move(shards).value();
   per_round_ = LdpFlClientsPerRound(config_);
-  rounds_per_epoch_ = std::max<std::size_t>(1, config_.clients / per_round_);
+  rounds_per_epoch_ = LdpFlRoundsPerEpoch(config_);
   run_.parameters = net_.parameters();
   run_.majority = test_.MajorityRate();
   FEDLDP_RETURN_IF_ERROR(MakeRandomizerAndAccount());

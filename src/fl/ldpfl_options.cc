@@ -179,8 +179,10 @@ std::vector<LdpFlOption> StatementOptions() {
       SimulatedOnly(Row("secret_sampling", "secret-sampling", "secret_sampling",
                         "The shuffler draws each round's clients in secret from the server, and "
                         "the statement amplifies each round by that sampling (vector randomizers "
-                        "of pure eps reports, with the shuffler; default: the server draws them, "
-                        "and no amplification is claimed)",
+                        "of pure eps reports, with the shuffler; with --disjoint-rounds it draws "
+                        "each epoch's order, and each epoch is stated as one shuffle of all its "
+                        "reports: random allocation; default: the server draws them, and no "
+                        "amplification is claimed)",
                         Plain(&LdpFlConfig::secret_sampling))),
       SimulatedOnly(Row("central_epsilon", "central-epsilon", "central_epsilon",
                         "The central epsilon per client over the run (at --delta) that sets the "

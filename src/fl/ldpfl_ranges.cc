@@ -43,11 +43,14 @@ std::size_t LdpFlClientsPerRound(const LdpFlConfig& config) {
       1, static_cast<std::size_t>(std::llround(config.fraction * config.clients)));
 }
 
+std::size_t LdpFlRoundsPerEpoch(const LdpFlConfig& config) {
+  return std::max<std::size_t>(1, config.clients / LdpFlClientsPerRound(config));
+}
+
 std::size_t LdpFlReportsPerClient(const LdpFlConfig& config) {
   const auto rounds = static_cast<std::size_t>(std::max(config.rounds, 1));
   if (!config.disjoint_rounds || config.clients == 0) return rounds;
-  const std::size_t rounds_per_epoch =
-      std::max<std::size_t>(1, config.clients / LdpFlClientsPerRound(config));
+  const std::size_t rounds_per_epoch = LdpFlRoundsPerEpoch(config);
   return (rounds + rounds_per_epoch - 1) / rounds_per_epoch;
 }
 

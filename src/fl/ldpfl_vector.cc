@@ -12,7 +12,8 @@ namespace fedldp {
 namespace {
 
 // Secret sampling amplifies shuffled rounds of pure-eps reports, drawn
-// afresh every round.
+// afresh every round or, with disjoint rounds, allocated by each epoch's
+// secret order.
 Status CheckSecretSampling(const LdpFlConfig& c) {
   if (!c.secret_sampling) return {};
   if (!c.vector || c.vector->traits().needs_delta || !c.shuffle) {
@@ -20,8 +21,6 @@ Status CheckSecretSampling(const LdpFlConfig& c) {
         "secret sampling takes a vector randomizer of pure eps reports (not twopoint or a "
         "gaussian) and the shuffler"};
   }
-  if (c.disjoint_rounds)
-    return Error{"secret sampling draws every round afresh: no disjoint rounds"};
   return {};
 }
 
@@ -148,6 +147,17 @@ RunPrivacyConfig LdpFlVectorRunPrivacy(const VectorRandomizer& randomizer,
 
 RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandomizer& randomizer) {
   const std::size_t per_round = LdpFlClientsPerRound(config);
+  const std::size_t rounds_per_epoch = LdpFlRoundsPerEpoch(config);
+  if (config.secret_sampling && config.disjoint_rounds && rounds_per_epoch > 1) {
+    // Random allocation: every round counted, in epochs of t = 1 / q, each
+    // epoch stated as one shuffle of its t rounds' reports.
+    RunPrivacyConfig run =
+        LdpFlVectorRunPrivacy(randomizer, static_cast<std::size_t>(std::max(config.rounds, 1)),
+                              ShuffleBatchOf(config.shuffle_batch, per_round), config.shuffle,
+                              config.delta, 1.0 / static_cast<double>(rounds_per_epoch));
+    run.allocation = run.shuffle;
+    return run;
+  }
   const double sampling_rate =
       config.secret_sampling ? static_cast<double>(per_round) / static_cast<double>(config.clients)
                              : 1.0;

@@ -443,12 +443,44 @@ TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
   for (auto refuse : std::vector<std::function<void(LdpFlConfig&)>>{
            [](LdpFlConfig& x) { x.vector.reset(); },
            [](LdpFlConfig& x) { x.vector = VectorMechanism::kGaussian; },
-           [](LdpFlConfig& x) { x.shuffle = false; },
-           [](LdpFlConfig& x) { x.disjoint_rounds = true; }}) {
+           [](LdpFlConfig& x) { x.shuffle = false; }}) {
     LdpFlConfig bad = c;
     refuse(bad);
     EXPECT_NE(TrainLdpFl(bad, train, test, 9).error().find("secret sampling"), std::string::npos);
   }
+}
+
+// Secret sampling with disjoint rounds is random allocation: the same
+// clients as the server's epochs, each epoch of 4 rounds of 10 stated as one
+// shuffle of 40 reports (the figures of 2 whole rounds of 40), which states
+// less than the server's draw.
+TEST(TrainLdpFl, ASecretEpochOrderIsStatedAsRandomAllocation) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c;
+  c.clients = 40;
+  c.fraction = 0.25;
+  c.rounds = 8;
+  c.epsilon = 4;
+  c.disjoint_rounds = true;
+  c.vector = VectorMechanism::kPrivUnitG;
+  const LdpFlRun server = TrainLdpFl(c, train, test, 9).value();
+  c.secret_sampling = true;
+  const LdpFlRun secret = TrainLdpFl(c, train, test, 9).value();
+  EXPECT_EQ(secret.weights, server.weights);
+  const RunPrivacy& p = *secret.vector_privacy;
+  EXPECT_TRUE(p.config.allocation);
+  EXPECT_EQ(p.config.sampling_rate, 0.25);
+  EXPECT_EQ(p.config.rounds, 8u);
+  EXPECT_EQ(p.epochs, 2u);
+  EXPECT_EQ(p.epoch_reports, 40u);
+  RunPrivacyConfig whole = p.config;
+  whole.allocation = false;
+  whole.sampling_rate = 1;
+  whole.rounds = 2;
+  whole.reports_per_round = 40;
+  EXPECT_EQ(p.total.epsilon, AccountRun(whole).value().total.epsilon);
+  EXPECT_EQ(server.vector_privacy->config.rounds, 2u);
+  EXPECT_LT(p.total.epsilon, server.vector_privacy->total.epsilon);
 }
 
 // The central target: the budget found is the largest the accountant lets

@@ -120,9 +120,12 @@ struct LdpFlConfig {
   // Each round's clients (fraction n of the n, uniformly) are drawn by the
   // shuffler in secret from the server, which sees only the shuffled
   // reports: the statement amplifies each round by that sampling (vector
-  // randomizers of pure eps reports, with the shuffler; not with disjoint
-  // rounds). The clients drawn are the same either way; only who draws them,
-  // and so what the server can know, differs.
+  // randomizers of pure eps reports, with the shuffler). With disjoint
+  // rounds the shuffler draws each epoch's order in secret instead (random
+  // allocation: a client in one round of the epoch, the server not told
+  // which), and each epoch is stated as one shuffle of all its reports
+  // (account run --allocation). The clients drawn are the same either way;
+  // only who draws them, and so what the server can know, differs.
   bool secret_sampling = false;
   // The central epsilon per client over the run (at `delta`) the run must
   // meet, 0 for none: with the shuffler and a vector randomizer of pure eps
@@ -141,6 +144,9 @@ struct LdpFlConfig {
 std::size_t LdpFlReportsPerClient(const LdpFlConfig& config);
 // The clients of a round: round(fraction n), at least 1.
 std::size_t LdpFlClientsPerRound(const LdpFlConfig& config);
+// The rounds of an epoch with disjoint rounds: floor(clients / per round),
+// at least 1.
+std::size_t LdpFlRoundsPerEpoch(const LdpFlConfig& config);
 
 struct LdpFlRound {
   int round = 0;
