@@ -420,14 +420,20 @@ TEST(TrainLdpFl, TheServerStepsTowardsEachEstimateAndReleasesTheAverage) {
 
 // Secret sampling: the same clients are drawn, and the statement is the
 // accountant's for rounds sampled at rate per round / clients.
-TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
-  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+// 40 clients, a quarter of them a round, PrivUnitG at eps 4, shuffled.
+LdpFlConfig FortyPrivUnitGClients(int rounds) {
   LdpFlConfig c;
   c.clients = 40;
   c.fraction = 0.25;
-  c.rounds = 2;
+  c.rounds = rounds;
   c.epsilon = 4;
   c.vector = VectorMechanism::kPrivUnitG;
+  return c;
+}
+
+TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c = FortyPrivUnitGClients(2);
   const LdpFlRun server = TrainLdpFl(c, train, test, 9).value();
   c.secret_sampling = true;
   const LdpFlRun secret = TrainLdpFl(c, train, test, 9).value();
@@ -456,13 +462,8 @@ TEST(TrainLdpFl, SecretSamplingAmplifiesTheStatementAndNotTheTraining) {
 // less than the server's draw.
 TEST(TrainLdpFl, ASecretEpochOrderIsStatedAsRandomAllocation) {
   const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
-  LdpFlConfig c;
-  c.clients = 40;
-  c.fraction = 0.25;
-  c.rounds = 8;
-  c.epsilon = 4;
+  LdpFlConfig c = FortyPrivUnitGClients(8);
   c.disjoint_rounds = true;
-  c.vector = VectorMechanism::kPrivUnitG;
   const LdpFlRun server = TrainLdpFl(c, train, test, 9).value();
   c.secret_sampling = true;
   const LdpFlRun secret = TrainLdpFl(c, train, test, 9).value();
