@@ -119,23 +119,25 @@ std::string PointKey(const CnnGridPoint& g) {
   return std::string(ServerOptimizerName(g.server.kind)) + ":" +
          Significant(g.server.learning_rate, 6) + " clip=" + Significant(g.clip, 6) +
          " m=" + std::to_string(g.per_round) + " epochs=" + std::to_string(g.epochs) +
-         (g.sampled ? " sampled" : "") + (averaging.empty() ? "" : " " + averaging);
+         (g.rounds == CnnGridPoint::Rounds::kDisjoint ? "" : " " + g.RoundsName()) +
+         (averaging.empty() ? "" : " " + averaging);
 }
 
-// The optional fields after the fifth: "sampled", "ema=DECAY", "tail=FRACTION".
+// The optional fields after the fifth: "sampled" or "allocated", "ema=DECAY"
+// or "tail=FRACTION".
 Status ParseGridExtras(std::span<const std::string> extras, CnnGridPoint& g) {
   for (const std::string& e : extras) {
     const std::size_t eq = e.find('=');
     const std::string name = e.substr(0, eq);
-    if (e == "sampled" && !g.sampled) {
-      g.sampled = true;
+    if ((e == "sampled" || e == "allocated") && g.rounds == CnnGridPoint::Rounds::kDisjoint) {
+      g.rounds = e == "sampled" ? CnnGridPoint::Rounds::kSampled : CnnGridPoint::Rounds::kAllocated;
       continue;
     }
     if (eq == std::string::npos || (name != "ema" && name != "tail") ||
         g.averaging.kind != IterateAveragingKind::kNone) {
       return Error{"'" + e +
-                   "': after the fifth field give sampled, ema=DECAY or tail=FRACTION, "
-                   "each at most once (one averaging)"};
+                   "': after the fifth field give sampled or allocated, ema=DECAY or "
+                   "tail=FRACTION, each at most once (one kind of rounds, one averaging)"};
     }
     auto value = OptionNumber(e.substr(eq + 1));
     if (!value.ok()) return Error{"'" + e + "': " + name + " takes a number"};
@@ -147,13 +149,26 @@ Status ParseGridExtras(std::span<const std::string> extras, CnnGridPoint& g) {
 
 }  // namespace
 
+std::string CnnGridPoint::RoundsName() const {
+  switch (rounds) {
+    case Rounds::kSampled:
+      return "sampled";
+    case Rounds::kAllocated:
+      return "allocated";
+    case Rounds::kDisjoint:
+      break;
+  }
+  return "disjoint";
+}
+
 std::string CnnGridPoint::Name() const {
   std::string averaged = AveragingSpec(averaging);
   if (!averaged.empty()) averaged[averaged.find('=')] = ' ';
   return std::string(ServerOptimizerName(server.kind)) + " lr " +
          Significant(server.learning_rate) + ", clip " + Significant(clip) + ", " +
          std::to_string(per_round) + " a round, " + std::to_string(epochs) +
-         (epochs == 1 ? " epoch" : " epochs") + (sampled ? ", sampled in secret" : "") +
+         (epochs == 1 ? " epoch" : " epochs") +
+         (rounds == Rounds::kDisjoint ? "" : ", " + RoundsName() + " in secret") +
          (averaged.empty() ? "" : ", " + averaged);
 }
 
@@ -177,7 +192,9 @@ Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec) {
   const std::string quoted = "grid point '" + std::string(spec) + "'";
   if (parts.size() < 5) {
     return Error{quoted +
-                 ": give optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]"};
+                 ": give "
+                 "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail="
+                 "FRACTION]"};
   }
   const auto& names = ServerOptimizerNames();
   const auto kind = std::find(names.begin(), names.end(), parts[0]);
@@ -361,8 +378,8 @@ class CnnRunner {
     t.clip = g.clip;
     t.server = g.server;
     t.averaging = g.averaging;
-    t.disjoint_rounds = !g.sampled;
-    t.secret_sampling = g.sampled && t.is_private;
+    t.disjoint_rounds = g.rounds != CnnGridPoint::Rounds::kSampled;
+    t.secret_sampling = g.rounds != CnnGridPoint::Rounds::kDisjoint && t.is_private;
     t.fraction = static_cast<double>(g.per_round) / static_cast<double>(clients);
     t.rounds = g.epochs * static_cast<int>(std::max<std::size_t>(1, clients / g.per_round));
     t.evaluate_every = t.rounds;
@@ -551,8 +568,8 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
   if (tuned) {
     csv << ServerOptimizerName(r.chosen.server.kind) << ","
         << Significant(r.chosen.server.learning_rate, 6) << "," << Significant(r.chosen.clip, 6)
-        << "," << r.chosen.per_round << "," << r.chosen.epochs << ","
-        << (r.chosen.sampled ? "sampled" : "disjoint") << ","
+        << "," << r.chosen.per_round << "," << r.chosen.epochs << "," << r.chosen.RoundsName()
+        << ","
         << (r.chosen.averaging.kind == IterateAveragingKind::kNone
                 ? "none"
                 : AveragingSpec(r.chosen.averaging))

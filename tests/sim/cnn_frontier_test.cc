@@ -43,24 +43,28 @@ TEST(CnnGridPoint, ParsesAndRefusesWithTheReason) {
   EXPECT_EQ(g.per_round, 1000u);
   EXPECT_EQ(g.epochs, 3);
   EXPECT_EQ(g.Name(), "momentum lr 0.1, clip 0.5, 1000 a round, 3 epochs");
-  EXPECT_FALSE(g.sampled);
+  EXPECT_EQ(g.rounds, CnnGridPoint::Rounds::kDisjoint);
   EXPECT_EQ(g.averaging.kind, IterateAveragingKind::kNone);
   const CnnGridPoint s = ParseCnnGridPoint("adam:0.005:1:6000:100:sampled:ema=0.995").value();
-  EXPECT_TRUE(s.sampled);
+  EXPECT_EQ(s.rounds, CnnGridPoint::Rounds::kSampled);
   EXPECT_EQ(s.averaging.kind, IterateAveragingKind::kEma);
   EXPECT_EQ(s.averaging.decay, 0.995);
   EXPECT_EQ(s.Name(),
             "adam lr 0.005, clip 1, 6000 a round, 100 epochs, sampled in secret, ema 0.995");
   const CnnGridPoint t = ParseCnnGridPoint("adam:0.005:1:6000:2:tail=0.25").value();
-  EXPECT_FALSE(t.sampled);
+  EXPECT_EQ(t.rounds, CnnGridPoint::Rounds::kDisjoint);
+  EXPECT_EQ(ParseCnnGridPoint("adam:0.005:1:6000:100:allocated").value().Name(),
+            "adam lr 0.005, clip 1, 6000 a round, 100 epochs, allocated in secret");
   EXPECT_EQ(t.averaging.kind, IterateAveragingKind::kTail);
   EXPECT_EQ(t.averaging.tail, 0.25);
   EXPECT_EQ(ParseCnnGridPoint("adam:0.1:1:10").error(),
             "grid point 'adam:0.1:1:10': give "
-            "optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]");
-  for (const char* bad : {"adam:0.1:1:10:1:sampled:sampled", "adam:0.1:1:10:1:ema=0.9:tail=0.5",
-                          "adam:0.1:1:10:1:secret", "adam:0.1:1:10:1:ema"}) {
-    EXPECT_NE(ParseCnnGridPoint(bad).error().find("give sampled, ema=DECAY or tail=FRACTION"),
+            "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]");
+  for (const char* bad :
+       {"adam:0.1:1:10:1:sampled:sampled", "adam:0.1:1:10:1:sampled:allocated",
+        "adam:0.1:1:10:1:ema=0.9:tail=0.5", "adam:0.1:1:10:1:secret", "adam:0.1:1:10:1:ema"}) {
+    EXPECT_NE(ParseCnnGridPoint(bad).error().find(
+                  "give sampled or allocated, ema=DECAY or tail=FRACTION"),
               std::string::npos)
         << bad;
   }
@@ -160,29 +164,34 @@ TEST_F(CnnFrontierTest, AStoppedRunResumesAndEveryRowMeetsItsTarget) {
   EXPECT_NE(text.find("goal >= 96.00 %"), std::string::npos) << text;
 }
 
-// A sampled grid point trains rounds drawn in secret, and its statement
-// says so: the sampling rate and the rounds of the final run's training
-// rows (2 expected reports a client of the 600, 50 a round: 24 rounds), the
-// sampled curve's rule, the released model the EMA.
-TEST_F(CnnFrontierTest, ASampledPointIsStatedAsSampledRounds) {
-  CnnFrontierConfig c = Small(Path("out"));
-  c.epsilons = {3};
-  c.grid = {ParseCnnGridPoint("fedavg:1:1:50:2:sampled:ema=0.9").value()};
-  const auto f = ReproduceCnnFrontier(c);
-  ASSERT_TRUE(f.ok()) << f.error();
-  const CnnFrontierRow& p = f->rows[1];
-  ASSERT_EQ(p.method, "privunitg");
-  EXPECT_TRUE(p.chosen.sampled);
-  EXPECT_LE(p.total.epsilon, 3);
-  EXPECT_GT(p.total.epsilon, 2.9);
-  EXPECT_NEAR(p.privacy["sampling_rate"].get<double>(), 50.0 / 600, 1e-12);
-  EXPECT_EQ(p.privacy["rounds"], 24);
-  EXPECT_NE(p.privacy["rule"].get<std::string>().find("sampled without replacement"),
-            std::string::npos)
-      << p.privacy.dump();
-  std::ifstream csv(Path("out") + "/cnn-frontier.csv");
-  const std::string text((std::istreambuf_iterator<char>(csv)), {});
-  EXPECT_NE(text.find(",50,2,sampled,ema=0.9,"), std::string::npos) << text;
+// A grid point whose rounds are drawn in secret is stated so: the sampling
+// rate and the rounds of the final run's training rows (2 expected reports
+// a client of the 600, 50 a round: 24 rounds), the rule of its kind of
+// rounds (the sampled curve, or each allocated epoch as one shuffle), the
+// released model the EMA, the CSV naming the rounds.
+TEST_F(CnnFrontierTest, PointsDrawnInSecretAreStatedByTheirKindOfRounds) {
+  const std::pair<const char*, const char*> kinds[] = {
+      {"sampled", "sampled without replacement"},
+      {"allocated", "random allocation (each epoch of 12 rounds"}};
+  for (const auto& [kind, rule] : kinds) {
+    CnnFrontierConfig c = Small(Path(kind));
+    c.epsilons = {3};
+    c.grid = {ParseCnnGridPoint(std::string("fedavg:1:1:50:2:") + kind + ":ema=0.9").value()};
+    const auto f = ReproduceCnnFrontier(c);
+    ASSERT_TRUE(f.ok()) << f.error();
+    const CnnFrontierRow& p = f->rows[1];
+    ASSERT_EQ(p.method, "privunitg");
+    EXPECT_EQ(p.chosen.RoundsName(), kind);
+    EXPECT_LE(p.total.epsilon, 3);
+    EXPECT_GT(p.total.epsilon, 2.9);
+    EXPECT_NEAR(p.privacy["sampling_rate"].get<double>(), 50.0 / 600, 1e-12);
+    EXPECT_EQ(p.privacy["rounds"], 24);
+    EXPECT_NE(p.privacy["rule"].get<std::string>().find(rule), std::string::npos)
+        << p.privacy.dump();
+    std::ifstream csv(Path(kind) + "/cnn-frontier.csv");
+    const std::string text((std::istreambuf_iterator<char>(csv)), {});
+    EXPECT_NE(text.find(std::string(",50,2,") + kind + ",ema=0.9,"), std::string::npos) << text;
+  }
 }
 
 }  // namespace

@@ -54,22 +54,28 @@ struct CnnGridPoint {
   double clip = 1;               // l2 clip of a client's update
   std::size_t per_round = 1000;  // clients per round
   int epochs = 3;                // rounds: epochs x floor(clients / per_round)
-  // false: disjoint rounds (an epoch is the rounds cut from one random
-  // order; a client reports once per epoch). true: every round draws its
-  // per_round clients afresh, in secret from the server (the shuffler's
+  // kDisjoint: an epoch is the rounds cut from one random order, the
+  // server's (a client reports once per epoch). kSampled: every round draws
+  // its per_round clients afresh, in secret from the server (the shuffler's
   // draw; the statement composes the sampled rounds' curve), so a client
-  // reports `epochs` times in expectation.
-  bool sampled = false;
+  // reports `epochs` times in expectation. kAllocated: the epochs' rounds,
+  // their order drawn in secret by the shuffler (random allocation: each
+  // epoch stated as one shuffle of all its reports).
+  enum class Rounds { kDisjoint, kSampled, kAllocated };
+  Rounds rounds = Rounds::kDisjoint;
   // What the server releases: its last model, or an average of its iterates.
   IterateAveragingConfig averaging;
 
   // e.g. "adam lr 0.001, clip 1, 1000 a round, 3 epochs" (then ", sampled
-  // in secret" and ", ema 0.995" or ", tail 0.5" where set).
+  // in secret" or ", allocated in secret", and ", ema 0.995" or ", tail
+  // 0.5" where set).
   std::string Name() const;
+  // "disjoint", "sampled" or "allocated": the grid's word (the CSV's column).
+  std::string RoundsName() const;
   Status Validate() const;
 };
 
-// "optimizer:lr:clip:per_round:epochs[:sampled][:ema=DECAY|:tail=FRACTION]",
+// "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]",
 // e.g. "adam:0.001:1:1000:3" or "adam:0.005:1:6000:100:sampled:ema=0.995"
 // (the command line's --grid), or why not.
 Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec);
