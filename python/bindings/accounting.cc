@@ -51,6 +51,7 @@ py::dict StepDict(const AccountedGroup& g) {
   d["local_delta"] = g.step.local_delta;
   d["reports_per_round"] = g.step.reports_per_round;
   d["sampling_rate"] = g.step.sampling_rate;
+  d["poisson"] = g.step.poisson;
   d["report_deviation"] = g.step.report_deviation;
   d["times"] = g.times;
   return d;
@@ -102,9 +103,10 @@ AccountedStep StepOf(const py::object& randomizer) {
 }
 
 void Record(Accountant& a, AccountedStep step, const py::object& times,
-            std::uint64_t reports_per_round, double sampling_rate) {
+            std::uint64_t reports_per_round, double sampling_rate, bool poisson) {
   step.reports_per_round = reports_per_round;
   step.sampling_rate = sampling_rate;
+  step.poisson = poisson;
   Check(a.Record(step, static_cast<std::uint64_t>(CountArg(times, kReportRounds))));
 }
 
@@ -278,7 +280,9 @@ constexpr char kAccountantDoc[] = R"doc(
 What a run actually spent, per client, recorded as it goes, and its total at
 any moment. record() a client's reports sent directly (each (eps0,
 delta0)-LDP) or, with reports_per_round n > 0, shuffled rounds of n reports
-(sampling_rate q: every round of the run counts, as in account_run);
+(sampling_rate q: every round of the run counts, as in account_run;
+poisson=True: each client drawn with probability q; an epoch of random
+allocation is one round of all its reports: record it so);
 record_randomizer() reads eps0, delta0 and the floating-point deviation from
 a randomizer. get_epsilon(delta) and statement(delta) compose everything
 recorded: one kind of step exactly as account_run (and `fedldp account run`)
@@ -291,25 +295,28 @@ void BindAccountant(py::module_& m) {
       .def(
           "record",
           [](Accountant& a, double local_epsilon, const py::object& times, double local_delta,
-             std::uint64_t reports_per_round, double sampling_rate, double report_deviation) {
+             std::uint64_t reports_per_round, double sampling_rate, double report_deviation,
+             bool poisson) {
             Record(a,
                    {.local_epsilon = local_epsilon,
                     .local_delta = local_delta,
                     .report_deviation = report_deviation},
-                   times, reports_per_round, sampling_rate);
+                   times, reports_per_round, sampling_rate, poisson);
           },
           py::arg("local_epsilon"), py::arg("times") = 1, py::kw_only(),
           py::arg("local_delta") = 0.0, py::arg("reports_per_round") = 0,
           py::arg("sampling_rate") = 1.0, py::arg("report_deviation") = 0.0,
+          py::arg("poisson") = false,
           "`times` more reports sent directly, or shuffled rounds of reports_per_round reports.")
       .def(
           "record_randomizer",
           [](Accountant& a, const py::object& randomizer, const py::object& times,
-             std::uint64_t reports_per_round, double sampling_rate) {
-            Record(a, StepOf(randomizer), times, reports_per_round, sampling_rate);
+             std::uint64_t reports_per_round, double sampling_rate, bool poisson) {
+            Record(a, StepOf(randomizer), times, reports_per_round, sampling_rate, poisson);
           },
           py::arg("randomizer"), py::arg("times") = 1, py::kw_only(),
           py::arg("reports_per_round") = 0, py::arg("sampling_rate") = 1.0,
+          py::arg("poisson") = false,
           "As record(), the report's eps0 (an LdpFlRandomizer's eps times its weights: its "
           "per-weight shuffling is not credited here), delta0 and deviation read from "
           "`randomizer`.")

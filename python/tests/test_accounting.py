@@ -125,7 +125,7 @@ def test_one_kind_of_step_is_what_account_run_states(step, times, delta):
     s = a.statement(delta)
     assert a.get_epsilon(delta) == s["total"]["epsilon"]
     assert s["steps"] == [dict(dict(local_delta=0.0, reports_per_round=0, sampling_rate=1.0,
-                                    report_deviation=0.0), **step, times=times)]
+                                    poisson=False, report_deviation=0.0), **step, times=times)]
     shuffle = step.get("reports_per_round", 0) > 0
     run = fedldp.account_run(step["local_epsilon"], rounds=times, shuffle=shuffle,
                              reports_per_round=step.get("reports_per_round", 0), delta=delta,
@@ -185,7 +185,7 @@ def test_the_torch_privatizer_feeds_the_accountant(shuffled):
     deviation = privatizer.randomizer.deviation
     assert accountant.steps == [dict(local_epsilon=2.0, local_delta=0.0,
                                      reports_per_round=5 if shuffled else 0, sampling_rate=1.0,
-                                     report_deviation=deviation, times=3)]
+                                     poisson=False, report_deviation=deviation, times=3)]
     run = fedldp.account_run(2.0, rounds=3, shuffle=shuffled,
                              reports_per_round=5 if shuffled else 0,
                              report_deviation=deviation)
@@ -257,3 +257,20 @@ def test_allocated_rounds_are_stated_as_their_epochs():
     with pytest.raises(ValueError, match="whole number of rounds per epoch"):
         fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000,
                            sampling_rate=0.3, allocation=True)
+
+
+def test_the_accountant_records_poisson_rounds_as_account_run_states_them():
+    """Poisson rounds recorded one by one are account_run's Poisson run; an
+    allocated epoch is recorded as one round of all its reports."""
+    acc = fedldp.Accountant()
+    for _ in range(10):
+        acc.record(3.0, reports_per_round=5_000, sampling_rate=0.25, poisson=True)
+    run = fedldp.account_run(3.0, rounds=10, shuffle=True, reports_per_round=5_000,
+                             sampling_rate=0.25, poisson=True, delta=1e-6)
+    assert acc.get_epsilon(1e-6) == run["total"]["epsilon"]
+    assert acc.statement(1e-6)["steps"][0]["poisson"] is True
+    epochs = fedldp.Accountant()
+    epochs.record(3.0, 5, reports_per_round=20_000)
+    allocated = fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000,
+                                   sampling_rate=0.25, allocation=True, delta=1e-6)
+    assert epochs.get_epsilon(1e-6) == allocated["total"]["epsilon"]

@@ -25,7 +25,8 @@ std::optional<Pld> GroupPld(const AccountedGroup& g, double trim) {
     return std::move(p).value();
   }
   return ShuffledRunPld(s.reports_per_round, s.local_epsilon, s.sampling_rate, g.times, kGrid,
-                        trim / static_cast<double>(g.times), trim);
+                        trim / static_cast<double>(g.times), trim, kTightestShuffleBound,
+                        s.poisson);
 }
 
 // Reports a group's statement covers, for the coupling allowance.
@@ -90,6 +91,7 @@ RunPrivacyConfig AccountedStep::Run(std::uint64_t times, double delta) const {
   c.reports_per_round = reports_per_round;
   c.delta = delta;
   c.sampling_rate = sampling_rate;
+  c.poisson = poisson;
   c.report_deviation = report_deviation;
   return c;
 }
@@ -152,7 +154,10 @@ std::string DescribeAccountedTotal(const Accountant& accountant, const Accounted
       << (st.shuffled() ? " shuffled rounds of " + std::to_string(st.reports_per_round) + " reports"
                         : std::string(" reports"))
       << " at (" << st.local_epsilon << ", " << st.local_delta << ")-LDP";
-    if (st.sampling_rate < 1) s << ", sampled at " << st.sampling_rate;
+    if (st.sampling_rate < 1) {
+      s << (st.poisson ? ", each client drawn with probability " : ", sampled at ")
+        << st.sampling_rate;
+    }
     s << ": (" << t.per_group[i].epsilon << ", " << t.per_group[i].delta << ")\n";
   }
   s << "  basic composition of these: (" << t.basic.epsilon << ", " << t.basic.delta << ")";

@@ -20,6 +20,11 @@ AccountedStep Shuffled(double eps0, std::uint64_t n, double q = 1, double tau = 
   return {
       .local_epsilon = eps0, .reports_per_round = n, .sampling_rate = q, .report_deviation = tau};
 }
+AccountedStep Poisson(double eps0, std::uint64_t n, double q) {
+  AccountedStep s = Shuffled(eps0, n, q);
+  s.poisson = true;
+  return s;
+}
 
 // Recorded step by step, one kind: the total, rule and allowance are
 // AccountRun's for the same configuration, to the last bit.
@@ -30,6 +35,7 @@ TEST(Accountant, OneKindOfStepIsWhatAccountRunStates) {
       {Shuffled(4, 10000), 6},
       {Shuffled(3, 60000, 0.05), 50},
       {Shuffled(2, 2000, 1, 1e-13), 3},
+      {Poisson(3, 6000, 0.1), 20},
       {Direct(150), 4}};
   for (const auto& [step, times] : runs) {
     Accountant a;
@@ -158,6 +164,25 @@ TEST(Accountant, ShuffledAndSampledRoundsBesideDirectReports) {
   ASSERT_TRUE(alone.Record(Shuffled(4, 3000, 0.05), 100).ok());
   EXPECT_NEAR(alone.Total(1e-5)->total.epsilon,
               AccountRun(Shuffled(4, 3000, 0.05).Run(100, 1e-5))->total.epsilon, 1e-6);
+}
+
+// Poisson rounds beside direct reports convolve their mixture's PLD: the
+// convolved total is below basic composition and names the rate drawn; the
+// fixed-size rounds at the same rate compose to a different total.
+TEST(Accountant, PoissonRoundsBesideDirectReports) {
+  Accountant mixed, fixed;
+  ASSERT_TRUE(mixed.Record(Poisson(4, 3000, 0.05), 100).ok());
+  ASSERT_TRUE(mixed.Record(Direct(1), 1).ok());
+  ASSERT_TRUE(fixed.Record(Shuffled(4, 3000, 0.05), 100).ok());
+  ASSERT_TRUE(fixed.Record(Direct(1), 1).ok());
+  const AccountedTotal t = mixed.Total(1e-5).value();
+  ASSERT_TRUE(t.pld.has_value());
+  EXPECT_LT(t.total.epsilon, t.basic.epsilon);
+  EXPECT_DOUBLE_EQ(t.basic.epsilon,
+                   AccountRun(Poisson(4, 3000, 0.05).Run(100, 5e-6))->total.epsilon + 1.0);
+  EXPECT_NE(t.total.epsilon, fixed.Total(1e-5)->total.epsilon);
+  EXPECT_NE(DescribeAccountedTotal(mixed, t).find("each client drawn with probability 0.05"),
+            std::string::npos);
 }
 
 // A deviation's allowance is (1 + e^eps) times the reports covered, on top.

@@ -5,8 +5,11 @@
 // A step is what one client's data went through: `times` reports sent
 // directly, each (eps0, delta0)-LDP; or `times` shuffled rounds of n pure
 // eps0-LDP reports each (sampled at rate q: then every round of the run
-// counts, as in run_accounting.h). Steps with equal parameters form a
-// group and are counted together.
+// counts, as in run_accounting.h; `poisson`: each client drawn with
+// probability q, the count shown). An epoch of random allocation (each
+// client in one secret round of it) is one shuffled round of all the
+// epoch's reports (run_accounting.h): record it so. Steps with equal
+// parameters form a group and are counted together.
 //
 // One group: its total is AccountRun's for that configuration, exactly (the
 // statement `fedldp account run` prints, with its rule and lines).
@@ -47,6 +50,7 @@ struct AccountedStep {
   double local_delta = 0;               // delta0 of one report (unshuffled only)
   std::uint64_t reports_per_round = 0;  // 0: reports sent directly; n: shuffled rounds of n
   double sampling_rate = 1;             // q, shuffled rounds only
+  bool poisson = false;                 // with q < 1: Poisson participation
   double report_deviation = 0;          // tau (run_accounting.h)
 
   bool shuffled() const { return reports_per_round > 0; }
