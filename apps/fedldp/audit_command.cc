@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fedldp/audit/mechanism_checks.h"
+#include "fedldp/audit/participation_checks.h"
 #include "fedldp/audit/selector_checks.h"
 #include "fedldp/audit/shuffle_checks.h"
 #include "fedldp/audit/vector_checks.h"
@@ -155,6 +156,16 @@ Row AuditShuffle(ShuffleReduction bound, double eps) {
   return row;
 }
 
+// How clients take part in shuffled rounds (audit/participation_checks.h):
+// each rule's PLD against its exact delta at every eps up to eps0.
+struct ParticipationCheck {
+  const char* name;
+  audit::Verdict (*check)(double eps0);
+};
+constexpr ParticipationCheck kParticipationChecks[] = {{"sampled", audit::CheckSampledRound},
+                                                       {"poisson", audit::CheckPoissonRound},
+                                                       {"allocated", audit::CheckAllocatedEpoch}};
+
 void Print(const Row& r, bool json, std::ostream& out) {
   char line[512];
   auto cell = [](double v, const char* format) {
@@ -205,9 +216,34 @@ void PrintHeader(const AuditOptions& o, std::ostream& out) {
       << "shuffle: each bound's (eps, " << kShuffledDelta << ") for " << kShuffledReports
       << " reports at eps0 against the exact delta of shuffled randomized response there\n"
          "(must be <= "
-      << kShuffledDelta << ")\n\n";
+      << kShuffledDelta
+      << ")\nrounds: each participation rule's delta(eps) (sampled, Poisson, random allocation) "
+         "at eps 0 to eps0 against\nthe exact delta of randomized response taking part so "
+         "(never below it)\n\n";
   out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
          "ruled out  time t  verdict\n";
+}
+
+// The shuffle bounds' rows, then the participation rules'; false if one fails.
+bool AuditShuffling(const AuditOptions& o, std::ostream& out) {
+  bool all_pass = true;
+  for (const auto bound : {ShuffleReduction::kClones, ShuffleReduction::kVariationRatio}) {
+    for (double eps : o.epsilons) {
+      const Row row = AuditShuffle(bound, eps);
+      all_pass = all_pass && row.pass;
+      Print(row, o.json, out);
+    }
+  }
+  for (const ParticipationCheck& c : kParticipationChecks) {
+    for (double eps : o.epsilons) {
+      if (eps > 30) continue;  // beyond what a shuffled round is stated for
+      const auto v = c.check(eps);
+      const Row row{"rounds", c.name, eps, NAN, NAN, NAN, NAN, v.pass, v.reason};
+      all_pass = all_pass && row.pass;
+      Print(row, o.json, out);
+    }
+  }
+  return all_pass;
 }
 
 }  // namespace
@@ -249,13 +285,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out, std::ostream& err) {
       Print(row, o.json, out);
     }
   }
-  for (const auto bound : {ShuffleReduction::kClones, ShuffleReduction::kVariationRatio}) {
-    for (double eps : o.epsilons) {
-      const Row row = AuditShuffle(bound, eps);
-      all_pass = all_pass && row.pass;
-      Print(row, o.json, out);
-    }
-  }
+  all_pass = AuditShuffling(o, out) && all_pass;
   if (!o.json) {
     out << "\n" << (all_pass ? "all checks passed" : "SOME CHECKS FAILED") << "\n";
   }

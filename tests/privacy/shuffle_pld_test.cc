@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 #include <vector>
 
+#include "fedldp/audit/participation_checks.h"
 #include "fedldp/privacy/composition.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 
@@ -97,79 +97,6 @@ TEST(ShufflePld, ComposedRoundsAreTighterThanComposingOnePointPerRound) {
   EXPECT_GT(pld, NumericalShuffleEpsilon(n, eps0, delta).value().epsilon_lower);
 }
 
-// Sampled rounds, against exact probabilities: N users, m of them drawn
-// without replacement, each reports its bit by eps0-randomized response, the
-// shuffler shows how many ones. User 1 holds 1 or 0, the other N - 1 hold
-// `ones` ones; the law of the count mixes user 1 in (probability q = m / N,
-// the m - 1 others hypergeometric) and out (m others).
-class SampledResponse {
- public:
-  SampledResponse(int users, int m, double eps0) : users_(users), m_(m), keep_(Keep(eps0)) {}
-  std::vector<double> Law(int ones, bool first_holds_one) const {
-    std::vector<double> law(static_cast<std::size_t>(m_) + 1, 0.0);
-    const double q = static_cast<double>(m_) / users_;
-    for (int in = 0; in <= 1; ++in) {
-      const int drawn = in ? m_ - 1 : m_;
-      for (int j = 0; j <= drawn; ++j) {  // j of the drawn others hold 1
-        const double w = (in ? q : 1 - q) * Hypergeometric(users_ - 1, ones, drawn, j);
-        if (w == 0) continue;
-        auto count = Convolve(Binomial(j, keep_), Binomial(drawn - j, 1 - keep_));
-        if (in) count = Convolve(count, Binomial(1, first_holds_one ? keep_ : 1 - keep_));
-        for (std::size_t y = 0; y < count.size(); ++y) law[y] += w * count[y];
-      }
-    }
-    return law;
-  }
-  // The largest delta(eps) over every `ones` and both orders, R = 1 or 2 rounds.
-  double Delta(double eps, int rounds) const {
-    double worst = 0;
-    for (int ones = 0; ones < users_; ++ones) {
-      const auto a = Law(ones, true), b = Law(ones, false);
-      worst = std::max({worst, Hockey(a, b, eps, rounds), Hockey(b, a, eps, rounds)});
-    }
-    return worst;
-  }
-
- private:
-  static double Keep(double eps0) { return 1 / (1 + std::exp(-eps0)); }
-  static double LogChoose(int n, int k) {
-    return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
-  }
-  static double Hypergeometric(int n, int good, int draws, int k) {
-    if (k < 0 || k > good || draws - k > n - good) return 0;
-    return std::exp(LogChoose(good, k) + LogChoose(n - good, draws - k) - LogChoose(n, draws));
-  }
-  static std::vector<double> Binomial(int n, double p) {
-    std::vector<double> b(static_cast<std::size_t>(n) + 1);
-    for (int k = 0; k <= n; ++k)
-      b[static_cast<std::size_t>(k)] =
-          std::exp(LogChoose(n, k) + k * std::log(p) + (n - k) * std::log1p(-p));
-    return b;
-  }
-  static std::vector<double> Convolve(const std::vector<double>& a, const std::vector<double>& b) {
-    std::vector<double> c(a.size() + b.size() - 1, 0.0);
-    for (std::size_t i = 0; i < a.size(); ++i)
-      for (std::size_t j = 0; j < b.size(); ++j) c[i + j] += a[i] * b[j];
-    return c;
-  }
-  // Two rounds: the product laws over pairs of counts.
-  static double Hockey(const std::vector<double>& a, const std::vector<double>& b, double eps,
-                       int rounds) {
-    const double e = std::exp(eps);
-    double d = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (rounds == 1) {
-        d += std::max(0.0, a[i] - e * b[i]);
-        continue;
-      }
-      for (std::size_t j = 0; j < a.size(); ++j) d += std::max(0.0, a[i] * a[j] - e * b[i] * b[j]);
-    }
-    return d;
-  }
-  int users_, m_;
-  double keep_;
-};
-
 // The sampled round's PLD (C_q of the clone pair) is never below the exact
 // delta of sampled shuffled randomized response, over one round and two
 // composed, for every mix of the others' bits; it is near tight at eps0 4
@@ -180,14 +107,14 @@ TEST(ShufflePld, SampledRoundsHoldAgainstExactSampledShuffledResponse) {
     for (const int users : {20, 60}) {
       for (const int m : {5, 10}) {
         const double q = static_cast<double>(m) / users;
-        const SampledResponse exact(users, m, eps0);
         const Pld base = ShuffledRoundPld(m, eps0, 1e-3, 1e-12).value();
         const Pld one = SampledRoundPld(base, q), two = ComposePld(one, 2, 1e-13);
         const Pld low = SampledRoundPld(base, 0.8 * q);
         bool low_fails = false;
         double closest = 1e9;
         for (const double eps : {0.0, 0.05, 0.1, 0.2, 0.4, 0.8}) {
-          const double d1 = exact.Delta(eps, 1), d2 = exact.Delta(eps, 2);
+          const double d1 = audit::SampledResponseDelta(users, m, eps0, eps, 1),
+                       d2 = audit::SampledResponseDelta(users, m, eps0, eps, 2);
           EXPECT_GE(PldDelta(one, eps), d1 * (1 - 1e-9)) << eps0 << " " << users << " " << m;
           EXPECT_GE(PldDelta(two, eps), d2 * (1 - 1e-9)) << eps0 << " " << users << " " << m;
           if (PldDelta(low, eps) < d1 * (1 - 1e-6)) low_fails = true;
@@ -202,58 +129,6 @@ TEST(ShufflePld, SampledRoundsHoldAgainstExactSampledShuffledResponse) {
   }
 }
 
-// Poisson participation, against exact probabilities: each of N users is
-// drawn with probability q and reports its bit by eps0-randomized response;
-// the shuffler shows how many reports (m) and how many ones. User 1 holds 1
-// or 0, `ones` of the other N - 1 hold 1. The law over (m, ones) is built
-// user by user: (1 - q) nothing, q a report of 1 with probability r (keep
-// for a 1, 1 - keep for a 0).
-class PoissonResponse {
- public:
-  PoissonResponse(int users, double q, double eps0)
-      : users_(users), q_(q), keep_(1 / (1 + std::exp(-eps0))) {}
-  std::vector<double> Law(int ones, bool first_holds_one) const {
-    const std::size_t side = static_cast<std::size_t>(users_) + 1;
-    std::vector<double> law(side * side, 0.0);  // [m * side + k]
-    law[0] = 1;
-    for (int u = 0; u < users_; ++u) {
-      const bool one = u == 0 ? first_holds_one : u <= ones;
-      const double r = one ? keep_ : 1 - keep_;
-      std::vector<double> next(law.size(), 0.0);
-      for (std::size_t m = 0; m + 1 < side; ++m) {
-        for (std::size_t k = 0; k <= m; ++k) {
-          const double p = law[m * side + k];
-          if (p == 0) continue;
-          next[m * side + k] += (1 - q_) * p;
-          next[(m + 1) * side + k + 1] += q_ * r * p;
-          next[(m + 1) * side + k] += q_ * (1 - r) * p;
-        }
-      }
-      law = std::move(next);
-    }
-    return law;
-  }
-  // The largest delta(eps) of one round over every `ones` and both orders.
-  double Delta(double eps) const {
-    double worst = 0;
-    const double e = std::exp(eps);
-    for (int ones = 0; ones < users_; ++ones) {
-      const auto a = Law(ones, true), b = Law(ones, false);
-      double ab = 0, ba = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        ab += std::max(0.0, a[i] - e * b[i]);
-        ba += std::max(0.0, b[i] - e * a[i]);
-      }
-      worst = std::max({worst, ab, ba});
-    }
-    return worst;
-  }
-
- private:
-  int users_;
-  double q_, keep_;
-};
-
 // The Poisson round's PLD (a mixture over the count of C_q-sampled clone
 // pairs) is never below the exact delta of Poisson-sampled shuffled
 // randomized response, for every mix of the others' bits, whether every
@@ -263,7 +138,6 @@ TEST(ShufflePld, PoissonRoundsHoldAgainstExactPoissonShuffledResponse) {
   for (const double eps0 : {1.0, 4.0}) {
     for (const double q : {0.1, 0.3}) {
       const int users = 24;
-      const PoissonResponse exact(users, q, eps0);
       const Pld own = PoissonRoundPld(users, q, eps0, 1e-3, 1e-12).value();  // a block per m
       const Pld shared =
           PoissonRoundPld(users, q, eps0, 1e-3, 1e-12, kTightestShuffleBound, 3).value();
@@ -273,7 +147,7 @@ TEST(ShufflePld, PoissonRoundsHoldAgainstExactPoissonShuffledResponse) {
       bool low_fails = false;
       double closest = 1e9;
       for (const double eps : {0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6}) {
-        const double d = exact.Delta(eps);
+        const double d = audit::PoissonResponseDelta(users, q, eps0, eps);
         EXPECT_GE(PldDelta(own, eps), d * (1 - 1e-9)) << eps0 << " " << q << " " << eps;
         EXPECT_GE(PldDelta(shared, eps), PldDelta(own, eps) * (1 - 1e-9)) << eps0 << " " << q;
         if (PldDelta(low, eps) < d * (1 - 1e-6)) low_fails = true;
@@ -287,114 +161,6 @@ TEST(ShufflePld, PoissonRoundsHoldAgainstExactPoissonShuffledResponse) {
   }
 }
 
-// Random allocation, against exact probabilities: an epoch of rounds of
-// public sizes, the N users in a uniformly random order drawn in secret (each
-// user in exactly one round, the server not told which); round j's users
-// report their bits by randomized response whose eps (eps0 or eps0 / 2) and
-// whether it reports the bit or its complement depend on the counts of ones
-// the earlier rounds showed (adaptive, each still eps0-LDP); the shuffler
-// shows each round's count of ones. User 1 holds 1 or 0, `ones` of the other
-// N - 1 hold 1. The law over the rounds' counts is built round by round: the
-// round's members are a uniform subset of those left (hypergeometric in the
-// holders of each bit and user 1), their count of ones a sum of binomials.
-class AllocatedResponse {
- public:
-  AllocatedResponse(std::vector<int> sizes, double eps0, bool adaptive)
-      : sizes_(std::move(sizes)), eps0_(eps0), adaptive_(adaptive) {}
-  using Law = std::map<std::vector<int>, double>;
-  Law LawOf(int ones, bool first_holds_one) const {
-    int users = 0;
-    for (const int m : sizes_) users += m;
-    Law law;
-    Visit(law, {ones, users - 1 - ones, 1, first_holds_one}, {}, 1.0);
-    return law;
-  }
-  // The largest delta(eps) over every `ones` and both orders, at each eps.
-  std::vector<double> Delta(const std::vector<double>& epsilons) const {
-    int users = 0;
-    for (const int m : sizes_) users += m;
-    std::vector<double> worst(epsilons.size(), 0.0);
-    for (int ones = 0; ones < users; ++ones) {
-      const Law a = LawOf(ones, true), b = LawOf(ones, false);
-      for (std::size_t i = 0; i < epsilons.size(); ++i) {
-        worst[i] =
-            std::max({worst[i], Divergence(a, b, epsilons[i]), Divergence(b, a, epsilons[i])});
-      }
-    }
-    return worst;
-  }
-
- private:
-  struct Left {
-    int ones, zeros, first;  // holders of each bit left to place; user 1 (0 or 1)
-    bool first_holds_one;
-  };
-  static double Choose(int n, int k) {
-    if (k < 0 || k > n) return 0;
-    return std::exp(std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1));
-  }
-  static double Divergence(const Law& a, const Law& b, double eps) {
-    double sum = 0;
-    for (const auto& [key, p] : a) {
-      const auto it = b.find(key);
-      sum += std::max(0.0, p - std::exp(eps) * (it == b.end() ? 0.0 : it->second));
-    }
-    return sum;
-  }
-  // The chance that each holder of a 1 (first) and of a 0 (second) reports
-  // a 1 in a round that follows `history`.
-  std::pair<double, double> Rates(const std::vector<int>& history) const {
-    int seen = 0;
-    for (const int c : history) seen += c;
-    const double eps = adaptive_ && seen % 3 == 1 ? eps0_ / 2 : eps0_;
-    const double keep = 1 / (1 + std::exp(-eps));
-    const bool flip = adaptive_ && seen % 2 == 1;
-    return flip ? std::pair{1 - keep, keep} : std::pair{keep, 1 - keep};
-  }
-  // The law of the count of ones of `ones` holders of 1 and `zeros` of 0.
-  static std::vector<double> Count(int ones, int zeros, std::pair<double, double> rate) {
-    std::vector<double> law = {1.0};
-    const auto add = [&law](double r) {
-      std::vector<double> next(law.size() + 1, 0.0);
-      for (std::size_t c = 0; c < law.size(); ++c) {
-        next[c] += (1 - r) * law[c];
-        next[c + 1] += r * law[c];
-      }
-      law = std::move(next);
-    };
-    for (int i = 0; i < ones; ++i) add(rate.first);
-    for (int i = 0; i < zeros; ++i) add(rate.second);
-    return law;
-  }
-  void Visit(Law& law, Left left, std::vector<int> history, double p) const {
-    const std::size_t j = history.size();
-    if (j == sizes_.size()) {
-      law[history] += p;
-      return;
-    }
-    const int m = sizes_[j], pool = left.ones + left.zeros + left.first;
-    for (int f = 0; f <= left.first; ++f) {
-      for (int a = 0; a <= m - f; ++a) {
-        const int b = m - f - a;
-        const double w = Choose(left.ones, a) * Choose(left.zeros, b) / Choose(pool, m);
-        if (w == 0) continue;
-        const int holders_of_one = a + (f == 1 && left.first_holds_one ? 1 : 0);
-        const auto counts = Count(holders_of_one, m - holders_of_one, Rates(history));
-        const Left next{left.ones - a, left.zeros - b, left.first - f, left.first_holds_one};
-        for (std::size_t c = 0; c < counts.size(); ++c) {
-          history.push_back(static_cast<int>(c));
-          Visit(law, next, history, p * w * counts[c]);
-          history.pop_back();
-        }
-      }
-    }
-  }
-
-  std::vector<int> sizes_;
-  double eps0_;
-  bool adaptive_;
-};
-
 // An epoch of random allocation is as private as one shuffle of all its N
 // reports, whatever the rounds' sizes and however each round's randomizer
 // depends on the rounds before (docs/shuffle-accounting.md, "Random
@@ -406,14 +172,14 @@ TEST(ShufflePld, AnAllocatedEpochHoldsAsOneShuffleOfItsReports) {
   for (const double eps0 : {1.0, 3.0}) {
     for (const auto& sizes : epochs) {
       for (const bool adaptive : {false, true}) {
-        const AllocatedResponse exact(sizes, eps0, adaptive);
         const int n = 12;
         const Pld whole = ShuffledRoundPld(n, eps0, 1e-3, 1e-12).value();
         const Pld more = ShuffledRoundPld(n + n / 2, eps0, 1e-3, 1e-12).value();
         bool more_fails = false;
         double closest = 1e9;
         const std::vector<double> epsilons = {0.0, 0.1, 0.2, 0.4, 0.8, 1.6};
-        const std::vector<double> deltas = exact.Delta(epsilons);
+        const std::vector<double> deltas =
+            audit::AllocatedResponseDeltas(sizes, eps0, adaptive, epsilons);
         for (std::size_t i = 0; i < epsilons.size(); ++i) {
           const double eps = epsilons[i], d = deltas[i];
           EXPECT_GE(PldDelta(whole, eps), d * (1 - 1e-9))
@@ -425,6 +191,19 @@ TEST(ShufflePld, AnAllocatedEpochHoldsAsOneShuffleOfItsReports) {
         // Tight: within 1e-5 (eps0 1) and 3.3e-4 (eps0 3) where the others all hold one bit.
         EXPECT_LT(closest, 1.001) << eps0 << " " << sizes.size() << " " << adaptive;
       }
+    }
+  }
+}
+
+// fedldp audit's participation rows: each rule's curve holds against its
+// exact randomized response, within 20 % where closest (near tight).
+TEST(ShufflePld, TheAuditsParticipationChecksHoldNearTight) {
+  for (const double eps0 : {0.5, 2.0}) {
+    for (const auto& v : {audit::CheckSampledRound(eps0), audit::CheckPoissonRound(eps0),
+                          audit::CheckAllocatedEpoch(eps0)}) {
+      EXPECT_TRUE(v.pass) << v.reason;
+      EXPECT_GE(v.value, 1 - 1e-9) << v.reason;
+      EXPECT_LT(v.value, 1.2) << v.reason;
     }
   }
 }
