@@ -228,7 +228,8 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   j["local_basic"] = pair(p->local_basic);
   j["local_optimal"] = pair(p->local_optimal);
   if (p->shuffled) {
-    j["per_round"] = {{"reports", o.reports_per_round},
+    // Allocated: the epoch's figures (one shuffle of its reports) stand for a round's.
+    j["per_round"] = {{"reports", o.allocation ? p->epoch_reports : o.reports_per_round},
                       {"epsilon_lower", p->round.epsilon_lower},
                       {"epsilon_upper", p->round.epsilon_upper},
                       {"delta", p->round.delta}};

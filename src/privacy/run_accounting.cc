@@ -441,9 +441,11 @@ std::string DescribeRunPrivacy(const RunPrivacy& p, std::string_view floating_po
     << p.local_optimal.delta << ") optimal composition\n";
   if (p.shuffled) DescribeShuffledRounds(p, s);
   if (p.shuffled && std::isfinite(p.total_pld.epsilon)) {
-    s << "  composed: privacy-loss distribution over rounds (" << p.total_pld.epsilon << ", "
-      << p.total_pld.delta << "); optimal composition of the per-round points ("
-      << p.total_points.epsilon << ", " << p.total_points.delta << ")\n";
+    const char* steps = c.allocation ? "epochs" : "rounds";
+    s << "  composed: privacy-loss distribution over " << steps << " (" << p.total_pld.epsilon
+      << ", " << p.total_pld.delta << "); optimal composition of the per-"
+      << (c.allocation ? "epoch" : "round") << " points (" << p.total_points.epsilon << ", "
+      << p.total_points.delta << ")\n";
   }
   s << "  advanced composition on the same figures: (" << p.total_advanced.epsilon << ", "
     << p.total_advanced.delta << ")\n";
