@@ -578,8 +578,11 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
     csv << ",,,,,,,,";
   }
   csv << Fixed(Percent(r.test_accuracy)) << "," << Fixed(Percent(f.majority)) << ","
-      << Fixed(Percent(f.rows.front().test_accuracy)) << "," << (r.learned ? "yes" : "no") << ","
-      << Fixed(r.seconds, 1) << "\n";
+      << Fixed(Percent(f.rows.front().test_accuracy)) << ","
+      << (r.method == kNoiseFree ? ""
+          : r.learned            ? "yes"
+                                 : "no")
+      << "," << Fixed(r.seconds, 1) << "\n";
   return csv.str();
 }
 

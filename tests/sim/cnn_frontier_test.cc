@@ -191,6 +191,14 @@ TEST_F(CnnFrontierTest, PointsDrawnInSecretAreStatedByTheirKindOfRounds) {
     std::ifstream csv(Path(kind) + "/cnn-frontier.csv");
     const std::string text((std::istreambuf_iterator<char>(csv)), {});
     EXPECT_NE(text.find(std::string(",50,2,") + kind + ",ema=0.9,"), std::string::npos) << text;
+    // The noise-free row is no private row: "learned" is left empty for it.
+    EXPECT_NE(text.find(std::string("\nnoise-free,inf,,,,fedavg,1,1,50,2,") + kind),
+              std::string::npos)
+        << text;
+    const std::size_t row = text.find("\nnoise-free,") + 1;
+    const std::string line = text.substr(row, text.find('\n', row) - row);
+    const std::size_t seconds = line.rfind(',');
+    EXPECT_EQ(line[seconds - 1], ',') << line;  // its learned column, empty
   }
 }
 
