@@ -204,6 +204,17 @@ TEST(AccountRun, SampledRoundsAreAmplifiedBeforeTheyCompose) {
 // clients), composed over the rounds; its per-round point is read off it;
 // the statement and the calibration say so and are told apart from rounds
 // of fixed size; near them in eps at large N (the count's spread is small).
+// The eps0 calibrated to central eps 1: the run at it meets the target, and
+// 0.1 % more breaks it.
+double CalibratedToCentralOne(RunPrivacyConfig c) {
+  const double eps0 = LocalEpsilonForCentral(c, 1.0).value();
+  c.local_epsilon = eps0;
+  EXPECT_LE(AccountRun(c)->total.epsilon, 1.0);
+  c.local_epsilon = eps0 * 1.001;
+  EXPECT_GT(AccountRun(c)->total.epsilon, 1.0);
+  return eps0;
+}
+
 TEST(AccountRun, PoissonParticipationIsComposedFromItsMixture) {
   RunPrivacyConfig c = SampledRun();
   c.poisson = true;
@@ -225,12 +236,7 @@ TEST(AccountRun, PoissonParticipationIsComposedFromItsMixture) {
             "--local-epsilon 3 --rounds 50 --shuffle --reports-per-round 2000 --sampling-rate "
             "0.1 --poisson --delta 1e-06");
   // The calibration meets its target, and is not the fixed rounds' (remembered apart).
-  const double eps0 = LocalEpsilonForCentral(c, 1.0).value();
-  EXPECT_NE(eps0, LocalEpsilonForCentral(fixed, 1.0).value());
-  c.local_epsilon = eps0;
-  EXPECT_LE(AccountRun(c)->total.epsilon, 1.0);
-  c.local_epsilon = eps0 * 1.001;
-  EXPECT_GT(AccountRun(c)->total.epsilon, 1.0);
+  EXPECT_NE(CalibratedToCentralOne(c), LocalEpsilonForCentral(fixed, 1.0).value());
   // Refused: Poisson without a rate below 1.
   c.sampling_rate = 1;
   EXPECT_EQ(AccountRun(c).error(),
@@ -275,12 +281,7 @@ TEST(AccountRun, AnAllocatedRunIsStatedAsItsEpochsShuffledWhole) {
   EXPECT_EQ(AccountRunArguments(c),
             "--local-epsilon 3 --rounds 55 --shuffle --reports-per-round 2000 --sampling-rate "
             "0.1 --allocation --delta 1e-06");
-  const double eps0 = LocalEpsilonForCentral(c, 1.0).value();
-  EXPECT_GT(eps0, LocalEpsilonForCentral(sampled, 1.0).value());
-  c.local_epsilon = eps0;
-  EXPECT_LE(AccountRun(c)->total.epsilon, 1.0);
-  c.local_epsilon = eps0 * 1.001;
-  EXPECT_GT(AccountRun(c)->total.epsilon, 1.0);
+  EXPECT_GT(CalibratedToCentralOne(c), LocalEpsilonForCentral(sampled, 1.0).value());
   // Refused: no epoch of whole rounds, Poisson beside it, or no rate below 1.
   c.sampling_rate = 0.3;
   EXPECT_EQ(AccountRun(c).error(),
