@@ -398,14 +398,20 @@ TEST(TrainFedSel, SampledRoundsKeepEachClientsBudget) {
 // probability m / N, so the rounds' sizes vary around m (their total is
 // Binomial(60 x 600, 0.05): 1,800 +- 41); the accountant is asked for
 // Poisson rounds; refused without the shuffler or with a shuffle batch.
-TEST(TrainFedSel, PoissonRoundsDrawEachClientOnItsOwn) {
-  const Dataset data = Synthetic(600);
+// PrivUnitG, shuffled, 3 epochs of rounds of 5 % of the clients.
+FedSelConfig ShuffledPrivUnitGRounds() {
   FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
   config.epochs = 3;
   config.batch_fraction = 0.05;
+  config.shuffle = true;
+  return config;
+}
+
+TEST(TrainFedSel, PoissonRoundsDrawEachClientOnItsOwn) {
+  const Dataset data = Synthetic(600);
+  FedSelConfig config = ShuffledPrivUnitGRounds();
   config.sample_clients = true;
   config.poisson_clients = true;
-  config.shuffle = true;
   const auto run = TrainFedSel(config, data, {}, 4).value();
   EXPECT_TRUE(run.plan.poisson);
   EXPECT_EQ(run.iterations, 60u);
@@ -429,10 +435,7 @@ TEST(TrainFedSel, PoissonRoundsDrawEachClientOnItsOwn) {
 // refused without the shuffler or with sampled clients.
 TEST(TrainFedSel, RandomAllocationStatesEachEpochAsOneShuffle) {
   const Dataset data = Synthetic(600);
-  FedSelConfig config = DefaultFedSelConfig(ParseFedSelVariant("privunitg").value());
-  config.epochs = 3;
-  config.batch_fraction = 0.05;
-  config.shuffle = true;
+  FedSelConfig config = ShuffledPrivUnitGRounds();
   const auto disjoint = TrainFedSel(config, data, {}, 4).value();
   config.random_allocation = true;
   const auto allocated = TrainFedSel(config, data, {}, 4).value();
