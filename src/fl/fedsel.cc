@@ -92,6 +92,7 @@ Status FedSelConfig::Validate() const {
   if (!(std::isfinite(c.clip) && c.clip > 0)) return Error{"clip norm must be a finite number > 0"};
   if (!(c.delta > 0 && c.delta < 1)) return Error{"delta must be in (0, 1)"};
   if (!(c.tail_average >= 0 && c.tail_average < 1)) return Error{"tail average must be in [0, 1)"};
+  FEDLDP_RETURN_IF_ERROR(c.server.Validate());
   FEDLDP_RETURN_IF_ERROR(c.partition().Validate());
   if (!c.partition().iid() && c.clients == 0) {
     return Error{"a non-IID partition needs clients (rows are split among them)"};
@@ -425,6 +426,7 @@ class FedSelTraining {
   std::vector<std::size_t> order_, members_;
   CounterRng order_rng_;
   std::vector<std::uint32_t> sent_;  // sampled rounds: the reports each client has sent
+  ServerOptimizer server_;
   FedSelRun run_;
 };
 
@@ -463,7 +465,8 @@ FedSelTraining::FedSelTraining(const FedSelConfig& config, const Dataset& data,
       streams_(chunk_),
       order_(n_),
       order_rng_(seed, ~std::uint64_t{0}),
-      sent_(plan.sampled ? n_ : 0, 0) {
+      sent_(plan.sampled ? n_ : 0, 0),
+      server_(config.server, d_) {
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   run_.batch = plan.batch;
   run_.smallest_round = plan.smallest_round;
@@ -554,13 +557,16 @@ void FedSelTraining::SumDense(std::size_t size, std::vector<double>& mean) {
   });
 }
 
-// The server's step on the round's mean.
+// The server's step on the round's mean: its estimate is the model minus
+// lr times the mean, which the server optimiser steps towards (fedavg at
+// lr 1 takes it).
 void FedSelTraining::Step(std::vector<double>& mean) {
   // -O accumulates alpha g, so alpha is already inside the report: FedSel
   // Sect. 3.3 writes its update as (1/m) (alpha s)*, without a second alpha.
   const double step_size = plan_.variant.scaled_accumulation ? 1.0 : config_.learning_rate;
   if (members_.empty()) std::fill(mean.begin(), mean.end(), 0.0);  // every sampled client declined
-  for (std::size_t j = 0; j < d_; ++j) run_.weights[j] -= step_size * mean[j];
+  for (std::size_t j = 0; j < d_; ++j) mean[j] = run_.weights[j] - step_size * mean[j];
+  server_.Step(std::span<double>(run_.weights), std::span<const double>(mean));
   run_.updates += members_.size();
   ++run_.iterations;
 }

@@ -1,5 +1,6 @@
 #include "fedldp/fl/fedsel_options.h"
 
+#include "fedldp/fl/server_options.h"
 #include "fedldp/model/linear.h"
 
 namespace fedldp {
@@ -94,6 +95,14 @@ std::vector<FedSelOption> TrainingOptions() {
           SetField(&FedSelConfig::tail_average), GetField(&FedSelConfig::tail_average), {}, true))};
 }
 
+// The server optimiser's (fl/server_options.h): the simulator's only, as
+// the deployment's FedSel server steps by the mean.
+std::vector<FedSelOption> ServerOptions() {
+  std::vector<FedSelOption> rows = ServerOptimizerOptions(&FedSelConfig::server);
+  for (FedSelOption& row : rows) row = SimulatedOnly(std::move(row));
+  return rows;
+}
+
 // The recorded options of who reports in a round, in the records' order.
 std::vector<FedSelOption> RoundOptions() {
   return {
@@ -155,9 +164,7 @@ std::vector<FedSelOption> RoundOptions() {
 
 // The options the JSON records write, in the records' order.
 std::vector<FedSelOption> RecordedOptions() {
-  std::vector<FedSelOption> rows = TrainingOptions();
-  for (FedSelOption& row : RoundOptions()) rows.push_back(std::move(row));
-  return rows;
+  return JoinedRows(JoinedRows(TrainingOptions(), RoundOptions()), ServerOptions());
 }
 
 std::vector<FedSelOption> OtherOptions() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "fedldp/fl/server_options.h"
 #include "fedldp/model/neural_net.h"
 
 namespace fedldp {
@@ -191,14 +192,6 @@ std::vector<LdpFlOption> StatementOptions() {
                         Plain(&LdpFlConfig::central_epsilon)))};
 }
 
-// A setting of some server optimisers only.
-Applies ForOptimizers(std::string sentence, std::vector<ServerOptimizerKind> kinds) {
-  return [=](const LdpFlConfig& c) -> Status {
-    if (std::find(kinds.begin(), kinds.end(), c.server.kind) != kinds.end()) return {};
-    return Error{sentence};
-  };
-}
-
 // A setting of one kind of iterate averaging only.
 Applies ForAveraging(std::string sentence, IterateAveragingKind kind) {
   return [=](const LdpFlConfig& c) -> Status {
@@ -209,40 +202,22 @@ Applies ForAveraging(std::string sentence, IterateAveragingKind kind) {
 
 // The server's optimiser and iterate averaging (fl/server_optimizer.h).
 std::vector<LdpFlOption> ServerOptions() {
-  using S = ServerOptimizerConfig;
   using A = IterateAveragingConfig;
-  using enum ServerOptimizerKind;
-  return {
-      Row("server_optimizer", "server-optimizer", "server_optimizer",
-          "The server's step on each round's estimate (Reddi et al. 2021): fedavg "
-          "(lr 1: the estimate), momentum (FedAvgM), adam or yogi",
-          MemberChoice(&LdpFlConfig::server, &S::kind, ServerOptimizerNames())),
-      Row("server_lr", "server-lr", "server_lr", "The server optimiser's learning rate",
-          Member(&LdpFlConfig::server, &S::learning_rate)),
-      Row("server_beta1", "server-beta1", "server_beta1",
-          "Momentum's factor; Adam's and Yogi's first-moment decay",
-          Member(&LdpFlConfig::server, &S::beta1),
-          ForOptimizers("server_beta1 applies to momentum, adam and yogi only",
-                        {kMomentum, kAdam, kYogi})),
-      Row("server_beta2", "server-beta2", "server_beta2", "Adam's and Yogi's second-moment decay",
-          Member(&LdpFlConfig::server, &S::beta2),
-          ForOptimizers("server_beta2 applies to adam and yogi only", {kAdam, kYogi})),
-      Row("server_tau", "server-tau", "server_tau",
-          "Adam's and Yogi's adaptivity tau (and sqrt of v's start)",
-          Member(&LdpFlConfig::server, &S::tau),
-          ForOptimizers("server_tau applies to adam and yogi only", {kAdam, kYogi})),
-      Row("average", "average", "average",
-          "Release the iterates' average: none, ema (moving average), or tail (the "
-          "uniform mean of the last rounds)",
-          MemberChoice(&LdpFlConfig::averaging, &A::kind, IterateAveragingNames())),
-      Row("average_decay", "average-decay", "average_decay",
-          "ema: the weight of the average so far, in [0, 1)",
-          Member(&LdpFlConfig::averaging, &A::decay),
-          ForAveraging("average_decay applies to average ema only", IterateAveragingKind::kEma)),
-      Row("average_tail", "average-tail", "average_tail",
-          "tail: the fraction of the run's rounds averaged, in (0, 1]",
-          Member(&LdpFlConfig::averaging, &A::tail),
-          ForAveraging("average_tail applies to average tail only", IterateAveragingKind::kTail))};
+  return JoinedRows(
+      ServerOptimizerOptions(&LdpFlConfig::server),
+      {Row("average", "average", "average",
+           "Release the iterates' average: none, ema (moving average), or tail (the "
+           "uniform mean of the last rounds)",
+           MemberChoice(&LdpFlConfig::averaging, &A::kind, IterateAveragingNames())),
+       Row("average_decay", "average-decay", "average_decay",
+           "ema: the weight of the average so far, in [0, 1)",
+           Member(&LdpFlConfig::averaging, &A::decay),
+           ForAveraging("average_decay applies to average ema only", IterateAveragingKind::kEma)),
+       Row("average_tail", "average-tail", "average_tail",
+           "tail: the fraction of the run's rounds averaged, in (0, 1]",
+           Member(&LdpFlConfig::averaging, &A::tail),
+           ForAveraging("average_tail applies to average tail only",
+                        IterateAveragingKind::kTail))});
 }
 
 std::vector<LdpFlOption> OtherOptions() {

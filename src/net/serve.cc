@@ -402,6 +402,11 @@ Status FedSelServeConfig::Validate() const {
   if (config.tail_average != 0) {
     return Invalid("the deployment serves the last iterate: tail_average must be 0");
   }
+  if (!config.server.is_identity()) {
+    return Invalid(
+        "the deployment's FedSel server steps by the round's mean: server_optimizer must be "
+        "fedavg at server_lr 1");
+  }
   if (config.shuffle && config.sample_clients) {
     return Invalid(
         "--shuffle with --sample-clients: the server would draw the sample, and amplification "

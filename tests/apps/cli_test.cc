@@ -53,7 +53,7 @@ using testing::Scratch;
 // printed hash the same; `train --shuffle --out` records of ps-pm and
 // privunitg and every `reproduce frontier --quick` file identical to
 // 96d3699's but for the new key).
-constexpr std::uint64_t kFedSelQuick = 0x3a990211d7ddddc2ULL,
+constexpr std::uint64_t kFedSelQuick = 0xc7abd80068ee6ac2ULL,
                         kFrontierQuick = 0xce8ad3477a286ce1ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 

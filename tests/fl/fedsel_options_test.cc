@@ -76,6 +76,15 @@ TEST(FedSelOptions, AnOptionTheVariantIgnoresIsRefusedUnlessLeftAtItsDefault) {
   EXPECT_TRUE(FedSelConfigWith(Variant("ps-pm"),
                                Given{{"dirichlet_alpha", 0.5}, {"clients", std::int64_t{10}}})
                   .ok());
+  // The server optimiser's rows are LDP-FL's (fl/server_options.h).
+  EXPECT_EQ(FedSelConfigWith(Variant("privunitg"), Given{{"server_beta1", 0.5}}).error(),
+            "server_beta1 applies to momentum, adam and yogi only");
+  const auto momentum =
+      FedSelConfigWith(Variant("privunitg"),
+                       Given{{"server_optimizer", std::string("momentum")}, {"server_beta1", 0.5}});
+  ASSERT_TRUE(momentum.ok()) << momentum.error();
+  EXPECT_EQ(momentum->server.kind, ServerOptimizerKind::kMomentum);
+  EXPECT_EQ(momentum->server.beta1, 0.5);
 }
 
 }  // namespace

@@ -323,6 +323,43 @@ TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
   EXPECT_FALSE(TrainFedSel(config, data, {}, 4).ok());
 }
 
+// The server optimiser steps on D_t = -alpha mean_t (the estimate minus the
+// model). From w_0 = 0, momentum's second model is w_1 + lr (b D_0 + D_1):
+// fedavg's second model at the same server lr plus b w_1, round 2's
+// privatised mean being the same (the same seed, the same w_1). A sign or a
+// learning rate wired wrongly (D_t = +alpha mean, lr applied twice) fails.
+TEST(TrainFedSel, ServerMomentumAddsTheLastStepTimesBeta) {
+  const Dataset data = Synthetic(300);
+  FedSelConfig config;
+  config.variant = ParseFedSelVariant("privunitg").value();
+  config.batch_fraction = 0.1;
+  config.learning_rate = 2;
+  config.server.learning_rate = 0.5;
+  std::vector<std::vector<double>> fedavg;
+  for (std::size_t t : {1, 2}) {
+    config.max_iterations = t;
+    fedavg.push_back(TrainFedSel(config, data, {}, 4).value().weights);
+  }
+  config.server.kind = ServerOptimizerKind::kMomentum;
+  config.server.beta1 = 0.8;
+  const auto momentum = TrainFedSel(config, data, {}, 4).value();
+  std::size_t moved = 0;
+  for (std::size_t j = 0; j < momentum.weights.size(); ++j) {
+    EXPECT_NEAR(momentum.weights[j], fedavg[1][j] + 0.8 * fedavg[0][j], 1e-12) << j;
+    moved += fedavg[0][j] != 0;
+  }
+  EXPECT_GT(moved, 0u);
+  // fedavg at server lr 0.5 is FedSel's step at half its lr.
+  config.server = {};
+  config.learning_rate = 1;
+  const auto half = TrainFedSel(config, data, {}, 4).value();
+  for (std::size_t j = 0; j < half.weights.size(); ++j) {
+    EXPECT_NEAR(half.weights[j], fedavg[1][j], 1e-12) << j;
+  }
+  config.server.beta1 = 1;
+  EXPECT_FALSE(TrainFedSel(config, data, {}, 4).ok());
+}
+
 // With the shuffler no round is smaller than m: N = 1000, m = 30 gives 33
 // rounds of 30 or 31 clients, not 33 of 30 and one of 10. Every client
 // reports once per epoch either way.

@@ -141,6 +141,12 @@ TEST_F(ServeTest, AConfigItCannotServeIsRefusedBeforeAnyFileIsMade) {
   c.config.tail_average = 0.5;
   refused(c, "last iterate");
   c = FedSel();
+  c.config.server.kind = ServerOptimizerKind::kMomentum;
+  refused(c, "steps by the round's mean");
+  c = FedSel();
+  c.config.server.learning_rate = 2;
+  refused(c, "steps by the round's mean");
+  c = FedSel();
   c.config.shuffle = true;
   refused(c, "shuffler's token file");
   c.serve.shuffler_token_file = Path("token");

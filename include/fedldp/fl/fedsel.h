@@ -55,6 +55,7 @@
 #include "fedldp/data/partition.h"
 #include "fedldp/fl/cluster.h"
 #include "fedldp/fl/parallel.h"
+#include "fedldp/fl/server_optimizer.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/fedsel_budget.h"
@@ -148,6 +149,11 @@ struct FedSelConfig {
   // share of the iterations (Polyak-Ruppert averaging; 0: the last iterate).
   // Post-processing of the public iterates: it costs no privacy.
   double tail_average = 0.0;
+  // The server's step on each round's mean (fl/server_optimizer.h): its
+  // estimate is the model minus lr times the mean, so fedavg at lr 1 (the
+  // default) is FedSel's step, and momentum (FedAvgM) keeps a velocity of
+  // those steps. Post-processing of the privatised means: no privacy cost.
+  ServerOptimizerConfig server;
   // The reports of a round pass a shuffler. The mean the server computes is
   // the same, but every round then holds at least m reports, which the
   // shuffler's privacy rests on: an epoch is cut into floor(N / m) rounds of
