@@ -46,8 +46,10 @@ void AddConfigFields(nlohmann::ordered_json& j, std::span<const ConfigOption<Con
 
 // The effective configuration of a FedSel run: variant, model,
 // gradient_scaling, epsilon, epochs, lr, momentum, batch_fraction, lambda,
-// clip, tail_average, shuffle, sample_clients, poisson_clients, random_allocation, clients (0:
-// one per row), dirichlet_alpha.
+// clip, tail_average, shuffle, sample_clients, poisson_clients,
+// random_allocation, clients (0: one per row), dirichlet_alpha,
+// label_shards, server_optimizer, server_lr, server_beta1, server_beta2,
+// server_tau (FedSelOptions' recorded rows, in their order).
 void AddFedSelConfigFields(nlohmann::ordered_json& j, const FedSelConfig& config);
 
 // A run's privacy (privacy/privacy_record.h), the one layout of every
