@@ -55,9 +55,12 @@ std::vector<ConfigOption<Config>> ServerOptimizerOptions(ServerOptimizerConfig C
       "The server's step on each round's estimate (Reddi et al. 2021): fedavg (lr 1: the "
       "estimate), momentum (FedAvgM), adam or yogi",
       part, &S::kind, {}, {});
-  auto [set, get] = ChoiceField(&S::kind, ServerOptimizerNames(), kinds);
-  choice.set = [=](Config& c, const OptionValue& v) { return set(c.*part, v); };
-  choice.get = [=](const Config& c) { return get(c.*part); };
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  auto accessors = ChoiceField(&S::kind, ServerOptimizerNames(), kinds);
+  choice.set = [=, set = std::move(accessors.first)](Config& c, const OptionValue& v) {
+    return set(c.*part, v);
+  };
+  choice.get = [=, get = std::move(accessors.second)](const Config& c) { return get(c.*part); };
   choice.choices = ServerOptimizerNames();
   return {
       std::move(choice),
