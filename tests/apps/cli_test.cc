@@ -54,7 +54,7 @@ using testing::Scratch;
 // privunitg and every `reproduce frontier --quick` file identical to
 // 96d3699's but for the new key).
 constexpr std::uint64_t kFedSelQuick = 0xc7abd80068ee6ac2ULL,
-                        kFrontierQuick = 0xce8ad3477a286ce1ULL,
+                        kFrontierQuick = 0x697c6a9a52d72c69ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's
