@@ -124,7 +124,9 @@ void SetupTrain(CLI::App& app, TrainOptions& o) {
   AddConfigOptions(app, o);
   app.add_flag("--tune", o.tune,
                "Nested cross-validation: each fold chooses lr, m / N, clip (vector variants) on "
-               "a validation share of its training rows (DefaultGrid), never its test rows");
+               "a validation share of its training rows (DefaultGrid), never its test rows; "
+               "one given as an option (--lr, --batch-fraction, --clip, --tail-average, "
+               "--epochs) is held, not searched");
   app.add_option("--repeats", o.repeats, "Cross-validation repeats")
       ->capture_default_str()
       ->check(Within(kRepeats));
@@ -216,18 +218,37 @@ void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tu
     throw UsageError("--grid-lr, --grid-batch-fraction, --grid-clip, --grid-epochs need --tune");
   }
   c.tune = tune;
-  if (lists) {
-    FedSelGrid grid = DefaultGrid(variant, c.training.shuffle, c.training.sample_clients);
-    if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
-    if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
-    if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
-    if (!o.grid_clip.empty()) {
-      if (!vector) throw UsageError("--grid-clip applies to the vector variants only");
-      grid.clips = o.grid_clip;
-    }
-    if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
-    c.grid = grid;
+  if (!tune) return;
+  FedSelGrid grid = DefaultGrid(variant, c.training.shuffle, c.training.sample_clients);
+  if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
+  if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
+  if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
+  if (!o.grid_clip.empty()) {
+    if (!vector) throw UsageError("--grid-clip applies to the vector variants only");
+    grid.clips = o.grid_clip;
   }
+  if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
+  // A hyper-parameter given as an option is held, not searched.
+  struct Held {
+    const char* key;
+    const char* flag;
+    bool listed;  // its --grid- list was given too
+  };
+  const Held held[] = {{"learning_rate", "lr", !o.grid_lr.empty()},
+                       {"batch_fraction", "batch-fraction", !o.grid_batch_fraction.empty()},
+                       {"clip", "clip", !o.grid_clip.empty()},
+                       {"tail_average", "tail-average", false},
+                       {"epochs", "epochs", !o.grid_epochs.empty()}};
+  std::vector<std::string> fixed;
+  for (const Held& h : held) {
+    if (!o.config.contains(h.key)) continue;
+    if (h.listed) {
+      throw UsageError(std::string("--") + h.flag + " and --grid-" + h.flag +
+                       ": give one (the first holds it, the second searches it)");
+    }
+    fixed.emplace_back(h.key);
+  }
+  c.grid = HoldFixed(grid, c.training, fixed);
 }
 
 FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {

@@ -61,6 +61,19 @@ FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled, bool sampled
   return g;
 }
 
+FedSelGrid HoldFixed(FedSelGrid grid, const FedSelConfig& base,
+                     std::span<const std::string> fixed) {
+  for (const std::string& key : fixed) {
+    if (key == "learning_rate") grid.learning_rates = {base.learning_rate};
+    if (key == "clip") grid.clips = {base.clip};
+    if (key == "tail_average") grid.tail_averages = {base.tail_average};
+    if (key == "batch_fraction") grid.batch_fractions = {base.batch_fraction};
+    if (key == "epochs") grid.epochs = {base.epochs};
+    if (key == "batch_fraction" || key == "epochs") grid.extra_schedules.clear();
+  }
+  return grid;
+}
+
 Status TuningOptions::Validate() const {
   if (!(validation_fraction > 0 && validation_fraction < 1)) {
     return Error{"validation fraction must be in (0, 1)"};

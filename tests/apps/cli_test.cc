@@ -1333,6 +1333,19 @@ TEST(Tune, GridListsReplaceTheDefaultGrid) {
                               "--grid-epochs", "1"});
   ASSERT_EQ(listed.code, 0) << listed.err;
   EXPECT_NE(listed.out.find("6 grid points x 1 split holding"), std::string::npos) << listed.out;
+  // An option given is held, not searched (it had been silently replaced by
+  // the default grid's values): 3 clips x the one lr, batch fraction, tail.
+  const auto held =
+      Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg", "--tuning-splits",
+              "1", "--lr", "2", "--tail-average", "0.3", "--grid-batch-fraction", "0.1"});
+  ASSERT_EQ(held.code, 0) << held.err;
+  EXPECT_NE(held.out.find("3 grid points x 1 split holding"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("winner: --lr 2 --batch-fraction 0.1 --clip "), std::string::npos)
+      << held.out;
+  EXPECT_NE(held.out.find("--tail-average 0.3 "), std::string::npos) << held.out;
+  const auto both = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--lr", "2", "--grid-lr", "1,2"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--lr and --grid-lr: give one"), std::string::npos) << both.err;
   // Lists are for tuning; a clip list for a variant without a clip is refused.
   EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-lr", "1,2"}).code, 2);
   EXPECT_EQ(

@@ -68,6 +68,13 @@ struct FedSelGrid {
 // cost little more than a few (Adult at central 0.5: docs/shuffle-accounting.md).
 FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false, bool sampled = false);
 
+// `grid` with each hyper-parameter named in `fixed` (FedSelOptions' keys
+// learning_rate, batch_fraction, clip, tail_average, epochs; others are
+// ignored) held at `base`'s value: an option a user gives is kept, not
+// searched. Holding the batch fraction or the epochs drops the extra
+// schedules (which vary both).
+FedSelGrid HoldFixed(FedSelGrid grid, const FedSelConfig& base, std::span<const std::string> fixed);
+
 // Turns a grid point into the configuration that runs on `clients` clients,
 // e.g. the local eps that a central target allows at the point's batch
 // size; an error refuses the point (it is skipped, and said so in its
