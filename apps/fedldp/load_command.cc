@@ -103,6 +103,8 @@ void PrintLoad(const LoadTestSummary& r, std::ostream& out) {
       << " us per report" << (r.calls > 0 ? " (" + CallsText(r) + ")" : std::string())
       << (r.bytes_per_report > 0 ? "; " + BytesText(r.bytes_per_report) : std::string()) << "; "
       << r.finished_clients << " clients finished, " << r.failed_clients << " failed"
+      << (r.retried_calls > 0 ? ", " + std::to_string(r.retried_calls) + " calls made again"
+                              : std::string())
       << (r.first_error.empty() ? "" : " (" + r.first_error + ")") << "\n";
   out << std::setprecision(2) << "load: enrolled " << r.enrolled << " clients in "
       << r.enrol_seconds << " s (state " << std::setprecision(1) << r.state_mib
@@ -143,6 +145,7 @@ std::string LoadRecord(const LoadOptions& o, const LoadTestSummary& r) {
   j["reports_seen_accepted"] = r.reports_seen_accepted;
   j["reports_in_flight"] = r.reports_in_flight;
   j["calls"] = r.calls;  // polls and submits (0: not counted)
+  j["retried_calls"] = r.retried_calls;
   j["variant"] = o.config.variant;
   j["bytes_per_report"] = r.bytes_per_report;  // 0: not counted
   j["privacy"] = PrivacyJson(r.privacy);

@@ -214,6 +214,20 @@ grpc::Status Guard(std::atomic<bool>& failed, F f) {
   }
 }
 
+// A failed call's peer that may answer later: away (UNAVAILABLE), slow
+// (DEADLINE_EXCEEDED) or stopping (CANCELLED: a server shutting down cancels
+// the calls it holds; a client cancels only its own when it stops).
+inline bool PeerAway(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == grpc::StatusCode::CANCELLED;
+}
+// A failed call worth repeating: its peer away, or it asked the client to
+// slow down (RESOURCE_EXHAUSTED: past its pace or its round's bytes).
+// Anything else is an answer.
+inline bool RetryMayMend(grpc::StatusCode code) {
+  return PeerAway(code) || code == grpc::StatusCode::RESOURCE_EXHAUSTED;
+}
+
 // Calls an RPC until it succeeds, fails for a reason retrying cannot fix,
 // stop() says so, or the peer stays unreachable for give_up.
 class Retrier {
@@ -247,22 +261,16 @@ class Retrier {
         if (said) Say(std::string(what) + ": " + peer_ + " reachable again");
         return reply;
       }
-      // Retried: a peer away (UNAVAILABLE), slow (DEADLINE_EXCEEDED) or
-      // stopping (CANCELLED: a server shutting down cancels the calls it
-      // holds; this client cancels none). A client told to slow down
-      // (RESOURCE_EXHAUSTED: past its pace or its round's bytes) backs off
-      // too, rather than exit. Anything else is an answer.
+      // Retried: RetryMayMend (this client cancels none of its calls).
       const auto code = status.error_code();
       last_code_ = code;
-      const bool away = code == grpc::StatusCode::UNAVAILABLE ||
-                        code == grpc::StatusCode::DEADLINE_EXCEEDED ||
-                        code == grpc::StatusCode::CANCELLED;
+      const bool away = PeerAway(code);
       if (code == grpc::StatusCode::UNIMPLEMENTED) {
         return Error{std::string(what) + ": " + peer_ + " is a gRPC server without this call (" +
                      status.error_message() +
                      "): is it another fedldp service's port (the shuffler's, say)?"};
       }
-      if (!away && code != grpc::StatusCode::RESOURCE_EXHAUSTED && code != also_retry) {
+      if (!RetryMayMend(code) && code != also_retry) {
         return Error{std::string(what) + " refused: " + status.error_message()};
       }
       if (code == grpc::StatusCode::UNAVAILABLE && diagnose_ &&

@@ -30,6 +30,9 @@ namespace pb = ::fedldp::v1;
 constexpr std::uint32_t kWaitMs = 5000;
 constexpr auto kCallDeadline = std::chrono::seconds(8);
 constexpr auto kJoinGiveUp = std::chrono::seconds(30);
+// A failed call is made again after 50 ms, doubling up to 1 s (as Retrier).
+constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
 
 // How the clients' ends are counted and awaited.
 class Ends {
@@ -105,7 +108,7 @@ class Client {
     auto channel = MakeChannel(address, {});
     if (!channel.ok()) return Error{channel.error()};
     stub_ = pb::Coordinator::NewStub(*channel);
-    pb::JoinRequest join;
+    pb::JoinRequest& join = join_;
     join.set_token(spec_.token);
     join.set_users(spec_.rows.size());
     Retrier retrier(
@@ -131,16 +134,22 @@ class Client {
     if (!participant.ok()) return Error{participant.error()};
     participant_.emplace(std::move(participant).value());
     participant_->SetFirstUser(joined.first_user());
+    first_user_ = joined.first_user();
     return Status::Ok();
   }
 
-  // A fresh context for the next call, or none once stopping.
-  grpc::ClientContext* NextContext() {
+  // A fresh context for the next call (a Join's carries no session), or
+  // none once stopping.
+  grpc::ClientContext* NextContext(bool in_session = true) {
     std::lock_guard lock(mu_);
     if (stopping_) return nullptr;
     context_ = std::make_unique<grpc::ClientContext>();
     context_->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    SetClientCredentials(context_.get(), spec_.token, session_);
+    if (in_session) {
+      SetClientCredentials(context_.get(), spec_.token, session_);
+    } else {
+      SetClientCredentials(context_.get(), spec_.token);
+    }
     return context_.get();
   }
 
@@ -150,7 +159,8 @@ class Client {
     polled_.Clear();
     ++ends_.progress().calls;
     stub_->async()->Poll(context, &poll_, &polled_, [this](grpc::Status status) {
-      if (!status.ok()) return Failed("poll", status);
+      if (!status.ok()) return Failed("poll", status, &Client::Poll);
+      Answered();
       Handle();
     });
   }
@@ -186,13 +196,26 @@ class Client {
       r->set_user(user);
       r->set_report(std::move(bytes));
     }
+    if (dropping) {
+      grpc::ClientContext* context = NextContext();
+      if (context == nullptr) return End(Outcome::kStopped, "");
+      submitted_.Clear();
+      ++ends_.progress().calls;
+      return SubmitAndVanish(context);
+    }
+    Submit();
+  }
+
+  // Sends submit_; sent again as it is if the call fails for a while (the
+  // server answers a resend of what it counted "already counted").
+  void Submit() {
     grpc::ClientContext* context = NextContext();
     if (context == nullptr) return End(Outcome::kStopped, "");
     submitted_.Clear();
     ++ends_.progress().calls;
-    if (dropping) return SubmitAndVanish(context);
     stub_->async()->Submit(context, &submit_, &submitted_, [this](grpc::Status status) {
-      if (!status.ok()) return Failed("submit", status);
+      if (!status.ok()) return Failed("submit", status, &Client::Submit);
+      Answered();
       for (const auto& v : submitted_.verdicts()) {
         if (!v.accepted()) {
           return End(Outcome::kFailed, "the server refused a report: " + v.reason());
@@ -230,27 +253,79 @@ class Client {
   // The next poll, after `ms`.
   void Again(std::uint32_t ms) {
     if (ms == 0) return Poll();
+    After(std::chrono::milliseconds(ms), &Client::Poll);
+  }
+
+  // `step` after `wait`, unless the client stops first.
+  void After(std::chrono::milliseconds wait, void (Client::*step)()) {
     std::unique_lock lock(mu_);
     if (stopping_) {
       lock.unlock();
       return End(Outcome::kStopped, "");
     }
     alarm_ = std::make_unique<grpc::Alarm>();
-    alarm_->Set(std::chrono::system_clock::now() + std::chrono::milliseconds(ms),
-                [this](bool expired) {
-                  if (!expired) return End(Outcome::kStopped, "");
-                  Poll();
-                });
+    alarm_->Set(std::chrono::system_clock::now() + wait, [this, step](bool expired) {
+      if (!expired) return End(Outcome::kStopped, "");
+      (this->*step)();
+    });
   }
 
-  void Failed(const char* what, const grpc::Status& status) {
-    bool stopping = false;
-    {
-      std::lock_guard lock(mu_);
-      stopping = stopping_;
+  // A call came back answered: the next failure starts a new patience.
+  void Answered() {
+    failing_since_.reset();
+    backoff_ = kFirstBackoff;
+  }
+
+  // A call that failed is made again (`again`) after a backoff while the
+  // server may answer it later (RetryMayMend, as the deployed client's
+  // Retrier: away, slow, restarting, busy), for up to kJoinGiveUp; a
+  // session the server no longer knows (it restarted) is joined again and
+  // the call then repeated. Anything else, or a server away that long,
+  // ends the client failed.
+  void Failed(const char* what, const grpc::Status& status, void (Client::*again)()) {
+    if (Stopping({})) return End(Outcome::kStopped, "");
+    const auto now = std::chrono::steady_clock::now();
+    if (!failing_since_) failing_since_ = now;
+    const grpc::StatusCode code = status.error_code();
+    const bool joining = again == &Client::Rejoin;
+    if (code == grpc::StatusCode::FAILED_PRECONDITION && !joining) {
+      ++ends_.progress().retries;
+      repeat_ = again;
+      return Rejoin();
     }
-    if (stopping) return End(Outcome::kStopped, "");
-    End(Outcome::kFailed, std::string(what) + " refused: " + status.error_message());
+    const bool mend = RetryMayMend(code) || (joining && code == grpc::StatusCode::ALREADY_EXISTS);
+    if (!mend)
+      return End(Outcome::kFailed, std::string(what) + " refused: " + status.error_message());
+    if (now - *failing_since_ > kJoinGiveUp) {
+      return End(Outcome::kFailed, std::string(what) + ": the server unreachable for " +
+                                       std::to_string(kJoinGiveUp.count()) +
+                                       " s: " + status.error_message());
+    }
+    ++ends_.progress().retries;
+    const auto wait = backoff_;
+    backoff_ = std::min(2 * backoff_, kMaxBackoff);
+    After(wait, again);
+  }
+
+  // Joins again (the server restarted and forgot the session), then makes
+  // the call repeat_ with the new session: the same users, or the client
+  // fails.
+  void Rejoin() {
+    grpc::ClientContext* context = NextContext(/*in_session=*/false);
+    if (context == nullptr) return End(Outcome::kStopped, "");
+    ++ends_.progress().calls;
+    joined_.Clear();
+    stub_->async()->Join(context, &join_, &joined_, [this](grpc::Status status) {
+      if (!status.ok()) return Failed("join", status, &Client::Rejoin);
+      if (joined_.first_user() != first_user_ || joined_.session().empty()) {
+        return End(Outcome::kFailed, "the server gave this client other users on joining again");
+      }
+      session_ = joined_.session();
+      poll_.set_session(session_);
+      submit_.set_session(session_);
+      Answered();
+      (this->*repeat_)();
+    });
   }
 
   bool Stopping(const std::stop_token& stop) {
@@ -269,6 +344,9 @@ class Client {
   FedSelTaskSpec task_;
   std::unique_ptr<PrivacyLedger> ledger_;
   std::optional<FedSelParticipant> participant_;
+  pb::JoinRequest join_;
+  pb::JoinReply joined_;
+  std::uint64_t first_user_ = 0;
   pb::PollRequest poll_;
   pb::PollReply polled_;
   pb::SubmitRequest submit_;
@@ -276,7 +354,12 @@ class Client {
   std::uint64_t round_ = ~std::uint64_t{0};
   std::unordered_set<std::uint64_t> sent_;  // users of round_ already answered
   std::atomic<int> vanishing_{2};           // SubmitAndVanish's call and alarm
-  std::mutex mu_;                           // guards the three below
+  // Since when the calls have failed (none: the last was answered), how
+  // long the next retry waits, and the call a join again then repeats.
+  std::optional<std::chrono::steady_clock::time_point> failing_since_;
+  std::chrono::milliseconds backoff_ = kFirstBackoff;
+  void (Client::*repeat_)() = &Client::Poll;
+  std::mutex mu_;  // guards the three below
   bool stopping_ = false;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::Alarm> alarm_;

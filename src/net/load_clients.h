@@ -4,10 +4,13 @@
 // what the deployed client does, but its calls are asynchronous, and a
 // handful of gRPC's threads run all the clients' next steps as their calls
 // complete. It joins as the deployed client does (retrying a server it
-// cannot reach yet, for up to 30 s), then speaks the protocol's happy path
-// only: a call that fails, or a report the ledger or the server refuses,
-// ends that client (failed, with the reason), where the deployed client
-// (RunFedSelClient) would retry or join again.
+// cannot reach yet, for up to 30 s), and rides out what the deployed client
+// (RunFedSelClient) rides out: a call that fails while the server may
+// answer later (away, slow, restarting, busy) is made again after a backoff
+// for up to 30 s, a submit with the same reports (which the server counts
+// once), and a session the server forgot on restarting is joined again.
+// A report the ledger or the server refuses, or another failure, ends that
+// client (failed, with the reason).
 #ifndef FEDLDP_SRC_NET_LOAD_CLIENTS_H_
 #define FEDLDP_SRC_NET_LOAD_CLIENTS_H_
 
@@ -33,6 +36,8 @@ struct LoadClientsProgress {
   // the server answered for the reports, to set its CPU per report beside
   // an empty call's.
   std::atomic<std::uint64_t> calls{0};
+  // Calls made again after a failure (each also in `calls`).
+  std::atomic<std::uint64_t> retries{0};
   // Reports submitted and the bytes of their payloads (the callback driver's).
   std::atomic<std::uint64_t> submitted{0}, report_bytes{0};
   std::mutex mu;

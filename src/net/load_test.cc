@@ -418,6 +418,7 @@ LoadTestSummary Summarize(const LoadTestConfig& config, const ServeCounts& s, co
   summary.reports_seen_accepted = progress.accepted.load();
   summary.reports_in_flight = progress.in_flight.load();
   summary.calls = progress.calls.load();
+  summary.retried_calls = progress.retries.load();
   const std::uint64_t submitted = progress.submitted.load();
   if (submitted > 0) {
     summary.bytes_per_report =

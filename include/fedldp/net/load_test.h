@@ -93,6 +93,9 @@ struct LoadTestSummary {
   // threads driver): the server's CPU per call is beside an empty call's
   // (fedldp_transport_bench).
   std::uint64_t calls = 0;
+  // Of those, calls made again after one failed (the server away, slow or
+  // restarting; the callback driver's): a transient failure is ridden out.
+  std::uint64_t retried_calls = 0;
   // The bytes of the reports' payloads the clients submitted, per report
   // (the callback driver's; 0: not counted): what a report costs on the wire
   // before gRPC's framing.
