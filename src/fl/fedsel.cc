@@ -10,6 +10,7 @@
 #include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/data/partition.h"
+#include "fedldp/fl/server_optimizer.h"
 #include "fedldp/mechanism/value_mechanism.h"
 #include "fedldp/pipeline/fedsel.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -575,10 +576,12 @@ FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)
   const std::size_t batches = plan_.rounds_per_epoch;
   std::size_t total = batches * static_cast<std::size_t>(config_.epochs);
   if (config_.max_iterations > 0) total = std::min(total, config_.max_iterations);
-  // Iterations from `average_from` on are averaged into the model returned.
-  const auto averaged = static_cast<std::size_t>(std::floor(config_.tail_average * total));
-  const std::size_t average_from = total - averaged;
-  std::vector<double> average(d_, 0.0);
+  // The last tail_average of the iterations are averaged into the model
+  // returned (post-processing), as LDP-FL's `--average tail` averages rounds.
+  IterateAverage average(
+      {.kind = config_.tail_average > 0 ? IterateAveragingKind::kTail : IterateAveragingKind::kNone,
+       .tail = config_.tail_average > 0 ? config_.tail_average : 1.0},
+      static_cast<int>(total));
   const bool dense = reports_->dense();
   for (int epoch = 0; epoch < config_.epochs; ++epoch) {
     if (!plan_.sampled) {
@@ -596,17 +599,14 @@ FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)
       }
       if (!dense) run_.rejected += reports_->Aggregate(members_.size(), mean);
       Step(mean);
-      if (run_.iterations > average_from) {
-        for (std::size_t j = 0; j < d_; ++j) average[j] += run_.weights[j];
-      }
+      average.Add(static_cast<int>(run_.iterations), std::span<const double>(run_.weights));
       if (progress) progress(run_.iterations, total);
     }
   }
   for (std::uint32_t c : sent_) run_.most_reports = std::max<std::size_t>(run_.most_reports, c);
-  if (averaged > 0 && run_.iterations == total) {
-    for (std::size_t j = 0; j < d_; ++j) {
-      run_.weights[j] = average[j] / static_cast<double>(averaged);
-    }
+  if (run_.iterations == total) {
+    const std::vector<double> last = run_.weights;
+    average.Release(std::span<const double>(last), std::span<double>(run_.weights));
   }
   return std::move(run_);
 }

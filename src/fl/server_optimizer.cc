@@ -173,11 +173,20 @@ std::string DescribeServer(const ServerOptimizerConfig& optimizer,
   return out.str();
 }
 
+int TailRounds(double tail, int rounds) {
+  // tail * rounds rounded up, but a product a rounding above a whole number
+  // (0.7 * 10 = 7.000000000000001) counts as that number; at least one.
+  const double want = tail * rounds;
+  const double whole = std::round(want);
+  const double count =
+      std::abs(want - whole) <= 1e-9 * std::max(1.0, want) ? whole : std::ceil(want);
+  return std::clamp(static_cast<int>(count), 1, std::max(1, rounds));
+}
+
 IterateAverage::IterateAverage(const IterateAveragingConfig& config, int rounds)
     : config_(config), rounds_(rounds) {
   if (config.kind == IterateAveragingKind::kTail) {
-    const auto averaged = static_cast<int>(std::ceil(config.tail * rounds));
-    first_ = std::max(1, rounds - averaged + 1);
+    first_ = std::max(1, rounds - TailRounds(config.tail, rounds) + 1);
   }
 }
 

@@ -23,7 +23,10 @@ struct Golden {
 // before the pair types (release and ASan builds alike). The two shuffled
 // rows re-recorded when the variation-ratio bound became the default (issue
 // 45): central 1 over 300 reports now allows eps0 2.272 per report, not
-// 1.876 (with FMT's bound as the default the old hashes still held).
+// 1.876 (with FMT's bound as the default the old hashes still held). The
+// fastprojunit, gaussian-classic, twopoint and fastprojunit-seed rows
+// re-recorded when --tail-average a came to average ceil(a T) iterates (as
+// LDP-FL's tail), not floor(a T): their 5 rounds at 0.5 average 3, not 2.
 constexpr Golden kTable[] = {
 #include "cli_golden_table.inc"
 };

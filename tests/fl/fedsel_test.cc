@@ -299,14 +299,15 @@ TEST(TrainFedSel, ScaledAccumulationAppliesTheLearningRateOnce) {
   EXPECT_EQ(moved, 1u);
 }
 
-// tail_average = a returns the mean of the last floor(a T) iterates: the
-// same as averaging runs stopped after T - floor(a T) + 1, ..., T iterations.
+// tail_average = a returns the mean of the last ceil(a T) iterates (as
+// LDP-FL's --average tail: IterateAverage, TailRounds): the same as
+// averaging runs stopped after T - ceil(a T) + 1, ..., T iterations.
 TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
   const Dataset data = Synthetic(300);
   FedSelConfig config;
   config.variant = ParseFedSelVariant("privunitg").value();
   config.batch_fraction = 0.1;  // T = 10 iterations
-  config.tail_average = 0.35;   // the last 3
+  config.tail_average = 0.25;   // the last 3
   const auto averaged = TrainFedSel(config, data, {}, 4).value();
   ASSERT_EQ(averaged.iterations, 10u);
   std::vector<double> mean(averaged.weights.size(), 0.0);

@@ -135,6 +135,20 @@ TEST(IterateAverage, TailAveragesTheLastRoundsUniformly) {
   EXPECT_EQ(IterateAverage({IterateAveragingKind::kTail, 0.9, 1e-9}, 5).first_round(), 5);
 }
 
+// tail * rounds rounded up, at least one; a product one rounding above a
+// whole number is that number (0.7 * 10 is 7.000000000000001 in doubles,
+// which a plain ceil took for 8).
+TEST(IterateAverage, TailRoundsRoundUpAllButARoundingAbove) {
+  EXPECT_EQ(TailRounds(0.7, 10), 7);
+  EXPECT_EQ(TailRounds(0.3, 10), 3);
+  EXPECT_EQ(TailRounds(0.35, 10), 4);
+  EXPECT_EQ(TailRounds(0.5, 15), 8);
+  EXPECT_EQ(TailRounds(0.3, 101), 31);
+  EXPECT_EQ(TailRounds(1e-9, 5), 1);
+  EXPECT_EQ(TailRounds(1.0, 5), 5);
+  EXPECT_EQ(IterateAverage({IterateAveragingKind::kTail, 0.9, 0.7}, 10).first_round(), 4);
+}
+
 TEST(DescribeServer, NamesTheOptimiserItsSettingsAndWhatIsReleased) {
   EXPECT_EQ(DescribeServer({}, {}, 10),
             "server: fedavg (lr 1: the round's estimate is the new model); releases the last "

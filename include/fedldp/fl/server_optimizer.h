@@ -92,6 +92,11 @@ const std::vector<std::string>& IterateAveragingNames();
 std::string DescribeServer(const ServerOptimizerConfig& optimizer,
                            const IterateAveragingConfig& averaging, int rounds);
 
+// The rounds tail averaging averages at the end of a run of `rounds`: tail
+// times rounds rounded up (a product within 1e-9 of a whole number is that
+// number), at least 1.
+int TailRounds(double tail, int rounds);
+
 class IterateAverage {
  public:
   // Over a run of `rounds` rounds; `config` must be valid.
