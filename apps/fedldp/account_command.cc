@@ -228,16 +228,23 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
   j["local_basic"] = pair(p->local_basic);
   j["local_optimal"] = pair(p->local_optimal);
   if (p->shuffled) {
-    // Allocated: the epoch's figures (one shuffle of its reports) stand for a round's.
-    j["per_round"] = {{"reports", o.allocation ? p->epoch_reports : o.reports_per_round},
-                      {"epsilon_lower", p->round.epsilon_lower},
-                      {"epsilon_upper", p->round.epsilon_upper},
-                      {"delta", p->round.delta}};
+    const nlohmann::ordered_json shuffled = {
+        {"reports", o.allocation ? p->epoch_reports : o.reports_per_round},
+        {"epsilon_lower", p->round.epsilon_lower},
+        {"epsilon_upper", p->round.epsilon_upper},
+        {"delta", p->round.delta}};
+    // Allocated: each epoch is one shuffle of its reports, stated as such.
+    j["per_round"] = o.allocation ? nlohmann::ordered_json(nullptr) : shuffled;
     if (p->config.sampled()) {
       j["sampling_rate"] = o.sampling_rate;
       j["participation"] = o.poisson ? "poisson" : o.allocation ? "allocation" : "fixed";
-      j["per_round_sampled"] = pair(p->subsampled);
-      if (o.allocation) j["epochs"] = {{"epochs", p->epochs}, {"reports", p->epoch_reports}};
+      if (o.allocation) {
+        j["per_epoch"] = shuffled;
+        j["per_epoch"]["rounds"] = p->config.rounds_per_epoch();
+        j["epochs"] = p->epochs;
+      } else {
+        j["per_round_sampled"] = pair(p->subsampled);
+      }
     }
   } else {
     j["per_round"] = nullptr;

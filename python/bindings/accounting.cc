@@ -165,18 +165,26 @@ py::dict RunPrivacyDict(const RunPrivacy& p, const std::string& mechanism) {
   d["local_basic"] = Guarantee(p.local_basic);
   d["local_optimal"] = Guarantee(p.local_optimal);
   d["shuffled"] = p.shuffled;
+  // One shuffled round, or with random allocation one epoch (one shuffle
+  // of its reports): "round" is then None and "epoch" holds it.
+  const bool allocated = p.shuffled && p.config.allocation;
+  py::object round = py::none();
   if (p.shuffled) {
-    py::dict round;
-    round["epsilon"] = p.round.epsilon_upper;
-    round["epsilon_lower"] = p.round.epsilon_lower;
-    round["delta"] = p.round.delta;
-    round["closed_form"] = p.closed_form;
-    d["round"] = round;
-  } else {
-    d["round"] = py::none();
+    py::dict shuffled;
+    shuffled["epsilon"] = p.round.epsilon_upper;
+    shuffled["epsilon_lower"] = p.round.epsilon_lower;
+    shuffled["delta"] = p.round.delta;
+    shuffled["closed_form"] = p.closed_form;
+    if (allocated) {
+      shuffled["rounds"] = p.config.rounds_per_epoch();
+      shuffled["reports"] = p.epoch_reports;
+    }
+    round = shuffled;
   }
-  d["subsampled"] = p.config.sampled() ? Guarantee(p.subsampled) : py::none();
-  d["epochs"] = p.config.allocation ? py::object(py::int_(p.epochs)) : py::none();
+  d["round"] = allocated ? py::none() : round;
+  d["epoch"] = allocated ? round : py::none();
+  d["subsampled"] = p.config.sampled() && !allocated ? Guarantee(p.subsampled) : py::none();
+  d["epochs"] = allocated ? py::object(py::int_(p.epochs)) : py::none();
   d["total_points"] = Guarantee(p.total_points);
   d["total_advanced"] = Guarantee(p.total_advanced);
   d["total_pld"] = Guarantee(p.total_pld);

@@ -253,6 +253,10 @@ def test_allocated_rounds_are_stated_as_their_epochs():
     whole = fedldp.account_run(allocated, rounds=5, shuffle=True, reports_per_round=20_000,
                                delta=1e-6)
     assert p["total"] == whole["total"] and p["epochs"] == 5
+    # The shuffle stated is an epoch's (4 rounds of 5,000), not a round's.
+    assert p["round"] is None and p["subsampled"] is None
+    assert p["epoch"]["rounds"] == 4 and p["epoch"]["reports"] == 20_000
+    assert p["epoch"]["epsilon"] == whole["round"]["epsilon"]
     assert "random allocation" in p["rule"] and "--allocation" in p["arguments"]
     with pytest.raises(ValueError, match="whole number of rounds per epoch"):
         fedldp.account_run(3.0, rounds=20, shuffle=True, reports_per_round=5_000,

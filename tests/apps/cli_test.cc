@@ -905,6 +905,30 @@ TEST(Account, ShuffleStatesTheNumericalBoundAndTheClosedForm) {
             0);
 }
 
+// With random allocation the shuffle stated is an epoch's: `account run
+// --json` says so (per_epoch, with its rounds and reports) and gives no
+// per-round figure that is not one.
+TEST(Account, AnAllocatedRunStatesItsEpochsInJson) {
+  const auto r = Fedldp({"account", "run", "--local-epsilon", "3", "--rounds", "100", "--shuffle",
+                         "--reports-per-round", "6000", "--sampling-rate", "0.1", "--allocation",
+                         "--delta", "1e-5", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["per_round"].is_null()) << r.out;
+  EXPECT_FALSE(j.contains("per_round_sampled")) << r.out;
+  EXPECT_EQ(j["participation"], "allocation");
+  EXPECT_EQ(j["epochs"], 10);
+  EXPECT_EQ(j["per_epoch"]["rounds"], 10);
+  EXPECT_EQ(j["per_epoch"]["reports"], 60000);
+  const auto whole =
+      Fedldp({"account", "run", "--local-epsilon", "3", "--rounds", "10", "--shuffle",
+              "--reports-per-round", "60000", "--delta", "1e-5", "--json"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  const auto w = nlohmann::json::parse(whole.out);
+  EXPECT_EQ(j["per_epoch"]["epsilon_upper"], w["per_round"]["epsilon_upper"]);
+  EXPECT_EQ(j["total"], w["total"]);
+}
+
 // `account curves` (issue 45, item 5): the bounds side by side, as a table
 // and a figure's data, each point the one `account shuffle` states.
 TEST(Account, CurvesDrawTheBoundsSideBySide) {
