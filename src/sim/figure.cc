@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iomanip>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -91,11 +93,23 @@ std::string XTics(const Figure& f) {
   // Room on either side for the dodged points (below) and the ticks' labels.
   if (f.log_x && xs.front() > 0) {
     s << "set xrange [" << xs.front() / 1.6 << ":" << xs.back() * 1.6 << "]\n";
-  } else if (xs.size() > 1) {
-    const double pad = 0.08 * (xs.back() - xs.front());
+  } else {
+    const double pad =
+        xs.size() > 1 ? 0.08 * (xs.back() - xs.front()) : std::max(1.0, 0.5 * std::abs(xs.front()));
     s << "set xrange [" << xs.front() - pad << ":" << xs.back() + pad << "]\n";
   }
   return s.str();
+}
+
+// A reference's one value when all its points share it (a majority class,
+// a non-private model): drawn as a line across the whole plot, not only
+// between the x its points happen to have (one budget: no line at all).
+std::optional<double> ConstantY(const Series& s) {
+  if (!s.reference || s.points.empty()) return std::nullopt;
+  for (const Point& p : s.points) {
+    if (p.mean != s.points.front().mean) return std::nullopt;
+  }
+  return s.points.front().mean;
 }
 
 // The x column for the i-th of n measured series: shifted a little to the
@@ -136,7 +150,13 @@ std::string GnuplotScript(const Figure& f) {
   for (std::size_t i = 0; i < f.series.size(); ++i) {
     const auto& s = f.series[i];
     const std::size_t k = s.reference ? references++ : measured++;
-    gp << (i ? ", \\\n     " : "") << "'" << f.id << ".csv' using "
+    gp << (i ? ", \\\n     " : "");
+    if (const auto y = ConstantY(s)) {
+      gp << std::setprecision(10) << *y << std::setprecision(6) << " " << Style(k, true)
+         << " title '" << Field(s.name) << "'";
+      continue;
+    }
+    gp << "'" << f.id << ".csv' using "
        << (s.reference || !f.dodge ? "2" : DodgedX(f, k, all_measured)) << ":(stringcolumn(1) eq '"
        << Field(s.name) << "' ? $3 : 1/0)" << (s.reference ? "" : ":4") << " "
        << Style(k, s.reference) << " title '" << Field(s.name) << "'";
