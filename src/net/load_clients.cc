@@ -274,6 +274,7 @@ class Client {
   void Answered() {
     failing_since_.reset();
     backoff_ = kFirstBackoff;
+    rejoined_ = false;
   }
 
   // A call that failed is made again (`again`) after a backoff while the
@@ -288,7 +289,9 @@ class Client {
     if (!failing_since_) failing_since_ = now;
     const grpc::StatusCode code = status.error_code();
     const bool joining = again == &Client::Rejoin;
-    if (code == grpc::StatusCode::FAILED_PRECONDITION && !joining) {
+    // Once per failing call, as ClientSession: refused again after joining
+    // again, the session was not what the server missed.
+    if (code == grpc::StatusCode::FAILED_PRECONDITION && !joining && !rejoined_) {
       ++ends_.progress().retries;
       repeat_ = again;
       return Rejoin();
@@ -323,7 +326,8 @@ class Client {
       session_ = joined_.session();
       poll_.set_session(session_);
       submit_.set_session(session_);
-      Answered();
+      backoff_ = kFirstBackoff;
+      rejoined_ = true;
       (this->*repeat_)();
     });
   }
@@ -355,11 +359,13 @@ class Client {
   std::unordered_set<std::uint64_t> sent_;  // users of round_ already answered
   std::atomic<int> vanishing_{2};           // SubmitAndVanish's call and alarm
   // Since when the calls have failed (none: the last was answered), how
-  // long the next retry waits, and the call a join again then repeats.
+  // long the next retry waits, the call a join again then repeats, and
+  // whether it did.
   std::optional<std::chrono::steady_clock::time_point> failing_since_;
   std::chrono::milliseconds backoff_ = kFirstBackoff;
   void (Client::*repeat_)() = &Client::Poll;
-  std::mutex mu_;  // guards the three below
+  bool rejoined_ = false;  // joined again since the last call answered
+  std::mutex mu_;          // guards the three below
   bool stopping_ = false;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::Alarm> alarm_;
