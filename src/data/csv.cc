@@ -86,10 +86,12 @@ Result<bool> IsHeader(const std::vector<std::string>& fields, const std::string&
 // A label column that cannot be one: a single class (nothing to learn),
 // numbers that are not whole (a continuous quantity), or so many classes
 // that fewer than 10 rows fall to each (a feature taken for the label).
+// `fix`: where the labels come from, for the message.
+constexpr const char* kCsvLabelFix = " (is the label column right? --label-column names it)";
 Status CheckClasses(const std::string& path, const std::map<double, int>& by_number,
-                    const std::map<std::string, int>& by_text, std::size_t rows) {
+                    const std::map<std::string, int>& by_text, std::size_t rows,
+                    const std::string& fix = kCsvLabelFix) {
   const std::size_t classes = by_number.size() + by_text.size();
-  const std::string fix = " (is the label column right? --label-column names it)";
   if (classes < 2) {
     return Error{path + ": every row has the same label, one class: nothing to learn" + fix};
   }
@@ -232,7 +234,15 @@ Result<Dataset> LoadDataFile(const std::string& path, const std::string& label_c
                  ": a label column applies to CSV files (.csv) only; LIBSVM's label is "
                  "the first field"};
   }
-  return LoadLibsvm(path, dimension, labels);
+  auto data = LoadLibsvm(path, dimension, labels);
+  if (!data.ok() || labels != FileLabels::kRanked) return data;
+  // A whole dataset to learn from, held to CSV's rules: LoadLibsvm itself
+  // takes one label value (a test split may hold one class).
+  std::map<double, int> present;
+  for (const int label : data->labels) ++present[label];
+  FEDLDP_RETURN_IF_ERROR(CheckClasses(path, present, {}, data->size(),
+                                      " (LIBSVM's label is each line's first field)"));
+  return data;
 }
 
 }  // namespace fedldp

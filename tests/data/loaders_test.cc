@@ -615,6 +615,31 @@ TEST(DataFile, PicksCsvOrLibsvmByName) {
   EXPECT_NE(refused.error().find("applies to CSV files"), std::string::npos);
 }
 
+// A LIBSVM file given as the data to learn from is held to CSV's rules:
+// one label value is nothing to learn (it trained, and only the reference
+// check stopped it); a share for a client, or LoadLibsvm itself (a test
+// split), still takes one.
+TEST(DataFile, ALibsvmFileOfOneLabelIsNothingToLearn) {
+  TempDir dir;
+  const std::string path = dir.Write("one.svm", "1 1:0.5\n1 2:0.3\n1 1:0.1\n");
+  auto one = LoadDataFile(path);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.error().find("every row has the same label, one class: nothing to learn (LIBSVM's "
+                             "label is each line's first field)"),
+            std::string::npos)
+      << one.error();
+  EXPECT_TRUE(LoadLibsvm(path).ok());
+  EXPECT_TRUE(LoadDataFile(path, "", FileLabels::kShare).ok());
+  auto many = LoadDataFile(dir.Write("many.svm", [] {
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += std::to_string(i) + " 1:0.5\n";
+    return text;
+  }()));
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().find("200 distinct labels among 200 rows"), std::string::npos)
+      << many.error();
+}
+
 // Issue 44, item 5: a client's own file is a share of the task, which may
 // hold one class; its labels become the task's classes by name, as the
 // server's file wrote them, not by their rank in the share.
