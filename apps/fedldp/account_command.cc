@@ -196,6 +196,56 @@ void SetupAccountRun(CLI::App& app, AccountRunOptions& o) {
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
+namespace {
+
+// account run --json: the statement's lines as one object; an allocated
+// run's shuffle is its epochs' (per_epoch), not a round's.
+nlohmann::ordered_json AccountRunJson(const AccountRunOptions& o, const RunPrivacy& p,
+                                      const std::string& floating_point) {
+  const auto pair = [](const DpGuarantee& g) {
+    return nlohmann::ordered_json{{"epsilon", g.epsilon}, {"delta", g.delta}};
+  };
+  nlohmann::ordered_json j;
+  j["local"] = pair(p.local);
+  j["rounds"] = o.rounds;
+  j["local_basic"] = pair(p.local_basic);
+  j["local_optimal"] = pair(p.local_optimal);
+  if (p.shuffled) {
+    const nlohmann::ordered_json shuffled = {
+        {"reports", o.allocation ? p.epoch_reports : o.reports_per_round},
+        {"epsilon_lower", p.round.epsilon_lower},
+        {"epsilon_upper", p.round.epsilon_upper},
+        {"delta", p.round.delta}};
+    // Allocated: each epoch is one shuffle of its reports, stated as such.
+    j["per_round"] = o.allocation ? nlohmann::ordered_json(nullptr) : shuffled;
+    if (p.config.sampled()) {
+      j["sampling_rate"] = o.sampling_rate;
+      j["participation"] = o.poisson ? "poisson" : o.allocation ? "allocation" : "fixed";
+      if (o.allocation) {
+        j["per_epoch"] = shuffled;
+        j["per_epoch"]["rounds"] = p.config.rounds_per_epoch();
+        j["epochs"] = p.epochs;
+      } else {
+        j["per_round_sampled"] = pair(p.subsampled);
+      }
+    }
+  } else {
+    j["per_round"] = nullptr;
+  }
+  j["total"] = pair(p.total);
+  j["rule"] = p.rule;
+  const std::string warning = MeaninglessWarning(p.total);
+  j["warning"] =
+      warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(warning);
+  j["total_advanced"] = pair(p.total_advanced);
+  j["report_deviation"] = o.report_deviation;
+  j["allowance"] = p.allowance;
+  j["floating_point"] = floating_point;
+  return j;
+}
+
+}  // namespace
+
 int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) {
   const std::string floating_point = FloatingPointLine(o.mechanism);
   RunPrivacyConfig c;
@@ -219,46 +269,7 @@ int RunAccountRun(const AccountRunOptions& o, std::ostream& out, std::ostream&) 
     out << DescribeRunPrivacy(p.value(), floating_point);
     return 0;
   }
-  const auto pair = [](const DpGuarantee& g) {
-    return nlohmann::ordered_json{{"epsilon", g.epsilon}, {"delta", g.delta}};
-  };
-  nlohmann::ordered_json j;
-  j["local"] = pair(p->local);
-  j["rounds"] = o.rounds;
-  j["local_basic"] = pair(p->local_basic);
-  j["local_optimal"] = pair(p->local_optimal);
-  if (p->shuffled) {
-    const nlohmann::ordered_json shuffled = {
-        {"reports", o.allocation ? p->epoch_reports : o.reports_per_round},
-        {"epsilon_lower", p->round.epsilon_lower},
-        {"epsilon_upper", p->round.epsilon_upper},
-        {"delta", p->round.delta}};
-    // Allocated: each epoch is one shuffle of its reports, stated as such.
-    j["per_round"] = o.allocation ? nlohmann::ordered_json(nullptr) : shuffled;
-    if (p->config.sampled()) {
-      j["sampling_rate"] = o.sampling_rate;
-      j["participation"] = o.poisson ? "poisson" : o.allocation ? "allocation" : "fixed";
-      if (o.allocation) {
-        j["per_epoch"] = shuffled;
-        j["per_epoch"]["rounds"] = p->config.rounds_per_epoch();
-        j["epochs"] = p->epochs;
-      } else {
-        j["per_round_sampled"] = pair(p->subsampled);
-      }
-    }
-  } else {
-    j["per_round"] = nullptr;
-  }
-  j["total"] = pair(p->total);
-  j["rule"] = p->rule;
-  const std::string warning = MeaninglessWarning(p->total);
-  j["warning"] =
-      warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(warning);
-  j["total_advanced"] = pair(p->total_advanced);
-  j["report_deviation"] = o.report_deviation;
-  j["allowance"] = p->allowance;
-  j["floating_point"] = floating_point;
-  out << j.dump() << "\n";
+  out << AccountRunJson(o, *p, floating_point).dump() << "\n";
   return 0;
 }
 
