@@ -78,7 +78,7 @@ struct TrainOptions {
   double validation_fraction = 0.2;
   int tuning_splits = 3;
   // With tune: lists replacing DefaultGrid's (empty: its own).
-  std::vector<double> grid_lr, grid_batch_fraction, grid_clip;
+  std::vector<double> grid_lr, grid_batch_fraction, grid_clip, grid_server_lr, grid_server_beta1;
   std::vector<int> grid_epochs;
   int repeats = 10;
   int folds = 5;

@@ -87,6 +87,14 @@ void AddRunOptions(CLI::App& app, TrainOptions& o) {
          "--grid-clip", o.grid_clip,
          "With --tune / tune: the clip norms tried, vector variants (default: DefaultGrid's)")
       ->delimiter(',');
+  app.add_option("--grid-server-lr", o.grid_server_lr,
+                 "With --tune / tune: the server optimiser's learning rates tried (default: "
+                 "--server-lr only)")
+      ->delimiter(',');
+  app.add_option("--grid-server-beta1", o.grid_server_beta1,
+                 "With --tune / tune and --server-optimizer momentum, adam or yogi: the beta1 "
+                 "tried (default: --server-beta1 only)")
+      ->delimiter(',');
   app.add_option("--grid-epochs", o.grid_epochs,
                  "With --tune / tune: the epochs tried (default: --epochs only)")
       ->delimiter(',')
@@ -202,33 +210,35 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
   c.central_delta = o.central_delta;
 }
 
-// Tuning: its validation, and the grid --tune and `tune` search.
-void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tune,
-                    FedSelExperimentConfig& c) {
-  const bool vector = TraitsOf(variant).whole_vector;
-  c.tuning.validation_fraction = o.validation_fraction;
-  c.tuning.splits = o.tuning_splits;
-  c.tuning.seed = o.seed;
-  // The grid --tune and `tune` search: DefaultGrid, with the lists given
-  // replacing its own (a batch fraction or epochs list also drops the
-  // shuffled grid's extra schedule: the product asked for is what runs).
-  const bool lists = !(o.grid_lr.empty() && o.grid_batch_fraction.empty() && o.grid_clip.empty() &&
-                       o.grid_epochs.empty());
-  if (!tune && lists) {
-    throw UsageError("--grid-lr, --grid-batch-fraction, --grid-clip, --grid-epochs need --tune");
-  }
-  c.tune = tune;
-  if (!tune) return;
+// The grid --tune and `tune` search: DefaultGrid, with the lists given
+// replacing its own (a batch fraction or epochs list also drops the
+// shuffled grid's extra schedule: the product asked for is what runs).
+FedSelGrid ListedGrid(const TrainOptions& o, const FedSelVariant& variant,
+                      const FedSelExperimentConfig& c) {
   FedSelGrid grid = DefaultGrid(variant, c.training.shuffle, c.training.sample_clients);
   if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
   if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
   if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;
   if (!o.grid_clip.empty()) {
-    if (!vector) throw UsageError("--grid-clip applies to the vector variants only");
+    if (!TraitsOf(variant).whole_vector) {
+      throw UsageError("--grid-clip applies to the vector variants only");
+    }
     grid.clips = o.grid_clip;
   }
+  if (!o.grid_server_lr.empty()) grid.server_lrs = o.grid_server_lr;
+  if (!o.grid_server_beta1.empty()) {
+    if (c.training.server.kind == ServerOptimizerKind::kFedAvg) {
+      throw UsageError("--grid-server-beta1 applies to --server-optimizer momentum, adam and yogi");
+    }
+    grid.server_beta1s = o.grid_server_beta1;
+  }
   if (!o.grid_epochs.empty()) grid.epochs = o.grid_epochs;
-  // A hyper-parameter given as an option is held, not searched.
+  return grid;
+}
+
+// The hyper-parameters given as options: held, not searched; one given
+// beside its --grid- list is refused.
+std::vector<std::string> HeldKeys(const TrainOptions& o) {
   struct Held {
     const char* key;
     const char* flag;
@@ -238,6 +248,8 @@ void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tu
                        {"batch_fraction", "batch-fraction", !o.grid_batch_fraction.empty()},
                        {"clip", "clip", !o.grid_clip.empty()},
                        {"tail_average", "tail-average", false},
+                       {"server_lr", "server-lr", !o.grid_server_lr.empty()},
+                       {"server_beta1", "server-beta1", !o.grid_server_beta1.empty()},
                        {"epochs", "epochs", !o.grid_epochs.empty()}};
   std::vector<std::string> fixed;
   for (const Held& h : held) {
@@ -248,7 +260,26 @@ void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tu
     }
     fixed.emplace_back(h.key);
   }
-  c.grid = HoldFixed(grid, c.training, fixed);
+  return fixed;
+}
+
+// Tuning: its validation, and the grid --tune and `tune` search.
+void ToTuningConfig(const TrainOptions& o, const FedSelVariant& variant, bool tune,
+                    FedSelExperimentConfig& c) {
+  c.tuning.validation_fraction = o.validation_fraction;
+  c.tuning.splits = o.tuning_splits;
+  c.tuning.seed = o.seed;
+  const bool lists =
+      !(o.grid_lr.empty() && o.grid_batch_fraction.empty() && o.grid_clip.empty() &&
+        o.grid_server_lr.empty() && o.grid_server_beta1.empty() && o.grid_epochs.empty());
+  if (!tune && lists) {
+    throw UsageError(
+        "--grid-lr, --grid-batch-fraction, --grid-clip, --grid-server-lr, --grid-server-beta1, "
+        "--grid-epochs need --tune");
+  }
+  c.tune = tune;
+  if (!tune) return;
+  c.grid = HoldFixed(ListedGrid(o, variant, c), c.training, HeldKeys(o));
 }
 
 FedSelExperimentConfig ToConfig(const TrainOptions& o, bool tune) {
@@ -473,6 +504,18 @@ void PrintTuneStart(const TrainOptions& o, const FedSelExperimentConfig& config,
   out.flush();
 }
 
+// A point's server optimiser in the ranking: lr and beta1 (fedavg: "-").
+std::string ServerColumns(const ServerOptimizerConfig& server) {
+  std::ostringstream s;
+  s << std::setw(11) << server.learning_rate << std::setw(10);
+  if (server.kind == ServerOptimizerKind::kFedAvg) {
+    s << "-";
+  } else {
+    s << server.beta1;
+  }
+  return s.str();
+}
+
 // The ten best grid points by score, and how many were refused (and why).
 void PrintTuneRanking(const FedSelTuning& tuned, const FedSelVariant& variant,
                       std::vector<const TuningTrial*>& ranked, std::ostream& out) {
@@ -488,14 +531,17 @@ void PrintTuneRanking(const FedSelTuning& tuned, const FedSelVariant& variant,
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const TuningTrial* a, const TuningTrial* b) { return a->score > b->score; });
   const bool vector = TraitsOf(variant).whole_vector;
-  out << "  rank        lr     m / N      clip      tail    epochs   local eps   validation "
-         "accuracy (sd)   score = accuracy - sd\n";
+  // The server's columns where some point steps other than by the mean.
+  const bool server = std::any_of(tuned.trials.begin(), tuned.trials.end(),
+                                  [](const auto& t) { return !t.config.server.is_identity(); });
+  out << "  rank        lr     m / N      clip      tail" << (server ? "  server lr     beta1" : "")
+      << "    epochs   local eps   validation accuracy (sd)   score = accuracy - sd\n";
   for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
     const FedSelConfig& c = ranked[i]->config;
     out << std::right << std::setw(6) << i + 1 << std::setw(10) << c.learning_rate << std::setw(10)
         << c.batch_fraction << std::setw(10) << (vector ? std::to_string(c.clip).substr(0, 4) : "-")
-        << std::setw(10) << c.tail_average << std::setw(10) << c.epochs << std::setw(12)
-        << std::setprecision(4);
+        << std::setw(10) << c.tail_average << (server ? ServerColumns(c.server) : "")
+        << std::setw(10) << c.epochs << std::setw(12) << std::setprecision(4);
     if (variant.is_private()) {
       out << c.epsilon / c.epochs;
     } else {
@@ -542,9 +588,16 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   const FedSelConfig& best = tuned.best;
   out << "winner: --lr " << best.learning_rate << " --batch-fraction " << best.batch_fraction;
   if (TraitsOf(variant).whole_vector) out << " --clip " << best.clip;
-  out << " --tail-average " << best.tail_average << " --epochs " << best.epochs << "   (validation "
-      << std::fixed << std::setprecision(2) << Percent(tuned.accuracy) << " %, score "
-      << Percent(tuned.score) << " %)\n"
+  out << " --tail-average " << best.tail_average;
+  if (!best.server.is_identity()) {
+    out << " --server-optimizer " << ServerOptimizerName(best.server.kind) << " --server-lr "
+        << best.server.learning_rate;
+    if (best.server.kind != ServerOptimizerKind::kFedAvg) {
+      out << " --server-beta1 " << best.server.beta1;
+    }
+  }
+  out << " --epochs " << best.epochs << "   (validation " << std::fixed << std::setprecision(2)
+      << Percent(tuned.accuracy) << " %, score " << Percent(tuned.score) << " %)\n"
       << std::defaultfloat << std::setprecision(6);
   if (!o.out.empty()) AppendOut(o.out, run->RecordLines());
   (void)err;

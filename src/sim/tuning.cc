@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -11,39 +12,66 @@
 
 namespace fedldp {
 
+namespace {
+
+// One hyper-parameter of a grid: a setter per value tried.
+using GridAxis = std::vector<std::function<void(FedSelConfig&)>>;
+
+// `values` (empty: `base`'s value alone) each written by `set`.
+template <typename T, typename Set>
+GridAxis Axis(const std::vector<T>& values, T base, Set set) {
+  GridAxis axis;
+  for (T v : values.empty() ? std::vector<T>{base} : values) {
+    axis.push_back([=](FedSelConfig& c) { set(c, v); });
+  }
+  return axis;
+}
+
+// Every combination of `axes` applied to `start`, the last axis varying
+// fastest, appended to `out`.
+void Product(const FedSelConfig& start, std::span<const GridAxis> axes,
+             std::vector<FedSelConfig>& out) {
+  if (axes.empty()) {
+    out.push_back(start);
+    return;
+  }
+  for (const auto& set : axes.front()) {
+    FedSelConfig c = start;
+    set(c);
+    Product(c, axes.subspan(1), out);
+  }
+}
+
+}  // namespace
+
 std::vector<FedSelConfig> FedSelGrid::Points(const FedSelConfig& base) const {
-  const auto or_base = [](const auto& values, auto value) {
-    return values.empty() ? std::vector<decltype(value)>{value} : values;
-  };
+  using C = FedSelConfig;
+  // The axes after the batch fraction, in grid order; the extra schedules
+  // take all of them but the epochs.
+  const std::vector<GridAxis> inner = {
+      Axis(clips, base.clip, [](C& c, double v) { c.clip = v; }),
+      Axis(tail_averages, base.tail_average, [](C& c, double v) { c.tail_average = v; }),
+      Axis(server_lrs, base.server.learning_rate,
+           [](C& c, double v) { c.server.learning_rate = v; }),
+      Axis(server_beta1s, base.server.beta1, [](C& c, double v) { c.server.beta1 = v; }),
+      Axis(epochs, base.epochs, [](C& c, int v) { c.epochs = v; })};
+  const std::span<const GridAxis> unscheduled(inner.data(), inner.size() - 1);
   std::vector<FedSelConfig> points;
-  for (double lr : or_base(learning_rates, base.learning_rate)) {
-    for (double b : or_base(batch_fractions, base.batch_fraction)) {
-      for (double c : or_base(clips, base.clip)) {
-        for (double tail : or_base(tail_averages, base.tail_average)) {
-          for (int e : or_base(epochs, base.epochs)) {
-            FedSelConfig p = base;
-            p.learning_rate = lr;
-            p.batch_fraction = b;
-            p.clip = c;
-            p.tail_average = tail;
-            p.epochs = e;
-            points.push_back(p);
-          }
-        }
-      }
+  for (const auto& set_lr :
+       Axis(learning_rates, base.learning_rate, [](C&c, double v) { c.learning_rate = v; })) {
+    C at_lr = base;
+    set_lr(at_lr);
+    for (const auto& set_b :
+         Axis(batch_fractions, base.batch_fraction, [](C&c, double v) { c.batch_fraction = v; })) {
+      C p = at_lr;
+      set_b(p);
+      Product(p, inner, points);
     }
     for (const FedSelSchedule& schedule : extra_schedules) {
-      for (double c : or_base(clips, base.clip)) {
-        for (double tail : or_base(tail_averages, base.tail_average)) {
-          FedSelConfig p = base;
-          p.learning_rate = lr;
-          p.batch_fraction = schedule.batch_fraction;
-          p.clip = c;
-          p.tail_average = tail;
-          p.epochs = schedule.epochs;
-          points.push_back(p);
-        }
-      }
+      C p = at_lr;
+      p.batch_fraction = schedule.batch_fraction;
+      p.epochs = schedule.epochs;
+      Product(p, unscheduled, points);
     }
   }
   return points;
@@ -69,6 +97,8 @@ FedSelGrid HoldFixed(FedSelGrid grid, const FedSelConfig& base,
     if (key == "tail_average") grid.tail_averages = {base.tail_average};
     if (key == "batch_fraction") grid.batch_fractions = {base.batch_fraction};
     if (key == "epochs") grid.epochs = {base.epochs};
+    if (key == "server_lr") grid.server_lrs = {base.server.learning_rate};
+    if (key == "server_beta1") grid.server_beta1s = {base.server.beta1};
     if (key == "batch_fraction" || key == "epochs") grid.extra_schedules.clear();
   }
   return grid;

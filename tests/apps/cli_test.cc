@@ -1370,8 +1370,33 @@ TEST(Tune, GridListsReplaceTheDefaultGrid) {
   const auto both = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--lr", "2", "--grid-lr", "1,2"});
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("--lr and --grid-lr: give one"), std::string::npos) << both.err;
+  // The server optimiser's settings are searched too, and the ranking and the
+  // winner say which ran.
+  const auto server = Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "privunitg",
+                              "--tuning-splits", "1", "--grid-lr", "1", "--grid-batch-fraction",
+                              "0.1", "--grid-clip", "1", "--server-optimizer", "momentum",
+                              "--grid-server-lr", "0.5,1", "--grid-server-beta1", "0.5,0.9"});
+  ASSERT_EQ(server.code, 0) << server.err;
+  EXPECT_NE(server.out.find("4 grid points x 1 split holding"), std::string::npos) << server.out;
+  EXPECT_NE(server.out.find("tail  server lr     beta1    epochs"), std::string::npos)
+      << server.out;
+  EXPECT_NE(server.out.find("--server-optimizer momentum --server-lr "), std::string::npos)
+      << server.out;
+  EXPECT_EQ(held.out.find("server lr"), std::string::npos) << held.out;
+  const auto fedavg_beta =
+      Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--grid-server-beta1", "0.5"});
+  EXPECT_EQ(fedavg_beta.code, 2);
+  EXPECT_NE(fedavg_beta.err.find("--grid-server-beta1 applies to --server-optimizer momentum"),
+            std::string::npos)
+      << fedavg_beta.err;
+  const auto both_server =
+      Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--server-lr", "2", "--grid-server-lr", "1,2"});
+  EXPECT_EQ(both_server.code, 2);
+  EXPECT_NE(both_server.err.find("--server-lr and --grid-server-lr: give one"), std::string::npos)
+      << both_server.err;
   // Lists are for tuning; a clip list for a variant without a clip is refused.
   EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-lr", "1,2"}).code, 2);
+  EXPECT_EQ(Fedldp({"train", "--dataset", "syn-L-0.1-0.6", "--grid-server-lr", "1,2"}).code, 2);
   EXPECT_EQ(
       Fedldp({"tune", "--dataset", "syn-L-0.1-0.6", "--variant", "ps-pm", "--grid-clip", "1"}).code,
       2);

@@ -87,6 +87,43 @@ TEST(FedSelGrid, ExtraSchedulesFollowEachLearningRatesProduct) {
   EXPECT_TRUE(DefaultGrid(v, false, true).extra_schedules.empty());
 }
 
+// The server optimiser's lr and beta1 are axes too: after the tail average,
+// before the epochs, and in each extra schedule's product; held like the rest.
+TEST(FedSelGrid, ServerOptimiserSettingsAreAxesOfTheProduct) {
+  FedSelConfig base;
+  base.server.kind = ServerOptimizerKind::kMomentum;
+  FedSelGrid grid;
+  grid.learning_rates = {1};
+  grid.server_lrs = {0.5, 1};
+  grid.server_beta1s = {0.8, 0.9};
+  grid.epochs = {1, 2};
+  grid.extra_schedules = {{0.2, 4}};
+  const auto points = grid.Points(base);
+  ASSERT_EQ(points.size(), 2u * 2u * 2u + 2u * 2u);
+  EXPECT_EQ(points[0].server.learning_rate, 0.5);
+  EXPECT_EQ(points[0].server.beta1, 0.8);
+  EXPECT_EQ(points[1].epochs, 2);  // epochs fastest
+  EXPECT_EQ(points[1].server.beta1, 0.8);
+  EXPECT_EQ(points[2].server.beta1, 0.9);
+  EXPECT_EQ(points[4].server.learning_rate, 1);
+  for (std::size_t i = 8; i < 12; ++i) {
+    EXPECT_EQ(points[i].epochs, 4) << i;
+    EXPECT_EQ(points[i].server.learning_rate, i < 10 ? 0.5 : 1) << i;
+    EXPECT_EQ(points[i].server.beta1, i % 2 == 0 ? 0.8 : 0.9) << i;
+  }
+  for (const auto& p : points) EXPECT_EQ(p.server.kind, ServerOptimizerKind::kMomentum);
+  // Held at the base's values when given as options.
+  base.server.learning_rate = 0.3;
+  base.server.beta1 = 0.7;
+  const std::vector<std::string> fixed = {"server_lr", "server_beta1"};
+  const auto held = HoldFixed(grid, base, fixed).Points(base);
+  ASSERT_EQ(held.size(), 2u + 1u);
+  for (const auto& p : held) {
+    EXPECT_EQ(p.server.learning_rate, 0.3);
+    EXPECT_EQ(p.server.beta1, 0.7);
+  }
+}
+
 // PrivUnitG at eps 0.5 over lr {1, 8} x clip {0.1, 4}.
 FedSelConfig PrivUnitGBase() {
   FedSelConfig base;

@@ -40,15 +40,18 @@ struct FedSelSchedule {
 
 // The values tried for each hyper-parameter; an empty list keeps the base
 // configuration's value. Points are the Cartesian product, in the order
-// learning rate, batch fraction, clip, tail average, epochs (the last
-// varying fastest); after each learning rate's product come its points with
-// each extra schedule (then clip, then tail average): a few long runs
-// without the cost of every batch fraction at every epoch count.
+// learning rate, batch fraction, clip, tail average, server lr, server
+// beta1, epochs (the last varying fastest); after each learning rate's
+// product come its points with each extra schedule (then clip, tail
+// average, server lr, server beta1): a few long runs without the cost of
+// every batch fraction at every epoch count.
 struct FedSelGrid {
   std::vector<double> learning_rates;
   std::vector<double> batch_fractions;
   std::vector<double> clips;  // vector variants' l2 clip norm
   std::vector<double> tail_averages;
+  std::vector<double> server_lrs;     // the server optimiser's learning rate
+  std::vector<double> server_beta1s;  // its beta1 (momentum, adam, yogi)
   std::vector<int> epochs;
   std::vector<FedSelSchedule> extra_schedules;
 
@@ -69,10 +72,10 @@ struct FedSelGrid {
 FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false, bool sampled = false);
 
 // `grid` with each hyper-parameter named in `fixed` (FedSelOptions' keys
-// learning_rate, batch_fraction, clip, tail_average, epochs; others are
-// ignored) held at `base`'s value: an option a user gives is kept, not
-// searched. Holding the batch fraction or the epochs drops the extra
-// schedules (which vary both).
+// learning_rate, batch_fraction, clip, tail_average, server_lr,
+// server_beta1, epochs; others are ignored) held at `base`'s value: an option a user gives is kept,
+// not searched. Holding the batch fraction or the epochs drops the extra schedules (which vary
+// both).
 FedSelGrid HoldFixed(FedSelGrid grid, const FedSelConfig& base, std::span<const std::string> fixed);
 
 // Turns a grid point into the configuration that runs on `clients` clients,
