@@ -215,7 +215,7 @@ void ToTrainingConfig(const TrainOptions& o, const FedSelVariant& variant,
 // shuffled grid's extra schedule: the product asked for is what runs).
 FedSelGrid ListedGrid(const TrainOptions& o, const FedSelVariant& variant,
                       const FedSelExperimentConfig& c) {
-  FedSelGrid grid = DefaultGrid(variant, c.training.shuffle, c.training.sample_clients);
+  FedSelGrid grid = DefaultGrid(c.training);
   if (!o.grid_batch_fraction.empty() || !o.grid_epochs.empty()) grid.extra_schedules.clear();
   if (!o.grid_lr.empty()) grid.learning_rates = o.grid_lr;
   if (!o.grid_batch_fraction.empty()) grid.batch_fractions = o.grid_batch_fraction;

@@ -125,11 +125,10 @@ std::string FedSelExperiment::RecordJson() const {
 
 namespace {
 
-// What both runners share: the data loaded, the variant, the folds and the
-// per-fold preparation, everything checked before any training.
+// What both runners share: the data loaded, the folds and the per-fold
+// preparation, everything checked before any training.
 struct Setup {
   FedSelExperiment e;
-  FedSelVariant variant;
   CrossValidationOptions cv;
   PreparePoint prepare;
 };
@@ -137,7 +136,6 @@ struct Setup {
 Result<Setup> MakeSetup(const FedSelExperimentConfig& config) {
   if (Status s = config.Validate(); !s.ok()) return Error{s.error()};
   Setup setup;
-  setup.variant = config.training.variant;
   FedSelExperiment& e = setup.e;
   e.config = config;
   e.effective = config.training;
@@ -201,8 +199,8 @@ Result<CrossValidationResult> RunReference(
   if (config.reference_batch_fraction) np.batch_fraction = *config.reference_batch_fraction;
   np.learning_rate = config.reference_lr;
   if (!config.tune) return CrossValidateFedSel(np, data, cv, pool, progress, stop, cluster);
-  auto tuned = CrossValidateTuned(np, DefaultGrid(np_variant, false), data, cv, config.tuning, pool,
-                                  {}, progress, stop, cluster);
+  auto tuned = CrossValidateTuned(np, DefaultGrid(np), data, cv, config.tuning, pool, {}, progress,
+                                  stop, cluster);
   if (!tuned.ok()) return Error{tuned.error()};
   return std::move(tuned->result);
 }
@@ -218,7 +216,6 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
   FedSelExperiment& e = setup.e;
   const Dataset& data = *e.data;
   const CrossValidationOptions& cv = setup.cv;
-  const FedSelVariant& variant = setup.variant;
   const PreparePoint& prepare = setup.prepare;
   ThreadPool pool(config.threads);
   e.threads = pool.size();
@@ -231,10 +228,7 @@ Result<FedSelExperiment> RunFedSelExperiment(const FedSelExperimentConfig& confi
     };
   };
   if (config.tune || config.central_epsilon) {
-    const FedSelGrid grid = config.tune
-                                ? config.grid.value_or(DefaultGrid(variant, config.training.shuffle,
-                                                                   config.training.sample_clients))
-                                : FedSelGrid{};
+    const FedSelGrid grid = config.tune ? config.SearchedGrid() : FedSelGrid{};
     auto tuned = CrossValidateTuned(config.training, grid, data, cv, config.tuning, pool, prepare,
                                     progress("private"), stop, cluster);
     if (!tuned.ok()) return Error{tuned.error()};
@@ -273,8 +267,7 @@ Result<FedSelTuningRun> RunFedSelTuning(const FedSelExperimentConfig& config,
   // Tuning reads the training rows only: all, or a standard split's.
   std::vector<std::size_t> rows(t.test_from > 0 ? t.test_from : t.data->size());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
-  const FedSelGrid grid = config.grid.value_or(
-      DefaultGrid(setup.variant, config.training.shuffle, config.training.sample_clients));
+  const FedSelGrid grid = config.SearchedGrid();
   t.points = grid.Points(config.training).size();
   ThreadPool pool(config.threads);
   t.threads = pool.size();

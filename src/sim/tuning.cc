@@ -89,6 +89,10 @@ FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled, bool sampled
   return g;
 }
 
+FedSelGrid DefaultGrid(const FedSelConfig& training) {
+  return DefaultGrid(training.variant, training.shuffle, training.sample_clients);
+}
+
 FedSelGrid HoldFixed(FedSelGrid grid, const FedSelConfig& base,
                      std::span<const std::string> fixed) {
   for (const std::string& key : fixed) {

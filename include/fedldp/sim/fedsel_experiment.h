@@ -52,6 +52,8 @@ struct FedSelExperimentConfig {
   bool tune = false;
   std::optional<FedSelGrid> grid;
   TuningOptions tuning;
+  // The grid tuning searches: `grid`, or DefaultGrid(training).
+  FedSelGrid SearchedGrid() const { return grid.value_or(DefaultGrid(training)); }
 
   CrossValidationOptions cv;  // 10 x 5 folds, seed 1 (test_from: set from the data)
   // The non-private reference on the same folds: np at reference_lr, with

@@ -70,6 +70,9 @@ struct FedSelGrid {
 // amplified by the sampling and composed as a curve, hundreds of server steps
 // cost little more than a few (Adult at central 0.5: docs/shuffle-accounting.md).
 FedSelGrid DefaultGrid(const FedSelVariant& variant, bool shuffled = false, bool sampled = false);
+// The default grid of a training configuration: its variant, shuffled and
+// sampled as it is.
+FedSelGrid DefaultGrid(const FedSelConfig& training);
 
 // `grid` with each hyper-parameter named in `fixed` (FedSelOptions' keys
 // learning_rate, batch_fraction, clip, tail_average, server_lr,
