@@ -46,6 +46,46 @@ void Trim(Pld& p, double budget) {
 
 }  // namespace
 
+namespace {
+
+// The symmetric pair on the grid whose delta at each grid point j h is
+// delta[j] and, between them, the chord in e^eps (Doroshenko et al.'s
+// "connect the dots", PETS 2022): the masses at losses j h > 0 are the
+// slopes' rises in e^eps (a dip, where rounding made the curve non-convex,
+// counted as infinite loss), the loss -j h has e^(-j h) times that mass,
+// the rest is at 0; delta.back() is the infinite mass. A symmetric pair's
+// delta is convex in e^eps, so the chords lie above it: this pair dominates
+// every symmetric pair whose delta at the grid points is at most delta[j].
+Pld ConnectedPld(std::span<const double> delta, double grid) {
+  const std::size_t n = delta.size() - 1;
+  std::vector<double> alpha(n + 1);
+  for (std::size_t j = 0; j <= n; ++j) alpha[j] = std::exp(static_cast<double>(j) * grid);
+  Pld out;
+  out.grid = grid;
+  out.first = -static_cast<std::int64_t>(n);
+  out.mass.assign(2 * n + 1, 0.0);
+  out.infinite = delta[n];
+  // Slopes of delta in alpha between grid points; 0 past the last.
+  const auto slope = [&](std::size_t j) {
+    return j >= n ? 0.0 : (delta[j + 1] - delta[j]) / (alpha[j + 1] - alpha[j]);
+  };
+  double spent = out.infinite;
+  for (std::size_t j = 1; j <= n; ++j) {
+    // Q's mass at loss j h is the slope's rise there, P's alpha_j times it.
+    const double rise = slope(j) - slope(j - 1);
+    const double p = alpha[j] * std::max(0.0, rise);
+    out.infinite += alpha[j] * std::max(0.0, -rise);  // rounding's dips, counted in
+    out.mass[n + j] = p;
+    out.mass[n - j] = p / alpha[j];  // the mirror: P(-l) = e^-l P(l)
+    spent += p + p / alpha[j];
+  }
+  out.mass[n] = std::max(0.0, 1 - spent);
+  Trim(out, 0);  // zero ends only
+  return out;
+}
+
+}  // namespace
+
 Pld ConvolvePld(const Pld& x, const Pld& y, double trim) {
   const auto nonzero = [](const Pld& p) {
     return std::count_if(p.mass.begin(), p.mass.end(), [](double m) { return m != 0; });
@@ -127,11 +167,18 @@ Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
 
 namespace {
 
+// Per grid cell ((j - 1) h, j h], the P-mass of the losses in it and their
+// Q-mass (P-mass times e^-loss): delta at every grid point, exactly.
+struct CellSums {
+  Accumulator p, q;
+  CellSums(std::int64_t lo, std::int64_t hi) : p(lo, hi), q(lo, hi) {}
+};
+
 // Adds, with `weight`, the losses of the pair given M = m clones shown,
 // user 1's side shown with probability a (clone_pair.h). P's mass outside
 // the window of A | C is counted as infinite loss.
 void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, double grid,
-                   shuffle_internal::Window& halves, Accumulator& acc, double& infinite) {
+                   shuffle_internal::Window& halves, CellSums& cells, double& infinite) {
   shuffle_internal::BinomialWindow(m - 1, 0.5, tolerance, halves);
   infinite += weight * halves.outside;
   // Each mass raised by the window's rounding: at least the exact one (a
@@ -148,11 +195,69 @@ void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, d
       infinite += weight * pk;
       continue;
     }
-    acc.Add(Up(std::log(pk / qk), grid), weight * pk);
+    const std::int64_t cell = Up(std::log(pk / qk), grid);
+    cells.p.Add(cell, weight * pk);
+    cells.q.Add(cell, weight * qk);
   }
 }
 
+// The symmetric pair on the grid through the round's delta at every grid
+// point, chords in between (shuffle_pld.h): a cell's atoms, losses l in
+// ((c - 1) h, c h], give their Q-mass to the grid points c - 1 and c, a_c =
+// (e^(c h) Q_c - P_c) / (e^(c h) - e^((c - 1) h)) and Q_c - a_c, which keeps
+// delta at every grid point and each atom's P-mass. Each share is a sum of
+// non-negative terms (no differences of deltas, whose rounding e^eps would
+// magnify); a_c is taken low by a bound on its rounding, which moves mass
+// up: pessimistic.
+Pld ConnectCells(const CellSums& cells, double infinite, double grid) {
+  const auto last = static_cast<std::size_t>(cells.p.hi);
+  std::vector<double> q_at(last + 1, 0.0);  // Q's mass at the grid points 0 .. last
+  for (std::size_t c = 1; c <= last; ++c) {
+    const double pc = cells.p.mass[last + c], qc = cells.q.mass[last + c];
+    if (pc == 0 && qc == 0) continue;
+    const double upper = std::exp(static_cast<double>(c) * grid);
+    const double width = upper - std::exp(static_cast<double>(c - 1) * grid);
+    const double slack = 8 * DBL_EPSILON * (upper * qc + pc) / width;
+    const double low = std::clamp((upper * qc - pc) / width - slack, 0.0, qc);
+    q_at[c - 1] += low;
+    q_at[c] += qc - low;
+  }
+  Pld out;
+  out.grid = grid;
+  out.first = -static_cast<std::int64_t>(last);
+  out.mass.assign(2 * last + 1, 0.0);
+  out.infinite = infinite;
+  double spent = infinite;
+  for (std::size_t j = 1; j <= last; ++j) {
+    const double p = std::exp(static_cast<double>(j) * grid) * q_at[j];
+    out.mass[last + j] = p;
+    out.mass[last - j] = q_at[j];  // the mirror: P(-l) = e^-l P(l)
+    spent += p + q_at[j];
+  }
+  out.mass[last] = std::max(0.0, 1 - spent);
+  Trim(out, 0);  // zero ends only
+  return out;
+}
+
 }  // namespace
+
+Pld SymmetricPldFromAtoms(std::span<const std::pair<double, double>> atoms, double grid) {
+  double top = 0, infinite = 0;
+  for (const auto& [loss, m] : atoms) {
+    if (std::isfinite(loss)) top = std::max(top, loss);
+  }
+  const std::int64_t reach = Up(top, grid) + 1;
+  CellSums cells(-reach, reach);
+  for (const auto& [loss, m] : atoms) {
+    if (std::isinf(loss)) {
+      if (loss > 0) infinite += m;
+    } else if (loss > 0) {
+      cells.p.Add(Up(loss, grid), m);
+      cells.q.Add(Up(loss, grid), m * std::exp(-loss));
+    }
+  }
+  return ConnectCells(cells, infinite, grid);
+}
 
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
                              ShuffleReduction reduction) {
@@ -166,20 +271,15 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   // Every loss is within [-eps0, eps0] (P / Q is between (1 - a) / a and
   // its inverse, a = favour).
   const std::int64_t reach = Up(eps0, grid) + 1;
-  Accumulator acc(-reach, reach);
-  Pld p;
-  p.grid = grid;
-  p.infinite = blocks.outside;
+  CellSums cells(-reach, reach);
+  double infinite = blocks.outside;
   Window halves;
   for (const CloneBlock& b : blocks.blocks) {
     // A block's fewest clones dominate each of its m.
-    AddPairLosses(b.lo, pair->favour, b.mass * (1 + blocks.rounding), tolerance, grid, halves, acc,
-                  p.infinite);
+    AddPairLosses(b.lo, pair->favour, b.mass * (1 + blocks.rounding), tolerance, grid, halves,
+                  cells, infinite);
   }
-  p.first = acc.lo;
-  p.mass = std::move(acc.mass);
-  Trim(p, 0);  // zero ends only
-  return p;
+  return ConnectCells(cells, infinite, grid);
 }
 
 namespace {
@@ -231,34 +331,12 @@ Pld SampledRoundPld(const Pld& round, double q) {
   const std::int64_t last =
       std::max(Up(std::log1p(q * std::expm1(top)), h), Up(-std::log1p(-q), h)) + 1;
   const auto n = static_cast<std::size_t>(last);
-  std::vector<double> alpha(n + 1), delta(n + 1);
-  for (std::size_t j = 0; j <= n; ++j) {
-    alpha[j] = std::exp(static_cast<double>(j) * h);
+  std::vector<double> delta(n + 1);
+  for (std::size_t j = 0; j < n; ++j) {
     delta[j] = SampledDelta(deltas, q, static_cast<double>(j) * h);
   }
-  Pld out;
-  out.grid = h;
-  out.first = -last;
-  out.mass.assign(2 * n + 1, 0.0);
-  out.infinite = q * round.infinite;
-  delta[n] = out.infinite;
-  // Slopes of delta in alpha between grid points; 0 past the last.
-  const auto slope = [&](std::size_t j) {
-    return j >= n ? 0.0 : (delta[j + 1] - delta[j]) / (alpha[j + 1] - alpha[j]);
-  };
-  double spent = out.infinite;
-  for (std::size_t j = 1; j <= n; ++j) {
-    // Q's mass at loss j h is the slope's rise there, P's alpha_j times it.
-    const double rise = slope(j) - slope(j - 1);
-    const double p = alpha[j] * std::max(0.0, rise);
-    out.infinite += alpha[j] * std::max(0.0, -rise);  // rounding's dips, counted in
-    out.mass[n + j] = p;
-    out.mass[n - j] = p / alpha[j];  // the mirror: P(-l) = e^-l P(l)
-    spent += p + p / alpha[j];
-  }
-  out.mass[n] = std::max(0.0, 1 - spent);
-  Trim(out, 0);  // zero ends only
-  return out;
+  delta[n] = q * round.infinite;
+  return ConnectedPld(delta, h);
 }
 
 Pld MixPld(std::span<const std::pair<double, Pld>> components) {

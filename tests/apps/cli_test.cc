@@ -52,9 +52,14 @@ using testing::Scratch;
 // allocation added "random_allocation" the same way (re-recorded: every
 // printed hash the same; `train --shuffle --out` records of ps-pm and
 // privunitg and every `reproduce frontier --quick` file identical to
-// 96d3699's but for the new key).
+// 96d3699's but for the new key). Each round's pair passing through its
+// exact deltas at the grid points (shuffle_pld.h) re-recorded the frontier:
+// its local rows identical, its shuffled rows stating 0.999933 / 3.99505
+// where they stated 0.999873 / 3.99523, at eps0 4.29457 where 4.29368 (pm at
+// 4: 4.02121, 4.02096; 5.39882 unchanged), the accuracies of those points
+// from their new eps0.
 constexpr std::uint64_t kFedSelQuick = 0xc7abd80068ee6ac2ULL,
-                        kFrontierQuick = 0x697c6a9a52d72c69ULL,
+                        kFrontierQuick = 0x5cf50b4c7259fc25ULL,
                         kLdpFlQuickPrivacy = 0xa7825181406370a7ULL;
 
 // The --report-deviation a run's statement quotes (PrivUnitG's
@@ -959,7 +964,8 @@ TEST(Account, CurvesDrawTheBoundsSideBySide) {
 
 // `account run` (issue 45): each round is `account shuffle --bound
 // variation-ratio`'s at delta / (2R), and the total, composed by the same
-// PLD, is below FMT's (0.9646 against 1.3956 here, --bound fmt).
+// PLD, is below FMT's (0.9622 against 1.3931 here, --bound fmt; 0.9646 and
+// 1.3956 before each round's pair was connected through its exact deltas).
 TEST(Account, RunTakesTheVariationRatioBound) {
   const std::vector<std::string> run = {
       "account", "run",       "--local-epsilon",     "4",     "--rounds",
@@ -979,7 +985,7 @@ TEST(Account, RunTakesTheVariationRatioBound) {
   const double total_vr = nlohmann::json::parse(vr.out)["total"]["epsilon"].get<double>();
   const double total_fmt = nlohmann::json::parse(fmt.out)["total"]["epsilon"].get<double>();
   EXPECT_LT(total_vr, 0.75 * total_fmt);
-  EXPECT_NEAR(total_vr, 0.9646, 1e-3);
+  EXPECT_NEAR(total_vr, 0.9622, 1e-3);
   // "best" is the default, and the tightest proven.
   auto best = run;
   best.insert(best.end(), {"--bound", "best"});

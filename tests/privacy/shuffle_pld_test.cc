@@ -31,10 +31,15 @@ double ExactRrDelta(double eps, int rounds, double at) {
   return delta;
 }
 
+// Randomized response at eps: P's atoms, loss eps with e^eps / (1 + e^eps).
+std::vector<std::pair<double, double>> RrAtoms(double eps) {
+  const double alpha = 1 / (1 + std::exp(-eps));
+  return {{eps, alpha}, {-eps, 1 - alpha}};
+}
+
 TEST(ShufflePld, ComposesRandomizedResponseExactlyOnItsGrid) {
   const double eps = 0.5, grid = eps / 64;  // losses exactly on the grid
-  const double alpha = 1 / (1 + std::exp(-eps));
-  const std::vector<std::pair<double, double>> atoms = {{eps, alpha}, {-eps, 1 - alpha}};
+  const auto atoms = RrAtoms(eps);
   for (const int rounds : {1, 2, 7, 10}) {
     const Pld pld = ComposePld(PldFromAtoms(atoms, grid), rounds, 0);
     for (double at = 0; at < 3; at += 8 * grid) {
@@ -48,8 +53,7 @@ TEST(ShufflePld, ComposesRandomizedResponseExactlyOnItsGrid) {
 // one, and at most the exact one at eps - R h.
 TEST(ShufflePld, RoundsLossesUpNeverDown) {
   const double eps = 0.3, grid = 0.25;
-  const double alpha = 1 / (1 + std::exp(-eps));
-  const std::vector<std::pair<double, double>> atoms = {{eps, alpha}, {-eps, 1 - alpha}};
+  const auto atoms = RrAtoms(eps);
   const int rounds = 6;
   const Pld pld = ComposePld(PldFromAtoms(atoms, grid), rounds, 0);
   for (double at = 0; at < 2; at += 0.05) {
@@ -57,6 +61,35 @@ TEST(ShufflePld, RoundsLossesUpNeverDown) {
     EXPECT_GE(d, ExactRrDelta(eps, rounds, at) - 1e-15) << at;
     EXPECT_LE(d, ExactRrDelta(eps, rounds, at - rounds * grid) + 1e-15) << at;
   }
+}
+
+// Connected through its deltas at the grid points (issue 45: rounding every
+// loss up added about h / 2 to each round), randomized response off the
+// grid composed R times is never below the exact delta, and within a
+// fraction of a grid step of it, where rounding up sits R h / 2 too high.
+TEST(ShufflePld, AConnectedPairHoldsAndAddsNoLossPerRound) {
+  const double eps = 0.3, grid = 0.05;
+  const auto atoms = RrAtoms(eps);
+  const int rounds = 40;
+  const Pld connected = ComposePld(SymmetricPldFromAtoms(atoms, grid), rounds, 0);
+  const Pld rounded_up = ComposePld(PldFromAtoms(atoms, grid), rounds, 0);
+  for (double at = 0; at < 4; at += 0.1) {
+    const double exact = ExactRrDelta(eps, rounds, at);
+    EXPECT_GE(PldDelta(connected, at), exact * (1 - 1e-12) - 1e-15) << at;
+    EXPECT_LE(PldDelta(connected, at), ExactRrDelta(eps, rounds, at - grid / 2) + 1e-15) << at;
+    // Rounded up (losses 0.35 for 0.3), the curve sits several steps off.
+    if (exact > 1e-6) {
+      EXPECT_GT(PldDelta(rounded_up, at), ExactRrDelta(eps, rounds, at - 5 * grid)) << at;
+    }
+  }
+  // Shuffled rounds at MNIST's budget: 512 rounds of 48,000 reports at eps0
+  // 3.138 state 2.7122 on the grid of 1e-3 and on one of 5e-4 alike (the
+  // losses rounded up stated 2.966 on 1e-3, 2.738 on 1e-4).
+  const auto coarse = ShuffledRunPld(48000, 3.138, 1, 512, 1e-3, 2e-11, 1e-8);
+  const auto fine = ShuffledRunPld(48000, 3.138, 1, 512, 5e-4, 2e-11, 1e-8);
+  ASSERT_TRUE(coarse && fine);
+  EXPECT_NEAR(PldEpsilon(*coarse, 1e-5), PldEpsilon(*fine, 1e-5), 1e-4);
+  EXPECT_NEAR(PldEpsilon(*coarse, 1e-5), 2.7122, 1e-4);
 }
 
 // One shuffled round: the PLD's delta lies between the clone analysis's
