@@ -210,13 +210,17 @@ void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, d
 // magnify); a_c is taken low by a bound on its rounding, which moves mass
 // up: pessimistic.
 Pld ConnectCells(const CellSums& cells, double infinite, double grid) {
+  // The cells are over [-last, last]; q_at: Q's mass at the grid points 0 .. last.
   const auto last = static_cast<std::size_t>(cells.p.hi);
-  std::vector<double> q_at(last + 1, 0.0);  // Q's mass at the grid points 0 .. last
+  std::vector<double> q_at(last + 1, 0.0);
   for (std::size_t c = 1; c <= last; ++c) {
     const double pc = cells.p.mass[last + c], qc = cells.q.mass[last + c];
     if (pc == 0 && qc == 0) continue;
+    const double lower = std::exp(static_cast<double>(c - 1) * grid);
     const double upper = std::exp(static_cast<double>(c) * grid);
-    const double width = upper - std::exp(static_cast<double>(c - 1) * grid);
+    // Not upper - lower, whose cancellation would cost about 2 / h ulps.
+    const double width = lower * std::expm1(grid);
+    // A bound on the share's rounding (a few ulps of each term), with room.
     const double slack = 8 * DBL_EPSILON * (upper * qc + pc) / width;
     const double low = std::clamp((upper * qc - pc) / width - slack, 0.0, qc);
     q_at[c - 1] += low;
