@@ -56,32 +56,44 @@ namespace {
 // the rest is at 0; delta.back() is the infinite mass. A symmetric pair's
 // delta is convex in e^eps, so the chords lie above it: this pair dominates
 // every symmetric pair whose delta at the grid points is at most delta[j].
-Pld ConnectedPld(std::span<const double> delta, double grid) {
-  const std::size_t n = delta.size() - 1;
-  std::vector<double> alpha(n + 1);
-  for (std::size_t j = 0; j <= n; ++j) alpha[j] = std::exp(static_cast<double>(j) * grid);
+// The symmetric pair with P's masses `up[j]` at the losses j h and `down[j]`
+// at -j h (j >= 1), `infinite` at +inf and the rest (1 minus `spent` and
+// the masses) at 0.
+Pld MirroredPld(std::span<const double> up, std::span<const double> down, double infinite,
+                double spent, double grid) {
+  const std::size_t n = up.size() - 1;
   Pld out;
   out.grid = grid;
   out.first = -static_cast<std::int64_t>(n);
   out.mass.assign(2 * n + 1, 0.0);
-  out.infinite = delta[n];
-  // Slopes of delta in alpha between grid points; 0 past the last.
-  const auto slope = [&](std::size_t j) {
-    return j >= n ? 0.0 : (delta[j + 1] - delta[j]) / (alpha[j + 1] - alpha[j]);
-  };
-  double spent = out.infinite;
+  out.infinite = infinite;
   for (std::size_t j = 1; j <= n; ++j) {
-    // Q's mass at loss j h is the slope's rise there, P's alpha_j times it.
-    const double rise = slope(j) - slope(j - 1);
-    const double p = alpha[j] * std::max(0.0, rise);
-    out.infinite += alpha[j] * std::max(0.0, -rise);  // rounding's dips, counted in
-    out.mass[n + j] = p;
-    out.mass[n - j] = p / alpha[j];  // the mirror: P(-l) = e^-l P(l)
-    spent += p + p / alpha[j];
+    out.mass[n + j] = up[j];
+    out.mass[n - j] = down[j];
+    spent += up[j] + down[j];
   }
   out.mass[n] = std::max(0.0, 1 - spent);
   Trim(out, 0);  // zero ends only
   return out;
+}
+
+Pld ConnectedPld(std::span<const double> delta, double grid) {
+  const std::size_t n = delta.size() - 1;
+  std::vector<double> alpha(n + 1), up(n + 1, 0.0), down(n + 1, 0.0);
+  for (std::size_t j = 0; j <= n; ++j) alpha[j] = std::exp(static_cast<double>(j) * grid);
+  double infinite = delta[n];
+  // Slopes of delta in alpha between grid points; 0 past the last.
+  const auto slope = [&](std::size_t j) {
+    return j >= n ? 0.0 : (delta[j + 1] - delta[j]) / (alpha[j + 1] - alpha[j]);
+  };
+  for (std::size_t j = 1; j <= n; ++j) {
+    // Q's mass at loss j h is the slope's rise there, P's alpha_j times it.
+    const double rise = slope(j) - slope(j - 1);
+    up[j] = alpha[j] * std::max(0.0, rise);
+    infinite += alpha[j] * std::max(0.0, -rise);  // rounding's dips, counted in
+    down[j] = up[j] / alpha[j];                   // the mirror: P(-l) = e^-l P(l)
+  }
+  return MirroredPld(up, down, infinite, delta[n], grid);
 }
 
 }  // namespace
@@ -226,21 +238,11 @@ Pld ConnectCells(const CellSums& cells, double infinite, double grid) {
     q_at[c - 1] += low;
     q_at[c] += qc - low;
   }
-  Pld out;
-  out.grid = grid;
-  out.first = -static_cast<std::int64_t>(last);
-  out.mass.assign(2 * last + 1, 0.0);
-  out.infinite = infinite;
-  double spent = infinite;
+  std::vector<double> up(last + 1, 0.0);
   for (std::size_t j = 1; j <= last; ++j) {
-    const double p = std::exp(static_cast<double>(j) * grid) * q_at[j];
-    out.mass[last + j] = p;
-    out.mass[last - j] = q_at[j];  // the mirror: P(-l) = e^-l P(l)
-    spent += p + q_at[j];
+    up[j] = std::exp(static_cast<double>(j) * grid) * q_at[j];  // the mirror, -j h: q_at[j]
   }
-  out.mass[last] = std::max(0.0, 1 - spent);
-  Trim(out, 0);  // zero ends only
-  return out;
+  return MirroredPld(up, q_at, infinite, infinite, grid);
 }
 
 }  // namespace
