@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
+#include "fedldp/privacy/random_allocation.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 #include "progress.h"
@@ -315,6 +316,46 @@ int RunAccountCurves(const AccountCurvesOptions& o, std::ostream& out, std::ostr
   }
   out << "figure: " << o.out << "/shuffle-bounds.csv"
       << (written->empty() ? ", .png, .svg, .pdf" : " (" + *written + ")") << "\n";
+  return 0;
+}
+
+void SetupAccountAllocation(CLI::App& app, AccountAllocationOptions& o) {
+  app.description(
+      "The central (eps, delta) of a record used in one of --steps steps per epoch, drawn\n"
+      "uniformly in secret (random allocation; Feldman & Shenfeld), each step a Gaussian\n"
+      "mechanism of noise --sigma and sensitivity 1, over --epochs epochs, under add/remove of\n"
+      "one record: the epoch's exact pair (its likelihood ratio the mean of the steps'), the\n"
+      "sums spread on the grid (pessimistic in both directions), composed over the epochs.\n"
+      "The central setting of DP-SGD, not fedldp's shuffled reports (account run).\n"
+      "  fedldp account allocation --sigma 1 --steps 10 --delta 1e-5");
+  app.add_option("--sigma", o.sigma, "Noise of each step (sensitivity 1)")->required();
+  app.add_option("--steps", o.steps, "t: steps per epoch, the record in one")->required();
+  app.add_option("--epochs", o.epochs, "Epochs, composed")->capture_default_str();
+  app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->capture_default_str();
+  app.add_option("--grid", o.grid, "The loss grid, in (0, 0.1]")->capture_default_str();
+  app.add_flag("--json", o.json, "One JSON object instead of text");
+}
+
+int RunAccountAllocation(const AccountAllocationOptions& o, std::ostream& out, std::ostream&) {
+  if (!(o.delta >= 1e-12 && o.delta < 1)) throw UsageError("--delta must be in [1e-12, 1)");
+  const auto pld = GaussianAllocationPld(o.sigma, o.steps, o.epochs, o.grid);
+  if (!pld.ok()) throw UsageError(pld.error());
+  const double remove = PldEpsilon(pld->remove, o.delta), add = PldEpsilon(pld->add, o.delta);
+  const double eps = std::max(remove, add);
+  if (o.json) {
+    const nlohmann::ordered_json j = {
+        {"sigma", o.sigma}, {"steps", o.steps}, {"epochs", o.epochs},
+        {"delta", o.delta}, {"grid", o.grid},   {"epsilon", eps},
+        {"remove", remove}, {"add", add},       {"neighbours", "add/remove"}};
+    out << j.dump() << "\n";
+    return 0;
+  }
+  out << "1 of " << o.steps << " Gaussian steps (sigma " << Shortest(o.sigma) << ") per epoch, "
+      << o.epochs << (o.epochs == 1 ? " epoch" : " epochs") << ": (" << Up(eps) << ", "
+      << Shortest(o.delta) << ")-DP for add/remove of one record\n"
+      << "  remove " << Up(remove) << ", add " << Up(add)
+      << " (the larger is the claim); random allocation's exact pair, on the grid "
+      << Shortest(o.grid) << "\n";
   return 0;
 }
 

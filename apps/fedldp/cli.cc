@@ -344,6 +344,8 @@ std::vector<Command> Commands() {
        Bind(SetupAccountShuffle, RunAccountShuffle)},
       {"account", "run", "A client's local, per-round and total (eps, delta) over a run", false,
        Bind(SetupAccountRun, RunAccountRun)},
+      {"account", "allocation", "Gaussian steps under random allocation: central (eps, delta)",
+       false, Bind(SetupAccountAllocation, RunAccountAllocation)},
       {"account", "curves", "The shuffle bounds side by side: central eps against N", false,
        Bind(SetupAccountCurves, RunAccountCurves)},
       {"", "enrol", "Issue client tokens for a deployment's server", false,

@@ -172,6 +172,20 @@ struct AccountRunOptions {
 void SetupAccountRun(CLI::App& app, AccountRunOptions& options);
 int RunAccountRun(const AccountRunOptions& options, std::ostream& out, std::ostream& err);
 
+// `account allocation` (privacy/random_allocation.h): Gaussian steps
+// under random allocation, the central setting of Feldman & Shenfeld.
+struct AccountAllocationOptions {
+  double sigma = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t epochs = 1;
+  double delta = 1e-6;
+  double grid = 2e-3;
+  bool json = false;
+};
+void SetupAccountAllocation(CLI::App& app, AccountAllocationOptions& options);
+int RunAccountAllocation(const AccountAllocationOptions& options, std::ostream& out,
+                         std::ostream& err);
+
 // `account curves` (sim/shuffle_curves.h): the shuffle bounds against n.
 struct AccountCurvesOptions {
   ShuffleCurvesConfig config;

@@ -265,6 +265,30 @@ Pld SymmetricPldFromAtoms(std::span<const std::pair<double, double>> atoms, doub
   return ConnectCells(cells, infinite, grid);
 }
 
+Result<Pld> GaussianPld(double sigma, double grid) {
+  if (!(std::isfinite(sigma) && sigma > 0)) return Error{"the noise scale sigma must be > 0"};
+  if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
+  const double mu = 1 / sigma, top = mu * mu / 2 + 10 * mu;
+  if (!(top / grid <= 1e7)) return Error{"the Gaussian's losses span too many grid points"};
+  // P(loss > x) under P (mean mu^2 / 2) and under Q (mean -mu^2 / 2).
+  const auto above = [&](double x, double mean) {
+    return 0.5 * std::erfc((x - mean) / (mu * std::sqrt(2.0)));
+  };
+  const std::int64_t reach = Up(top, grid);
+  CellSums cells(-reach, reach);
+  for (std::int64_t c = 1; c <= reach; ++c) {
+    const double lo = static_cast<double>(c - 1) * grid, hi = static_cast<double>(c) * grid;
+    // Each a difference of two tails, raised by a bound on its rounding.
+    const auto cell = [&](double mean) {
+      const double a = above(lo, mean), b = above(hi, mean);
+      return std::max(0.0, a - b) + 4 * DBL_EPSILON * a;
+    };
+    cells.p.Add(c, cell(mu * mu / 2));
+    cells.q.Add(c, cell(-mu * mu / 2));
+  }
+  return ConnectCells(cells, above(static_cast<double>(reach) * grid, mu * mu / 2), grid);
+}
+
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
                              ShuffleReduction reduction) {
   using namespace shuffle_internal;

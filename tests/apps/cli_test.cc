@@ -966,6 +966,32 @@ TEST(Account, CurvesDrawTheBoundsSideBySide) {
 // variation-ratio`'s at delta / (2R), and the total, composed by the same
 // PLD, is below FMT's (0.9622 against 1.3931 here, --bound fmt; 0.9646 and
 // 1.3956 before each round's pair was connected through its exact deltas).
+// Gaussian steps under random allocation (the central setting of
+// PLD_accounting's examples): the claim is the larger direction, and bad
+// input is refused with its reason.
+TEST(Account, AllocationStatesBothDirections) {
+  const auto r = Fedldp(
+      {"account", "allocation", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["epsilon"].get<double>(),
+            std::max(j["remove"].get<double>(), j["add"].get<double>()));
+  // PLD_accounting's bracket at this point: [2.18776, 2.19343].
+  EXPECT_GT(j["epsilon"].get<double>(), 2.18776);
+  EXPECT_LT(j["epsilon"].get<double>(), 2.19343);
+  const auto text = Fedldp({"account", "allocation", "--sigma", "1", "--steps", "10"});
+  EXPECT_NE(text.out.find("-DP for add/remove of one record"), std::string::npos) << text.out;
+  EXPECT_NE(Fedldp({"account", "allocation", "--sigma", "0", "--steps", "10"}).err.find("sigma"),
+            std::string::npos);
+  EXPECT_NE(Fedldp({"account", "allocation", "--sigma", "1", "--steps", "0"}).err.find("step"),
+            std::string::npos);
+  EXPECT_NE(
+      Fedldp({"account", "allocation", "--sigma", "0.01", "--steps", "2"}).err.find("coarser grid"),
+      std::string::npos);
+  EXPECT_EQ(Fedldp({"account", "allocation", "--sigma", "1", "--steps", "2", "--delta", "0"}).code,
+            2);
+}
+
 TEST(Account, RunTakesTheVariationRatioBound) {
   const std::vector<std::string> run = {
       "account", "run",       "--local-epsilon",     "4",     "--rounds",

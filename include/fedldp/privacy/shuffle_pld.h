@@ -113,6 +113,13 @@ Pld MixPld(std::span<const std::pair<double, Pld>> components);
 Result<Pld> ReportsPld(double eps0, double delta0, std::uint64_t k, double grid,
                        std::size_t max_support);
 
+// The Gaussian mechanism of sensitivity 1 and noise sigma (N(1, sigma^2)
+// against N(0, sigma^2), a symmetric pair: the loss is N(mu^2 / 2, mu^2)
+// under P, mu = 1 / sigma), on the grid through its delta at the grid
+// points (connected, above: each cell's exact P- and Q-masses). Losses past
+// mu^2 / 2 + 10 mu count as infinite (about 1e-23 of P's mass).
+Result<Pld> GaussianPld(double sigma, double grid);
+
 // The PLD of a and b composed (independent, losses added); tail mass of at
 // most `trim` moved to infinite loss. Runs in (nonzero masses of the
 // sparser) x (support of the other).
