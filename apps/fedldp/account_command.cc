@@ -337,11 +337,9 @@ void SetupAccountAllocation(CLI::App& app, AccountAllocationOptions& o) {
 }
 
 int RunAccountAllocation(const AccountAllocationOptions& o, std::ostream& out, std::ostream&) {
-  if (!(o.delta >= 1e-12 && o.delta < 1)) throw UsageError("--delta must be in [1e-12, 1)");
-  const auto pld = GaussianAllocationPld(o.sigma, o.steps, o.epochs, o.grid);
-  if (!pld.ok()) throw UsageError(pld.error());
-  const double remove = PldEpsilon(pld->remove, o.delta), add = PldEpsilon(pld->add, o.delta);
-  const double eps = std::max(remove, add);
+  const auto stated = GaussianAllocationEpsilon(o.sigma, o.steps, o.epochs, o.delta, o.grid);
+  if (!stated.ok()) throw UsageError(stated.error());
+  const auto [eps, remove, add] = *stated;
   if (o.json) {
     const nlohmann::ordered_json j = {
         {"sigma", o.sigma}, {"steps", o.steps}, {"epochs", o.epochs},

@@ -9,6 +9,7 @@
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/privacy/accountant.h"
 #include "fedldp/privacy/composition.h"
+#include "fedldp/privacy/random_allocation.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 #include "fedldp/sim/records.h"
@@ -273,6 +274,29 @@ void BindShuffleEpsilon(py::module_& m) {
       "could prove (epsilon_lower).");
 }
 
+// gaussian_allocation_epsilon: Gaussian steps under random allocation.
+void BindAllocation(py::module_& m) {
+  m.def(
+      "gaussian_allocation_epsilon",
+      [](double sigma, std::uint64_t steps, std::uint64_t epochs, double delta, double grid) {
+        const auto a = Take(WithoutGil(
+            [&] { return GaussianAllocationEpsilon(sigma, steps, epochs, delta, grid); }));
+        py::dict d;
+        d["epsilon"] = a.epsilon;
+        d["delta"] = delta;
+        d["remove"] = a.remove;
+        d["add"] = a.add;
+        return d;
+      },
+      py::arg("sigma"), py::arg("steps"), py::arg("epochs") = 1, py::arg("delta") = 1e-6,
+      py::arg("grid") = 2e-3,
+      "A record used in one of `steps` steps per epoch, drawn in secret (random allocation, "
+      "Feldman & Shenfeld), each a Gaussian mechanism of noise sigma and sensitivity 1, over "
+      "`epochs` epochs: the proven (epsilon, delta) under add/remove of one record (the larger "
+      "of the two directions', each given), from the epoch's exact pair on the loss grid "
+      "`grid` (`fedldp account allocation`; DP-SGD's setting, not fedldp's shuffled reports).");
+}
+
 }  // namespace
 
 void BindAccounting(py::module_& m) {
@@ -280,6 +304,7 @@ void BindAccounting(py::module_& m) {
   BindCalibration(m);
   BindAccountRun(m);
   BindShuffleEpsilon(m);
+  BindAllocation(m);
 }
 
 namespace {

@@ -87,6 +87,21 @@ def test_the_variation_ratio_bound():
         fedldp.account_run(4.0, rounds=5, bound="fmt")
 
 
+def test_gaussian_random_allocation_against_pld_accounting():
+    # PLD_accounting (arXiv 2602.17284), run here on its README's first
+    # example's kind of point: sigma 1, 1 of 10 steps, delta 1e-5 lies in
+    # [2.18776, 2.19343] (its lower and upper bounds).
+    a = fedldp.gaussian_allocation_epsilon(1.0, 10, delta=1e-5)
+    assert 2.18776 < a["epsilon"] < 2.19343
+    assert a["epsilon"] == max(a["remove"], a["add"])
+    more = fedldp.gaussian_allocation_epsilon(1.0, 10, epochs=2, delta=1e-5)
+    assert more["epsilon"] > a["epsilon"]
+    with pytest.raises(ValueError, match="delta must be"):
+        fedldp.gaussian_allocation_epsilon(1.0, 10, delta=0.0)
+    with pytest.raises(ValueError, match="at least one step"):
+        fedldp.gaussian_allocation_epsilon(1.0, 0)
+
+
 def test_bad_configurations_raise():
     with pytest.raises(ValueError):
         fedldp.account_run(-1.0)

@@ -234,4 +234,14 @@ Result<DirectionalPld> GaussianAllocationPld(double sigma, std::uint64_t steps,
   return ComposeDirectional(*epoch, epochs, 1e-13);
 }
 
+Result<AllocationEpsilon> GaussianAllocationEpsilon(double sigma, std::uint64_t steps,
+                                                    std::uint64_t epochs, double delta,
+                                                    double grid) {
+  if (!(delta >= 1e-12 && delta < 1)) return Error{"delta must be in [1e-12, 1)"};
+  auto pair = GaussianAllocationPld(sigma, steps, epochs, grid);
+  if (!pair.ok()) return Error{pair.error()};
+  const double remove = PldEpsilon(pair->remove, delta), add = PldEpsilon(pair->add, delta);
+  return AllocationEpsilon{.epsilon = std::max(remove, add), .remove = remove, .add = add};
+}
+
 }  // namespace fedldp

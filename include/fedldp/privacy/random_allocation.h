@@ -77,6 +77,15 @@ double DirectionalEpsilon(const DirectionalPld& pair, double delta);
 Result<DirectionalPld> GaussianAllocationPld(double sigma, std::uint64_t steps,
                                              std::uint64_t epochs, double grid);
 
+// What GaussianAllocationPld's pair states at `delta` (in [1e-12, 1)):
+// the claim, the larger direction's eps, and each direction's.
+struct AllocationEpsilon {
+  double epsilon = 0, remove = 0, add = 0;
+};
+Result<AllocationEpsilon> GaussianAllocationEpsilon(double sigma, std::uint64_t steps,
+                                                    std::uint64_t epochs, double delta,
+                                                    double grid);
+
 }  // namespace fedldp
 
 #endif  // FEDLDP_PRIVACY_RANDOM_ALLOCATION_H_
