@@ -9,8 +9,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "fedldp/fl/fedsel.h"
+#include "fedldp/privacy/central_participation.h"
 #include "fedldp/privacy/ldpfl_accounting.h"
-#include "fedldp/privacy/random_allocation.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 #include "progress.h"
@@ -319,41 +319,58 @@ int RunAccountCurves(const AccountCurvesOptions& o, std::ostream& out, std::ostr
   return 0;
 }
 
-void SetupAccountAllocation(CLI::App& app, AccountAllocationOptions& o) {
+void SetupAccountGaussian(CLI::App& app, AccountGaussianOptions& o) {
   app.description(
-      "The central (eps, delta) of a record used in one of --steps steps per epoch, drawn\n"
-      "uniformly in secret (random allocation; Feldman & Shenfeld), each step a Gaussian\n"
-      "mechanism of noise --sigma and sensitivity 1, over --epochs epochs, under add/remove of\n"
-      "one record: the epoch's exact pair (its likelihood ratio the mean of the steps'), the\n"
-      "sums spread on the grid (pessimistic in both directions), composed over the epochs.\n"
-      "The central setting of DP-SGD, not fedldp's shuffled reports (account run).\n"
-      "  fedldp account allocation --sigma 1 --steps 10 --delta 1e-5");
-  app.add_option("--sigma", o.sigma, "Noise of each step (sensitivity 1)")->required();
-  app.add_option("--steps", o.steps, "t: steps per epoch, the record in one")->required();
-  app.add_option("--epochs", o.epochs, "Epochs, composed")->capture_default_str();
-  app.add_option("--delta", o.delta, "Target delta, in [1e-12, 1)")->capture_default_str();
-  app.add_option("--grid", o.grid, "The loss grid, in (0, 0.1]")->capture_default_str();
+      "The central (eps, delta) of Gaussian steps of noise --sigma and sensitivity 1 (DP-SGD's\n"
+      "setting, not fedldp's shuffled reports: account run), under add/remove of one record,\n"
+      "each epoch using the record in one of --steps steps drawn in secret (random allocation;\n"
+      "Feldman & Shenfeld) or, with --sampling-rate q, in its one step with probability q\n"
+      "(Poisson), over --epochs epochs: each epoch's exact pair (its likelihood ratio the mean\n"
+      "of the steps', or q times the step's plus 1 - q), put on the loss grid keeping its\n"
+      "mean (pessimistic in both directions), composed; the claim is the larger direction.\n"
+      "  fedldp account gaussian --sigma 1 --steps 10 --delta 1e-5\n"
+      "  fedldp account gaussian --sigma 0.5 --sampling-rate 0.2 --epochs 3 --delta 0.156");
+  GaussianStepsConfig& c = o.config;
+  app.add_option("--sigma", c.sigma, "Noise of each step (sensitivity 1)")->required();
+  app.add_option("--steps", c.steps, "t: steps per epoch, the record in one")
+      ->capture_default_str();
+  app.add_option("--sampling-rate", c.sampling_rate,
+                 "q: each epoch's step uses the record with probability q (Poisson)")
+      ->capture_default_str();
+  app.add_option("--epochs", c.epochs, "Epochs, composed")->capture_default_str();
+  app.add_option("--delta", c.delta, "Target delta, in [1e-12, 1)")->capture_default_str();
+  app.add_option("--grid", c.grid, "The loss grid, in (0, 0.1]")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of text");
 }
 
-int RunAccountAllocation(const AccountAllocationOptions& o, std::ostream& out, std::ostream&) {
-  const auto stated = GaussianAllocationEpsilon(o.sigma, o.steps, o.epochs, o.delta, o.grid);
+int RunAccountGaussian(const AccountGaussianOptions& o, std::ostream& out, std::ostream&) {
+  const GaussianStepsConfig& c = o.config;
+  const auto stated = GaussianStepsEpsilon(c);
   if (!stated.ok()) throw UsageError(stated.error());
   const auto [eps, remove, add] = *stated;
+  const std::string how = c.sampling_rate < 1 ? "sampled at " + Shortest(c.sampling_rate)
+                          : c.steps > 1       ? "1 of " + std::to_string(c.steps) + " steps"
+                                              : "every step";
   if (o.json) {
-    const nlohmann::ordered_json j = {
-        {"sigma", o.sigma}, {"steps", o.steps}, {"epochs", o.epochs},
-        {"delta", o.delta}, {"grid", o.grid},   {"epsilon", eps},
-        {"remove", remove}, {"add", add},       {"neighbours", "add/remove"}};
+    const nlohmann::ordered_json j = {{"sigma", c.sigma},
+                                      {"steps", c.steps},
+                                      {"sampling_rate", c.sampling_rate},
+                                      {"epochs", c.epochs},
+                                      {"delta", c.delta},
+                                      {"grid", c.grid},
+                                      {"epsilon", eps},
+                                      {"remove", remove},
+                                      {"add", add},
+                                      {"neighbours", "add/remove"}};
     out << j.dump() << "\n";
     return 0;
   }
-  out << "1 of " << o.steps << " Gaussian steps (sigma " << Shortest(o.sigma) << ") per epoch, "
-      << o.epochs << (o.epochs == 1 ? " epoch" : " epochs") << ": (" << Up(eps) << ", "
-      << Shortest(o.delta) << ")-DP for add/remove of one record\n"
+  out << "Gaussian steps (sigma " << Shortest(c.sigma) << "), " << how << " per epoch, " << c.epochs
+      << (c.epochs == 1 ? " epoch" : " epochs") << ": (" << Up(eps) << ", " << Shortest(c.delta)
+      << ")-DP for add/remove of one record\n"
       << "  remove " << Up(remove) << ", add " << Up(add)
-      << " (the larger is the claim); random allocation's exact pair, on the grid "
-      << Shortest(o.grid) << "\n";
+      << " (the larger is the claim); each epoch's exact pair, on the grid " << Shortest(c.grid)
+      << "\n";
   return 0;
 }
 

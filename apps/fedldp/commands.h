@@ -16,6 +16,7 @@
 
 #include "fedldp/net/load_test.h"
 #include "fedldp/net/services.h"
+#include "fedldp/privacy/central_participation.h"
 #include "fedldp/sim/shuffle_curves.h"
 
 namespace fedldp {
@@ -172,19 +173,14 @@ struct AccountRunOptions {
 void SetupAccountRun(CLI::App& app, AccountRunOptions& options);
 int RunAccountRun(const AccountRunOptions& options, std::ostream& out, std::ostream& err);
 
-// `account allocation` (privacy/random_allocation.h): Gaussian steps
-// under random allocation, the central setting of Feldman & Shenfeld.
-struct AccountAllocationOptions {
-  double sigma = 0;
-  std::uint64_t steps = 0;
-  std::uint64_t epochs = 1;
-  double delta = 1e-6;
-  double grid = 2e-3;
+// `account gaussian` (privacy/central_participation.h): DP-SGD's Gaussian
+// steps, composed, Poisson-sampled or randomly allocated.
+struct AccountGaussianOptions {
+  GaussianStepsConfig config;
   bool json = false;
 };
-void SetupAccountAllocation(CLI::App& app, AccountAllocationOptions& options);
-int RunAccountAllocation(const AccountAllocationOptions& options, std::ostream& out,
-                         std::ostream& err);
+void SetupAccountGaussian(CLI::App& app, AccountGaussianOptions& options);
+int RunAccountGaussian(const AccountGaussianOptions& options, std::ostream& out, std::ostream& err);
 
 // `account curves` (sim/shuffle_curves.h): the shuffle bounds against n.
 struct AccountCurvesOptions {

@@ -8,8 +8,8 @@
 #include "common.h"
 #include "fedldp/fl/fedsel.h"
 #include "fedldp/privacy/accountant.h"
+#include "fedldp/privacy/central_participation.h"
 #include "fedldp/privacy/composition.h"
-#include "fedldp/privacy/random_allocation.h"
 #include "fedldp/privacy/run_accounting.h"
 #include "fedldp/privacy/shuffle_numerical.h"
 #include "fedldp/sim/records.h"
@@ -274,13 +274,19 @@ void BindShuffleEpsilon(py::module_& m) {
       "could prove (epsilon_lower).");
 }
 
-// gaussian_allocation_epsilon: Gaussian steps under random allocation.
-void BindAllocation(py::module_& m) {
+// gaussian_steps_epsilon: DP-SGD's Gaussian steps, sampled or allocated.
+void BindGaussianSteps(py::module_& m) {
   m.def(
-      "gaussian_allocation_epsilon",
-      [](double sigma, std::uint64_t steps, std::uint64_t epochs, double delta, double grid) {
-        const auto a = Take(WithoutGil(
-            [&] { return GaussianAllocationEpsilon(sigma, steps, epochs, delta, grid); }));
+      "gaussian_steps_epsilon",
+      [](double sigma, std::uint64_t steps, double sampling_rate, std::uint64_t epochs,
+         double delta, double grid) {
+        const GaussianStepsConfig c{.sigma = sigma,
+                                    .steps = steps,
+                                    .sampling_rate = sampling_rate,
+                                    .epochs = epochs,
+                                    .delta = delta,
+                                    .grid = grid};
+        const auto a = Take(WithoutGil([&] { return GaussianStepsEpsilon(c); }));
         py::dict d;
         d["epsilon"] = a.epsilon;
         d["delta"] = delta;
@@ -288,13 +294,14 @@ void BindAllocation(py::module_& m) {
         d["add"] = a.add;
         return d;
       },
-      py::arg("sigma"), py::arg("steps"), py::arg("epochs") = 1, py::arg("delta") = 1e-6,
-      py::arg("grid") = 2e-3,
-      "A record used in one of `steps` steps per epoch, drawn in secret (random allocation, "
-      "Feldman & Shenfeld), each a Gaussian mechanism of noise sigma and sensitivity 1, over "
-      "`epochs` epochs: the proven (epsilon, delta) under add/remove of one record (the larger "
-      "of the two directions', each given), from the epoch's exact pair on the loss grid "
-      "`grid` (`fedldp account allocation`; DP-SGD's setting, not fedldp's shuffled reports).");
+      py::arg("sigma"), py::arg("steps") = 1, py::arg("sampling_rate") = 1.0, py::arg("epochs") = 1,
+      py::arg("delta") = 1e-6, py::arg("grid") = 2e-3,
+      "Gaussian steps of noise sigma and sensitivity 1 (DP-SGD's setting, not fedldp's "
+      "shuffled reports), each epoch using a record in one of `steps` steps drawn in secret "
+      "(random allocation, Feldman & Shenfeld) or, with sampling_rate q < 1, in its one step "
+      "with probability q (Poisson), over `epochs` epochs: the proven (epsilon, delta) under "
+      "add/remove of one record (the larger of the two directions', each given), from each "
+      "epoch's exact pair on the loss grid `grid` (`fedldp account gaussian`).");
 }
 
 }  // namespace
@@ -304,7 +311,7 @@ void BindAccounting(py::module_& m) {
   BindCalibration(m);
   BindAccountRun(m);
   BindShuffleEpsilon(m);
-  BindAllocation(m);
+  BindGaussianSteps(m);
 }
 
 namespace {

@@ -10,7 +10,7 @@ calls the same functions on numpy arrays:
   statements of a planned run; Accountant: what a run actually spent, recorded
   as it goes (get_epsilon(delta) at any moment); calibrate: the eps0 that meets
   a target (eps, delta) for a planned run, local or shuffled;
-  gaussian_allocation_epsilon: DP-SGD's Gaussian steps under random allocation.
+  gaussian_steps_epsilon: DP-SGD's Gaussian steps, Poisson-sampled or allocated.
 - load_dataset, load_file (CSV or LIBSVM), train_fedsel, train_ldpfl: data
   as numpy, runs that return dicts; partition: the simulators' split of rows
   among clients (IID, Dirichlet, label shards) as index arrays;
@@ -38,7 +38,7 @@ from ._fedldp import (
     calibrate,
     dataset_names,
     fedsel_options,
-    gaussian_allocation_epsilon,
+    gaussian_steps_epsilon,
     ldpfl_options,
     load_dataset,
     load_file,
@@ -68,7 +68,7 @@ __all__ = [
     "calibrate",
     "dataset_names",
     "fedsel_options",
-    "gaussian_allocation_epsilon",
+    "gaussian_steps_epsilon",
     "ldpfl_options",
     "load_dataset",
     "load_file",

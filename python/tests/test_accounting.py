@@ -87,19 +87,24 @@ def test_the_variation_ratio_bound():
         fedldp.account_run(4.0, rounds=5, bound="fmt")
 
 
-def test_gaussian_random_allocation_against_pld_accounting():
-    # PLD_accounting (arXiv 2602.17284), run here on its README's first
-    # example's kind of point: sigma 1, 1 of 10 steps, delta 1e-5 lies in
-    # [2.18776, 2.19343] (its lower and upper bounds).
-    a = fedldp.gaussian_allocation_epsilon(1.0, 10, delta=1e-5)
+def test_gaussian_steps_against_the_published_accountants():
+    # PLD_accounting (arXiv 2602.17284), run here: sigma 1, 1 of 10 steps,
+    # delta 1e-5 lies in [2.18776, 2.19343] (its lower and upper bounds).
+    a = fedldp.gaussian_steps_epsilon(1.0, steps=10, delta=1e-5)
     assert 2.18776 < a["epsilon"] < 2.19343
     assert a["epsilon"] == max(a["remove"], a["add"])
-    more = fedldp.gaussian_allocation_epsilon(1.0, 10, epochs=2, delta=1e-5)
+    more = fedldp.gaussian_steps_epsilon(1.0, steps=10, epochs=2, delta=1e-5)
     assert more["epsilon"] > a["epsilon"]
+    # dp_accounting's test: Poisson at 0.2, sigma 0.5, 3 steps: delta
+    # 0.15594 at eps 1 (to 1e-3).
+    p = fedldp.gaussian_steps_epsilon(0.5, sampling_rate=0.2, epochs=3, delta=0.15594)
+    assert abs(p["epsilon"] - 1) < 1e-3
     with pytest.raises(ValueError, match="delta must be"):
-        fedldp.gaussian_allocation_epsilon(1.0, 10, delta=0.0)
+        fedldp.gaussian_steps_epsilon(1.0, steps=10, delta=0.0)
     with pytest.raises(ValueError, match="at least one step"):
-        fedldp.gaussian_allocation_epsilon(1.0, 0)
+        fedldp.gaussian_steps_epsilon(1.0, steps=0)
+    with pytest.raises(ValueError, match="not both"):
+        fedldp.gaussian_steps_epsilon(1.0, steps=2, sampling_rate=0.5)
 
 
 def test_bad_configurations_raise():

@@ -966,12 +966,12 @@ TEST(Account, CurvesDrawTheBoundsSideBySide) {
 // variation-ratio`'s at delta / (2R), and the total, composed by the same
 // PLD, is below FMT's (0.9622 against 1.3931 here, --bound fmt; 0.9646 and
 // 1.3956 before each round's pair was connected through its exact deltas).
-// Gaussian steps under random allocation (the central setting of
-// PLD_accounting's examples): the claim is the larger direction, and bad
-// input is refused with its reason.
-TEST(Account, AllocationStatesBothDirections) {
-  const auto r = Fedldp(
-      {"account", "allocation", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--json"});
+// Gaussian steps under random allocation and Poisson sampling (the central
+// setting of PLD_accounting's and dp_accounting's examples): the claim is
+// the larger direction, and bad input is refused with its reason.
+TEST(Account, GaussianStepsStateBothDirections) {
+  const auto r =
+      Fedldp({"account", "gaussian", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["epsilon"].get<double>(),
@@ -979,17 +979,25 @@ TEST(Account, AllocationStatesBothDirections) {
   // PLD_accounting's bracket at this point: [2.18776, 2.19343].
   EXPECT_GT(j["epsilon"].get<double>(), 2.18776);
   EXPECT_LT(j["epsilon"].get<double>(), 2.19343);
-  const auto text = Fedldp({"account", "allocation", "--sigma", "1", "--steps", "10"});
+  // dp_accounting's test: q 0.2, sigma 0.5, 3 steps: delta 0.15594 at eps 1 (to 1e-3).
+  const auto p = Fedldp({"account", "gaussian", "--sigma", "0.5", "--sampling-rate", "0.2",
+                         "--epochs", "3", "--delta", "0.15594", "--json"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NEAR(nlohmann::json::parse(p.out)["epsilon"].get<double>(), 1, 1e-3) << p.out;
+  const auto text = Fedldp({"account", "gaussian", "--sigma", "1", "--steps", "10"});
   EXPECT_NE(text.out.find("-DP for add/remove of one record"), std::string::npos) << text.out;
-  EXPECT_NE(Fedldp({"account", "allocation", "--sigma", "0", "--steps", "10"}).err.find("sigma"),
-            std::string::npos);
-  EXPECT_NE(Fedldp({"account", "allocation", "--sigma", "1", "--steps", "0"}).err.find("step"),
-            std::string::npos);
-  EXPECT_NE(
-      Fedldp({"account", "allocation", "--sigma", "0.01", "--steps", "2"}).err.find("coarser grid"),
-      std::string::npos);
-  EXPECT_EQ(Fedldp({"account", "allocation", "--sigma", "1", "--steps", "2", "--delta", "0"}).code,
-            2);
+  const auto refused = [](std::vector<std::string> args, const std::string& why) {
+    args.insert(args.begin(), {"account", "gaussian"});
+    const auto r = Fedldp(args);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  };
+  refused({"--sigma", "0", "--steps", "10"}, "sigma");
+  refused({"--sigma", "1", "--steps", "0"}, "step");
+  refused({"--sigma", "0.01", "--steps", "2"}, "coarser grid");
+  refused({"--sigma", "1", "--delta", "0"}, "delta");
+  refused({"--sigma", "1", "--sampling-rate", "0.5", "--steps", "2"}, "not both");
+  refused({"--sigma", "1", "--sampling-rate", "1.5"}, "sampling rate");
 }
 
 TEST(Account, RunTakesTheVariationRatioBound) {

@@ -1,5 +1,6 @@
-// Random allocation of steps (Feldman & Shenfeld, arXiv 2502.08202; the
-// exact PLD of arXiv 2602.17284 and its package PLD_accounting): each epoch,
+// Central steps that use a record at random, in secret: random allocation
+// (Feldman & Shenfeld, arXiv 2502.08202; the exact PLD of arXiv 2602.17284
+// and its package PLD_accounting) and Poisson sampling. Each epoch,
 // a record is used in one of t steps drawn uniformly in secret, each step a
 // mechanism whose outputs on neighbouring datasets (add/remove: with and
 // without the record) are dominated by a pair (A, B), A with the record.
@@ -72,19 +73,32 @@ DirectionalPld ComposeDirectional(const DirectionalPld& pair, std::uint64_t time
 double DirectionalDelta(const DirectionalPld& pair, double eps);
 double DirectionalEpsilon(const DirectionalPld& pair, double delta);
 
-// `epochs` epochs, each a 1-of-`steps` allocation of a Gaussian step of
-// noise `sigma` (sensitivity 1), on the grid `grid`: the pair composed.
-Result<DirectionalPld> GaussianAllocationPld(double sigma, std::uint64_t steps,
-                                             std::uint64_t epochs, double grid);
+// A step run on the record with probability q, drawn in secret (Poisson
+// sampling): the pair (q A + (1 - q) B, B) and its reverse, whose
+// likelihood ratio is q V + 1 - q, put on the grid the same way.
+Result<DirectionalPld> PoissonSampledPld(const Pld& step, double q);
 
-// What GaussianAllocationPld's pair states at `delta` (in [1e-12, 1)):
-// the claim, the larger direction's eps, and each direction's.
-struct AllocationEpsilon {
+// Gaussian steps of noise sigma and sensitivity 1 (DP-SGD's setting): each
+// epoch uses the record in one of `steps` steps drawn in secret (random
+// allocation; 1: in its one step), or, with sampling_rate q < 1, in its one
+// step with probability q (Poisson); `epochs` such epochs composed.
+struct GaussianStepsConfig {
+  double sigma = 0;
+  std::uint64_t steps = 1;
+  double sampling_rate = 1;
+  std::uint64_t epochs = 1;
+  double delta = 1e-6;  // in [1e-12, 1)
+  double grid = 2e-3;
+  Status Validate() const;
+};
+
+// What the pair states at `delta`: the claim, the larger direction's eps,
+// and each direction's.
+struct CentralEpsilon {
   double epsilon = 0, remove = 0, add = 0;
 };
-Result<AllocationEpsilon> GaussianAllocationEpsilon(double sigma, std::uint64_t steps,
-                                                    std::uint64_t epochs, double delta,
-                                                    double grid);
+Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& config);
+Result<CentralEpsilon> GaussianStepsEpsilon(const GaussianStepsConfig& config);
 
 }  // namespace fedldp
 

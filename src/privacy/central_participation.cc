@@ -1,4 +1,4 @@
-#include "fedldp/privacy/random_allocation.h"
+#include "fedldp/privacy/central_participation.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -13,9 +13,10 @@ namespace {
 // Which direction's sums: shares biased up (remove) or down (add).
 enum class Side { kRemove, kAdd };
 
-// A bound on a share's rounding (its fraction r of a grid step is computed
-// to some 1e-13 of a step; the share moves by at most about that), with room.
-constexpr double kShareSlack = 2e-12;
+// A bound on a share's rounding, with room: its fraction r of a grid step
+// is computed to a few ulps of the step count (at most some 1e5 steps:
+// 1e-10), and the share moves by about as much.
+constexpr double kShareSlack = 1e-9;
 
 // B's law of a partial sum S of outputs' V = dA/dB: masses at S = e^(j h),
 // j = first + i; `zero`: B's mass at S = 0; `lost`: E_B[S; trimmed to the
@@ -166,49 +167,83 @@ SumLaw SumOfCopies(const SumLaw& one, std::uint64_t t, Side side, double tail) {
   return result;
 }
 
-// B's masses of the loss log(S / t) on the grid: S / t = e^((j + c) h),
-// c = -log(t) / h, given to the grid points around it keeping its mean.
-Pld LossOfSum(const SumLaw& s, std::uint64_t t, Side side) {
+// log(a e^(j h) + b) / h for the grid index j, a > 0, b >= 0.
+double RatioSteps(std::int64_t j, double a, double b, double h) {
+  const double x = static_cast<double>(j) * h;
+  if (b == 0) return static_cast<double>(j) + std::log(a) / h;  // j exact
+  return x > 0 ? (x + std::log(a + b * std::exp(-x))) / h : std::log(a * std::exp(x) + b) / h;
+}
+
+// B's masses of the loss log(a S + b) on the grid, each value given to the
+// grid points around it in the shares that keep its mean (a S + b is
+// affine in S: a spread of one is a spread of the other).
+Pld RatioLosses(const SumLaw& s, double a, double b, Side side) {
   const double h = s.grid;
-  const Share share = ShareOf(-std::log(static_cast<double>(t)) / h, h, side);
-  Pld b{.grid = h, .first = s.first + share.offset, .mass = {}, .infinite = 0};
-  b.mass.assign(s.mass.size() + 1, 0.0);
-  for (std::size_t i = 0; i < s.mass.size(); ++i) {
-    b.mass[i] += s.mass[i] * (1 - share.upper);
-    b.mass[i + 1] += s.mass[i] * share.upper;
+  const auto n = static_cast<std::int64_t>(s.mass.size());
+  const double at_zero = b > 0 ? std::log(b) / h : 0;
+  const double low = b > 0 ? at_zero : n > 0 ? RatioSteps(s.first, a, b, h) : 0;
+  const double high = n > 0 ? RatioSteps(s.first + n - 1, a, b, h) : low;
+  Pld out{
+      .grid = h, .first = static_cast<std::int64_t>(std::floor(low)), .mass = {}, .infinite = 0};
+  out.mass.assign(static_cast<std::size_t>(std::floor(high) - std::floor(low)) + 2, 0.0);
+  const auto add = [&](double steps, double m) {
+    const Share share = ShareOf(steps, h, side);
+    double* at = out.mass.data() + (share.offset - out.first);
+    at[0] += m * (1 - share.upper);
+    at[1] += m * share.upper;
+  };
+  for (std::int64_t i = 0; i < n; ++i) add(RatioSteps(s.first + i, a, b, h), s.mass[i]);
+  if (b > 0) add(at_zero, s.zero);
+  return out;
+}
+
+// The pair whose likelihood ratio is a S + b under B (S of B's law, from
+// the remove pass `up` and the add pass `down`), A being B tilted by it,
+// plus a times what only A shows; with b = 0, S = 0 is an infinite loss
+// in the add direction.
+DirectionalPld PairOfRatio(const SumLaw& up, const SumLaw& down, double a, double b) {
+  DirectionalPld out;
+  out.remove = RatioLosses(up, a, b, Side::kRemove);
+  for (std::size_t i = 0; i < out.remove.mass.size(); ++i) {
+    const auto loss = out.remove.first + static_cast<std::int64_t>(i);
+    out.remove.mass[i] *= std::exp(static_cast<double>(loss) * up.grid);
   }
-  return b;
+  out.remove.infinite = a * up.lost;
+  const Pld low = RatioLosses(down, a, b, Side::kAdd);
+  out.add = Pld{.grid = low.grid,
+                .first = -(low.first + static_cast<std::int64_t>(low.mass.size()) - 1),
+                .mass = std::vector<double>(low.mass.rbegin(), low.mass.rend()),
+                .infinite = b > 0 ? 0 : down.zero};
+  return out;
+}
+
+Status CheckStep(const Pld& step) {
+  if (!(step.grid > 0 && step.grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
+  if (step.mass.size() > kMaxAllocationSupport) {
+    return Error{"the step's losses span " + std::to_string(step.mass.size()) +
+                 " grid points, past " + std::to_string(kMaxAllocationSupport) +
+                 " (each sum takes their square): a coarser grid"};
+  }
+  return {};
 }
 
 }  // namespace
 
 Result<DirectionalPld> AllocationEpochPld(const Pld& step, std::uint64_t steps, double tail) {
   if (steps < 1) return Error{"an epoch needs at least one step"};
-  if (!(step.grid > 0 && step.grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   if (!(tail >= 0 && tail <= 1e-3)) return Error{"the tail must be in [0, 1e-3]"};
-  if (step.mass.size() > kMaxAllocationSupport) {
-    return Error{"the step's losses span " + std::to_string(step.mass.size()) +
-                 " grid points, past " + std::to_string(kMaxAllocationSupport) +
-                 " (each sum takes their square): a coarser grid"};
-  }
-  const double t = static_cast<double>(steps), h = step.grid;
-  DirectionalPld out;
-  // Remove: A_t is B^t tilted by S / t, so A's mass at loss l is e^l B's.
-  SumLaw sum = SumOfCopies(StepLaw(step), steps, Side::kRemove, tail);
-  out.remove = LossOfSum(sum, steps, Side::kRemove);
-  for (std::size_t i = 0; i < out.remove.mass.size(); ++i) {
-    out.remove.mass[i] *=
-        std::exp(static_cast<double>(out.remove.first + static_cast<std::int64_t>(i)) * h);
-  }
-  out.remove.infinite = sum.lost / t;
-  // Add: B^t's loss is -log(S / t), infinite where S = 0.
-  sum = SumOfCopies(StepLaw(step), steps, Side::kAdd, tail);
-  const Pld b = LossOfSum(sum, steps, Side::kAdd);
-  out.add = Pld{.grid = h,
-                .first = -(b.first + static_cast<std::int64_t>(b.mass.size()) - 1),
-                .mass = std::vector<double>(b.mass.rbegin(), b.mass.rend()),
-                .infinite = sum.zero};
-  return out;
+  if (Status bad = CheckStep(step); !bad.ok()) return Error{bad.error()};
+  // S / t: A_t is B^t tilted by it.
+  return PairOfRatio(SumOfCopies(StepLaw(step), steps, Side::kRemove, tail),
+                     SumOfCopies(StepLaw(step), steps, Side::kAdd, tail),
+                     1 / static_cast<double>(steps), 0);
+}
+
+Result<DirectionalPld> PoissonSampledPld(const Pld& step, double q) {
+  if (!(q > 0 && q <= 1)) return Error{"the sampling rate must be in (0, 1]"};
+  if (Status bad = CheckStep(step); !bad.ok()) return Error{bad.error()};
+  // q A + (1 - q) B against B: the ratio q V + 1 - q.
+  return PairOfRatio(StepLaw(step), StepLaw(step), q, 1 - q);
 }
 
 DirectionalPld ComposeDirectional(const DirectionalPld& pair, std::uint64_t times, double trim) {
@@ -224,24 +259,36 @@ double DirectionalEpsilon(const DirectionalPld& pair, double delta) {
   return std::max(PldEpsilon(pair.remove, delta), PldEpsilon(pair.add, delta));
 }
 
-Result<DirectionalPld> GaussianAllocationPld(double sigma, std::uint64_t steps,
-                                             std::uint64_t epochs, double grid) {
+Status GaussianStepsConfig::Validate() const {
+  if (!(std::isfinite(sigma) && sigma > 0)) return Error{"the noise scale sigma must be > 0"};
+  if (steps < 1) return Error{"an epoch needs at least one step"};
+  if (!(sampling_rate > 0 && sampling_rate <= 1)) {
+    return Error{"the sampling rate must be in (0, 1]"};
+  }
+  if (sampling_rate < 1 && steps > 1) {
+    return Error{"Poisson sampling (a rate below 1) or random allocation (steps > 1), not both"};
+  }
   if (epochs < 1) return Error{"at least one epoch"};
-  auto step = GaussianPld(sigma, grid);
-  if (!step.ok()) return Error{step.error()};
-  auto epoch = AllocationEpochPld(*step, steps, 1e-13);
-  if (!epoch.ok()) return epoch;
-  return ComposeDirectional(*epoch, epochs, 1e-13);
+  if (!(delta >= 1e-12 && delta < 1)) return Error{"delta must be in [1e-12, 1)"};
+  if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
+  return {};
 }
 
-Result<AllocationEpsilon> GaussianAllocationEpsilon(double sigma, std::uint64_t steps,
-                                                    std::uint64_t epochs, double delta,
-                                                    double grid) {
-  if (!(delta >= 1e-12 && delta < 1)) return Error{"delta must be in [1e-12, 1)"};
-  auto pair = GaussianAllocationPld(sigma, steps, epochs, grid);
+Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& c) {
+  if (Status bad = c.Validate(); !bad.ok()) return Error{bad.error()};
+  auto step = GaussianPld(c.sigma, c.grid);
+  if (!step.ok()) return Error{step.error()};
+  auto epoch = c.sampling_rate < 1 ? PoissonSampledPld(*step, c.sampling_rate)
+                                   : AllocationEpochPld(*step, c.steps, 1e-13);
+  if (!epoch.ok()) return epoch;
+  return ComposeDirectional(*epoch, c.epochs, 1e-13);
+}
+
+Result<CentralEpsilon> GaussianStepsEpsilon(const GaussianStepsConfig& c) {
+  auto pair = GaussianStepsPld(c);
   if (!pair.ok()) return Error{pair.error()};
-  const double remove = PldEpsilon(pair->remove, delta), add = PldEpsilon(pair->add, delta);
-  return AllocationEpsilon{.epsilon = std::max(remove, add), .remove = remove, .add = add};
+  const double remove = PldEpsilon(pair->remove, c.delta), add = PldEpsilon(pair->add, c.delta);
+  return CentralEpsilon{.epsilon = std::max(remove, add), .remove = remove, .add = add};
 }
 
 }  // namespace fedldp
