@@ -59,7 +59,7 @@ double Terms(std::uint64_t n, double rate) {
 }
 
 ClonePair PairOf(ShuffleReduction bound, double eps0) {
-  return {CloneRate(bound, eps0), 1 / (1 + std::exp(-eps0))};
+  return {CloneRate(bound, eps0), 1 / (1 + std::exp(-eps0)), 1 / (1 + std::exp(eps0))};
 }
 
 Result<ClonePair> CheckedPair(std::uint64_t n, ShuffleReduction bound, double eps0) {

@@ -39,6 +39,9 @@ void BinomialWindow(std::uint64_t trials, double p, double tolerance, Window& w)
 struct ClonePair {
   double rate = 0;    // each other user is a clone
   double favour = 0;  // user 1 shows its own side: e^eps0 / (1 + e^eps0)
+  // 1 - favour, as 1 / (1 + e^eps0): exact where favour rounds to 1 (eps0
+  // past about 37), which 1 - favour would make 0.
+  double against = 0;
 };
 // The pair of `bound` for eps0-LDP reports.
 ClonePair PairOf(ShuffleReduction bound, double eps0);

@@ -187,10 +187,13 @@ struct CellSums {
 };
 
 // Adds, with `weight`, the losses of the pair given M = m clones shown,
-// user 1's side shown with probability a (clone_pair.h). P's mass outside
-// the window of A | C is counted as infinite loss.
-void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, double grid,
-                   shuffle_internal::Window& halves, CellSums& cells, double& infinite) {
+// user 1's side shown with probability a = pair.favour, the other with
+// pair.against (clone_pair.h). P's mass outside the window of A | C is
+// counted as infinite loss.
+void AddPairLosses(std::uint64_t m, const shuffle_internal::ClonePair& pair, double weight,
+                   double tolerance, double grid, shuffle_internal::Window& halves, CellSums& cells,
+                   double& infinite) {
+  const double a = pair.favour, not_a = pair.against;
   shuffle_internal::BinomialWindow(m - 1, 0.5, tolerance, halves);
   infinite += weight * halves.outside;
   // Each mass raised by the window's rounding: at least the exact one (a
@@ -200,8 +203,8 @@ void AddPairLosses(std::uint64_t m, double a, double weight, double tolerance, d
   for (std::size_t j = 0; j <= b.size(); ++j) {
     const double at = j < b.size() ? b[j] : 0;
     const double before = j > 0 ? b[j - 1] : 0;
-    const double pk = a * at + (1 - a) * before;
-    const double qk = (1 - a) * at + a * before;
+    const double pk = a * at + not_a * before;
+    const double qk = not_a * at + a * before;
     if (pk <= 0) continue;
     if (qk <= 0) {
       infinite += weight * pk;
@@ -294,6 +297,9 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   using namespace shuffle_internal;
   if (n < 1) return Error{"the number of reports must be at least 1"};
   if (!(std::isfinite(eps0) && eps0 > 0)) return Error{"the local epsilon must be > 0"};
+  if (eps0 > kMaxPldLocalEpsilon) {
+    return Error{"a local epsilon past 700: its likelihood ratios are past a double's range"};
+  }
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   auto pair = CheckedPair(n, reduction, eps0);
   if (!pair.ok()) return Error{pair.error()};
@@ -306,8 +312,8 @@ Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double t
   Window halves;
   for (const CloneBlock& b : blocks.blocks) {
     // A block's fewest clones dominate each of its m.
-    AddPairLosses(b.lo, pair->favour, b.mass * (1 + blocks.rounding), tolerance, grid, halves,
-                  cells, infinite);
+    AddPairLosses(b.lo, *pair, b.mass * (1 + blocks.rounding), tolerance, grid, halves, cells,
+                  infinite);
   }
   return ConnectCells(cells, infinite, grid);
 }

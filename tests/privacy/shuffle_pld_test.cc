@@ -318,5 +318,20 @@ TEST(ShufflePld, GaussianPldHoldsAgainstTheClosedForm) {
   EXPECT_FALSE(GaussianPld(1, 0).ok());
 }
 
+// Past eps0 of about 37, e^eps0 / (1 + e^eps0) rounds to 1, and a round
+// built from 1 minus it lost every loss to infinity (a round at eps0 40
+// stated nothing); the other side is now computed as 1 / (1 + e^eps0).
+// Past 700 the ratios leave a double's range, and the round is refused
+// (the per-round statement stands) rather than stated as NaN.
+TEST(ShufflePld, ALargeLocalEpsilonKeepsItsLosses) {
+  for (const double eps0 : {40.0, 100.0}) {
+    const auto round = ShuffledRoundPld(1000, eps0, 1e-3, 1e-12);
+    ASSERT_TRUE(round.ok()) << round.error();
+    EXPECT_LT(round->infinite, 1e-12) << eps0;
+    EXPECT_LE(PldEpsilon(*round, 1e-6), eps0 + 1e-3) << eps0;
+  }
+  EXPECT_FALSE(ShuffledRoundPld(1000, 800, 1e-3, 1e-12).ok());
+}
+
 }  // namespace
 }  // namespace fedldp

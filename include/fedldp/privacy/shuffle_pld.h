@@ -56,7 +56,9 @@ Pld SymmetricPldFromAtoms(std::span<const std::pair<double, double>> atoms, doub
 // One round of n shuffled eps0-LDP reports, on the grid through its delta
 // at the grid points (connected, above). `tolerance`: mass the binomial
 // windows may leave out (counted as infinite loss). Refused where the exact
-// sum is beyond reach (as NumericalShuffleEpsilon).
+// sum is beyond reach (as NumericalShuffleEpsilon) and past eps0 =
+// kMaxPldLocalEpsilon, whose likelihood ratios e^eps0 are past a double's.
+inline constexpr double kMaxPldLocalEpsilon = 700;
 // `reduction`: whose pair (shuffle_numerical.h; the variation-ratio pair
 // differs only in its clone rate).
 Result<Pld> ShuffledRoundPld(std::uint64_t n, double eps0, double grid, double tolerance,
