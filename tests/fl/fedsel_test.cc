@@ -544,17 +544,16 @@ TEST(PlanFedSel, ShuffledRoundsHoldAtLeastMReports) {
   EXPECT_TRUE(DefaultFedSelConfig(ParseFedSelVariant("privunitg").value()).even_rounds);
   EXPECT_FALSE(
       DefaultFedSelConfig(ParseFedSelVariant("ps-pm").value()).even_rounds);  // the paper's cut
-  for (auto [n, preferred] : std::vector<std::pair<std::size_t, std::size_t>>{{7, 7},
-                                                                              {10, 10},
-                                                                              {11, 11},
-                                                                              {14, 13},
-                                                                              {99, 91},
-                                                                              {1999, 1800},
-                                                                              {2056, 2000},
-                                                                              {3907, 3900},
-                                                                              {39073, 39000},
-                                                                              {250000, 240000}}) {
-    EXPECT_EQ(RoundDownToPreferred(n), preferred) << n;
+  for (auto [n, rounded] : std::vector<std::pair<std::size_t, std::size_t>>{{7, 7},
+                                                                            {999, 999},
+                                                                            {1000, 1000},
+                                                                            {1999, 1990},
+                                                                            {2056, 2050},
+                                                                            {3907, 3900},
+                                                                            {39073, 39000},
+                                                                            {60000, 60000},
+                                                                            {250999, 250000}}) {
+    EXPECT_EQ(RoundDownToThreeDigits(n), rounded) << n;
   }
   const auto run = TrainFedSel(config, Synthetic(1000), {}, 2).value();
   EXPECT_EQ(run.iterations, 33u);

@@ -295,7 +295,7 @@ std::optional<PrivacyRecord> FedSelPrivacyRecordOf(const FedSelPlan& plan,
 // With the shuffler (config.shuffle): `config` with the largest epsilon whose
 // run on `clients` clients stays within (central_epsilon, delta) per client
 // in total, by the accountant of run_accounting.h on FedSelRunPrivacy, the
-// smallest round rounded down (RoundDownToPreferred). Refused for the Gaussian
+// smallest round rounded down (RoundDownToThreeDigits). Refused for the Gaussian
 // variants (no amplification is proven for approximate-DP reports) and non-private ones.
 Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients, std::size_t d,
                                         double central_epsilon, double delta);
@@ -303,10 +303,9 @@ Result<FedSelConfig> CalibrateToCentral(FedSelConfig config, std::size_t clients
 // needs the shuffler and a budget CheckEpsilon accepts, and it sets the
 // local budget itself, so an epsilon given beside it is refused.
 Status CheckCentralTarget(const FedSelConfig& config, double central_epsilon, bool epsilon_given);
-// n rounded down to the E24 series of preferred numbers (10, 11, 12, 13, 15,
-// 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91
-// x 10^j; n itself below 10): at most 9 % below n.
-std::size_t RoundDownToPreferred(std::size_t n);
+// n rounded down to three significant digits (n itself below 1,000): at
+// most 1 % below n.
+std::size_t RoundDownToThreeDigits(std::size_t n);
 
 // The two-stage randomizer of a plan (an error for flat, compressed and np).
 Result<FedSelRandomizer> MakeFedSelRandomizer(const FedSelPlan& plan, std::size_t d);
