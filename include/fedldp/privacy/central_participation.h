@@ -1,7 +1,8 @@
 // Central steps that use a record at random, in secret: random allocation
 // (Feldman & Shenfeld, arXiv 2502.08202; the exact PLD of arXiv 2602.17284
-// and its package PLD_accounting) and Poisson sampling. Each epoch,
-// a record is used in one of t steps drawn uniformly in secret, each step a
+// and its package PLD_accounting) and Poisson sampling. With allocation,
+// each epoch uses a record in one of t steps drawn uniformly in secret
+// (Poisson: its one step with probability q, below), each step a
 // mechanism whose outputs on neighbouring datasets (add/remove: with and
 // without the record) are dominated by a pair (A, B), A with the record.
 // This is the central-DP setting of those papers (a Gaussian step of
@@ -38,8 +39,8 @@
 // biased by a bound on its rounding towards that direction's pessimistic
 // side (up for remove, down for add) and every mass raised by a bound on
 // its sum's rounding, so both directions' deltas only grow.
-#ifndef FEDLDP_PRIVACY_RANDOM_ALLOCATION_H_
-#define FEDLDP_PRIVACY_RANDOM_ALLOCATION_H_
+#ifndef FEDLDP_PRIVACY_CENTRAL_PARTICIPATION_H_
+#define FEDLDP_PRIVACY_CENTRAL_PARTICIPATION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -102,4 +103,4 @@ Result<CentralEpsilon> GaussianStepsEpsilon(const GaussianStepsConfig& config);
 
 }  // namespace fedldp
 
-#endif  // FEDLDP_PRIVACY_RANDOM_ALLOCATION_H_
+#endif  // FEDLDP_PRIVACY_CENTRAL_PARTICIPATION_H_
