@@ -254,11 +254,6 @@ double DirectionalDelta(const DirectionalPld& pair, double eps) {
   return std::max(PldDelta(pair.remove, eps), PldDelta(pair.add, eps));
 }
 
-double DirectionalEpsilon(const DirectionalPld& pair, double delta) {
-  // Each direction's delta falls with eps: the larger's is the max of theirs.
-  return std::max(PldEpsilon(pair.remove, delta), PldEpsilon(pair.add, delta));
-}
-
 Status GaussianStepsConfig::Validate() const {
   if (!(std::isfinite(sigma) && sigma > 0)) return Error{"the noise scale sigma must be > 0"};
   if (steps < 1) return Error{"an epoch needs at least one step"};
@@ -287,6 +282,7 @@ Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& c) {
 Result<CentralEpsilon> GaussianStepsEpsilon(const GaussianStepsConfig& c) {
   auto pair = GaussianStepsPld(c);
   if (!pair.ok()) return Error{pair.error()};
+  // Each direction's delta falls with eps: the larger's eps is the max of theirs.
   const double remove = PldEpsilon(pair->remove, c.delta), add = PldEpsilon(pair->add, c.delta);
   return CentralEpsilon{.epsilon = std::max(remove, add), .remove = remove, .add = add};
 }

@@ -69,10 +69,8 @@ Result<DirectionalPld> AllocationEpochPld(const Pld& step, std::uint64_t steps, 
 // `trim` as ComposePld's.
 DirectionalPld ComposeDirectional(const DirectionalPld& pair, std::uint64_t times, double trim);
 
-// delta(eps): the larger direction's; the smallest eps whose delta is at
-// most `delta` (PldEpsilon's search; +inf if none).
+// delta(eps): the larger direction's.
 double DirectionalDelta(const DirectionalPld& pair, double eps);
-double DirectionalEpsilon(const DirectionalPld& pair, double delta);
 
 // A step run on the record with probability q, drawn in secret (Poisson
 // sampling): the pair (q A + (1 - q) B, B) and its reverse, whose
