@@ -28,4 +28,12 @@ Status CheckEpsilon(double epsilon, const char* name) {
   return Error{out.str(), ErrorCode::kInvalidArgument};
 }
 
+Status CheckDelta(double delta, const char* name) {
+  if (delta >= kMinDelta && delta < 1) return Status::Ok();
+  std::ostringstream out;
+  out << name << " must be in [1e-12, 1) (below 1e-12 the accountants' rounding would matter), got "
+      << delta;
+  return Error{out.str(), ErrorCode::kInvalidArgument};
+}
+
 }  // namespace fedldp

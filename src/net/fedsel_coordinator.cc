@@ -92,9 +92,7 @@ Status FedSelCoordinator::Check(const FedSelTaskSpec& spec, const RoundPolicy& p
       return Error{
           "a shuffled task needs the server's public key (32 bytes): reports are sealed to it"};
     }
-    if (!(spec.central_delta >= 1e-12 && spec.central_delta < 1)) {
-      return Error{"a shuffled task states its central delta, in [1e-12, 1)"};
-    }
+    FEDLDP_RETURN_IF_ERROR(CheckDelta(spec.central_delta, "a shuffled task's central delta"));
     if (spec.config.sample_clients) {
       return Error{
           "sampled rounds with the shuffler: the server draws the sample, and amplification "

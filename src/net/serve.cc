@@ -412,10 +412,7 @@ Status FedSelServeConfig::Validate() const {
         "--shuffle with --sample-clients: the server would draw the sample, and amplification "
         "by sampling needs it hidden from the server; use one or the other");
   }
-  if (!(central_delta >= 1e-12 && central_delta < 1)) {
-    return Invalid("the central delta must lie in [1e-12, 1)");
-  }
-  return Status::Ok();
+  return CheckDelta(central_delta, "the central delta");
 }
 
 Status LdpFlServeConfig::Validate() const {

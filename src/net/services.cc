@@ -69,8 +69,9 @@ Result<FedSelTaskSpec> DecodeTask(std::string_view bytes) {
   if (t.config.shuffle && t.public_key.size() != 32) {
     return Error{"the announced task is shuffled but carries no 32-byte public key"};
   }
-  if (t.config.shuffle && !(t.central_delta >= 1e-12 && t.central_delta < 1)) {
-    return Error{"the announced task is shuffled but states no central delta in [1e-12, 1)"};
+  if (t.config.shuffle) {
+    FEDLDP_RETURN_IF_ERROR(
+        CheckDelta(t.central_delta, "the announced shuffled task's central delta"));
   }
   if (t.config.epochs < 1 || t.users == 0 || t.dimension == 0 || t.id.empty()) {
     return Error{"the announced task is incomplete"};

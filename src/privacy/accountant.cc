@@ -119,9 +119,7 @@ std::uint64_t Accountant::steps() const {
 }
 
 Result<AccountedTotal> Accountant::Total(double delta) const {
-  if (!(delta >= 1e-12 && delta < 1)) {
-    return Error{"the total delta must be in [1e-12, 1), got " + std::to_string(delta)};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(delta, "the total delta"));
   AccountedTotal out;
   if (groups_.empty()) {
     out.rule = "nothing recorded";

@@ -264,7 +264,7 @@ Status GaussianStepsConfig::Validate() const {
     return Error{"Poisson sampling (a rate below 1) or random allocation (steps > 1), not both"};
   }
   if (epochs < 1) return Error{"at least one epoch"};
-  if (!(delta >= 1e-12 && delta < 1)) return Error{"delta must be in [1e-12, 1)"};
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(delta));
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   return {};
 }

@@ -29,8 +29,8 @@ Status RunPrivacyConfig::Validate() const {
     e << "the local delta must be in [0, 1), got " << local_delta;
   } else if (Status bad = CheckCount(kReportRounds, rounds); !bad.ok()) {
     e << bad.error();
-  } else if (!(delta >= 1e-12 && delta < 1)) {
-    e << "the total delta must be in [1e-12, 1), got " << delta;
+  } else if (Status bad = CheckDelta(delta, "the total delta"); !bad.ok()) {
+    e << bad.error();
   } else if (shuffle && reports_per_round < 1) {
     e << "with the shuffler, the reports per round must be at least 1";
   } else if (!shuffle && reports_per_round != 0) {

@@ -77,10 +77,7 @@ Result<NumericalShuffleBound> NumericalShuffleEpsilon(std::uint64_t n, double ep
   if (!(std::isfinite(eps0) && eps0 > 0)) {
     return Error{"the local epsilon must be a positive number, not " + Text(eps0)};
   }
-  if (!(delta >= 1e-12 && delta < 1)) {
-    return Error{"delta must be in [1e-12, 1) (below 1e-12 double rounding would matter), not " +
-                 Text(delta)};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(delta));
   if (auto pair = CheckedPair(n, bound, eps0); !pair.ok()) return Error{pair.error()};
   const double tolerance = 1e-6 * delta;
   const auto bisect = [&](auto holds) {  // the smallest eps in [0, eps0] where holds(eps)

@@ -251,7 +251,7 @@ Status CnnFrontierConfig::Validate() const {
   if (out.empty()) return Error{"out must name a folder"};
   if (epsilons.empty()) return Error{"give at least one central epsilon"};
   for (const double e : epsilons) FEDLDP_RETURN_IF_ERROR(CheckEpsilon(e));
-  if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(delta));
   if (randomizers.empty()) return Error{"give at least one randomizer"};
   for (const VectorMechanism& m : randomizers) {
     if (m.traits().needs_delta) {

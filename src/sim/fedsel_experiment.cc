@@ -85,9 +85,7 @@ Status FedSelExperimentConfig::Validate() const {
     if (!training.shuffle) return Error{"a central epsilon needs the shuffler"};
     FEDLDP_RETURN_IF_ERROR(CheckEpsilon(*central_epsilon, "central epsilon"));
   }
-  if (!(central_delta >= 1e-12 && central_delta < 1)) {
-    return Error{"central delta must be in [1e-12, 1)"};
-  }
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(central_delta, "central delta"));
   if (training.dirichlet_alpha != 0 && training.clients == 0) {
     return Error{"a Dirichlet alpha needs clients (the rows are split among them)"};
   }

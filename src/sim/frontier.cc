@@ -29,7 +29,7 @@ Status FrontierConfig::Validate() const {
     if (!(e > 0 && std::isfinite(e))) return Error{"every epsilon must be a finite number > 0"};
   }
   if (!local && !shuffled) return Error{"neither local nor shuffled runs asked for"};
-  if (!(delta > 0 && delta < 1)) return Error{"delta must be in (0, 1)"};
+  FEDLDP_RETURN_IF_ERROR(CheckDelta(delta));
   FEDLDP_RETURN_IF_ERROR(cv.Validate());
   return tuning.Validate();
 }

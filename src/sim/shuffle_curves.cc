@@ -13,8 +13,8 @@ Status ShuffleCurvesConfig::Validate() const {
   std::ostringstream e;
   if (local_epsilons.empty() || reports.empty()) {
     e << "give at least one local epsilon and one number of reports";
-  } else if (!(delta >= 1e-12 && delta < 1)) {
-    e << "delta must be in [1e-12, 1), got " << delta;
+  } else if (Status bad = CheckDelta(delta); !bad.ok()) {
+    e << bad.error();
   } else {
     for (const double eps0 : local_epsilons) {
       if (!(std::isfinite(eps0) && eps0 > 0)) e << "a local epsilon must be > 0, got " << eps0;

@@ -81,6 +81,13 @@ TEST(ParameterChecks, NameTheParameterAndSayInvalidArgument) {
   EXPECT_TRUE(CheckPositive(1e300, "radius").ok());
   EXPECT_EQ(CheckPositive(0, "radius").code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(CheckPositive(-HUGE_VAL, "radius").code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(CheckDelta(1e-12).ok());
+  EXPECT_TRUE(CheckDelta(0.999).ok());
+  for (double bad : {0.0, 9.99e-13, 1.0, -1e-6, std::nan(""), HUGE_VAL}) {
+    const Status e = CheckDelta(bad, "the total delta");
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_EQ(e.error().rfind("the total delta must be in [1e-12, 1)", 0), 0u) << e.error();
+  }
   EXPECT_TRUE(CheckFinite(-3, "center").ok());
   EXPECT_NE(CheckFinite(std::nan(""), "center").error().find("center must be"), std::string::npos);
 }

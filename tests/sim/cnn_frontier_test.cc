@@ -93,7 +93,9 @@ TEST_F(CnnFrontierTest, ValidateSaysWhatIsWrong) {
             "dataset must be mnist or fmnist (the paper's CNN)");
   EXPECT_EQ(wrong([](auto& c) { c.out.clear(); }), "out must name a folder");
   EXPECT_EQ(wrong([](auto& c) { c.epsilons.clear(); }), "give at least one central epsilon");
-  EXPECT_EQ(wrong([](auto& c) { c.delta = 0; }), "delta must be in (0, 1)");
+  EXPECT_EQ(
+      wrong([](auto& c) { c.delta = 0; }),
+      "delta must be in [1e-12, 1) (below 1e-12 the accountants' rounding would matter), got 0");
   EXPECT_EQ(wrong([](auto& c) { c.randomizers.clear(); }), "give at least one randomizer");
   EXPECT_EQ(wrong([](auto& c) { c.randomizers = {VectorMechanism::kGaussian}; }),
             "gaussian reports are (eps, delta): no central target is proven for them");

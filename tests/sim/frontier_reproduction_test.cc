@@ -34,7 +34,9 @@ TEST_F(FrontierReproductionTest, ValidateSaysWhatIsWrongAndQuickIsSmall) {
   };
   EXPECT_EQ(wrong([](auto& w) { w.folds = 1; }),
             "folds must be a whole number from 2 to 100, got 1");
-  EXPECT_EQ(wrong([](auto& w) { w.delta = 1; }), "delta must be in (0, 1)");
+  EXPECT_EQ(
+      wrong([](auto& w) { w.delta = 1; }),
+      "delta must be in [1e-12, 1) (below 1e-12 the accountants' rounding would matter), got 1");
   EXPECT_EQ(wrong([](auto& w) { w.out.clear(); }), "out must name a folder");
   // Data it cannot load is refused before anything is written.
   FrontierReproductionConfig unknown = c;

@@ -142,6 +142,10 @@ Result<std::shared_ptr<const Base>> ShareAs(Result<T> made) {
 // acceptable, otherwise kInvalidArgument with a sentence naming the
 // parameter.
 Status CheckEpsilon(double epsilon, const char* name = "epsilon");
+// A target delta: in [kMinDelta, 1). Below 1e-12 the rounding of the doubles
+// the accountants sum would matter against delta itself.
+inline constexpr double kMinDelta = 1e-12;
+Status CheckDelta(double delta, const char* name = "delta");
 Status CheckFinite(double value, const char* name);
 Status CheckPositive(double value, const char* name);
 

@@ -107,7 +107,7 @@ struct CnnFrontierConfig {
 
   // The grid the runs are tuned over: `grid`, or the default.
   std::vector<CnnGridPoint> Grid() const;
-  // OK, or the first thing wrong (e.g. "delta must be in (0, 1)").
+  // OK, or the first thing wrong (e.g. "delta must be in [1e-12, 1) ...").
   Status Validate() const;
 };
 
