@@ -102,10 +102,11 @@ CloneBlocks BlocksOf(std::uint64_t n, const ClonePair& pair, double tolerance,
   return out;
 }
 
-DeltaBracket PrefixDivergence(std::uint64_t m, double a, double e, double tolerance) {
+DeltaBracket PrefixDivergence(std::uint64_t m, double a, double against, double e,
+                              double tolerance) {
   // With t = b(k - 1) / b(k) = k / (c - k + 1), c = m - 1 (rising in k),
   // P(k) - e Q(k) = b(k) (big + small t): positive while t < big / -small.
-  const double big = a - e * (1 - a), small = (1 - a) - e * a;
+  const double big = a - e * against, small = against - e * a;
   if (m == 0 || big <= 0) return {0, 0};
   const double c = static_cast<double>(m - 1);
   const double tau = big / -small;  // < 1: e >= 1 and a >= 1/2

@@ -70,10 +70,12 @@ DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, doubl
 
 // The pair given m >= 1 clones shown, user 1's side shown with probability
 // a in [1/2, 1): P(k) = a b(k) + (1 - a) b(k - 1), Q its mirror, b =
-// Bin(m - 1, 1/2). Its divergence D_e(P || Q), bracketed, summed only
-// where P > e Q (a prefix of k), from its last term down: work about
-// log(1 / tolerance) / (1 - ratio) terms, whatever m.
-DeltaBracket PrefixDivergence(std::uint64_t m, double a, double e, double tolerance);
+// Bin(m - 1, 1/2); `against` is 1 - a, given (ClonePair::against) so that
+// it keeps its value where a rounds to 1. Its divergence D_e(P || Q),
+// bracketed, summed only where P > e Q (a prefix of k), from its last term
+// down: work about log(1 / tolerance) / (1 - ratio) terms, whatever m.
+DeltaBracket PrefixDivergence(std::uint64_t m, double a, double against, double e,
+                              double tolerance);
 
 // An estimate of the terms a sum over every c and the whole window of A |
 // C takes (the PLD's), C ~ Bin(n - 1, rate), and the most taken on before

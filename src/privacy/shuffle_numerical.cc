@@ -58,8 +58,8 @@ DeltaBracket PairDelta(std::uint64_t n, const ClonePair& pair, double eps, doubl
   double lower = 0, upper = blocks.outside;
   for (const CloneBlock& b : blocks.blocks) {
     // A block's fewest clones bound it above, its most below.
-    upper += b.mass * PrefixDivergence(b.lo, pair.favour, e, tolerance).upper;
-    lower += b.mass * PrefixDivergence(b.hi, pair.favour, e, tolerance).lower;
+    upper += b.mass * PrefixDivergence(b.lo, pair.favour, pair.against, e, tolerance).upper;
+    lower += b.mass * PrefixDivergence(b.hi, pair.favour, pair.against, e, tolerance).lower;
   }
   return {lower * (1 - blocks.rounding), std::min(1.0, upper * (1 + blocks.rounding))};
 }

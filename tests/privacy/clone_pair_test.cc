@@ -31,7 +31,7 @@ TEST(ClonePair, ThePrefixSumBracketsThePlainSum) {
     for (const double a : {0.5, 0.62, 0.731, 0.95}) {
       for (const double e : {1.0, 1.001, 1.2, 2.0}) {
         const double plain = PlainDivergence(m, a, e);
-        const DeltaBracket d = PrefixDivergence(m, a, e, 1e-16);
+        const DeltaBracket d = PrefixDivergence(m, a, 1 - a, e, 1e-16);
         // The plain sum's own rounding: about 1e-16 a term.
         const double slack = 1e-16 * static_cast<double>(m) + 1e-15 * plain;
         EXPECT_LE(d.lower, plain + slack) << m << " " << a << " " << e;
@@ -46,15 +46,32 @@ TEST(ClonePair, TheDivergenceFallsWithClonesAndRisesWithFavour) {
   for (const double e : {1.0, 1.05}) {
     double before = 1;
     for (std::uint64_t m = 1; m < 3000; m += 97) {
-      const double d = PrefixDivergence(m, 0.8, e, 1e-16).upper;
+      const double d = PrefixDivergence(m, 0.8, 1 - 0.8, e, 1e-16).upper;
       EXPECT_LE(d, before * (1 + 1e-12)) << m;
       before = d;
     }
     before = 0;
     for (double a = 0.5; a < 1; a += 0.05) {
-      const double d = PrefixDivergence(400, a, e, 1e-16).lower;
+      const double d = PrefixDivergence(400, a, 1 - a, e, 1e-16).lower;
       EXPECT_GE(d, before * (1 - 1e-12)) << a;
       before = d;
+    }
+  }
+}
+
+// Past eps0 of about 37, a = e^eps0 / (1 + e^eps0) rounds to 1: the
+// divergence is taken from `against`, not 1 - a (which made it 1 for any
+// e, so a round at eps0 40 was stated no better than at infinity).
+TEST(ClonePair, TheDivergenceKeepsWhatFavourRoundsAway) {
+  for (const double eps0 : {38.0, 40.0, 45.0}) {
+    const ClonePair pair = PairOf(ShuffleReduction::kClones, eps0);
+    ASSERT_EQ(pair.favour, 1.0);
+    for (const double eps : {eps0 - 2, eps0 - 0.5}) {
+      // One clone shown (user 1's own): P = (a, 1 - a), Q = (1 - a, a).
+      const double exact = -std::expm1(eps - eps0) / (1 + std::exp(-eps0));
+      const DeltaBracket d = PrefixDivergence(1, pair.favour, pair.against, std::exp(eps), 1e-16);
+      EXPECT_NEAR(d.upper, exact, 1e-12 * exact) << eps0 << " " << eps;
+      EXPECT_LE(d.lower, d.upper);
     }
   }
 }
