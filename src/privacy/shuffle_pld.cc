@@ -528,7 +528,12 @@ double PldDelta(const Pld& pld, double eps) {
 }
 
 double PldEpsilon(const Pld& pld, double delta) {
-  double lo = 0, hi = 200;
+  // At or past the largest finite loss, delta is the infinite mass alone
+  // (searched from 200 up, so that a bound below 200 is bisected as before).
+  std::size_t top = pld.mass.size();
+  while (top > 0 && pld.mass[top - 1] == 0) --top;
+  const double largest = static_cast<double>(pld.first + static_cast<std::int64_t>(top)) * pld.grid;
+  double lo = 0, hi = std::max(200.0, largest);
   if (PldDelta(pld, hi) > delta) return std::numeric_limits<double>::infinity();
   if (PldDelta(pld, lo) <= delta) return 0;
   return Bisect(

@@ -337,5 +337,38 @@ TEST(ShufflePld, ALargeLocalEpsilonKeepsItsLosses) {
   EXPECT_FALSE(ShuffledRoundPld(1000, 800, 1e-3, 1e-12).ok());
 }
 
+// Randomized response at eps0 composed 100 times has losses up to 100 eps0:
+// its eps is found wherever they lie (it was searched in [0, 200] only, so
+// a run past 200 was stated infinite), and is infinite only when the
+// infinite mass is above delta.
+TEST(ShufflePld, TheEpsilonIsFoundPastAnyFixedRange) {
+  for (const double eps0 : {1.0, 3.0, 6.0}) {
+    const double p = 1 / (1 + std::exp(-eps0));
+    const std::pair<double, double> atoms[] = {{eps0, p}, {-eps0, 1 - p}};
+    const Pld run = ComposePld(PldFromAtoms(atoms, 1e-3), 100, 0);
+    // delta(eps) of k of 100 rounds losing eps0, summed exactly.
+    const auto exact = [&](double eps) {
+      double delta = 0;
+      for (int k = 0; k <= 100; ++k) {
+        const double loss = (2 * k - 100) * eps0;
+        const double pk = std::exp(std::lgamma(101) - std::lgamma(k + 1) - std::lgamma(101 - k) +
+                                   k * std::log(p) + (100 - k) * std::log1p(-p));
+        if (loss > eps) delta += pk * -std::expm1(eps - loss);
+      }
+      return delta;
+    };
+    const double eps = PldEpsilon(run, 1e-6);
+    ASSERT_TRUE(std::isfinite(eps)) << eps0;
+    EXPECT_LE(exact(eps), 1e-6 * (1 + 1e-6)) << eps0;
+    EXPECT_GT(exact(eps - 0.2), 1e-6) << eps0;  // within a grid step per round
+  }
+  Pld lost;
+  lost.grid = 1e-3;
+  lost.mass = {0.5};
+  lost.infinite = 2e-6;
+  EXPECT_EQ(PldEpsilon(lost, 1e-6), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(PldEpsilon(lost, 3e-6), 0);
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -158,8 +158,8 @@ Result<Pld> ShuffledRoundOfRunPld(std::uint64_t n, double eps0, double q, double
 // `trim` in all is moved to infinite loss to keep the support small.
 Pld ComposePld(const Pld& round, std::uint64_t times, double trim);
 
-// delta(eps) of a PLD, and the smallest eps (to 1e-7, in [0, 200]) whose
-// delta is at most `delta`; +inf if none.
+// delta(eps) of a PLD, and the smallest eps (to 1e-7 above) whose delta is
+// at most `delta`; +inf if none (the infinite mass is above `delta`).
 double PldDelta(const Pld& pld, double eps);
 double PldEpsilon(const Pld& pld, double delta);
 
