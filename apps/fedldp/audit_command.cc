@@ -162,9 +162,12 @@ struct ParticipationCheck {
   const char* name;
   audit::Verdict (*check)(double eps0);
 };
-constexpr ParticipationCheck kParticipationChecks[] = {{"sampled", audit::CheckSampledRound},
-                                                       {"poisson", audit::CheckPoissonRound},
-                                                       {"allocated", audit::CheckAllocatedEpoch}};
+constexpr ParticipationCheck kParticipationChecks[] = {
+    {"sampled", audit::CheckSampledRound},
+    {"poisson", audit::CheckPoissonRound},
+    {"allocated", audit::CheckAllocatedEpoch},
+    {"central-allocated", audit::CheckCentralAllocation},
+    {"central-poisson", audit::CheckCentralPoisson}};
 
 void Print(const Row& r, bool json, std::ostream& out) {
   char line[512];
@@ -217,9 +220,10 @@ void PrintHeader(const AuditOptions& o, std::ostream& out) {
       << " reports at eps0 against the exact delta of shuffled randomized response there\n"
          "(must be <= "
       << kShuffledDelta
-      << ")\nrounds: each participation rule's delta(eps) (sampled, Poisson, random allocation) "
-         "at eps 0 to eps0 against\nthe exact delta of randomized response taking part so "
-         "(never below it)\n\n";
+      << ")\nrounds: each participation rule's delta(eps) (sampled, Poisson, random allocation; "
+         "central: steps\nallocated or Poisson-sampled, `account gaussian`'s) at eps 0 to the "
+         "run's eps0 against the exact delta\nof randomized response taking part so (never below "
+         "it)\n\n";
   out << "kind       name                eps  log ratio  mean |z|  var |z|         p "
          "ruled out  time t  verdict\n";
 }

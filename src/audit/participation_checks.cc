@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "fedldp/privacy/central_participation.h"
 #include "fedldp/privacy/shuffle_pld.h"
 
 namespace fedldp::audit {
@@ -173,12 +174,13 @@ double MapHockey(const AllocatedLaw::Law& a, const AllocatedLaw::Law& b, double 
 // A rule's PLD against its exact delta (exact(eps) at each eps of
 // `epsilons`): never below it (but for the sums' rounding). value: the smallest PLD delta / exact
 // delta where the exact one is above 1e-12 (near 1: near tight).
-Verdict Judge(const std::string& what, const Pld& pld, std::span<const double> epsilons,
-              std::span<const double> exact) {
+template <typename DeltaOf>
+Verdict JudgeCurve(const std::string& what, DeltaOf delta_of, std::span<const double> epsilons,
+                   std::span<const double> exact) {
   double closest = INFINITY, at = 0;
   bool holds = true;
   for (std::size_t i = 0; i < epsilons.size(); ++i) {
-    const double bound = PldDelta(pld, epsilons[i]);
+    const double bound = delta_of(epsilons[i]);
     // The exact sums carry rounding of about 1e-16 of each term's P + e^eps
     // Q (an exact delta of 3e-13 where the true one is 0, at eps = eps0 = 8).
     holds = holds && bound >= exact[i] * (1 - 1e-9) - 1e-14 * (1 + std::exp(epsilons[i]));
@@ -192,6 +194,53 @@ Verdict Judge(const std::string& what, const Pld& pld, std::span<const double> e
       << (holds ? " never below" : " BELOW") << " randomized response's exact delta; closest "
       << closest << "x at eps " << at;
   return {holds, why.str(), closest};
+}
+
+Verdict Judge(const std::string& what, const Pld& pld, std::span<const double> epsilons,
+              std::span<const double> exact) {
+  return JudgeCurve(
+      what, [&pld](double eps) { return PldDelta(pld, eps); }, epsilons, exact);
+}
+
+// (privacy loss, probability) atoms of one direction of a pair.
+using Atoms = std::vector<std::pair<double, double>>;
+
+Atoms Compose(const Atoms& x, const Atoms& y) {
+  Atoms out;
+  out.reserve(x.size() * y.size());
+  for (const auto& [lx, px] : x) {
+    for (const auto& [ly, py] : y) out.emplace_back(lx + ly, px * py);
+  }
+  return out;
+}
+
+Atoms ComposeTimes(const Atoms& x, int times) {
+  Atoms out = x;
+  for (int i = 1; i < times; ++i) out = Compose(out, x);
+  return out;
+}
+
+double AtomsDelta(const Atoms& atoms, double eps) {
+  double delta = 0;
+  for (const auto& [loss, p] : atoms) {
+    if (loss > eps) delta += p * -std::expm1(eps - loss);
+  }
+  return delta;
+}
+
+// The larger direction's delta at each eps, `times` compositions of each.
+std::vector<double> WorseDirection(const Atoms& remove, const Atoms& add, int times,
+                                   std::span<const double> epsilons) {
+  const Atoms r = ComposeTimes(remove, times), a = ComposeTimes(add, times);
+  std::vector<double> out;
+  for (const double eps : epsilons) out.push_back(std::max(AtomsDelta(r, eps), AtomsDelta(a, eps)));
+  return out;
+}
+
+// Randomized response at eps0 as a step's PLD, on the grid `grid`.
+Pld ResponseStep(double eps0, double grid) {
+  const std::pair<double, double> atoms[] = {{eps0, Keep(eps0)}, {-eps0, 1 - Keep(eps0)}};
+  return SymmetricPldFromAtoms(atoms, grid);
 }
 
 // The eps a rule's curve is checked at: 0 to eps0, doubling from 0.05.
@@ -256,6 +305,58 @@ Verdict CheckPoissonRound(double eps0) {
   std::vector<double> exact;
   for (const double e : eps) exact.push_back(PoissonResponseDelta(kUsers, kRate, eps0, e));
   return Judge("24 users drawn at 0.2", *round, eps, exact);
+}
+
+std::vector<double> CentralAllocatedResponseDeltas(double eps0, int steps, int epochs,
+                                                   std::span<const double> epsilons) {
+  // k ones among the t outputs: B^t(k) binomial at 1 / (1 + e^eps0), A_t(k)
+  // = B^t(k) S / t; remove is log(S / t) under A_t, add -log(S / t) under B^t.
+  const double b = 1 - Keep(eps0);
+  Atoms remove, add;
+  for (int k = 0; k <= steps; ++k) {
+    const double pmf =
+        std::exp(LogChoose(steps, k) + k * std::log(b) + (steps - k) * std::log1p(-b));
+    const double ratio = (k * std::exp(eps0) + (steps - k) * std::exp(-eps0)) / steps;
+    remove.emplace_back(std::log(ratio), pmf * ratio);
+    add.emplace_back(-std::log(ratio), pmf);
+  }
+  return WorseDirection(remove, add, epochs, epsilons);
+}
+
+std::vector<double> CentralPoissonResponseDeltas(double eps0, double q, int times,
+                                                 std::span<const double> epsilons) {
+  // B shows 1 with probability b, A (B's record answered) with 1 - b, the
+  // sampled step q A + (1 - q) B.
+  Atoms remove, add;
+  for (const double b : {1 - Keep(eps0), Keep(eps0)}) {
+    const double p = q * (1 - b) + (1 - q) * b;
+    remove.emplace_back(std::log(p / b), p);
+    add.emplace_back(std::log(b / p), b);
+  }
+  return WorseDirection(remove, add, times, epsilons);
+}
+
+Verdict CheckCentralAllocation(double eps0) {
+  constexpr int kSteps = 5, kEpochs = 2;
+  const auto epoch = AllocationEpochPld(ResponseStep(eps0, 1e-3), kSteps, 1e-14);
+  if (!epoch.ok()) return {false, epoch.error(), NAN};
+  const DirectionalPld run = ComposeDirectional(*epoch, kEpochs, 1e-14);
+  const std::vector<double> eps = CheckedEpsilons(kEpochs * eps0);
+  return JudgeCurve(
+      "central steps, 2 epochs of 1 of 5", [&run](double e) { return DirectionalDelta(run, e); },
+      eps, CentralAllocatedResponseDeltas(eps0, kSteps, kEpochs, eps));
+}
+
+Verdict CheckCentralPoisson(double eps0) {
+  constexpr int kTimes = 3;
+  constexpr double kRate = 0.2;
+  const auto step = PoissonSampledPld(ResponseStep(eps0, 1e-3), kRate);
+  if (!step.ok()) return {false, step.error(), NAN};
+  const DirectionalPld run = ComposeDirectional(*step, kTimes, 1e-14);
+  const std::vector<double> eps = CheckedEpsilons(kTimes * eps0);
+  return JudgeCurve(
+      "central steps, 3 at rate 0.2", [&run](double e) { return DirectionalDelta(run, e); }, eps,
+      CentralPoissonResponseDeltas(eps0, kRate, kTimes, eps));
 }
 
 Verdict CheckAllocatedEpoch(double eps0) {

@@ -2014,6 +2014,9 @@ TEST(Audit, QuickAuditPasses) {
   EXPECT_NE(r.out.find("n 1000: (0.148671, 1e-06); shuffled randomized response's exact delta"),
             std::string::npos)
       << r.out;
+  // Central steps allocated or Poisson-sampled (`account gaussian`'s PLDs).
+  EXPECT_NE(r.out.find("rounds     central-allocated     1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rounds     central-poisson       1"), std::string::npos) << r.out;
   EXPECT_EQ(Fedldp({"audit", "--k", "200"}).code, 2);
 }
 

@@ -10,76 +10,55 @@
 #include <utility>
 #include <vector>
 
+#include "fedldp/audit/participation_checks.h"
+
 namespace fedldp {
 namespace {
 
-using Atoms = std::vector<std::pair<double, double>>;  // (loss, probability)
-
-// One epoch of randomized response at eps0 allocated to one of t steps,
-// exactly, in both directions: with k ones among the t outputs, S / t =
-// (k e^eps0 + (t - k) e^-eps0) / t, B^t(k) binomial at 1 / (1 + e^eps0), A_t(k)
-// = B^t(k) S / t.
-std::pair<Atoms, Atoms> ExactAllocatedRr(double eps0, int t) {
-  const double b = 1 / (1 + std::exp(eps0));
-  Atoms remove, add;
-  for (int k = 0; k <= t; ++k) {
-    const double pmf = std::exp(std::lgamma(t + 1) - std::lgamma(k + 1) - std::lgamma(t - k + 1) +
-                                k * std::log(b) + (t - k) * std::log1p(-b));
-    const double ratio = (k * std::exp(eps0) + (t - k) * std::exp(-eps0)) / t;
-    remove.emplace_back(std::log(ratio), pmf * ratio);
-    add.emplace_back(-std::log(ratio), pmf);
-  }
-  return {remove, add};
+// The exact deltas (both directions, the larger) come from the audit
+// (participation_checks.h: randomized response's count of ones).
+std::vector<double> Epsilons(double top, double step) {
+  std::vector<double> eps;
+  for (double e = 0; e < top; e += step) eps.push_back(e);
+  return eps;
 }
 
-Atoms Compose(const Atoms& x, const Atoms& y) {
-  Atoms out;
-  for (const auto& [lx, px] : x) {
-    for (const auto& [ly, py] : y) out.emplace_back(lx + ly, px * py);
-  }
-  return out;
+std::vector<double> Shifted(std::vector<double> eps, double by) {
+  for (double& e : eps) e -= by;
+  return eps;
 }
 
-double Delta(const Atoms& atoms, double eps) {
-  double delta = 0;
-  for (const auto& [loss, p] : atoms) {
-    if (loss > eps) delta += p * -std::expm1(eps - loss);
-  }
-  return delta;
-}
-
-Atoms RrAtoms(double eps0) {
+Pld ResponseStep(double eps0, double grid) {
   const double alpha = 1 / (1 + std::exp(-eps0));
-  return {{eps0, alpha}, {-eps0, 1 - alpha}};
+  const std::pair<double, double> atoms[] = {{eps0, alpha}, {-eps0, 1 - alpha}};
+  return SymmetricPldFromAtoms(atoms, grid);
 }
 
 // Never below the exact delta in either direction, and close to it: the
 // sums are spread, not rounded up, so an epoch costs under half a grid step
-// of eps (rounded up, every doubling could add a step). Allocating over one more step than there
-// are (more amplification than exists) falls below it.
+// of eps (rounded up, every doubling could add a step). Allocating over one
+// more step than there are (more amplification than exists) falls below it.
 TEST(CentralParticipation, RandomizedResponseHoldsAgainstTheExactCount) {
   const double grid = 1e-3;
   for (const double eps0 : {0.5, 1.0, 3.0}) {
-    const Pld step = SymmetricPldFromAtoms(RrAtoms(eps0), grid);
+    const Pld step = ResponseStep(eps0, grid);
     for (const int t : {2, 5, 12}) {
-      const auto [remove, add] = ExactAllocatedRr(eps0, t);
       for (const int epochs : {1, 3}) {
-        Atoms r = remove, a = add;
-        for (int e = 1; e < epochs; ++e) r = Compose(r, remove), a = Compose(a, add);
+        const std::vector<double> eps = Epsilons(epochs * eps0, 0.02);
+        const auto exact = audit::CentralAllocatedResponseDeltas(eps0, t, epochs, eps);
+        const auto near =
+            audit::CentralAllocatedResponseDeltas(eps0, t, epochs, Shifted(eps, epochs * grid / 2));
         const auto ours = AllocationEpochPld(step, t, 1e-14);
         ASSERT_TRUE(ours.ok()) << ours.error();
         const DirectionalPld run = ComposeDirectional(*ours, epochs, 1e-14);
         const DirectionalPld fewer =
             ComposeDirectional(*AllocationEpochPld(step, t + 1, 1e-14), epochs, 1e-14);
         bool below = false;
-        for (double eps = 0; eps < epochs * eps0; eps += 0.02) {
-          const double exact = std::max(Delta(r, eps), Delta(a, eps));
-          const double d = DirectionalDelta(run, eps);
-          EXPECT_GE(d, exact - 1e-14) << eps0 << " " << t << " " << epochs << " at " << eps;
-          const double near = eps - epochs * grid / 2;
-          EXPECT_LE(d, std::max(Delta(r, near), Delta(a, near)) + 1e-12)
-              << eps0 << " " << t << " " << epochs << " at " << eps;
-          below = below || DirectionalDelta(fewer, eps) < exact - 1e-9;
+        for (std::size_t i = 0; i < eps.size(); ++i) {
+          const double d = DirectionalDelta(run, eps[i]);
+          EXPECT_GE(d, exact[i] - 1e-14) << eps0 << " " << t << " " << epochs << " at " << eps[i];
+          EXPECT_LE(d, near[i] + 1e-12) << eps0 << " " << t << " " << epochs << " at " << eps[i];
+          below = below || DirectionalDelta(fewer, eps[i]) < exact[i] - 1e-9;
         }
         EXPECT_TRUE(below) << eps0 << " " << t << " " << epochs;
       }
@@ -93,37 +72,42 @@ TEST(CentralParticipation, RandomizedResponseHoldsAgainstTheExactCount) {
 TEST(CentralParticipation, PoissonSampledRandomizedResponseHoldsExactly) {
   const double grid = 1e-3;
   for (const double eps0 : {0.5, 2.0}) {
-    const Pld step = SymmetricPldFromAtoms(RrAtoms(eps0), grid);
-    const double a1 = 1 / (1 + std::exp(-eps0));  // A shows 1; B shows it with 1 - a1
+    const Pld step = ResponseStep(eps0, grid);
     for (const double q : {0.05, 0.3, 1.0}) {
-      Atoms remove, add;
-      for (const double b : {1 - a1, a1}) {  // B's two outputs; A's are a1, 1 - a1 in turn
-        const double p = q * (1 - b) + (1 - q) * b;
-        remove.emplace_back(std::log(p / b), p);
-        add.emplace_back(std::log(b / p), b);
-      }
       for (const int times : {1, 4}) {
-        Atoms r = remove, a = add;
-        for (int e = 1; e < times; ++e) r = Compose(r, remove), a = Compose(a, add);
+        const std::vector<double> eps = Epsilons(times * eps0, 0.01);
+        const auto exact = audit::CentralPoissonResponseDeltas(eps0, q, times, eps);
+        const auto near =
+            audit::CentralPoissonResponseDeltas(eps0, q, times, Shifted(eps, times * grid / 2));
         const auto ours = PoissonSampledPld(step, q);
         ASSERT_TRUE(ours.ok()) << ours.error();
         const DirectionalPld run = ComposeDirectional(*ours, times, 1e-14);
         const DirectionalPld lower =
             ComposeDirectional(*PoissonSampledPld(step, 0.8 * q), times, 1e-14);
         bool below = false;
-        for (double eps = 0; eps < times * eps0; eps += 0.01) {
-          const double exact = std::max(Delta(r, eps), Delta(a, eps));
-          const double near = eps - times * grid / 2;
-          EXPECT_GE(DirectionalDelta(run, eps), exact - 1e-14) << eps0 << " " << q << " at " << eps;
-          EXPECT_LE(DirectionalDelta(run, eps), std::max(Delta(r, near), Delta(a, near)) + 1e-12)
-              << eps0 << " " << q << " " << times << " at " << eps;
-          below = below || DirectionalDelta(lower, eps) < exact - 1e-9;
+        for (std::size_t i = 0; i < eps.size(); ++i) {
+          const double d = DirectionalDelta(run, eps[i]);
+          EXPECT_GE(d, exact[i] - 1e-14) << eps0 << " " << q << " at " << eps[i];
+          EXPECT_LE(d, near[i] + 1e-12) << eps0 << " " << q << " " << times << " at " << eps[i];
+          below = below || DirectionalDelta(lower, eps[i]) < exact[i] - 1e-9;
         }
         EXPECT_TRUE(below) << eps0 << " " << q << " " << times;
       }
     }
   }
-  EXPECT_FALSE(PoissonSampledPld(SymmetricPldFromAtoms(RrAtoms(1), grid), 0).ok());
+  EXPECT_FALSE(PoissonSampledPld(ResponseStep(1, grid), 0).ok());
+}
+
+// The audit's rows (`fedldp audit`, kind "rounds") pass where the tests
+// above hold.
+TEST(CentralParticipation, TheAuditsCentralChecksPass) {
+  for (const double eps0 : {0.5, 2.0, 8.0}) {
+    const audit::Verdict allocation = audit::CheckCentralAllocation(eps0);
+    EXPECT_TRUE(allocation.pass) << allocation.reason;
+    EXPECT_GE(allocation.value, 1 - 1e-9) << allocation.reason;
+    const audit::Verdict poisson = audit::CheckCentralPoisson(eps0);
+    EXPECT_TRUE(poisson.pass) << poisson.reason;
+  }
 }
 
 // The published accountants on their own kind of example: PLD_accounting

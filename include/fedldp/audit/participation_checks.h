@@ -42,6 +42,22 @@ Verdict CheckSampledRound(double eps0);
 Verdict CheckPoissonRound(double eps0);
 Verdict CheckAllocatedEpoch(double eps0);
 
+// Central steps used at random (privacy/central_participation.h), one
+// record's randomized response at eps0 standing for the step: the exact
+// delta at each eps of `epsilons`, the larger of the two directions (remove
+// and add), of `epochs` epochs of 1-of-`steps` allocation (the count of
+// ones among the step outputs, S / t = (k e^eps0 + (t - k) e^-eps0) / t),
+// or of `times` steps each used with probability q (Poisson).
+std::vector<double> CentralAllocatedResponseDeltas(double eps0, int steps, int epochs,
+                                                   std::span<const double> epsilons);
+std::vector<double> CentralPoissonResponseDeltas(double eps0, double q, int times,
+                                                 std::span<const double> epsilons);
+
+// Each against its PLD as `account gaussian` composes it (grid 1e-3): 2
+// epochs of 1 of 5 steps; 3 steps at q 0.2. value as above.
+Verdict CheckCentralAllocation(double eps0);
+Verdict CheckCentralPoisson(double eps0);
+
 }  // namespace fedldp::audit
 
 #endif  // FEDLDP_AUDIT_PARTICIPATION_CHECKS_H_
