@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -220,9 +221,19 @@ DirectionalPld PairOfRatio(const SumLaw& up, const SumLaw& down, double a, doubl
 Status CheckStep(const Pld& step) {
   if (!(step.grid > 0 && step.grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   if (step.mass.size() > kMaxAllocationSupport) {
-    return Error{"the step's losses span " + std::to_string(step.mass.size()) +
-                 " grid points, past " + std::to_string(kMaxAllocationSupport) +
-                 " (each sum takes their square): a coarser grid"};
+    // The span in grid points scales as 1 / grid.
+    const double coarser = std::ceil(step.grid * static_cast<double>(step.mass.size()) /
+                                     static_cast<double>(kMaxAllocationSupport) * 1e4) /
+                           1e4;
+    std::ostringstream why;
+    why << "the step's losses span " << step.mass.size() << " grid points, past "
+        << kMaxAllocationSupport << " (each sum takes their square): ";
+    if (coarser <= 0.1) {
+      why << "a grid of at least " << coarser;
+    } else {
+      why << "too wide for any grid up to 0.1";
+    }
+    return Error{why.str()};
   }
   return {};
 }
@@ -276,6 +287,18 @@ Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& c) {
   auto epoch = c.sampling_rate < 1 ? PoissonSampledPld(*step, c.sampling_rate)
                                    : AllocationEpochPld(*step, c.steps, 1e-13);
   if (!epoch.ok()) return epoch;
+  const double width =
+      std::max(ComposedWidth(epoch->remove, c.epochs), ComposedWidth(epoch->add, c.epochs));
+  if (width > kMaxStepsComposedWidth) {
+    // The width in grid points scales as 1 / grid.
+    const double coarser = std::ceil(c.grid * width / kMaxStepsComposedWidth * 1e4) / 1e4;
+    std::ostringstream why;
+    why << "the " << c.epochs << " epochs' composition would spread over about "
+        << std::llround(width) << " grid points, past " << kMaxStepsComposedWidth
+        << " (each composition takes their square): a grid of at least " << coarser
+        << ", or fewer epochs";
+    return Error{why.str()};
+  }
   return ComposeDirectional(*epoch, c.epochs, 1e-13);
 }
 

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "clone_pair.h"
@@ -272,7 +273,12 @@ Result<Pld> GaussianPld(double sigma, double grid) {
   if (!(std::isfinite(sigma) && sigma > 0)) return Error{"the noise scale sigma must be > 0"};
   if (!(grid > 0 && grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   const double mu = 1 / sigma, top = mu * mu / 2 + 10 * mu;
-  if (!(top / grid <= 1e7)) return Error{"the Gaussian's losses span too many grid points"};
+  if (!(top / grid <= 1e7)) {
+    std::ostringstream why;
+    why << "the Gaussian's losses reach " << top << ", past 1e7 grid points of " << grid
+        << ": sigma " << sigma << " is too small for this grid";
+    return Error{why.str()};
+  }
   // P(loss > x) under P (mean mu^2 / 2) and under Q (mean -mu^2 / 2).
   const auto above = [&](double x, double mean) {
     return 0.5 * std::erfc((x - mean) / (mu * std::sqrt(2.0)));

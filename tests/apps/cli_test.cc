@@ -998,7 +998,9 @@ TEST(Account, GaussianStepsStateBothDirections) {
   };
   refused({"--sigma", "0", "--steps", "10"}, "sigma");
   refused({"--sigma", "1", "--steps", "0"}, "step");
-  refused({"--sigma", "0.01", "--steps", "2"}, "coarser grid");
+  refused({"--sigma", "0.01", "--steps", "2"}, "too wide for any grid up to 0.1");
+  refused({"--sigma", "0.1", "--steps", "2"}, "a grid of at least 0.0061");
+  refused({"--sigma", "1", "--epochs", "1000000"}, "a grid of at least 0.0481, or fewer epochs");
   refused({"--sigma", "1", "--delta", "0"}, "delta");
   refused({"--sigma", "1", "--sampling-rate", "0.5", "--steps", "2"}, "not both");
   refused({"--sigma", "1", "--sampling-rate", "1.5"}, "sampling rate");

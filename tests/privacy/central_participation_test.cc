@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -146,6 +147,24 @@ TEST(CentralParticipation, GaussianStepsMatchThePublishedAccountants) {
   EXPECT_LT(DirectionalDelta(*rarer, 1), 0.15594 - 1e-3);
   EXPECT_FALSE(GaussianStepsEpsilon({.sigma = 1, .steps = 2, .sampling_rate = 0.5}).ok());
   EXPECT_FALSE(GaussianStepsEpsilon({.sigma = 1, .delta = 0}).ok());
+}
+
+// A composition too wide to sum in reasonable time is refused at once,
+// naming a grid that would do (it took hours: sigma 1 over 10^6 epochs
+// spreads over some 6e6 points of the default grid).
+TEST(CentralParticipation, ACompositionTooWideNamesTheGridThatWouldDo) {
+  const auto wide = GaussianStepsPld({.sigma = 1, .epochs = 1'000'000});
+  ASSERT_FALSE(wide.ok());
+  const std::string& why = wide.error();
+  const std::size_t at = why.find("a grid of at least ");
+  ASSERT_NE(at, std::string::npos) << why;
+  const double grid = std::stod(why.substr(at + 19));
+  EXPECT_GT(grid, 2e-3) << why;
+  const auto step = AllocationEpochPld(*GaussianPld(1, grid), 1, 1e-13);
+  ASSERT_TRUE(step.ok()) << step.error();
+  EXPECT_LE(ComposedWidth(step->remove, 1'000'000), kMaxStepsComposedWidth);
+  EXPECT_LE(ComposedWidth(step->add, 1'000'000), kMaxStepsComposedWidth);
+  EXPECT_TRUE(GaussianStepsPld({.sigma = 1, .epochs = 100}).ok());
 }
 
 }  // namespace

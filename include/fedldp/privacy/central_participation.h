@@ -96,6 +96,11 @@ struct GaussianStepsConfig {
 struct CentralEpsilon {
   double epsilon = 0, remove = 0, add = 0;
 };
+// Refused, naming the grid that would do, where the epochs' composition
+// would spread over more than kMaxStepsComposedWidth grid points
+// (ComposedWidth; each squaring takes the square of its support: about a
+// minute there on one core).
+inline constexpr double kMaxStepsComposedWidth = 2.5e5;
 Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& config);
 Result<CentralEpsilon> GaussianStepsEpsilon(const GaussianStepsConfig& config);
 
