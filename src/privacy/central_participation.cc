@@ -218,13 +218,17 @@ DirectionalPld PairOfRatio(const SumLaw& up, const SumLaw& down, double a, doubl
   return out;
 }
 
+// The grid (to 1e-4, up) at which a support of `span` points of `grid`
+// would be `limit` points: spans scale as 1 / grid.
+double GridToFit(double grid, double span, double limit) {
+  return std::ceil(grid * span / limit * 1e4) / 1e4;
+}
+
 Status CheckStep(const Pld& step) {
   if (!(step.grid > 0 && step.grid <= 0.1)) return Error{"the grid step must be in (0, 0.1]"};
   if (step.mass.size() > kMaxAllocationSupport) {
-    // The span in grid points scales as 1 / grid.
-    const double coarser = std::ceil(step.grid * static_cast<double>(step.mass.size()) /
-                                     static_cast<double>(kMaxAllocationSupport) * 1e4) /
-                           1e4;
+    const double coarser = GridToFit(step.grid, static_cast<double>(step.mass.size()),
+                                     static_cast<double>(kMaxAllocationSupport));
     std::ostringstream why;
     why << "the step's losses span " << step.mass.size() << " grid points, past "
         << kMaxAllocationSupport << " (each sum takes their square): ";
@@ -290,8 +294,7 @@ Result<DirectionalPld> GaussianStepsPld(const GaussianStepsConfig& c) {
   const double width =
       std::max(ComposedWidth(epoch->remove, c.epochs), ComposedWidth(epoch->add, c.epochs));
   if (width > kMaxStepsComposedWidth) {
-    // The width in grid points scales as 1 / grid.
-    const double coarser = std::ceil(c.grid * width / kMaxStepsComposedWidth * 1e4) / 1e4;
+    const double coarser = GridToFit(c.grid, width, kMaxStepsComposedWidth);
     std::ostringstream why;
     why << "the " << c.epochs << " epochs' composition would spread over about "
         << std::llround(width) << " grid points, past " << kMaxStepsComposedWidth
