@@ -164,7 +164,7 @@ TEST(CentralParticipation, ACompositionTooWideNamesTheGridThatWouldDo) {
   ASSERT_TRUE(step.ok()) << step.error();
   EXPECT_LE(ComposedWidth(step->remove, 1'000'000), kMaxStepsComposedWidth);
   EXPECT_LE(ComposedWidth(step->add, 1'000'000), kMaxStepsComposedWidth);
-  EXPECT_TRUE(GaussianStepsPld({.sigma = 1, .epochs = 100}).ok());
+  EXPECT_TRUE(GaussianStepsPld({.sigma = 1, .epochs = 10}).ok());
 }
 
 }  // namespace
