@@ -293,14 +293,15 @@ Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsi
   // key holds every input the total depends on (the bound too: a run asking
   // FMT's must not get the variation-ratio's eps0).
   using Key = std::tuple<std::uint64_t, std::uint64_t, double, double, double, double, bool, int,
-                         bool, bool>;
+                         bool, bool, double>;
   static std::mutex mutex;
   static std::map<Key, double> memo;
-  const Key key{config.rounds,      config.reports_per_round,
-                config.delta,       config.sampling_rate,
-                config.local_delta, central_epsilon,
-                config.shuffle,     static_cast<int>(config.reduction),
-                config.poisson,     config.allocation};
+  const Key key{config.rounds,          config.reports_per_round,
+                config.delta,           config.sampling_rate,
+                config.local_delta,     central_epsilon,
+                config.shuffle,         static_cast<int>(config.reduction),
+                config.poisson,         config.allocation,
+                config.report_deviation};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
@@ -317,37 +318,44 @@ Result<double> LocalEpsilonForTotal(RunPrivacyConfig config, double central_epsi
 namespace {
 
 Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilon) {
-  const auto total = [&](double eps0) -> Result<double> {
+  // A run meets the target when its total is within central_epsilon and its
+  // delta within the target's, but for a negligible floating-point allowance
+  // (AddFloatingPointAllowance adds it on top; at eps0 of 50 and more it can
+  // pass delta itself, and a run there was calibrated to (90, 1)).
+  const double delta = config.delta;
+  const auto meets = [&](double eps0) -> Result<bool> {
     config.local_epsilon = eps0;
     auto p = AccountRun(config);
     if (!p.ok()) return Error{p.error()};
-    return p->total.epsilon;
+    return p->total.epsilon <= central_epsilon && p->total.delta <= delta * (1 + kAllowanceShare);
   };
-  // The total grows with eps0: bisect on log eps0.
-  // R eps0 = target meets it by basic composition (the shuffler never makes
-  // a report less private), so the search starts there.
-  // (Sampled rounds start there too: each amplified round is at most eps0.)
-  // Without the shuffler one report costs its eps0: the target bounds it.
-  double lo = central_epsilon / static_cast<double>(config.rounds),
-         hi = config.shuffle ? 30 : central_epsilon;
-  if (lo < 1e-3) {
+  // The total grows with eps0: bisect on log eps0. R eps0 = target meets
+  // the epsilon by basic composition (the shuffler never makes a report
+  // less private; each sampled round is at most eps0 too), so the search
+  // starts there, checked for the delta. Without the shuffler one report
+  // costs its eps0: the target bounds it; with it, 30 does.
+  const double top = config.shuffle ? 30 : central_epsilon;
+  double lo = std::clamp(central_epsilon / static_cast<double>(config.rounds), 1e-3, top), hi = top;
+  FEDLDP_ASSIGN_OR_RETURN(const bool lo_meets, meets(lo));
+  if (!lo_meets) {
+    hi = lo;
     lo = 1e-3;
-    auto at_lo = total(lo);
-    if (!at_lo.ok()) return Error{at_lo.error()};
-    if (*at_lo > central_epsilon) {
-      return Error{"no local epsilon >= 0.001 keeps the run within central epsilon " +
-                   std::to_string(central_epsilon)};
+    FEDLDP_ASSIGN_OR_RETURN(const bool least_meets, meets(lo));
+    if (hi <= lo || !least_meets) {
+      std::ostringstream why;
+      why << "no local epsilon >= 0.001 keeps the run within central (" << central_epsilon << ", "
+          << delta << ")";
+      return Error{why.str()};
     }
+  } else {
+    if (lo >= hi) return lo;
+    FEDLDP_ASSIGN_OR_RETURN(const bool top_meets, meets(hi));
+    if (top_meets) return hi;
   }
-  if (lo >= hi) return lo;
-  auto at_hi = total(hi);
-  if (!at_hi.ok()) return Error{at_hi.error()};
-  if (*at_hi <= central_epsilon) return hi;
   while (hi / lo > 1 + 1e-4) {
     const double mid = std::sqrt(lo * hi);
-    auto at = total(mid);
-    if (!at.ok()) return Error{at.error()};
-    (*at <= central_epsilon ? lo : hi) = mid;
+    FEDLDP_ASSIGN_OR_RETURN(const bool mid_meets, meets(mid));
+    (mid_meets ? lo : hi) = mid;
   }
   return lo;
 }

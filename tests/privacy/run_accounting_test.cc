@@ -14,6 +14,16 @@
 namespace fedldp {
 namespace {
 
+// One round of n shuffled reports, stated at delta 1e-6.
+RunPrivacyConfig OneShuffledRound(std::uint64_t n) {
+  RunPrivacyConfig c;
+  c.rounds = 1;
+  c.shuffle = true;
+  c.reports_per_round = n;
+  c.delta = 1e-6;
+  return c;
+}
+
 TEST(AccountRun, ShuffledRoundsComposeOptimallyWithinTheDeltaBudget) {
   RunPrivacyConfig c;
   c.local_epsilon = 4;
@@ -44,11 +54,7 @@ TEST(AccountRun, ShuffledRoundsComposeOptimallyWithinTheDeltaBudget) {
 
 // The inverse: the eps0 it finds meets the target, and 0.1 % more does not.
 TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
-  RunPrivacyConfig c;
-  c.rounds = 1;
-  c.shuffle = true;
-  c.reports_per_round = 2000;
-  c.delta = 1e-6;
+  RunPrivacyConfig c = OneShuffledRound(2000);
   for (double target : {0.3, 1.0, 2.5}) {
     const double eps0 = LocalEpsilonForCentral(c, target).value();
     c.local_epsilon = eps0;
@@ -78,6 +84,31 @@ TEST(LocalEpsilonForCentral, FindsTheLargestLocalBudgetWithinTheTarget) {
   EXPECT_FALSE(LocalEpsilonForCentral(c, -1).ok());
   c.shuffle = false;
   EXPECT_FALSE(LocalEpsilonForCentral(c, 1.0).ok());
+}
+
+// The delta is met too: a report's floating-point allowance, (1 + e^eps)
+// times its total variation tau, is added to delta, and a search on eps
+// alone found eps0 where the allowance passed delta (a central target of 90
+// over one round was calibrated to eps0 90, stated (90, 1)). Now the eps0
+// found keeps delta within kAllowanceShare of the target, 0.1 % more does
+// not, and eps0 stays at most 30 with the shuffler.
+TEST(LocalEpsilonForCentral, TheFloatingPointAllowanceStaysWithinTheTargetDelta) {
+  RunPrivacyConfig c = OneShuffledRound(1000);
+  c.report_deviation = 1e-14;
+  const double eps0 = LocalEpsilonForCentral(c, 20).value();
+  c.local_epsilon = eps0;
+  const RunPrivacy at = AccountRun(c).value();
+  EXPECT_LE(at.total.epsilon, 20);
+  EXPECT_LE(at.total.delta, 1e-6 * (1 + kAllowanceShare));
+  c.local_epsilon = eps0 * 1.001;
+  EXPECT_GT(AccountRun(c)->total.delta, 1e-6 * (1 + kAllowanceShare));
+  c.report_deviation = 0;  // without an allowance the eps alone decides
+  EXPECT_GT(LocalEpsilonForCentral(c, 20).value(), 2 * eps0);
+  // A target above what 30 per report states: 30, not target / R.
+  c.report_deviation = 3.6e-36;
+  EXPECT_EQ(LocalEpsilonForCentral(c, 90).value(), 30);
+  c.report_deviation = 1e-3;  // no eps0 keeps the allowance within delta
+  EXPECT_FALSE(LocalEpsilonForCentral(c, 5).ok());
 }
 
 // Without the shuffler, the local total: the eps0 found meets it and 0.1 %

@@ -144,10 +144,13 @@ inline std::uint64_t ShuffleBatchOf(std::uint64_t asked, std::uint64_t round) {
 }
 
 // The inverse, for a shuffled run: the largest eps0 (within a relative 1e-4,
-// in [max(target / R, 1e-3), 30]) whose total over `config.rounds` rounds of
+// in [1e-3, 30]; from min(target / R, 30) up, where basic composition meets
+// the target's eps) whose total over `config.rounds` rounds of
 // `config.reports_per_round` reports is at most `central_epsilon` at
-// `config.delta`. `config.local_epsilon` is ignored. An error if even
-// eps0 = 1e-3 exceeds the target, or without the shuffler.
+// `config.delta`, its delta with the floating-point allowance at most
+// (1 + kAllowanceShare) `config.delta`. `config.local_epsilon` is ignored.
+// An error if even eps0 = 1e-3 exceeds the target, or without the shuffler.
+inline constexpr double kAllowanceShare = 1e-3;
 Result<double> LocalEpsilonForCentral(RunPrivacyConfig config, double central_epsilon);
 
 // The same for any run, shuffled or not (then in [target / R, target]):
