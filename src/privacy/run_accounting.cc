@@ -335,7 +335,8 @@ Result<double> SearchLocalEpsilon(RunPrivacyConfig config, double central_epsilo
   // starts there, checked for the delta. Without the shuffler one report
   // costs its eps0: the target bounds it; with it, 30 does.
   const double top = config.shuffle ? 30 : central_epsilon;
-  double lo = std::clamp(central_epsilon / static_cast<double>(config.rounds), 1e-3, top), hi = top;
+  double lo = std::max(1e-3, std::min(central_epsilon / static_cast<double>(config.rounds), top)),
+         hi = top;
   FEDLDP_ASSIGN_OR_RETURN(const bool lo_meets, meets(lo));
   if (!lo_meets) {
     hi = lo;

@@ -134,6 +134,10 @@ TEST(LocalEpsilonForTotal, CalibratesARunWithoutTheShufflerToo) {
     }
   }
   EXPECT_FALSE(LocalEpsilonForTotal(c, 0).ok());
+  // A target below the search's floor of 1e-3 a report is refused, naming it.
+  const auto tiny = LocalEpsilonForTotal(c, 1e-4);
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_NE(tiny.error().find("no local epsilon >= 0.001"), std::string::npos) << tiny.error();
 }
 
 // Many rounds: the composed distribution stays the claim, and the total
