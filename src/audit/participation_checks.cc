@@ -237,12 +237,6 @@ std::vector<double> WorseDirection(const Atoms& remove, const Atoms& add, int ti
   return out;
 }
 
-// Randomized response at eps0 as a step's PLD, on the grid `grid`.
-Pld ResponseStep(double eps0, double grid) {
-  const std::pair<double, double> atoms[] = {{eps0, Keep(eps0)}, {-eps0, 1 - Keep(eps0)}};
-  return SymmetricPldFromAtoms(atoms, grid);
-}
-
 // The eps a rule's curve is checked at: 0 to eps0, doubling from 0.05.
 std::vector<double> CheckedEpsilons(double eps0) {
   std::vector<double> e = {0.0};
@@ -307,6 +301,11 @@ Verdict CheckPoissonRound(double eps0) {
   return Judge("24 users drawn at 0.2", *round, eps, exact);
 }
 
+Pld ResponseStepPld(double eps0, double grid) {
+  const std::pair<double, double> atoms[] = {{eps0, Keep(eps0)}, {-eps0, 1 - Keep(eps0)}};
+  return SymmetricPldFromAtoms(atoms, grid);
+}
+
 std::vector<double> CentralAllocatedResponseDeltas(double eps0, int steps, int epochs,
                                                    std::span<const double> epsilons) {
   // k ones among the t outputs: B^t(k) binomial at 1 / (1 + e^eps0), A_t(k)
@@ -338,7 +337,7 @@ std::vector<double> CentralPoissonResponseDeltas(double eps0, double q, int time
 
 Verdict CheckCentralAllocation(double eps0) {
   constexpr int kSteps = 5, kEpochs = 2;
-  const auto epoch = AllocationEpochPld(ResponseStep(eps0, 1e-3), kSteps, 1e-14);
+  const auto epoch = AllocationEpochPld(ResponseStepPld(eps0, 1e-3), kSteps, 1e-14);
   if (!epoch.ok()) return {false, epoch.error(), NAN};
   const DirectionalPld run = ComposeDirectional(*epoch, kEpochs, 1e-14);
   const std::vector<double> eps = CheckedEpsilons(kEpochs * eps0);
@@ -350,7 +349,7 @@ Verdict CheckCentralAllocation(double eps0) {
 Verdict CheckCentralPoisson(double eps0) {
   constexpr int kTimes = 3;
   constexpr double kRate = 0.2;
-  const auto step = PoissonSampledPld(ResponseStep(eps0, 1e-3), kRate);
+  const auto step = PoissonSampledPld(ResponseStepPld(eps0, 1e-3), kRate);
   if (!step.ok()) return {false, step.error(), NAN};
   const DirectionalPld run = ComposeDirectional(*step, kTimes, 1e-14);
   const std::vector<double> eps = CheckedEpsilons(kTimes * eps0);

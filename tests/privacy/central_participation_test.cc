@@ -29,12 +29,6 @@ std::vector<double> Shifted(std::vector<double> eps, double by) {
   return eps;
 }
 
-Pld ResponseStep(double eps0, double grid) {
-  const double alpha = 1 / (1 + std::exp(-eps0));
-  const std::pair<double, double> atoms[] = {{eps0, alpha}, {-eps0, 1 - alpha}};
-  return SymmetricPldFromAtoms(atoms, grid);
-}
-
 // Never below the exact delta in either direction, and close to it: the
 // sums are spread, not rounded up, so an epoch costs under half a grid step
 // of eps (rounded up, every doubling could add a step). Allocating over one
@@ -42,7 +36,7 @@ Pld ResponseStep(double eps0, double grid) {
 TEST(CentralParticipation, RandomizedResponseHoldsAgainstTheExactCount) {
   const double grid = 1e-3;
   for (const double eps0 : {0.5, 1.0, 3.0}) {
-    const Pld step = ResponseStep(eps0, grid);
+    const Pld step = audit::ResponseStepPld(eps0, grid);
     for (const int t : {2, 5, 12}) {
       for (const int epochs : {1, 3}) {
         const std::vector<double> eps = Epsilons(epochs * eps0, 0.02);
@@ -73,7 +67,7 @@ TEST(CentralParticipation, RandomizedResponseHoldsAgainstTheExactCount) {
 TEST(CentralParticipation, PoissonSampledRandomizedResponseHoldsExactly) {
   const double grid = 1e-3;
   for (const double eps0 : {0.5, 2.0}) {
-    const Pld step = ResponseStep(eps0, grid);
+    const Pld step = audit::ResponseStepPld(eps0, grid);
     for (const double q : {0.05, 0.3, 1.0}) {
       for (const int times : {1, 4}) {
         const std::vector<double> eps = Epsilons(times * eps0, 0.01);
@@ -96,7 +90,7 @@ TEST(CentralParticipation, PoissonSampledRandomizedResponseHoldsExactly) {
       }
     }
   }
-  EXPECT_FALSE(PoissonSampledPld(ResponseStep(1, grid), 0).ok());
+  EXPECT_FALSE(PoissonSampledPld(audit::ResponseStepPld(1, grid), 0).ok());
 }
 
 // The audit's rows (`fedldp audit`, kind "rounds") pass where the tests

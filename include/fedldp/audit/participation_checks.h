@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fedldp/audit/stat_checks.h"
+#include "fedldp/privacy/shuffle_pld.h"
 
 namespace fedldp::audit {
 
@@ -41,6 +42,10 @@ std::vector<double> AllocatedResponseDeltas(std::span<const int> sizes, double e
 Verdict CheckSampledRound(double eps0);
 Verdict CheckPoissonRound(double eps0);
 Verdict CheckAllocatedEpoch(double eps0);
+
+// Randomized response at eps0 as a central step's PLD on `grid` (its two
+// losses +-eps0, connected through its exact deltas).
+Pld ResponseStepPld(double eps0, double grid);
 
 // Central steps used at random (privacy/central_participation.h), one
 // record's randomized response at eps0 standing for the step: the exact
