@@ -61,10 +61,11 @@ int RunAudit(const AuditOptions& options, std::ostream& out, std::ostream& err);
 
 struct TrainOptions {
   std::string dataset = "adult";
-  std::string data_dir;      // default: $FEDLDP_DATA_DIR, else the repository's data/
-  int pool = 1;              // image datasets: average-pool pool x pool pixel blocks
-  std::string data;          // the user's own file (CSV or LIBSVM) instead of --dataset
-  std::string label_column;  // CSV: the label's column name or index (default: the last)
+  std::string data_dir;       // default: $FEDLDP_DATA_DIR, else the repository's data/
+  int pool = 1;               // image datasets: average-pool pool x pool pixel blocks
+  double feature_center = 0;  // subtracted from every feature
+  std::string data;           // the user's own file (CSV or LIBSVM) instead of --dataset
+  std::string label_column;   // CSV: the label's column name or index (default: the last)
   std::string variant{kDefaultFedSelVariant};
   // The FedSelConfig options given (fl/fedsel_options.h), as typed; the
   // rest keep the variant's defaults (DefaultFedSelConfig).

@@ -44,6 +44,21 @@ void Dataset::Append(std::span<const float> row, int label) {
   labels.push_back(label);
 }
 
+Status CheckFeatureCenter(double center) {
+  if (std::fabs(center) <= kMaxFeatureCenter) return Status::Ok();
+  std::ostringstream out;
+  out << "the features' centre must be a number in [-" << kMaxFeatureCenter << ", "
+      << kMaxFeatureCenter << "] (the features' scale), got " << center;
+  return Error{out.str(), ErrorCode::kInvalidArgument};
+}
+
+Status CenterFeatures(Dataset& data, double center) {
+  FEDLDP_RETURN_IF_ERROR(CheckFeatureCenter(center));
+  const auto by = static_cast<float>(center);
+  for (float& x : data.features) x -= by;
+  return {};
+}
+
 namespace {
 
 // How far a column's largest |x| is from the unit range, as a factor >= 1

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "fedldp/base/format.h"
 #include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
@@ -57,6 +58,10 @@ Status Load(const FedSelExperimentConfig& c, FedSelExperiment& e) {
     data = std::move(loaded).value();
     e.dataset_label = c.dataset;
   }
+  if (c.feature_center != 0) {
+    FEDLDP_RETURN_IF_ERROR(CenterFeatures(data, c.feature_center));
+    e.dataset_label += ", features centred on " + Significant(c.feature_center, 6);
+  }
   e.data = std::make_shared<const Dataset>(std::move(data));
   return {};
 }
@@ -70,6 +75,7 @@ Status FedSelExperimentConfig::Validate() const {
     return Error{"a label column applies to a CSV data file only"};
   }
   if (pool < 1) return Error{"pool must be >= 1"};
+  FEDLDP_RETURN_IF_ERROR(CheckFeatureCenter(feature_center));
   if (pool > 1 && (!data_file.empty() || !IsImageDataset(dataset))) {
     return Error{"pooling applies to the image datasets (" + Listed(DatasetNames(true)) + ") only"};
   }
@@ -115,6 +121,8 @@ std::string FedSelExperiment::RecordJson() const {
       reference && !reference->folds.empty() ? std::optional<double>(reference->MeanAccuracy())
                                              : std::nullopt,
       privacy ? std::optional(FedSelPrivacyRecord(*privacy, effective.variant)) : std::nullopt);
+  j["pool"] = config.pool;
+  j["feature_center"] = config.feature_center;
   j["reference_weak"] = weak_reference();
   j["stopped"] = stopped();
   j["processes"] = processes;
@@ -284,6 +292,7 @@ std::string FedSelTuningRun::RecordLines() const {
     StartRecord(j);
     j["dataset"] = config.data_file.empty() ? config.dataset : config.data_file;
     j["pool"] = config.pool;
+    j["feature_center"] = config.feature_center;
     AddFedSelConfigFields(j, trial.config);
     j["validation_fraction"] = config.tuning.validation_fraction;
     j["splits"] = config.tuning.splits;

@@ -418,6 +418,29 @@ TEST(AveragePool, AveragesEachBlockRowMajor) {
   EXPECT_NE(AveragePool(images, 2).error().find("not one square image"), std::string::npos);
 }
 
+TEST(CenterFeatures, SubtractsTheCentreFromEveryFeatureOrRefusesIt) {
+  Dataset d;
+  d.dimension = 3;
+  d.Append(std::vector<float>{0.0f, 0.5f, 1.0f}, 1);
+  d.Append(std::vector<float>{0.25f, -1.0f, 0.125f}, 0);
+  const std::vector<float> before = d.features;
+  ASSERT_TRUE(CenterFeatures(d, 0.25).ok());
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(d.features[i], before[i] - 0.25f);
+  EXPECT_EQ(d.labels, (std::vector<int>{1, 0}));
+  ASSERT_TRUE(CenterFeatures(d, -0.25).ok());
+  EXPECT_EQ(d.features, before);
+  // Outside the features' scale, or no number: refused, the rows untouched.
+  for (double wrong : {1.5, -1.0001, std::nan(""), HUGE_VAL}) {
+    const Status s = CenterFeatures(d, wrong);
+    ASSERT_FALSE(s.ok()) << wrong;
+    EXPECT_NE(s.error().find("the features' centre must be a number in [-1, 1]"), std::string::npos)
+        << s.error();
+  }
+  EXPECT_EQ(d.features, before);
+  EXPECT_TRUE(CheckFeatureCenter(1).ok());
+  EXPECT_TRUE(CheckFeatureCenter(-1).ok());
+}
+
 TEST(Synthetic, PerEntryReadingShrinksEachValueIndependently) {
   auto o = ParseSyntheticName("syn-L-0.01-0.9-entry");
   ASSERT_TRUE(o.ok());

@@ -46,6 +46,8 @@ TEST(FedSelExperimentConfig, ValidateSaysWhatIsWrong) {
             "a Dirichlet alpha needs clients (the rows are split among them)");
   EXPECT_EQ(wrong([](auto& c) { c.pool = 2; }),
             "pooling applies to the image datasets (mnist, fmnist and cifar10) only");
+  EXPECT_EQ(wrong([](auto& c) { c.feature_center = 2; }),
+            "the features' centre must be a number in [-1, 1] (the features' scale), got 2");
   EXPECT_EQ(wrong([](auto& c) { c.label_column = "y"; }),
             "a label column applies to a CSV data file only");
   EXPECT_EQ(wrong([](auto& c) { c.grid = FedSelGrid{}; }), "a grid needs tuning");
@@ -100,6 +102,24 @@ TEST(RunFedSelExperiment, RunsBesideTheReferencesAndRecordsInPercent) {
   const FedSelExperiment again = RunFedSelExperiment(alone).value();
   EXPECT_TRUE(nlohmann::json::parse(again.RecordJson())["nonprivate_mean"].is_null());
   EXPECT_EQ(again.result.folds[1].accuracy, e.result.folds[1].accuracy);
+}
+
+// The centre is subtracted from the rows both models train on, and said.
+TEST(RunFedSelExperiment, CentredFeaturesAreTheRowsTrainedOnAndRecorded) {
+  FedSelExperimentConfig c = Small();
+  c.training.epochs = 1;
+  const FedSelExperiment plain = RunFedSelExperiment(c).value();
+  c.feature_center = 0.25;
+  const FedSelExperiment e = RunFedSelExperiment(c).value();
+  ASSERT_EQ(e.data->features.size(), plain.data->features.size());
+  for (std::size_t i = 0; i < e.data->features.size(); i += 997) {
+    EXPECT_EQ(e.data->features[i], plain.data->features[i] - 0.25f);
+  }
+  EXPECT_EQ(e.dataset_label, plain.dataset_label + ", features centred on 0.25");
+  const auto j = nlohmann::json::parse(e.RecordJson());
+  EXPECT_EQ(j["feature_center"], 0.25);
+  EXPECT_EQ(j["pool"], 1);
+  EXPECT_EQ(nlohmann::json::parse(plain.RecordJson())["feature_center"], 0.0);
 }
 
 TEST(RunFedSelExperiment, AStopKeepsTheFoldsDoneAndSkipsTheReference) {

@@ -46,6 +46,16 @@ struct Dataset {
 inline constexpr double kFeatureScaleHigh = 10, kFeatureScaleLow = 1e-3;
 std::string FeatureScaleWarning(const Dataset& data);
 
+// Subtracts `center` from every feature of every row: a public constant,
+// chosen without looking at the private rows (on validation rows, like a
+// learning rate), so it costs no privacy. Centring MNIST's [0, 1] pixels
+// on 0.13 (about the mean pixel) conditions the linear model's steps
+// better: a private run learns more in the same rounds (docs/frontier.md).
+// Refused unless |center| <= kMaxFeatureCenter (the features' scale).
+inline constexpr double kMaxFeatureCenter = 1;
+Status CheckFeatureCenter(double center);
+Status CenterFeatures(Dataset& data, double center);
+
 // A client's rows with a task's classes. A file's labels are named
 // (Dataset::class_names); the task names its classes as the server's file
 // did. Each local class becomes the task's class of the same name (numbers

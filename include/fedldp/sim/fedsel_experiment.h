@@ -33,12 +33,14 @@ struct FedSelExperimentConfig {
   // mnist, fmnist) from data_dir, or, when data_file is set, the user's CSV
   // (label_column: a header name or 0-based index; "": the last) or LIBSVM
   // file. mnist and fmnist run on their standard split (cv.repeats runs, no
-  // folds), pooled pool x pool when pool > 1.
+  // folds), pooled pool x pool when pool > 1. Then feature_center is
+  // subtracted from every feature (data/dataset.h: CenterFeatures).
   std::string dataset = "adult";
   std::string data_dir;  // "": DefaultDataDir()
   std::string data_file;
   std::string label_column;
   int pool = 1;
+  double feature_center = 0;
 
   FedSelConfig training = DefaultFedSelConfig(FedSelVariant{});  // ps-pm
   // With training.shuffle: the total central eps per client instead of
