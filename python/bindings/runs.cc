@@ -119,7 +119,8 @@ py::list PartitionPy(const py::object& y, const py::object& clients_arg, double 
   return out;
 }
 
-py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_t pool) {
+py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_t pool,
+                     double center) {
   Dataset d;
   for (const std::string& image : DatasetNames(true)) {
     if (name == image || name == image + "-test") {
@@ -130,6 +131,7 @@ py::dict LoadDataset(const std::string& name, const std::string& dir, std::size_
   }
   if (d.dimension == 0) d = Take(WithoutGil([&] { return LoadNamed(name, dir); }));
   if (pool > 1) d = Take(AveragePool(d, pool));
+  Check(CenterFeatures(d, center));
   return DatasetDict(d);
 }
 
@@ -447,11 +449,14 @@ std::vector<LayerRange> ToRanges(const std::vector<std::pair<double, double>>& r
 // The datasets: by name, or a user's file.
 void BindData(py::module_& m) {
   m.def("load_dataset", &LoadDataset, py::arg("name"), py::arg("dir") = "", py::arg("pool") = 0,
+        py::arg("center") = 0.0,
         R"doc(
 A dataset fedldp carries or finds, as a dict: "X" (float32, rows x features),
 "y" (int64 labels), "classes", "name", "feature_names". Names:
 dataset_names() (an image dataset's name is its training split, NAME-test its
-test split). pool=F averages F x F pixel blocks of an image dataset.)doc");
+test split). pool=F averages F x F pixel blocks of an image dataset; center=C
+then subtracts C from every feature (train --feature-center: |C| <= 1, the
+features' scale; ValueError otherwise).)doc");
   m.def(
       "dataset_names", [](bool images) { return DatasetNames(images); }, py::arg("images") = false,
       "The tables load_dataset knows by name, or with images=True the image datasets.");

@@ -29,6 +29,17 @@ def test_datasets_come_as_numpy(adult):
         fedldp.load_dataset("no-such-data")
 
 
+def test_load_dataset_pools_then_centres_like_the_cli():
+    raw = fedldp.load_dataset("mnist-test")["X"][:50].reshape(50, 14, 2, 14, 2)
+    pooled = fedldp.load_dataset("mnist-test", pool=2)["X"][:50]
+    centred = fedldp.load_dataset("mnist-test", pool=2, center=0.13)["X"][:50]
+    np.testing.assert_allclose(pooled, raw.mean(axis=(2, 4)).reshape(50, 196), atol=1e-6)
+    np.testing.assert_array_equal(centred, pooled - np.float32(0.13))
+    for bad in (1.5, float("nan")):
+        with pytest.raises(ValueError, match="centre must be a number in"):
+            fedldp.load_dataset("adult", center=bad)
+
+
 def test_fedsel_and_privunitg_learn_and_state_their_privacy(adult):
     train, test = adult
     args = dict(X_test=test["X"], y_test=test["y"], seed=3)
