@@ -463,7 +463,8 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluste
       stage = label;
       bar.emplace(label == "reference" ? std::string("np reference")
                   : o.tune             ? o.variant + " (tuning)"
-                                       : o.variant);
+                                       : o.variant,
+                  "iterations");
     }
     bar->Update(done, total);
   };
@@ -571,7 +572,7 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   FedSelTuningObserver observer;
   observer.started = [&](const FedSelTuningRun& t) {
     PrintTuneStart(o, config, variant, t, out);
-    bar.emplace(o.variant + " (tuning)");
+    bar.emplace(o.variant + " (tuning)", "iterations");
   };
   observer.progress = [&](std::size_t done, std::size_t total) {
     if (bar) bar->Update(done, total);

@@ -148,12 +148,14 @@ Result<std::vector<TuningSplit>> MakeSplits(const std::vector<std::size_t>& rows
 
 // Each point's trial: its configuration (as `prepare` makes it), or why it
 // cannot run on `fit_rows` rows.
-void PrepareTrials(FedSelTuning& tuning, const std::vector<FedSelConfig>& points,
-                   const Dataset& data, std::size_t fit_rows, const PreparePoint& prepare,
-                   const std::function<void()>& step) {
+// Returns each point's iterations (0 for a refused one), what its runs'
+// progress counts.
+std::vector<std::size_t> PrepareTrials(FedSelTuning& tuning,
+                                       const std::vector<FedSelConfig>& points, const Dataset& data,
+                                       std::size_t fit_rows, const PreparePoint& prepare) {
   tuning.trials.resize(points.size());
+  std::vector<std::size_t> iterations(points.size(), 0);
   for (std::size_t i = 0; i < points.size(); ++i) {
-    step();
     TuningTrial& t = tuning.trials[i];
     t.config = points[i];
     if (prepare) {
@@ -164,11 +166,36 @@ void PrepareTrials(FedSelTuning& tuning, const std::vector<FedSelConfig>& points
       }
       t.config = std::move(prepared).value();
     }
-    if (auto plan = PlanFedSel(t.config, fit_rows, LinearParameters(data)); !plan.ok()) {
+    auto plan = PlanFedSel(t.config, fit_rows, LinearParameters(data));
+    if (!plan.ok()) {
       t.refused = plan.error();
+      continue;
     }
+    iterations[i] = t.config.max_iterations > 0 ? std::min(plan->rounds, t.config.max_iterations)
+                                                : plan->rounds;
   }
+  return iterations;
 }
+
+// Progress summed over jobs that run at once: each job adds the iterations
+// it has done since it last said, and the total is every job's iterations.
+class SharedProgress {
+ public:
+  SharedProgress(const std::function<void(std::size_t, std::size_t)>& progress, std::size_t total)
+      : progress_(progress), total_(total) {}
+  void Add(std::size_t iterations) {
+    if (!progress_ || iterations == 0) return;
+    std::lock_guard lock(mu_);
+    done_ += iterations;
+    progress_(done_, total_);
+  }
+
+ private:
+  const std::function<void(std::size_t, std::size_t)>& progress_;
+  const std::size_t total_;
+  std::mutex mu_;
+  std::size_t done_ = 0;
+};
 
 // The jobs' outcomes, (point, split) at point x splits + split.
 struct TuningJobs {
@@ -240,32 +267,37 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   if (points.empty()) return Error{"the grid has no points"};
   FedSelTuning tuning;
   const std::size_t jobs = points.size() * splits.size();
-  std::mutex progress_mu;
-  std::size_t done = 0;
-  const std::function<void()> step = [&] {
-    if (!progress) return;
-    std::lock_guard lock(progress_mu);
-    progress(++done, points.size() + jobs);
-  };
-  PrepareTrials(tuning, points, data, splits.front().fit.size(), prepare, step);
+  const std::vector<std::size_t> iterations =
+      PrepareTrials(tuning, points, data, splits.front().fit.size(), prepare);
+  SharedProgress shared(
+      progress,
+      std::accumulate(iterations.begin(), iterations.end(), std::size_t{0}) * splits.size());
   // One job per (point, split), each run on one thread: the points are many
   // and each is short.
   TuningJobs outcome{std::vector<double>(jobs, 0.0), std::vector<std::string>(jobs),
                      std::vector<char>(jobs, 0)};
   pool.ParallelFor(jobs, [&](std::size_t job) {
     const std::size_t i = job / splits.size(), s = job % splits.size();
-    if (!tuning.trials[i].refused.empty()) return step();
+    std::size_t said = 0;  // this job's iterations counted so far, at most iterations[i]
+    const auto upto = [&](std::size_t done) {
+      const std::size_t now = std::min(done, iterations[i]);
+      if (now > said) shared.Add(now - said);
+      said = std::max(said, now);
+    };
+    const auto finish = [&] { upto(iterations[i]); };
+    if (!tuning.trials[i].refused.empty()) return;
     if (stop.stop_requested()) {
       outcome.skipped[job] = 1;
-      return step();
+      return finish();
     }
-    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed);
+    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed,
+                           RunSequentially, [&](std::size_t done, std::size_t) { upto(done); });
     if (!run.ok()) {
       outcome.failed[job] = run.error();
-      return step();
+      return finish();
     }
     outcome.accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
-    step();
+    finish();
   });
   if (Status s = ScoreTrials(tuning, points, splits.size(), outcome); !s.ok()) {
     return Error{s.error()};
@@ -310,7 +342,12 @@ Result<TunedCrossValidation> CrossValidateTuned(
       if (!prepared.ok()) return Error{prepared.error()};
       config = std::move(prepared).value();
     }
-    auto run = TrainFedSel(config, data, fold.train, fold.seed, pool.AsParallelFor(), {}, cluster);
+    auto run = TrainFedSel(
+        config, data, fold.train, fold.seed, pool.AsParallelFor(),
+        [&](std::size_t done, std::size_t total) {
+          if (progress) progress(f * total + done, folds.size() * total);
+        },
+        cluster);
     if (!run.ok()) return Error{run.error()};
     out.result.folds.push_back({fold.repeat, fold.fold,
                                 LinearModel::Accuracy(run->weights, data, fold.test),
@@ -319,7 +356,6 @@ Result<TunedCrossValidation> CrossValidateTuned(
     out.result.last = std::move(run).value();
     out.chosen.push_back(config);
     out.validation.push_back(validation);
-    if (progress) progress(f + 1, folds.size());
   }
   out.result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

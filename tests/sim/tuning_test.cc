@@ -178,11 +178,12 @@ TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
   TuningOptions options;
   ThreadPool one(1);  // the runs in order: point 0's splits first
   std::stop_source stop;
-  const std::size_t first_point_done = 4 + static_cast<std::size_t>(options.splits);
+  // The four points run as many iterations each: the first quarter of the
+  // total is point 0's splits.
   const auto t = TuneFedSel(
                      base, grid, data, {}, options, one, {},
-                     [&](std::size_t done, std::size_t) {
-                       if (done == first_point_done) stop.request_stop();
+                     [&](std::size_t done, std::size_t total) {
+                       if (4 * done == total) stop.request_stop();
                      },
                      stop.get_token())
                      .value();
@@ -200,6 +201,50 @@ TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
   ASSERT_TRUE(none.ok()) << none.error();
   EXPECT_TRUE(none->stopped);
   EXPECT_FALSE(none->chosen());
+}
+
+// Progress counts iterations, summed over the runs under way on every
+// thread: never back, never past the total, ending at it; a refused point
+// counts none. The fold loop's runs count the same way.
+TEST(TuneFedSel, ProgressCountsEveryRunsIterationsOnce) {
+  const Dataset data = SmallSynthetic(2000);
+  FedSelConfig base = PrivUnitGBase();
+  base.batch_fraction = 0.1;  // 10 iterations an epoch
+  base.epochs = 2;
+  FedSelGrid grid = FourPoints();
+  const PreparePoint prepare = [](const FedSelConfig& c, std::size_t) -> Result<FedSelConfig> {
+    if (c.learning_rate == 8 && c.clip == 4) return Error{"refused"};
+    return c;
+  };
+  for (std::size_t threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::vector<std::pair<std::size_t, std::size_t>> seen;
+    const auto t =
+        TuneFedSel(base, grid, data, {}, {}, pool, prepare,
+                   [&](std::size_t done, std::size_t total) { seen.emplace_back(done, total); })
+            .value();
+    ASSERT_FALSE(seen.empty());
+    const std::size_t total = 3 * 20 * static_cast<std::size_t>(TuningOptions{}.splits);
+    for (std::size_t k = 0; k < seen.size(); ++k) {
+      EXPECT_EQ(seen[k].second, total);
+      EXPECT_LE(seen[k].first, total);
+      if (k > 0) {
+        EXPECT_GT(seen[k].first, seen[k - 1].first);
+      }
+    }
+    EXPECT_EQ(seen.back().first, total) << threads << " threads";
+  }
+  std::vector<std::size_t> folds;
+  ThreadPool pool(2);
+  // Two folds of 1,000 training rows: 20 iterations each.
+  const auto cv = CrossValidateTuned(base, FedSelGrid{}, data, {1, 2, 7}, {}, pool, {},
+                                     [&](std::size_t done, std::size_t total) {
+                                       EXPECT_EQ(total, 2u * 20u);
+                                       folds.push_back(done);
+                                     });
+  ASSERT_TRUE(cv.ok()) << cv.error();
+  ASSERT_EQ(folds.size(), 2u * 20u);
+  for (std::size_t k = 0; k < folds.size(); ++k) EXPECT_EQ(folds[k], k + 1);
 }
 
 // Rows outside `train` may be anything: tuning gives the same trials when

@@ -113,8 +113,9 @@ struct FedSelTuning {
   bool chosen() const;  // some point ran: `best` is one
 };
 
-// progress(done, total) counts the points prepared, then the (point, split)
-// runs; it is called from one thread at a time. A stop requested on `stop`
+// progress(done, total) counts the iterations of the (point, split) runs,
+// summed over the runs under way (a refused point counts none); it is called
+// from one thread at a time. A stop requested on `stop`
 // skips the runs not yet started (stopped).
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
                                 const Dataset& data, std::span<const std::size_t> train,
@@ -129,7 +130,8 @@ struct TunedCrossValidation {
   std::vector<double> validation;    // per fold, the winner's validation accuracy (NaN: no choice)
 };
 
-// progress(done, total) counts folds. A stop requested on `stop` ends the
+// progress(done, total) counts the iterations of the folds' final runs
+// (each fold's tuning before it is not counted). A stop requested on `stop` ends the
 // run before the next fold (result.stopped; the folds done are kept). On a
 // cluster, each fold's final training is spread over its processes; its
 // tuning runs whole on each of them (the same choice on all).
