@@ -735,11 +735,13 @@ Result<ServeSummary> Serve(const ServeConfig& s, Protocol& p, const ServeObserve
     server->Shutdown();
     return Error{said.error(), said.code()};
   }
-  if (observer.listening) observer.listening(server->port());
-  Say(observer, Listening(s, server->port(), coord.stats().started));
   ServingStatus serving;
+  // The monitor is up before the server says it listens: whoever waits for
+  // that line (an operator's script, a test) may scrape it at once.
   FEDLDP_ASSIGN_OR_RETURN(const auto monitor,
                           StartMonitor(s, observer, [&] { return p.StatusNow(coord, serving); }));
+  if (observer.listening) observer.listening(server->port());
+  Say(observer, Listening(s, server->port(), coord.stats().started));
   const auto evaluate = [&](std::uint64_t round, const std::vector<double>& w) {
     serving.Evaluated(p.Evaluate(round, w, summary.majority, observer));
   };
