@@ -25,10 +25,26 @@ def run(*args, cwd, check=True):
     return subprocess.run([cli(), *args], cwd=cwd, check=check, capture_output=True, text=True)
 
 
+_started = []  # every process start() made, until kill_started()
+
+
 def start(*args, cwd, name):
-    """`fedldp ARGS` started in `cwd`, its output in NAME.out and NAME.err."""
-    return subprocess.Popen([cli(), *args], cwd=cwd, stdout=open(cwd / f"{name}.out", "w"),
-                            stderr=open(cwd / f"{name}.err", "w"))
+    """`fedldp ARGS` started in `cwd`, its output in NAME.out and NAME.err;
+    killed when the test ends, however it ends (conftest.py)."""
+    process = subprocess.Popen([cli(), *args], cwd=cwd, stdout=open(cwd / f"{name}.out", "w"),
+                               stderr=open(cwd / f"{name}.err", "w"))
+    _started.append(process)
+    return process
+
+
+def kill_started():
+    """Kills what start() started and is still running: a test that fails
+    half-way leaves no server or client behind."""
+    while _started:
+        process = _started.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def start_clients(port, tokens, cwd, extra=lambda i: (), shuffler_port=None):

@@ -83,11 +83,16 @@ def test_the_status_page_and_metrics_of_a_running_server(tmp_path):
                   "tokens/client-1.token", "--part", "1/2", "--ledger", "l1.sqlite",
                   cwd=tmp_path, name="client1")
     until = time.time() + 60
+    joined = 'fedldp_users{task="fedsel-adult",state="joined"}'
     while time.time() < until:  # the first client joins; the server waits for the second
-        m = metrics(get(monitor, "/metrics"))
-        if m['fedldp_users{task="fedsel-adult",state="joined"}'] == 16280:
+        try:  # the monitor may start listening after the gRPC port
+            m = metrics(get(monitor, "/metrics"))
+        except OSError:
+            m = {}
+        if m.get(joined) == 16280:
             break
         time.sleep(0.05)
+    assert m.get(joined) == 16280, m
     assert m['fedldp_started{task="fedsel-adult"}'] == 0
     assert m['fedldp_tokens{task="fedsel-adult"}'] == 2
     assert m['fedldp_sessions{task="fedsel-adult"}'] == 1
