@@ -281,8 +281,9 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
     std::size_t said = 0;  // this job's iterations counted so far, at most iterations[i]
     const auto upto = [&](std::size_t done) {
       const std::size_t now = std::min(done, iterations[i]);
-      if (now > said) shared.Add(now - said);
-      said = std::max(said, now);
+      if (now <= said) return;
+      shared.Add(now - said);
+      said = now;
     };
     const auto finish = [&] { upto(iterations[i]); };
     if (!tuning.trials[i].refused.empty()) return;
