@@ -301,6 +301,10 @@ std::string FedSelTuningRun::RecordLines() const {
     j["validation_accuracy"] = ran ? nlohmann::json(Percent(trial.accuracy)) : nlohmann::json();
     j["validation_sd"] = ran ? nlohmann::json(Percent(trial.sd)) : nlohmann::json();
     j["score"] = ran ? nlohmann::json(Percent(trial.score)) : nlohmann::json();
+    // What the point's run on a split spent (null: not private, or not run).
+    j["privacy"] = PrivacyJson(
+        ran && trial.plan ? FedSelPrivacyRecordOf(*trial.plan, trial.config, config.central_delta)
+                          : std::nullopt);
     // Why the point was refused, or null when it ran.
     j["refused"] = ran ? nlohmann::json() : nlohmann::json(trial.refused);
     lines += j.dump() + "\n";

@@ -173,6 +173,7 @@ std::vector<std::size_t> PrepareTrials(FedSelTuning& tuning,
     }
     iterations[i] = t.config.max_iterations > 0 ? std::min(plan->rounds, t.config.max_iterations)
                                                 : plan->rounds;
+    t.plan = std::move(plan).value();
   }
   return iterations;
 }

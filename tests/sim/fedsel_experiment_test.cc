@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stop_token>
 
+#include "testing/privacy_record.h"
+
 namespace fedldp {
 namespace {
 
@@ -164,8 +166,53 @@ TEST(RunFedSelTuning, TriesEveryGridPointAndRecordsEach) {
     const auto j = nlohmann::json::parse(line);
     EXPECT_EQ(j["accuracy_unit"], "percent");
     EXPECT_GT(j["validation_accuracy"].get<double>(), 50) << line;
+    EXPECT_TRUE(testing::IsPrivacyRecord(j["privacy"])) << line;
+    EXPECT_EQ(j["privacy"]["local"]["epsilon"], c.training.epsilon) << line;
   }
   EXPECT_EQ(n, 4u);
+}
+
+// Each point of a tune at a central target records the statement of its run
+// on a split: the target, met, at the target's delta; a point that did not
+// run, and a non-private one, spent nothing (null).
+TEST(RunFedSelTuning, RecordsEachPointsCentralStatement) {
+  FedSelExperimentConfig c = Small();
+  c.tune = true;
+  c.training.shuffle = true;
+  c.central_epsilon = 1;
+  c.central_delta = 1e-7;
+  FedSelGrid grid;
+  grid.learning_rates = {1};
+  grid.batch_fractions = {0.05, 0.5};
+  grid.epochs = {1, 2};
+  c.grid = grid;
+  c.tuning.splits = 1;
+  const FedSelTuningRun t = RunFedSelTuning(c).value();
+  std::istringstream lines(t.RecordLines());
+  std::size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const auto p = nlohmann::json::parse(line)["privacy"];
+    ASSERT_TRUE(testing::IsPrivacyRecord(p)) << line;
+    EXPECT_EQ(p["total"]["delta"], 1e-7) << line;
+    EXPECT_LE(p["total"]["epsilon"].get<double>(), 1.0) << line;
+    EXPECT_GT(p["total"]["epsilon"].get<double>(), 0.99) << line;  // calibrated, not loose
+    EXPECT_NE(p["reports_per_round"], nullptr) << line;
+  }
+  EXPECT_EQ(n, 4u);
+  std::stop_source stopped;
+  stopped.request_stop();
+  const FedSelTuningRun none = RunFedSelTuning(c, {}, stopped.get_token()).value();
+  std::istringstream not_run(none.RecordLines());
+  for (std::string line; std::getline(not_run, line);) {
+    EXPECT_EQ(nlohmann::json::parse(line)["privacy"], nullptr) << line;
+  }
+  FedSelExperimentConfig np = Small("np");
+  np.tune = true;
+  np.grid = FedSelGrid{};
+  np.grid->learning_rates = {1};
+  np.tuning.splits = 1;
+  const FedSelTuningRun plain = RunFedSelTuning(np).value();
+  EXPECT_EQ(nlohmann::json::parse(plain.RecordLines())["privacy"], nullptr);
 }
 
 }  // namespace

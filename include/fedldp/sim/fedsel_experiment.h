@@ -123,7 +123,8 @@ struct FedSelTuningRun {
   std::size_t threads = 0;  // the pool's size
   FedSelTuning tuning;
   // One JSON line per grid point (its configuration, validation accuracy,
-  // sd and score in percent, or why it was refused), each ending in "\n".
+  // sd and score in percent, the privacy a run of it on a split states at
+  // config.central_delta, or why it was refused), each ending in "\n".
   std::string RecordLines() const;
 };
 

@@ -20,6 +20,7 @@
 #define FEDLDP_SIM_TUNING_H_
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -96,6 +97,9 @@ struct TuningOptions {
 
 struct TuningTrial {
   FedSelConfig config;  // as prepared
+  // What it runs as on a split's training rows (none: refused before it
+  // was planned); FedSelRunPrivacy states its privacy.
+  std::optional<FedSelPlan> plan;
   double accuracy = 0;  // mean validation accuracy over the splits
   double sd = 0;        // its sample standard deviation over the splits (0 for one)
   double score = 0;     // accuracy - sd: what the choice maximises
