@@ -450,8 +450,8 @@ void PrintResults(const TrainOptions& o, const FedSelExperiment& e, std::ostream
 int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluster& cluster) {
   const FedSelExperimentConfig config = ToConfig(o, o.tune);
   CheckOut(o.out);
-  // Ctrl-C (or SIGTERM) stops before the next fold; the folds done are
-  // printed and recorded. A second one ends the process.
+  // Ctrl-C (or SIGTERM) ends the run under way at its next round, unscored;
+  // the folds done are printed and recorded. A second one ends the process.
   StopOnSignal stop;
   std::optional<ProgressBar> bar;
   std::string stage;
@@ -470,6 +470,10 @@ int RunTrain(const TrainOptions& o, std::ostream& out, std::ostream& err, Cluste
   };
   auto experiment = RunFedSelExperiment(config, observer, stop.token(), cluster);
   bar.reset();
+  if (!experiment.ok() && stop.token().stop_requested()) {  // asked for, not a usage error
+    out << experiment.error() << ": nothing to report\n";
+    return 1;
+  }
   if (!experiment.ok()) Refuse(experiment.error());
   PrintResults(o, *experiment, out);
   if (cluster.rank() == 0) AppendOut(o.out, experiment->RecordJson() + "\n");
@@ -577,8 +581,9 @@ int RunTune(const TrainOptions& o, std::ostream& out, std::ostream& err) {
   observer.progress = [&](std::size_t done, std::size_t total) {
     if (bar) bar->Update(done, total);
   };
-  // Ctrl-C (or SIGTERM) skips the runs not yet started: the points that ran
-  // are ranked and recorded, no winner is named, and the exit code is 1.
+  // Ctrl-C (or SIGTERM) skips the runs not yet started and ends those under
+  // way at their next round: the points that ran on every split are ranked
+  // and recorded, no winner is named, and the exit code is 1.
   StopOnSignal stop;
   auto run = RunFedSelTuning(config, observer, stop.token());
   bar.reset();  // cleared before the table

@@ -394,7 +394,8 @@ class FedSelTraining {
                  std::unique_ptr<fl_internal::SlotReports> reports, Shards shards,
                  std::uint64_t seed, const ParallelFor& parallel, Cluster& cluster);
   // Trains every round of every epoch (to the configured iterations).
-  FedSelRun Run(const std::function<void(std::size_t, std::size_t)>& progress);
+  FedSelRun Run(const std::function<void(std::size_t, std::size_t)>& progress,
+                std::stop_token stop);
 
  private:
   void DrawMembers(std::size_t b);
@@ -566,7 +567,8 @@ void FedSelTraining::Step(std::vector<double>& mean) {
   ++run_.iterations;
 }
 
-FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)>& progress) {
+FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)>& progress,
+                              std::stop_token stop) {
   const std::size_t batches = plan_.rounds_per_epoch;
   std::size_t total = batches * static_cast<std::size_t>(config_.epochs);
   if (config_.max_iterations > 0) total = std::min(total, config_.max_iterations);
@@ -577,13 +579,19 @@ FedSelRun FedSelTraining::Run(const std::function<void(std::size_t, std::size_t)
        .tail = config_.tail_average > 0 ? config_.tail_average : 1.0},
       static_cast<int>(total));
   const bool dense = reports_->dense();
-  for (int epoch = 0; epoch < config_.epochs; ++epoch) {
+  for (int epoch = 0; epoch < config_.epochs && !run_.stopped; ++epoch) {
     if (!plan_.sampled) {
       for (std::size_t i = n_; i > 1; --i) {
         std::swap(order_[i - 1], order_[UniformIndex(order_rng_, i)]);
       }
     }
     for (std::size_t b = 0; b < batches && run_.iterations < total; ++b) {
+      // Every process ends at the same round (Any), before drawing it; a run
+      // that cannot be stopped exchanges nothing for it.
+      if (stop.stop_possible() && cluster_.Any(stop.stop_requested())) {
+        run_.stopped = true;
+        break;
+      }
       DrawMembers(b);
       std::vector<double> mean(d_, 0.0);
       for (std::size_t from = 0; from < members_.size(); from += chunk_) {
@@ -611,7 +619,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel,
                               const std::function<void(std::size_t, std::size_t)>& progress,
-                              Cluster& cluster) {
+                              Cluster& cluster, std::stop_token stop) {
   const std::size_t rows = train.empty() ? data.size() : train.size();
   // d is the model's weight count: the features' for a binary task, classes
   // times that for a multiclass one (the gradient every step privatises).
@@ -625,7 +633,7 @@ Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
   if (!reports.ok()) return Error{reports.error()};
   FedSelTraining training(config, data, *plan, shape, std::move(reports).value(),
                           std::move(shards).value(), seed, parallel, cluster);
-  return training.Run(progress);
+  return training.Run(progress, std::move(stop));
 }
 
 }  // namespace fedldp

@@ -112,8 +112,12 @@ Result<CrossValidationResult> CrossValidateFedSel(
         [&](std::size_t done, std::size_t total) {
           if (progress) progress(run_index * total + done, runs * total);
         },
-        cluster);
+        cluster, stop);
     if (!run.ok()) return Error{run.error()};
+    if (run->stopped) {  // the fold under way is not scored
+      result.stopped = true;
+      break;
+    }
     result.folds.push_back({f.repeat, f.fold, LinearModel::Accuracy(run->weights, data, f.test),
                             MajorityAccuracy(data, f.train, f.test)});
     result.updates += run->updates;

@@ -292,10 +292,15 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
       outcome.skipped[job] = 1;
       return finish();
     }
-    auto run = TrainFedSel(tuning.trials[i].config, data, splits[s].fit, splits[s].seed,
-                           RunSequentially, [&](std::size_t done, std::size_t) { upto(done); });
+    auto run = TrainFedSel(
+        tuning.trials[i].config, data, splits[s].fit, splits[s].seed, RunSequentially,
+        [&](std::size_t done, std::size_t) { upto(done); }, OneProcess(), stop);
     if (!run.ok()) {
       outcome.failed[job] = run.error();
+      return finish();
+    }
+    if (run->stopped) {
+      outcome.skipped[job] = 1;
       return finish();
     }
     outcome.accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
@@ -334,8 +339,12 @@ Result<TunedCrossValidation> CrossValidateTuned(
     if (choose) {
       TuningOptions options = tuning;
       options.seed = CounterRng::Mix(fold.seed ^ tuning.seed);
-      auto tuned = TuneFedSel(base, grid, data, fold.train, options, pool, prepare);
+      auto tuned = TuneFedSel(base, grid, data, fold.train, options, pool, prepare, {}, stop);
       if (!tuned.ok()) return Error{tuned.error()};
+      if (cluster.Any(tuned->stopped)) {  // the fold's choice is not made
+        out.result.stopped = true;
+        break;
+      }
       config = tuned->best;
       validation = tuned->accuracy;
     }
@@ -349,8 +358,12 @@ Result<TunedCrossValidation> CrossValidateTuned(
         [&](std::size_t done, std::size_t total) {
           if (progress) progress(f * total + done, folds.size() * total);
         },
-        cluster);
+        cluster, stop);
     if (!run.ok()) return Error{run.error()};
+    if (run->stopped) {  // the fold under way is not scored
+      out.result.stopped = true;
+      break;
+    }
     out.result.folds.push_back({fold.repeat, fold.fold,
                                 LinearModel::Accuracy(run->weights, data, fold.test),
                                 MajorityAccuracy(data, fold.train, fold.test)});

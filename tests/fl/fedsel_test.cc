@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -322,6 +323,52 @@ TEST(TrainFedSel, TailAverageIsTheMeanOfTheLastIterates) {
   EXPECT_NE(TrainFedSel(config, data, {}, 4)->weights, averaged.weights);
   config.tail_average = 1;
   EXPECT_FALSE(TrainFedSel(config, data, {}, 4).ok());
+}
+
+// A stop ends the run before its next round: the model is the last iterate
+// of the rounds run (not averaged), as a run planned that short returns; on
+// several processes a stop asked on one ends all of them at the same round.
+TEST(TrainFedSel, AStopEndsTheRunAtTheNextRoundWithItsLastIterate) {
+  const Dataset data = Synthetic(300);
+  FedSelConfig config;
+  config.variant = ParseFedSelVariant("privunitg").value();
+  config.batch_fraction = 0.1;  // T = 10 iterations
+  config.tail_average = 0.5;
+  const auto stop_at = [](std::size_t at, std::stop_source& stop) {
+    return [at, &stop](std::size_t done, std::size_t) {
+      if (done == at) stop.request_stop();
+    };
+  };
+  std::stop_source stop;
+  const auto stopped = TrainFedSel(config, data, {}, 4, RunSequentially, stop_at(3, stop),
+                                   OneProcess(), stop.get_token())
+                           .value();
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.iterations, 3u);
+  EXPECT_EQ(stopped.updates, 3u * 30);
+  config.tail_average = 0;
+  config.max_iterations = 3;
+  const auto three = TrainFedSel(config, data, {}, 4).value();
+  EXPECT_FALSE(three.stopped);
+  EXPECT_EQ(stopped.weights, three.weights);
+  config.tail_average = 0.5;
+  config.max_iterations = 0;
+  testing::ThreadRanks ranks(2);
+  std::vector<FedSelRun> runs(2);
+  ranks.Run([&](Cluster& cluster) {
+    std::stop_source mine;
+    const bool asks = cluster.rank() == 1;
+    auto run =
+        TrainFedSel(config, data, {}, 4, RunSequentially,
+                    asks ? stop_at(3, mine) : std::function<void(std::size_t, std::size_t)>{},
+                    cluster, mine.get_token());
+    if (run.ok()) runs[static_cast<std::size_t>(cluster.rank())] = std::move(run).value();
+  });
+  for (const FedSelRun& run : runs) {
+    EXPECT_TRUE(run.stopped);
+    EXPECT_EQ(run.iterations, 3u);
+    EXPECT_EQ(run.weights, three.weights);
+  }
 }
 
 // The server optimiser steps on D_t = -alpha mean_t (the estimate minus the

@@ -129,10 +129,18 @@ TEST(RunFedSelExperiment, AStopKeepsTheFoldsDoneAndSkipsTheReference) {
   c.cv = {1, 3, 7};
   std::stop_source stop;
   FedSelObserver observer;
-  observer.progress = [&](const std::string&, std::size_t, std::size_t) { stop.request_stop(); };
+  // Asked two rounds into the second fold: the first is kept, the second
+  // ends at its next round and is not scored.
+  std::size_t fold_rounds = 0;
+  observer.progress = [&](const std::string&, std::size_t done, std::size_t total) {
+    fold_rounds = total / 3;
+    if (done == fold_rounds + 2) stop.request_stop();
+  };
   const FedSelExperiment e = RunFedSelExperiment(c, observer, stop.get_token()).value();
   EXPECT_TRUE(e.stopped());
-  EXPECT_EQ(e.result.folds.size(), 1u);  // the fold under way finishes
+  EXPECT_EQ(e.result.folds.size(), 1u);
+  EXPECT_EQ(e.result.last.iterations, fold_rounds);  // the first fold's, whole
+  EXPECT_FALSE(e.result.last.stopped);
   EXPECT_FALSE(e.reference.has_value());
   const auto j = nlohmann::json::parse(e.RecordJson());
   EXPECT_EQ(j["stopped"], true);

@@ -194,6 +194,23 @@ TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
   ASSERT_TRUE(t.chosen());
   EXPECT_EQ(t.best.learning_rate, t.trials[0].config.learning_rate);
   EXPECT_EQ(t.best.clip, t.trials[0].config.clip);
+  // Stopped in the first run: it ends at its next round, unscored (its
+  // progress jumps to its end at once), and no point ran on every split.
+  std::stop_source early;
+  std::size_t calls = 0;
+  const auto cut = TuneFedSel(
+                       base, grid, data, {}, options, one, {},
+                       [&](std::size_t done, std::size_t) {
+                         ++calls;
+                         if (done == 1) early.request_stop();
+                       },
+                       early.get_token())
+                       .value();
+  EXPECT_TRUE(cut.stopped);
+  EXPECT_FALSE(cut.chosen());
+  // One call for the round run, one for the rest of that run, one for each
+  // of the 4 x 3 - 1 runs skipped.
+  EXPECT_EQ(calls, 2u + 4 * 3 - 1);
   // Stopped before any run: no point ran, no winner, and no error.
   std::stop_source already;
   already.request_stop();

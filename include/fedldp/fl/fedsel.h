@@ -47,6 +47,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -270,7 +271,8 @@ struct FedSelRun {
   // clients that declined (their budget spent; without the shuffler only).
   std::size_t most_reports = 0;
   std::size_t declined = 0;
-  FedSelPlan plan;  // what the run was planned as (FedSelRunPrivacy states its privacy)
+  FedSelPlan plan;       // what the run was planned as (FedSelRunPrivacy states its privacy)
+  bool stopped = false;  // ended early on a stop: fewer iterations than planned
 };
 
 // `rows`: the training rows; the plan's clients are as many, or
@@ -336,12 +338,14 @@ void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
 // processes (fl/cluster.h), each process computes the reports of its block
 // of clients and keeps only their accumulated vectors; every process gets
 // the same run as one process alone. Every process must call it alike, with
-// the same data.
+// the same data, and a stop token on all of them or on none. A stop requested
+// on `stop` (on any process) ends the run before its next round: `stopped`,
+// the model the last iterate, not averaged.
 Result<FedSelRun> TrainFedSel(const FedSelConfig& config, const Dataset& data,
                               std::span<const std::size_t> train, std::uint64_t seed,
                               const ParallelFor& parallel = RunSequentially,
                               const std::function<void(std::size_t, std::size_t)>& progress = {},
-                              Cluster& cluster = OneProcess());
+                              Cluster& cluster = OneProcess(), std::stop_token stop = {});
 
 }  // namespace fedldp
 

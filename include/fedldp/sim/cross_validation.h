@@ -61,8 +61,8 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
                         std::span<const std::size_t> test);
 
 // progress(done, total) counts iterations over all folds. A stop requested
-// on `stop` ends the run before the next fold (stopped; the folds done are
-// kept). On a cluster (fl/cluster.h) each fold's clients are spread over its
+// on `stop` ends the fold under way at its next round, unscored (stopped;
+// the folds done are kept). On a cluster (fl/cluster.h) each fold's clients are spread over its
 // processes, which stop together if any was asked to.
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,

@@ -119,8 +119,9 @@ struct FedSelTuning {
 
 // progress(done, total) counts the iterations of the (point, split) runs,
 // summed over the runs under way (a refused point counts none); it is called
-// from one thread at a time. A stop requested on `stop`
-// skips the runs not yet started (stopped).
+// from one thread at a time. A stop requested on `stop` skips the runs not
+// yet started and ends those under way at their next round, unscored
+// (stopped).
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
                                 const Dataset& data, std::span<const std::size_t> train,
                                 const TuningOptions& options, ThreadPool& pool,
@@ -136,7 +137,8 @@ struct TunedCrossValidation {
 
 // progress(done, total) counts the iterations of the folds' final runs
 // (each fold's tuning before it is not counted). A stop requested on `stop` ends the
-// run before the next fold (result.stopped; the folds done are kept). On a
+// fold under way at its next round (or its tuning), unscored (result.stopped; the
+// folds done are kept). On a
 // cluster, each fold's final training is spread over its processes; its
 // tuning runs whole on each of them (the same choice on all).
 Result<TunedCrossValidation> CrossValidateTuned(
