@@ -10,8 +10,10 @@
 #include "config_options.h"
 #include "deploy_util.h"
 #include "experiment.h"
+#include "fedldp/base/format.h"
 #include "fedldp/base/names.h"
 #include "fedldp/base/units.h"
+#include "fedldp/data/dataset.h"
 #include "fedldp/fl/fedsel_options.h"
 #include "fedldp/model/linear.h"
 #include "fedldp/privacy/run_accounting.h"
@@ -42,9 +44,10 @@ void AddDataOptions(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 28));
   app.add_option("--feature-center", o.feature_center,
-                 "Subtract this public constant from every feature (after --pool), in [-1, 1]: "
-                 "0.13, about MNIST's mean pixel, lets a private softmax learn more in the same "
-                 "rounds; choose it on validation rows (fedldp tune)")
+                 "Subtract this public constant from every feature (after --pool), in [-" +
+                     Significant(kMaxFeatureCenter) + ", " + Significant(kMaxFeatureCenter) +
+                     "]: 0.13, about MNIST's mean pixel, lets a private softmax learn more in the "
+                     "same rounds; choose it on validation rows (fedldp tune)")
       ->capture_default_str();
   app.add_option("--data", o.data,
                  "Your own data instead of --dataset: a CSV file (.csv, .csv.gz; numeric "
