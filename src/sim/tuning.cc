@@ -247,6 +247,55 @@ Status ScoreTrials(FedSelTuning& tuning, const std::vector<FedSelConfig>& points
   return Status::Ok();
 }
 
+// Every (point, split) job of `tuning`'s trials, each run on one thread: the
+// points are many and each is short. Fewer jobs than threads run one after
+// another, each on the whole pool (the same runs: TrainFedSel's result does
+// not depend on its threads).
+TuningJobs RunJobs(const FedSelTuning& tuning, const std::vector<TuningSplit>& splits,
+                   const std::vector<std::size_t>& iterations, const Dataset& data,
+                   ThreadPool& pool, SharedProgress& shared, std::stop_token stop) {
+  const std::size_t jobs = tuning.trials.size() * splits.size();
+  TuningJobs outcome{std::vector<double>(jobs, 0.0), std::vector<std::string>(jobs),
+                     std::vector<char>(jobs, 0)};
+  const bool wide = jobs < pool.size();
+  const ParallelFor inner = wide ? pool.AsParallelFor() : ParallelFor(RunSequentially);
+  const auto run_job = [&](std::size_t job) {
+    const std::size_t i = job / splits.size(), s = job % splits.size();
+    std::size_t said = 0;  // this job's iterations counted so far, at most iterations[i]
+    const auto upto = [&](std::size_t done) {
+      const std::size_t now = std::min(done, iterations[i]);
+      if (now <= said) return;
+      shared.Add(now - said);
+      said = now;
+    };
+    const auto finish = [&] { upto(iterations[i]); };
+    if (!tuning.trials[i].refused.empty()) return;
+    if (stop.stop_requested()) {
+      outcome.skipped[job] = 1;
+      return finish();
+    }
+    auto run = TrainFedSel(
+        tuning.trials[i].config, data, splits[s].fit, splits[s].seed, inner,
+        [&](std::size_t done, std::size_t) { upto(done); }, OneProcess(), stop);
+    if (!run.ok()) {
+      outcome.failed[job] = run.error();
+      return finish();
+    }
+    if (run->stopped) {
+      outcome.skipped[job] = 1;
+      return finish();
+    }
+    outcome.accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
+    finish();
+  };
+  if (wide) {
+    for (std::size_t job = 0; job < jobs; ++job) run_job(job);
+  } else {
+    pool.ParallelFor(jobs, run_job);
+  }
+  return outcome;
+}
+
 }  // namespace
 
 Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid,
@@ -267,45 +316,12 @@ Result<FedSelTuning> TuneFedSel(const FedSelConfig& base, const FedSelGrid& grid
   const std::vector<FedSelConfig> points = grid.Points(base);
   if (points.empty()) return Error{"the grid has no points"};
   FedSelTuning tuning;
-  const std::size_t jobs = points.size() * splits.size();
   const std::vector<std::size_t> iterations =
       PrepareTrials(tuning, points, data, splits.front().fit.size(), prepare);
   SharedProgress shared(
       progress,
       std::accumulate(iterations.begin(), iterations.end(), std::size_t{0}) * splits.size());
-  // One job per (point, split), each run on one thread: the points are many
-  // and each is short.
-  TuningJobs outcome{std::vector<double>(jobs, 0.0), std::vector<std::string>(jobs),
-                     std::vector<char>(jobs, 0)};
-  pool.ParallelFor(jobs, [&](std::size_t job) {
-    const std::size_t i = job / splits.size(), s = job % splits.size();
-    std::size_t said = 0;  // this job's iterations counted so far, at most iterations[i]
-    const auto upto = [&](std::size_t done) {
-      const std::size_t now = std::min(done, iterations[i]);
-      if (now <= said) return;
-      shared.Add(now - said);
-      said = now;
-    };
-    const auto finish = [&] { upto(iterations[i]); };
-    if (!tuning.trials[i].refused.empty()) return;
-    if (stop.stop_requested()) {
-      outcome.skipped[job] = 1;
-      return finish();
-    }
-    auto run = TrainFedSel(
-        tuning.trials[i].config, data, splits[s].fit, splits[s].seed, RunSequentially,
-        [&](std::size_t done, std::size_t) { upto(done); }, OneProcess(), stop);
-    if (!run.ok()) {
-      outcome.failed[job] = run.error();
-      return finish();
-    }
-    if (run->stopped) {
-      outcome.skipped[job] = 1;
-      return finish();
-    }
-    outcome.accuracy[job] = LinearModel::Accuracy(run->weights, data, splits[s].validation);
-    finish();
-  });
+  const TuningJobs outcome = RunJobs(tuning, splits, iterations, data, pool, shared, stop);
   if (Status s = ScoreTrials(tuning, points, splits.size(), outcome); !s.ok()) {
     return Error{s.error()};
   }

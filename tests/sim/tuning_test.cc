@@ -169,6 +169,32 @@ TEST(TuneFedSel, ChoosesTheBestValidationAccuracy) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(again.trials[i].accuracy, t.trials[i].accuracy);
 }
 
+// Fewer (point, split) runs than threads: each run takes the whole pool, with
+// the same result as on one thread, and progress still counts each
+// iteration once.
+TEST(TuneFedSel, FewerRunsThanThreadsGiveTheSameResultOnThePool) {
+  const Dataset data = SmallSynthetic(2000);
+  const FedSelConfig base = PrivUnitGBase();
+  FedSelGrid grid;
+  grid.learning_rates = {8};
+  TuningOptions options;
+  options.splits = 2;
+  ThreadPool one(1), three(3);
+  std::size_t last = 0, total = 0;
+  const auto wide =
+      TuneFedSel(base, grid, data, {}, options, three, {}, [&](std::size_t done, std::size_t all) {
+        EXPECT_GT(done, last);
+        last = done;
+        total = all;
+      }).value();
+  const auto narrow = TuneFedSel(base, grid, data, {}, options, one).value();
+  ASSERT_EQ(wide.trials.size(), 1u);
+  EXPECT_EQ(wide.trials[0].accuracy, narrow.trials[0].accuracy);
+  EXPECT_EQ(wide.trials[0].sd, narrow.trials[0].sd);
+  EXPECT_GT(total, 0u);
+  EXPECT_EQ(last, total);
+}
+
 // A stop skips the runs not yet started: the points that ran on every split
 // keep their scores and the best of them is chosen; the rest are refused.
 TEST(TuneFedSel, AStopKeepsThePointsThatRanAndRefusesTheRest) {
