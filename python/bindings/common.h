@@ -12,11 +12,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 
 #include "fedldp/base/limits.h"
@@ -69,6 +71,24 @@ auto WithoutGil(F&& f) {
   py::gil_scoped_release release;
   return f();
 }
+
+// Ctrl-C in a long call that runs without the GIL: Python's handlers only
+// run once the call returns, hours later for a long training. Poll(), from
+// the call's progress on the thread that called it, takes the GIL at most
+// every 50 ms and runs them; an exception one raises (KeyboardInterrupt)
+// requests the stop on token(), and RaiseIfInterrupted() throws it once the
+// call has returned, with the GIL held.
+class PythonSignals {
+ public:
+  std::stop_token token() const { return source_.get_token(); }
+  void Poll();
+  void RaiseIfInterrupted() const;
+
+ private:
+  std::stop_source source_;
+  std::chrono::steady_clock::time_point next_{};
+  std::optional<py::error_already_set> error_;
+};
 
 // A C-contiguous float64 array (converted if needed; the caller keeps it
 // alive while the span is used).

@@ -23,6 +23,20 @@ std::uint64_t PyRng::position() const {
   return static_cast<const CounterRng&>(*rng_).position();
 }
 
+void PythonSignals::Poll() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_ || error_) return;
+  next_ = now + std::chrono::milliseconds(50);
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return;
+  error_.emplace();  // takes the handler's exception
+  source_.request_stop();
+}
+
+void PythonSignals::RaiseIfInterrupted() const {
+  if (error_) throw *error_;
+}
+
 std::shared_ptr<PyRng> ResolveRng(const py::object& rng) {
   if (rng.is_none()) return std::make_shared<PyRng>(std::nullopt, 0);
   if (py::isinstance<PyRng>(rng)) return rng.cast<std::shared_ptr<PyRng>>();

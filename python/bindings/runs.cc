@@ -319,11 +319,16 @@ py::dict TrainFedSelPy(const py::object& X, const py::object& y, const py::objec
     }));
   }
   const FedSelPlan plan = Take(PlanFedSel(config, train.size(), d));
-  const FedSelRun run = Take(WithoutGil([&] {
+  PythonSignals signals;
+  auto trained = WithoutGil([&] {
     ThreadPool pool(threads);
     const ParallelFor parallel = pool.AsParallelFor();
-    return TrainFedSel(config, train, {}, seed, parallel);
-  }));
+    return TrainFedSel(
+        config, train, {}, seed, parallel, [&](std::size_t, std::size_t) { signals.Poll(); },
+        OneProcess(), signals.token());
+  });
+  signals.RaiseIfInterrupted();
+  const FedSelRun run = Take(std::move(trained));
 
   py::dict out;
   out["version"] = std::string(Version());
@@ -389,17 +394,21 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
                                                                    : static_cast<int>(pool.size()));
   const ParallelFor parallel = pool.AsParallelFor();
   py::list rounds;
-  const LdpFlRun run = Take(WithoutGil([&] {
+  PythonSignals signals;
+  auto trained = WithoutGil([&] {
     return TrainLdpFl(
         config, train, test, seed,
         [&](const LdpFlRound& r) {
+          signals.Poll();
           py::gil_scoped_acquire acquire;
           const py::dict d = RoundDict(r);
           rounds.append(d);
           if (on_round) (*on_round)(d);
         },
-        {}, parallel);
-  }));
+        signals.token(), parallel);
+  });
+  signals.RaiseIfInterrupted();
+  const LdpFlRun run = Take(std::move(trained));
   py::dict out;
   out["version"] = std::string(Version());
   out["accuracy_unit"] = kAccuracyUnit;

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -367,3 +368,35 @@ def test_the_frontier_runs_on_your_own_file(tmp_path):
         fedldp.reproduce_frontier(str(out), data=3)
     with pytest.raises(ValueError, match="folds must be a whole number"):
         fedldp.reproduce_frontier(str(out), folds=1)
+
+
+INTERRUPTED = """
+import os, signal, sys, threading, time
+import numpy as np
+import fedldp
+rng = np.random.default_rng(0)
+X = rng.uniform(-1, 1, (2000, 20)).astype(np.float32)
+y = (X[:, 0] > 0).astype(np.int64)
+threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    fedldp.train_fedsel(X, y, "privunitg", epsilon=10000.0, epochs=10000, batch_fraction=0.01,
+                        threads=1)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - start:.2f} s")
+    sys.exit(0)
+print(f"finished after {time.monotonic() - start:.2f} s")
+sys.exit(1)
+"""
+
+
+def test_ctrl_c_ends_a_long_training_at_its_next_round(tmp_path):
+    """Ctrl-C while a run trains without the GIL raises KeyboardInterrupt
+    within a round or so, not when the run would have ended (minutes)."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED)
+    out = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120,
+                         env=os.environ)
+    assert out.returncode == 0, out.stdout + out.stderr
+    seconds = float(out.stdout.split()[2])
+    assert 1.0 <= seconds < 5.0, out.stdout
