@@ -62,8 +62,8 @@ double MajorityAccuracy(const Dataset& data, std::span<const std::size_t> train,
 
 // progress(done, total) counts iterations over all folds. A stop requested
 // on `stop` ends the fold under way at its next round, unscored (stopped;
-// the folds done are kept). On a cluster (fl/cluster.h) each fold's clients are spread over its
-// processes, which stop together if any was asked to.
+// the folds done are kept). On a cluster (fl/cluster.h) each fold's clients
+// are spread over its processes, which stop together if any was asked to.
 Result<CrossValidationResult> CrossValidateFedSel(
     const FedSelConfig& config, const Dataset& data, const CrossValidationOptions& options,
     ThreadPool& pool, const std::function<void(std::size_t, std::size_t)>& progress = {},

@@ -136,11 +136,11 @@ struct TunedCrossValidation {
 };
 
 // progress(done, total) counts the iterations of the folds' final runs
-// (each fold's tuning before it is not counted). A stop requested on `stop` ends the
-// fold under way at its next round (or its tuning), unscored (result.stopped; the
-// folds done are kept). On a
-// cluster, each fold's final training is spread over its processes; its
-// tuning runs whole on each of them (the same choice on all).
+// (each fold's tuning before it is not counted). A stop requested on `stop`
+// ends the fold under way at its next round (or in its tuning), unscored
+// (result.stopped; the folds done are kept). On a cluster, each fold's final
+// training is spread over its processes; its tuning runs whole on each of
+// them (the same choice on all).
 Result<TunedCrossValidation> CrossValidateTuned(
     const FedSelConfig& base, const FedSelGrid& grid, const Dataset& data,
     const CrossValidationOptions& cv, const TuningOptions& tuning, ThreadPool& pool,
