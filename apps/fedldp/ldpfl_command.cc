@@ -107,8 +107,11 @@ void PrintResults(const LdpFlExperiment& e, std::ostream& out) {
         << AccountRunArguments(run.vector_privacy->config, VectorMechanismName(*config.vector))
         << "; at most " << LdpFlReportsPerClient(config) << " report(s) per client):\n"
         << DescribeRunPrivacy(*run.vector_privacy, FloatingPointStatement(config.vector));
-    out << "model: " << run.parameters << " parameters; report " << run.report_bytes
-        << " bytes (one double per weight)\n";
+    out << "model: " << run.parameters << " parameters"
+        << (config.freeze.empty() ? ""
+                                  : ", " + std::to_string(run.trained) + " trained (" +
+                                        config.freeze + " frozen at initialisation)")
+        << "; report " << run.report_bytes << " bytes (one double per trained weight)\n";
   } else {
     out << DescribeLdpFlPrivacy(run.privacy);
     out << "model: " << run.parameters << " parameters; report " << run.report_bytes

@@ -78,10 +78,13 @@ void SetupCnnOptions(CLI::App* app, FrontierOptions& o) {
       ->delimiter(',');
   app->add_option("--grid", o.grid,
                   "cnn: grid points optimizer:lr:clip:per_round:epochs[:sampled|:allocated]"
-                  "[:ema=DECAY|:tail=FRACTION], comma-separated; sampled: each round drawn "
+                  "[:ema=DECAY|:tail=FRACTION][:freeze=LAYERS], comma-separated; sampled: "
+                  "each round drawn "
                   "afresh in secret by the shuffler, epochs then the reports a client sends in "
                   "expectation; allocated: the epochs' disjoint rounds, their order drawn in "
-                  "secret by the shuffler, each epoch stated as one shuffle (default: momentum:0.1 "
+                  "secret by the shuffler, each epoch stated as one shuffle; freeze: layers "
+                  "kept at their initial weights, '+' between them (e.g. freeze=fc1) "
+                  "(default: momentum:0.1 "
                   "and adam:0.001, 1000 and 6000 a round, "
                   "clip 1, 3 epochs, disjoint rounds)")
       ->delimiter(',');

@@ -420,6 +420,7 @@ py::dict TrainLdpFlPy(const std::string& dataset, const py::object& X, const py:
   out["final_accuracy"] = Percent(run.final_accuracy());
   out["majority"] = Percent(run.majority);
   out["parameters"] = run.parameters;
+  out["trained"] = run.trained;
   out["report_bytes"] = run.report_bytes;
   out["reports"] = run.reports;
   out["most_reports"] = run.most_reports;
@@ -673,7 +674,7 @@ void BindVectorReports(py::module_& m) {
         }
         auto rng = ResolveRng(rng_arg);
         const auto report = WithRng(rng, [&](Rng& r) {
-          return PrivatizeUpdate(*randomizer, View(local), View(global), r);
+          return PrivatizeUpdate(*randomizer, TrainedWeights(d), View(local), View(global), r);
         });
         return LikeInput(
             py::array_t<double>(static_cast<py::ssize_t>(report.size()), report.data()), local_arg);

@@ -163,6 +163,7 @@ struct RoundContext {
   int round;
   std::size_t per_round;
   const VectorRandomizer* vector;  // the run's vector randomizer, if any
+  const TrainedWeights& trained;   // what a client's update covers
   CounterRng ShuffleRng() const {
     return CounterRng(seed, 0x5f00000000ULL + static_cast<std::uint64_t>(round));
   }
@@ -229,7 +230,7 @@ class VectorReports final : public RoundReports {
   void Randomize(ClientOutcome& out, std::span<const float> global, std::uint64_t stream) override {
     const auto t = Clock::now();
     CounterRng rng(r_.seed, stream);
-    out.vector_report = PrivatizeUpdate(*r_.vector, out.local, global, rng);
+    out.vector_report = PrivatizeUpdate(*r_.vector, r_.trained, out.local, global, rng);
     out.perturb_seconds = Since(t);
     if (auto s = r_.vector->ValidateReport(out.vector_report); !s.ok()) out.refused = s;
   }
@@ -249,14 +250,13 @@ class VectorReports final : public RoundReports {
       }
       stats.shuffle_seconds += Since(t);
     }
-    std::vector<double> sum(global.size(), 0.0);
+    std::vector<double> sum(r_.trained.dimension(), 0.0);
     for (const auto& report : reports_) {
       for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += report[j];
     }
-    const double count = static_cast<double>(reports_.size());
-    for (std::size_t j = 0; j < global.size(); ++j) {
-      global[j] += static_cast<float>(sum[j] / count);
-    }
+    std::vector<double> mean(global.size(), 0.0);
+    r_.trained.AddTo(sum, static_cast<double>(reports_.size()), mean);
+    for (std::size_t j = 0; j < global.size(); ++j) global[j] += static_cast<float>(mean[j]);
     return Status::Ok();
   }
 
@@ -275,10 +275,10 @@ class PlainReports final : public RoundReports {
   }
   Status Add(ClientOutcome& out, LdpFlRun&, LdpFlRound&) override {
     if (r_.vector != nullptr) {
-      const std::vector<double> update(out.local.begin(), out.local.end());
+      const std::vector<double> update = r_.trained.Gather(out.local);
       std::vector<double> clipped(update.size());
       r_.vector->ClipInto(update, clipped);
-      for (std::size_t j = 0; j < out.local.size(); ++j) sum_[j] += clipped[j];
+      r_.trained.AddTo(clipped, 1, sum_);
     } else {
       for (std::size_t j = 0; j < out.local.size(); ++j) sum_[j] += out.local[j];
     }
@@ -376,6 +376,7 @@ class LdpFlTrainer {
   std::vector<std::vector<std::size_t>> shards_;
   std::size_t per_round_ = 0, rounds_per_epoch_ = 0;
   std::unique_ptr<VectorRandomizer> vector_;
+  std::optional<TrainedWeights> trained_;
   std::vector<float> global_;
   std::vector<LayerRange> ranges_;
   std::unique_ptr<NetPool> pool_;
@@ -390,7 +391,7 @@ Status LdpFlTrainer::MakeRandomizerAndAccount() {
   const std::size_t reports_per_client = LdpFlReportsPerClient(config_);
   run_.privacy = AccountLdpFl(config_.epsilon, net_.parameters(), reports_per_client,
                               ShuffleBatchOf(config_.shuffle_batch, per_round_), config_.delta);
-  auto vector_made = LdpFlVectorRandomizer(config_, net_.parameters(), seed_);
+  auto vector_made = LdpFlVectorRandomizer(config_, trained_->dimension(), seed_);
   if (!vector_made.ok()) return Error{vector_made.error()};
   vector_ = std::move(vector_made).value();
   if (!vector_) return Status::Ok();
@@ -402,8 +403,8 @@ Status LdpFlTrainer::MakeRandomizerAndAccount() {
                  " exceeds its target " + std::to_string(config_.central_epsilon) +
                  ": calibrate its epsilon per report (fedldp ldpfl --central-epsilon does)"};
   }
-  run_.report_bytes = 8 * net_.parameters();  // d doubles (fedldp.v1.VectorReport)
-  run_.float32_bytes = 4 * net_.parameters();
+  run_.report_bytes = 8 * trained_->dimension();  // d doubles (fedldp.v1.VectorReport)
+  run_.float32_bytes = 4 * trained_->dimension();
   return Status::Ok();
 }
 
@@ -422,6 +423,10 @@ Status LdpFlTrainer::Prepare() {
   rounds_per_epoch_ = LdpFlRoundsPerEpoch(config_);
   run_.parameters = net_.parameters();
   run_.majority = test_.MajorityRate();
+  FEDLDP_ASSIGN_OR_RETURN(
+      trained_, TrainedWeights::Of(config_.freeze, net_.layer_names(), net_.layer_sizes()));
+  run_.trained = trained_->dimension();
+  net_.SetFrozenLayers(trained_->frozen());
   FEDLDP_RETURN_IF_ERROR(MakeRandomizerAndAccount());
   global_ = net_.GetWeights();
   learner_.emplace(config_.server, config_.averaging, config_.rounds, global_.size());
@@ -441,6 +446,7 @@ Status LdpFlTrainer::Prepare() {
   pool_ = std::make_unique<NetPool>([this]() -> NeuralNet {
     NeuralNet own = NeuralNet::Create(config_.arch, seed_).value();
     if (config_.standardize_inputs) own.SetInputStandardization(input_.mean, input_.sd);
+    own.SetFrozenLayers(trained_->frozen());
     return own;
   });
   everyone_.resize(config_.clients);
@@ -570,7 +576,7 @@ Status LdpFlTrainer::RunRound(int round) {
   stats.round = round;
   stats.ranges = ranges_;
   const std::size_t first = PickClients(round);
-  const RoundContext context{config_, seed_, round, per_round_, vector_.get()};
+  const RoundContext context{config_, seed_, round, per_round_, vector_.get(), *trained_};
   FEDLDP_ASSIGN_OR_RETURN(const auto reports,
                           MakeRoundReports(context, net_.layer_sizes(), ranges_, global_.size()));
   std::vector<ClientOutcome> outcomes(per_round_);
@@ -657,11 +663,16 @@ Status CheckLdpFlRun(const LdpFlConfig& config, const Dataset& train, const Data
   return {};
 }
 
-Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config) {
-  if (config.central_epsilon == 0) return config;
+Result<TrainedWeights> LdpFlTrainedWeights(const LdpFlConfig& config) {
   auto net = NeuralNet::Create(config.arch, 0);
   if (!net.ok()) return Error{"model: " + net.error()};
-  return CalibrateLdpFlToCentral(std::move(config), net->parameters());
+  return TrainedWeights::Of(config.freeze, net->layer_names(), net->layer_sizes());
+}
+
+Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config) {
+  if (config.central_epsilon == 0) return config;
+  FEDLDP_ASSIGN_OR_RETURN(const TrainedWeights trained, LdpFlTrainedWeights(config));
+  return CalibrateLdpFlToCentral(std::move(config), trained.dimension());
 }
 
 DpGuarantee LdpFlRun::total() const {

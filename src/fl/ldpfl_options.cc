@@ -162,6 +162,12 @@ std::vector<LdpFlOption> RecordedOptions() {
                         "Shuffler: permutation, or delay (Algorithm 3's random delays)",
                         Choice(&LdpFlConfig::schedule, {"permutation", "delay"},
                                {ShuffleSchedule::kPermutation, ShuffleSchedule::kRandomDelay}))),
+      SimulatedOnly(Row("freeze", "freeze", "freeze",
+                        "Layers kept at their initial (public, seeded) weights, neither trained "
+                        "nor reported: layer or module names, comma-separated (e.g. fc1; the "
+                        "cnn's: conv1, conv2, fc1, fc2); a vector randomizer's report then has "
+                        "the other layers' dimension (vector randomizers and noise-free runs)",
+                        Plain(&LdpFlConfig::freeze))),
       Row("rounds", "rounds", "rounds", "Communication rounds", Plain(&LdpFlConfig::rounds)),
       Row("local_epochs", "local-epochs", "local_epochs", "Local epochs E",
           Plain(&LdpFlConfig::local_epochs)),

@@ -2,7 +2,9 @@
 // from the Torch-bound training (ldpfl.cc): the deployment's coordinator and
 // client need them, and the service fuzzer builds that coordinator without
 // Torch.
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "fedldp/base/limits.h"
 #include "fedldp/base/names.h"
@@ -34,6 +36,23 @@ Status CheckCentralTarget(const LdpFlConfig& c) {
         "gaussian) and the shuffler"};
   }
   return {};
+}
+
+// The comma-separated names of `list`, spaces trimmed; an empty name
+// (",," or a trailing comma) refused.
+Result<std::vector<std::string>> NamesOf(std::string_view list) {
+  std::vector<std::string> names;
+  if (list.empty()) return names;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    std::string_view name = list.substr(at, comma - at);
+    name.remove_prefix(std::min(name.find_first_not_of(' '), name.size()));
+    name = name.substr(0, name.find_last_not_of(' ') + 1);
+    if (name.empty()) return Error{"freeze: an empty name in '" + std::string(list) + "'"};
+    names.emplace_back(name);
+    if (comma == list.size()) return names;
+    at = comma + 1;
+  }
 }
 
 }  // namespace
@@ -80,6 +99,11 @@ Status LdpFlConfig::Validate() const {
   FEDLDP_RETURN_IF_ERROR(config.server.Validate());
   FEDLDP_RETURN_IF_ERROR(config.averaging.Validate());
   FEDLDP_RETURN_IF_ERROR(CheckSecretSampling(config));
+  if (!config.freeze.empty() && config.is_private && !config.vector) {
+    return Error{
+        "freeze takes a vector randomizer or a noise-free run: twopoint reports every "
+        "weight"};
+  }
   return CheckCentralTarget(config);
 }
 
@@ -191,18 +215,79 @@ Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d) {
 }
 
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
-                                    std::span<const float> local, std::span<const float> global,
-                                    Rng& rng) {
-  const std::vector<double> update = UpdateOf(local, global);
+                                    const TrainedWeights& trained, std::span<const float> local,
+                                    std::span<const float> global, Rng& rng) {
+  const std::vector<double> update = trained.UpdateOf(local, global);
   std::vector<double> report(update.size());
   randomizer.Randomize(update, report, rng);
   return report;
 }
 
-std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global) {
-  std::vector<double> update(local.size());
-  for (std::size_t j = 0; j < local.size(); ++j) update[j] = local[j] - global[j];
+TrainedWeights::TrainedWeights(std::size_t parameters)
+    : runs_{{0, parameters}}, dimension_(parameters), parameters_(parameters) {}
+
+Result<TrainedWeights> TrainedWeights::Of(std::string_view freeze,
+                                          const std::vector<std::string>& names,
+                                          const std::vector<std::size_t>& sizes) {
+  TrainedWeights out;
+  out.frozen_.assign(names.size(), false);
+  FEDLDP_ASSIGN_OR_RETURN(const std::vector<std::string> terms, NamesOf(freeze));
+  for (const std::string& term : terms) {
+    bool named = false;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == term || names[i].starts_with(term + ".")) out.frozen_[i] = named = true;
+    }
+    if (!named) {
+      return Error{"freeze: '" + term + "' is no layer or module of the network (its layers: " +
+                   Listed(names, ", ") + ")"};
+    }
+  }
+  for (std::size_t i = 0, at = 0; i < names.size(); at += sizes[i++]) {
+    if (out.frozen_[i]) continue;
+    if (!out.runs_.empty() && out.runs_.back().second == at) {
+      out.runs_.back().second += sizes[i];
+    } else {
+      out.runs_.emplace_back(at, at + sizes[i]);
+    }
+    out.dimension_ += sizes[i];
+  }
+  for (const std::size_t size : sizes) out.parameters_ += size;
+  if (out.dimension_ == 0) return Error{"freeze: every layer frozen, nothing left to train"};
+  return out;
+}
+
+std::vector<double> TrainedWeights::UpdateOf(std::span<const float> local,
+                                             std::span<const float> global) const {
+  if (local.size() != parameters_ || global.size() != parameters_) {
+    throw std::invalid_argument(
+        "TrainedWeights::UpdateOf: models of " + std::to_string(local.size()) + " and " +
+        std::to_string(global.size()) + " weights, not " + std::to_string(parameters_));
+  }
+  std::vector<double> update;
+  update.reserve(dimension_);
+  for (const auto& [begin, end] : runs_) {
+    for (std::size_t j = begin; j < end; ++j) update.push_back(local[j] - global[j]);
+  }
   return update;
+}
+
+std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global) {
+  return TrainedWeights(local.size()).UpdateOf(local, global);
+}
+
+std::vector<double> TrainedWeights::Gather(std::span<const float> w) const {
+  std::vector<double> out;
+  out.reserve(dimension_);
+  for (const auto& [begin, end] : runs_) out.insert(out.end(), w.begin() + begin, w.begin() + end);
+  return out;
+}
+
+void TrainedWeights::AddTo(std::span<const double> v, double divisor,
+                           std::span<double> model) const {
+  std::size_t k = 0;
+  for (const auto& [begin, end] : runs_) {
+    for (std::size_t j = begin; j < end; ++j) model[j] += v[k++] / divisor;
+  }
 }
 
 }  // namespace fedldp

@@ -146,6 +146,17 @@ void NeuralNet::SetWeights(std::span<const float> w) {
   impl_->SetWeights(w);
 }
 
+void NeuralNet::SetFrozenLayers(const std::vector<bool>& frozen) {
+  if (frozen.size() != impl_->sizes.size()) {
+    throw std::invalid_argument("NeuralNet::SetFrozenLayers: " + std::to_string(frozen.size()) +
+                                " flags for a model of " + std::to_string(impl_->sizes.size()) +
+                                " layers");
+  }
+  impl_->frozen = frozen;
+}
+
+const std::vector<bool>& NeuralNet::frozen_layers() const { return impl_->frozen; }
+
 void NeuralNet::SetInputStandardization(double mean, double sd) {
   if (!(sd > 0) || !std::isfinite(mean) || !std::isfinite(sd)) {
     throw std::invalid_argument("NeuralNet::SetInputStandardization: sd must be > 0");

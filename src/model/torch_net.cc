@@ -382,7 +382,12 @@ double TorchImpl::TrainSteps(const Dataset& data, std::span<const std::size_t> r
     torch::manual_seed(seed);  // a TorchScript model's dropout, if any
   }
   SetTraining(true);
-  torch::optim::SGD sgd(params, torch::optim::SGDOptions(lr));
+  std::vector<torch::Tensor> stepped;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!Frozen(i)) stepped.push_back(params[i]);
+  }
+  if (stepped.empty()) return 0;
+  torch::optim::SGD sgd(stepped, torch::optim::SGDOptions(lr));
   std::vector<std::size_t> order(rows.begin(), rows.end());
   CounterRng rng(seed, 1);
   double last = 0;
@@ -459,25 +464,29 @@ std::pair<torch::Tensor, torch::Tensor> PerExample(const Tape::Layer& layer,
   return {w.reshape({n, -1}), o.bias() ? g.sum(2) : torch::Tensor()};
 }
 
+// The index of `p` among the net's parameters.
+std::size_t ParameterIndex(const TorchImpl& impl, const torch::Tensor& p) {
+  for (std::size_t i = 0; i < impl.params.size(); ++i) {
+    if (impl.params[i].is_same(p)) return i;
+  }
+  throw std::logic_error("a taped layer's parameter is not the net's");
+}
+
 // Adds each example's gradient of `p` (rows of per_example) to its group's
 // row of `sums`, at p's place in the flat weights (copies them when every
 // group is one example).
 void AddToGroups(const TorchImpl& impl, const torch::Tensor& p, const torch::Tensor& groups,
                  const torch::Tensor& per_example, torch::Tensor& sums) {
-  std::int64_t offset = 0;
-  for (std::size_t i = 0; i < impl.params.size(); ++i) {
-    if (impl.params[i].is_same(p)) {
-      auto place = sums.narrow(1, offset, per_example.size(1));
-      if (per_example.size(0) == sums.size(0)) {
-        place.copy_(per_example);
-      } else {
-        place.index_add_(0, groups, per_example);
-      }
-      return;
-    }
-    offset += static_cast<std::int64_t>(impl.sizes[i]);
+  const std::size_t index = ParameterIndex(impl, p);
+  if (impl.Frozen(index)) return;  // its gradient stays zero
+  const auto offset = static_cast<std::int64_t>(
+      std::accumulate(impl.sizes.begin(), impl.sizes.begin() + index, std::size_t{0}));
+  auto place = sums.narrow(1, offset, per_example.size(1));
+  if (per_example.size(0) == sums.size(0)) {
+    place.copy_(per_example);
+  } else {
+    place.index_add_(0, groups, per_example);
   }
-  throw std::logic_error("a taped layer's parameter is not the net's");
 }
 
 // GroupGradients' rows: each group's in the order Train takes them (its
@@ -522,8 +531,12 @@ void BatchedGradients(TorchImpl& impl, const Dataset& data, std::span<const std:
   const auto grads = torch::autograd::grad({loss}, outputs);
   const auto groups = torch::tensor(batch.group);
   for (std::size_t i = 0; i < grads.size(); ++i) {
-    const auto [w, b] = PerExample(batch.tape.layers[i], grads[i]);
     const auto own = batch.tape.layers[i].module->named_parameters(/*recurse=*/false);
+    const bool trained = std::any_of(own.begin(), own.end(), [&](const auto& p) {
+      return !impl.Frozen(ParameterIndex(impl, p.value()));
+    });
+    if (!trained) continue;  // a frozen layer's per-example gradients are not needed
+    const auto [w, b] = PerExample(batch.tape.layers[i], grads[i]);
     AddToGroups(impl, own["weight"], groups, w, sums);
     if (b.defined()) AddToGroups(impl, own["bias"], groups, b, sums);
   }
@@ -547,7 +560,8 @@ void LoopGradients(TorchImpl& impl, const Dataset& data, std::span<const std::si
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < grads.size(); ++i) {
       const auto n = static_cast<std::int64_t>(impl.sizes[i]);
-      if (grads[i].defined()) sums[g].narrow(0, offset, n).copy_(grads[i].reshape({-1}));
+      if (grads[i].defined() && !impl.Frozen(i))
+        sums[g].narrow(0, offset, n).copy_(grads[i].reshape({-1}));
       offset += n;
     }
   }

@@ -40,6 +40,9 @@ struct NeuralNet::Impl {
   std::vector<std::size_t> sizes;
   std::vector<std::string> names;
   std::size_t total = 0;
+  // Per layer: held at its weights (NeuralNet::SetFrozenLayers); empty: none.
+  std::vector<bool> frozen;
+  bool Frozen(std::size_t layer) const { return layer < frozen.size() && frozen[layer]; }
 
   virtual std::vector<float> GetWeights() const = 0;
   virtual void SetWeights(std::span<const float> weights) = 0;  // of size total
@@ -61,7 +64,7 @@ struct NeuralNet::Impl {
 namespace torch_net {
 
 // Raised whenever the interface above changes.
-inline constexpr int kAbi = 2;
+inline constexpr int kAbi = 3;
 
 // The plugin's answer to fedldp_torch_net().
 struct Plugin {

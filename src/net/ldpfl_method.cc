@@ -143,7 +143,8 @@ class VectorMethod final : public LdpFlMethod {
     if (compact_) {
       return {EncodeReport(round_, DrawVectorReport(*randomizer_, UpdateOf(local, global), rng))};
     }
-    const std::vector<double> report = PrivatizeUpdate(*randomizer_, local, global, rng);
+    const std::vector<double> report =
+        PrivatizeUpdate(*randomizer_, TrainedWeights(local.size()), local, global, rng);
     std::vector<std::string> pieces;
     pieces.reserve(chunks_.size());
     for (const auto& chunk : chunks_) {

@@ -120,11 +120,12 @@ std::string PointKey(const CnnGridPoint& g) {
          Significant(g.server.learning_rate, 6) + " clip=" + Significant(g.clip, 6) +
          " m=" + std::to_string(g.per_round) + " epochs=" + std::to_string(g.epochs) +
          (g.rounds == CnnGridPoint::Rounds::kDisjoint ? "" : " " + g.RoundsName()) +
-         (averaging.empty() ? "" : " " + averaging);
+         (averaging.empty() ? "" : " " + averaging) +
+         (g.freeze.empty() ? "" : " freeze=" + g.freeze);
 }
 
 // The optional fields after the fifth: "sampled" or "allocated", "ema=DECAY"
-// or "tail=FRACTION".
+// or "tail=FRACTION", "freeze=LAYERS" ('+' between layers).
 Status ParseGridExtras(std::span<const std::string> extras, CnnGridPoint& g) {
   for (const std::string& e : extras) {
     const std::size_t eq = e.find('=');
@@ -133,11 +134,17 @@ Status ParseGridExtras(std::span<const std::string> extras, CnnGridPoint& g) {
       g.rounds = e == "sampled" ? CnnGridPoint::Rounds::kSampled : CnnGridPoint::Rounds::kAllocated;
       continue;
     }
+    if (name == "freeze" && eq != std::string::npos && g.freeze.empty() && eq + 1 < e.size()) {
+      g.freeze = e.substr(eq + 1);
+      std::replace(g.freeze.begin(), g.freeze.end(), '+', ',');
+      continue;
+    }
     if (eq == std::string::npos || (name != "ema" && name != "tail") ||
         g.averaging.kind != IterateAveragingKind::kNone) {
       return Error{"'" + e +
                    "': after the fifth field give sampled or allocated, ema=DECAY or "
-                   "tail=FRACTION, each at most once (one kind of rounds, one averaging)"};
+                   "tail=FRACTION, freeze=LAYERS, each at most once (one kind of rounds, one "
+                   "averaging)"};
     }
     auto value = OptionNumber(e.substr(eq + 1));
     if (!value.ok()) return Error{"'" + e + "': " + name + " takes a number"};
@@ -169,7 +176,8 @@ std::string CnnGridPoint::Name() const {
          std::to_string(per_round) + " a round, " + std::to_string(epochs) +
          (epochs == 1 ? " epoch" : " epochs") +
          (rounds == Rounds::kDisjoint ? "" : ", " + RoundsName() + " in secret") +
-         (averaged.empty() ? "" : ", " + averaged);
+         (averaged.empty() ? "" : ", " + averaged) +
+         (freeze.empty() ? "" : ", " + freeze + " frozen");
 }
 
 Status CnnGridPoint::Validate() const {
@@ -194,7 +202,7 @@ Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec) {
     return Error{quoted +
                  ": give "
                  "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail="
-                 "FRACTION]"};
+                 "FRACTION][:freeze=LAYERS]"};
   }
   const auto& names = ServerOptimizerNames();
   const auto kind = std::find(names.begin(), names.end(), parts[0]);
@@ -260,7 +268,15 @@ Status CnnFrontierConfig::Validate() const {
     }
   }
   if (validation_rows == 0) return Error{"validation rows must be >= 1"};
-  for (const CnnGridPoint& g : Grid()) FEDLDP_RETURN_IF_ERROR(g.Validate());
+  for (const CnnGridPoint& g : Grid()) {
+    FEDLDP_RETURN_IF_ERROR(g.Validate());
+    if (g.freeze.empty()) continue;
+    LdpFlConfig frozen;
+    frozen.freeze = g.freeze;
+    if (auto w = LdpFlTrainedWeights(frozen); !w.ok()) {
+      return Error{"grid point " + g.Name() + ": " + w.error()};
+    }
+  }
   FEDLDP_RETURN_IF_ERROR(CheckLearningRate(client_lr));
   FEDLDP_RETURN_IF_ERROR(CheckEpsilon(twopoint_epsilon));
   if (threads < 0 || threads > 1024) return Error{"threads must be in [0, 1024]"};
@@ -378,6 +394,7 @@ class CnnRunner {
     t.clip = g.clip;
     t.server = g.server;
     t.averaging = g.averaging;
+    t.freeze = g.freeze;
     t.disjoint_rounds = g.rounds != CnnGridPoint::Rounds::kSampled;
     t.secret_sampling = g.rounds != CnnGridPoint::Rounds::kDisjoint && t.is_private;
     t.fraction = static_cast<double>(g.per_round) / static_cast<double>(clients);
@@ -479,6 +496,7 @@ class CnnRunner {
     j["rounds"] = t.rounds;
     j["server"] = DescribeServer(t.server, t.averaging, t.rounds);
     j["clip"] = t.clip;
+    j["freeze"] = t.freeze;
     j["client_lr"] = t.learning_rate;
     j["seed"] = c_.seed;
     j["accuracy"] = Percent(o.accuracy);
@@ -573,9 +591,9 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
         << (r.chosen.averaging.kind == IterateAveragingKind::kNone
                 ? "none"
                 : AveragingSpec(r.chosen.averaging))
-        << "," << Fixed(Percent(r.validation_accuracy)) << ",";
+        << "," << r.chosen.freeze << "," << Fixed(Percent(r.validation_accuracy)) << ",";
   } else {
-    csv << ",,,,,,,,";
+    csv << ",,,,,,,,,";
   }
   csv << Fixed(Percent(r.test_accuracy)) << "," << Fixed(Percent(f.majority)) << ","
       << Fixed(Percent(f.rows.front().test_accuracy)) << ","
@@ -662,7 +680,8 @@ Figure FrontierFigure(const CnnFrontier& f) {
 Status WriteFiles(const CnnFrontierConfig& c, CnnFrontier& f) {
   std::ostringstream csv, jsonl, md;
   csv << "method,target_epsilon,total_epsilon,total_delta,local_epsilon,server_optimizer,server_lr,"
-         "clip,per_round,epochs,rounds,averaging,validation_accuracy,accuracy,majority,noise_free,"
+         "clip,per_round,epochs,rounds,averaging,freeze,validation_accuracy,accuracy,majority,"
+         "noise_free,"
          "learned,seconds\n";
   md << "| method | mode | central target | stated (eps, delta) per client | eps per report | "
         "chosen on validation | validation % | test % | learned |\n"

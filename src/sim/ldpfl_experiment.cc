@@ -132,6 +132,7 @@ std::string LdpFlExperiment::RecordJson() const {
   j["processes"] = processes;
   j["rounds_done"] = run.rounds.size();
   j["client_step"] = run.client_step;
+  j["trained"] = run.trained;  // weights trained and reported (all but the frozen)
   j["accuracy"] = Percent(run.final_accuracy());
   j["accuracy_per_round"] = nlohmann::json::array();
   j["per_round"] = nlohmann::json::array();

@@ -421,6 +421,92 @@ TEST(TrainLdpFl, TheServerStepsTowardsEachEstimateAndReleasesTheAverage) {
 // Secret sampling: the same clients are drawn, and the statement is the
 // accountant's for rounds sampled at rate per round / clients.
 // 40 clients, a quarter of them a round, PrivUnitG at eps 4, shuffled.
+TEST(TrainedWeights, AreTheLayersNotFrozenInTheirOrder) {
+  const std::vector<std::string> names = {"a.weight", "a.bias", "b.weight", "b.bias", "ab.weight"};
+  const std::vector<std::size_t> sizes = {3, 1, 2, 1, 2};
+  const auto all = TrainedWeights::Of("", names, sizes).value();
+  EXPECT_EQ(all.dimension(), 9u);
+  EXPECT_EQ(all.frozen(), std::vector<bool>(5, false));
+  // A module's name freezes its weight and bias, not another module whose
+  // name it begins ("a" is not "ab"); a layer's name freezes that layer.
+  const auto b = TrainedWeights::Of(" b , a.bias", names, sizes).value();
+  EXPECT_EQ(b.frozen(), (std::vector<bool>{false, true, true, true, false}));
+  EXPECT_EQ(b.dimension(), 5u);
+  EXPECT_EQ(b.parameters(), 9u);
+  const std::vector<float> local = {1, 2, 3, 4, 5, 6, 7, 8, 9}, global(9, 0.5f);
+  EXPECT_EQ(b.UpdateOf(local, global), (std::vector<double>{0.5, 1.5, 2.5, 7.5, 8.5}));
+  EXPECT_EQ(b.Gather(local), (std::vector<double>{1, 2, 3, 8, 9}));
+  std::vector<double> model(9, 1.0);
+  b.AddTo(std::vector<double>{2, 4, 6, 8, 10}, 2, model);
+  EXPECT_EQ(model, (std::vector<double>{2, 3, 4, 1, 1, 1, 1, 5, 6}));
+  EXPECT_THROW(b.UpdateOf(global, std::vector<float>(8)), std::invalid_argument);
+  EXPECT_EQ(TrainedWeights(4).UpdateOf(std::vector<float>{1, 2, 3, 4}, std::vector<float>(4)),
+            (std::vector<double>{1, 2, 3, 4}));
+  // Refused: a name of no layer (the layers listed), an empty name, all frozen.
+  EXPECT_EQ(TrainedWeights::Of("c", names, sizes).error(),
+            "freeze: 'c' is no layer or module of the network (its layers: a.weight, a.bias, "
+            "b.weight, b.bias, ab.weight)");
+  EXPECT_NE(TrainedWeights::Of("a,,b", names, sizes).error().find("an empty name"),
+            std::string::npos);
+  EXPECT_NE(TrainedWeights::Of("a,", names, sizes).error().find("an empty name"),
+            std::string::npos);
+  EXPECT_EQ(TrainedWeights::Of("a,b,ab", names, sizes).error(),
+            "freeze: every layer frozen, nothing left to train");
+}
+
+// The CNN with fc1 frozen: the released model keeps fc1's initial weights,
+// the reports (and the randomizer, and the calibration) have the other
+// layers' 5,790 weights, and the noise-free twin keeps fc1 too.
+TEST(TrainLdpFl, FrozenLayersStayAtTheirInitialWeightsAndAreNotReported) {
+  const Dataset train = Stripes(400, 4), test = Stripes(100, 5);
+  LdpFlConfig c;
+  c.clients = 40;
+  c.rounds = 2;
+  c.batch = 1000;  // one-step clients, in batched passes
+  c.epsilon = 8;
+  c.vector = VectorMechanism::kPrivUnitG;
+  c.freeze = "fc1";
+  const auto trained = LdpFlTrainedWeights(c).value();
+  EXPECT_EQ(trained.dimension(), 21840u - 320 * 50 - 50);
+  const std::vector<float> initial = NeuralNet::Create("cnn", 9).value().GetWeights();
+  for (const bool is_private : {true, false}) {
+    c.is_private = is_private;
+    const auto run = TrainLdpFl(c, train, test, 9).value();
+    EXPECT_EQ(run.parameters, 21840u);
+    EXPECT_EQ(run.trained, 5790u);
+    std::size_t moved = 0;
+    const std::size_t fc1 = 10 * 25 + 10 + 20 * 10 * 25 + 20;  // conv1's and conv2's weights
+    for (std::size_t j = 0; j < initial.size(); ++j) {
+      if (j >= fc1 && j < fc1 + 16050) {
+        ASSERT_EQ(run.weights[j], initial[j]) << j;
+      } else {
+        moved += run.weights[j] != initial[j];
+      }
+    }
+    EXPECT_GT(moved, 5000u);
+    if (is_private) {
+      EXPECT_EQ(run.report_bytes, 8u * 5790);
+    }
+  }
+  // Calibrated on the trained weights' dimension.
+  c.is_private = true;
+  c.shuffle = true;
+  c.central_epsilon = 3;
+  c.epsilon = 1;
+  EXPECT_EQ(ApplyCentralTarget(c)->epsilon, CalibrateLdpFlToCentral(c, 5790)->epsilon);
+  // The two-point reports every weight: it cannot freeze one.
+  c.central_epsilon = 0;
+  c.vector.reset();
+  EXPECT_NE(c.Validate().error().find("freeze takes a vector randomizer"), std::string::npos);
+  c.is_private = false;
+  EXPECT_TRUE(c.Validate().ok());
+  c.vector = VectorMechanism::kPrivUnitG;
+  c.is_private = true;
+  c.freeze = "fc3";
+  EXPECT_NE(TrainLdpFl(c, train, test, 9).error().find("'fc3' is no layer or module"),
+            std::string::npos);
+}
+
 LdpFlConfig FortyPrivUnitGClients(int rounds) {
   LdpFlConfig c;
   c.clients = 40;

@@ -233,6 +233,58 @@ TEST(NeuralNet, GroupGradientsAreEachGroupsOwnTrainingStep) {
                std::invalid_argument);
 }
 
+// Frozen layers (issue 42: a public random fc1 halves the report's noise):
+// Train leaves them exactly as they were and steps the others as the
+// unfrozen net does; GroupGradients gives them zero and the others the
+// unfrozen net's gradients. conv1 (the first layer: no gradient flows past
+// it) and fc1 (gradients flow through it to the convs), each frozen.
+TEST(NeuralNet, FrozenLayersNeitherStepNorHaveGradients) {
+  const Dataset data = Noise(6, 784, 5);
+  std::vector<std::size_t> rows(data.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const std::vector<std::size_t> sizes = {1, 2, 3};
+  const std::vector<std::uint64_t> seeds = {4, 5, 6};
+  NeuralNet plain = NeuralNet::Create("cnn", 2).value();
+  const std::vector<float> start = plain.GetWeights();
+  const std::vector<float> grads = plain.GroupGradients(data, rows, sizes, seeds);
+  plain.Train(data, rows, 1, 6, 0.1, 7);
+  const std::vector<float> stepped = plain.GetWeights();
+  for (const std::size_t layer : {0, 4}) {
+    NeuralNet net = NeuralNet::Create("cnn", 2).value();
+    std::vector<bool> frozen(net.layer_sizes().size(), false);
+    frozen[layer] = frozen[layer + 1] = true;  // the module's weight and bias
+    net.SetFrozenLayers(frozen);
+    EXPECT_EQ(net.frozen_layers(), frozen);
+    const std::vector<float> g = net.GroupGradients(data, rows, sizes, seeds);
+    ASSERT_EQ(g.size(), grads.size());
+    net.Train(data, rows, 1, 6, 0.1, 7);
+    const std::vector<float> after = net.GetWeights();
+    std::size_t at = 0, zero = 0, moved = 0;
+    for (std::size_t l = 0; l < frozen.size(); at += net.layer_sizes()[l++]) {
+      for (std::size_t j = at; j < at + net.layer_sizes()[l]; ++j) {
+        for (std::size_t k = 0; k < sizes.size(); ++k) {
+          const std::size_t i = k * start.size() + j;
+          if (frozen[l]) {
+            zero += g[i] == 0;
+          } else {
+            EXPECT_EQ(g[i], grads[i]) << "layer " << l;
+          }
+        }
+        if (frozen[l]) {
+          ASSERT_EQ(after[j], start[j]) << "layer " << l;
+        } else {
+          ASSERT_EQ(after[j], stepped[j]) << "layer " << l;
+          moved += after[j] != start[j];
+        }
+      }
+    }
+    EXPECT_EQ(zero, sizes.size() * (net.layer_sizes()[layer] + net.layer_sizes()[layer + 1]));
+    EXPECT_GT(moved, 1000u);
+  }
+  NeuralNet net = NeuralNet::Create("cnn", 2).value();
+  EXPECT_THROW(net.SetFrozenLayers({true}), std::invalid_argument);
+}
+
 TEST(NeuralNet, CnnLearnsMnistBeyondTheMajorityClass) {
   auto split = LoadImageSplit("mnist", "");
   ASSERT_TRUE(split.ok()) << split.error();

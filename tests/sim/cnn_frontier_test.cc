@@ -55,11 +55,23 @@ TEST(CnnGridPoint, ParsesAndRefusesWithTheReason) {
   EXPECT_EQ(t.rounds, CnnGridPoint::Rounds::kDisjoint);
   EXPECT_EQ(ParseCnnGridPoint("adam:0.005:1:6000:100:allocated").value().Name(),
             "adam lr 0.005, clip 1, 6000 a round, 100 epochs, allocated in secret");
+  const CnnGridPoint f =
+      ParseCnnGridPoint("adam:0.005:1:6000:100:sampled:freeze=fc1+conv1").value();
+  EXPECT_EQ(f.freeze, "fc1,conv1");
+  EXPECT_EQ(f.Name(),
+            "adam lr 0.005, clip 1, 6000 a round, 100 epochs, sampled in secret, "
+            "fc1,conv1 frozen");
+  for (const char* bad : {"adam:0.1:1:10:1:freeze=", "adam:0.1:1:10:1:freeze=a:freeze=b"}) {
+    EXPECT_NE(ParseCnnGridPoint(bad).error().find("freeze=LAYERS, each at most once"),
+              std::string::npos)
+        << bad;
+  }
   EXPECT_EQ(t.averaging.kind, IterateAveragingKind::kTail);
   EXPECT_EQ(t.averaging.tail, 0.25);
   EXPECT_EQ(ParseCnnGridPoint("adam:0.1:1:10").error(),
             "grid point 'adam:0.1:1:10': give "
-            "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]");
+            "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]"
+            "[:freeze=LAYERS]");
   for (const char* bad :
        {"adam:0.1:1:10:1:sampled:sampled", "adam:0.1:1:10:1:sampled:allocated",
         "adam:0.1:1:10:1:ema=0.9:tail=0.5", "adam:0.1:1:10:1:secret", "adam:0.1:1:10:1:ema"}) {
@@ -100,6 +112,11 @@ TEST_F(CnnFrontierTest, ValidateSaysWhatIsWrong) {
   EXPECT_EQ(wrong([](auto& c) { c.randomizers = {VectorMechanism::kGaussian}; }),
             "gaussian reports are (eps, delta): no central target is proven for them");
   EXPECT_EQ(wrong([](auto& c) { c.validation_rows = 0; }), "validation rows must be >= 1");
+  EXPECT_EQ(wrong([](auto& c) { c.grid[0].freeze = "fc1,fc2"; }), "");
+  EXPECT_NE(wrong([](auto& c) { c.grid[0].freeze = "fc9"; })
+                .find("grid point fedavg lr 1, clip 1, 50 a round, 1 epoch, fc9 frozen: freeze: "
+                      "'fc9' is no layer"),
+            std::string::npos);
   // What needs the data is refused before DIR is touched.
   CnnFrontierConfig too_many = Small(Path("never"));
   too_many.validation_rows = 600;

@@ -132,6 +132,13 @@ struct LdpFlConfig {
   // reports. CalibrateLdpFlToCentral sets `epsilon` from it (fedldp ldpfl
   // --central-epsilon); TrainLdpFl refuses a run whose statement exceeds it.
   double central_epsilon = 0;
+  // Layers kept at their initial weights (public: the seed's
+  // initialisation): comma-separated layer names (conv1.weight) or module
+  // names (fc1: fc1.weight and fc1.bias); empty: none. A client neither
+  // trains nor reports them, so a vector randomizer's report has the other
+  // layers' dimension (LdpFlTrainedWeights). Vector randomizers and noise-free
+  // runs only: the two-point reports every weight.
+  std::string freeze;
 
   // OK if the configuration is one TrainLdpFl runs, whatever the data; else
   // why not (CheckLdpFlConfig adds the client count against the rows).
@@ -159,6 +166,7 @@ struct LdpFlRun {
   std::vector<LdpFlRound> rounds;
   double majority = 0;  // majority-class accuracy on the test set
   std::size_t parameters = 0;
+  std::size_t trained = 0;  // the weights a client trains and reports (all but the frozen)
   std::size_t report_bytes = 0, float32_bytes = 0;  // one client's report
   std::size_t reports = 0;
   std::size_t most_reports = 0;              // the most rounds one client took part in
@@ -239,21 +247,55 @@ RunPrivacyConfig LdpFlRunPrivacyOf(const LdpFlConfig& config, const VectorRandom
 // adds to delta, as the statement says). Refused without a central target.
 Result<LdpFlConfig> CalibrateLdpFlToCentral(LdpFlConfig config, std::size_t d);
 
-// A client's update, local - global, in doubles: what a vector randomizer
-// clips and privatises.
+// The weights a client's update covers: every layer but the frozen ones
+// (LdpFlConfig::freeze), as runs of the flat weights.
+class TrainedWeights {
+ public:
+  // Every weight of a model of `parameters`.
+  explicit TrainedWeights(std::size_t parameters);
+  // The layers (names and sizes, NeuralNet's) but those `freeze` names;
+  // refused: a name that is no layer's or module's, or every layer frozen.
+  static Result<TrainedWeights> Of(std::string_view freeze, const std::vector<std::string>& names,
+                                   const std::vector<std::size_t>& sizes);
+  std::size_t dimension() const { return dimension_; }
+  std::size_t parameters() const { return parameters_; }
+  // Per layer: frozen (Of's layers; empty for the constructor's).
+  const std::vector<bool>& frozen() const { return frozen_; }
+  // (local - global) on the trained weights, in doubles: what a vector
+  // randomizer clips and privatises. Throws std::invalid_argument for
+  // spans of another size than parameters().
+  std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global) const;
+  // The trained weights of `w` (parameters() values), in doubles.
+  std::vector<double> Gather(std::span<const float> w) const;
+  // model += v / divisor on the trained weights (v: dimension() values).
+  void AddTo(std::span<const double> v, double divisor, std::span<double> model) const;
+
+ private:
+  TrainedWeights() = default;
+  std::vector<std::pair<std::size_t, std::size_t>> runs_;  // [begin, end)
+  std::vector<bool> frozen_;
+  std::size_t dimension_ = 0, parameters_ = 0;
+};
+
+// A client's update, local - global, in doubles, on every weight.
 std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global);
 
-// A client's whole-update report (vector randomizers): UpdateOf(local,
-// global), l2-clipped and privatised by `randomizer`. TrainLdpFl and the
-// deployed client (net/ldpfl_deploy.h; there its compact bytes where the
-// randomizer has them, the same law) both report through it.
+// A client's whole-update report (vector randomizers): trained.UpdateOf(
+// local, global), l2-clipped and privatised by `randomizer` (of dimension
+// trained.dimension()). TrainLdpFl and the deployed client
+// (net/ldpfl_deploy.h; there its compact bytes where the randomizer has
+// them, the same law) both report through it.
 std::vector<double> PrivatizeUpdate(const VectorRandomizer& randomizer,
-                                    std::span<const float> local, std::span<const float> global,
-                                    Rng& rng);
+                                    const TrainedWeights& trained, std::span<const float> local,
+                                    std::span<const float> global, Rng& rng);
+
+// The weights `config`'s clients train and report on its network (its
+// freeze), or why `config.freeze` names no layers of it.
+Result<TrainedWeights> LdpFlTrainedWeights(const LdpFlConfig& config);
 
 // `config` with its epsilon per report calibrated to its central target
-// (CalibrateLdpFlToCentral on its network's d); `config` itself without
-// one. What `fedldp ldpfl` and Python's train_ldpfl run.
+// (CalibrateLdpFlToCentral on the d of its trained weights); `config`
+// itself without one. What `fedldp ldpfl` and Python's train_ldpfl run.
 Result<LdpFlConfig> ApplyCentralTarget(LdpFlConfig config);
 
 // Trains `config.rounds` rounds, calling on_round after each. A stop

@@ -105,6 +105,13 @@ class NeuralNet {
   // Throws std::invalid_argument unless weights.size() == parameters().
   void SetWeights(std::span<const float> weights);
 
+  // Layers held at their current weights: Train does not step them and
+  // GroupGradients gives them a zero gradient (backpropagation still passes
+  // through them). frozen[i] for layer i; throws std::invalid_argument
+  // unless there is one flag per layer.
+  void SetFrozenLayers(const std::vector<bool>& frozen);
+  const std::vector<bool>& frozen_layers() const;
+
   // Inputs enter the network as (x - mean) / sd; (0, 1), the default, leaves
   // them as the loader gave them. LDP-FL's runs use the training pixels' mean
   // and standard deviation, as the PyTorch MNIST example does with its

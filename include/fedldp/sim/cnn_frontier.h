@@ -65,18 +65,22 @@ struct CnnGridPoint {
   Rounds rounds = Rounds::kDisjoint;
   // What the server releases: its last model, or an average of its iterates.
   IterateAveragingConfig averaging;
+  // Layers kept at their initial weights (LdpFlConfig::freeze, e.g. "fc1"):
+  // the grid spells a list with '+' ("freeze=fc1+conv1"); "" for none.
+  std::string freeze;
 
   // e.g. "adam lr 0.001, clip 1, 1000 a round, 3 epochs" (then ", sampled
-  // in secret" or ", allocated in secret", and ", ema 0.995" or ", tail
-  // 0.5" where set).
+  // in secret" or ", allocated in secret", ", ema 0.995" or ", tail 0.5",
+  // and ", fc1 frozen" where set).
   std::string Name() const;
   // "disjoint", "sampled" or "allocated": the grid's word (the CSV's column).
   std::string RoundsName() const;
   Status Validate() const;
 };
 
-// "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]",
-// e.g. "adam:0.001:1:1000:3" or "adam:0.005:1:6000:100:sampled:ema=0.995"
+// "optimizer:lr:clip:per_round:epochs[:sampled|:allocated][:ema=DECAY|:tail=FRACTION]
+// [:freeze=LAYERS]", e.g. "adam:0.001:1:1000:3" or
+// "adam:0.005:1:6000:100:sampled:ema=0.995:freeze=fc1"
 // (the command line's --grid), or why not.
 Result<CnnGridPoint> ParseCnnGridPoint(std::string_view spec);
 
