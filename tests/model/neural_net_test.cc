@@ -221,6 +221,14 @@ TEST(NeuralNet, GroupGradientsAreEachGroupsOwnTrainingStep) {
   EXPECT_TRUE(cnn.per_example_path());
   EXPECT_LT(LargestStepDifference(cnn, "cnn", mnist_like, sizes, seeds, seeds), 1e-6);
   EXPECT_GT(LargestStepDifference(cnn, "cnn", mnist_like, sizes, seeds, swapped), 1e-4);
+  // 340 one-row groups: conv2's per-example filters (340 x 10 x 20 x 8 x 8
+  // floats) pass 2^22, so it takes the unfold-and-product path, conv1 the
+  // grouped convolution.
+  const Dataset many = Noise(340, 784, 9);
+  const std::vector<std::size_t> ones(340, 1);
+  std::vector<std::uint64_t> many_seeds(340);
+  std::iota(many_seeds.begin(), many_seeds.end(), 100);
+  EXPECT_LT(LargestStepDifference(cnn, "cnn", many, ones, many_seeds, many_seeds), 1e-6);
   const std::vector<std::size_t> vgg_sizes = {1, 2, 1};
   const Dataset cifar_like = Noise(4, 3072, 8);
   NeuralNet vgg = NeuralNet::Create("vgg", 3).value();
