@@ -270,15 +270,20 @@ class VectorReports final : public RoundReports {
 class PlainReports final : public RoundReports {
  public:
   PlainReports(const RoundContext& r, std::size_t dimension) : r_(r), sum_(dimension, 0.0) {}
+  // Clipped on the client's side, in parallel (on the server's, in turn,
+  // the clipping took a fifth of a noise-free round of 1,024 one-step
+  // clients); the update then travels as the clipped doubles alone.
   void Randomize(ClientOutcome& out, std::span<const float> global, std::uint64_t) override {
     if (updates()) ToUpdate(out.local, global);
+    if (r_.vector == nullptr) return;
+    const std::vector<double> update = r_.trained.Gather(out.local);
+    out.vector_report.resize(update.size());
+    r_.vector->ClipInto(update, out.vector_report);
+    out.local = {};
   }
   Status Add(ClientOutcome& out, LdpFlRun&, LdpFlRound&) override {
     if (r_.vector != nullptr) {
-      const std::vector<double> update = r_.trained.Gather(out.local);
-      std::vector<double> clipped(update.size());
-      r_.vector->ClipInto(update, clipped);
-      r_.trained.AddTo(clipped, 1, sum_);
+      r_.trained.AddTo(out.vector_report, 1, sum_);
     } else {
       for (std::size_t j = 0; j < out.local.size(); ++j) sum_[j] += out.local[j];
     }
