@@ -112,6 +112,12 @@ std::string AveragingSpec(const IterateAveragingConfig& a) {
   return "";
 }
 
+// The frozen layers as the grid spells them ("fc1+conv1": a CSV field).
+std::string FreezeSpec(std::string freeze) {
+  std::replace(freeze.begin(), freeze.end(), ',', '+');
+  return freeze;
+}
+
 // The journal's key of a point; the fields added since keys were first
 // written appear only where set, so earlier journals still resume.
 std::string PointKey(const CnnGridPoint& g) {
@@ -591,7 +597,8 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
         << (r.chosen.averaging.kind == IterateAveragingKind::kNone
                 ? "none"
                 : AveragingSpec(r.chosen.averaging))
-        << "," << r.chosen.freeze << "," << Fixed(Percent(r.validation_accuracy)) << ",";
+        << "," << FreezeSpec(r.chosen.freeze) << "," << Fixed(Percent(r.validation_accuracy))
+        << ",";
   } else {
     csv << ",,,,,,,,,";
   }

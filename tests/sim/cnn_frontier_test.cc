@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stop_token>
 
 #include "testing/temp_dir.h"
@@ -195,7 +197,12 @@ TEST_F(CnnFrontierTest, PointsDrawnInSecretAreStatedByTheirKindOfRounds) {
   for (const auto& [kind, rule] : kinds) {
     CnnFrontierConfig c = Small(Path(kind));
     c.epsilons = {3};
-    c.grid = {ParseCnnGridPoint(std::string("fedavg:1:1:50:2:") + kind + ":ema=0.9").value()};
+    // The allocated point also keeps two layers frozen: a CSV field of its own.
+    const bool allocated = std::string(kind) == "allocated";
+    const std::string frozen = allocated ? "conv1+fc1" : "";
+    c.grid = {ParseCnnGridPoint(std::string("fedavg:1:1:50:2:") + kind + ":ema=0.9" +
+                                (allocated ? ":freeze=" + frozen : ""))
+                  .value()};
     const auto f = ReproduceCnnFrontier(c);
     ASSERT_TRUE(f.ok()) << f.error();
     const CnnFrontierRow& p = f->rows[1];
@@ -209,7 +216,13 @@ TEST_F(CnnFrontierTest, PointsDrawnInSecretAreStatedByTheirKindOfRounds) {
         << p.privacy.dump();
     std::ifstream csv(Path(kind) + "/cnn-frontier.csv");
     const std::string text((std::istreambuf_iterator<char>(csv)), {});
-    EXPECT_NE(text.find(std::string(",50,2,") + kind + ",ema=0.9,"), std::string::npos) << text;
+    EXPECT_NE(text.find(std::string(",50,2,") + kind + ",ema=0.9," + frozen + ","),
+              std::string::npos)
+        << text;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {  // every row as wide as the header
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), 18) << line;
+    }
     // The noise-free row is no private row: "learned" is left empty for it.
     EXPECT_NE(text.find(std::string("\nnoise-free,inf,,,,fedavg,1,1,50,2,") + kind),
               std::string::npos)
