@@ -256,13 +256,22 @@ Result<TrainedWeights> TrainedWeights::Of(std::string_view freeze,
   return out;
 }
 
+namespace {
+
+// Throws std::invalid_argument unless `size` is what `what` takes.
+void CheckSize(const char* what, std::size_t size, std::size_t expected) {
+  if (size != expected) {
+    throw std::invalid_argument(std::string("TrainedWeights::") + what + ": " +
+                                std::to_string(size) + " values, not " + std::to_string(expected));
+  }
+}
+
+}  // namespace
+
 std::vector<double> TrainedWeights::UpdateOf(std::span<const float> local,
                                              std::span<const float> global) const {
-  if (local.size() != parameters_ || global.size() != parameters_) {
-    throw std::invalid_argument(
-        "TrainedWeights::UpdateOf: models of " + std::to_string(local.size()) + " and " +
-        std::to_string(global.size()) + " weights, not " + std::to_string(parameters_));
-  }
+  CheckSize("UpdateOf (local)", local.size(), parameters_);
+  CheckSize("UpdateOf (global)", global.size(), parameters_);
   std::vector<double> update;
   update.reserve(dimension_);
   for (const auto& [begin, end] : runs_) {
@@ -276,6 +285,7 @@ std::vector<double> UpdateOf(std::span<const float> local, std::span<const float
 }
 
 std::vector<double> TrainedWeights::Gather(std::span<const float> w) const {
+  CheckSize("Gather", w.size(), parameters_);
   std::vector<double> out;
   out.reserve(dimension_);
   for (const auto& [begin, end] : runs_) out.insert(out.end(), w.begin() + begin, w.begin() + end);
@@ -284,6 +294,8 @@ std::vector<double> TrainedWeights::Gather(std::span<const float> w) const {
 
 void TrainedWeights::AddTo(std::span<const double> v, double divisor,
                            std::span<double> model) const {
+  CheckSize("AddTo (update)", v.size(), dimension_);
+  CheckSize("AddTo (model)", model.size(), parameters_);
   std::size_t k = 0;
   for (const auto& [begin, end] : runs_) {
     for (std::size_t j = begin; j < end; ++j) model[j] += v[k++] / divisor;

@@ -418,9 +418,6 @@ TEST(TrainLdpFl, TheServerStepsTowardsEachEstimateAndReleasesTheAverage) {
   EXPECT_EQ(tail.final_accuracy(), net.Accuracy(test));
 }
 
-// Secret sampling: the same clients are drawn, and the statement is the
-// accountant's for rounds sampled at rate per round / clients.
-// 40 clients, a quarter of them a round, PrivUnitG at eps 4, shuffled.
 TEST(TrainedWeights, AreTheLayersNotFrozenInTheirOrder) {
   const std::vector<std::string> names = {"a.weight", "a.bias", "b.weight", "b.bias", "ab.weight"};
   const std::vector<std::size_t> sizes = {3, 1, 2, 1, 2};
@@ -439,7 +436,13 @@ TEST(TrainedWeights, AreTheLayersNotFrozenInTheirOrder) {
   std::vector<double> model(9, 1.0);
   b.AddTo(std::vector<double>{2, 4, 6, 8, 10}, 2, model);
   EXPECT_EQ(model, (std::vector<double>{2, 3, 4, 1, 1, 1, 1, 5, 6}));
+  // Spans of another size than they take are refused, by every method.
   EXPECT_THROW(b.UpdateOf(global, std::vector<float>(8)), std::invalid_argument);
+  EXPECT_THROW(b.UpdateOf(std::vector<float>(10), global), std::invalid_argument);
+  EXPECT_THROW(b.Gather(std::vector<float>(8)), std::invalid_argument);
+  EXPECT_THROW(b.AddTo(std::vector<double>(9), 1, model), std::invalid_argument);
+  EXPECT_THROW(b.AddTo(std::vector<double>(5), 1, std::span<double>(model).first(5)),
+               std::invalid_argument);
   EXPECT_EQ(TrainedWeights(4).UpdateOf(std::vector<float>{1, 2, 3, 4}, std::vector<float>(4)),
             (std::vector<double>{1, 2, 3, 4}));
   // Refused: a name of no layer (the layers listed), an empty name, all frozen.
@@ -507,6 +510,9 @@ TEST(TrainLdpFl, FrozenLayersStayAtTheirInitialWeightsAndAreNotReported) {
             std::string::npos);
 }
 
+// Secret sampling: the same clients are drawn, and the statement is the
+// accountant's for rounds sampled at rate per round / clients.
+// 40 clients, a quarter of them a round, PrivUnitG at eps 4, shuffled.
 LdpFlConfig FortyPrivUnitGClients(int rounds) {
   LdpFlConfig c;
   c.clients = 40;

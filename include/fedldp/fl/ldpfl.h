@@ -262,8 +262,8 @@ class TrainedWeights {
   // Per layer: frozen (Of's layers; empty for the constructor's).
   const std::vector<bool>& frozen() const { return frozen_; }
   // (local - global) on the trained weights, in doubles: what a vector
-  // randomizer clips and privatises. Throws std::invalid_argument for
-  // spans of another size than parameters().
+  // randomizer clips and privatises. Each of these throws
+  // std::invalid_argument for spans of another size than they take.
   std::vector<double> UpdateOf(std::span<const float> local, std::span<const float> global) const;
   // The trained weights of `w` (parameters() values), in doubles.
   std::vector<double> Gather(std::span<const float> w) const;
