@@ -86,6 +86,7 @@ struct Outcome {
   DpGuarantee total{kNone, 0};
   double seconds = 0;
   nlohmann::json privacy;  // the run's record's (null: noise-free)
+  int rounds = 0;
 };
 
 Outcome FromRecord(const nlohmann::json& j) {
@@ -96,7 +97,8 @@ Outcome FromRecord(const nlohmann::json& j) {
           number("local_epsilon", kNone),
           {number("total_epsilon", kNone), number("total_delta", 0)},
           number("seconds", 0),
-          j.contains("privacy") ? j["privacy"] : nlohmann::json()};
+          j.contains("privacy") ? j["privacy"] : nlohmann::json(),
+          static_cast<int>(number("rounds", 0))};
 }
 
 // The averaging as the grid spells it ("ema=0.995"), "" for none.
@@ -325,6 +327,7 @@ class CnnRunner {
     row.total = tested.total;
     row.privacy = tested.privacy;
     row.seconds = tested.seconds;
+    row.rounds = tested.rounds;
     return row;
   }
 
@@ -339,6 +342,7 @@ class CnnRunner {
     row.total = o.total;
     row.privacy = o.privacy;
     row.seconds = o.seconds;
+    row.rounds = o.rounds;
     return row;
   }
 
@@ -468,9 +472,12 @@ class CnnRunner {
         stop_, pool_.AsParallelFor());
     if (!run.ok()) throw Failed{{s.label + ": " + run.error(), run.code()}};
     if (run->stopped) throw Stopped{};
-    Outcome o{run->final_accuracy(), t.epsilon, run->total(),
+    Outcome o{run->final_accuracy(),
+              t.epsilon,
+              run->total(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-              PrivacyJson(LdpFlPrivacyRecord(t, run->privacy, run->vector_privacy))};
+              PrivacyJson(LdpFlPrivacyRecord(t, run->privacy, run->vector_privacy)),
+              t.rounds};
     if (!t.is_private) o.local_epsilon = kNone, o.total = {kNone, 0};
     Check(journal_.Append(Record(s, t, *run, o)));
     ++trained_;
@@ -570,6 +577,7 @@ nlohmann::ordered_json RowRecord(const CnnFrontierRow& r, const CnnFrontier& f) 
   o["chosen"] = Chosen(r);
   o["validation_accuracy"] = r.method == kTwoPoint ? nlohmann::ordered_json()
                                                    : FiniteOrNull(Percent(r.validation_accuracy));
+  o["rounds"] = r.rounds;
   o["accuracy"] = Percent(r.test_accuracy);
   o["learned"] = r.learned;
   o["majority"] = Percent(f.majority);
@@ -593,14 +601,14 @@ std::string CsvRow(const CnnFrontierRow& r, const CnnFrontier& f) {
     csv << ServerOptimizerName(r.chosen.server.kind) << ","
         << Significant(r.chosen.server.learning_rate, 6) << "," << Significant(r.chosen.clip, 6)
         << "," << r.chosen.per_round << "," << r.chosen.epochs << "," << r.chosen.RoundsName()
-        << ","
+        << "," << r.rounds << ","
         << (r.chosen.averaging.kind == IterateAveragingKind::kNone
                 ? "none"
                 : AveragingSpec(r.chosen.averaging))
         << "," << FreezeSpec(r.chosen.freeze) << "," << Fixed(Percent(r.validation_accuracy))
         << ",";
   } else {
-    csv << ",,,,,,,,,";
+    csv << ",,,,,," << r.rounds << ",,,,";
   }
   csv << Fixed(Percent(r.test_accuracy)) << "," << Fixed(Percent(f.majority)) << ","
       << Fixed(Percent(f.rows.front().test_accuracy)) << ","
@@ -687,7 +695,8 @@ Figure FrontierFigure(const CnnFrontier& f) {
 Status WriteFiles(const CnnFrontierConfig& c, CnnFrontier& f) {
   std::ostringstream csv, jsonl, md;
   csv << "method,target_epsilon,total_epsilon,total_delta,local_epsilon,server_optimizer,server_lr,"
-         "clip,per_round,epochs,rounds,averaging,freeze,validation_accuracy,accuracy,majority,"
+         "clip,per_round,epochs,schedule,rounds,averaging,freeze,validation_accuracy,accuracy,"
+         "majority,"
          "noise_free,"
          "learned,seconds\n";
   md << "| method | mode | central target | stated (eps, delta) per client | eps per report | "

@@ -212,19 +212,21 @@ TEST_F(CnnFrontierTest, PointsDrawnInSecretAreStatedByTheirKindOfRounds) {
     EXPECT_GT(p.total.epsilon, 2.9);
     EXPECT_NEAR(p.privacy["sampling_rate"].get<double>(), 50.0 / 600, 1e-12);
     EXPECT_EQ(p.privacy["rounds"], 24);
+    EXPECT_EQ(p.rounds, 24);
     EXPECT_NE(p.privacy["rule"].get<std::string>().find(rule), std::string::npos)
         << p.privacy.dump();
     std::ifstream csv(Path(kind) + "/cnn-frontier.csv");
     const std::string text((std::istreambuf_iterator<char>(csv)), {});
-    EXPECT_NE(text.find(std::string(",50,2,") + kind + ",ema=0.9," + frozen + ","),
+    // schedule (the kind of rounds), then their number: the final run's
+    EXPECT_NE(text.find(std::string(",50,2,") + kind + ",24,ema=0.9," + frozen + ","),
               std::string::npos)
         << text;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {  // every row as wide as the header
-      EXPECT_EQ(std::count(line.begin(), line.end(), ','), 18) << line;
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), 19) << line;
     }
     // The noise-free row is no private row: "learned" is left empty for it.
-    EXPECT_NE(text.find(std::string("\nnoise-free,inf,,,,fedavg,1,1,50,2,") + kind),
+    EXPECT_NE(text.find(std::string("\nnoise-free,inf,,,,fedavg,1,1,50,2,") + kind + ",24,"),
               std::string::npos)
         << text;
     const std::size_t row = text.find("\nnoise-free,") + 1;

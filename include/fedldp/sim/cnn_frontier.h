@@ -133,6 +133,7 @@ struct CnnFrontierRow {
   nlohmann::json privacy;  // the final run's privacy record (sim/records.h; null: noise-free)
   bool learned = false;    // above the majority class by 2 standard errors
   double seconds = 0;      // the final run's time
+  int rounds = 0;          // the final run's number of rounds
 };
 
 struct CnnFrontier {
