@@ -107,6 +107,7 @@ struct LdpFlRunOptions {
   std::uint64_t seed = 1;
   std::string out;                            // JSON lines, appended
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
+  std::size_t validation_rows = 0;            // held out of the training rows, scored instead
 };
 void SetupLdpFl(CLI::App& app, LdpFlRunOptions& options);
 // On a cluster every process trains alike; only rank 0 writes --out.

@@ -44,6 +44,9 @@ void SetupLdpFl(CLI::App& app, LdpFlRunOptions& o) {
   app.add_option("--train-rows", o.train_rows,
                  "Train on the first N rows of the training split only (0: all)");
   app.add_option("--test-rows", o.test_rows, "Test on the first N rows of the test split (0: all)");
+  app.add_option("--validation-rows", o.validation_rows,
+                 "Hold N of the training rows out (drawn with --seed) and score on them instead "
+                 "of the test split: choose hyper-parameters here, then run without it (0: off)");
   app.add_option("--out", o.out, "Append one JSON line of results to this file");
 }
 
@@ -61,6 +64,7 @@ LdpFlExperimentConfig ToConfig(const LdpFlRunOptions& o) {
   c.training = std::move(training).value();
   c.train_rows = o.train_rows;
   c.test_rows = o.test_rows;
+  c.validation_rows = o.validation_rows;
   c.reference = !o.no_reference;
   c.threads = o.threads;
   c.seed = o.seed;
@@ -70,12 +74,14 @@ LdpFlExperimentConfig ToConfig(const LdpFlRunOptions& o) {
 void PrintHeader(const LdpFlExperiment& e, std::ostream& out) {
   const LdpFlConfig& c = e.config.training;
   out << "fedldp ldpfl: " << ImageDatasetName(e.config.dataset) << " (" << e.train_rows
-      << " train, " << e.test_rows << " test), " << c.arch << ", n = " << c.clients << " clients ("
-      << c.partition().Describe() << "), fraction " << c.fraction
-      << (c.disjoint_rounds ? " (disjoint rounds)" : "") << ", " << c.rounds
-      << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr " << c.learning_rate
-      << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs") << ", seed "
-      << e.config.seed;
+      << " train, " << e.test_rows
+      << (e.validation() ? " validation held out of the training split, scored instead of the test"
+                         : " test")
+      << "), " << c.arch << ", n = " << c.clients << " clients (" << c.partition().Describe()
+      << "), fraction " << c.fraction << (c.disjoint_rounds ? " (disjoint rounds)" : "") << ", "
+      << c.rounds << " rounds, E = " << c.local_epochs << ", B = " << c.batch << ", lr "
+      << c.learning_rate << (c.standardize_inputs ? ", standardised inputs" : ", raw [0, 1] inputs")
+      << ", seed " << e.config.seed;
   if (e.processes > 1) out << ", clients spread over " << e.processes << " MPI processes";
   out << "\n";
   out << DescribeServer(c.server, c.averaging, c.rounds) << "\n";

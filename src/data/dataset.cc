@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <vector>
 
@@ -37,6 +38,13 @@ Dataset Dataset::Subset(std::span<const std::size_t> indices) const {
   out.labels.reserve(indices.size());
   for (std::size_t i : indices) out.Append(row(i), labels[i]);
   return out;
+}
+
+Dataset Dataset::First(std::size_t n) const {
+  if (n == 0 || n >= size()) return *this;
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  return Subset(rows);
 }
 
 void Dataset::Append(std::span<const float> row, int label) {

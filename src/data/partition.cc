@@ -143,4 +143,20 @@ Result<Shards> PartitionRows(const Dataset& data, std::span<const std::size_t> r
   return IidShards(rows, clients, rng);
 }
 
+Result<HeldOut> HoldOut(const Dataset& data, std::size_t n, std::uint64_t seed) {
+  if (n == 0 || n >= data.size()) {
+    return Error{"validation rows (" + std::to_string(n) +
+                 ") must be at least 1 and fewer than the training rows (" +
+                 std::to_string(data.size()) + ")"};
+  }
+  std::vector<std::size_t> order(data.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  CounterRng rng(seed, /*stream=*/0x7a1d);
+  SampleClients(order, n, rng);
+  const auto held = order.begin() + static_cast<std::ptrdiff_t>(n);
+  std::sort(order.begin(), held);
+  std::sort(held, order.end());
+  return HeldOut{data.Subset({held, order.end()}), data.Subset({order.begin(), held})};
+}
+
 }  // namespace fedldp

@@ -149,13 +149,6 @@ FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> p
   return report;
 }
 
-void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng) {
-  const std::size_t n = clients.size();
-  for (std::size_t i = 0; i < m && i < n; ++i) {
-    std::swap(clients[i], clients[i + UniformIndex(rng, n - i)]);
-  }
-}
-
 void RunSequentially(std::size_t n, const std::function<void(std::size_t)>& f) {
   for (std::size_t i = 0; i < n; ++i) f(i);
 }

@@ -1,11 +1,19 @@
 #include "fedldp/random/rng.h"
 
 #include <cmath>
+#include <utility>
 
 namespace fedldp {
 
 void Rng::Fill(std::span<std::uint64_t> out) {
   for (auto& word : out) word = (*this)();
+}
+
+void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng) {
+  const std::size_t n = clients.size();
+  for (std::size_t i = 0; i < m && i < n; ++i) {
+    std::swap(clients[i], clients[i + UniformIndex(rng, n - i)]);
+  }
 }
 
 std::uint64_t UniformIndex(Rng& rng, std::uint64_t n) {

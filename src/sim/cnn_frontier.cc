@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -50,32 +49,16 @@ struct Rows {
   Dataset fit, validation, train, test;
 };
 
-Dataset First(const Dataset& d, std::size_t n) {
-  if (n == 0 || n >= d.size()) return d;
-  std::vector<std::size_t> rows(n);
-  std::iota(rows.begin(), rows.end(), std::size_t{0});
-  return d.Subset(rows);
-}
-
 Result<Rows> LoadRows(const CnnFrontierConfig& c) {
   auto loaded = LoadImageSplit(std::string(ImageDatasetName(c.dataset)), c.data_dir);
   if (!loaded.ok()) return Error{loaded.error(), loaded.code()};
   Rows r;
-  r.train = First(loaded->train, c.train_rows);
-  r.test = First(loaded->test, c.test_rows);
-  if (c.validation_rows >= r.train.size()) {
-    return Error{"validation rows (" + std::to_string(c.validation_rows) +
-                 ") must be fewer than the training rows (" + std::to_string(r.train.size()) + ")"};
-  }
-  std::vector<std::size_t> order(r.train.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  CounterRng rng(c.seed, /*stream=*/0x7a1d);
-  SampleClients(order, c.validation_rows, rng);
-  const auto held = order.begin() + static_cast<std::ptrdiff_t>(c.validation_rows);
-  std::sort(order.begin(), held);
-  std::sort(held, order.end());
-  r.validation = r.train.Subset({order.data(), c.validation_rows});
-  r.fit = r.train.Subset({order.data() + c.validation_rows, order.size() - c.validation_rows});
+  r.train = loaded->train.First(c.train_rows);
+  r.test = loaded->test.First(c.test_rows);
+  auto held = HoldOut(r.train, c.validation_rows, c.seed);
+  if (!held.ok()) return Error{held.error()};
+  r.fit = std::move(held->fit);
+  r.validation = std::move(held->validation);
   return r;
 }
 

@@ -3,29 +3,18 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <utility>
 #include <vector>
 
 #include "fedldp/base/units.h"
 #include "fedldp/data/loaders.h"
+#include "fedldp/data/partition.h"
 #include "fedldp/fl/ldpfl_options.h"
 #include "fedldp/model/neural_net.h"
 #include "fedldp/sim/records.h"
 #include "fedldp/sim/thread_pool.h"
 
 namespace fedldp {
-
-namespace {
-
-void KeepFirst(Dataset& data, std::size_t n) {
-  if (n == 0 || n >= data.size()) return;
-  std::vector<std::size_t> rows(n);
-  std::iota(rows.begin(), rows.end(), std::size_t{0});
-  data = data.Subset(rows);
-}
-
-}  // namespace
 
 std::string_view ImageDatasetName(ImageDataset dataset) {
   switch (dataset) {
@@ -60,6 +49,11 @@ LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset) {
 
 Status LdpFlExperimentConfig::Validate() const {
   if (threads < 0) return Error{"threads must be >= 0"};
+  if (validation_rows > 0 && test_rows > 0) {
+    return Error{
+        "validation rows are scored instead of the test split: give test rows or "
+        "validation rows, not both"};
+  }
   // Everything but the client count, which needs the rows.
   return training.Validate();
 }
@@ -71,8 +65,14 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
   auto loaded = LoadImageSplit(std::string(ImageDatasetName(config.dataset)), config.data_dir);
   if (!loaded.ok()) return Error{loaded.error()};
   TrainTest split = std::move(loaded).value();
-  KeepFirst(split.train, config.train_rows);
-  KeepFirst(split.test, config.test_rows);
+  split.train = split.train.First(config.train_rows);
+  split.test = split.test.First(config.test_rows);
+  if (config.validation_rows > 0) {
+    auto held = HoldOut(split.train, config.validation_rows, config.seed);
+    if (!held.ok()) return Error{held.error()};
+    split.train = std::move(held->fit);
+    split.test = std::move(held->validation);
+  }
 
   LdpFlExperiment e;
   e.config = config;
@@ -127,6 +127,7 @@ std::string LdpFlExperiment::RecordJson() const {
   AddConfigFields(j, LdpFlOptions(), t);
   j["train_rows"] = train_rows;
   j["test_rows"] = test_rows;
+  j["scored_on"] = validation() ? "validation" : "test";
   j["seed"] = config.seed;
   j["stopped"] = stopped();
   j["processes"] = processes;

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -274,12 +273,6 @@ class Runner {
   double seconds_ = 0, perturb_ = 0, shuffle_ = 0;
 };
 
-Dataset First(const Dataset& d, std::size_t n) {
-  std::vector<std::size_t> rows(std::min(n, d.size()));
-  std::iota(rows.begin(), rows.end(), std::size_t{0});
-  return d.Subset(rows);
-}
-
 void Replace(const std::string& path, const std::string& text) {
   Check(WriteFileAtomically(path, text, 0644, /*overwrite=*/true));
 }
@@ -489,8 +482,8 @@ Result<LdpFlReproduction> ReproduceLdpFl(const LdpFlReproductionConfig& config,
   Paper paper = PaperFor(config.dataset);
   if (config.quick) {
     // The first rows: deterministic, and every class is present in both.
-    train = First(train, 6000);
-    test = First(test, 1000);
+    train = train.First(6000);
+    test = test.First(1000);
     paper.clients = 10;
     paper.fig5 = {paper.fig5.front(), paper.fig5.back()};
     paper.n = {5, 10};

@@ -76,5 +76,39 @@ TEST(PartitionRows, LabelShardsGiveEachClientFewLabels) {
   EXPECT_EQ(Partition{}.Describe(), "equal IID shards");
 }
 
+// Validation rows: a seeded uniform subset, the rest to fit on, each in the
+// data's order; First keeps a prefix.
+TEST(HoldOut, ValidationRowsAreAUniformSubsetAndTheRestFits) {
+  const Dataset d = Labelled();  // feature = row number
+  const HeldOut h = HoldOut(d, 100, 7).value();
+  ASSERT_EQ(h.validation.size(), 100u);
+  ASSERT_EQ(h.fit.size(), 500u);
+  std::set<float> rows(h.fit.features.begin(), h.fit.features.end());
+  rows.insert(h.validation.features.begin(), h.validation.features.end());
+  EXPECT_EQ(rows.size(), 600u);  // disjoint, none lost
+  EXPECT_TRUE(std::is_sorted(h.fit.features.begin(), h.fit.features.end()));
+  EXPECT_TRUE(std::is_sorted(h.validation.features.begin(), h.validation.features.end()));
+  for (std::size_t i = 0; i < h.fit.size(); ++i) {  // each row keeps its label
+    EXPECT_EQ(h.fit.labels[i], d.labels[static_cast<std::size_t>(h.fit.features[i])]);
+  }
+  EXPECT_EQ(HoldOut(d, 100, 7).value().validation.features, h.validation.features);
+  EXPECT_NE(HoldOut(d, 100, 8).value().validation.features, h.validation.features);
+  // Uniform: the held rows' mean row number over 200 seeds is 299.5 with sd
+  // 173.2 / sqrt(100 * 200) * sqrt(500 / 599) = 1.12; a prefix (49.5) or a
+  // biased draw is far outside 5 sd.
+  double mean = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const HeldOut drawn = HoldOut(d, 100, seed).value();
+    for (const float r : drawn.validation.features) mean += r;
+  }
+  EXPECT_NEAR(mean / (100 * 200), 299.5, 5 * 1.12);
+  EXPECT_EQ(HoldOut(d, 600, 7).error(),
+            "validation rows (600) must be at least 1 and fewer than the training rows (600)");
+  EXPECT_FALSE(HoldOut(d, 0, 7).ok());
+  EXPECT_EQ(d.First(3).features, (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(d.First(0).size(), 600u);
+  EXPECT_EQ(d.First(601).size(), 600u);
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -123,7 +123,7 @@ TEST_F(CnnFrontierTest, ValidateSaysWhatIsWrong) {
   CnnFrontierConfig too_many = Small(Path("never"));
   too_many.validation_rows = 600;
   EXPECT_EQ(ReproduceCnnFrontier(too_many).error(),
-            "validation rows (600) must be fewer than the training rows (600)");
+            "validation rows (600) must be at least 1 and fewer than the training rows (600)");
   CnnFrontierConfig wide = Small(Path("never"));
   wide.grid[0].per_round = 501;
   EXPECT_EQ(ReproduceCnnFrontier(wide).error(),

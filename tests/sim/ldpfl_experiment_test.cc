@@ -114,5 +114,31 @@ TEST(RunLdpFlExperiment, AStopKeepsTheRoundsDoneAndSkipsTheReference) {
   EXPECT_TRUE(j["noise_free"].is_null());
 }
 
+// --validation-rows: the clients share the other training rows and the
+// held-out rows are scored, never the test split; the record says so.
+TEST(RunLdpFlExperiment, ValidationRowsAreScoredInsteadOfTheTestSplit) {
+  LdpFlExperimentConfig c = Small();
+  c.test_rows = 0;
+  c.validation_rows = 400;
+  c.training.rounds = 1;
+  c.reference = false;
+  const LdpFlExperiment e = RunLdpFlExperiment(c).value();
+  EXPECT_EQ(e.train_rows, 1600u);
+  EXPECT_EQ(e.test_rows, 400u);
+  const auto j = nlohmann::json::parse(e.RecordJson());
+  EXPECT_EQ(j["scored_on"], "validation");
+  LdpFlExperimentConfig tested = c;
+  tested.validation_rows = 0;
+  tested.test_rows = 500;
+  EXPECT_EQ(nlohmann::json::parse(RunLdpFlExperiment(tested).value().RecordJson())["scored_on"],
+            "test");
+  c.test_rows = 500;
+  EXPECT_NE(c.Validate().error().find("not both"), std::string::npos);
+  c.test_rows = 0;
+  c.validation_rows = 2000;
+  EXPECT_NE(RunLdpFlExperiment(c).error().find("fewer than the training rows (2000)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fedldp

@@ -47,6 +47,15 @@ Result<std::vector<std::vector<std::size_t>>> PartitionRows(const Dataset& data,
                                                             const Partition& how,
                                                             std::uint64_t seed);
 
+// Rows held out of a training set to choose hyper-parameters on, never the
+// test set: `validation` is a uniformly random n-subset of `data` (drawn from
+// the generator stream (seed, 0x7a1d)), `fit` the other rows, each part in
+// `data`'s order. 0 < n < data.size().
+struct HeldOut {
+  Dataset fit, validation;
+};
+Result<HeldOut> HoldOut(const Dataset& data, std::size_t n, std::uint64_t seed);
+
 }  // namespace fedldp
 
 #endif  // FEDLDP_DATA_PARTITION_H_

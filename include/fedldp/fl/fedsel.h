@@ -328,11 +328,6 @@ FedSelReport FedSelClientStep(std::span<double> accumulated, std::span<double> p
                               std::span<const double> gradient, double scale,
                               const FedSelRandomizer& randomizer, double momentum, Rng& rng);
 
-// Moves a uniformly random m-subset of `clients` to its front, in random
-// order, whatever order it holds (a partial Fisher-Yates shuffle): the
-// clients of a sampled round. m <= clients.size().
-void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
-
 // Trains on rows `train` of `data` (all rows if empty). progress(done, total)
 // is called after every iteration if given. On a cluster of several
 // processes (fl/cluster.h), each process computes the reports of its block

@@ -8,6 +8,7 @@
 #ifndef FEDLDP_RANDOM_RNG_H_
 #define FEDLDP_RANDOM_RNG_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -41,6 +42,11 @@ std::uint64_t UniformIndex(Rng& rng, std::uint64_t n);
 inline bool Bernoulli(Rng& rng, double p) { return Uniform01(rng) < p; }
 // Standard normal deviate (Marsaglia's polar method).
 double StandardNormal(Rng& rng);
+// Moves a uniformly random m-subset of `clients` to its front, in random
+// order, whatever order it holds (a partial Fisher-Yates shuffle): the
+// clients of a sampled round, or the rows held out of a dataset.
+// m <= clients.size().
+void SampleClients(std::span<std::size_t> clients, std::size_t m, Rng& rng);
 
 }  // namespace fedldp
 

@@ -38,7 +38,11 @@ struct LdpFlExperimentConfig {
   // own range.
   LdpFlConfig training;
   std::size_t train_rows = 0, test_rows = 0;  // the first rows only; 0: all
-  bool reference = true;                      // also the noise-free federated model
+  // > 0: this many of the training rows held out (HoldOut, seeded by `seed`)
+  // and scored instead of the test split, to choose hyper-parameters on;
+  // the clients share the other rows. Not beside test_rows.
+  std::size_t validation_rows = 0;
+  bool reference = true;  // also the noise-free federated model
   // Clients of a round trained at once (0: one per core), each on one
   // Torch thread (Torch's intra-op threads are set to 1 for the process;
   // a TorchScript model's clients train one after another, on this many).
@@ -58,7 +62,9 @@ LdpFlExperimentConfig DefaultLdpFlExperiment(ImageDataset dataset);
 
 struct LdpFlExperiment {
   LdpFlExperimentConfig config;  // as run
-  std::size_t train_rows = 0, test_rows = 0;
+  std::size_t train_rows = 0;    // the clients' rows
+  std::size_t test_rows = 0;     // the rows scored: the test split's, or the validation rows
+  bool validation() const { return config.validation_rows > 0; }
   LdpFlRun run;
   std::optional<LdpFlRun> reference;  // noise-free; nullopt if not asked for, or stopped first
   int processes = 1;                  // the cluster's (MPI processes)
