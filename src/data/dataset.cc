@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace fedldp {
@@ -40,11 +41,16 @@ Dataset Dataset::Subset(std::span<const std::size_t> indices) const {
   return out;
 }
 
-Dataset Dataset::First(std::size_t n) const {
+Dataset Dataset::First(std::size_t n) const& {
   if (n == 0 || n >= size()) return *this;
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   return Subset(rows);
+}
+
+Dataset Dataset::First(std::size_t n) && {
+  if (n == 0 || n >= size()) return std::move(*this);
+  return std::as_const(*this).First(n);
 }
 
 void Dataset::Append(std::span<const float> row, int label) {

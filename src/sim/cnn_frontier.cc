@@ -53,8 +53,8 @@ Result<Rows> LoadRows(const CnnFrontierConfig& c) {
   auto loaded = LoadImageSplit(std::string(ImageDatasetName(c.dataset)), c.data_dir);
   if (!loaded.ok()) return Error{loaded.error(), loaded.code()};
   Rows r;
-  r.train = loaded->train.First(c.train_rows);
-  r.test = loaded->test.First(c.test_rows);
+  r.train = std::move(loaded->train).First(c.train_rows);
+  r.test = std::move(loaded->test).First(c.test_rows);
   auto held = HoldOut(r.train, c.validation_rows, c.seed);
   if (!held.ok()) return Error{held.error()};
   r.fit = std::move(held->fit);

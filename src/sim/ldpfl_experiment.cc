@@ -65,8 +65,8 @@ Result<LdpFlExperiment> RunLdpFlExperiment(const LdpFlExperimentConfig& config,
   auto loaded = LoadImageSplit(std::string(ImageDatasetName(config.dataset)), config.data_dir);
   if (!loaded.ok()) return Error{loaded.error()};
   TrainTest split = std::move(loaded).value();
-  split.train = split.train.First(config.train_rows);
-  split.test = split.test.First(config.test_rows);
+  split.train = std::move(split.train).First(config.train_rows);
+  split.test = std::move(split.test).First(config.test_rows);
   if (config.validation_rows > 0) {
     auto held = HoldOut(split.train, config.validation_rows, config.seed);
     if (!held.ok()) return Error{held.error()};

@@ -482,8 +482,8 @@ Result<LdpFlReproduction> ReproduceLdpFl(const LdpFlReproductionConfig& config,
   Paper paper = PaperFor(config.dataset);
   if (config.quick) {
     // The first rows: deterministic, and every class is present in both.
-    train = train.First(6000);
-    test = test.First(1000);
+    train = std::move(train).First(6000);
+    test = std::move(test).First(1000);
     paper.clients = 10;
     paper.fig5 = {paper.fig5.front(), paper.fig5.back()};
     paper.n = {5, 10};

@@ -108,6 +108,10 @@ TEST(HoldOut, ValidationRowsAreAUniformSubsetAndTheRestFits) {
   EXPECT_EQ(d.First(3).features, (std::vector<float>{0, 1, 2}));
   EXPECT_EQ(d.First(0).size(), 600u);
   EXPECT_EQ(d.First(601).size(), 600u);
+  Dataset moved = d;
+  EXPECT_EQ(std::move(moved).First(2).features, (std::vector<float>{0, 1}));
+  EXPECT_EQ(moved.size(), 600u);  // a prefix leaves the rows where they were
+  EXPECT_EQ(std::move(moved).First(0).size(), 600u);
 }
 
 }  // namespace

@@ -35,8 +35,10 @@ struct Dataset {
   int MajorityLabel() const;
   // The rows `indices`, in that order.
   Dataset Subset(std::span<const std::size_t> indices) const;
-  // The first n rows (all of them if n is 0 or at least size()).
-  Dataset First(std::size_t n) const;
+  // The first n rows (all of them if n is 0 or at least size()); on an
+  // rvalue, all of them are moved, not copied.
+  Dataset First(std::size_t n) const&;
+  Dataset First(std::size_t n) &&;
   void Append(std::span<const float> row, int label);
 };
 
